@@ -1,0 +1,73 @@
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "./messages.js";
+import type { AgentToolResult, ToolArgs } from "./tools.js";
+
+/** A tool call is about to be prepared. Always the first event of a call. */
+export interface ToolExecStartEvent {
+  type: "toolExecStart";
+  toolCallId: string;
+  toolName: string;
+  arguments: ToolArgs;
+}
+
+/** A running tool reported progress through `onPartialResult`. */
+export interface ToolExecUpdateEvent {
+  type: "toolExecUpdate";
+  toolCallId: string;
+  toolName: string;
+  arguments: ToolArgs;
+  partialResult: unknown;
+}
+
+/** A tool call has its final (post-hook) result. Always the last event of a call. */
+export interface ToolExecEndEvent {
+  type: "toolExecEnd";
+  toolCallId: string;
+  toolName: string;
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** A run began. */
+export interface AgentStartEvent {
+  type: "agentStart";
+}
+
+/** A turn (one LLM call and the tool batch it asked for) began. */
+export interface TurnStartEvent {
+  type: "turnStart";
+  turn: number;
+}
+
+/** A message was added to the transcript (user input, assistant answer or tool result). */
+export interface MessageEndEvent {
+  type: "messageEnd";
+  message: AgentMessage;
+}
+
+/** A turn ended: the assistant message and the tool results it produced. */
+export interface TurnEndEvent {
+  type: "turnEnd";
+  turn: number;
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+}
+
+/** A run ended with its final response. */
+export interface AgentEndEvent {
+  type: "agentEnd";
+  response: AssistantMessage;
+}
+
+/** Every event the runtime emits. */
+export type AgentEvent =
+  | ToolExecStartEvent
+  | ToolExecUpdateEvent
+  | ToolExecEndEvent
+  | AgentStartEvent
+  | TurnStartEvent
+  | MessageEndEvent
+  | TurnEndEvent
+  | AgentEndEvent;
+
+/** Receives events. May be async; the runtime awaits it. Should not throw (throws are logged and dropped). */
+export type EmitFn = (event: AgentEvent) => void | Promise<void>;

@@ -1,0 +1,68 @@
+import type { AssistantContent, MessageContent } from "./content.js";
+
+/** Token counts reported by the model server (or by a tool that calls a model). */
+export interface LlmUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/**
+ * Why an assistant message ended. `toolUseTerminated` marks the synthetic final response of a
+ * run that every tool of the last batch asked to terminate.
+ */
+export type StopReason = "stop" | "length" | "toolUse" | "toolUseTerminated" | "error" | "aborted";
+
+/** A message from the user. `timestamp` is milliseconds since the epoch. */
+export interface UserMessage {
+  role: "user";
+  content: MessageContent[];
+  timestamp: number;
+}
+
+/** A model's answer: text, thinking and tool calls, with the reason it stopped. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: AssistantContent[];
+  api?: string;
+  provider?: string;
+  model?: string;
+  usage?: LlmUsage;
+  stopReason: StopReason;
+  errorMessage?: string;
+  timestamp: number;
+}
+
+/**
+ * The result of one tool call, as the model will see it. Exactly one exists per tool call id.
+ * The role is `"toolResult"` inside Yiem and becomes `"tool"` on the wire to OpenAI.
+ */
+export interface ToolResultMessage {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: MessageContent[];
+  details: Record<string, unknown>;
+  usage?: LlmUsage;
+  addedToolNames?: string[];
+  isError: boolean;
+  timestamp: number;
+}
+
+/** Any message of a conversation. */
+export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * What callers may pass as input: a plain string, a `UserMessage`, or an OpenAI-style
+ * `{role: "user", content}` whose content is a string or an array of parts.
+ */
+export type UserInput =
+  | string
+  | UserMessage
+  | { role: "user"; content: string | ReadonlyArray<OpenAIUserPart> };
+
+/** A content part of an OpenAI-style user message. */
+export type OpenAIUserPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string } }
+  | MessageContent;

@@ -1,0 +1,120 @@
+import type { MessageContent } from "./content.js";
+import type { EmitFn } from "./events.js";
+import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
+import type { AgentTool, AgentToolCall, AgentToolResult, ToolArgs } from "./tools.js";
+
+/** The conversation snapshot a turn works on: what `prepareContext` returns. */
+export interface AgentContext {
+  systemPrompt: string;
+  messages: AgentMessage[];
+  tools: Map<string, AgentTool>;
+}
+
+/** Passed to `beforeToolCall`, after arguments were prepared and validated. */
+export interface BeforeToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: AgentToolCall;
+  args: ToolArgs;
+  context: AgentContext;
+}
+
+/** What `beforeToolCall` may return: `{block: true, reason}` stops the call. */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+}
+
+/** Passed to `afterToolCall`, with the executed result. */
+export interface AfterToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: AgentToolCall;
+  args: ToolArgs;
+  result: AgentToolResult;
+  isError: boolean;
+  context: AgentContext;
+}
+
+/** What `afterToolCall` may return: each field present replaces the result's. */
+export interface AfterToolCallResult {
+  content?: MessageContent[];
+  details?: Record<string, unknown>;
+  usage?: LlmUsage;
+  terminate?: boolean;
+  isError?: boolean;
+}
+
+/** Runs before a tool executes; may block it. May be async. */
+export type BeforeToolCallHook = (
+  ctx: BeforeToolCallContext,
+  signal?: AbortSignal,
+) => BeforeToolCallResult | undefined | Promise<BeforeToolCallResult | undefined>;
+
+/** Runs after a tool executed; may replace parts of its result. May be async. */
+export type AfterToolCallHook = (
+  ctx: AfterToolCallContext,
+  signal?: AbortSignal,
+) => AfterToolCallResult | undefined | Promise<AfterToolCallResult | undefined>;
+
+/** `"parallel"` lets batches whose tools all allow it run concurrently. */
+export type ToolExecutionMode = "sequential" | "parallel";
+
+/** A call that passed preparation and may execute. */
+export interface PreparedToolCall {
+  kind: "prepared";
+  tool: AgentTool;
+  toolCall: AgentToolCall;
+  args: ToolArgs;
+}
+
+/** A call that ended during preparation (unknown tool, invalid arguments, blocked, aborted). */
+export interface ImmediateOutcome {
+  kind: "immediate";
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** A call's result straight from execution, before `afterToolCall`. */
+export interface ExecutedOutcome {
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** A call's final result, after every phase. */
+export interface FinalizedOutcome {
+  toolCall: AgentToolCall;
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** The tool result messages of one batch, in call order, and whether the run stops here. */
+export interface AgentToolCallBatch {
+  messages: ToolResultMessage[];
+  terminate: boolean;
+}
+
+/** How the batch that a call belongs to runs; lets an executor route calls. */
+export interface ExecutionContext {
+  mode: ToolExecutionMode;
+}
+
+/**
+ * Where a prepared call runs: in-process by default, a tool queue on the cluster.
+ * Contract: never throws; failures (including aborts and timeouts) become error outcomes.
+ */
+export interface ToolExecutor {
+  execute(
+    prepared: PreparedToolCall,
+    signal: AbortSignal | undefined,
+    emit: EmitFn,
+    context?: ExecutionContext,
+  ): Promise<ExecutedOutcome>;
+}
+
+/** What the tool pipeline needs from the agent for one batch. */
+export interface AgentLoopConfig {
+  tools: Map<string, AgentTool>;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+  toolExecution: ToolExecutionMode;
+  executor?: ToolExecutor;
+}

@@ -1,0 +1,75 @@
+import type { MessageContent } from "./content.js";
+import type { LlmUsage } from "./messages.js";
+
+/** Arguments of a tool call: a JSON object. */
+export type ToolArgs = Record<string, unknown>;
+
+/** A JSON Schema (MCP style: `type: "object"`, `properties`, `required`). */
+export type JsonSchema = Record<string, unknown>;
+
+/** What a tool returns. `terminate` asks the loop to stop after this batch (see `shouldTerminate`). */
+export interface AgentToolResult {
+  content: MessageContent[];
+  details: Record<string, unknown>;
+  usage?: LlmUsage;
+  terminate?: boolean;
+  addedToolNames?: string[];
+}
+
+/** Streams progress out of a running tool; each call becomes a `toolExecUpdate` event. */
+export type PartialResultCallback = (partialResult: unknown) => void;
+
+/**
+ * A tool's code. Receives arguments that already passed `prepareArguments` and validation.
+ * May throw: the pipeline turns a throw into an error result.
+ */
+export type ToolExecuteFn = (
+  toolCallId: string,
+  args: ToolArgs,
+  signal: AbortSignal | undefined,
+  onPartialResult: PartialResultCallback,
+) => AgentToolResult | Promise<AgentToolResult>;
+
+/**
+ * A tool the model may call (the seed's `agentTool`), plus where and how it runs on a cluster.
+ *
+ * @example
+ * const echo: AgentTool = {
+ *   name: "echo", label: "Echo", description: "Repeats its input",
+ *   inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+ *   execute: (_id, args) => ({ content: [{ type: "text", text: String(args.text) }], details: {} }),
+ * };
+ */
+export interface AgentTool {
+  name: string;
+  label: string;
+  description: string;
+  inputSchema: JsonSchema;
+  execute: ToolExecuteFn;
+  /** Transforms arguments before validation. */
+  prepareArguments?: (args: ToolArgs) => ToolArgs;
+  /** Replaces the default JSON Schema validation: returns an error text, or nothing. */
+  validateRequiredArgs?: (args: ToolArgs) => string | undefined;
+  /** May run concurrently with the other calls of its batch. Default false. */
+  parallelToolExecute?: boolean;
+  /** Cluster: the tool queue whose workers run this tool. Default: the default queue. */
+  queue?: string;
+  /** Cluster and in-process: abort the call after this many milliseconds. */
+  timeoutMs?: number;
+  /** Cluster: how many times a call whose worker died is tried again. Default 0. */
+  retries?: number;
+  /** Safe to run twice with the same arguments (a coordinator may re-run it after a crash). */
+  idempotent?: boolean;
+}
+
+/**
+ * One tool call as the pipeline sees it. `argumentsError` is set when the model's arguments
+ * were malformed or hostile; such a call becomes an error result and never runs.
+ */
+export interface AgentToolCall {
+  type: "function";
+  id: string;
+  name: string;
+  arguments: ToolArgs;
+  argumentsError?: string;
+}

@@ -1,0 +1,16 @@
+import type { AgentMessage, AgentTool } from "../types/index.js";
+
+/** An agent's mutable runtime state (the seed's `agentState`). */
+export interface AgentState {
+  systemPrompt: string;
+  model?: string;
+  tools: Map<string, AgentTool>;
+  messages: AgentMessage[];
+  /** Ids of tool calls started and not yet ended. */
+  pendingToolCalls: Set<string>;
+  activeRun: boolean;
+  errorMessage?: string;
+}
+
+/** The system prompt used when none is given (the seed's default). */
+export const DEFAULT_SYSTEM_PROMPT = "You are helpful assistant.";

@@ -1,0 +1,192 @@
+import { emitSafely } from "../tools/emitSafely.js";
+import { executeToolCalls } from "../tools/executeToolCalls.js";
+import { extractToolCalls, normalizeToolCallBlocks } from "../tools/extractToolCalls.js";
+import { describeError } from "../tools/toolResults.js";
+import type {
+  AfterToolCallHook,
+  AgentContext,
+  AgentEvent,
+  AgentMessage,
+  AssistantMessage,
+  BeforeToolCallHook,
+  EmitFn,
+  LlmCall,
+  LlmRequest,
+  ToolExecutionMode,
+  ToolExecutor,
+  ToolResultMessage,
+  UserMessage,
+} from "../types/index.js";
+import type { AgentState } from "./agentState.js";
+import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
+import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
+
+/** The default limit on LLM calls in one run. */
+export const DEFAULT_MAX_TURNS = 50;
+
+/**
+ * Everything one run needs. The loop keeps no state of its own: the transcript lives in
+ * `state.messages`, and `appendMessage` is where a caller persists a message before the loop
+ * acts on it (the cluster writes it to Redis there).
+ */
+export interface AgentLoopDeps {
+  state: AgentState;
+  llmCall: LlmCall;
+  prepareContext: (state: AgentState) => AgentContext;
+  formatMsgForLLM: (context: AgentContext) => LlmRequest;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+  toolExecution: ToolExecutionMode;
+  executor?: ToolExecutor;
+  emit: EmitFn;
+  signal: AbortSignal;
+  maxTurns?: number;
+  /** Input that arrived since the last call; drained before every LLM call (seed §6 step 1). */
+  drainInput: () => UserMessage[] | Promise<UserMessage[]>;
+  /** Adds a message to the transcript. Default: pushes to `state.messages`. */
+  appendMessage?: (message: AgentMessage) => void | Promise<void>;
+}
+
+type TurnOutcome = { kind: "continue" } | { kind: "done"; response: AssistantMessage };
+
+async function append(deps: AgentLoopDeps, message: AgentMessage): Promise<void> {
+  if (deps.appendMessage) await deps.appendMessage(message);
+  else deps.state.messages.push(message);
+  await emitSafely(deps.emit, { type: "messageEnd", message });
+}
+
+/** Calls the model; a throwing `llmCall` becomes an error response. */
+async function callModel(deps: AgentLoopDeps, request: LlmRequest): Promise<AssistantMessage> {
+  try {
+    const response = await deps.llmCall(request, deps.signal);
+    const content = Array.isArray(response.content) ? response.content : [];
+    const calls = normalizeToolCallBlocks(content);
+    const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
+    // A failed or aborted answer must not leave tool calls that will never get results.
+    const failed = response.stopReason === "error" || response.stopReason === "aborted";
+    return { ...response, content: failed ? rest : [...rest, ...calls] };
+  } catch (err) {
+    if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
+    return buildStopResponse("error", `llmCall failed: ${describeError(err)}`);
+  }
+}
+
+/** Executes tool calls of `assistantMessage` (all, or the unanswered ones on resume). */
+async function runBatch(
+  deps: AgentLoopDeps,
+  assistantMessage: AssistantMessage,
+  content: AssistantMessage["content"],
+): Promise<{ messages: ToolResultMessage[]; terminate: boolean }> {
+  const { state } = deps;
+  const context: AgentContext = {
+    systemPrompt: state.systemPrompt,
+    messages: state.messages,
+    tools: state.tools,
+  };
+  const config = {
+    tools: state.tools,
+    beforeToolCall: deps.beforeToolCall,
+    afterToolCall: deps.afterToolCall,
+    toolExecution: deps.toolExecution,
+    executor: deps.executor,
+  };
+  const calls = extractToolCalls(content);
+  const batch = await executeToolCalls(
+    context,
+    assistantMessage,
+    calls,
+    config,
+    deps.signal,
+    deps.emit,
+  );
+  for (const message of batch.messages) await append(deps, message);
+  return batch;
+}
+
+/** One turn: drain input, call the model, run the tool calls it asked for (seed §6). */
+async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> {
+  for (const input of await deps.drainInput()) await append(deps, input);
+  await emitSafely(deps.emit, { type: "turnStart", turn });
+  const request = deps.formatMsgForLLM(deps.prepareContext(deps.state));
+  const response = await callModel(deps, request);
+  await append(deps, response);
+  const hasCalls = response.content.some((block) => block.type === "toolCall");
+  if (!hasCalls || response.stopReason === "error" || response.stopReason === "aborted") {
+    await emitSafely(deps.emit, { type: "turnEnd", turn, message: response, toolResults: [] });
+    return { kind: "done", response };
+  }
+  const batch = await runBatch(deps, response, response.content);
+  await emitSafely(deps.emit, {
+    type: "turnEnd",
+    turn,
+    message: response,
+    toolResults: batch.messages,
+  });
+  if (deps.signal.aborted)
+    return { kind: "done", response: buildStopResponse("aborted", "Run aborted") };
+  if (batch.terminate) return { kind: "done", response: buildTerminatedResponse(batch, response) };
+  return { kind: "continue" };
+}
+
+/** Finishes tool calls a previous run left without results (a resumed session). */
+async function resumeUnanswered(deps: AgentLoopDeps): Promise<TurnOutcome> {
+  const pending = findUnansweredToolCalls(deps.state.messages);
+  if (!pending) return { kind: "continue" };
+  const batch = await runBatch(deps, pending.assistantMessage, pending.calls);
+  if (deps.signal.aborted)
+    return { kind: "done", response: buildStopResponse("aborted", "Run aborted") };
+  if (batch.terminate)
+    return { kind: "done", response: buildTerminatedResponse(batch, pending.assistantMessage) };
+  return { kind: "continue" };
+}
+
+async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
+  const maxTurns = deps.maxTurns ?? DEFAULT_MAX_TURNS;
+  const resumed = await resumeUnanswered(deps);
+  if (resumed.kind === "done") return resumed.response;
+  for (let turn = 1; ; turn++) {
+    if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
+    if (turn > maxTurns) {
+      return buildStopResponse(
+        "error",
+        `The run stopped after ${maxTurns} turns (maxTurns) without a final answer`,
+      );
+    }
+    const outcome = await runTurn(deps, turn);
+    if (outcome.kind === "done") return outcome.response;
+  }
+}
+
+/**
+ * Runs one agent run to its final response (seed §5–§6): drain input, prepare context,
+ * format, call the model, execute its tool calls, repeat until the model answers without
+ * tool calls, a batch terminates, the run is aborted, or `maxTurns` is reached.
+ * Emits `agentStart` … `agentEnd`. Never throws: a failing hook or model becomes a final
+ * response with `stopReason: "error"`.
+ */
+export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
+  const emit = trackPendingCalls(deps);
+  const tracked = { ...deps, emit };
+  deps.state.activeRun = true;
+  await emitSafely(emit, { type: "agentStart" });
+  let response: AssistantMessage;
+  try {
+    response = await loop(tracked);
+  } catch (err) {
+    response = buildStopResponse("error", `run failed: ${describeError(err)}`);
+  }
+  deps.state.activeRun = false;
+  deps.state.errorMessage = response.errorMessage;
+  await emitSafely(emit, { type: "agentEnd", response });
+  return response;
+}
+
+/** Wraps `emit` so `state.pendingToolCalls` follows tool starts and ends. */
+function trackPendingCalls(deps: AgentLoopDeps): EmitFn {
+  const pending = deps.state.pendingToolCalls;
+  return (event: AgentEvent) => {
+    if (event.type === "toolExecStart") pending.add(event.toolCallId);
+    if (event.type === "toolExecEnd") pending.delete(event.toolCallId);
+    return deps.emit(event);
+  };
+}

@@ -1,0 +1,117 @@
+import type {
+  AgentContext,
+  AgentLoopConfig,
+  AgentToolCall,
+  AssistantMessage,
+  EmitFn,
+  ExecutedOutcome,
+  FinalizedOutcome,
+  ImmediateOutcome,
+  PreparedToolCall,
+  ToolExecutionMode,
+  ToolExecutor,
+} from "../types/index.js";
+import { emitSafely } from "./emitSafely.js";
+import { executePreparedToolCall } from "./executePreparedToolCall.js";
+import { emitToolExecutionEnd, finalizeExecutedToolCall } from "./finalizeExecutedToolCall.js";
+import { ABORTED_MESSAGE, prepareToolCall } from "./prepareToolCall.js";
+import { createErrorToolResult, describeError } from "./toolResults.js";
+
+/** The in-process executor: runs `executePreparedToolCall` here. */
+export const localToolExecutor: ToolExecutor = {
+  execute: (prepared, signal, emit) => executePreparedToolCall(prepared, signal, emit),
+};
+
+/** Everything one batch's steps share. */
+export interface BatchScope {
+  context: AgentContext;
+  assistantMessage: AssistantMessage;
+  config: AgentLoopConfig;
+  signal: AbortSignal | undefined;
+  emit: EmitFn;
+  mode: ToolExecutionMode;
+}
+
+/** Emits `toolExecStart` for a call, then prepares it (the seed's order). */
+export async function startAndPrepare(
+  scope: BatchScope,
+  toolCall: AgentToolCall,
+): Promise<PreparedToolCall | ImmediateOutcome> {
+  await emitSafely(scope.emit, {
+    type: "toolExecStart",
+    toolCallId: toolCall.id,
+    toolName: toolCall.name,
+    arguments: toolCall.arguments,
+  });
+  return prepareToolCall(
+    scope.context,
+    scope.assistantMessage,
+    toolCall,
+    scope.config,
+    scope.signal,
+  );
+}
+
+/** Runs a prepared call on the configured executor; an executor that throws yields an error result. */
+async function executeOnExecutor(
+  scope: BatchScope,
+  prep: PreparedToolCall,
+): Promise<ExecutedOutcome> {
+  const executor = scope.config.executor ?? localToolExecutor;
+  try {
+    return await executor.execute(prep, scope.signal, scope.emit, { mode: scope.mode });
+  } catch (err) {
+    return {
+      result: createErrorToolResult(`${prep.tool.name}: ${describeError(err)}`),
+      isError: true,
+    };
+  }
+}
+
+/** Executes and finalizes a prepared call, then emits its end event. Never throws. */
+export async function executeAndFinalize(
+  scope: BatchScope,
+  prep: PreparedToolCall,
+): Promise<FinalizedOutcome> {
+  const executed = await executeOnExecutor(scope, prep);
+  const finalized = await finalizeExecutedToolCall(
+    scope.context,
+    scope.assistantMessage,
+    prep,
+    executed,
+    scope.config,
+    scope.signal,
+  );
+  await emitToolExecutionEnd(finalized, scope.emit);
+  return finalized;
+}
+
+/** Ends a call that did not get past preparation, with its end event. */
+export async function finishImmediate(
+  scope: BatchScope,
+  toolCall: AgentToolCall,
+  outcome: ImmediateOutcome,
+): Promise<FinalizedOutcome> {
+  const finalized = { toolCall, result: outcome.result, isError: outcome.isError };
+  await emitToolExecutionEnd(finalized, scope.emit);
+  return finalized;
+}
+
+/** A call skipped because the run was aborted: start and end events, "Operation aborted". */
+export async function skipAborted(
+  scope: BatchScope,
+  toolCall: AgentToolCall,
+): Promise<FinalizedOutcome> {
+  await emitSafely(scope.emit, {
+    type: "toolExecStart",
+    toolCallId: toolCall.id,
+    toolName: toolCall.name,
+    arguments: toolCall.arguments,
+  });
+  const aborted: ImmediateOutcome = {
+    kind: "immediate",
+    result: createErrorToolResult(ABORTED_MESSAGE),
+    isError: true,
+  };
+  return finishImmediate(scope, toolCall, aborted);
+}

@@ -1,0 +1,14 @@
+export { localToolExecutor } from "./batchSteps.js";
+export * from "./emitSafely.js";
+export * from "./executePreparedToolCall.js";
+export * from "./executeToolCalls.js";
+export * from "./extractToolCalls.js";
+export * from "./finalizeExecutedToolCall.js";
+export * from "./isAgentTool.js";
+export * from "./listTool.js";
+export * from "./loadTools.js";
+export * from "./parseToolArguments.js";
+export * from "./prepareToolCall.js";
+export * from "./toolResults.js";
+export * from "./toolStore.js";
+export * from "./validateArguments.js";

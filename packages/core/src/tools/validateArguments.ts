@@ -1,0 +1,55 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
+import type { JsonSchema, ToolArgs } from "../types/index.js";
+
+// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false });
+addFormats(ajv);
+
+/** Compiled validators, one per schema object (tools keep their schema for their lifetime). */
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function compile(schema: JsonSchema): ValidateFunction | string {
+  const cached = compiled.get(schema);
+  if (cached) return cached;
+  try {
+    const validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+    return validate;
+  } catch (err) {
+    return `the tool's input schema is invalid: ${(err as Error).message}`;
+  }
+}
+
+/** One ajv error as a sentence that names the field, e.g. `"city" is required`. */
+function describeAjvError(error: ErrorObject): string {
+  const field = error.instancePath.replace(/^\//, "").replace(/\//g, ".");
+  if (error.keyword === "required") {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return `"${field ? `${field}.` : ""}${missing}" is required`;
+  }
+  if (error.keyword === "additionalProperties") {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    return `"${field ? `${field}.` : ""}${extra}" is not an allowed property`;
+  }
+  return `"${field || "arguments"}" ${error.message ?? "is invalid"}`;
+}
+
+/**
+ * The default argument validator (seed §8.1 step 3): full JSON Schema validation with ajv.
+ * Returns one error text naming every offending field, or `undefined` when the arguments
+ * are valid. Never throws; an invalid schema is reported as an error text.
+ *
+ * @example
+ * validateRequiredArgs({}, { type: "object", required: ["city"] })
+ * // 'invalid arguments: "city" is required'
+ */
+export function validateRequiredArgs(args: ToolArgs, inputSchema: JsonSchema): string | undefined {
+  const validate = compile(inputSchema);
+  if (typeof validate === "string") return validate;
+  if (validate(args)) return undefined;
+  const errors = (validate.errors ?? []).map(describeAjvError);
+  return `invalid arguments: ${[...new Set(errors)].join("; ")}`;
+}

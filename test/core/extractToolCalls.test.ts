@@ -1,0 +1,141 @@
+import { extractToolCalls, parseToolArguments, validateRequiredArgs } from "@yiem/core";
+import { describe, expect, it } from "vitest";
+
+describe("seed §7 tool call extraction", () => {
+  it("reads canonical toolCall blocks with JSON-string arguments, in order", () => {
+    const calls = extractToolCalls([
+      { type: "text", text: "let me check" },
+      {
+        type: "toolCall",
+        id: "c1",
+        name: "getTime",
+        arguments: {},
+        rawArguments: '{"timezone":"UTC"}',
+      },
+      { type: "toolCall", id: "c2", name: "getWeather", arguments: { city: "Tokyo" } },
+    ]);
+    expect(calls).toEqual([
+      { type: "function", id: "c1", name: "getTime", arguments: { timezone: "UTC" } },
+      { type: "function", id: "c2", name: "getWeather", arguments: { city: "Tokyo" } },
+    ]);
+  });
+
+  it("reads the seed's tool_calls array with the name at the top or under function", () => {
+    const calls = extractToolCalls([
+      {
+        type: "tool_calls",
+        tool_calls: [
+          { id: "call_1", name: "getWeather", arguments: { city: "Tokyo" } },
+          { id: "call_2", function: { name: "getTime", arguments: '{"timezone":"Asia/Tokyo"}' } },
+        ],
+      },
+    ]);
+    expect(calls.map((c) => [c.id, c.name, c.arguments])).toEqual([
+      ["call_1", "getWeather", { city: "Tokyo" }],
+      ["call_2", "getTime", { timezone: "Asia/Tokyo" }],
+    ]);
+  });
+
+  it("reads the seed's single tool_call block and generates a missing id", () => {
+    const [call] = extractToolCalls([
+      { type: "tool_call", name: "getWeather", arguments: { city: "Oslo" } },
+    ]);
+    expect(call?.name).toBe("getWeather");
+    expect(call?.id).toMatch(/^call_[0-9a-f-]{36}$/);
+    expect(call?.argumentsError).toBeUndefined();
+  });
+
+  it.each([
+    ["malformed JSON", "{city: Tokyo", /not valid JSON/],
+    ["an array", "[1,2]", /must be a JSON object, got an array/],
+    ["a number", "42", /must be a JSON object, got a number/],
+    ["null", "null", /must be a JSON object, got null/],
+    ["a __proto__ key", '{"a":{"__proto__":{"polluted":true}}}', /forbidden key: a.__proto__/],
+    ["a constructor key", '{"constructor":{"prototype":{}}}', /forbidden key: constructor/],
+  ])(
+    "turns arguments that are %s into that call's error, never an exception",
+    (_label, raw, expected) => {
+      const calls = extractToolCalls([
+        { type: "toolCall", id: "bad", name: "getTime", arguments: {}, rawArguments: raw },
+        { type: "toolCall", id: "good", name: "getTime", arguments: {}, rawArguments: "{}" },
+      ]);
+      expect(calls[0]?.argumentsError).toMatch(expected);
+      expect(calls[0]?.argumentsError).toMatch(/^getTime: /);
+      expect(calls[1]?.argumentsError).toBeUndefined();
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+  );
+
+  it("refuses oversized arguments and calls past the per-message cap", () => {
+    const big = JSON.stringify({ text: "x".repeat(300 * 1024) });
+    const [oversized] = extractToolCalls([
+      { type: "toolCall", id: "big", name: "t", arguments: {}, rawArguments: big },
+    ]);
+    expect(oversized?.argumentsError).toMatch(/too large: \d+ bytes \(limit 262144\)/);
+    const many = Array.from({ length: 5 }, (_, i) => ({
+      type: "toolCall",
+      id: `c${i}`,
+      name: "t",
+      arguments: {},
+    }));
+    const calls = extractToolCalls(many, { maxToolCalls: 3 });
+    expect(calls.map((c) => c.argumentsError === undefined)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect(calls[4]?.argumentsError).toMatch(/too many tool calls in one message: 5 \(limit 3\)/);
+  });
+
+  it("flags a call without a tool name", () => {
+    const [call] = extractToolCalls([{ type: "tool_call", id: "x", arguments: {} }]);
+    expect(call?.argumentsError).toBe("the tool call has no tool name");
+  });
+
+  it("treats missing or empty arguments as an empty object", () => {
+    expect(parseToolArguments(undefined)).toEqual({ ok: true, args: {} });
+    expect(parseToolArguments("")).toEqual({ ok: true, args: {} });
+  });
+});
+
+describe("seed §8.1 step 3 default validation with full JSON Schema", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      city: { type: "string", minLength: 2 },
+      days: { type: "integer", minimum: 1, maximum: 7 },
+      units: { enum: ["metric", "imperial"] },
+      where: { type: "object", properties: { lat: { type: "number" } }, required: ["lat"] },
+    },
+    required: ["city"],
+    additionalProperties: false,
+  };
+
+  it("accepts valid arguments", () => {
+    expect(
+      validateRequiredArgs({ city: "Tokyo", days: 3, units: "metric" }, schema),
+    ).toBeUndefined();
+  });
+
+  it("names every offending field, nested ones with their path", () => {
+    const error = validateRequiredArgs({ days: 9, units: "kelvin", where: {}, extra: 1 }, schema);
+    expect(error).toMatch(/^invalid arguments: /);
+    expect(error).toContain('"city" is required');
+    expect(error).toContain('"days" must be <= 7');
+    expect(error).toContain('"units" must be equal to one of the allowed values');
+    expect(error).toContain('"where.lat" is required');
+    expect(error).toContain('"extra" is not an allowed property');
+  });
+
+  it("checks types beyond 'required'", () => {
+    expect(validateRequiredArgs({ city: 12 }, schema)).toBe(
+      'invalid arguments: "city" must be string',
+    );
+  });
+
+  it("reports an invalid schema as an error text instead of throwing", () => {
+    expect(validateRequiredArgs({}, { type: "not-a-type" })).toMatch(/input schema is invalid/);
+  });
+});

@@ -1,0 +1,53 @@
+import { clearTools, getTools, listTool, registerTool, ToolStore } from "@yiem/core";
+import { describe, expect, it } from "vitest";
+import { firstText, makeTool } from "../support/toolFixtures.js";
+
+describe("seed §4 tool stores", () => {
+  it("keeps tools in registration order and replaces a same-named tool in place", () => {
+    const store = new ToolStore({ name: "agent" });
+    registerTool(store, makeTool("b"));
+    registerTool(store, makeTool("a"));
+    registerTool(store, makeTool("b", { label: "new b" }));
+    expect([...getTools(store).keys()]).toEqual(["b", "a"]);
+    expect(getTools(store).get("b")?.label).toBe("new b");
+  });
+
+  it("returns the live map, so changes through it reach the store", () => {
+    const store = new ToolStore({ name: "agent" });
+    getTools(store).set("x", makeTool("x"));
+    expect(store.tools.has("x")).toBe(true);
+  });
+
+  it("isolates stores: registering and clearing one leaves the other alone", () => {
+    const storeA = new ToolStore({ name: "A" });
+    const storeB = new ToolStore({ name: "B" });
+    registerTool(storeA, makeTool("getTime"));
+    registerTool(storeB, makeTool("getWeather"));
+    expect([...getTools(storeA).keys()]).toEqual(["getTime"]);
+    clearTools(storeA);
+    expect(getTools(storeA).size).toBe(0);
+    expect([...getTools(storeB).keys()]).toEqual(["getWeather"]);
+  });
+});
+
+describe("seed §1 step 1 listTools", () => {
+  it("lists every tool of its own store as '- name: label — description', including later ones", async () => {
+    const store = new ToolStore({ name: "agent" });
+    registerTool(store, makeTool("getTime", { label: "Time Lookup", description: "Get the time" }));
+    const tool = listTool(store);
+    registerTool(store, tool);
+    registerTool(store, makeTool("late", { label: "Late", description: "Added afterwards" }));
+    const result = await tool.execute("call-1", {}, undefined, () => {});
+    expect(firstText(result)).toBe(
+      [
+        "Available tools:",
+        "- getTime: Time Lookup — Get the time",
+        `- listTools: List Tools — ${tool.description}`,
+        "- late: Late — Added afterwards",
+      ].join("\n"),
+    );
+    const other = new ToolStore({ name: "other" });
+    const otherResult = await listTool(other).execute("call-2", {}, undefined, () => {});
+    expect(firstText(otherResult)).toBe("Available tools:\n");
+  });
+});

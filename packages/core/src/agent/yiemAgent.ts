@@ -130,19 +130,22 @@ export class YiemAgent {
   private enqueue(entry: QueuedInput): void {
     if (this.closed) throw new Error("the agent was shut down");
     this.inbox.push(entry);
-    this.pumping ??= this.pump().finally(() => {
-      this.pumping = undefined;
-    });
+    if (this.pumping) return;
+    this.pumping = this.pump();
   }
 
-  /** Runs queued runs one after another until the inbox is empty. */
+  /**
+   * Runs queued runs one after another until the inbox is empty. The emptiness check and the
+   * reset of `pumping` happen in the same tick, so input sent meanwhile is never stranded.
+   */
   private async pump(): Promise<void> {
     await Promise.resolve(); // let the caller finish queuing what it sends in the same tick
-    for (
-      let first = this.inbox.takeNextRunStart();
-      first && !this.closed;
-      first = this.inbox.takeNextRunStart()
-    ) {
+    for (;;) {
+      const first = this.closed ? undefined : this.inbox.takeNextRunStart();
+      if (!first) {
+        this.pumping = undefined;
+        return;
+      }
       this.responses.deliver(await this.runOnce(first));
     }
   }

@@ -1,0 +1,193 @@
+import OpenAI from "openai";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
+import type { AssistantMessage, LlmCall, LlmRequest } from "../types/index.js";
+import { describeLlmError } from "./describeLlmError.js";
+import { readCompletion } from "./readCompletion.js";
+import { isRetryableError, type RetryPolicy, retryDelayMs, sleep } from "./retryPolicy.js";
+import { StreamAccumulator } from "./streamAccumulator.js";
+import {
+  type AssistantMeta,
+  failedAssistantMessage,
+  partsToAssistantMessage,
+} from "./toAssistantMessage.js";
+
+/** The `api` every message from this adapter carries. */
+export const OPENAI_CHAT_COMPLETIONS_API = "openai-chat-completions";
+
+/** The API key used when none is given: local OpenAI-compatible servers need none. */
+const PLACEHOLDER_API_KEY = "not-needed";
+
+/** Options of `createOpenAILlmCall`. */
+export interface OpenAILlmCallOptions {
+  /** The model name sent with every request. */
+  model: string;
+  /** Server root, e.g. `http://127.0.0.1:8000/v1`. Default: `OPENAI_BASE_URL`, else OpenAI. */
+  baseURL?: string;
+  /** Default: `OPENAI_API_KEY`, else a placeholder (local servers need none). */
+  apiKey?: string;
+  /** A ready client; `baseURL` and `apiKey` are then ignored. Its own retries are disabled. */
+  client?: OpenAI;
+  /** Stream the answer (SSE). Default false. */
+  stream?: boolean;
+  /** Retries after the first attempt on connection errors, 408, 409, 429 and 5xx. Default 3. */
+  maxRetries?: number;
+  /** Cap on every retry delay, including one a `retry-after` header asks for. Default 10 000. */
+  maxRetryDelayMs?: number;
+  /** The first backoff delay, doubled on each retry (with jitter). Default 250. */
+  initialRetryDelayMs?: number;
+  /** Sampling temperature; omitted from the request when not set. */
+  temperature?: number;
+  /** More fields merged into every request body (e.g. `top_k` for vLLM). */
+  extraBody?: Record<string, unknown>;
+  /** The `provider` of the returned messages. Default `"openai"`. */
+  provider?: string;
+}
+
+/** Everything one call needs, resolved once from the options. */
+interface Settings {
+  client: OpenAI;
+  options: OpenAILlmCallOptions;
+  policy: RetryPolicy;
+  meta: AssistantMeta;
+  secrets: string[];
+}
+
+type Attempt = { ok: true; message: AssistantMessage } | { ok: false; error: unknown };
+
+/**
+ * An `LlmCall` over the `openai` SDK that works with any OpenAI-compatible server
+ * (OpenAI, vLLM, llama.cpp, Ollama, ...), plain or streamed.
+ *
+ * Contract: never throws. Transient failures (connection errors, 408, 409, 429, 5xx) are
+ * retried with capped exponential backoff that honours `retry-after`; other failures become
+ * an assistant message with `stopReason: "error"` and `errorMessage: "<status> <message>"`;
+ * an abort through `signal` stops at once (no retry) with `stopReason: "aborted"`. The API
+ * key never appears in an `errorMessage`.
+ *
+ * @example
+ * const llmCall = createOpenAILlmCall({ model: "qwen3", baseURL: "http://127.0.0.1:8000/v1", stream: true });
+ * const answer = await llmCall(formatMsgForLLM(ctx), controller.signal);
+ */
+export function createOpenAILlmCall(options: OpenAILlmCallOptions): LlmCall {
+  const settings = resolveSettings(options);
+  return (request, signal) => callWithRetries(settings, request, signal);
+}
+
+function resolveSettings(options: OpenAILlmCallOptions): Settings {
+  const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? PLACEHOLDER_API_KEY;
+  const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
+  const client = options.client ?? new OpenAI({ apiKey, baseURL, maxRetries: 0 });
+  const secrets = [apiKey, client.apiKey, process.env.OPENAI_API_KEY].filter(
+    (key): key is string => typeof key === "string" && key !== PLACEHOLDER_API_KEY,
+  );
+  return {
+    client,
+    options,
+    secrets,
+    policy: {
+      maxRetries: Math.max(0, options.maxRetries ?? 3),
+      initialDelayMs: options.initialRetryDelayMs ?? 250,
+      maxDelayMs: options.maxRetryDelayMs ?? 10_000,
+    },
+    meta: {
+      api: OPENAI_CHAT_COMPLETIONS_API,
+      provider: options.provider ?? "openai",
+      model: options.model,
+    },
+  };
+}
+
+async function callWithRetries(
+  settings: Settings,
+  request: LlmRequest,
+  signal: AbortSignal | undefined,
+): Promise<AssistantMessage> {
+  for (let attempt = 0; ; attempt++) {
+    if (signal?.aborted) return abortedMessage(settings);
+    const outcome = await attemptOnce(settings, request, signal);
+    if (outcome.ok) return outcome.message;
+    if (signal?.aborted) return abortedMessage(settings);
+    const retry = isRetryableError(outcome.error) && attempt < settings.policy.maxRetries;
+    if (!retry) return errorMessage(settings, outcome.error);
+    const waited = await sleep(retryDelayMs(attempt, outcome.error, settings.policy), signal);
+    if (!waited) return abortedMessage(settings);
+  }
+}
+
+async function attemptOnce(
+  settings: Settings,
+  request: LlmRequest,
+  signal: AbortSignal | undefined,
+): Promise<Attempt> {
+  try {
+    const message = settings.options.stream
+      ? await runStreamed(settings, request, signal)
+      : await runPlain(settings, request, signal);
+    return { ok: true, message };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+async function runPlain(
+  settings: Settings,
+  request: LlmRequest,
+  signal: AbortSignal | undefined,
+): Promise<AssistantMessage> {
+  const body: ChatCompletionCreateParamsNonStreaming = { ...baseBody(settings, request) };
+  const response: unknown = await settings.client.chat.completions.create(body, {
+    signal,
+    maxRetries: 0,
+  });
+  const read = readCompletion(response);
+  if (!read.ok) return failedAssistantMessage(settings.meta, "error", read.error);
+  return partsToAssistantMessage(read.parts, settings.meta);
+}
+
+async function runStreamed(
+  settings: Settings,
+  request: LlmRequest,
+  signal: AbortSignal | undefined,
+): Promise<AssistantMessage> {
+  const body: ChatCompletionCreateParamsStreaming = {
+    ...baseBody(settings, request),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  const stream = await settings.client.chat.completions.create(body, { signal, maxRetries: 0 });
+  const accumulator = new StreamAccumulator();
+  // The SDK ends the iteration quietly on abort, so the signal is checked afterwards.
+  for await (const chunk of stream) accumulator.push(chunk);
+  if (signal?.aborted) return abortedMessage(settings);
+  if (accumulator.chunks === 0) {
+    const error = "Malformed response from the model server: the stream carried no chunk";
+    return failedAssistantMessage(settings.meta, "error", error);
+  }
+  return partsToAssistantMessage(accumulator.finish(), settings.meta);
+}
+
+/** The request fields shared by both modes; `tools` is omitted when there are none. */
+function baseBody(settings: Settings, request: LlmRequest) {
+  const { options } = settings;
+  return {
+    ...options.extraBody,
+    model: options.model,
+    // Our ChatMessage is the wire form; it also allows image parts in tool messages and
+    // `reasoning_content` on assistant messages, which the SDK's narrower types omit.
+    messages: request.messages as unknown as ChatCompletionMessageParam[],
+    ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+  };
+}
+
+function abortedMessage(settings: Settings): AssistantMessage {
+  return failedAssistantMessage(settings.meta, "aborted", "Request aborted");
+}
+
+function errorMessage(settings: Settings, error: unknown): AssistantMessage {
+  return failedAssistantMessage(settings.meta, "error", describeLlmError(error, settings.secrets));
+}

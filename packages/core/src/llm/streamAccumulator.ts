@@ -1,0 +1,97 @@
+import type { CompletionParts, RawToolCall } from "./completionParts.js";
+import { emptyParts } from "./completionParts.js";
+import {
+  isJsonObject,
+  type JsonObject,
+  readReasoning,
+  readTextContent,
+  stringOrUndefined,
+} from "./jsonShape.js";
+
+/** A tool call being assembled from deltas; `arguments` grows piece by piece. */
+interface PartialToolCall {
+  id?: string;
+  name: string;
+  arguments: string;
+  sawArguments: boolean;
+}
+
+/**
+ * Assembles streamed `chat.completion.chunk`s into `CompletionParts`.
+ *
+ * Content and reasoning deltas are concatenated; tool call deltas are merged by their
+ * `index` (the id and name usually arrive first, the arguments in many pieces); the last
+ * `finish_reason`, `usage` (the final chunk with empty `choices` when `include_usage` is on)
+ * and `model` win. Only the first choice is read. Never throws; odd chunks are ignored.
+ *
+ * @example
+ * const acc = new StreamAccumulator();
+ * for await (const chunk of stream) acc.push(chunk);
+ * const parts = acc.finish();
+ */
+export class StreamAccumulator {
+  private readonly parts: CompletionParts = emptyParts();
+  private readonly calls = new Map<number, PartialToolCall>();
+  private chunkCount = 0;
+
+  /** Number of well-formed chunks seen so far. */
+  get chunks(): number {
+    return this.chunkCount;
+  }
+
+  /** Adds one chunk. */
+  push(chunk: unknown): void {
+    if (!isJsonObject(chunk)) return;
+    this.chunkCount++;
+    const model = stringOrUndefined(chunk.model);
+    if (model) this.parts.model = model;
+    if (isJsonObject(chunk.usage)) this.parts.usage = chunk.usage;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!isJsonObject(choice)) return;
+    const finish = stringOrUndefined(choice.finish_reason);
+    if (finish) this.parts.finishReason = finish;
+    if (isJsonObject(choice.delta)) this.pushDelta(choice.delta);
+  }
+
+  /** The accumulated parts; tool calls in `index` order. */
+  finish(): CompletionParts {
+    const indexes = [...this.calls.keys()].sort((a, b) => a - b);
+    const toolCalls = indexes.map((index) => toRawToolCall(this.calls.get(index)!));
+    return { ...this.parts, toolCalls };
+  }
+
+  private pushDelta(delta: JsonObject): void {
+    this.parts.text += readTextContent(delta.content);
+    this.parts.thinking += readReasoning(delta);
+    if (!Array.isArray(delta.tool_calls)) return;
+    for (const [position, callDelta] of delta.tool_calls.entries()) {
+      if (isJsonObject(callDelta)) this.pushToolCallDelta(callDelta, position);
+    }
+  }
+
+  private pushToolCallDelta(delta: JsonObject, position: number): void {
+    const index = typeof delta.index === "number" ? delta.index : position;
+    let call = this.calls.get(index);
+    if (!call) {
+      call = { name: "", arguments: "", sawArguments: false };
+      this.calls.set(index, call);
+    }
+    const id = stringOrUndefined(delta.id);
+    if (id) call.id = id;
+    const fn = isJsonObject(delta.function) ? delta.function : {};
+    const name = stringOrUndefined(fn.name);
+    if (name) call.name = call.name && call.name !== name ? call.name + name : name;
+    const piece = stringOrUndefined(fn.arguments);
+    if (piece !== undefined) {
+      call.arguments += piece;
+      call.sawArguments = true;
+    }
+  }
+}
+
+function toRawToolCall(call: PartialToolCall): RawToolCall {
+  const raw: RawToolCall = { name: call.name };
+  if (call.id) raw.id = call.id;
+  if (call.sawArguments) raw.arguments = call.arguments;
+  return raw;
+}

@@ -1,0 +1,79 @@
+import type { ChatCompletionRequestBody, ScriptedReply, ScriptedToolCall } from "./types.js";
+
+type TextReply = Extract<ScriptedReply, { kind: "text" }>;
+type ToolCallsReply = Extract<ScriptedReply, { kind: "toolCalls" }>;
+
+/** What every generated response needs to know about its request. */
+export interface ResponseContext {
+  id: string;
+  model: string;
+  requestIndex: number;
+  body: ChatCompletionRequestBody;
+}
+
+interface WireToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A rough token count: one token per four characters. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** The usage block for a request and the text the model produced. */
+export function usageFor(ctx: ResponseContext, output: string) {
+  const prompt_tokens = estimateTokens(JSON.stringify(ctx.body.messages ?? []));
+  const completion_tokens = estimateTokens(output);
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
+/** The wire form of scripted calls; missing ids become `call_scripted_<request>_<n>`. */
+export function wireToolCalls(ctx: ResponseContext, calls: ScriptedToolCall[]): WireToolCall[] {
+  return calls.map((call, n) => ({
+    id: call.id ?? `call_scripted_${ctx.requestIndex}_${n}`,
+    type: "function",
+    function: {
+      name: call.name,
+      arguments:
+        typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+    },
+  }));
+}
+
+/** All the text a reply produced, for usage counting. */
+export function outputText(reply: TextReply | ToolCallsReply, calls: WireToolCall[]): string {
+  if (reply.kind === "text") return (reply.thinking ?? "") + reply.text;
+  return (reply.text ?? "") + calls.map((c) => c.function.name + c.function.arguments).join("");
+}
+
+/** A non-streamed `chat.completion` for a text reply. */
+export function textCompletion(ctx: ResponseContext, reply: TextReply) {
+  const message: Record<string, unknown> = { role: "assistant", content: reply.text };
+  if (reply.thinking) message.reasoning_content = reply.thinking;
+  return completion(ctx, message, reply.finishReason ?? "stop", outputText(reply, []));
+}
+
+/** A non-streamed `chat.completion` for a tool calls reply. */
+export function toolCallsCompletion(ctx: ResponseContext, reply: ToolCallsReply) {
+  const calls = wireToolCalls(ctx, reply.calls);
+  const message = { role: "assistant", content: reply.text ?? null, tool_calls: calls };
+  return completion(ctx, message, "tool_calls", outputText(reply, calls));
+}
+
+function completion(
+  ctx: ResponseContext,
+  message: Record<string, unknown>,
+  finishReason: string,
+  output: string,
+) {
+  return {
+    id: ctx.id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: ctx.model,
+    choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
+    usage: usageFor(ctx, output),
+  };
+}

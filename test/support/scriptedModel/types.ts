@@ -1,0 +1,78 @@
+/** One tool call the scripted model makes. A string `arguments` is sent verbatim. */
+export type ScriptedToolCall = {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown> | string;
+};
+
+/**
+ * One scripted answer.
+ * - `text`: an answer, with optional reasoning (sent as `reasoning_content`).
+ * - `toolCalls`: parallel tool calls; `argumentChunks` splits each call's arguments into that
+ *   many deltas when streaming.
+ * - `httpError`: an HTTP error with OpenAI's `{error: {message, type, code}}` body.
+ * - `malformed`: `body` sent verbatim with status 200 (JSON content type, or SSE when it
+ *   starts with `data:`).
+ * - `hang`: never answers; ends when the client disconnects or the server closes.
+ */
+export type ScriptedReply =
+  | {
+      kind: "text";
+      text: string;
+      thinking?: string;
+      delayMs?: number;
+      finishReason?: "stop" | "length";
+    }
+  | {
+      kind: "toolCalls";
+      calls: ScriptedToolCall[];
+      text?: string;
+      delayMs?: number;
+      argumentChunks?: number;
+    }
+  | { kind: "httpError"; status: number; message: string; retryAfterSeconds?: number }
+  | { kind: "malformed"; body: string }
+  | { kind: "hang" };
+
+/** The body of a Chat Completions request, as received. */
+export interface ChatCompletionRequestBody {
+  model?: string;
+  messages?: unknown[];
+  tools?: unknown[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  [key: string]: unknown;
+}
+
+/** A request the server received; `index` counts chat completion requests from 0. */
+export interface ScriptedRequest {
+  body: ChatCompletionRequestBody;
+  headers: Record<string, string | string[] | undefined>;
+  index: number;
+}
+
+/** Options of `startScriptedModelServer`. */
+export interface ScriptedModelOptions {
+  /** Replies consumed in order, one per chat completion request. */
+  replies?: ScriptedReply[];
+  /** Decides the reply when `replies` is empty. */
+  respond?: (request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default: a free port. */
+  port?: number;
+  /** The model name in responses and in `GET /v1/models`. Default `scripted-model`. */
+  model?: string;
+}
+
+/** A running scripted model server. */
+export interface ScriptedModelServer {
+  /** e.g. `http://127.0.0.1:40123/v1`. */
+  baseURL: string;
+  /** Every chat completion request received, in order. */
+  requests: ScriptedRequest[];
+  /** Appends replies to the script. */
+  push(...replies: ScriptedReply[]): void;
+  /** Stops listening and ends every open connection, hanging ones included. */
+  close(): Promise<void>;
+}

@@ -12,7 +12,7 @@ function toolCalls(content: readonly { type: string }[]): ToolCallContent[] {
   return content.filter((block): block is ToolCallContent => block.type === "toolCall");
 }
 
-describe.each([false, true])("createOpenAILlmCall (stream: %s)", (stream) => {
+describe.each([false, true])("seed §5 llmCall over HTTP: createOpenAILlmCall (stream: %s)", (stream) => {
   it("returns a plain text answer with usage, api, provider and model", async () => {
     const server = await scriptedServer({ replies: [{ kind: "text", text: "Hello there!" }] });
     const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
@@ -140,7 +140,7 @@ describe.each([false, true])("createOpenAILlmCall (stream: %s)", (stream) => {
   });
 });
 
-describe("createOpenAILlmCall streaming", () => {
+describe("seed §5 llmCall over HTTP: createOpenAILlmCall streaming", () => {
   it("streams parallel tool calls with argument deltas and accumulates them", async () => {
     const calls = [
       { id: "a", name: "getWeather", arguments: { city: "Paris", days: [1, 2, 3] } },
@@ -184,7 +184,7 @@ describe("createOpenAILlmCall streaming", () => {
   });
 });
 
-describe("createOpenAILlmCall response mapping", () => {
+describe("seed §7 llmCall over HTTP: response mapping to assistant content", () => {
   it("generates an id for a tool call that came without one", async () => {
     const body = JSON.stringify({
       model: "raw",

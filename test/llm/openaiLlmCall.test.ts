@@ -12,133 +12,138 @@ function toolCalls(content: readonly { type: string }[]): ToolCallContent[] {
   return content.filter((block): block is ToolCallContent => block.type === "toolCall");
 }
 
-describe.each([false, true])("seed §5 llmCall over HTTP: createOpenAILlmCall (stream: %s)", (stream) => {
-  it("returns a plain text answer with usage, api, provider and model", async () => {
-    const server = await scriptedServer({ replies: [{ kind: "text", text: "Hello there!" }] });
-    const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
-    const before = Date.now();
-    const answer = await llmCall(request);
-    expect(answer).toMatchObject({
-      role: "assistant",
-      content: [{ type: "text", text: "Hello there!" }],
-      stopReason: "stop",
-      api: "openai-chat-completions",
-      provider: "openai",
-      model: "scripted-model",
+describe.each([false, true])(
+  "seed §5 llmCall over HTTP: createOpenAILlmCall (stream: %s)",
+  (stream) => {
+    it("returns a plain text answer with usage, api, provider and model", async () => {
+      const server = await scriptedServer({ replies: [{ kind: "text", text: "Hello there!" }] });
+      const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
+      const before = Date.now();
+      const answer = await llmCall(request);
+      expect(answer).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "Hello there!" }],
+        stopReason: "stop",
+        api: "openai-chat-completions",
+        provider: "openai",
+        model: "scripted-model",
+      });
+      expect(answer.errorMessage).toBeUndefined();
+      expect(answer.timestamp).toBeGreaterThanOrEqual(before);
+      expect(answer.usage?.inputTokens).toBeGreaterThan(0);
+      expect(answer.usage?.outputTokens).toBe(Math.ceil("Hello there!".length / 4));
+      expect(answer.usage?.totalTokens).toBe(
+        (answer.usage?.inputTokens ?? 0) + (answer.usage?.outputTokens ?? 0),
+      );
     });
-    expect(answer.errorMessage).toBeUndefined();
-    expect(answer.timestamp).toBeGreaterThanOrEqual(before);
-    expect(answer.usage?.inputTokens).toBeGreaterThan(0);
-    expect(answer.usage?.outputTokens).toBe(Math.ceil("Hello there!".length / 4));
-    expect(answer.usage?.totalTokens).toBe(
-      (answer.usage?.inputTokens ?? 0) + (answer.usage?.outputTokens ?? 0),
-    );
-  });
 
-  it("returns parallel tool calls with parsed arguments and the raw strings", async () => {
-    const server = await scriptedServer({
-      replies: [{ kind: "toolCalls", calls: parisAndTokyo, text: "Checking.", argumentChunks: 4 }],
-    });
-    const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
-    const answer = await llmCall(request);
-    expect(answer.stopReason).toBe("toolUse");
-    expect(answer.content[0]).toEqual({ type: "text", text: "Checking." });
-    expect(toolCalls(answer.content)).toEqual([
-      {
-        type: "toolCall",
-        id: "call_paris",
-        name: "getWeather",
-        arguments: { city: "Paris" },
-        rawArguments: '{"city":"Paris"}',
-      },
-      {
-        type: "toolCall",
-        id: "call_tokyo",
-        name: "getWeather",
-        arguments: { city: "Tokyo", unit: "celsius" },
-        rawArguments: '{"city":"Tokyo","unit":"celsius"}',
-      },
-    ]);
-  });
-
-  it("keeps a malformed argument string in rawArguments with arguments {}", async () => {
-    const server = await scriptedServer({
-      replies: [
+    it("returns parallel tool calls with parsed arguments and the raw strings", async () => {
+      const server = await scriptedServer({
+        replies: [
+          { kind: "toolCalls", calls: parisAndTokyo, text: "Checking.", argumentChunks: 4 },
+        ],
+      });
+      const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
+      const answer = await llmCall(request);
+      expect(answer.stopReason).toBe("toolUse");
+      expect(answer.content[0]).toEqual({ type: "text", text: "Checking." });
+      expect(toolCalls(answer.content)).toEqual([
         {
-          kind: "toolCalls",
-          calls: [{ id: "c1", name: "getWeather", arguments: '{"city": "Par' }],
-          argumentChunks: 3,
+          type: "toolCall",
+          id: "call_paris",
+          name: "getWeather",
+          arguments: { city: "Paris" },
+          rawArguments: '{"city":"Paris"}',
         },
-      ],
+        {
+          type: "toolCall",
+          id: "call_tokyo",
+          name: "getWeather",
+          arguments: { city: "Tokyo", unit: "celsius" },
+          rawArguments: '{"city":"Tokyo","unit":"celsius"}',
+        },
+      ]);
     });
-    const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
-    const answer = await llmCall(request);
-    expect(answer.stopReason).toBe("toolUse");
-    expect(toolCalls(answer.content)).toEqual([
-      {
-        type: "toolCall",
-        id: "c1",
-        name: "getWeather",
-        arguments: {},
-        rawArguments: '{"city": "Par',
-      },
-    ]);
-  });
 
-  it("maps reasoning_content to a thinking block before the text", async () => {
-    const server = await scriptedServer({
-      replies: [{ kind: "text", text: "42", thinking: "The user wants the answer." }],
+    it("keeps a malformed argument string in rawArguments with arguments {}", async () => {
+      const server = await scriptedServer({
+        replies: [
+          {
+            kind: "toolCalls",
+            calls: [{ id: "c1", name: "getWeather", arguments: '{"city": "Par' }],
+            argumentChunks: 3,
+          },
+        ],
+      });
+      const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
+      const answer = await llmCall(request);
+      expect(answer.stopReason).toBe("toolUse");
+      expect(toolCalls(answer.content)).toEqual([
+        {
+          type: "toolCall",
+          id: "c1",
+          name: "getWeather",
+          arguments: {},
+          rawArguments: '{"city": "Par',
+        },
+      ]);
     });
-    const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
-    const answer = await llmCall(request);
-    expect(answer.content).toEqual([
-      { type: "thinking", thinking: "The user wants the answer." },
-      { type: "text", text: "42" },
-    ]);
-  });
 
-  it("maps finish_reason length to stopReason length", async () => {
-    const server = await scriptedServer({
-      replies: [{ kind: "text", text: "cut", finishReason: "length" }],
+    it("maps reasoning_content to a thinking block before the text", async () => {
+      const server = await scriptedServer({
+        replies: [{ kind: "text", text: "42", thinking: "The user wants the answer." }],
+      });
+      const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream });
+      const answer = await llmCall(request);
+      expect(answer.content).toEqual([
+        { type: "thinking", thinking: "The user wants the answer." },
+        { type: "text", text: "42" },
+      ]);
     });
-    const answer = await createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream })(
-      request,
-    );
-    expect(answer.stopReason).toBe("length");
-  });
 
-  it("sends model, messages, tools and options to the server", async () => {
-    const server = await scriptedServer({ replies: [{ kind: "text", text: "ok" }] });
-    const llmCall = createOpenAILlmCall({
-      model: "my-model",
-      baseURL: server.baseURL,
-      stream,
-      temperature: 0.2,
-      extraBody: { top_k: 5 },
+    it("maps finish_reason length to stopReason length", async () => {
+      const server = await scriptedServer({
+        replies: [{ kind: "text", text: "cut", finishReason: "length" }],
+      });
+      const answer = await createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream })(
+        request,
+      );
+      expect(answer.stopReason).toBe("length");
     });
-    await llmCall(request);
-    const body = server.requests[0]?.body;
-    expect(body).toMatchObject({
-      model: "my-model",
-      messages: request.messages,
-      tools: request.tools,
-      temperature: 0.2,
-      top_k: 5,
-    });
-    if (stream)
-      expect(body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
-    else expect(body?.stream).toBeFalsy();
-  });
 
-  it("omits tools from the request when there are none", async () => {
-    const server = await scriptedServer({ replies: [{ kind: "text", text: "ok" }] });
-    await createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream })({
-      messages: request.messages,
-      tools: [],
+    it("sends model, messages, tools and options to the server", async () => {
+      const server = await scriptedServer({ replies: [{ kind: "text", text: "ok" }] });
+      const llmCall = createOpenAILlmCall({
+        model: "my-model",
+        baseURL: server.baseURL,
+        stream,
+        temperature: 0.2,
+        extraBody: { top_k: 5 },
+      });
+      await llmCall(request);
+      const body = server.requests[0]?.body;
+      expect(body).toMatchObject({
+        model: "my-model",
+        messages: request.messages,
+        tools: request.tools,
+        temperature: 0.2,
+        top_k: 5,
+      });
+      if (stream)
+        expect(body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+      else expect(body?.stream).toBeFalsy();
     });
-    expect(server.requests[0]?.body).not.toHaveProperty("tools");
-  });
-});
+
+    it("omits tools from the request when there are none", async () => {
+      const server = await scriptedServer({ replies: [{ kind: "text", text: "ok" }] });
+      await createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream })({
+        messages: request.messages,
+        tools: [],
+      });
+      expect(server.requests[0]?.body).not.toHaveProperty("tools");
+    });
+  },
+);
 
 describe("seed §5 llmCall over HTTP: createOpenAILlmCall streaming", () => {
   it("streams parallel tool calls with argument deltas and accumulates them", async () => {

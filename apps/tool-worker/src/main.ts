@@ -1,1 +1,43 @@
-export {};
+/**
+ * The tool worker process: reads the configuration, loads the tools, serves the tool
+ * queues of `YIEM_QUEUES` with `WORKER_CONCURRENCY` calls at once, and on SIGTERM / SIGINT
+ * drains its running calls before exiting. Scale by starting more of them.
+ */
+import {
+  createLogger,
+  onShutdownSignal,
+  readClusterConfig,
+  startToolWorker,
+  ToolStore,
+} from "@yiem/core";
+import { loadBuiltinAndExtraTools } from "@yiem/tools";
+
+async function main(): Promise<void> {
+  const config = readClusterConfig();
+  const log = createLogger("tool-worker", config.logLevel);
+  const toolStore = new ToolStore({ name: "tool-worker" });
+  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
+    log.warn(failure, "tool file skipped");
+  }
+  const worker = await startToolWorker({
+    redis: config.redisUrl,
+    prefix: config.prefix,
+    toolStore,
+    queues: config.queues,
+    concurrency: config.workerConcurrency,
+    workerId: process.env.YIEM_WORKER_ID,
+    lockDurationMs: config.lockDurationMs,
+    stalledIntervalMs: config.stalledIntervalMs,
+    logger: log,
+  });
+  log.info(
+    { workerId: worker.workerId, queues: config.queues, tools: [...toolStore.tools.keys()] },
+    "tool worker ready",
+  );
+  onShutdownSignal(log, () => worker.close());
+}
+
+main().catch((err: unknown) => {
+  console.error(`tool worker failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

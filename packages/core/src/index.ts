@@ -6,6 +6,7 @@
  */
 
 export * from "./agent/index.js";
+export * from "./cluster/index.js";
 export * from "./llm/index.js";
 export * from "./tools/index.js";
 export type * from "./types/index.js";

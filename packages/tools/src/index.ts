@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { AgentTool } from "@yiem/core";
+import { type AgentTool, loadTools, type ToolLoadFailure, type ToolStore } from "@yiem/core";
 import { getTool as getTimeTool } from "./tools/getTime.js";
 import { getTool as getWeatherTool } from "./tools/getWeather.js";
 import { getTool as httpFetchTool } from "./tools/httpFetch.js";
@@ -25,3 +25,19 @@ export function getBuiltinTools(): AgentTool[] {
 export { formatZonedTime, type ZonedTime } from "./tools/getTime.js";
 export { describeWeatherCode } from "./tools/getWeather.js";
 export { type HttpFetchProgress, isTextual } from "./tools/httpFetch.js";
+
+/**
+ * Loads the built-in tools, then the tool files of `extraDir` (a later file with the same
+ * name replaces a built-in), into `store`. Returns every file that failed, with its path.
+ *
+ * @example const failures = await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR);
+ */
+export async function loadBuiltinAndExtraTools(
+  store: ToolStore,
+  extraDir?: string,
+): Promise<ToolLoadFailure[]> {
+  const builtin = await loadTools(store, builtinToolsDir);
+  if (!extraDir) return builtin.failures;
+  const extra = await loadTools(store, extraDir);
+  return [...builtin.failures, ...extra.failures];
+}

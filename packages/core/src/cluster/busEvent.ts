@@ -1,0 +1,23 @@
+import type { AgentEvent } from "../types/index.js";
+
+/**
+ * An agent event as it travels on the bus: the event plus its session, the run it belongs to,
+ * a per-session sequence number (1, 2, 3…, no gaps), the worker that produced it when a worker
+ * did, and the publish time. `agentEnd` also lists the input ids its response answers.
+ */
+export type BusEvent = AgentEvent & {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  workerId?: string;
+  inputIds?: string[];
+};
+
+/** Where an event comes from: everything of `BusEvent` but the event and `seq`. */
+export interface EventOrigin {
+  sessionId: string;
+  runId: string;
+  workerId?: string;
+  inputIds?: string[];
+}

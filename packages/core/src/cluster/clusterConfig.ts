@@ -1,0 +1,84 @@
+/** The configuration every Yiem process reads from its environment (DESIGN.md "Configuration"). */
+export interface ClusterConfig {
+  /** `REDIS_URL`: `redis://` or `rediss://`, with a password or ACL user when needed. */
+  redisUrl: string;
+  /** `YIEM_PREFIX`: the namespace of every key and queue. */
+  prefix: string;
+  /** `OPENAI_BASE_URL`: any OpenAI-compatible server; unset means the OpenAI API. */
+  openaiBaseUrl: string | undefined;
+  /** `OPENAI_API_KEY`: never logged. */
+  openaiApiKey: string | undefined;
+  /** `YIEM_MODEL`. */
+  model: string;
+  /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
+  toolsDir: string | undefined;
+  /** `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics). */
+  port: number;
+  /** `WORKER_CONCURRENCY`: tool calls one worker runs at once. */
+  workerConcurrency: number;
+  /** `YIEM_QUEUES`: the tool queues a worker takes, comma-separated. */
+  queues: string[];
+  /** `YIEM_COORDINATOR_CONCURRENCY`: sessions one coordinator runs at once. */
+  coordinatorConcurrency: number;
+  /** `YIEM_SYSTEM_PROMPT`. */
+  systemPrompt: string | undefined;
+  /** `YIEM_ADMIN_USER` / `YIEM_ADMIN_PASSWORD`: basic auth for Bull Board when both are set. */
+  adminUser: string | undefined;
+  adminPassword: string | undefined;
+  /** `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal. */
+  leaseMs: number;
+  /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** `LOG_LEVEL`: pino level. */
+  logLevel: string;
+}
+
+/** Thrown for a setting that cannot be read; names the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  }
+  return value;
+}
+
+function readString(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw ? raw : undefined;
+}
+
+/**
+ * Reads the configuration from the environment, with the defaults DESIGN.md names.
+ * Throws `ConfigError` naming the variable when one is malformed.
+ *
+ * @example const config = readClusterConfig(); // REDIS_URL=redis://127.0.0.1:6379 by default
+ */
+export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): ClusterConfig {
+  const queues = (readString(env, "YIEM_QUEUES") ?? "default").split(",").map((q) => q.trim());
+  return {
+    redisUrl: readString(env, "REDIS_URL") ?? "redis://127.0.0.1:6379",
+    prefix: readString(env, "YIEM_PREFIX") ?? "yiem",
+    openaiBaseUrl: readString(env, "OPENAI_BASE_URL"),
+    openaiApiKey: readString(env, "OPENAI_API_KEY"),
+    model: readString(env, "YIEM_MODEL") ?? "gpt-4o-mini",
+    toolsDir: readString(env, "YIEM_TOOLS_DIR"),
+    port: readInt(env, "PORT", 3000),
+    workerConcurrency: readInt(env, "WORKER_CONCURRENCY", 16),
+    queues: queues.filter((q) => q !== ""),
+    coordinatorConcurrency: readInt(env, "YIEM_COORDINATOR_CONCURRENCY", 64),
+    systemPrompt: readString(env, "YIEM_SYSTEM_PROMPT"),
+    adminUser: readString(env, "YIEM_ADMIN_USER"),
+    adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
+    leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
+    lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
+    stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),
+    logLevel: readString(env, "LOG_LEVEL") ?? "info",
+  };
+}

@@ -1,0 +1,224 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { DelayedError, type Job, Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
+import type { ToolStore } from "../tools/toolStore.js";
+import type {
+  AfterToolCallHook,
+  AgentEvent,
+  BeforeToolCallHook,
+  LlmCall,
+  ToolExecutionMode,
+} from "../types/index.js";
+import { parseControlMessage } from "./controlMessages.js";
+import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
+import { type JobEnd, ResultWaiter } from "./resultWaiter.js";
+import { type HeldSession, processSession, type SessionRunnerDeps } from "./sessionRunner.js";
+import { SessionStore } from "./sessionStore.js";
+
+/** Options of `startCoordinator`. */
+export interface CoordinatorOptions {
+  redis: RedisTarget;
+  prefix?: string;
+  llmCall: LlmCall;
+  toolStore: ToolStore;
+  systemPrompt?: string;
+  maxTurns?: number;
+  toolExecution?: ToolExecutionMode;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+  /** Sessions run at once. Default 64. */
+  concurrency?: number;
+  /** How long a hold on a session lasts without renewal. Default 10 s. */
+  leaseMs?: number;
+  /** BullMQ lock of a coordinator job; a coordinator silent this long is considered dead. Default 30 s. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  coordinatorId?: string;
+  logger?: Logger;
+  /** Sees every event this coordinator publishes and every remote result (metrics). */
+  observe?: (event: AgentEvent) => void;
+  onRemoteResult?: (toolName: string, end: JobEnd) => void;
+}
+
+/** A running coordinator. */
+export interface CoordinatorHandle {
+  coordinatorId: string;
+  /** Tool queues and the coordinator queue, for dashboards. */
+  queues(): Queue[];
+  /** Sessions held right now. */
+  heldSessions(): number;
+  /**
+   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default 10 s),
+   * hands the rest over to other coordinators, then closes every connection.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+interface CoordinatorContext {
+  keys: ClusterKeys;
+  command: Redis;
+  held: Map<string, HeldSession>;
+  toolQueues: Map<string, Promise<Queue>>;
+  /** The tool queues created so far (for dashboards). */
+  readyQueues: Queue[];
+  waiter: ResultWaiter;
+  closing: boolean;
+}
+
+function queueFactory(ctx: CoordinatorContext) {
+  return (queue: string | undefined): Promise<Queue> => {
+    const name = toolQueueName(queue);
+    let created = ctx.toolQueues.get(name);
+    if (!created) {
+      const q = new Queue(name, { connection: ctx.command, prefix: ctx.keys.bullPrefix });
+      created = ctx.waiter.listen(q).then(() => {
+        ctx.readyQueues.push(q);
+        return q;
+      });
+      ctx.toolQueues.set(name, created);
+    }
+    return created;
+  };
+}
+
+/** Puts a job back for later (or for another coordinator) without counting an attempt. */
+async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  throw new DelayedError();
+}
+
+function sessionProcessor(ctx: CoordinatorContext, deps: SessionRunnerDeps, coordinatorId: string) {
+  const retryMs = Math.min(1000, Math.max(50, Math.floor(deps.leaseMs / 4)));
+  return async (job: Job<{ sessionId: string }>, token?: string): Promise<string> => {
+    const { sessionId } = job.data;
+    if (ctx.closing) return postpone(job, token, 0);
+    const leaseToken = `${coordinatorId}:${randomUUID()}`;
+    if (!(await deps.store.acquire(sessionId, leaseToken, deps.leaseMs))) {
+      // Another coordinator holds it. While work is pending keep this job as a safety net:
+      // if that holder dies, this job is how the session gets resumed.
+      if (await deps.store.hasPendingWork(sessionId)) return postpone(job, token, retryMs);
+      return "held elsewhere";
+    }
+    const register = (held: HeldSession | undefined) => {
+      if (held) ctx.held.set(sessionId, held);
+      else ctx.held.delete(sessionId);
+    };
+    const outcome = await processSession(deps, sessionId, leaseToken, register);
+    if (outcome === "handedOver") return postpone(job, token, 0);
+    return outcome;
+  };
+}
+
+/** Aborts the current run of a session this coordinator holds. */
+function listenForAborts(ctx: CoordinatorContext, subscriber: Redis, log: Logger): void {
+  subscriber.on("message", (_channel, text) => {
+    const message = parseControlMessage(text);
+    if (!message) return;
+    const held = ctx.held.get(message.sessionId);
+    if (held?.controller) {
+      log.info({ sessionId: message.sessionId }, "run aborted");
+      held.controller.abort();
+    }
+  });
+}
+
+/**
+ * Starts a coordinator: consumes the coordinator queue, holds each session it works on with
+ * a renewed, fenced lease, runs the agent loop and the LLM calls, runs sequential batches in
+ * this process and sends parallel batches to the tool queues, and publishes every event.
+ *
+ * @example
+ * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
+ * process.on("SIGTERM", () => coordinator.close());
+ */
+export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+  const keys = clusterKeys(options.prefix ?? "yiem");
+  const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const log = options.logger ?? silentLogger;
+  const coordinatorId = options.coordinatorId ?? `${hostname()}-${process.pid}`;
+  const ctx: CoordinatorContext = {
+    keys,
+    command,
+    held: new Map(),
+    toolQueues: new Map(),
+    readyQueues: [],
+    waiter: new ResultWaiter(command, keys.bullPrefix),
+    closing: false,
+  };
+  const deps: SessionRunnerDeps = {
+    store: new SessionStore(command, keys),
+    command,
+    keys,
+    leaseMs: options.leaseMs ?? 10_000,
+    llmCall: options.llmCall,
+    toolStore: options.toolStore,
+    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    maxTurns: options.maxTurns,
+    toolExecution: options.toolExecution ?? "parallel",
+    beforeToolCall: options.beforeToolCall,
+    afterToolCall: options.afterToolCall,
+    queueFor: queueFactory(ctx),
+    waiter: ctx.waiter,
+    log,
+    observe: options.observe,
+    onRemoteResult: options.onRemoteResult,
+  };
+  const subscriber = command.duplicate();
+  listenForAborts(ctx, subscriber, log);
+  await subscriber.subscribe(keys.controlChannel);
+  const queueNames = new Set([
+    undefined,
+    ...[...options.toolStore.tools.values()].map((t) => t.queue),
+  ]);
+  await Promise.all([...queueNames].map((name) => deps.queueFor(name)));
+  const coordinatorQueue = new Queue(COORDINATOR_QUEUE, {
+    connection: command,
+    prefix: keys.bullPrefix,
+  });
+  const worker = new Worker(COORDINATOR_QUEUE, sessionProcessor(ctx, deps, coordinatorId), {
+    connection: command.duplicate(DURABLE_CONNECTION),
+    prefix: keys.bullPrefix,
+    concurrency: options.concurrency ?? 64,
+    lockDuration: options.lockDurationMs ?? 30_000,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
+    name: coordinatorId,
+  });
+  worker.on("error", (err) => log.warn({ err: err.message }, "coordinator queue error"));
+  await worker.waitUntilReady();
+  log.info({ coordinatorId }, "coordinator started");
+  return {
+    coordinatorId,
+    heldSessions: () => ctx.held.size,
+    queues: () => [coordinatorQueue, ...ctx.readyQueues],
+    close: (graceMs = 10_000) =>
+      closeCoordinator(ctx, worker, subscriber, coordinatorQueue, graceMs, log),
+  };
+}
+
+async function closeCoordinator(
+  ctx: CoordinatorContext,
+  worker: Worker,
+  subscriber: Redis,
+  coordinatorQueue: Queue,
+  graceMs: number,
+  log: Logger,
+): Promise<void> {
+  ctx.closing = true;
+  const closing = worker.close();
+  const timer = setTimeout(() => {
+    log.info({ sessions: ctx.held.size }, "handing over the sessions still held");
+    for (const held of ctx.held.values()) void held.handOver();
+  }, graceMs);
+  await closing;
+  clearTimeout(timer);
+  subscriber.disconnect();
+  await ctx.waiter.close();
+  await Promise.all([coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));
+  await ctx.command.quit().catch(() => undefined);
+  log.info("coordinator stopped");
+}

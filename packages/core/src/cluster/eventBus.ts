@@ -1,0 +1,95 @@
+import type { Redis } from "ioredis";
+import type { AgentEvent } from "../types/index.js";
+import type { BusEvent, EventOrigin } from "./busEvent.js";
+import type { ClusterKeys } from "./keys.js";
+
+/** How many events a session's replay stream keeps (approximately). */
+export const DEFAULT_STREAM_LENGTH = 10_000;
+
+// Numbering, appending and publishing happen in one script, so the live order, the replay
+// order and the sequence numbers always agree. The stream entry id is `<seq>-1`, which makes
+// "every event after seq N" one XRANGE. `seq` is spliced into the JSON text so nothing in
+// Lua re-encodes the payload.
+const PUBLISH_EVENT = `
+local seq = redis.call('INCR', KEYS[1])
+local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2)
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-1', 'e', msg)
+redis.call('PUBLISH', ARGV[1], msg)
+return seq
+`;
+
+type PublishingRedis = Redis & {
+  yiemPublishEvent(
+    seqKey: string,
+    streamKey: string,
+    channel: string,
+    payload: string,
+    maxLen: number,
+  ): Promise<number>;
+};
+
+function withPublishScript(redis: Redis): PublishingRedis {
+  const scripted = redis as PublishingRedis;
+  if (typeof scripted.yiemPublishEvent !== "function") {
+    redis.defineCommand("yiemPublishEvent", { numberOfKeys: 2, lua: PUBLISH_EVENT });
+  }
+  return scripted;
+}
+
+/**
+ * Publishes an event: numbered, appended to the session's capped replay stream and sent
+ * live on `<prefix>:events:<sessionId>`, atomically. Returns its sequence number.
+ * Throws only when Redis fails.
+ */
+export async function publishEvent(
+  redis: Redis,
+  keys: ClusterKeys,
+  origin: EventOrigin,
+  event: AgentEvent,
+  maxLen = DEFAULT_STREAM_LENGTH,
+): Promise<number> {
+  const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
+  const { sessionId } = origin;
+  return withPublishScript(redis).yiemPublishEvent(
+    keys.seq(sessionId),
+    keys.stream(sessionId),
+    keys.eventChannel(sessionId),
+    payload,
+    maxLen,
+  );
+}
+
+/** Parses one bus message; returns nothing for anything that is not a bus event. */
+export function parseBusEvent(text: string): BusEvent | undefined {
+  try {
+    const value = JSON.parse(text) as BusEvent;
+    return typeof value.seq === "number" && typeof value.type === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every stored event of a session with a sequence number above `afterSeq`, in order. */
+export async function readEventsAfter(
+  redis: Redis,
+  keys: ClusterKeys,
+  sessionId: string,
+  afterSeq: number,
+): Promise<BusEvent[]> {
+  const entries = await redis.xrange(keys.stream(sessionId), `(${afterSeq}-1`, "+");
+  const events: BusEvent[] = [];
+  for (const [, fields] of entries) {
+    const event = parseBusEvent(fields[1] ?? "");
+    if (event) events.push(event);
+  }
+  return events;
+}
+
+/** The sequence number of the session's latest event (0 when it has none). */
+export async function latestSeq(
+  redis: Redis,
+  keys: ClusterKeys,
+  sessionId: string,
+): Promise<number> {
+  return Number((await redis.get(keys.seq(sessionId))) ?? 0);
+}

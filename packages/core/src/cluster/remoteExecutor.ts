@@ -1,0 +1,111 @@
+import type { Queue } from "bullmq";
+import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
+import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
+import { createErrorToolResult, describeError } from "../tools/toolResults.js";
+import type { ExecutedOutcome, PreparedToolCall, ToolExecutor } from "../types/index.js";
+import { LeaseLostError } from "./errors.js";
+import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
+import { TOOL_JOB_RETENTION, type ToolJobData, toolJobId } from "./toolJobs.js";
+
+/** What a remote executor needs: where the run belongs and how to reach the tool queues. */
+export interface RemoteExecutorOptions {
+  sessionId: string;
+  runId: string;
+  /** The BullMQ queue of a tool queue name (created on first use). */
+  queueFor: (queue: string | undefined) => Promise<Queue>;
+  waiter: ResultWaiter;
+  /** Called with each remote call's outcome (metrics). */
+  onRemoteResult?: (toolName: string, end: JobEnd) => void;
+}
+
+function errorOutcome(message: string): ExecutedOutcome {
+  return { result: createErrorToolResult(message), isError: true };
+}
+
+/** Ends the wait when the run is aborted: removes the job if it has not started yet. */
+function abortWaiting(
+  queue: Queue,
+  jobId: string,
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
+  return new Promise((resolve) => {
+    if (!signal) return;
+    const onAbort = async () => {
+      // A coordinator that lost or handed over the session leaves the job for the next holder.
+      if (!(signal.reason instanceof LeaseLostError)) {
+        await queue.remove(jobId).catch(() => 0); // refuses a job that is running: fine
+      }
+      resolve(errorOutcome(ABORTED_MESSAGE));
+    };
+    if (signal.aborted) void onAbort();
+    else signal.addEventListener("abort", () => void onAbort(), { once: true });
+  });
+}
+
+/** Turns how a job ended into the call's outcome. */
+function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
+  const name = prep.tool.name;
+  if (end.kind === "completed") return { result: end.value.result, isError: end.value.isError };
+  if (end.kind === "missing")
+    return errorOutcome(`${name}: the tool job disappeared before it finished`);
+  if (/stalled/i.test(end.reason)) {
+    return errorOutcome(
+      `${name}: the worker running this call stopped and the call was not retried further (${end.reason})`,
+    );
+  }
+  return errorOutcome(`${name}: the tool job failed: ${end.reason}`);
+}
+
+/**
+ * The cluster's `ToolExecutor`. Calls of a parallel batch, and every call of a tool with an
+ * explicit `queue`, become jobs on the tool queues; other calls (sequential batches) run in
+ * this process. Job ids derive from session, run and call id, so a re-dispatch after a crash
+ * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
+ * error results.
+ */
+export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
+  return {
+    execute(prep, signal, emit, context) {
+      if (context?.mode !== "parallel" && !prep.tool.queue)
+        return executePreparedToolCall(prep, signal, emit);
+      return runRemote(options, prep, signal);
+    },
+  };
+}
+
+async function runRemote(
+  options: RemoteExecutorOptions,
+  prep: PreparedToolCall,
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
+  if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
+  const { sessionId, runId, waiter } = options;
+  const jobId = toolJobId(sessionId, runId, prep.toolCall.id);
+  try {
+    const queue = await options.queueFor(prep.tool.queue);
+    const data: ToolJobData = {
+      sessionId,
+      runId,
+      toolCallId: prep.toolCall.id,
+      toolName: prep.tool.name,
+      args: prep.args,
+      arguments: prep.toolCall.arguments,
+      retries: prep.tool.retries ?? 0,
+    };
+    const ended = waiter.wait(queue, jobId);
+    await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
+    waiter.startPolling(jobId);
+    const outcome = await Promise.race([
+      ended.then((end) => {
+        options.onRemoteResult?.(prep.tool.name, end);
+        return outcomeOf(prep, end);
+      }),
+      abortWaiting(queue, jobId, signal),
+    ]);
+    waiter.forget(jobId);
+    return outcome;
+  } catch (err) {
+    waiter.forget(jobId);
+    return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
+  }
+}

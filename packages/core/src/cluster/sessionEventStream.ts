@@ -1,0 +1,92 @@
+import type { Redis } from "ioredis";
+import type { BusEvent } from "./busEvent.js";
+import { latestSeq, parseBusEvent, readEventsAfter } from "./eventBus.js";
+import type { ClusterKeys } from "./keys.js";
+
+/** Options of `streamSessionEvents`. */
+export interface SessionEventStreamOptions {
+  /** For reads (replay, catch-up). */
+  command: Redis;
+  /** A connection of its own, put into subscriber mode and closed when the stream ends. */
+  subscriber: Redis;
+  keys: ClusterKeys;
+  sessionId: string;
+  /** Replay every stored event first; otherwise start with the next event. */
+  fromStart?: boolean;
+  /** Ends the stream right after the first event for which this returns true. */
+  until?: (event: BusEvent) => boolean;
+  /** Ends the stream when it fires. */
+  signal?: AbortSignal;
+  /** How often to look for events missed while the subscriber was cut off. Default 1000 ms. */
+  catchUpMs?: number;
+}
+
+/**
+ * A session's events as an async iterable, each exactly once and in sequence order: live
+ * from pub/sub, replayed from the stream when `fromStart`, and any gap (a subscriber that was
+ * cut off, a message published before the subscription) filled from the stream by sequence
+ * number. Ends on `until`, on `signal`, or when the consumer stops iterating.
+ *
+ * @example
+ * for await (const event of streamSessionEvents({ ...conns, keys, sessionId, until: isAgentEnd })) render(event);
+ */
+export async function* streamSessionEvents(
+  options: SessionEventStreamOptions,
+): AsyncGenerator<BusEvent> {
+  const { command, subscriber, keys, sessionId } = options;
+  const ready: BusEvent[] = [];
+  let lastSeq = -1; // unknown until the baseline is read
+  let wake: (() => void) | undefined;
+  let chain = Promise.resolve();
+  const notify = () => wake?.();
+
+  // Live events must follow on without a gap; events read from the stream are the truth
+  // (a capped stream may have dropped old ones, so a gap there is final).
+  const accept = (events: BusEvent[], fromStream = false) => {
+    for (const event of events) {
+      if (event.seq <= lastSeq) continue;
+      if (!fromStream && event.seq > lastSeq + 1) return catchUp();
+      ready.push(event);
+      lastSeq = event.seq;
+    }
+    notify();
+  };
+  const catchUp = () => {
+    chain = chain
+      .then(async () => accept(await readEventsAfter(command, keys, sessionId, lastSeq), true))
+      .catch(() => undefined); // Redis away: the next catch-up tries again
+  };
+  const onMessage = (channel: string, text: string) => {
+    if (channel !== keys.eventChannel(sessionId) || lastSeq < 0) return;
+    const event = parseBusEvent(text);
+    if (event) chain = chain.then(() => accept([event]));
+  };
+
+  subscriber.on("message", onMessage);
+  subscriber.on("ready", catchUp);
+  await subscriber.subscribe(keys.eventChannel(sessionId));
+  lastSeq = options.fromStart ? 0 : await latestSeq(command, keys, sessionId);
+  catchUp();
+  const timer = setInterval(catchUp, options.catchUpMs ?? 1000);
+  options.signal?.addEventListener("abort", notify, { once: true });
+  try {
+    for (;;) {
+      const event = ready.shift();
+      if (event) {
+        yield event;
+        if (options.until?.(event)) return;
+        continue;
+      }
+      if (options.signal?.aborted) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+  } finally {
+    clearInterval(timer);
+    subscriber.off("message", onMessage);
+    subscriber.off("ready", catchUp);
+    subscriber.disconnect();
+  }
+}

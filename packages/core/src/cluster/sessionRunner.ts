@@ -1,0 +1,192 @@
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { AgentState } from "../agent/agentState.js";
+import { prepareContext } from "../agent/prepareContext.js";
+import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
+import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
+import type { ToolStore } from "../tools/toolStore.js";
+import type {
+  AfterToolCallHook,
+  AgentEvent,
+  AgentMessage,
+  AssistantMessage,
+  BeforeToolCallHook,
+  LlmCall,
+  ToolExecutionMode,
+  UserMessage,
+} from "../types/index.js";
+import { LeaseLostError } from "./errors.js";
+import { publishEvent } from "./eventBus.js";
+import type { ClusterKeys } from "./keys.js";
+import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
+import type { Logger } from "./logger.js";
+import { createRemoteExecutor } from "./remoteExecutor.js";
+import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
+import type { RunStart, SessionStore } from "./sessionStore.js";
+
+/** What the coordinator lends every session it runs. */
+export interface SessionRunnerDeps {
+  store: SessionStore;
+  command: Redis;
+  keys: ClusterKeys;
+  leaseMs: number;
+  llmCall: LlmCall;
+  toolStore: ToolStore;
+  systemPrompt: string;
+  maxTurns?: number;
+  toolExecution: ToolExecutionMode;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+  queueFor: (queue: string | undefined) => Promise<Queue>;
+  waiter: ResultWaiter;
+  log: Logger;
+  /** Sees every event the coordinator publishes (metrics). */
+  observe?: (event: AgentEvent) => void;
+  onRemoteResult?: (toolName: string, end: JobEnd) => void;
+}
+
+/** One held session: how the coordinator aborts or hands over its current run. */
+export interface HeldSession {
+  controller: AbortController | undefined;
+  handOver(): Promise<void>;
+}
+
+/** How processing a session ended. */
+export type SessionOutcome = "idle" | "lost" | "handedOver";
+
+interface Holding {
+  deps: SessionRunnerDeps;
+  sessionId: string;
+  token: string;
+  lease: LeaseKeeper;
+  state: AgentState;
+  handedOver: boolean;
+  held: HeldSession;
+}
+
+/** Publishes a run's events while the session is ours; holds `agentEnd` back for the caller. */
+function runEmitter(h: Holding, runId: string, held: { end?: AgentEvent }) {
+  return async (event: AgentEvent) => {
+    if (h.lease.lost) return;
+    h.deps.observe?.(event);
+    if (event.type === "agentEnd") {
+      held.end = event;
+      return;
+    }
+    await publishEvent(h.deps.command, h.deps.keys, { sessionId: h.sessionId, runId }, event);
+  };
+}
+
+async function runOne(
+  h: Holding,
+  start: Exclude<RunStart, { kind: "idle" | "lost" }>,
+): Promise<AssistantMessage> {
+  const { deps, sessionId, token, state } = h;
+  const controller = new AbortController();
+  h.held.controller = controller;
+  h.lease.onLost(() => controller.abort(new LeaseLostError(sessionId)));
+  let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
+  const held: { end?: AgentEvent } = {};
+  const response = await runAgentLoop({
+    state,
+    llmCall: deps.llmCall,
+    prepareContext,
+    formatMsgForLLM,
+    beforeToolCall: deps.beforeToolCall,
+    afterToolCall: deps.afterToolCall,
+    toolExecution: deps.toolExecution,
+    executor: createRemoteExecutor({
+      sessionId,
+      runId: start.runId,
+      queueFor: deps.queueFor,
+      waiter: deps.waiter,
+      onRemoteResult: deps.onRemoteResult,
+    }),
+    emit: runEmitter(h, start.runId, held),
+    signal: controller.signal,
+    maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
+    drainInput: async () => {
+      const drained = (await deps.store.drainInputs(sessionId, token)) ?? [];
+      const moved = [...opening, ...drained];
+      opening = [];
+      state.messages.push(...drained);
+      return moved;
+    },
+    appendMessage: async (message: AgentMessage) => {
+      if (!(await deps.store.append(sessionId, token, message)))
+        throw new LeaseLostError(sessionId);
+      state.messages.push(message);
+    },
+  });
+  h.held.controller = undefined;
+  const inputIds = await deps.store.finishRun(sessionId, token, response);
+  if (inputIds && held.end && !h.lease.lost) {
+    const origin = { sessionId, runId: start.runId, inputIds };
+    await publishEvent(deps.command, deps.keys, origin, held.end).catch(() => undefined);
+  }
+  return response;
+}
+
+/**
+ * Works a session the caller holds the lease of: resumes the run in progress if there is
+ * one, then opens runs from the inbox one after another, until the inbox is empty and the
+ * lease is released. Stops early when the lease is lost or the session is handed over; the
+ * open run then stays in Redis for the next holder to resume.
+ */
+export async function processSession(
+  deps: SessionRunnerDeps,
+  sessionId: string,
+  token: string,
+  register: (held: HeldSession | undefined) => void,
+): Promise<SessionOutcome> {
+  const lease = keepLease(deps.store, sessionId, token, deps.leaseMs);
+  const h: Holding = {
+    deps,
+    sessionId,
+    token,
+    lease,
+    handedOver: false,
+    state: {
+      systemPrompt: deps.systemPrompt,
+      tools: deps.toolStore.tools,
+      messages: [],
+      pendingToolCalls: new Set(),
+      activeRun: false,
+    },
+    held: { controller: undefined, handOver: async () => undefined },
+  };
+  h.held.handOver = async () => {
+    h.handedOver = true;
+    await deps.store.release(sessionId, token).catch(() => undefined); // first: no write of ours may land after this
+    h.held.controller?.abort(new LeaseLostError(sessionId));
+  };
+  register(h.held);
+  try {
+    h.state.messages = await deps.store.loadMessages(sessionId);
+    return await workSession(h);
+  } finally {
+    lease.stop();
+    register(undefined);
+  }
+}
+
+async function workSession(h: Holding): Promise<SessionOutcome> {
+  for (;;) {
+    if (h.handedOver) return "handedOver";
+    if (h.lease.lost) return "lost";
+    const start = await h.deps.store.startRun(h.sessionId, h.token);
+    if (start.kind === "lost") return h.handedOver ? "handedOver" : "lost";
+    if (start.kind === "idle") {
+      const released = await h.deps.store.releaseIfIdle(h.sessionId, h.token);
+      if (released === "released") return "idle";
+      if (released === "lost") return h.handedOver ? "handedOver" : "lost";
+      continue;
+    }
+    if (start.kind === "new") h.state.messages.push(start.message);
+    const response = await runOne(h, start);
+    h.deps.log.debug(
+      { sessionId: h.sessionId, runId: start.runId, stopReason: response.stopReason },
+      "run finished",
+    );
+  }
+}

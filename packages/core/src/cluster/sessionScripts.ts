@@ -1,0 +1,109 @@
+/**
+ * The Lua scripts behind `SessionStore`. Every write to a session checks the caller's lease
+ * token first (fencing): a coordinator that lost the session can never write to it again.
+ * Inbox entries are `<kind><inputId>\n<message JSON>`, kind `i` (input) or `f` (follow-up),
+ * so no script has to decode or re-encode JSON.
+ */
+
+/** KEYS: lease, inbox, run · ARGV: token, leaseMs → 1 acquired (or already ours), 0 held by another. */
+export const ACQUIRE_LEASE = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/** KEYS: lease · ARGV: token, leaseMs → 1 renewed, 0 lost. */
+export const RENEW_LEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+/** KEYS: lease, inbox, run · ARGV: token → 1 released, 0 work is pending, -1 not ours. */
+export const RELEASE_IF_IDLE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/** KEYS: lease · ARGV: token → 1 released, 0 not ours. Used to hand a session over. */
+export const RELEASE_LEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/**
+ * KEYS: lease, inbox, run, messages · ARGV: token
+ * → {-1} not ours · {0} nothing to do · {2, runId, inputIds} a run is in progress (resume)
+ * · {1, runId, message} a new run opened with the oldest inbox entry, its message appended.
+ */
+export const START_RUN = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  return {2, redis.call('HGET', KEYS[3], 'runId'), redis.call('HGET', KEYS[3], 'inputIds')}
+end
+local head = redis.call('LPOP', KEYS[2])
+if not head then return {0} end
+local nl = string.find(head, '\\n', 1, true)
+local id = string.sub(head, 2, nl - 1)
+local message = string.sub(head, nl + 1)
+redis.call('RPUSH', KEYS[4], message)
+redis.call('HSET', KEYS[3], 'runId', id, 'inputIds', id)
+return {1, id, message}
+`;
+
+/**
+ * KEYS: lease, inbox, run, messages · ARGV: token
+ * Moves every plain input (not follow-ups) from the inbox into the transcript and the run.
+ * → {-1} not ours · {1, message, message, ...}
+ */
+export const DRAIN_INPUTS = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+local entries = redis.call('LRANGE', KEYS[2], 0, -1)
+local moved = {1}
+local kept = {}
+local ids = redis.call('HGET', KEYS[3], 'inputIds') or ''
+for _, entry in ipairs(entries) do
+  if string.sub(entry, 1, 1) == 'i' then
+    local nl = string.find(entry, '\\n', 1, true)
+    local message = string.sub(entry, nl + 1)
+    redis.call('RPUSH', KEYS[4], message)
+    ids = ids .. ',' .. string.sub(entry, 2, nl - 1)
+    table.insert(moved, message)
+  else
+    table.insert(kept, entry)
+  end
+end
+if #moved > 1 then
+  redis.call('DEL', KEYS[2])
+  for _, entry in ipairs(kept) do redis.call('RPUSH', KEYS[2], entry) end
+  redis.call('HSET', KEYS[3], 'inputIds', ids)
+end
+return moved
+`;
+
+/** KEYS: lease, messages · ARGV: token, message JSON → transcript length, or -1 not ours. */
+export const APPEND_MESSAGE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+return redis.call('RPUSH', KEYS[2], ARGV[2])
+`;
+
+/**
+ * KEYS: lease, run · ARGV: token, response JSON, ttl seconds, response key prefix, channel
+ * Stores the run's response under every input id it answers, closes the run and announces
+ * the ids on the responses channel. → the comma-separated input ids, or -1 not ours.
+ */
+export const FINISH_RUN = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local ids = redis.call('HGET', KEYS[2], 'inputIds') or ''
+for id in string.gmatch(ids, '[^,]+') do
+  redis.call('SET', ARGV[4] .. id, ARGV[2], 'EX', ARGV[3])
+end
+redis.call('DEL', KEYS[2])
+redis.call('PUBLISH', ARGV[5], ids)
+return ids
+`;

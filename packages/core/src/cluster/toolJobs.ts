@@ -1,0 +1,47 @@
+import { createHash } from "node:crypto";
+import type { AgentToolResult, ToolArgs } from "../types/index.js";
+
+/** What a tool job carries to a worker. No secrets: only the call and where it belongs. */
+export interface ToolJobData {
+  sessionId: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  /** The prepared, validated arguments the tool runs with. */
+  args: ToolArgs;
+  /** The model's original arguments, for events. */
+  arguments: ToolArgs;
+  /** How many times the call may be tried again after its worker died. */
+  retries: number;
+}
+
+/** What a worker returns for a tool job: always a result, never a failure. */
+export interface ToolJobResult {
+  result: AgentToolResult;
+  isError: boolean;
+  workerId: string;
+  durationMs: number;
+}
+
+const UNSAFE = /[^A-Za-z0-9_.-]/g;
+
+/**
+ * The job id of a tool call: derived from session, run and call id, so dispatching the same
+ * call again (after a coordinator crash) attaches to the job that exists instead of running
+ * the call twice. Never contains `:` and is never all digits (BullMQ reserves both).
+ * Long ids are shortened with a hash so keys stay small.
+ *
+ * @example toolJobId("s1", "r1", "call_7") // "s1.r1.call_7"
+ */
+export function toolJobId(sessionId: string, runId: string, toolCallId: string): string {
+  const id = `${sessionId}.${runId}.${toolCallId}`.replace(UNSAFE, "_");
+  if (id.length <= 160) return id;
+  const digest = createHash("sha256").update(`${sessionId}\n${runId}\n${toolCallId}`).digest("hex");
+  return `${id.slice(0, 80)}.${digest.slice(0, 32)}`;
+}
+
+/** How long finished tool jobs are kept for Bull Board and attach-after-crash. */
+export const TOOL_JOB_RETENTION = {
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 24 * 3600, count: 10_000 },
+} as const;

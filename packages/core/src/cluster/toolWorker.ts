@@ -1,0 +1,191 @@
+import { hostname } from "node:os";
+import { type Job, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
+import { createErrorToolResult } from "../tools/toolResults.js";
+import type { ToolStore } from "../tools/toolStore.js";
+import type { PreparedToolCall } from "../types/index.js";
+import { parseControlMessage } from "./controlMessages.js";
+import { publishEvent } from "./eventBus.js";
+import { type ClusterKeys, clusterKeys, toolQueueName } from "./keys.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
+import type { ToolJobData, ToolJobResult } from "./toolJobs.js";
+import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "./workerRegistry.js";
+
+/** Options of `startToolWorker`. */
+export interface ToolWorkerOptions {
+  redis: RedisTarget;
+  prefix?: string;
+  toolStore: ToolStore;
+  /** Tool queue names to serve. Default `["default"]`. */
+  queues?: string[];
+  /** Calls run at once, per queue. Default 16. */
+  concurrency?: number;
+  workerId?: string;
+  /** BullMQ job lock; a worker silent for this long is considered dead. Default 30 s. */
+  lockDurationMs?: number;
+  /** How often BullMQ looks for stalled jobs. Default 30 s. */
+  stalledIntervalMs?: number;
+  logger?: Logger;
+}
+
+/** A running tool worker. */
+export interface ToolWorkerHandle {
+  workerId: string;
+  /** Calls running now. */
+  running(): number;
+  /** Stops taking calls, waits for the running ones to finish, withdraws the announcement. */
+  close(): Promise<void>;
+}
+
+interface WorkerContext {
+  options: ToolWorkerOptions;
+  workerId: string;
+  keys: ClusterKeys;
+  command: Redis;
+  active: Map<string, { sessionId: string; worker: Worker }>;
+  log: Logger;
+}
+
+function jobResult(
+  ctx: WorkerContext,
+  started: number,
+  outcome: Omit<ToolJobResult, "workerId" | "durationMs">,
+): ToolJobResult {
+  return { ...outcome, workerId: ctx.workerId, durationMs: Date.now() - started };
+}
+
+/** Runs one tool job. Never throws: a missing tool, spent retries and tool failures are results. */
+async function runToolJob(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  signal?: AbortSignal,
+): Promise<ToolJobResult> {
+  const started = Date.now();
+  const data = job.data;
+  const tool = ctx.options.toolStore.tools.get(data.toolName);
+  if (!tool) {
+    const message = `Tool "${data.toolName}" is not available on worker ${ctx.workerId} (it has: ${[...ctx.options.toolStore.tools.keys()].join(", ")})`;
+    return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
+  }
+  if (job.attemptsStarted > data.retries + 1) {
+    const message = `${data.toolName}: the worker running this call stopped ${job.attemptsStarted - 1} times; giving up after ${data.retries} retries`;
+    return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
+  }
+  const prep: PreparedToolCall = {
+    kind: "prepared",
+    tool,
+    toolCall: {
+      type: "function",
+      id: data.toolCallId,
+      name: data.toolName,
+      arguments: data.arguments,
+    },
+    args: data.args,
+  };
+  const origin = { sessionId: data.sessionId, runId: data.runId, workerId: ctx.workerId };
+  const emit = (event: Parameters<typeof publishEvent>[3]) =>
+    publishEvent(ctx.command, ctx.keys, origin, event).then(() => undefined);
+  const outcome = await executePreparedToolCall(prep, signal, emit);
+  ctx.log.debug(
+    { jobId: job.id, tool: data.toolName, isError: outcome.isError },
+    "tool call finished",
+  );
+  return jobResult(ctx, started, outcome);
+}
+
+function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
+  const { options } = ctx;
+  const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
+    toolQueueName(queue),
+    async (job, _token, signal) => {
+      const jobId = job.id ?? "";
+      ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
+      try {
+        return await runToolJob(ctx, job, signal);
+      } finally {
+        ctx.active.delete(jobId);
+      }
+    },
+    {
+      connection: ctx.command.duplicate(DURABLE_CONNECTION),
+      prefix: ctx.keys.bullPrefix,
+      concurrency: options.concurrency ?? 16,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      maxStalledCount: 1000, // retries are counted per tool in runToolJob
+      name: ctx.workerId,
+    },
+  );
+  worker.on("error", (err) => ctx.log.warn({ err: err.message, queue }, "tool queue worker error"));
+  return worker;
+}
+
+/** Cancels every running call of an aborted session (its tool's signal fires). */
+function listenForAborts(ctx: WorkerContext, subscriber: Redis): void {
+  subscriber.on("message", (_channel, text) => {
+    const message = parseControlMessage(text);
+    if (!message) return;
+    for (const [jobId, entry] of ctx.active) {
+      if (entry.sessionId === message.sessionId) entry.worker.cancelJob(jobId, "aborted");
+    }
+  });
+}
+
+/**
+ * Starts a tool worker: serves the given tool queues with `concurrency` calls at once each,
+ * publishes each call's partial results as events, announces itself every few seconds so
+ * `client.workers()` lists it, and cancels a session's calls when it is aborted.
+ *
+ * @example
+ * const worker = await startToolWorker({ redis: "redis://127.0.0.1:6379", toolStore });
+ * process.on("SIGTERM", () => worker.close());
+ */
+export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
+  const keys = clusterKeys(options.prefix ?? "yiem");
+  const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
+  const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const ctx: WorkerContext = {
+    options,
+    workerId,
+    keys,
+    command,
+    active: new Map(),
+    log: options.logger ?? silentLogger,
+  };
+  const queues = options.queues ?? ["default"];
+  const subscriber = command.duplicate();
+  listenForAborts(ctx, subscriber);
+  await subscriber.subscribe(keys.controlChannel);
+  const workers = queues.map((queue) => startQueueWorker(ctx, queue));
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const startedAt = Date.now();
+  const announce = () =>
+    announceWorker(command, keys, {
+      workerId,
+      hostname: hostname(),
+      pid: process.pid,
+      queues,
+      tools: [...options.toolStore.tools.keys()],
+      concurrency: options.concurrency ?? 16,
+      running: ctx.active.size,
+      startedAt,
+      lastSeen: Date.now(),
+    }).catch(() => undefined);
+  await announce();
+  const heartbeat = setInterval(announce, WORKER_TTL_MS / 3);
+  ctx.log.info({ workerId, queues }, "tool worker started");
+  return {
+    workerId,
+    running: () => ctx.active.size,
+    async close() {
+      clearInterval(heartbeat);
+      await Promise.all(workers.map((worker) => worker.close()));
+      await withdrawWorker(command, keys, workerId).catch(() => undefined);
+      subscriber.disconnect();
+      await command.quit().catch(() => undefined);
+      ctx.log.info({ workerId }, "tool worker stopped");
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import { randomUUID } from "node:crypto";
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { toUserMessage } from "../agent/toUserMessage.js";
+import type { AssistantMessage, UserInput } from "../types/index.js";
+import type { BusEvent } from "./busEvent.js";
+import { RedisUnavailableError, ResponseTimeoutError } from "./errors.js";
+import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys } from "./keys.js";
+import { connectRedis, describeRedisTarget, type RedisTarget } from "./redisConnection.js";
+import { streamSessionEvents } from "./sessionEventStream.js";
+import { encodeInboxEntry, SessionStore } from "./sessionStore.js";
+import { listWorkers, type WorkerInfo } from "./workerRegistry.js";
+
+/** Options of `YiemClient`. */
+export interface YiemClientOptions {
+  redis: RedisTarget;
+  prefix?: string;
+}
+
+/** Options of `send`. */
+export interface SendOptions {
+  /** The session to send to; a new one when absent. */
+  sessionId?: string;
+  /** A follow-up: its own run after the current one, instead of joining it. */
+  followUp?: boolean;
+}
+
+/** Options of `events`. */
+export interface EventsOptions {
+  /** Replay the session's stored events first. */
+  fromStart?: boolean;
+  /** End after an `agentEnd` (of `runId` when given). */
+  untilAgentEnd?: boolean;
+  runId?: string;
+  signal?: AbortSignal;
+}
+
+const SESSION_JOB_RETENTION = {
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 24 * 3600, count: 10_000 },
+} as const;
+
+/**
+ * Talks to a Yiem cluster: sends input to sessions, watches their events, waits for
+ * responses, aborts runs and lists workers. Fails fast with `RedisUnavailableError` when
+ * Redis cannot be reached.
+ *
+ * @example
+ * const client = new YiemClient({ redis: "redis://127.0.0.1:6379" });
+ * const { sessionId, runId } = await client.send("What time is it in Tokyo?");
+ * for await (const event of client.events(sessionId, { untilAgentEnd: true, runId })) console.log(event.type);
+ * const answer = await client.waitForResponse(runId);
+ */
+export class YiemClient {
+  private readonly keys: ClusterKeys;
+  private readonly command: Redis;
+  private readonly store: SessionStore;
+  private readonly queue: Queue;
+  private readonly target: string;
+
+  constructor(private readonly options: YiemClientOptions) {
+    this.keys = clusterKeys(options.prefix ?? "yiem");
+    this.target = describeRedisTarget(options.redis);
+    this.command = connectRedis(options.redis, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 3000,
+    });
+    this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
+    this.store = new SessionStore(this.command, this.keys);
+    this.queue = new Queue(COORDINATOR_QUEUE, {
+      connection: this.command,
+      prefix: this.keys.bullPrefix,
+    });
+    this.queue.on("error", () => undefined);
+  }
+
+  /** Sends input to a session (a new one by default). Returns the session and the id to wait on. */
+  async send(
+    message: UserInput,
+    options: SendOptions = {},
+  ): Promise<{ sessionId: string; runId: string }> {
+    const user = toUserMessage(message);
+    await this.ready();
+    const sessionId = options.sessionId ?? randomUUID();
+    const runId = randomUUID();
+    const entry = encodeInboxEntry(options.followUp ? "followUp" : "input", runId, user);
+    await this.guard(() => this.store.enqueueInput(sessionId, entry));
+    try {
+      await this.queue.add("session", { sessionId }, SESSION_JOB_RETENTION);
+    } catch (err) {
+      await this.store.withdrawInput(sessionId, entry).catch(() => undefined);
+      throw new RedisUnavailableError(this.target, err);
+    }
+    return { sessionId, runId };
+  }
+
+  /** The session's events, each once, in order (see `streamSessionEvents`). */
+  events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<BusEvent> {
+    const { runId } = options;
+    const until = options.untilAgentEnd
+      ? (event: BusEvent) =>
+          event.type === "agentEnd" &&
+          (!runId || event.runId === runId || (event.inputIds ?? []).includes(runId))
+      : undefined;
+    return streamSessionEvents({
+      command: this.command,
+      subscriber: this.command.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null }),
+      keys: this.keys,
+      sessionId,
+      fromStart: options.fromStart,
+      until,
+      signal: options.signal,
+    });
+  }
+
+  /** The response of the run that answered `runId` (an id from `send`). */
+  async waitForResponse(
+    runId: string,
+    options: { timeoutMs?: number } = {},
+  ): Promise<AssistantMessage> {
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    const subscriber = this.command.duplicate({
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+    });
+    subscriber.on("error", () => undefined);
+    try {
+      return await this.awaitResponse(subscriber, runId, timeoutMs);
+    } finally {
+      subscriber.disconnect();
+    }
+  }
+
+  private awaitResponse(
+    subscriber: Redis,
+    runId: string,
+    timeoutMs: number,
+  ): Promise<AssistantMessage> {
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const check = () =>
+        this.store.readResponse(runId).then(
+          (response) => {
+            if (!response || done) return;
+            done = true;
+            clearInterval(poll);
+            clearTimeout(timer);
+            resolve(response);
+          },
+          () => undefined,
+        );
+      const poll = setInterval(check, 1000);
+      const timer = setTimeout(() => {
+        done = true;
+        clearInterval(poll);
+        reject(new ResponseTimeoutError(runId, timeoutMs));
+      }, timeoutMs);
+      subscriber.on("message", (_channel, ids: string) => {
+        if (ids.split(",").includes(runId)) void check();
+      });
+      subscriber.subscribe(this.keys.responsesChannel).then(check, () => undefined);
+    });
+  }
+
+  /** Aborts the session's current run, wherever its calls run. */
+  async abort(sessionId: string): Promise<void> {
+    await this.ready();
+    await this.guard(() =>
+      this.command.publish(this.keys.controlChannel, JSON.stringify({ type: "abort", sessionId })),
+    );
+  }
+
+  /** The live tool workers. */
+  async workers(): Promise<WorkerInfo[]> {
+    await this.ready();
+    return this.guard(() => listWorkers(this.command, this.keys));
+  }
+
+  /** The stored transcript of a session. */
+  async messages(sessionId: string) {
+    await this.ready();
+    return this.guard(() => this.store.loadMessages(sessionId));
+  }
+
+  /** Closes the connections. */
+  async close(): Promise<void> {
+    await this.queue.close().catch(() => undefined);
+    this.command.disconnect();
+  }
+
+  /** Waits for the connection, or fails fast with `RedisUnavailableError`. */
+  private async ready(): Promise<void> {
+    if (this.command.status === "ready") return;
+    const redis = this.command;
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: unknown) => {
+        clearTimeout(timer);
+        redis.off("ready", onReady);
+        redis.off("error", onError);
+        if (err) reject(new RedisUnavailableError(this.target, err));
+        else resolve();
+      };
+      const onReady = () => done();
+      const onError = (err: unknown) => done(err);
+      const timer = setTimeout(() => done(new Error("connection timed out")), 3000);
+      redis.once("ready", onReady);
+      redis.once("error", onError);
+      if (redis.status === "end") redis.connect().catch(() => undefined);
+    });
+  }
+
+  private async guard<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (err) {
+      throw new RedisUnavailableError(this.target, err);
+    }
+  }
+}

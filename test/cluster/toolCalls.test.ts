@@ -1,0 +1,130 @@
+import { randomUUID } from "node:crypto";
+import type { BusEvent } from "@yiem/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+
+/** Answers by the last user message: `parallel6`, `sequential`, `timeout`, `missing`, else echoes the tool results. */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const last = messages.at(-1);
+  if (last?.role === "tool") {
+    const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    return { kind: "text", text: results.join(" | ") };
+  }
+  const text = String(last?.content ?? "");
+  if (text === "parallel6") {
+    return {
+      kind: "toolCalls",
+      calls: [0, 1, 2, 3, 4, 5].map((i) => ({
+        id: `p${i}`,
+        name: "sleepFor",
+        arguments: { ms: 600 - i * 100, label: `call${i}`, steps: 2 },
+      })),
+    };
+  }
+  if (text === "sequential")
+    return { kind: "toolCalls", calls: [{ id: "s1", name: "whereAmI", arguments: {} }] };
+  if (text === "timeout")
+    return {
+      kind: "toolCalls",
+      calls: [
+        { id: "t1", name: "slowTimeout", arguments: {} },
+        { id: "t2", name: "sleepFor", arguments: { ms: 10, label: "quick" } },
+      ],
+    };
+  if (text === "missing")
+    return { kind: "toolCalls", calls: [{ id: "m1", name: "coordinatorOnly", arguments: {} }] };
+  return { kind: "text", text: `echo: ${text}` };
+}
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster({ workers: 2, model: { respond } });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+async function collect(
+  sessionId: string,
+  runId: string | undefined,
+  fromStart = false,
+): Promise<BusEvent[]> {
+  const events: BusEvent[] = [];
+  for await (const event of cluster.client.events(sessionId, {
+    fromStart,
+    untilAgentEnd: true,
+    runId,
+  }))
+    events.push(event);
+  return events;
+}
+
+describe("the cluster runs tool calls", () => {
+  it("runs a parallel batch of six on two workers and keeps call order when completion order is reversed", async () => {
+    const { sessionId, runId } = await cluster.client.send("parallel6");
+    const events = await collect(sessionId, runId, true);
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const text = response.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    expect(text).toBe([0, 1, 2, 3, 4, 5].map((i) => `call${i} done`).join(" | "));
+    const ends = events
+      .filter((e) => e.type === "toolExecEnd")
+      .map((e) => e.type === "toolExecEnd" && e.toolCallId);
+    expect(ends).toEqual(["p5", "p4", "p3", "p2", "p1", "p0"]);
+    const workers = new Set(
+      events.flatMap((e) =>
+        e.type === "toolExecEnd" ? [String((e.result.details as { worker?: string }).worker)] : [],
+      ),
+    );
+    expect([...workers].sort()).toEqual(["worker-1", "worker-2"]);
+  });
+
+  it("delivers each call's events start → updates → end with gap-free sequence numbers, and replays them to a late watcher", async () => {
+    const sessionId = randomUUID();
+    const watching = collect(sessionId, undefined, false); // a live watcher, subscribed before the send
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const { runId } = await cluster.client.send("parallel6", { sessionId });
+    const live = await watching;
+    const replay = await collect(sessionId, runId, true); // a watcher that starts after the run
+    expect(replay).toEqual(live);
+    expect(live.map((e) => e.seq)).toEqual(live.map((_, i) => i + 1));
+    for (const id of ["p0", "p3", "p5"]) {
+      const kinds = live.filter((e) => "toolCallId" in e && e.toolCallId === id).map((e) => e.type);
+      expect(kinds).toEqual(["toolExecStart", "toolExecUpdate", "toolExecUpdate", "toolExecEnd"]);
+    }
+    const update = live.find((e) => e.type === "toolExecUpdate");
+    expect(update?.workerId).toMatch(/^worker-[12]$/);
+    expect(live.at(-1)).toMatchObject({ type: "agentEnd", inputIds: [runId] });
+  });
+
+  it("runs a sequential batch in the coordinator's process", async () => {
+    const { runId } = await cluster.client.send("sequential");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const text = response.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    expect(text).toBe(`pid ${cluster.coordinators[0]?.pid}`);
+  });
+
+  it("turns a tool timeout on a worker into an error result and finishes the batch", async () => {
+    const { runId } = await cluster.client.send("timeout");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const text = response.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    expect(text).toBe("slowTimeout timed out after 300 ms | quick done");
+  });
+
+  it("reports a tool the worker does not have as an error result", async () => {
+    const { runId } = await cluster.client.send("missing");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const text = response.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    expect(text).toMatch(/^Tool "coordinatorOnly" is not available on worker worker-[12]/);
+  });
+
+  it("lists the live workers with their queues and tools", async () => {
+    const workers = await cluster.client.workers();
+    expect(workers.map((w) => w.workerId).sort()).toEqual(["worker-1", "worker-2"]);
+    expect(workers[0]?.queues).toEqual(["default"]);
+    expect(workers[0]?.tools).toEqual(expect.arrayContaining(["getTime", "sleepFor", "listTools"]));
+  });
+});

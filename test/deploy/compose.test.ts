@@ -1,0 +1,310 @@
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { readClusterConfig } from "../../packages/core/src/cluster/clusterConfig.js";
+
+// Static checks of the deployment files: there is no Docker engine in CI, so the test reads
+// docker-compose.yml, Dockerfile and .dockerignore and checks them against the repository.
+
+const root = new URL("../../", import.meta.url);
+const repoPath = (relative: string): string => fileURLToPath(new URL(relative, root));
+const readText = (relative: string): string => readFileSync(repoPath(relative), "utf8");
+
+type Environment = Record<string, string | number | boolean | null> | string[];
+
+interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  environment?: Environment;
+  ports?: (string | number | { target?: number; published?: number | string })[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  healthcheck?: { test?: string | string[] };
+  container_name?: string;
+  stop_grace_period?: string;
+  init?: boolean;
+  volumes?: (string | { source?: string; target?: string })[];
+}
+
+interface ComposeFile {
+  version?: string;
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+const composeText = readText("docker-compose.yml");
+const compose: ComposeFile = parse(composeText);
+const packageJson: { scripts: Record<string, string>; workspaces: string[] } = JSON.parse(
+  readText("package.json"),
+);
+const clusterConfigSource = readText("packages/core/src/cluster/clusterConfig.ts");
+
+function service(name: string): ComposeService {
+  const found = compose.services[name];
+  if (!found) throw new Error(`docker-compose.yml has no service "${name}"`);
+  return found;
+}
+
+function commandText(svc: ComposeService): string {
+  const { command } = svc;
+  if (command === undefined) return "";
+  return Array.isArray(command) ? command.join(" ") : command;
+}
+
+/** The environment as a map; `${VAR:-default}` is resolved to its default (an empty host). */
+function environmentOf(svc: ComposeService): Record<string, string> {
+  const raw = svc.environment ?? {};
+  const entries: [string, string][] = Array.isArray(raw)
+    ? raw.map((line) => {
+        const eq = line.indexOf("=");
+        return eq === -1 ? [line, ""] : [line.slice(0, eq), line.slice(eq + 1)];
+      })
+    : Object.entries(raw).map(([key, value]) => [key, value === null ? "" : String(value)]);
+  return Object.fromEntries(
+    entries.map(([key, value]) => [
+      key,
+      value.replace(
+        /\$\{[A-Z0-9_]+(?::?-([^}]*))?\}/g,
+        (_match, fallback?: string) => fallback ?? "",
+      ),
+    ]),
+  );
+}
+
+function dependsOnHealthy(svc: ComposeService, dependency: string): boolean {
+  const deps = svc.depends_on;
+  if (deps === undefined || Array.isArray(deps)) return false;
+  return deps[dependency]?.condition === "service_healthy";
+}
+
+const npmScriptFor: Record<string, string> = {
+  coordinator: "coordinator",
+  "tool-worker": "worker",
+};
+
+describe("docker-compose.yml", () => {
+  it("is a compose-spec file with redis, coordinator and tool-worker", () => {
+    expect(compose.version).toBeUndefined();
+    expect(Object.keys(compose.services)).toEqual(
+      expect.arrayContaining(["redis", "coordinator", "tool-worker"]),
+    );
+  });
+
+  it("runs redis with append-only persistence, noeviction, a data volume and a ping healthcheck", () => {
+    const redis = service("redis");
+    expect(redis.image).toMatch(/^redis:7/);
+    expect(commandText(redis)).toMatch(/--appendonly yes/);
+    expect(commandText(redis)).toMatch(/--maxmemory-policy noeviction/);
+    const dataVolume = (redis.volumes ?? []).find((v) =>
+      typeof v === "string" ? v.endsWith(":/data") : v.target === "/data",
+    );
+    expect(dataVolume).toBeDefined();
+    const volumeName =
+      typeof dataVolume === "string" ? dataVolume.split(":")[0] : dataVolume?.source;
+    expect(Object.keys(compose.volumes ?? {})).toContain(volumeName);
+    expect([redis.healthcheck?.test ?? []].flat().join(" ")).toMatch(/redis-cli ping/);
+  });
+
+  it("runs entry points that exist and match the npm scripts", () => {
+    for (const [name, script] of Object.entries(npmScriptFor)) {
+      const command = commandText(service(name));
+      const files = command.match(/apps\/\S+\/main\.ts/g) ?? [];
+      expect(files, `${name} runs an apps/.../main.ts`).toHaveLength(1);
+      for (const file of files) {
+        expect(existsSync(repoPath(file)), `${file} exists`).toBe(true);
+      }
+      const scriptCommand = packageJson.scripts[script];
+      expect(scriptCommand, `npm script "${script}"`).toBeDefined();
+      expect(command).toBe(`npx ${scriptCommand}`);
+    }
+    // Any other service command naming an entry file must name one that exists too.
+    for (const [name, svc] of Object.entries(compose.services)) {
+      for (const file of commandText(svc).match(/apps\/\S+\.ts/g) ?? []) {
+        expect(existsSync(repoPath(file)), `${name}: ${file} exists`).toBe(true);
+      }
+    }
+  });
+
+  it("sets only environment variables the code reads", () => {
+    for (const name of ["coordinator", "tool-worker"]) {
+      const env = environmentOf(service(name));
+      expect(Object.keys(env).length).toBeGreaterThan(0);
+      for (const key of Object.keys(env)) {
+        expect(clusterConfigSource, `${name}: ${key} is read by clusterConfig.ts`).toContain(
+          `"${key}"`,
+        );
+      }
+      expect(env.REDIS_URL).toBe("redis://redis:6379");
+      expect(env.YIEM_PREFIX).toBe("yiem");
+    }
+  });
+
+  it("gives values readClusterConfig accepts", () => {
+    const coordinator = readClusterConfig(environmentOf(service("coordinator")));
+    expect(coordinator.redisUrl).toBe("redis://redis:6379");
+    expect(coordinator.port).toBe(3000);
+    // Pass-through variables left empty on the host fall back to the defaults.
+    expect(coordinator.model).toBe("gpt-4o-mini");
+    expect(coordinator.openaiApiKey).toBeUndefined();
+
+    const worker = readClusterConfig(environmentOf(service("tool-worker")));
+    expect(worker.workerConcurrency).toBe(16);
+    expect(worker.queues).toEqual(["default"]);
+  });
+
+  it("passes the model and admin settings through from the host", () => {
+    const raw = service("coordinator").environment;
+    const text = JSON.stringify(raw);
+    for (const key of [
+      "OPENAI_BASE_URL",
+      "OPENAI_API_KEY",
+      "YIEM_MODEL",
+      "YIEM_ADMIN_USER",
+      "YIEM_ADMIN_PASSWORD",
+    ]) {
+      expect(text, key).toContain(`\${${key}:-}`);
+    }
+  });
+
+  it("publishes the coordinator on 3000 with a /healthz healthcheck", () => {
+    const coordinator = service("coordinator");
+    const ports = (coordinator.ports ?? []).map((p) =>
+      typeof p === "object" ? `${p.published}:${p.target}` : String(p),
+    );
+    expect(ports).toContain("3000:3000");
+    const test = [coordinator.healthcheck?.test ?? []].flat().join(" ");
+    expect(test).toContain("http://127.0.0.1:3000/healthz");
+    expect(environmentOf(coordinator).PORT).toBe("3000");
+    expect(coordinator.init).toBe(true);
+    expect(coordinator.stop_grace_period).toBe("30s");
+  });
+
+  it("lets tool-worker scale: no container_name, no host ports", () => {
+    const worker = service("tool-worker");
+    expect(worker.container_name).toBeUndefined();
+    expect(worker.ports).toBeUndefined();
+    expect(worker.init).toBe(true);
+    // Longer than the coordinator's: a worker drains its running tool calls on SIGTERM.
+    expect(worker.stop_grace_period).toBe("60s");
+  });
+
+  it("builds coordinator and tool-worker from the Dockerfile and starts them after redis is healthy", () => {
+    for (const name of ["coordinator", "tool-worker"]) {
+      const svc = service(name);
+      const build = svc.build;
+      const dockerfile =
+        typeof build === "object" ? (build.dockerfile ?? "Dockerfile") : "Dockerfile";
+      expect(build, `${name} builds`).toBeDefined();
+      expect(dockerfile).toBe("Dockerfile");
+      expect(dependsOnHealthy(svc, "redis"), `${name} depends_on redis healthy`).toBe(true);
+    }
+    expect(service("tool-worker").image).toBe(service("coordinator").image);
+  });
+
+  it("says how to run it", () => {
+    expect(composeText).toContain("docker compose up --build --scale tool-worker=8");
+    expect(composeText).toContain("http://localhost:3000/admin/queues");
+  });
+});
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+function dockerfileInstructions(text: string): Instruction[] {
+  return text
+    .replace(/\\\r?\n/g, " ")
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => {
+      const [keyword = "", ...rest] = line.split(/\s+/);
+      return { keyword: keyword.toUpperCase(), args: rest.join(" ") };
+    });
+}
+
+/** Sources of a COPY instruction (flags dropped, destination dropped). */
+function copySources(args: string): string[] {
+  const trimmed = args.trim();
+  const parts: string[] = trimmed.startsWith("[")
+    ? JSON.parse(trimmed)
+    : trimmed.split(/\s+/).filter((part) => !part.startsWith("--"));
+  return parts.slice(0, -1);
+}
+
+describe("Dockerfile", () => {
+  const dockerfilePath = "Dockerfile";
+
+  it("exists and starts from node 20", () => {
+    expect(existsSync(repoPath(dockerfilePath))).toBe(true);
+    const from = dockerfileInstructions(readText(dockerfilePath)).filter(
+      (i) => i.keyword === "FROM",
+    );
+    expect(from.length).toBeGreaterThan(0);
+    for (const instruction of from) expect(instruction.args).toMatch(/^node:20(\b|-)/);
+  });
+
+  it("copies only paths that exist in the repo", () => {
+    const copies = dockerfileInstructions(readText(dockerfilePath)).filter(
+      (i) => i.keyword === "COPY",
+    );
+    expect(copies.length).toBeGreaterThan(0);
+    for (const copy of copies) {
+      expect(copy.args, "no COPY --from: one stage").not.toMatch(/--from=/);
+      for (const source of copySources(copy.args)) {
+        expect(existsSync(repoPath(source)), `COPY ${source} exists`).toBe(true);
+      }
+    }
+  });
+
+  it("installs with npm ci after copying every workspace manifest, and before the sources", () => {
+    const instructions = dockerfileInstructions(readText(dockerfilePath));
+    const npmCi = instructions.findIndex((i) => i.keyword === "RUN" && /\bnpm ci\b/.test(i.args));
+    expect(npmCi).toBeGreaterThan(-1);
+    const copiedBefore = instructions
+      .slice(0, npmCi)
+      .filter((i) => i.keyword === "COPY")
+      .flatMap((i) => copySources(i.args));
+    expect(copiedBefore).toEqual(expect.arrayContaining(["package.json", "package-lock.json"]));
+    for (const workspace of packageJson.workspaces) {
+      expect(copiedBefore, `${workspace}/package.json before npm ci`).toContain(
+        `${workspace}/package.json`,
+      );
+    }
+    // tsx is a dev dependency: NODE_ENV=production must not be set while npm ci runs.
+    const nodeEnv = instructions.findIndex(
+      (i) => i.keyword === "ENV" && /NODE_ENV=production/.test(i.args),
+    );
+    expect(nodeEnv).toBeGreaterThan(npmCi);
+  });
+
+  it("copies the sources the apps and the demo need, runs as node and starts the coordinator", () => {
+    const instructions = dockerfileInstructions(readText(dockerfilePath));
+    const sources = instructions
+      .filter((i) => i.keyword === "COPY")
+      .flatMap((i) => copySources(i.args));
+    expect(sources).toEqual(expect.arrayContaining(["packages", "apps", "test/support"]));
+    expect(instructions.some((i) => i.keyword === "WORKDIR" && i.args === "/app")).toBe(true);
+    expect(instructions.filter((i) => i.keyword === "USER").at(-1)?.args).toBe("node");
+    const cmd = instructions.filter((i) => i.keyword === "CMD").at(-1);
+    expect(cmd).toBeDefined();
+    const cmdArgs: string[] = JSON.parse(cmd?.args ?? "[]");
+    expect(cmdArgs.join(" ")).toBe(`npx ${packageJson.scripts.coordinator}`);
+  });
+});
+
+describe(".dockerignore", () => {
+  it("excludes node_modules, dist and .git, and none of what the Dockerfile copies", () => {
+    const entries = readText(".dockerignore")
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter((line) => line !== "" && !line.startsWith("#"));
+    expect(entries).toEqual(expect.arrayContaining(["node_modules", "dist", ".git"]));
+    const sources = dockerfileInstructions(readText("Dockerfile"))
+      .filter((i) => i.keyword === "COPY")
+      .flatMap((i) => copySources(i.args));
+    for (const source of sources) expect(entries, source).not.toContain(source);
+  });
+});

@@ -1,0 +1,101 @@
+import { fileURLToPath } from "node:url";
+import { YiemClient } from "@yiem/core";
+import { logMessage, spawnApp, type TestProcess } from "./processes.js";
+import { freePort, startTestRedis, type TestRedis } from "./redisServer.js";
+import {
+  type ScriptedModelOptions,
+  type ScriptedModelServer,
+  startScriptedModelServer,
+} from "./scriptedModelServer.js";
+
+/** The tool files every test cluster loads besides the built-in tools. */
+export const clusterToolsDir = fileURLToPath(new URL("./clusterTools/", import.meta.url));
+
+/** Options of `startTestCluster`. */
+export interface TestClusterOptions {
+  workers?: number;
+  coordinators?: number;
+  model?: ScriptedModelOptions;
+  /** Extra environment for every process. */
+  env?: Record<string, string>;
+  redis?: { privateServer?: boolean; appendOnly?: boolean };
+}
+
+/** A real cluster for a test: Redis, a scripted model, coordinator and worker processes, a client. */
+export interface TestCluster {
+  redis: TestRedis;
+  model: ScriptedModelServer;
+  client: YiemClient;
+  coordinators: TestProcess[];
+  workers: TestProcess[];
+  /** The environment the processes got. */
+  env: Record<string, string>;
+  /** Starts one more worker named `worker-<n>`. */
+  addWorker(): Promise<TestProcess>;
+  /** Starts one more coordinator. */
+  addCoordinator(): Promise<TestProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a cluster of real processes against a real Redis (see `startTestRedis`). Workers are
+ * named `worker-1`, `worker-2`…; short lock and lease times let fault tests recover quickly.
+ */
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const redis = await startTestRedis(options.redis);
+  const model = await startScriptedModelServer(options.model);
+  const env: Record<string, string> = {
+    REDIS_URL: redis.url,
+    YIEM_PREFIX: redis.prefix,
+    OPENAI_BASE_URL: model.baseURL,
+    OPENAI_API_KEY: "sk-test-canary-key",
+    YIEM_MODEL: "scripted-model",
+    YIEM_TOOLS_DIR: clusterToolsDir,
+    YIEM_LEASE_MS: "3000",
+    YIEM_LOCK_MS: "4000",
+    YIEM_STALLED_INTERVAL_MS: "2000",
+    ...options.env,
+  };
+  const coordinators: TestProcess[] = [];
+  const workers: TestProcess[] = [];
+  const addWorker = async () => {
+    const name = `worker-${workers.length + 1}`;
+    const worker = spawnApp("apps/tool-worker/src/main.ts", { ...env, YIEM_WORKER_ID: name });
+    workers.push(worker);
+    await worker.waitForLine(logMessage("tool worker ready"));
+    return worker;
+  };
+  const addCoordinator = async () => {
+    const port = await freePort();
+    const coordinator = spawnApp("apps/coordinator/src/main.ts", { ...env, PORT: String(port) });
+    coordinators.push(coordinator);
+    await coordinator.waitForLine(logMessage("coordinator ready"));
+    return coordinator;
+  };
+  const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
+  try {
+    await Promise.all([
+      ...Array.from({ length: options.coordinators ?? 1 }, addCoordinator),
+      ...Array.from({ length: options.workers ?? 2 }, addWorker),
+    ]);
+  } catch (err) {
+    await Promise.all([...coordinators, ...workers].map((p) => p.stop(500)));
+    throw err;
+  }
+  return {
+    redis,
+    model,
+    client,
+    coordinators,
+    workers,
+    env,
+    addWorker,
+    addCoordinator,
+    async stop() {
+      await client.close();
+      await Promise.all([...coordinators, ...workers].map((p) => p.stop(3000)));
+      await model.close();
+      await redis.stop();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+
+/** A Redis for one test file: the shared one of `REDIS_URL`, or a private `redis-server`. */
+export interface TestRedis {
+  url: string;
+  /** A fresh key prefix, so tests sharing a Redis never see each other's keys. */
+  prefix: string;
+  /** True when this file started the server (and may kill or restart it). */
+  owned: boolean;
+  /** Kills the server with `signal` (owned servers only). */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the server again on the same port and data folder (owned servers only). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPing(url: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    redis.on("error", () => undefined);
+    try {
+      await redis.connect();
+      await redis.ping();
+      return;
+    } catch {
+      if (Date.now() > deadline)
+        throw new Error(`redis at ${url} did not answer within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      redis.disconnect();
+    }
+  }
+}
+
+function uniquePrefix(): string {
+  return `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A Redis for tests: `REDIS_URL` when set (unless `privateServer`), else a private
+ * `redis-server` from PATH on a free port (AOF on when `appendOnly`). Tests that kill or
+ * restart Redis must ask for `privateServer: true`.
+ */
+export async function startTestRedis(
+  options: { privateServer?: boolean; appendOnly?: boolean } = {},
+): Promise<TestRedis> {
+  const shared = process.env.REDIS_URL;
+  if (shared && !options.privateServer) {
+    const none = async () => {
+      throw new Error("this test Redis is shared (REDIS_URL): ask for privateServer to kill it");
+    };
+    return {
+      url: shared,
+      prefix: uniquePrefix(),
+      owned: false,
+      kill: none,
+      restart: none,
+      stop: async () => {},
+    };
+  }
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), "yiem-redis-"));
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    options.appendOnly ? "yes" : "no",
+  ];
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn("redis-server", args, { stdio: "ignore" });
+    child.once("error", () => undefined);
+    await waitForPing(url);
+  };
+  const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
+    const running = child;
+    if (!running || running.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once("exit", () => resolve());
+      running.kill(signal);
+    });
+  };
+  await start();
+  return {
+    url,
+    prefix: uniquePrefix(),
+    owned: true,
+    kill,
+    restart: start,
+    stop: async () => {
+      await kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -15,3 +15,5 @@ export * from "./toolJobs.js";
 export * from "./toolWorker.js";
 export * from "./workerRegistry.js";
 export * from "./yiemClient.js";
+export * from "./remoteExecutor.js";
+export * from "./resultWaiter.js";

@@ -58,7 +58,7 @@ export class YiemClient {
   private readonly queue: Queue;
   private readonly target: string;
 
-  constructor(private readonly options: YiemClientOptions) {
+  constructor(options: YiemClientOptions) {
     this.keys = clusterKeys(options.prefix ?? "yiem");
     this.target = describeRedisTarget(options.redis);
     this.command = connectRedis(options.redis, {

@@ -28,6 +28,8 @@ export interface TestCluster {
   client: YiemClient;
   coordinators: TestProcess[];
   workers: TestProcess[];
+  /** The HTTP base URL of each coordinator (Bull Board, /healthz, /metrics), by index. */
+  coordinatorUrls: string[];
   /** The environment the processes got. */
   env: Record<string, string>;
   /** Starts one more worker named `worker-<n>`. */
@@ -57,6 +59,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     ...options.env,
   };
   const coordinators: TestProcess[] = [];
+  const coordinatorUrls: string[] = [];
   const workers: TestProcess[] = [];
   const addWorker = async () => {
     const name = `worker-${workers.length + 1}`;
@@ -69,6 +72,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const port = await freePort();
     const coordinator = spawnApp("apps/coordinator/src/main.ts", { ...env, PORT: String(port) });
     coordinators.push(coordinator);
+    coordinatorUrls.push(`http://127.0.0.1:${port}`);
     await coordinator.waitForLine(logMessage("coordinator ready"));
     return coordinator;
   };
@@ -87,6 +91,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     model,
     client,
     coordinators,
+    coordinatorUrls,
     workers,
     env,
     addWorker,

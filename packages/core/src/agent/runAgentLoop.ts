@@ -41,7 +41,11 @@ export interface AgentLoopDeps {
   emit: EmitFn;
   signal: AbortSignal;
   maxTurns?: number;
-  /** Input that arrived since the last call; drained before every LLM call (seed §6 step 1). */
+  /**
+   * Moves the input that arrived since the last call into the transcript (`state.messages`
+   * and wherever the caller persists it) and returns it; called before every LLM call
+   * (seed §6 step 1). The loop only announces the returned messages.
+   */
   drainInput: () => UserMessage[] | Promise<UserMessage[]>;
   /** Adds a message to the transcript. Default: pushes to `state.messages`. */
   appendMessage?: (message: AgentMessage) => void | Promise<void>;
@@ -105,7 +109,8 @@ async function runBatch(
 
 /** One turn: drain input, call the model, run the tool calls it asked for (seed §6). */
 async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> {
-  for (const input of await deps.drainInput()) await append(deps, input);
+  for (const message of await deps.drainInput())
+    await emitSafely(deps.emit, { type: "messageEnd", message });
   await emitSafely(deps.emit, { type: "turnStart", turn });
   const request = deps.formatMsgForLLM(deps.prepareContext(deps.state));
   const response = await callModel(deps, request);

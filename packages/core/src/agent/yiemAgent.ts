@@ -170,6 +170,7 @@ export class YiemAgent {
       drainInput: () => {
         const drained = [...opening, ...this.inbox.drainInputs()];
         opening = [];
+        this.state.messages.push(...drained);
         return drained;
       },
     }).finally(() => {

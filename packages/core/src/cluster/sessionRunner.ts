@@ -108,7 +108,7 @@ async function runOne(
     drainInput: async () => {
       const drained = (await deps.store.drainInputs(sessionId, token)) ?? [];
       const moved = [...opening, ...drained];
-      opening = [];
+      opening = []; // the opening message is in the transcript already (startRun put it there)
       state.messages.push(...drained);
       return moved;
     },

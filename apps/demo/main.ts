@@ -1,70 +1,122 @@
 /**
- * `npm run demo`: an agent with the built-in tools answers a question whose tool calls run
- * in parallel, showing each call live. Offline (no OPENAI_BASE_URL) a scripted model answers.
+ * `npm run demo`: a Yiem cluster on this machine — a Redis, one coordinator and three tool
+ * workers as separate processes — answers a question whose tool calls run in parallel on
+ * different workers, shown live. Offline (no OPENAI_BASE_URL) a scripted model answers.
+ * Keeps running (Bull Board stays up) until Ctrl-C; `--once` exits after the answer.
  * Usage: npm run demo -- [--once] ["your question"]
  */
-import { createOpenAILlmCall, type LlmCall, YiemAgent } from "@yiem/core";
-import { getBuiltinTools } from "@yiem/tools";
+import { randomUUID } from "node:crypto";
+import { type AssistantMessage, YiemClient } from "@yiem/core";
 import { startScriptedModelServer } from "../../test/support/scriptedModelServer.js";
 import { createEventRenderer } from "../cli/src/renderEvents.js";
+import { startDemoCluster } from "./demoCluster.js";
+import { startDemoRedis } from "./demoRedis.js";
+import { startFakeWeather } from "./fakeWeather.js";
 import { createScriptedBrain } from "./scriptedBrain.js";
 import { startStatusPage } from "./statusPage.js";
 
 const DEFAULT_QUESTION =
-  "What time is it in Tokyo, London and New York, and what does our status page say?";
+  "What's the weather and the time in Tokyo, London and New York, and what does our status page say?";
 
-async function chooseModel(
-  statusUrl: string,
-): Promise<{ llmCall: LlmCall; close(): Promise<void> }> {
+type Closer = () => Promise<unknown>;
+
+/** The model settings for the processes: a real model from the environment, or the scripted one. */
+async function modelEnv(statusUrl: string, closers: Closer[]): Promise<Record<string, string>> {
   if (process.env.OPENAI_BASE_URL || process.env.OPENAI_API_KEY) {
-    const model = process.env.YIEM_MODEL ?? "gpt-4o-mini";
-    console.log(`Model: ${model} at ${process.env.OPENAI_BASE_URL ?? "the OpenAI API"}`);
-    return { llmCall: createOpenAILlmCall({ model, stream: true }), close: async () => {} };
+    console.log(
+      `Model: ${process.env.YIEM_MODEL ?? "gpt-4o-mini"} at ${process.env.OPENAI_BASE_URL ?? "the OpenAI API"}`,
+    );
+    return {};
   }
-  const server = await startScriptedModelServer({ respond: createScriptedBrain(statusUrl) });
-  console.log(
-    "Offline: a scripted model is answering (set OPENAI_BASE_URL and YIEM_MODEL for a real one).",
+  const model = await startScriptedModelServer({ respond: createScriptedBrain(statusUrl) });
+  const weather = await startFakeWeather();
+  closers.push(
+    () => model.close(),
+    () => weather.close(),
   );
-  const llmCall = createOpenAILlmCall({
-    model: "scripted-model",
-    baseURL: server.baseURL,
-    apiKey: "offline",
-    stream: true,
-  });
-  return { llmCall, close: () => server.close() };
+  console.log(
+    "Offline: a scripted model is answering, and a local stand-in for Open-Meteo serves the weather.",
+  );
+  console.log("         (set OPENAI_BASE_URL, OPENAI_API_KEY and YIEM_MODEL for a real model)");
+  return {
+    OPENAI_BASE_URL: model.baseURL,
+    OPENAI_API_KEY: "offline",
+    YIEM_MODEL: "scripted-model",
+    YIEM_WEATHER_BASE_URL: weather.url,
+    YIEM_GEOCODING_BASE_URL: weather.url,
+  };
+}
+
+function answerText(response: AssistantMessage): string {
+  const text = response.content
+    .flatMap((block) => (block.type === "text" ? [block.text] : []))
+    .join("\n");
+  return text || `(no answer: ${response.stopReason} ${response.errorMessage ?? ""})`;
+}
+
+/** Sends the question and renders its events live until the run ends. */
+async function ask(client: YiemClient, question: string): Promise<AssistantMessage> {
+  const sessionId = randomUUID();
+  const renderer = createEventRenderer();
+  const watching = (async () => {
+    for await (const event of client.events(sessionId, { untilAgentEnd: true }))
+      renderer.handle(event, { workerId: event.workerId });
+  })();
+  const { runId } = await client.send(question, { sessionId });
+  await watching;
+  renderer.stop();
+  return client.waitForResponse(runId, { timeoutMs: 10_000 });
 }
 
 async function main(): Promise<void> {
+  const once = process.argv.includes("--once");
   const question =
     process.argv
       .slice(2)
       .filter((arg) => !arg.startsWith("--"))
       .join(" ") || DEFAULT_QUESTION;
-  const statusPage = await startStatusPage();
-  const model = await chooseModel(statusPage.url);
-  const renderer = createEventRenderer();
-  const agent = new YiemAgent({
-    llmCall: model.llmCall,
-    tools: getBuiltinTools(),
-    systemPrompt: `You are a helpful assistant. The team's status page is ${statusPage.url}.`,
-    agentEventSink: (event) => renderer.handle(event),
-  });
-  console.log(`\n> ${question}\n`);
-  const started = Date.now();
-  agent.run(question);
-  const response = await agent.takeResponse();
-  renderer.stop();
-  const text = response.content
-    .flatMap((block) => (block.type === "text" ? [block.text] : []))
-    .join("\n");
-  console.log(`\n${text || `(no answer: ${response.stopReason} ${response.errorMessage ?? ""})`}`);
-  console.log(`\n${response.stopReason} in ${Date.now() - started} ms`);
-  await agent.shutdown();
-  await model.close();
-  await statusPage.close();
+  const closers: Closer[] = [];
+  const stopAll = async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+  };
+  process.once("SIGINT", () => void stopAll().then(() => process.exit(0)));
+  try {
+    const redis = await startDemoRedis();
+    closers.push(redis.stop);
+    console.log(`Redis: ${redis.source}`);
+    const statusPage = await startStatusPage();
+    closers.push(statusPage.close);
+    const env = {
+      REDIS_URL: redis.url,
+      YIEM_PREFIX: redis.prefix,
+      YIEM_SYSTEM_PROMPT: `You are a helpful assistant. The team's status page is ${statusPage.url}.`,
+      ...(await modelEnv(statusPage.url, closers)),
+    };
+    const cluster = await startDemoCluster(env);
+    closers.push(cluster.stop);
+    console.log(
+      `Cluster: 1 coordinator (pid ${cluster.coordinator.pid}), ${cluster.workers.length} tool workers. Bull Board: ${cluster.boardUrl}`,
+    );
+    const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
+    closers.push(() => client.close());
+    console.log(`\n> ${question}\n`);
+    const started = Date.now();
+    const response = await ask(client, question);
+    console.log(
+      `\n${answerText(response)}\n\n${response.stopReason} in ${Date.now() - started} ms`,
+    );
+    if (!once) {
+      console.log(`\nThe cluster keeps running: Bull Board at ${cluster.boardUrl}`);
+      console.log(
+        `Send more: REDIS_URL=${redis.url} YIEM_PREFIX=${redis.prefix} npm run yiem -- send "…"   (Ctrl-C to stop)`,
+      );
+      return;
+    }
+  } catch (err) {
+    console.error(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  }
+  await stopAll();
 }
 
-main().catch((err: unknown) => {
-  console.error(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+void main();

@@ -3,10 +3,13 @@ import type { ScriptedReply, ScriptedRequest } from "../../test/support/scripted
 interface WireMessage {
   role: string;
   content?: unknown;
-  tool_call_id?: string;
 }
 
-const ZONES = ["Asia/Tokyo", "Europe/London", "America/New_York"];
+const CITIES = [
+  { city: "Tokyo", timezone: "Asia/Tokyo" },
+  { city: "London", timezone: "Europe/London" },
+  { city: "New York", timezone: "America/New_York" },
+];
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -23,10 +26,14 @@ function resultsSinceLastUser(messages: WireMessage[]): string[] {
     .map((m) => textOf(m.content));
 }
 
+function firstLine(text: string): string {
+  return text.split("\n").find((line) => line.trim()) ?? text;
+}
+
 /**
- * The demo's offline model: for a new question it calls `getTime` for three zones and
- * `httpFetch` for the demo's own status page, all in one parallel batch; once the results
- * are in, it answers from them. Deterministic, so the demo shows the same run every time.
+ * The demo's offline model. For a new question it asks, in one parallel batch, for the
+ * weather and the time in three cities and for the team's status page; once the results are
+ * in, it answers from them. Deterministic, so the demo shows the same run every time.
  */
 export function createScriptedBrain(statusPageUrl: string) {
   return (request: ScriptedRequest): ScriptedReply => {
@@ -38,19 +45,19 @@ export function createScriptedBrain(statusPageUrl: string) {
         text: "Let me look that up.",
         argumentChunks: 3,
         calls: [
-          ...ZONES.map((timezone) => ({ name: "getTime", arguments: { timezone } })),
+          ...CITIES.map(({ city }) => ({ name: "getWeather", arguments: { city } })),
+          ...CITIES.map(({ timezone }) => ({ name: "getTime", arguments: { timezone } })),
           { name: "httpFetch", arguments: { url: statusPageUrl } },
         ],
       };
     }
-    const lines = results.map(
-      (text) => `- ${text.split("\n").find((line) => line.trim()) ?? text}`,
-    );
-    const status = results.find((text) => text.includes("STATUS:"));
-    const statusLine = status?.match(/STATUS: [^\n<]*/)?.[0] ?? "no status found";
+    const status = results.find((text) => text.includes("STATUS:"))?.match(/STATUS: [^\n<]*/)?.[0];
+    const lines = results
+      .filter((text) => !text.includes("STATUS:"))
+      .map((text) => `- ${firstLine(text)}`);
     return {
       kind: "text",
-      text: `Here is what the tools found:\n${lines.slice(0, ZONES.length).join("\n")}\nThe status page says ${statusLine}.`,
+      text: `Here is what the tools found:\n${lines.join("\n")}\nThe status page says ${status ?? "nothing"}.`,
     };
   };
 }

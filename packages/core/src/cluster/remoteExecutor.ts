@@ -63,22 +63,35 @@ function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
  * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
  * error results.
  */
-export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
+export function createRemoteExecutor(options: RemoteExecutorOptions): RemoteExecutor {
+  const workers = new Map<string, string>();
   return {
-    execute(prep, signal, emit, context) {
-      if (context?.mode !== "parallel" && !prep.tool.queue)
+    async execute(prep, signal, emit, context) {
+      if (context?.mode !== "parallel" && !prep.tool.queue) {
         return executePreparedToolCall(prep, signal, emit);
-      return runRemote(options, prep, signal);
+      }
+      const { outcome, workerId } = await runRemote(options, prep, signal);
+      if (workerId) workers.set(prep.toolCall.id, workerId);
+      return outcome;
     },
+    workerOf: (toolCallId) => workers.get(toolCallId),
   };
 }
+
+/** A `ToolExecutor` that also tells which worker ran a call. */
+export interface RemoteExecutor extends ToolExecutor {
+  /** The worker that ran a remote call of this run, once it has ended. */
+  workerOf(toolCallId: string): string | undefined;
+}
+
+type RemoteOutcome = { outcome: ExecutedOutcome; workerId?: string };
 
 async function runRemote(
   options: RemoteExecutorOptions,
   prep: PreparedToolCall,
   signal: AbortSignal | undefined,
-): Promise<ExecutedOutcome> {
-  if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
+): Promise<RemoteOutcome> {
+  if (signal?.aborted) return { outcome: errorOutcome(ABORTED_MESSAGE) };
   const { sessionId, runId, waiter } = options;
   const jobId = toolJobId(sessionId, runId, prep.toolCall.id);
   try {
@@ -95,17 +108,24 @@ async function runRemote(
     const ended = waiter.wait(queue, jobId);
     await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
     waiter.startPolling(jobId);
-    const outcome = await Promise.race([
-      ended.then((end) => {
+    const result = await Promise.race([
+      ended.then((end): RemoteOutcome => {
         options.onRemoteResult?.(prep.tool.name, end);
-        return outcomeOf(prep, end);
+        return {
+          outcome: outcomeOf(prep, end),
+          workerId: end.kind === "completed" ? end.value.workerId : undefined,
+        };
       }),
-      abortWaiting(queue, jobId, signal),
+      abortWaiting(queue, jobId, signal).then((outcome): RemoteOutcome => ({ outcome })),
     ]);
     waiter.forget(jobId);
-    return outcome;
+    return result;
   } catch (err) {
     waiter.forget(jobId);
-    return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
+    return {
+      outcome: errorOutcome(
+        `${prep.tool.name}: could not dispatch the call: ${describeError(err)}`,
+      ),
+    };
   }
 }

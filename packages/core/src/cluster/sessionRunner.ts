@@ -20,7 +20,7 @@ import { publishEvent } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
-import { createRemoteExecutor } from "./remoteExecutor.js";
+import { createRemoteExecutor, type RemoteExecutor } from "./remoteExecutor.js";
 import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
 import type { RunStart, SessionStore } from "./sessionStore.js";
 
@@ -64,8 +64,16 @@ interface Holding {
   held: HeldSession;
 }
 
-/** Publishes a run's events while the session is ours; holds `agentEnd` back for the caller. */
-function runEmitter(h: Holding, runId: string, held: { end?: AgentEvent }) {
+/**
+ * Publishes a run's events while the session is ours, naming the worker on the end event of
+ * a remote call; holds `agentEnd` back for the caller.
+ */
+function runEmitter(
+  h: Holding,
+  runId: string,
+  executor: RemoteExecutor,
+  held: { end?: AgentEvent },
+) {
   return async (event: AgentEvent) => {
     if (h.lease.lost) return;
     h.deps.observe?.(event);
@@ -73,7 +81,13 @@ function runEmitter(h: Holding, runId: string, held: { end?: AgentEvent }) {
       held.end = event;
       return;
     }
-    await publishEvent(h.deps.command, h.deps.keys, { sessionId: h.sessionId, runId }, event);
+    const workerId = event.type === "toolExecEnd" ? executor.workerOf(event.toolCallId) : undefined;
+    await publishEvent(
+      h.deps.command,
+      h.deps.keys,
+      { sessionId: h.sessionId, runId, workerId },
+      event,
+    );
   };
 }
 
@@ -87,6 +101,13 @@ async function runOne(
   h.lease.onLost(() => controller.abort(new LeaseLostError(sessionId)));
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   const held: { end?: AgentEvent } = {};
+  const executor = createRemoteExecutor({
+    sessionId,
+    runId: start.runId,
+    queueFor: deps.queueFor,
+    waiter: deps.waiter,
+    onRemoteResult: deps.onRemoteResult,
+  });
   const response = await runAgentLoop({
     state,
     llmCall: deps.llmCall,
@@ -95,14 +116,8 @@ async function runOne(
     beforeToolCall: deps.beforeToolCall,
     afterToolCall: deps.afterToolCall,
     toolExecution: deps.toolExecution,
-    executor: createRemoteExecutor({
-      sessionId,
-      runId: start.runId,
-      queueFor: deps.queueFor,
-      waiter: deps.waiter,
-      onRemoteResult: deps.onRemoteResult,
-    }),
-    emit: runEmitter(h, start.runId, held),
+    executor,
+    emit: runEmitter(h, start.runId, executor, held),
     signal: controller.signal,
     maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
     drainInput: async () => {

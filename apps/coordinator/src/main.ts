@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     "coordinator ready",
   );
   onShutdownSignal(log, async () => {
-    await coordinator.close();
+    await coordinator.close(config.shutdownGraceMs);
     await admin.close();
   });
 }

@@ -30,6 +30,8 @@ export interface ClusterConfig {
   /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
+  shutdownGraceMs: number;
   /** `LOG_LEVEL`: pino level. */
   logLevel: string;
 }
@@ -79,6 +81,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),
+    shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", 10_000),
     logLevel: readString(env, "LOG_LEVEL") ?? "info",
   };
 }

@@ -1,0 +1,80 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+
+/** `slow N`: one 1.5 s sleepFor call, then "done N". */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const text = String(lastUser?.content ?? "");
+  if (messages.at(-1)?.role === "tool") return { kind: "text", text: `done ${text}` };
+  return { kind: "toolCalls", calls: [{ name: "sleepFor", arguments: { ms: 1500, label: text } }] };
+}
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster({
+    workers: 1,
+    coordinators: 1,
+    model: { respond },
+    env: { YIEM_SHUTDOWN_GRACE_MS: "200" },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+async function firstToolStart(sessionId: string): Promise<void> {
+  for await (const event of cluster.client.events(sessionId, { fromStart: true })) {
+    if (event.type === "toolExecStart") return;
+  }
+}
+
+describe("every process shuts down cleanly on SIGTERM", () => {
+  it("drains a worker's running call before it exits, and the run completes", async () => {
+    const sessionId = randomUUID();
+    const started = firstToolStart(sessionId);
+    const { runId } = await cluster.client.send("slow drain", { sessionId });
+    await started;
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the call is running on the worker
+    const worker = cluster.workers[0];
+    worker?.signal("SIGTERM");
+    expect(await worker?.exited).toBe(0);
+    expect(worker?.lines.some((line) => line.includes('"msg":"stopped cleanly"'))).toBe(true);
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    expect(response.content).toEqual([{ type: "text", text: "done slow drain" }]);
+    expect(await cluster.client.workers()).toEqual([]);
+    await cluster.addWorker();
+  });
+
+  it("hands a coordinator's running session over to another coordinator on SIGTERM, without running a call twice", async () => {
+    const first = cluster.coordinators[0];
+    const sessionId = randomUUID();
+    const started = firstToolStart(sessionId);
+    const { runId } = await cluster.client.send("slow handover", { sessionId });
+    await started; // the first coordinator holds the session and waits for the worker
+    await cluster.addCoordinator();
+    first?.signal("SIGTERM");
+    expect(await first?.exited).toBe(0);
+    expect(first?.lines.some((line) => line.includes("handing over the sessions still held"))).toBe(
+      true,
+    );
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    expect(response.content).toEqual([{ type: "text", text: "done slow handover" }]);
+    const transcript = await cluster.client.messages(sessionId);
+    expect(transcript.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    const runs = cluster.workers
+      .flatMap((w) => w.lines)
+      .filter((l) => l.includes("tool call finished") && l.includes(sessionId));
+    expect(runs).toHaveLength(1);
+  });
+
+  it("never writes the API key to logs", () => {
+    const all = [...cluster.coordinators, ...cluster.workers].flatMap((p) => p.lines).join("\n");
+    expect(all.length).toBeGreaterThan(0);
+    expect(all).not.toContain("sk-test-canary-key");
+  });
+});

@@ -139,3 +139,15 @@ describe("seed §8.1 step 3 default validation with full JSON Schema", () => {
     expect(validateRequiredArgs({}, { type: "not-a-type" })).toMatch(/input schema is invalid/);
   });
 });
+
+describe("hostile input: schema patterns cannot be made to backtrack", () => {
+  it("validates a catastrophic pattern against a crafted string without backtracking", () => {
+    const schema = { type: "object", properties: { id: { type: "string", pattern: "^(a+)+$" } } };
+    const crafted = `${"a".repeat(50_000)}!`;
+    // With a backtracking engine this call would not return for longer than the test's
+    // timeout (2^50 steps); RE2 answers in linear time.
+    const error = validateRequiredArgs({ id: crafted }, schema);
+    expect(error).toContain('"id" must match pattern');
+    expect(validateRequiredArgs({ id: "aaaa" }, schema)).toBeUndefined();
+  });
+});

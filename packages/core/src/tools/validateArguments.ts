@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { JsonSchema, ToolArgs } from "../types/index.js";
@@ -5,7 +6,25 @@ import type { JsonSchema, ToolArgs } from "../types/index.js";
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false });
+// Schema `pattern`s run on RE2 (linear time), so an argument string built to make a pattern
+// backtrack cannot stall a coordinator. RE2 has no look-arounds or back-references; a schema
+// that needs them is reported as invalid.
+const { RE2 } = createRequire(import.meta.url)("re2-wasm") as {
+  RE2: new (pattern: string, flags: string) => { test(input: string): boolean };
+};
+const re2Engine = Object.assign(
+  (pattern: string, flags: string) => new RE2(pattern, flags.includes("u") ? flags : `${flags}u`),
+  {
+    code: 'require("re2-wasm").RE2',
+  },
+);
+
+const ajv = new Ajv({
+  allErrors: true,
+  strict: false,
+  coerceTypes: false,
+  code: { regExp: re2Engine },
+});
 addFormats(ajv);
 
 /** Compiled validators, one per schema object (tools keep their schema for their lifetime). */

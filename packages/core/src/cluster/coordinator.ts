@@ -109,6 +109,9 @@ function sessionProcessor(ctx: CoordinatorContext, deps: SessionRunnerDeps, coor
     };
     const outcome = await processSession(deps, sessionId, leaseToken, register);
     if (outcome === "handedOver") return postpone(job, token, 0);
+    // The lease was lost (e.g. Redis away longer than the lease): this job stays the safety
+    // net until whoever holds the session now has finished its work.
+    if (outcome === "lost") return postpone(job, token, retryMs);
     return outcome;
   };
 }

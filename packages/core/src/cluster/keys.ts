@@ -8,6 +8,8 @@ export function clusterKeys(prefix: string) {
     messages: (sessionId: string) => `${session(sessionId)}:messages`,
     inbox: (sessionId: string) => `${session(sessionId)}:inbox`,
     run: (sessionId: string) => `${session(sessionId)}:run`,
+    /** Tool calls running in a coordinator's process right now (call id → start time). */
+    running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,
     seq: (sessionId: string) => `${session(sessionId)}:seq`,
     stream: (sessionId: string) => `${session(sessionId)}:events`,

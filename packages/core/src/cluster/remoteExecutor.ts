@@ -16,6 +16,11 @@ export interface RemoteExecutorOptions {
   waiter: ResultWaiter;
   /** Called with each remote call's outcome (metrics). */
   onRemoteResult?: (toolName: string, end: JobEnd) => void;
+  /**
+   * Called before a call runs in this process; an outcome returned here replaces running it
+   * (the cluster uses it to refuse re-running an interrupted call that is not idempotent).
+   */
+  beforeLocalCall?: (prep: PreparedToolCall) => Promise<ExecutedOutcome | undefined>;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -68,7 +73,8 @@ export function createRemoteExecutor(options: RemoteExecutorOptions): RemoteExec
   return {
     async execute(prep, signal, emit, context) {
       if (context?.mode !== "parallel" && !prep.tool.queue) {
-        return executePreparedToolCall(prep, signal, emit);
+        const replaced = await options.beforeLocalCall?.(prep);
+        return replaced ?? executePreparedToolCall(prep, signal, emit);
       }
       const { outcome, workerId } = await runRemote(options, prep, signal);
       if (workerId) workers.set(prep.toolCall.id, workerId);

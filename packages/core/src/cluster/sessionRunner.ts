@@ -4,6 +4,7 @@ import type { AgentState } from "../agent/agentState.js";
 import { prepareContext } from "../agent/prepareContext.js";
 import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
 import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
+import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import type {
   AfterToolCallHook,
@@ -11,7 +12,9 @@ import type {
   AgentMessage,
   AssistantMessage,
   BeforeToolCallHook,
+  ExecutedOutcome,
   LlmCall,
+  PreparedToolCall,
   ToolExecutionMode,
   UserMessage,
 } from "../types/index.js";
@@ -54,7 +57,29 @@ export interface HeldSession {
 /** How processing a session ended. */
 export type SessionOutcome = "idle" | "lost" | "handedOver";
 
+/** The text a non-idempotent in-process call gets when a coordinator died while it ran. */
+export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while this call ran";
+
+/**
+ * Before a call runs in this process: a call a dead predecessor was running is run again
+ * only when its tool is idempotent; otherwise it gets the "interrupted" error result and the
+ * model decides. Every call that does run is marked, so a successor can tell.
+ */
+async function guardLocalCall(
+  h: Holding,
+  prep: PreparedToolCall,
+): Promise<ExecutedOutcome | undefined> {
+  const id = prep.toolCall.id;
+  if (h.interrupted.has(id) && !prep.tool.idempotent) {
+    return { result: createErrorToolResult(INTERRUPTED_MESSAGE), isError: true };
+  }
+  await h.deps.store.markRunning(h.sessionId, id);
+  return undefined;
+}
+
 interface Holding {
+  /** Calls a previous holder was running in its own process when it stopped. */
+  interrupted: Set<string>;
   deps: SessionRunnerDeps;
   sessionId: string;
   token: string;
@@ -107,6 +132,7 @@ async function runOne(
     queueFor: deps.queueFor,
     waiter: deps.waiter,
     onRemoteResult: deps.onRemoteResult,
+    beforeLocalCall: (prep) => guardLocalCall(h, prep),
   });
   const response = await runAgentLoop({
     state,
@@ -161,6 +187,7 @@ export async function processSession(
     token,
     lease,
     handedOver: false,
+    interrupted: new Set(),
     state: {
       systemPrompt: deps.systemPrompt,
       tools: deps.toolStore.tools,
@@ -178,6 +205,7 @@ export async function processSession(
   register(h.held);
   try {
     h.state.messages = await deps.store.loadMessages(sessionId);
+    h.interrupted = new Set(await deps.store.loadRunning(sessionId));
     return await workSession(h);
   } finally {
     lease.stop();

@@ -86,9 +86,14 @@ end
 return moved
 `;
 
-/** KEYS: lease, messages · ARGV: token, message JSON → transcript length, or -1 not ours. */
+/**
+ * KEYS: lease, messages, running · ARGV: token, message JSON, tool call id or ''
+ * Appends a message; a tool result also clears its call's "running here" mark.
+ * → transcript length, or -1 not ours.
+ */
 export const APPEND_MESSAGE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if ARGV[3] ~= '' then redis.call('HDEL', KEYS[3], ARGV[3]) end
 return redis.call('RPUSH', KEYS[2], ARGV[2])
 `;
 

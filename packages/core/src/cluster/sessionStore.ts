@@ -48,7 +48,14 @@ type Scripts = {
     messages: string,
     token: string,
   ): Promise<ScriptResult>;
-  yiemAppend(lease: string, messages: string, token: string, message: string): Promise<number>;
+  yiemAppend(
+    lease: string,
+    messages: string,
+    running: string,
+    token: string,
+    message: string,
+    callId: string,
+  ): Promise<number>;
   yiemFinish(
     lease: string,
     run: string,
@@ -69,7 +76,7 @@ function defineScripts(redis: Redis): Redis & Scripts {
   redis.defineCommand("yiemRelease", { numberOfKeys: 1, lua: RELEASE_LEASE });
   redis.defineCommand("yiemStartRun", { numberOfKeys: 4, lua: START_RUN });
   redis.defineCommand("yiemDrain", { numberOfKeys: 4, lua: DRAIN_INPUTS });
-  redis.defineCommand("yiemAppend", { numberOfKeys: 2, lua: APPEND_MESSAGE });
+  redis.defineCommand("yiemAppend", { numberOfKeys: 3, lua: APPEND_MESSAGE });
   redis.defineCommand("yiemFinish", { numberOfKeys: 2, lua: FINISH_RUN });
   return scripted;
 }
@@ -176,17 +183,29 @@ export class SessionStore {
     return messages.map((text) => JSON.parse(String(text)) as UserMessage);
   }
 
-  /** Appends a message to the transcript; false when the lease is lost. */
+  /** Appends a message to the transcript (a tool result clears its running mark); false when the lease is lost. */
   async append(sessionId: string, token: string, message: AgentMessage): Promise<boolean> {
     const k = this.keys;
-    return (
-      (await this.redis.yiemAppend(
-        k.lease(sessionId),
-        k.messages(sessionId),
-        token,
-        JSON.stringify(message),
-      )) !== -1
+    const callId = message.role === "toolResult" ? message.toolCallId : "";
+    const length = await this.redis.yiemAppend(
+      k.lease(sessionId),
+      k.messages(sessionId),
+      k.running(sessionId),
+      token,
+      JSON.stringify(message),
+      callId,
     );
+    return length !== -1;
+  }
+
+  /** Marks a tool call as running in the holder's own process (so a successor knows it was interrupted). */
+  async markRunning(sessionId: string, toolCallId: string): Promise<void> {
+    await this.redis.hset(this.keys.running(sessionId), toolCallId, String(Date.now()));
+  }
+
+  /** The tool calls a previous holder was running in its process when it stopped. */
+  async loadRunning(sessionId: string): Promise<string[]> {
+    return this.redis.hkeys(this.keys.running(sessionId));
   }
 
   /** Stores the response for every input of the run and closes it; the input ids, or undefined when lost. */

@@ -60,7 +60,7 @@ async function ask(client: YiemClient, question: string): Promise<AssistantMessa
   const renderer = createEventRenderer();
   const watching = (async () => {
     for await (const event of client.events(sessionId, { untilAgentEnd: true }))
-      renderer.handle(event, { workerId: event.workerId });
+      renderer.handle(event, { workerId: event.workerId, ts: event.ts });
   })();
   const { runId } = await client.send(question, { sessionId });
   await watching;

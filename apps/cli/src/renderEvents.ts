@@ -1,15 +1,28 @@
 import type { AgentEvent, AgentToolResult, MessageContent } from "@yiem/core";
 import { createLiveLine, type LiveLine } from "./spinner.js";
 
-/** Extra facts a cluster event may carry (which worker ran a call). */
+/** Extra facts a cluster event may carry: which worker produced it and when it was published. */
 export interface EventOrigin {
   workerId?: string;
+  /** Publish time (ms since epoch); durations use it when both ends of a call carry it. */
+  ts?: number;
+}
+
+/** What `createEventRenderer` returns. */
+export interface EventRenderer {
+  /** Renders one event (tool lifecycle events; the others only refresh the live lines). */
+  handle(event: AgentEvent, origin?: EventOrigin): void;
+  /** Prints a permanent line above the live lines. */
+  print(line: string): void;
+  /** Clears the live lines. */
+  stop(): void;
 }
 
 interface RunningCall {
   name: string;
   args: string;
-  startedAt: number;
+  receivedAt: number;
+  ts?: number;
   progress?: string;
   workerId?: string;
 }
@@ -20,10 +33,13 @@ export function oneLine(text: string, max = 80): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** The text of content blocks, other blocks as `[type]`. */
+export function contentText(content: MessageContent[]): string {
+  return content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join(" ");
+}
+
 function resultText(result: AgentToolResult): string {
-  return result.content
-    .map((block: MessageContent) => (block.type === "text" ? block.text : `[${block.type}]`))
-    .join(" ");
+  return contentText(result.content);
 }
 
 function describeProgress(partial: unknown): string {
@@ -31,50 +47,80 @@ function describeProgress(partial: unknown): string {
   return oneLine(JSON.stringify(partial) ?? "", 40);
 }
 
+function onWorker(workerId: string | undefined): string {
+  return workerId ? ` on ${workerId}` : "";
+}
+
+/** ` 412 ms` since the call's start; nothing when its start was not seen. */
+function took(call: RunningCall | undefined, origin: EventOrigin): string {
+  if (!call) return "";
+  if (call.ts !== undefined && origin.ts !== undefined)
+    return ` ${Math.max(0, origin.ts - call.ts)} ms`;
+  return ` ${Date.now() - call.receivedAt} ms`;
+}
+
+function callLine(call: RunningCall): string {
+  const progress = call.progress ? ` — ${call.progress}` : "";
+  return `${call.name}(${call.args})${onWorker(call.workerId)}${progress}`;
+}
+
+/**
+ * Tracks running calls; each handler returns the permanent line the event calls for (only
+ * a call's end on a TTY, also starts and progress elsewhere).
+ */
+function createCallTracker(tty: boolean) {
+  const running = new Map<string, RunningCall>();
+  const start = (id: string, name: string, args: unknown, origin: EventOrigin) => {
+    const shown = oneLine(JSON.stringify(args) ?? "", 50);
+    running.set(id, { name, args: shown, receivedAt: Date.now(), ...origin });
+    return tty ? undefined : `→ ${name}(${shown}) started`;
+  };
+  const update = (id: string, partial: unknown, origin: EventOrigin) => {
+    const call = running.get(id);
+    if (!call) return undefined;
+    call.progress = describeProgress(partial);
+    call.workerId ??= origin.workerId;
+    return tty ? undefined : `  … ${call.name}${onWorker(call.workerId)} ${call.progress}`;
+  };
+  const end = (
+    id: string,
+    name: string,
+    result: AgentToolResult,
+    isError: boolean,
+    origin: EventOrigin,
+  ) => {
+    const call = running.get(id);
+    running.delete(id);
+    const where = onWorker(call?.workerId ?? origin.workerId);
+    const args = call ? `(${call.args})` : "";
+    return `${isError ? "✖" : "✔"} ${name}${args}${where}${took(call, origin)} — ${oneLine(resultText(result))}`;
+  };
+  const lineFor = (event: AgentEvent, origin: EventOrigin): string | undefined => {
+    if (event.type === "toolExecStart")
+      return start(event.toolCallId, event.toolName, event.arguments, origin);
+    if (event.type === "toolExecUpdate")
+      return update(event.toolCallId, event.partialResult, origin);
+    if (event.type === "toolExecEnd")
+      return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
+    return undefined;
+  };
+  return { lineFor, liveLines: () => [...running.values()].map(callLine) };
+}
+
 /**
  * Renders tool lifecycle events for a terminal: a spinner line per running call with its
- * latest progress (and worker), then one permanent line per finished call with ✔/✖, its
- * duration and the start of its result. Returns the handler and a `stop` to call at the end.
+ * latest progress (and worker), then one permanent line per finished call with ✔/✖, the
+ * worker that ran it (as seen on its progress events), its duration (from the events'
+ * publish times when they carry them) and the start of its result. Off a TTY, starts and
+ * progress are printed as plain lines instead of a spinner.
  */
-export function createEventRenderer(out: NodeJS.WriteStream = process.stdout) {
+export function createEventRenderer(out: NodeJS.WriteStream = process.stdout): EventRenderer {
   const live: LiveLine = createLiveLine(out);
-  const running = new Map<string, RunningCall>();
-  const redraw = () =>
-    live.set(
-      [...running.values()].map((call) => {
-        const where = call.workerId ? ` on ${call.workerId}` : "";
-        return `${call.name}(${call.args})${where}${call.progress ? ` — ${call.progress}` : ""}`;
-      }),
-    );
+  const calls = createCallTracker(out.isTTY === true);
   const handle = (event: AgentEvent, origin: EventOrigin = {}) => {
-    if (event.type === "toolExecStart") {
-      const args = oneLine(JSON.stringify(event.arguments), 50);
-      running.set(event.toolCallId, {
-        name: event.toolName,
-        args,
-        startedAt: Date.now(),
-        workerId: origin.workerId,
-      });
-      if (!out.isTTY) live.print(`→ ${event.toolName}(${args}) started`);
-    } else if (event.type === "toolExecUpdate") {
-      const call = running.get(event.toolCallId);
-      if (call) {
-        call.progress = describeProgress(event.partialResult);
-        call.workerId ??= origin.workerId;
-        if (!out.isTTY) live.print(`  … ${call.name} ${call.progress}`);
-      }
-    } else if (event.type === "toolExecEnd") {
-      const call = running.get(event.toolCallId);
-      running.delete(event.toolCallId);
-      const ms = call ? Date.now() - call.startedAt : 0;
-      const where =
-        (call?.workerId ?? origin.workerId) ? ` on ${call?.workerId ?? origin.workerId}` : "";
-      const mark = event.isError ? "✖" : "✔";
-      live.print(
-        `${mark} ${event.toolName}(${call?.args ?? ""})${where} ${ms} ms — ${oneLine(resultText(event.result))}`,
-      );
-    }
-    redraw();
+    const line = calls.lineFor(event, { workerId: origin.workerId, ts: origin.ts });
+    live.set(calls.liveLines()); // first, so a finished call's spinner line is gone before its line
+    if (line !== undefined) live.print(line);
   };
-  return { handle, stop: () => live.stop() };
+  return { handle, print: (line) => live.print(line), stop: () => live.stop() };
 }

@@ -1,0 +1,89 @@
+import {
+  type ClusterConfig,
+  clusterKeys,
+  connectRedis,
+  describeRedisTarget,
+  latestSeq,
+  RedisUnavailableError,
+  readClusterConfig,
+  YiemClient,
+} from "@yiem/core";
+
+/** A client for the cluster the environment names (`REDIS_URL`, `YIEM_PREFIX`). */
+export interface ClusterSession {
+  config: ClusterConfig;
+  client: YiemClient;
+  /** Closes the client; never hangs longer than a second. */
+  close(): Promise<void>;
+}
+
+/** Reads the configuration from `env` and opens a `YiemClient`. */
+export function openCluster(env: NodeJS.ProcessEnv): ClusterSession {
+  const config = readClusterConfig(env);
+  const client = new YiemClient({ redis: config.redisUrl, prefix: config.prefix });
+  const close = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 1000);
+    });
+    await Promise.race([client.close().catch(() => undefined), giveUp]);
+    clearTimeout(timer);
+  };
+  return { config, client, close };
+}
+
+/** Runs `action` with a client for the environment's cluster, and closes it afterwards. */
+export async function withCluster<T>(
+  env: NodeJS.ProcessEnv,
+  action: (cluster: ClusterSession) => Promise<T>,
+): Promise<T> {
+  const cluster = openCluster(env);
+  try {
+    return await action(cluster);
+  } finally {
+    await cluster.close();
+  }
+}
+
+/** What one look at a session in Redis finds. */
+export interface SessionProbe {
+  /** The sequence number of its latest event (0 for a new session). */
+  latestSeq: number;
+  /** True while a coordinator holds the session (it is working on it). */
+  held: boolean;
+}
+
+/**
+ * Looks at a session on a short-lived connection of its own: its latest event's sequence
+ * number (read before a send, so the events that follow can be told from the ones already
+ * there) and whether a coordinator holds it. Fails fast with `RedisUnavailableError`.
+ */
+export async function probeSession(
+  config: ClusterConfig,
+  sessionId: string,
+): Promise<SessionProbe> {
+  const redis = connectRedis(config.redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3000,
+    retryStrategy: () => null,
+  });
+  let firstError: unknown;
+  redis.on("error", (err: unknown) => {
+    firstError ??= err; // "connect ECONNREFUSED …" rather than connect()'s "Connection is closed."
+  });
+  try {
+    await redis.connect();
+    const keys = clusterKeys(config.prefix);
+    const [seq, held] = await Promise.all([
+      latestSeq(redis, keys, sessionId),
+      redis.exists(keys.lease(sessionId)),
+    ]);
+    return { latestSeq: seq, held: held === 1 };
+  } catch (err) {
+    throw new RedisUnavailableError(describeRedisTarget(config.redisUrl), firstError ?? err);
+  } finally {
+    redis.disconnect();
+  }
+}

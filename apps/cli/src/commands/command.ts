@@ -1,0 +1,43 @@
+import { UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
+
+/** One `yiem` subcommand. */
+export interface Command {
+  name: string;
+  /** One line for `yiem --help`. */
+  summary: string;
+  /** `yiem <name> <arguments> [options]`. */
+  usage: string;
+  /** Option lines for `yiem <name> --help`. */
+  options: string[];
+  /** Runs the command; resolves with the exit code. */
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
+/**
+ * Runs a `node:util` parseArgs call; a parse failure (unknown option, missing value…) becomes
+ * a `UsageError` carrying `usage`.
+ *
+ * @example parseOrUsage(USAGE, () => parseArgs({ args, options, allowPositionals: true, strict: true }))
+ */
+export function parseOrUsage<T>(usage: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err), usage);
+  }
+}
+
+/** The full help of a command. */
+export function commandHelp(command: Command): string {
+  return [`usage: ${command.usage}`, "", command.summary, "", ...command.options].join("\n");
+}
+
+/** The positionals when there is exactly one per name, else a `UsageError` naming what is missing or extra. */
+export function expectPositionals(usage: string, positionals: string[], names: string[]): string[] {
+  if (positionals.length < names.length)
+    throw new UsageError(`missing ${names.slice(positionals.length).join(", ")}`, usage);
+  if (positionals.length > names.length)
+    throw new UsageError(`unexpected argument "${positionals[names.length]}"`, usage);
+  return positionals;
+}

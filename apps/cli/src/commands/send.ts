@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import { parseArgs } from "node:util";
+import type { AgentEndEvent, AssistantMessage, BusEvent } from "@yiem/core";
+import { type ClusterSession, probeSession, withCluster } from "../cluster.js";
+import { EXIT, UsageError } from "../errors.js";
+import { type CliIo, parseSeconds, writeLine } from "../io.js";
+import { type BusPrinter, createBusPrinter, isFailedRun, responseLines } from "../output.js";
+import { type Command, commandHelp, parseOrUsage } from "./command.js";
+import { startRunGuard } from "./runGuard.js";
+
+const USAGE = 'yiem send "message" [--session ID] [--follow-up] [--json] [--timeout SECONDS]';
+
+const OPTIONS = {
+  session: { type: "string", short: "s" },
+  "follow-up": { type: "boolean" },
+  json: { type: "boolean" },
+  timeout: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+interface SendOptions {
+  message: string;
+  sessionId?: string;
+  followUp: boolean;
+  json: boolean;
+  timeoutS?: number;
+  coordinatorWaitS: number;
+}
+
+/** The run a send follows: its session, its id, and the last event that came before it. */
+interface FollowedRun {
+  sessionId: string;
+  runId: string;
+  baseline: number;
+}
+
+function readSendOptions(args: string[], env: NodeJS.ProcessEnv): SendOptions | undefined {
+  const { values, positionals } = parseOrUsage(USAGE, () =>
+    parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true }),
+  );
+  if (values.help) return undefined;
+  const message = positionals.join(" ").trim();
+  if (!message) throw new UsageError("missing the message to send", USAGE);
+  return {
+    message,
+    sessionId: values.session,
+    followUp: values["follow-up"] ?? false,
+    json: values.json ?? false,
+    timeoutS: parseSeconds(values.timeout, "--timeout"),
+    coordinatorWaitS:
+      parseSeconds(env.YIEM_COORDINATOR_WAIT_S, "YIEM_COORDINATOR_WAIT_S", 10) ?? 10,
+  };
+}
+
+function isEndOf(event: BusEvent, runId: string): event is BusEvent & AgentEndEvent {
+  return (
+    event.type === "agentEnd" && (event.runId === runId || (event.inputIds ?? []).includes(runId))
+  );
+}
+
+/** Prints the run's events after `baseline` until its `agentEnd`; resolves with its response. */
+async function followRun(
+  { client, config }: ClusterSession,
+  run: FollowedRun,
+  options: SendOptions,
+  printer: BusPrinter,
+): Promise<AssistantMessage> {
+  const isHeld = async () => (await probeSession(config, run.sessionId)).held;
+  const guard = startRunGuard({ ...options, sessionId: run.sessionId, isHeld });
+  try {
+    const events = client.events(run.sessionId, {
+      fromStart: true, // with `baseline`: nothing published after the send can be missed
+      untilAgentEnd: true,
+      runId: run.runId,
+      signal: guard.signal,
+    });
+    for await (const event of events) {
+      if (event.seq <= run.baseline) continue;
+      guard.sawEvent();
+      if (options.followUp && event.runId !== run.runId) continue; // the run before ours
+      printer.event(event);
+      if (isEndOf(event, run.runId)) return event.response;
+    }
+    throw guard.failure();
+  } finally {
+    guard.dispose();
+  }
+}
+
+function printResult(io: CliIo, sessionId: string, response: AssistantMessage, ms: number): void {
+  for (const line of responseLines(response, ms)) writeLine(io.stdout, line);
+  writeLine(io.stdout, `session ${sessionId}  (follow up: yiem send --session ${sessionId} "…")`);
+}
+
+async function sendAndFollow(
+  cluster: ClusterSession,
+  options: SendOptions,
+  io: CliIo,
+): Promise<number> {
+  const sessionId = options.sessionId ?? randomUUID();
+  const baseline = options.sessionId
+    ? (await probeSession(cluster.config, sessionId)).latestSeq
+    : 0;
+  const started = Date.now();
+  const sendOptions = { sessionId, followUp: options.followUp };
+  const { runId } = await cluster.client.send(options.message, sendOptions);
+  const run = { sessionId, runId, baseline };
+  const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
+  printer.print(`session ${sessionId}`);
+  const response = await followRun(cluster, run, options, printer).finally(() => printer.stop());
+  if (options.json) writeLine(io.stdout, JSON.stringify({ type: "response", ...run, response }));
+  else printResult(io, sessionId, response, Date.now() - started);
+  return isFailedRun(response) ? EXIT.runFailed : EXIT.ok;
+}
+
+/** `yiem send`: sends a message and shows its run live until the answer. */
+export const sendCommand: Command = {
+  name: "send",
+  summary:
+    "Sends a message to a session (a new one by default), shows each tool call live (progress, worker, duration) and prints the answer. Exit code 1 when the run ends with an error or is aborted.",
+  usage: USAGE,
+  options: [
+    "  -s, --session ID   send to this session (default: a new one; its id is printed)",
+    "      --follow-up    a follow-up: its own run after the session's current one",
+    "      --json         one JSON line per event, then the response as JSON",
+    "      --timeout S    give up waiting after S seconds (the run goes on; exit code 1)",
+    "",
+    "Environment: REDIS_URL, YIEM_PREFIX, YIEM_COORDINATOR_WAIT_S (default 10).",
+  ],
+  async run(args, io) {
+    const options = readSendOptions(args, io.env);
+    if (!options) {
+      writeLine(io.stdout, commandHelp(sendCommand));
+      return EXIT.ok;
+    }
+    return withCluster(io.env, (cluster) => sendAndFollow(cluster, options, io));
+  },
+};

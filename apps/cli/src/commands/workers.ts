@@ -1,0 +1,74 @@
+import { parseArgs } from "node:util";
+import type { WorkerInfo } from "@yiem/core";
+import { withCluster } from "../cluster.js";
+import { EXIT } from "../errors.js";
+import { writeLine } from "../io.js";
+import { type Command, commandHelp, expectPositionals, parseOrUsage } from "./command.js";
+
+const USAGE = "yiem workers [--json]";
+
+/** `3 s ago`, `2 min ago`. */
+function ago(ms: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - ms) / 1000));
+  return seconds < 120 ? `${seconds} s ago` : `${Math.round(seconds / 60)} min ago`;
+}
+
+/** Lays out rows as left-aligned columns separated by two spaces. */
+export function formatTable(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
+  return rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/** The workers as table lines: id, queues, tool count, running/concurrency, last seen, host. */
+export function workerTable(workers: WorkerInfo[], now = Date.now()): string[] {
+  const header = ["WORKER", "QUEUES", "TOOLS", "RUNNING", "LAST SEEN", "HOST"];
+  const rows = workers.map((w) => [
+    w.workerId,
+    w.queues.join(","),
+    String(w.tools.length),
+    `${w.running}/${w.concurrency}`,
+    ago(w.lastSeen, now),
+    `${w.hostname}:${w.pid}`,
+  ]);
+  return formatTable([header, ...rows]);
+}
+
+/** `yiem workers`: the live tool workers. */
+export const workersCommand: Command = {
+  name: "workers",
+  summary: "Lists the live tool workers: id, queues, tools, running/concurrency, last seen.",
+  usage: USAGE,
+  options: ["      --json         the workers as one JSON array"],
+  async run(args, io) {
+    const { values, positionals } = parseOrUsage(USAGE, () =>
+      parseArgs({
+        args,
+        options: {
+          json: { type: "boolean" },
+          help: { type: "boolean", short: "h" },
+        },
+        allowPositionals: true,
+        strict: true,
+      }),
+    );
+    if (values.help) {
+      writeLine(io.stdout, commandHelp(workersCommand));
+      return EXIT.ok;
+    }
+    expectPositionals(USAGE, positionals, []);
+    const workers = await withCluster(io.env, ({ client }) => client.workers());
+    if (values.json) writeLine(io.stdout, JSON.stringify(workers));
+    else if (workers.length === 0)
+      writeLine(io.stdout, "No live workers (start one: npm run worker).");
+    else for (const line of workerTable(workers)) writeLine(io.stdout, line);
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,56 @@
+import { ConfigError, RedisUnavailableError } from "@yiem/core";
+
+/** Exit codes of `yiem`. */
+export const EXIT = {
+  ok: 0,
+  /** The run ended with `stopReason` error or aborted, or no answer came in time. */
+  runFailed: 1,
+  /** Bad usage, bad configuration, Redis unreachable, no coordinator. */
+  setup: 2,
+  /** Stopped by Ctrl-C. */
+  interrupted: 130,
+} as const;
+
+/** An error the CLI reports as one line (`yiem: <message>`) with its own exit code. */
+export class CliError extends Error {
+  override name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Bad arguments: reported with the command's usage line, exit code 2. */
+export class UsageError extends CliError {
+  override name = "UsageError";
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
+    super(message, EXIT.setup);
+  }
+}
+
+function causeText(err: unknown): string {
+  if (err instanceof AggregateError && !err.message)
+    return err.errors.map(causeText).filter(Boolean).join("; ");
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  return err.message || (typeof code === "string" ? code : err.name);
+}
+
+/** Turns any failure into the one-line message and exit code the CLI reports (never a stack). */
+export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
+  if (err instanceof UsageError)
+    return { lines: [`yiem: ${err.message}`, `usage: ${err.usage}`], exitCode: err.exitCode };
+  if (err instanceof CliError) return { lines: [`yiem: ${err.message}`], exitCode: err.exitCode };
+  if (err instanceof RedisUnavailableError) {
+    const cause = (causeText(err.cause) || "no answer").replace(/\.+$/, "");
+    const line = `yiem: Redis unreachable at ${err.target}: ${cause}. Set REDIS_URL or start redis-server.`;
+    return { lines: [line], exitCode: EXIT.setup };
+  }
+  if (err instanceof ConfigError) return { lines: [`yiem: ${err.message}`], exitCode: EXIT.setup };
+  return { lines: [`yiem: ${causeText(err)}`], exitCode: EXIT.runFailed };
+}

@@ -1,0 +1,94 @@
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentMessage } from "@yiem/core";
+import { Redis } from "ioredis";
+import { repoRoot } from "./processes.js";
+
+/** A ledger file the fault-test tools append to, one line per execution: `<callId> <label> <pid>`. */
+export interface Ledger {
+  path: string;
+  /** Every recorded execution. */
+  entries(): Promise<Array<{ callId: string; label: string; pid: number }>>;
+  /** How many times each call id ran. */
+  countsByCall(): Promise<Map<string, number>>;
+}
+
+/** Creates an empty ledger in a temporary folder. */
+export async function createLedger(): Promise<Ledger> {
+  const path = join(await mkdtemp(join(tmpdir(), "yiem-ledger-")), "ledger.txt");
+  await writeFile(path, "");
+  const entries = async () =>
+    (await readFile(path, "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [callId = "", label = "", pid = "0"] = line.split(" ");
+        return { callId, label, pid: Number(pid) };
+      });
+  return {
+    path,
+    entries,
+    async countsByCall() {
+      const counts = new Map<string, number>();
+      for (const entry of await entries())
+        counts.set(entry.callId, (counts.get(entry.callId) ?? 0) + 1);
+      return counts;
+    },
+  };
+}
+
+/** A transcript without timestamps, usage or model metadata: what must be equal across runs. */
+export function normalizeTranscript(messages: AgentMessage[]): unknown[] {
+  return messages.map((message) => {
+    if (message.role === "user") return { role: "user", content: message.content };
+    if (message.role === "assistant")
+      return { role: "assistant", content: message.content, stopReason: message.stopReason };
+    return {
+      role: "toolResult",
+      toolCallId: message.toolCallId,
+      content: message.content,
+      isError: message.isError,
+    };
+  });
+}
+
+/** The pid of the coordinator holding a session's lease (its token is `<host>-<pid>:<uuid>`), if any. */
+export async function leaseHolderPid(
+  redisUrl: string,
+  prefix: string,
+  sessionId: string,
+): Promise<number | undefined> {
+  const redis = new Redis(redisUrl);
+  try {
+    const token = await redis.get(`${prefix}:s:{${sessionId}}:lease`);
+    const match = token?.match(/-(\d+):[^:]+$/);
+    return match ? Number(match[1]) : undefined;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** One scenario's figures for docs/RELIABILITY.md. */
+export interface ReliabilityFigure {
+  scenario: string;
+  runs: number;
+  calls: number;
+  lost: number;
+  duplicated: number;
+  recoveryMs?: number;
+  note?: string;
+}
+
+/** Where fault tests leave their figures for `npm run reliability`. */
+export const figuresDir = join(repoRoot, "test/faults/.figures");
+
+/** Records a scenario's figures (one JSON file per scenario). */
+export async function recordFigure(figure: ReliabilityFigure): Promise<void> {
+  await mkdir(figuresDir, { recursive: true });
+  const file = figure.scenario.replace(/[^A-Za-z0-9]+/g, "-").toLowerCase();
+  await writeFile(
+    join(figuresDir, `${file}.json`),
+    `${JSON.stringify({ ...figure, recordedAt: new Date().toISOString() }, null, 2)}\n`,
+  );
+}

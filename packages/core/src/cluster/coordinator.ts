@@ -171,6 +171,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     onRemoteResult: options.onRemoteResult,
   };
   const subscriber = command.duplicate();
+  for (const connection of [command, subscriber]) {
+    connection.on("error", (err: Error) =>
+      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
+    );
+  }
   listenForAborts(ctx, subscriber, log);
   await subscriber.subscribe(keys.controlChannel);
   const queueNames = new Set([

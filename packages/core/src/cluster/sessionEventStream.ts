@@ -62,6 +62,8 @@ export async function* streamSessionEvents(
     if (event) chain = chain.then(() => accept([event]));
   };
 
+  const onError = () => undefined; // ioredis reconnects by itself; catch-up fills the gap
+  subscriber.on("error", onError);
   subscriber.on("message", onMessage);
   subscriber.on("ready", catchUp);
   await subscriber.subscribe(keys.eventChannel(sessionId));

@@ -156,6 +156,11 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   };
   const queues = options.queues ?? ["default"];
   const subscriber = command.duplicate();
+  for (const connection of [command, subscriber]) {
+    connection.on("error", (err: Error) =>
+      ctx.log.debug({ err: err.message }, "redis connection error (reconnecting)"),
+    );
+  }
   listenForAborts(ctx, subscriber);
   await subscriber.subscribe(keys.controlChannel);
   const workers = queues.map((queue) => startQueueWorker(ctx, queue));

@@ -55,7 +55,7 @@ export class YiemClient {
   private readonly keys: ClusterKeys;
   private readonly command: Redis;
   private readonly store: SessionStore;
-  private readonly queue: Queue;
+  private queue: Queue | undefined;
   private readonly target: string;
 
   constructor(options: YiemClientOptions) {
@@ -68,11 +68,18 @@ export class YiemClient {
     });
     this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
     this.store = new SessionStore(this.command, this.keys);
-    this.queue = new Queue(COORDINATOR_QUEUE, {
-      connection: this.command,
-      prefix: this.keys.bullPrefix,
-    });
-    this.queue.on("error", () => undefined);
+  }
+
+  /** The coordinator queue, created once Redis has answered (BullMQ dislikes a dead connection). */
+  private coordinatorQueue(): Queue {
+    if (!this.queue) {
+      this.queue = new Queue(COORDINATOR_QUEUE, {
+        connection: this.command,
+        prefix: this.keys.bullPrefix,
+      });
+      this.queue.on("error", () => undefined);
+    }
+    return this.queue;
   }
 
   /** Sends input to a session (a new one by default). Returns the session and the id to wait on. */
@@ -87,7 +94,7 @@ export class YiemClient {
     const entry = encodeInboxEntry(options.followUp ? "followUp" : "input", runId, user);
     await this.guard(() => this.store.enqueueInput(sessionId, entry));
     try {
-      await this.queue.add("session", { sessionId }, SESSION_JOB_RETENTION);
+      await this.coordinatorQueue().add("session", { sessionId }, SESSION_JOB_RETENTION);
     } catch (err) {
       await this.store.withdrawInput(sessionId, entry).catch(() => undefined);
       throw new RedisUnavailableError(this.target, err);
@@ -105,7 +112,11 @@ export class YiemClient {
       : undefined;
     return streamSessionEvents({
       command: this.command,
-      subscriber: this.command.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null }),
+      subscriber: this.command.duplicate({
+        lazyConnect: false,
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+      }),
       keys: this.keys,
       sessionId,
       fromStart: options.fromStart,
@@ -121,6 +132,7 @@ export class YiemClient {
   ): Promise<AssistantMessage> {
     const timeoutMs = options.timeoutMs ?? 120_000;
     const subscriber = this.command.duplicate({
+      lazyConnect: false,
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
     });
@@ -185,8 +197,22 @@ export class YiemClient {
 
   /** Closes the connections. */
   async close(): Promise<void> {
-    await this.queue.close().catch(() => undefined);
-    this.command.disconnect();
+    await this.queue?.close().catch(() => undefined);
+    const redis = this.command;
+    if (redis.status === "connecting" || redis.status === "connect") {
+      // Let the attempt in flight settle first: disconnecting in the middle of it leaves
+      // ioredis with a connect promise that rejects with nobody listening.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 3000);
+        for (const event of ["ready", "close", "end"]) {
+          redis.once(event, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }
+      });
+    }
+    redis.disconnect();
   }
 
   /** Waits for the connection, or fails fast with `RedisUnavailableError`. */
@@ -206,7 +232,7 @@ export class YiemClient {
       const timer = setTimeout(() => done(new Error("connection timed out")), 3000);
       redis.once("ready", onReady);
       redis.once("error", onError);
-      if (redis.status === "end") redis.connect().catch(() => undefined);
+      if (redis.status === "wait" || redis.status === "end") redis.connect().catch(() => undefined);
     });
   }
 

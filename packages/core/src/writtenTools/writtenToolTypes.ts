@@ -1,0 +1,36 @@
+import type { JsonSchema } from "../types/index.js";
+
+/** What a written tool is made of: what the model supplies to `writeTool`. */
+export interface WrittenToolSpec {
+  /** An identifier: `^[A-Za-z_][A-Za-z0-9_]{0,63}$`. */
+  name: string;
+  label: string;
+  description: string;
+  /** JSON Schema of the tool's arguments (`type: "object"`). */
+  inputSchema: JsonSchema;
+  /** The body of `function (args) { … }`, JavaScript, run in the sandbox. */
+  code: string;
+  /** May run concurrently with the other calls of its batch (on the tool workers). */
+  parallel: boolean;
+}
+
+/** A stored version of a written tool. */
+export interface WrittenToolDefinition extends WrittenToolSpec {
+  /** sha256 (hex) of the canonical JSON of the spec; same content, same hash. */
+  hash: string;
+  /** 1 for the first version of this name, then 2, 3, … for each change of content. */
+  version: number;
+  /** When this version was saved (ISO 8601). */
+  writtenAt: string;
+}
+
+/**
+ * The few Redis commands written tools use; an ioredis `Redis` fits. Declared here so this
+ * folder does not depend on ioredis (only `cluster` does).
+ */
+export interface WrittenToolsRedis {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+  hget(key: string, field: string): Promise<string | null>;
+  lrange(key: string, start: number, stop: number): Promise<string[]>;
+}

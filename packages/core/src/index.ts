@@ -8,5 +8,7 @@
 export * from "./agent/index.js";
 export * from "./cluster/index.js";
 export * from "./llm/index.js";
+export * from "./sandbox/index.js";
 export * from "./tools/index.js";
 export type * from "./types/index.js";
+export * from "./writtenTools/index.js";

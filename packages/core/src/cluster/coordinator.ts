@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
-import type { ToolStore } from "../tools/toolStore.js";
+import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
   AfterToolCallHook,
   AgentEvent,
@@ -11,6 +11,11 @@ import type {
   LlmCall,
   ToolExecutionMode,
 } from "../types/index.js";
+import {
+  createWriteTool,
+  createWrittenToolsSync,
+  isWriteToolAllowed,
+} from "../writtenTools/index.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
@@ -116,6 +121,22 @@ function sessionProcessor(ctx: CoordinatorContext, deps: SessionRunnerDeps, coor
   };
 }
 
+/**
+ * With `YIEM_ALLOW_WRITE_TOOL=1`: registers `writeTool` and the tools written so far, and
+ * returns the sync that picks up tools written elsewhere before each LLM call.
+ */
+async function enableWrittenTools(options: CoordinatorOptions, command: Redis, keys: ClusterKeys) {
+  if (!isWriteToolAllowed()) return undefined;
+  const store = options.toolStore;
+  const written = createWrittenToolsSync({ redis: command, prefix: keys.prefix, store });
+  registerTool(
+    store,
+    createWriteTool({ redis: command, prefix: keys.prefix, store, allowed: true }),
+  );
+  await written.sync();
+  return written;
+}
+
 /** Aborts the current run of a session this coordinator holds. */
 function listenForAborts(ctx: CoordinatorContext, subscriber: Redis, log: Logger): void {
   subscriber.on("message", (_channel, text) => {
@@ -152,6 +173,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     waiter: new ResultWaiter(command, keys.bullPrefix),
     closing: false,
   };
+  const written = await enableWrittenTools(options, command, keys);
   const deps: SessionRunnerDeps = {
     store: new SessionStore(command, keys),
     command,
@@ -169,6 +191,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     log,
     observe: options.observe,
     onRemoteResult: options.onRemoteResult,
+    syncWrittenTools: written ? () => written.sync() : undefined,
   };
   const subscriber = command.duplicate();
   for (const connection of [command, subscriber]) {

@@ -46,6 +46,8 @@ export interface SessionRunnerDeps {
   /** Sees every event the coordinator publishes (metrics). */
   observe?: (event: AgentEvent) => void;
   onRemoteResult?: (toolName: string, end: JobEnd) => void;
+  /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
+  syncWrittenTools?: () => Promise<unknown>;
 }
 
 /** One held session: how the coordinator aborts or hands over its current run. */
@@ -147,6 +149,7 @@ async function runOne(
     signal: controller.signal,
     maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
     drainInput: async () => {
+      await deps.syncWrittenTools?.();
       const drained = (await deps.store.drainInputs(sessionId, token)) ?? [];
       const moved = [...opening, ...drained];
       opening = []; // the opening message is in the transcript already (startRun put it there)

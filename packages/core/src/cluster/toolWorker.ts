@@ -5,6 +5,11 @@ import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import type { PreparedToolCall } from "../types/index.js";
+import {
+  createWrittenToolsSync,
+  isWriteToolAllowed,
+  type WrittenToolsSync,
+} from "../writtenTools/index.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { publishEvent } from "./eventBus.js";
 import { type ClusterKeys, clusterKeys, toolQueueName } from "./keys.js";
@@ -46,6 +51,8 @@ interface WorkerContext {
   command: Redis;
   active: Map<string, { sessionId: string; worker: Worker }>;
   log: Logger;
+  /** Picks up tools written through writeTool (when allowed). */
+  written?: WrittenToolsSync;
 }
 
 function jobResult(
@@ -64,6 +71,7 @@ async function runToolJob(
 ): Promise<ToolJobResult> {
   const started = Date.now();
   const data = job.data;
+  await ctx.written?.sync();
   const tool = ctx.options.toolStore.tools.get(data.toolName);
   if (!tool) {
     const message = `Tool "${data.toolName}" is not available on worker ${ctx.workerId} (it has: ${[...ctx.options.toolStore.tools.keys()].join(", ")})`;
@@ -146,7 +154,12 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   const keys = clusterKeys(options.prefix ?? "yiem");
   const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const written = isWriteToolAllowed()
+    ? createWrittenToolsSync({ redis: command, prefix: keys.prefix, store: options.toolStore })
+    : undefined;
+  await written?.sync();
   const ctx: WorkerContext = {
+    written,
     options,
     workerId,
     keys,

@@ -1,1 +1,159 @@
-export {};
+/**
+ * `npm run bench`: measures Yiem's remote tool calls against plain BullMQ on one private Redis,
+ * prints a table, and writes `bench/results.json` and `docs/PERFORMANCE.md`. The coordinator
+ * side runs in this process; tool workers (Yiem and plain BullMQ alike) are child processes.
+ * It prints figures; it never asserts timings.
+ */
+import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
+import type { Redis } from "ioredis";
+import { startTestRedis, type TestRedis } from "../test/support/redisServer.js";
+import { loadAverage, readEnvironment } from "./environment.js";
+import { type Harness, openHarness } from "./harness.js";
+import { measureBreakdown } from "./measurements/breakdown.js";
+import { measureCallLatency } from "./measurements/callLatency.js";
+import { measureEventRelay } from "./measurements/eventRelay.js";
+import { measureFanout } from "./measurements/fanout.js";
+import {
+  combineRounds,
+  measureRawRound,
+  measureYiemRound,
+  openLoadSessions,
+  type SustainedOptions,
+  type SustainedRound,
+} from "./measurements/throughput.js";
+import { PLAN } from "./plan.js";
+import { openRawClient, type RawClient, WORKER_CONCURRENCY } from "./rawBullmq.js";
+import { printReport, writeResults } from "./report.js";
+import { type Measured, toResults } from "./results.js";
+import { processCpuMs, type WorkerKind, type WorkerPool, workerPool } from "./workerPool.js";
+
+function progress(text: string): void {
+  console.log(`[bench] ${text}`);
+}
+
+/** Open resources of one run, closed in reverse order whatever happened. */
+interface Rig {
+  redis: TestRedis;
+  pool: WorkerPool;
+  harness?: Harness;
+  rawConnection?: Redis;
+  raw?: RawClient;
+}
+
+async function closeRig(rig: Rig): Promise<void> {
+  await rig.raw?.close().catch(() => undefined);
+  await rig.rawConnection?.quit().catch(() => undefined);
+  await rig.harness?.close().catch(() => undefined);
+  await rig.pool.stop();
+  await rig.redis.stop();
+}
+
+function workerCpu(pool: WorkerPool, kind: WorkerKind): () => Promise<number> {
+  return async () => {
+    const values = await Promise.all(pool.pids(kind).map(processCpuMs));
+    return values.reduce<number>((sum, value) => sum + (value ?? Number.NaN), 0);
+  };
+}
+
+async function measureThroughput(
+  rig: Required<Rig>,
+  options: SustainedOptions,
+): Promise<Measured["throughput"]> {
+  const sessions = await openLoadSessions(rig.harness, options.concurrency);
+  const yiem: SustainedRound[] = [];
+  const raw: SustainedRound[] = [];
+  for (let round = 0; round < PLAN.loadRounds; round++) {
+    progress(`throughput round ${round + 1}/${PLAN.loadRounds}: Yiem`);
+    yiem.push(await measureYiemRound(rig.harness, sessions, options, workerCpu(rig.pool, "yiem")));
+    progress(`throughput round ${round + 1}/${PLAN.loadRounds}: raw BullMQ`);
+    raw.push(
+      await measureRawRound(rig.raw, rig.rawConnection, options, workerCpu(rig.pool, "raw")),
+    );
+  }
+  return { yiem: combineRounds(yiem), raw: combineRounds(raw) };
+}
+
+async function measureAll(rig: Required<Rig>, startedAt: number): Promise<Measured> {
+  const environment = await readEnvironment(rig.harness.command);
+  progress("single-call latency: remote, raw BullMQ, in-process (one worker process each)");
+  const calls = await measureCallLatency(rig.harness, rig.raw, PLAN.calls);
+  progress("fan-out of eight");
+  const fanout = await measureFanout(rig.harness, rig.raw, PLAN.fanout);
+  progress("event relay");
+  const relay = await measureEventRelay(rig.harness, PLAN.relay);
+  progress("phase breakdown");
+  const breakdown = await measureBreakdown(rig.harness, rig.raw, PLAN.breakdown);
+  progress("starting a second worker process of each kind");
+  await Promise.all([rig.pool.add("yiem"), rig.pool.add("raw")]);
+  const throughput = await measureThroughput(rig, PLAN.load);
+  return {
+    environment: { ...environment, loadAverageAtEnd: loadAverage() },
+    plan: PLAN,
+    method: {
+      coordinatorSide: "this process (the bench): queues, ResultWaiter, events, transcript",
+      workers:
+        "child processes (node + tsx, as the apps run): startToolWorker / plain BullMQ Worker",
+      workerConcurrency: WORKER_CONCURRENCY,
+      latencyWorkers: 1,
+      throughputWorkers: 2,
+      throughputConcurrency: PLAN.load.concurrency,
+      throughputWindowS: (PLAN.load.measureMs * PLAN.loadRounds) / 1000,
+      persistence:
+        "SessionStore.append under a held lease (fenced Lua script), one per result message",
+      rawWait: "job.waitUntilFinished(queueEvents, 10000)",
+    },
+    calls,
+    fanout,
+    relay,
+    breakdown,
+    throughput,
+    durationS: Math.round((performance.now() - startedAt) / 100) / 10,
+  };
+}
+
+async function openRig(): Promise<Required<Rig>> {
+  const redis = await startTestRedis({ privateServer: true });
+  const rig: Rig = { redis, pool: workerPool(redis.url, redis.prefix) };
+  try {
+    progress(`private redis-server at ${redis.url}; starting worker processes`);
+    await Promise.all([rig.pool.add("yiem"), rig.pool.add("raw")]);
+    rig.harness = await openHarness(redis.url, redis.prefix);
+    rig.rawConnection = connectRedis(redis.url, { ...DURABLE_CONNECTION, lazyConnect: true });
+    await rig.rawConnection.connect();
+    rig.raw = await openRawClient(rig.rawConnection, rig.harness.keys.bullPrefix);
+    return rig as Required<Rig>;
+  } catch (err) {
+    await closeRig(rig);
+    throw err;
+  }
+}
+
+/** Reports, after a grace period, anything that would keep the process alive. */
+function watchForHangingHandles(): void {
+  setTimeout(() => {
+    console.error(`[bench] still open after close: ${process.getActiveResourcesInfo().join(", ")}`);
+    process.exit(1);
+  }, 10_000).unref();
+}
+
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const rig = await openRig();
+  let measured: Measured;
+  try {
+    measured = await measureAll(rig, startedAt);
+  } finally {
+    await closeRig(rig);
+  }
+  const results = toResults(measured);
+  printReport(results);
+  for (const path of await writeResults(results)) progress(`wrote ${path}`);
+  progress(`done in ${measured.durationS} s`);
+  watchForHangingHandles();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+  watchForHangingHandles();
+});

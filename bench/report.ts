@@ -1,0 +1,112 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { repoRoot } from "../test/support/processes.js";
+import { performanceMarkdown } from "./performanceDoc.js";
+import type { BenchResults } from "./results.js";
+import { round } from "./stats.js";
+
+/** A headline figure: its key in `results.json`, its unit and what it means. */
+export interface Headline {
+  key: keyof BenchResults;
+  unit: string;
+  meaning: string;
+}
+
+/** The headline figures in table order. */
+export const HEADLINES: Headline[] = [
+  {
+    key: "remoteCallP50Ms",
+    unit: "ms",
+    meaning:
+      "one no-op call coordinator → tool worker process → coordinator through `executeToolCalls` + `createRemoteExecutor`, start/end events published, result appended to the transcript (median)",
+  },
+  { key: "remoteCallP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
+  {
+    key: "rawBullmqP50Ms",
+    unit: "ms",
+    meaning:
+      "plain BullMQ `queue.add` → `job.waitUntilFinished` with a no-op worker process, same payload size and concurrency (median)",
+  },
+  { key: "rawBullmqP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
+  {
+    key: "inProcessCallP50Ms",
+    unit: "ms",
+    meaning:
+      "the same no-op call through `executeToolCalls` with the default in-process executor, events and persistence included (median)",
+  },
+  {
+    key: "fanout8P50Ms",
+    unit: "ms",
+    meaning:
+      "a batch of eight parallel no-op calls through the remote path, events and persistence included (median)",
+  },
+  {
+    key: "throughputCallsPerS",
+    unit: "calls/s",
+    meaning: "sustained remote no-op calls, 64 concurrent sessions, two tool worker processes",
+  },
+  {
+    key: "rawBullmqJobsPerS",
+    unit: "jobs/s",
+    meaning: "sustained raw BullMQ jobs, 64 concurrent loops, two plain worker processes",
+  },
+  {
+    key: "eventRelayP50Ms",
+    unit: "ms",
+    meaning:
+      "a partial result emitted by a tool on a worker → received by `streamSessionEvents` here (median, monotonic clock)",
+  },
+  { key: "cores", unit: "", meaning: "`os.cpus().length`" },
+  { key: "node", unit: "", meaning: "Node.js version" },
+  { key: "redis", unit: "", meaning: "Redis version (INFO server `redis_version`)" },
+  { key: "bullmq", unit: "", meaning: "BullMQ version" },
+  { key: "date", unit: "", meaning: "when this run started" },
+];
+
+/** A headline's value as text. */
+export function headlineValue(results: BenchResults, headline: Headline): string {
+  const value = results[headline.key];
+  return typeof value === "number" ? String(round(value, 3)) : String(value);
+}
+
+/** Rows of text as an aligned plain-text table, the first row as header. */
+export function textTable(rows: string[][]): string {
+  const widths = rows[0]?.map((_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length)));
+  const line = (row: string[]) =>
+    row
+      .map((cell, col) => cell.padEnd(widths?.[col] ?? 0))
+      .join("  ")
+      .trimEnd();
+  const [header = [], ...body] = rows;
+  const rule = (widths ?? []).map((w) => "-".repeat(w)).join("  ");
+  return [line(header), rule, ...body.map(line)].join("\n");
+}
+
+/** Prints the headline table and the target checks. */
+export function printReport(results: BenchResults): void {
+  const rows = [["figure", "value", "unit"]];
+  for (const headline of HEADLINES)
+    rows.push([headline.key, headlineValue(results, headline), headline.unit]);
+  console.log(`\n${textTable(rows)}\n`);
+  const targets = [["target", "measured", "limit", "met", ""]];
+  for (const t of results.targets) {
+    targets.push([
+      t.target,
+      `${t.actual} ${t.unit}`,
+      `${t.limit} ${t.unit}`,
+      t.met ? "yes" : "NO",
+      t.met ? t.headroom : t.shortfall,
+    ]);
+  }
+  console.log(`${textTable(targets)}\n`);
+}
+
+/** Writes `bench/results.json` and `docs/PERFORMANCE.md`; returns their paths. */
+export async function writeResults(results: BenchResults): Promise<string[]> {
+  const json = join(repoRoot, "bench", "results.json");
+  const doc = join(repoRoot, "docs", "PERFORMANCE.md");
+  await writeFile(json, `${JSON.stringify(results, null, 2)}\n`);
+  const meanings = new Map(HEADLINES.map((h) => [String(h.key), h.meaning]));
+  await writeFile(doc, performanceMarkdown(results, meanings));
+  return [json, doc];
+}

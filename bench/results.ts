@@ -1,0 +1,122 @@
+import type { BenchEnvironment } from "./environment.js";
+import type { Breakdown } from "./measurements/breakdown.js";
+import type { CallLatency } from "./measurements/callLatency.js";
+import type { EventRelay } from "./measurements/eventRelay.js";
+import type { FanoutLatency } from "./measurements/fanout.js";
+import type { Throughput } from "./measurements/throughput.js";
+import type { Plan } from "./plan.js";
+import { round } from "./stats.js";
+
+/** Everything one run measured, before it is turned into headline figures. */
+export interface Measured {
+  environment: BenchEnvironment;
+  plan: Plan;
+  method: Record<string, string | number>;
+  calls: CallLatency;
+  fanout: FanoutLatency;
+  relay: EventRelay;
+  breakdown: Breakdown;
+  throughput: { yiem: Throughput; raw: Throughput };
+  durationS: number;
+}
+
+/** One target and whether this run met it. */
+export interface TargetCheck {
+  target: string;
+  /** The measured value. */
+  actual: number;
+  /** The value the target allows (an upper bound unless `atLeast`). */
+  limit: number;
+  atLeast: boolean;
+  unit: string;
+  met: boolean;
+  /** How far off the target is, in words ("" when met). */
+  shortfall: string;
+  /** How much room is left, in words ("" when missed). */
+  headroom: string;
+}
+
+/** The figures `bench/results.json` holds: the headline numbers first, then the details. */
+export interface BenchResults {
+  remoteCallP50Ms: number;
+  remoteCallP99Ms: number;
+  rawBullmqP50Ms: number;
+  rawBullmqP99Ms: number;
+  inProcessCallP50Ms: number;
+  fanout8P50Ms: number;
+  throughputCallsPerS: number;
+  rawBullmqJobsPerS: number;
+  eventRelayP50Ms: number;
+  cores: number;
+  node: string;
+  redis: string;
+  bullmq: string;
+  date: string;
+  targets: TargetCheck[];
+  details: Measured;
+}
+
+function check(
+  target: string,
+  actual: number,
+  limit: number,
+  unit: string,
+  atLeast = false,
+): TargetCheck {
+  const met = atLeast ? actual >= limit : actual <= limit;
+  const gap = Math.abs(actual - limit);
+  const percent = limit ? Math.round((gap / limit) * 100) : 0;
+  const words = `${round(gap, 2)} ${unit} (${percent}%)`;
+  return {
+    target,
+    actual: round(actual, 3),
+    limit: round(limit, 3),
+    atLeast,
+    unit,
+    met,
+    shortfall: met ? "" : `${atLeast ? "below" : "over"} the limit by ${words}`,
+    headroom: met ? `${words} of room` : "",
+  };
+}
+
+/** Checks the three targets: remote p50 vs raw, fan-out p50, throughput vs raw. */
+export function checkTargets(m: Measured): TargetCheck[] {
+  return [
+    check(
+      "remote call p50 ≤ 1.5 × raw BullMQ p50",
+      m.calls.remote.p50,
+      1.5 * m.calls.raw.p50,
+      "ms",
+    ),
+    check("fan-out of eight ≤ 5 ms at p50", m.fanout.remote.p50, 5, "ms"),
+    check(
+      "throughput ≥ 0.5 × raw BullMQ",
+      m.throughput.yiem.callsPerS,
+      0.5 * m.throughput.raw.callsPerS,
+      "calls/s",
+      true,
+    ),
+  ];
+}
+
+/** The headline figures of a run, rounded, with the target checks and every detail. */
+export function toResults(m: Measured): BenchResults {
+  return {
+    remoteCallP50Ms: round(m.calls.remote.p50),
+    remoteCallP99Ms: round(m.calls.remote.p99),
+    rawBullmqP50Ms: round(m.calls.raw.p50),
+    rawBullmqP99Ms: round(m.calls.raw.p99),
+    inProcessCallP50Ms: round(m.calls.inProcess.p50),
+    fanout8P50Ms: round(m.fanout.remote.p50),
+    throughputCallsPerS: round(m.throughput.yiem.callsPerS, 0),
+    rawBullmqJobsPerS: round(m.throughput.raw.callsPerS, 0),
+    eventRelayP50Ms: round(m.relay.stream.p50),
+    cores: m.environment.cores,
+    node: m.environment.node,
+    redis: m.environment.redis,
+    bullmq: m.environment.bullmq,
+    date: m.environment.date,
+    targets: checkTargets(m),
+    details: m,
+  };
+}

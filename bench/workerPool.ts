@@ -1,0 +1,53 @@
+import { readFile } from "node:fs/promises";
+import { logMessage, spawnApp, type TestProcess } from "../test/support/processes.js";
+
+/** Which worker a benchmark process runs: Yiem's `startToolWorker` or a plain BullMQ worker. */
+export type WorkerKind = "yiem" | "raw";
+
+/** The benchmark's worker processes. */
+export interface WorkerPool {
+  /** Starts one more worker process of `kind`; resolves once it listens. */
+  add(kind: WorkerKind): Promise<TestProcess>;
+  /** Process ids of the running workers of `kind`. */
+  pids(kind: WorkerKind): number[];
+  /** Stops every worker (SIGTERM, then SIGKILL after a grace period). */
+  stop(): Promise<void>;
+}
+
+/** Worker processes (node + tsx, like the apps) against Redis at `url` under `prefix`. */
+export function workerPool(url: string, prefix: string): WorkerPool {
+  const started: Array<{ kind: WorkerKind; process: TestProcess }> = [];
+  return {
+    async add(kind) {
+      const workerId = `bench-${kind}-${started.filter((w) => w.kind === kind).length + 1}`;
+      const child = spawnApp("bench/workers/benchWorker.ts", {
+        BENCH_WORKER_KIND: kind,
+        BENCH_WORKER_ID: workerId,
+        REDIS_URL: url,
+        YIEM_PREFIX: prefix,
+      });
+      started.push({ kind, process: child });
+      await child.waitForLine(logMessage("bench worker ready"), 30_000);
+      return child;
+    },
+    pids: (kind) => started.filter((w) => w.kind === kind).map((w) => w.process.pid),
+    async stop() {
+      await Promise.all(started.map((w) => w.process.stop(3000)));
+    },
+  };
+}
+
+/**
+ * CPU time (user + system, milliseconds) used so far by process `pid`, from `/proc`;
+ * `undefined` where `/proc` is not available.
+ */
+export async function processCpuMs(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
+    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from "node:crypto";
+import type { AgentMessage, AssistantMessage } from "@yiem/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { faultModel } from "./scriptedFaultModel.js";
+
+const SESSIONS = Number(process.env.YIEM_LOAD_SESSIONS ?? 500);
+const TURNS = 3;
+const WORKERS = 4;
+
+let cluster: TestCluster;
+let ledger: Ledger;
+
+beforeAll(async () => {
+  ledger = await createLedger();
+  cluster = await startTestCluster({
+    workers: WORKERS,
+    coordinators: 2,
+    model: { respond: faultModel },
+    env: { YIEM_TEST_LEDGER: ledger.path, LOG_LEVEL: "info" },
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** SIGKILLs a random live worker every `everyMs` and starts a replacement, until stopped. */
+function killWorkersAtRandom(everyMs: number): { stop(): Promise<number> } {
+  let kills = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+      if (stopped) break;
+      const alive = cluster.workers.filter(
+        (w) => w.child.exitCode === null && w.child.signalCode === null,
+      );
+      const victim = alive[Math.floor(Math.random() * alive.length)];
+      if (!victim) continue;
+      victim.signal("SIGKILL");
+      kills++;
+      await cluster.addWorker();
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return kills;
+    },
+  };
+}
+
+/** Checks one session's transcript: every call answered once, in call order, three turns. */
+function checkTranscript(messages: AgentMessage[]): { calls: number; problems: string[] } {
+  const problems: string[] = [];
+  let calls = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i] as AgentMessage;
+    if (message.role !== "assistant") continue;
+    const ids = message.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : []));
+    const results = messages
+      .slice(i + 1, i + 1 + ids.length)
+      .map((m) => (m.role === "toolResult" ? m.toolCallId : "missing"));
+    if (JSON.stringify(results) !== JSON.stringify(ids))
+      problems.push(`results ${results} for calls ${ids}`);
+    calls += ids.length;
+  }
+  const answered = new Set<string>();
+  for (const m of messages) {
+    if (m.role !== "toolResult") continue;
+    if (answered.has(m.toolCallId)) problems.push(`call ${m.toolCallId} answered twice`);
+    answered.add(m.toolCallId);
+  }
+  if (messages.filter((m) => m.role === "user").length !== TURNS)
+    problems.push("a turn is missing");
+  return { calls, problems };
+}
+
+describe("faults: load with random worker kills", () => {
+  it(`completes ${SESSIONS} sessions × ${TURNS} turns while workers are killed, every call answered once and in order`, async () => {
+    const chaos = killWorkersAtRandom(1500);
+    const started = Date.now();
+    const sessions = Array.from({ length: SESSIONS }, () => randomUUID());
+    const runIds: string[] = [];
+    for (const [s, sessionId] of sessions.entries()) {
+      for (let turn = 1; turn <= TURNS; turn++) {
+        const { runId } = await cluster.client.send(`ledgerRemote s${s}t${turn} 20 2`, {
+          sessionId,
+          followUp: turn > 1,
+        });
+        runIds.push(runId);
+      }
+    }
+    const responses: AssistantMessage[] = [];
+    for (let i = 0; i < runIds.length; i += 100) {
+      const chunk = runIds
+        .slice(i, i + 100)
+        .map((id) => cluster.client.waitForResponse(id, { timeoutMs: 240_000 }));
+      responses.push(...(await Promise.all(chunk)));
+    }
+    const kills = await chaos.stop();
+    const elapsedMs = Date.now() - started;
+    const lost = responses.filter((r) => r.stopReason !== "stop").length;
+    let calls = 0;
+    const problems: string[] = [];
+    for (const sessionId of sessions) {
+      const checked = checkTranscript(await cluster.client.messages(sessionId));
+      calls += checked.calls;
+      problems.push(...checked.problems.map((p) => `${sessionId}: ${p}`));
+    }
+    const executions = (await ledger.entries()).length;
+    await recordFigure({
+      scenario: `load: ${SESSIONS} sessions × ${TURNS} turns with random worker kills`,
+      runs: responses.length,
+      calls,
+      lost,
+      duplicated: problems.filter((p) => p.includes("twice")).length,
+      note: `${kills} workers SIGKILLed; ${executions} executions for ${calls} calls (re-runs after kills: ${executions - calls}); ${elapsedMs} ms`,
+    });
+    expect(problems).toEqual([]);
+    expect(lost).toBe(0);
+    expect(responses).toHaveLength(SESSIONS * TURNS);
+    expect(calls).toBe(SESSIONS * TURNS * 2);
+  }, 420_000);
+});

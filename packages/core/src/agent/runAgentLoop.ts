@@ -49,6 +49,8 @@ export interface AgentLoopDeps {
   drainInput: () => UserMessage[] | Promise<UserMessage[]>;
   /** Adds a message to the transcript. Default: pushes to `state.messages`. */
   appendMessage?: (message: AgentMessage) => void | Promise<void>;
+  /** Adds a batch's tool results at once (one write instead of one per message). Default: one `appendMessage` each. */
+  appendMessages?: (messages: AgentMessage[]) => void | Promise<void>;
 }
 
 type TurnOutcome = { kind: "continue" } | { kind: "done"; response: AssistantMessage };
@@ -103,7 +105,13 @@ async function runBatch(
     deps.signal,
     deps.emit,
   );
-  for (const message of batch.messages) await append(deps, message);
+  if (!deps.appendMessages) {
+    for (const message of batch.messages) await append(deps, message);
+    return batch;
+  }
+  await deps.appendMessages(batch.messages);
+  for (const message of batch.messages)
+    await emitSafely(deps.emit, { type: "messageEnd", message });
   return batch;
 }
 

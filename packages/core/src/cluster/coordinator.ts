@@ -211,7 +211,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     prefix: keys.bullPrefix,
   });
   const worker = new Worker(COORDINATOR_QUEUE, sessionProcessor(ctx, deps, coordinatorId), {
-    connection: command.duplicate(DURABLE_CONNECTION),
+    connection: command, // BullMQ duplicates it for its blocking reads
     prefix: keys.bullPrefix,
     concurrency: options.concurrency ?? 64,
     lockDuration: options.lockDurationMs ?? 30_000,

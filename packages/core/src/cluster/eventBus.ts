@@ -93,3 +93,36 @@ export async function latestSeq(
 ): Promise<number> {
   return Number((await redis.get(keys.seq(sessionId))) ?? 0);
 }
+
+/** Publishes a run's events without waiting for each reply, and waits for all of them on `flush`. */
+export interface EventPublisher {
+  /** Sends the event to Redis and returns at once. Never throws; a failed publish is dropped. */
+  emit(event: AgentEvent, extra?: Partial<EventOrigin>): Promise<void>;
+  /** Resolves once every event sent so far has been published (or has failed). */
+  flush(): Promise<void>;
+}
+
+/**
+ * A publisher for one origin (session and run). Events go out on one connection, so Redis
+ * applies them in the order they were sent, before any command sent after them on the same
+ * connection (a job added for a call is always behind the call's start event); waiting for
+ * each reply would only add a round trip per event to the run.
+ */
+export function createEventPublisher(
+  redis: Redis,
+  keys: ClusterKeys,
+  origin: EventOrigin,
+): EventPublisher {
+  const pending = new Set<Promise<unknown>>();
+  return {
+    emit(event, extra = {}) {
+      const sent = publishEvent(redis, keys, { ...origin, ...extra }, event).catch(() => undefined);
+      pending.add(sent);
+      void sent.finally(() => pending.delete(sent));
+      return Promise.resolve();
+    },
+    async flush() {
+      await Promise.all(pending);
+    },
+  };
+}

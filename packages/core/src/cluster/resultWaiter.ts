@@ -35,7 +35,7 @@ export class ResultWaiter {
   async listen(queue: Queue): Promise<void> {
     if (this.readers.has(queue.name)) return;
     const reader = new QueueEvents(queue.name, {
-      connection: this.connection.duplicate({ maxRetriesPerRequest: null }),
+      connection: this.connection, // QueueEvents makes its own blocking duplicate
       prefix: this.bullPrefix,
     });
     this.readers.set(queue.name, reader);

@@ -19,7 +19,7 @@ import type {
   UserMessage,
 } from "../types/index.js";
 import { LeaseLostError } from "./errors.js";
-import { publishEvent } from "./eventBus.js";
+import { createEventPublisher, type EventPublisher, publishEvent } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
@@ -97,24 +97,19 @@ interface Holding {
  */
 function runEmitter(
   h: Holding,
-  runId: string,
+  publisher: EventPublisher,
   executor: RemoteExecutor,
   held: { end?: AgentEvent },
 ) {
-  return async (event: AgentEvent) => {
-    if (h.lease.lost) return;
+  return (event: AgentEvent): Promise<void> => {
+    if (h.lease.lost) return Promise.resolve();
     h.deps.observe?.(event);
     if (event.type === "agentEnd") {
       held.end = event;
-      return;
+      return Promise.resolve();
     }
     const workerId = event.type === "toolExecEnd" ? executor.workerOf(event.toolCallId) : undefined;
-    await publishEvent(
-      h.deps.command,
-      h.deps.keys,
-      { sessionId: h.sessionId, runId, workerId },
-      event,
-    );
+    return publisher.emit(event, workerId ? { workerId } : {});
   };
 }
 
@@ -128,6 +123,10 @@ async function runOne(
   h.lease.onLost(() => controller.abort(new LeaseLostError(sessionId)));
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   const held: { end?: AgentEvent } = {};
+  const publisher = createEventPublisher(deps.command, deps.keys, {
+    sessionId,
+    runId: start.runId,
+  });
   const executor = createRemoteExecutor({
     sessionId,
     runId: start.runId,
@@ -145,7 +144,7 @@ async function runOne(
     afterToolCall: deps.afterToolCall,
     toolExecution: deps.toolExecution,
     executor,
-    emit: runEmitter(h, start.runId, executor, held),
+    emit: runEmitter(h, publisher, executor, held),
     signal: controller.signal,
     maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
     drainInput: async () => {
@@ -156,6 +155,11 @@ async function runOne(
       state.messages.push(...drained);
       return moved;
     },
+    appendMessages: async (messages: AgentMessage[]) => {
+      if (!(await deps.store.appendMany(sessionId, token, messages)))
+        throw new LeaseLostError(sessionId);
+      state.messages.push(...messages);
+    },
     appendMessage: async (message: AgentMessage) => {
       if (!(await deps.store.append(sessionId, token, message)))
         throw new LeaseLostError(sessionId);
@@ -163,6 +167,7 @@ async function runOne(
     },
   });
   h.held.controller = undefined;
+  await publisher.flush();
   const inputIds = await deps.store.finishRun(sessionId, token, response);
   if (inputIds && held.end && !h.lease.lost) {
     const origin = { sessionId, runId: start.runId, inputIds };

@@ -112,3 +112,18 @@ redis.call('DEL', KEYS[2])
 redis.call('PUBLISH', ARGV[5], ids)
 return ids
 `;
+
+/**
+ * KEYS: lease, messages, running · ARGV: token, then pairs of (message JSON, tool call id or '')
+ * Appends several messages in order in one step (a batch's tool results).
+ * → transcript length, or -1 not ours.
+ */
+export const APPEND_MESSAGES = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local length = 0
+for i = 2, #ARGV, 2 do
+  if ARGV[i + 1] ~= '' then redis.call('HDEL', KEYS[3], ARGV[i + 1]) end
+  length = redis.call('RPUSH', KEYS[2], ARGV[i])
+end
+return length
+`;

@@ -4,6 +4,7 @@ import type { ClusterKeys } from "./keys.js";
 import {
   ACQUIRE_LEASE,
   APPEND_MESSAGE,
+  APPEND_MESSAGES,
   DRAIN_INPUTS,
   FINISH_RUN,
   RELEASE_IF_IDLE,
@@ -56,6 +57,13 @@ type Scripts = {
     message: string,
     callId: string,
   ): Promise<number>;
+  yiemAppendMany(
+    lease: string,
+    messages: string,
+    running: string,
+    token: string,
+    ...pairs: string[]
+  ): Promise<number>;
   yiemFinish(
     lease: string,
     run: string,
@@ -77,6 +85,7 @@ function defineScripts(redis: Redis): Redis & Scripts {
   redis.defineCommand("yiemStartRun", { numberOfKeys: 4, lua: START_RUN });
   redis.defineCommand("yiemDrain", { numberOfKeys: 4, lua: DRAIN_INPUTS });
   redis.defineCommand("yiemAppend", { numberOfKeys: 3, lua: APPEND_MESSAGE });
+  redis.defineCommand("yiemAppendMany", { numberOfKeys: 3, lua: APPEND_MESSAGES });
   redis.defineCommand("yiemFinish", { numberOfKeys: 2, lua: FINISH_RUN });
   return scripted;
 }
@@ -194,6 +203,24 @@ export class SessionStore {
       token,
       JSON.stringify(message),
       callId,
+    );
+    return length !== -1;
+  }
+
+  /** Appends several messages in order, in one round trip; false when the lease is lost. */
+  async appendMany(sessionId: string, token: string, messages: AgentMessage[]): Promise<boolean> {
+    if (messages.length === 0) return true;
+    const k = this.keys;
+    const pairs = messages.flatMap((m) => [
+      JSON.stringify(m),
+      m.role === "toolResult" ? m.toolCallId : "",
+    ]);
+    const length = await this.redis.yiemAppendMany(
+      k.lease(sessionId),
+      k.messages(sessionId),
+      k.running(sessionId),
+      token,
+      ...pairs,
     );
     return length !== -1;
   }

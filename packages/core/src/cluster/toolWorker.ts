@@ -117,7 +117,7 @@ function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
       }
     },
     {
-      connection: ctx.command.duplicate(DURABLE_CONNECTION),
+      connection: ctx.command, // BullMQ duplicates it for its blocking reads
       prefix: ctx.keys.bullPrefix,
       concurrency: options.concurrency ?? 16,
       lockDuration: options.lockDurationMs ?? 30_000,

@@ -18,7 +18,16 @@ export interface TestClusterOptions {
   model?: ScriptedModelOptions;
   /** Extra environment for every process. */
   env?: Record<string, string>;
-  redis?: { privateServer?: boolean; appendOnly?: boolean };
+  /** Extra environment for worker processes only (e.g. a REDIS_URL with a worker ACL user). */
+  workerEnv?: Record<string, string>;
+  redis?: {
+    privateServer?: boolean;
+    appendOnly?: boolean;
+    requirePass?: string;
+    aclLines?: string[];
+  };
+  /** The REDIS_URL the processes and the client use (default: the server's plain URL). */
+  redisUrl?: (redis: TestRedis) => string;
 }
 
 /** A real cluster for a test: Redis, a scripted model, coordinator and worker processes, a client. */
@@ -34,6 +43,8 @@ export interface TestCluster {
   env: Record<string, string>;
   /** Starts one more worker named `worker-<n>`. */
   addWorker(): Promise<TestProcess>;
+  /** Starts one more worker with extra environment (e.g. its own REDIS_URL). */
+  addWorkerWith(env: Record<string, string>): Promise<TestProcess>;
   /** Starts one more coordinator. */
   addCoordinator(): Promise<TestProcess>;
   stop(): Promise<void>;
@@ -45,9 +56,10 @@ export interface TestCluster {
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const redis = await startTestRedis(options.redis);
+  const redisUrl = options.redisUrl?.(redis) ?? redis.url;
   const model = await startScriptedModelServer(options.model);
   const env: Record<string, string> = {
-    REDIS_URL: redis.url,
+    REDIS_URL: redisUrl,
     YIEM_PREFIX: redis.prefix,
     OPENAI_BASE_URL: model.baseURL,
     OPENAI_API_KEY: "sk-test-canary-key",
@@ -61,13 +73,19 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const coordinators: TestProcess[] = [];
   const coordinatorUrls: string[] = [];
   const workers: TestProcess[] = [];
-  const addWorker = async () => {
+  const addWorkerWith = async (extra: Record<string, string>) => {
     const name = `worker-${workers.length + 1}`;
-    const worker = spawnApp("apps/tool-worker/src/main.ts", { ...env, YIEM_WORKER_ID: name });
+    const worker = spawnApp("apps/tool-worker/src/main.ts", {
+      ...env,
+      ...options.workerEnv,
+      ...extra,
+      YIEM_WORKER_ID: name,
+    });
     workers.push(worker);
     await worker.waitForLine(logMessage("tool worker ready"));
     return worker;
   };
+  const addWorker = () => addWorkerWith({});
   const addCoordinator = async () => {
     const port = await freePort();
     const coordinator = spawnApp("apps/coordinator/src/main.ts", { ...env, PORT: String(port) });
@@ -76,7 +94,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     await coordinator.waitForLine(logMessage("coordinator ready"));
     return coordinator;
   };
-  const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
+  const client = new YiemClient({ redis: redisUrl, prefix: redis.prefix });
   try {
     await Promise.all([
       ...Array.from({ length: options.coordinators ?? 1 }, addCoordinator),
@@ -95,6 +113,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     workers,
     env,
     addWorker,
+    addWorkerWith,
     addCoordinator,
     async stop() {
       await client.close();

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,7 +64,12 @@ function uniquePrefix(): string {
  * restart Redis must ask for `privateServer: true`.
  */
 export async function startTestRedis(
-  options: { privateServer?: boolean; appendOnly?: boolean } = {},
+  options: {
+    privateServer?: boolean;
+    appendOnly?: boolean;
+    requirePass?: string;
+    aclLines?: string[];
+  } = {},
 ): Promise<TestRedis> {
   const shared = process.env.REDIS_URL;
   if (shared && !options.privateServer) {
@@ -94,7 +99,19 @@ export async function startTestRedis(
     "--appendonly",
     options.appendOnly ? "yes" : "no",
   ];
-  const url = `redis://127.0.0.1:${port}`;
+  if (options.aclLines?.length) {
+    // With an ACL file the default user's password lives in the file too.
+    const defaultUser = options.requirePass
+      ? [`user default on >${options.requirePass} ~* &* +@all`]
+      : [];
+    const aclFile = join(dir, "users.acl");
+    await writeFile(aclFile, `${[...defaultUser, ...options.aclLines].join("\n")}\n`);
+    args.push("--aclfile", aclFile);
+  } else if (options.requirePass) {
+    args.push("--requirepass", options.requirePass);
+  }
+  const auth = options.requirePass ? `:${encodeURIComponent(options.requirePass)}@` : "";
+  const url = `redis://${auth}127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn("redis-server", args, { stdio: "ignore" });

@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     }),
     adminUser: config.adminUser,
     adminPassword: config.adminPassword,
+    readOnly: config.adminReadOnly,
   });
   log.info(
     { url: `${admin.url}/admin/queues`, tools: [...toolStore.tools.keys()] },

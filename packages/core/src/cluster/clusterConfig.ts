@@ -25,6 +25,8 @@ export interface ClusterConfig {
   /** `YIEM_ADMIN_USER` / `YIEM_ADMIN_PASSWORD`: basic auth for Bull Board when both are set. */
   adminUser: string | undefined;
   adminPassword: string | undefined;
+  /** `YIEM_ADMIN_READONLY=1`: Bull Board without retry, clean or remove buttons. */
+  adminReadOnly: boolean;
   /** `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal. */
   leaseMs: number;
   /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
@@ -78,6 +80,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     systemPrompt: readString(env, "YIEM_SYSTEM_PROMPT"),
     adminUser: readString(env, "YIEM_ADMIN_USER"),
     adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
+    adminReadOnly: readString(env, "YIEM_ADMIN_READONLY") === "1",
     leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),

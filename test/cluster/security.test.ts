@@ -1,0 +1,99 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+
+const ADMIN_PASSWORD = "redis-canary-pass-7d1";
+const WORKER_PASSWORD = "worker-canary-pass-3c9";
+const API_KEY = "sk-test-canary-key";
+
+/** The worker role of docs/SECURITY.md: BullMQ keys, event keys and channels, its own announcement; no session data. */
+const WORKER_ACL = [
+  `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:worker:* ~*:workers ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
+];
+
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  if (messages.at(-1)?.role === "tool") {
+    return {
+      kind: "text",
+      text: messages
+        .filter((m) => m.role === "tool")
+        .map((m) => String(m.content))
+        .join(" | "),
+    };
+  }
+  return {
+    kind: "toolCalls",
+    calls: [
+      { id: "s1", name: "sleepFor", arguments: { ms: 50, label: "one", steps: 2 } },
+      { id: "s2", name: "sleepFor", arguments: { ms: 50, label: "two" } },
+    ],
+  };
+}
+
+let cluster: TestCluster;
+let port = 0;
+
+beforeAll(async () => {
+  cluster = await startTestCluster({
+    workers: 2,
+    model: { respond },
+    redis: { privateServer: true, requirePass: ADMIN_PASSWORD, aclLines: WORKER_ACL },
+    workerEnv: {},
+    redisUrl: (redis) => {
+      port = Number(new URL(redis.url).port);
+      return redis.url;
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe("secrets and access", () => {
+  it("runs with a Redis password, and a worker ACL user runs tools but cannot read session data", async () => {
+    const worker = await cluster.addWorkerWith({
+      REDIS_URL: `redis://worker:${WORKER_PASSWORD}@127.0.0.1:${port}`,
+    });
+    for (const other of cluster.workers.filter((w) => w !== worker)) {
+      other.signal("SIGTERM");
+      await other.exited;
+    }
+    const { sessionId, runId } = await cluster.client.send("go");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    expect(response.content).toEqual([{ type: "text", text: "one done | two done" }]);
+    const asWorker = new Redis(`redis://worker:${WORKER_PASSWORD}@127.0.0.1:${port}`);
+    await expect(
+      asWorker.lrange(`${cluster.redis.prefix}:s:{${sessionId}}:messages`, 0, -1),
+    ).rejects.toThrow(/NOPERM/);
+    asWorker.disconnect();
+  });
+
+  it("never shows the API key or a Redis password in logs, events, job data or Bull Board", async () => {
+    const logs = [...cluster.coordinators, ...cluster.workers].flatMap((p) => p.lines).join("\n");
+    const admin = new Redis(cluster.redis.url);
+    const keys = await admin.keys(`${cluster.redis.prefix}:*`);
+    const dump: string[] = [];
+    for (const key of keys) {
+      const type = await admin.type(key);
+      if (type === "string") dump.push(String(await admin.get(key)));
+      if (type === "hash") dump.push(JSON.stringify(await admin.hgetall(key)));
+      if (type === "list") dump.push(JSON.stringify(await admin.lrange(key, 0, -1)));
+      if (type === "stream") dump.push(JSON.stringify(await admin.xrange(key, "-", "+")));
+    }
+    admin.disconnect();
+    const board = await (
+      await fetch(
+        `${cluster.coordinatorUrls[0]}/admin/queues/api/queues?activeQueue=tools-default&status=completed`,
+      )
+    ).text();
+    for (const secret of [API_KEY, ADMIN_PASSWORD, WORKER_PASSWORD]) {
+      expect(logs).not.toContain(secret);
+      expect(dump.join("\n")).not.toContain(secret);
+      expect(board).not.toContain(secret);
+    }
+    expect(dump.join("\n")).toContain("one done"); // the dump did read the stored data
+  });
+});

@@ -6,6 +6,10 @@ import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelSer
 const ADMIN_PASSWORD = "redis-canary-pass-7d1";
 const WORKER_PASSWORD = "worker-canary-pass-3c9";
 const API_KEY = "sk-test-canary-key";
+const BOARD_PASSWORD = "board-canary-pass-91e";
+const BOARD_AUTH = {
+  authorization: `Basic ${Buffer.from(`admin:${BOARD_PASSWORD}`).toString("base64")}`,
+};
 
 /** The worker role of docs/SECURITY.md: BullMQ keys, event keys and channels, its own announcement; no session data. */
 const WORKER_ACL = [
@@ -41,6 +45,11 @@ beforeAll(async () => {
     model: { respond },
     redis: { privateServer: true, requirePass: ADMIN_PASSWORD, aclLines: WORKER_ACL },
     workerEnv: {},
+    env: {
+      YIEM_ADMIN_USER: "admin",
+      YIEM_ADMIN_PASSWORD: BOARD_PASSWORD,
+      YIEM_ADMIN_READONLY: "1",
+    },
     redisUrl: (redis) => {
       port = Number(new URL(redis.url).port);
       return redis.url;
@@ -53,6 +62,20 @@ afterAll(async () => {
 });
 
 describe("secrets and access", () => {
+  it("guards Bull Board with basic auth and serves it read-only", async () => {
+    const base = `${cluster.coordinatorUrls[0]}/admin/queues`;
+    expect((await fetch(base)).status).toBe(401);
+    expect((await fetch(base, { headers: { authorization: "Basic bm9wZTpub3Bl" } })).status).toBe(
+      401,
+    );
+    const api = (await (await fetch(`${base}/api/queues`, { headers: BOARD_AUTH })).json()) as {
+      queues: Array<{ name: string; readOnlyMode: boolean }>;
+    };
+    expect(api.queues.length).toBeGreaterThan(0);
+    expect(api.queues.every((q) => q.readOnlyMode)).toBe(true);
+    expect((await fetch(`${cluster.coordinatorUrls[0]}/healthz`)).status).toBe(200);
+  });
+
   it("runs with a Redis password, and a worker ACL user runs tools but cannot read session data", async () => {
     const worker = await cluster.addWorkerWith({
       REDIS_URL: `redis://worker:${WORKER_PASSWORD}@127.0.0.1:${port}`,
@@ -84,12 +107,10 @@ describe("secrets and access", () => {
       if (type === "stream") dump.push(JSON.stringify(await admin.xrange(key, "-", "+")));
     }
     admin.disconnect();
-    const board = await (
-      await fetch(
-        `${cluster.coordinatorUrls[0]}/admin/queues/api/queues?activeQueue=tools-default&status=completed`,
-      )
-    ).text();
-    for (const secret of [API_KEY, ADMIN_PASSWORD, WORKER_PASSWORD]) {
+    const boardUrl = `${cluster.coordinatorUrls[0]}/admin/queues/api/queues?activeQueue=tools-default&status=completed`;
+    const board = await (await fetch(boardUrl, { headers: BOARD_AUTH })).text();
+    expect(board).toContain("one done"); // the board did show the finished jobs
+    for (const secret of [API_KEY, ADMIN_PASSWORD, WORKER_PASSWORD, BOARD_PASSWORD]) {
       expect(logs).not.toContain(secret);
       expect(dump.join("\n")).not.toContain(secret);
       expect(board).not.toContain(secret);

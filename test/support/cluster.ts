@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { YiemClient } from "@yiem/core";
+import { type RedisTarget, YiemClient } from "@yiem/core";
 import { logMessage, spawnApp, type TestProcess } from "./processes.js";
 import { freePort, startTestRedis, type TestRedis } from "./redisServer.js";
 import {
@@ -25,6 +26,7 @@ export interface TestClusterOptions {
     appendOnly?: boolean;
     requirePass?: string;
     aclLines?: string[];
+    tls?: boolean;
   };
   /** The REDIS_URL the processes and the client use (default: the server's plain URL). */
   redisUrl?: (redis: TestRedis) => string;
@@ -65,6 +67,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     OPENAI_API_KEY: "sk-test-canary-key",
     YIEM_MODEL: "scripted-model",
     YIEM_TOOLS_DIR: clusterToolsDir,
+    ...(redis.caFile ? { NODE_EXTRA_CA_CERTS: redis.caFile } : {}),
     YIEM_LEASE_MS: "3000",
     YIEM_LOCK_MS: "4000",
     YIEM_STALLED_INTERVAL_MS: "2000",
@@ -94,7 +97,10 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     await coordinator.waitForLine(logMessage("coordinator ready"));
     return coordinator;
   };
-  const client = new YiemClient({ redis: redisUrl, prefix: redis.prefix });
+  const client = new YiemClient({
+    redis: clientTarget(redisUrl, redis.caFile),
+    prefix: redis.prefix,
+  });
   try {
     await Promise.all([
       ...Array.from({ length: options.coordinators ?? 1 }, addCoordinator),
@@ -121,5 +127,17 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       await model.close();
       await redis.stop();
     },
+  };
+}
+
+/** The client's Redis target: the URL, or for TLS its parts with the test CA trusted. */
+function clientTarget(url: string, caFile: string | undefined): RedisTarget {
+  if (!caFile) return url;
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port),
+    password: decodeURIComponent(parsed.password) || undefined,
+    tls: { ca: readFileSync(caFile) },
   };
 }

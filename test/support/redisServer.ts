@@ -1,15 +1,18 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 
 /** A Redis for one test file: the shared one of `REDIS_URL`, or a private `redis-server`. */
 export interface TestRedis {
   url: string;
   /** A fresh key prefix, so tests sharing a Redis never see each other's keys. */
   prefix: string;
+  /** The CA certificate file when the server speaks TLS (clients must trust it). */
+  caFile?: string;
   /** True when this file started the server (and may kill or restart it). */
   owned: boolean;
   /** Kills the server with `signal` (owned servers only). */
@@ -31,13 +34,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitForPing(url: string, timeoutMs = 10_000): Promise<void> {
+async function waitForPing(
+  url: string,
+  extra: RedisOptions = {},
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const redis = new Redis(url, {
       lazyConnect: true,
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,
+      ...extra,
     });
     redis.on("error", () => undefined);
     try {
@@ -69,6 +77,7 @@ export async function startTestRedis(
     appendOnly?: boolean;
     requirePass?: string;
     aclLines?: string[];
+    tls?: boolean;
   } = {},
 ): Promise<TestRedis> {
   const shared = process.env.REDIS_URL;
@@ -111,12 +120,28 @@ export async function startTestRedis(
     args.push("--requirepass", options.requirePass);
   }
   const auth = options.requirePass ? `:${encodeURIComponent(options.requirePass)}@` : "";
-  const url = `redis://${auth}127.0.0.1:${port}`;
+  const tls = options.tls ? makeTlsFiles(dir) : undefined;
+  if (tls)
+    args.push(
+      "--port",
+      "0",
+      "--tls-port",
+      String(port),
+      "--tls-cert-file",
+      tls.cert,
+      "--tls-key-file",
+      tls.key,
+      "--tls-ca-cert-file",
+      tls.ca,
+      "--tls-auth-clients",
+      "no",
+    );
+  const url = `${tls ? "rediss" : "redis"}://${auth}127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn("redis-server", args, { stdio: "ignore" });
     child.once("error", () => undefined);
-    await waitForPing(url);
+    await waitForPing(url, tls ? { tls: { ca: readFileSync(tls.ca) } } : {});
   };
   const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
     const running = child;
@@ -129,6 +154,7 @@ export async function startTestRedis(
   await start();
   return {
     url,
+    caFile: tls?.ca,
     prefix: uniquePrefix(),
     owned: true,
     kill,
@@ -138,4 +164,57 @@ export async function startTestRedis(
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A throw-away CA and a server certificate for 127.0.0.1, made with openssl in `dir`. */
+function makeTlsFiles(dir: string): { ca: string; cert: string; key: string } {
+  const file = (name: string) => join(dir, name);
+  const run = (args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
+  run([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=yiem-test-ca",
+    "-keyout",
+    file("ca.key"),
+    "-out",
+    file("ca.crt"),
+  ]);
+  run([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=127.0.0.1",
+    "-keyout",
+    file("server.key"),
+    "-out",
+    file("server.csr"),
+  ]);
+  const ext = file("san.ext");
+  execFileSync("sh", ["-c", `printf 'subjectAltName=IP:127.0.0.1' > '${ext}'`]);
+  run([
+    "x509",
+    "-req",
+    "-in",
+    file("server.csr"),
+    "-CA",
+    file("ca.crt"),
+    "-CAkey",
+    file("ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    ext,
+    "-out",
+    file("server.crt"),
+  ]);
+  return { ca: file("ca.crt"), cert: file("server.crt"), key: file("server.key") };
 }

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  if (messages.at(-1)?.role === "tool")
+    return { kind: "text", text: String(messages.at(-1)?.content) };
+  return {
+    kind: "toolCalls",
+    calls: [{ id: "t1", name: "sleepFor", arguments: { ms: 10, label: "over tls" } }],
+  };
+}
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster({
+    workers: 1,
+    model: { respond },
+    redis: { privateServer: true, tls: true, requirePass: "tls-canary-pass" },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe("rediss:// with a password", () => {
+  it("runs a coordinator, a worker and a client over TLS", async () => {
+    expect(cluster.env.REDIS_URL).toMatch(/^rediss:\/\/:tls-canary-pass@127\.0\.0\.1:\d+$/);
+    const { runId } = await cluster.client.send("go");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    expect(response.content).toEqual([{ type: "text", text: "over tls done" }]);
+    const logs = [...cluster.coordinators, ...cluster.workers].flatMap((p) => p.lines).join("\n");
+    expect(logs).not.toContain("tls-canary-pass");
+  });
+});

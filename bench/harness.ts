@@ -9,6 +9,7 @@ import {
   type ClusterKeys,
   clusterKeys,
   connectRedis,
+  createEventPublisher,
   createRemoteExecutor,
   DURABLE_CONNECTION,
   type EmitFn,
@@ -42,18 +43,14 @@ export interface Harness {
 }
 
 /**
- * Opens the coordinator side: one command connection, a `ResultWaiter`, and a `queueFor`
- * that creates each tool queue once and starts listening to it (as the coordinator's
- * `queueFactory` does).
- *
- * The command connection is lazy: `ResultWaiter.listen` calls `connection.duplicate()` and
- * `QueueEvents` duplicates that again, so an eager connection would leave the first duplicate
- * connected (and reconnecting) after `close()`. Lazily, that duplicate never connects.
+ * Opens the coordinator side as `startCoordinator` does: one command connection (BullMQ gets
+ * it and makes its own blocking duplicate for the `QueueEvents` reader, closed with the
+ * reader), a `ResultWaiter`, and a `queueFor` that creates each tool queue once and starts
+ * listening to it (as the coordinator's `queueFactory` does).
  */
 export async function openHarness(url: string, prefix: string): Promise<Harness> {
   const keys = clusterKeys(prefix);
-  const command = connectRedis(url, { ...DURABLE_CONNECTION, lazyConnect: true });
-  await command.connect();
+  const command = connectRedis(url, DURABLE_CONNECTION);
   const waiter = new TracingWaiter(command, keys.bullPrefix);
   const queues = new Map<string, Promise<Queue>>();
   const created: Queue[] = [];
@@ -87,18 +84,23 @@ export async function openHarness(url: string, prefix: string): Promise<Harness>
   };
 }
 
-/** One benchmark session: a held lease, an open run, its executor and its event emitter. */
+/** One benchmark session: a held lease, an open run, its executor and its event emitters. */
 export interface BenchSession {
   sessionId: string;
   runId: string;
   token: string;
   /** `createRemoteExecutor` for this session's run. */
   remote: ToolExecutor;
-  /** Publishes an event on the bus as the coordinator does (`publishEvent`). */
+  /**
+   * The coordinator's emitter: `createEventPublisher(command, keys, origin).emit` sends the
+   * event (`publishEvent`) on the command connection and returns without awaiting the reply.
+   */
   emit: EmitFn;
+  /** The emitter before this change: each event's `publishEvent` awaited. */
+  emitAwaited: EmitFn;
 }
 
-/** Opens session `name`: takes its lease and builds its remote executor and emitter. */
+/** Opens session `name`: takes its lease and builds its remote executor and emitters. */
 export async function openSession(h: Harness, name: string): Promise<BenchSession> {
   const sessionId = `bench-${name}`;
   const runId = randomUUID().slice(0, 8);
@@ -111,7 +113,8 @@ export async function openSession(h: Harness, name: string): Promise<BenchSessio
     runId,
     token,
     remote: createRemoteExecutor({ sessionId, runId, queueFor: h.queueFor, waiter: h.waiter }),
-    emit: async (event) => {
+    emit: createEventPublisher(h.command, h.keys, origin).emit,
+    emitAwaited: async (event) => {
       await publishEvent(h.command, h.keys, origin, event);
     },
   };
@@ -147,35 +150,43 @@ function assistantMessageOf(calls: AgentToolCall[]): AssistantMessage {
 export interface BatchOptions {
   /** The executor; `undefined` is the default in-process executor. */
   executor: ToolExecutor | undefined;
-  /** The event sink; the session's bus emitter unless given. */
+  /** The event sink; the session's coordinator emitter (`session.emit`) unless given. */
   emit?: EmitFn;
-  /** Append each result message to the session transcript (`SessionStore.append`). Default true. */
+  /** Append the result messages to the session transcript under its lease. Default true. */
   persist?: boolean;
   /**
-   * What-if: send the appends of a batch together (pipelined on the one connection, still in
-   * order) instead of one round trip after another as the agent loop does.
+   * The path before this change: each result message appended with `SessionStore.append`,
+   * one round trip after another, instead of all of them in one `SessionStore.appendMany`.
    */
-  pipelineAppends?: boolean;
+  appendsOneByOne?: boolean;
+}
+
+function leaseLost(session: BenchSession): Error {
+  return new Error(`lease of ${session.sessionId} lost`);
 }
 
 async function appendResults(
   h: Harness,
   session: BenchSession,
   messages: AgentMessage[],
-  pipelined: boolean,
+  oneByOne: boolean,
 ): Promise<void> {
-  const append = async (message: AgentMessage) => {
+  if (!oneByOne) {
+    if (!(await h.store.appendMany(session.sessionId, session.token, messages)))
+      throw leaseLost(session);
+    return;
+  }
+  for (const message of messages)
     if (!(await h.store.append(session.sessionId, session.token, message)))
-      throw new Error(`lease of ${session.sessionId} lost`);
-  };
-  if (pipelined) await Promise.all(messages.map(append));
-  else for (const message of messages) await append(message);
+      throw leaseLost(session);
 }
 
 /**
- * Runs one batch of `count` calls of `toolName` through Yiem's pipeline as the agent loop
- * does: `executeToolCalls` in parallel mode, then each result message appended, in order,
- * to the session's transcript under its lease.
+ * Runs one batch of `count` calls of `toolName` through Yiem's pipeline as the coordinator
+ * does: `executeToolCalls` in parallel mode with the session's emitter, then the result
+ * messages appended to the session's transcript under its lease in one fenced script
+ * (`SessionStore.appendMany`, as the coordinator's `appendMessages`). The options select the
+ * path before this change instead.
  */
 export async function runBatch(
   h: Harness,
@@ -195,7 +206,7 @@ export async function runBatch(
     options.emit ?? session.emit,
   );
   if (options.persist ?? true)
-    await appendResults(h, session, batch.messages, options.pipelineAppends ?? false);
+    await appendResults(h, session, batch.messages, options.appendsOneByOne ?? false);
   const failed = batch.messages.find((message) => message.isError);
   if (failed) throw new Error(`a benchmark call failed: ${JSON.stringify(failed.content)}`);
   return batch;

@@ -65,12 +65,16 @@ function targetsSection(r: BenchResults): string {
   ]);
   const ratio = r.remoteCallP50Ms / r.rawBullmqP50Ms;
   const tpRatio = r.throughputCallsPerS / r.rawBullmqJobsPerS;
+  const m = r.details;
   return `## Targets
 
 ${table(["target", "limit", "measured", "verdict"], rows)}
 
 Remote p50 is ${num(ratio)}× raw BullMQ p50 (target ≤ 1.5×); Yiem's sustained throughput is
-${num(tpRatio)}× raw BullMQ's (target ≥ 0.5×).`;
+${num(tpRatio)}× raw BullMQ's (target ≥ 0.5×). By the path before this change, measured in
+the same run: remote p50 ${num(m.calls.remoteBefore.p50, 3)} ms
+(${num(m.calls.remoteBefore.p50 / m.calls.raw.p50)}× raw), fan-out p50
+${num(m.fanout.before.p50, 3)} ms.`;
 }
 
 function methodSection(m: Measured): string {
@@ -88,12 +92,23 @@ function methodSection(m: Measured): string {
   other kind sit idle meanwhile. Child processes were chosen over in-process workers because
   that is how Yiem is deployed and because an in-process worker would share the
   coordinator's event loop.
-- **Remote call** (\`remoteCall*\`, \`fanout8*\`, \`throughput*\`): \`executeToolCalls\` in
-  parallel mode with \`createRemoteExecutor\`; an emit that publishes \`toolExecStart\` /
-  \`toolExecEnd\` with \`publishEvent\` (counter, capped stream and pub/sub in one script);
-  then, as the agent loop does, each result message appended one after another with
-  \`SessionStore.append\` under a lease the session holds (the fenced Lua script). The agent
-  loop's \`messageEnd\` event and the LLM call are not part of it.
+- **Remote call** (\`remoteCall*\`, \`fanout8*\`, \`throughput*\`): the coordinator's path.
+  \`executeToolCalls\` in parallel mode with \`createRemoteExecutor\`; the emit is
+  \`createEventPublisher(command, keys, origin).emit\`, which sends \`toolExecStart\` /
+  \`toolExecEnd\` with \`publishEvent\` (counter, capped stream and pub/sub in one script) on
+  the command connection and returns without awaiting the reply: Redis runs them in the order
+  sent, each start ahead of the job added after it and each end ahead of the append. Then
+  the batch's result messages are appended in one fenced Lua script,
+  \`SessionStore.appendMany\`, under a lease the session holds (as the coordinator's
+  \`appendMessages\` does). When the append's reply arrives every event sent before it has
+  been published, so the run's closing \`flush\` would add nothing. The agent loop's
+  \`messageEnd\` events and the LLM call are not part of it.
+- **Before this change** (\`remoteBefore\`, fan-out \`eventsAwaited\`, \`appendsOneByOne\`,
+  \`before\` in \`bench/results.json\`): the same calls with the coordinator's previous
+  path, in part or whole: an emit that awaits \`publishEvent\` for each event, and/or each
+  result message appended with \`SessionStore.append\`, one round trip after another. They
+  are sampled in the same alternating blocks as the new path, so the gain is measured within
+  this run.
 - **Raw BullMQ** (\`rawBullmq*\`): \`queue.add\` (same retention options as Yiem's tool jobs,
   a payload of the same shape and size as Yiem's \`ToolJobData\`) then
   \`job.waitUntilFinished(queueEvents, 10000)\`; the processor returns a value of the same
@@ -133,10 +148,12 @@ function row(name: string, s: Summary): string[] {
 function distributionsSection(m: Measured): string {
   const rows = [
     row("remote call", m.calls.remote),
+    row("remote call, before this change", m.calls.remoteBefore),
     row("raw BullMQ job", m.calls.raw),
     row("in-process call (events + persistence)", m.calls.inProcess),
     row("in-process pipeline alone", m.calls.inProcessBare),
     row("fan-out of eight, remote", m.fanout.remote),
+    row("fan-out of eight, before this change", m.fanout.before),
     row("eight raw BullMQ jobs at once", m.fanout.raw),
     row("event relay, streamSessionEvents", m.relay.stream),
     row("event relay, plain pub/sub subscriber", m.relay.pubsub),
@@ -160,7 +177,7 @@ function breakdownSection(m: Measured): string {
     num(c, 3),
   ];
   const rows = [
-    ["`toolExecStart` published", num(y.startEvent, 3), "–", "–"],
+    ["`toolExecStart` sent (reply not awaited)", num(y.startEvent, 3), "–", "–"],
     ["prepare (validation, hooks) → dispatch", num(y.prepare, 3), "–", "–"],
     ["`queue.add` round trip", ...cells(y.add, x.add, z.add)],
     [
@@ -171,8 +188,8 @@ function breakdownSection(m: Measured): string {
       "tool ran → coordinator woken (`QueueEvents`)",
       ...cells(y.execToResult, x.execToResult, z.execToResult),
     ],
-    ["finalize + `toolExecEnd` published", num(y.endEvent, 3), "–", "–"],
-    ["result message appended", num(y.append, 3), "–", "–"],
+    ["finalize + `toolExecEnd` sent (reply not awaited)", num(y.endEvent, 3), "–", "–"],
+    ["result message appended (`appendMany`)", num(y.append, 3), "–", "–"],
     ["whole call", ...cells(y.total, x.total, z.total)],
   ];
   const own = y.startEvent + y.prepare + y.endEvent + y.append;
@@ -183,48 +200,63 @@ function breakdownSection(m: Measured): string {
 
 ${table(["phase", "Yiem", "raw BullMQ", `raw, worker idle ${IDLE_BEFORE_MS} ms first`], rows)}
 
-Yiem's own steps (start event, prepare, finalize + end event, append) take ${num(own, 3)} ms
-of the ${num(y.total, 3)} ms median: three Redis round trips, each awaited. The queue itself
-(add sent → tool ran → coordinator woken) takes ${num(queue, 3)} ms against ${num(rawQueue, 3)} ms
-for raw BullMQ (${num(z.dispatchToExec + z.execToResult, 3)} ms when the raw worker has sat idle
-for ${IDLE_BEFORE_MS} ms before each job, as a Yiem worker does between two calls of a session
-while the coordinator publishes and appends). The 1.5× target leaves ${num(budget, 3)} ms (half of this run's raw p50) for
-everything Yiem adds to a call, so those three awaited round trips alone use
-${num((own / budget) * 100, 0)}% of it. Phase medians do not add up exactly to the median of
-the whole.`;
+Yiem's own steps (start event sent, prepare, finalize + end event sent, append) take
+${num(own, 3)} ms of the ${num(y.total, 3)} ms median. Of Yiem's three Redis writes only the
+append is a round trip waited for: the two event scripts go out on the same connection
+ahead of the \`queue.add\` and of the append, so whatever Redis still spends on them shows
+inside those two round trips (the add takes ${num(y.add, 3)} ms here against ${num(x.add, 3)} ms
+raw). The queue itself (add sent → tool ran → coordinator woken) takes ${num(queue, 3)} ms
+against ${num(rawQueue, 3)} ms for raw BullMQ (${num(z.dispatchToExec + z.execToResult, 3)} ms
+when the raw worker has sat idle for ${IDLE_BEFORE_MS} ms before each job, as a Yiem worker
+does between two calls of a session while the coordinator appends). The 1.5× target leaves
+${num(budget, 3)} ms (half of this run's raw p50) for everything Yiem adds to a call; Yiem's
+own steps use ${num((own / budget) * 100, 0)}% of it. Phase medians do not add up exactly to
+the median of the whole.`;
 }
 
 function fanoutSection(m: Measured): string {
   const f = m.fanout;
   const delta = (s: Summary) => `${num(s.p50 - f.remote.p50, 3)} ms`;
-  const rows = [
-    ["as is (the figure above)", num(f.remote.p50, 3), "–"],
-    [
-      "events sent without awaiting each reply",
-      num(f.whatIf.eventsNotAwaited.p50, 3),
-      delta(f.whatIf.eventsNotAwaited),
-    ],
-    [
-      "the eight appends sent together",
-      num(f.whatIf.appendsPipelined.p50, 3),
-      delta(f.whatIf.appendsPipelined),
-    ],
-    ["both", num(f.whatIf.both.p50, 3), delta(f.whatIf.both)],
-    ["eight raw BullMQ jobs at once (floor)", num(f.raw.p50, 3), delta(f.raw)],
+  const line = (name: string, s: Summary, vsNow: string) => [
+    name,
+    num(s.p50, 3),
+    num(s.p90, 3),
+    vsNow,
   ];
-  return `### Fan-out of eight: what-ifs (p50, ms)
+  const rows = [
+    line("**now**: events not awaited, one `appendMany` (`fanout8P50Ms`)", f.remote, "–"),
+    line("events awaited (as before), one `appendMany`", f.eventsAwaited, delta(f.eventsAwaited)),
+    line(
+      "events not awaited, appends one after another (as before)",
+      f.appendsOneByOne,
+      delta(f.appendsOneByOne),
+    ),
+    line(
+      "**before this change**: events awaited, appends one after another",
+      f.before,
+      delta(f.before),
+    ),
+    line("eight raw BullMQ jobs at once (the floor)", f.raw, delta(f.raw)),
+  ];
+  const gain = f.before.p50 - f.remote.p50;
+  const target = f.remote.p50 <= 5 ? "within" : "over";
+  return `### Fan-out of eight: now, before this change, and the floor (ms)
 
-${table(["variant", "p50", "vs as is"], rows)}
+${table(["variant", "p50", "p90", "vs now (p50)"], rows)}
 
-Two waits are serial in the remote path of a batch. \`executeToolCallsParallel\` awaits each
-call's \`toolExecStart\` publish before it prepares and dispatches the next call, so the eighth
-job is added only after eight event round trips; and the agent loop appends the eight result
-messages one round trip after another. The what-ifs keep the same Redis work and only stop
-waiting: events are still sent in order on the one command connection (Redis runs them before
-the job that follows them, so start still precedes the worker's updates), and the appends are
-still sent in call order. With both, the batch's p50 is ${num(f.whatIf.both.p50, 3)} ms
-(target 5 ms); a single call gains less (${num(m.calls.remote.p50, 3)} →
-${num(m.calls.remoteEventsNotAwaited.p50, 3)} ms with events not awaited).`;
+Before this change two waits were serial in a batch. The coordinator's emit awaited each
+\`publishEvent\`, and \`executeToolCallsParallel\` awaits the emit of a call's
+\`toolExecStart\` before it prepares and dispatches the next call, so the eighth job was added
+only after eight event round trips; and the agent loop appended the eight result messages one
+round trip after another. Now the emit returns once the event is sent (events still go in
+order on the one command connection, so Redis runs each start before the job added after it
+and start still precedes the worker's updates), and the eight messages go in one fenced
+script. In this run the batch went from ${num(f.before.p50, 3)} ms to ${num(f.remote.p50, 3)} ms at
+p50 (${num(gain, 3)} ms, ${num((gain / f.before.p50) * 100, 0)}% less), ${target} the 5 ms
+target. The floor, eight raw BullMQ jobs added at once and awaited together, is
+${num(f.raw.p50, 3)} ms, so Yiem now adds ${num(f.remote.p50 - f.raw.p50, 3)} ms to a batch of
+eight. A single call gains less, having only two events and one append: ${num(m.calls.remoteBefore.p50, 3)} ms before,
+${num(m.calls.remote.p50, 3)} ms now (p50).`;
 }
 
 function costRow(name: string, y: number, x: number, digits = 0): string[] {
@@ -262,33 +294,59 @@ and ${num(used(x))} for raw BullMQ; at these per-call costs the ${cores} cores a
 about ${num(ceiling(y), 0)} Yiem calls/s and ${num(ceiling(x), 0)} raw jobs/s. Yiem's
 throughput is ${num(y.callsPerS / x.callsPerS)}× raw's; raw's CPU per call divided by Yiem's is
 ${num(totalCpu(x) / totalCpu(y))} (when the two agree, the gap is extra work per call, not
-waiting). Yiem's extra Redis commands
-are its two event scripts (INCR, XADD, PUBLISH and the EVALSHA itself: 4 each) and
-the fenced append (GET, RPUSH, EVALSHA: 3), 11 in all, in three extra round trips; each round
-trip also costs a socket write and read on the coordinator side. On the worker, Yiem's
-processor takes the job's abort signal (BullMQ then creates an \`AbortController\` per job)
-and runs \`executePreparedToolCall\`; the raw processor returns a constant.`;
+waiting). What Yiem adds to BullMQ's commands for a call is its two event scripts (the
+EVALSHA with INCR, XADD and PUBLISH) and the fenced append (the EVALSHA with GET, HDEL and
+RPUSH). The events are no longer waited for, but each is still a command of its own: a
+script call in Redis, a socket write and a reply to read on the coordinator side. On the
+worker, Yiem's processor takes the job's abort signal (BullMQ then creates an
+\`AbortController\` per job) and runs \`executePreparedToolCall\`; the raw processor returns a
+constant.`;
 }
 
 function proposalsSection(m: Measured, r: BenchResults): string {
   const f = m.fanout;
-  return `## Proposed changes (not made here)
+  const c = m.calls;
+  const y = m.throughput.yiem;
+  const x = m.throughput.raw;
+  return `## Proposed changes
 
-1. **Do not wait for \`toolExecStart\` before dispatching the next call of a parallel batch**
-   (\`packages/core/src/tools/executeToolCalls.ts\`, \`batchSteps.ts\`): send the start events in
-   order and await them together (or before the batch returns), relying on the coordinator's
-   single command connection to keep each start ahead of its job; likewise \`toolExecEnd\`
-   need not be awaited before the result is appended on the same connection. Measured on the
-   fan-out with start and end events not awaited: ${num(f.remote.p50, 3)} →
-   ${num(f.whatIf.eventsNotAwaited.p50, 3)} ms at p50.
-2. **Append a batch's result messages in one round trip**: a \`SessionStore.appendMany\` (one
-   fenced script, one RPUSH of every message) used by the agent loop's \`runBatch\`, or at least
-   send the appends together. Measured: ${num(f.remote.p50, 3)} →
-   ${num(f.whatIf.appendsPipelined.p50, 3)} ms; with (1): ${num(f.whatIf.both.p50, 3)} ms.
-3. **Fewer round trips per call**: publishing \`toolExecEnd\` and appending the result message
-   could be one script (both are fenced writes of the same session), which removes one of the
-   three extra round trips of every remote call (remote p50 now ${num(r.remoteCallP50Ms, 3)} ms
-   against ${num(r.rawBullmqP50Ms, 3)} ms raw).
+Made (in \`packages/core\`, as earlier runs of this benchmark proposed), with this run's
+figures, before → now at p50:
+
+1. **Events are sent without awaiting each reply**: the coordinator emits through
+   \`createEventPublisher\` (\`cluster/eventBus.ts\`), which sends each event in order on the
+   one command connection and waits for them all only at the end of a run, so a parallel batch
+   no longer waits one round trip per \`toolExecStart\` before dispatching the next call, and
+   \`toolExecEnd\` is not awaited before the append. Fan-out, this change alone:
+   ${num(f.before.p50, 3)} → ${num(f.appendsOneByOne.p50, 3)} ms.
+2. **A batch's result messages are appended in one fenced script**
+   (\`SessionStore.appendMany\`, used by the agent loop's \`appendMessages\`). Fan-out, this
+   change alone: ${num(f.before.p50, 3)} → ${num(f.eventsAwaited.p50, 3)} ms. Both: fan-out
+   ${num(f.before.p50, 3)} → ${num(f.remote.p50, 3)} ms; single call ${num(c.remoteBefore.p50, 3)} →
+   ${num(c.remote.p50, 3)} ms (${num(c.remoteBefore.p50 / c.raw.p50)}× → ${num(c.remote.p50 / c.raw.p50)}× raw BullMQ).
+- **No leaked connections**: \`ResultWaiter\` hands \`QueueEvents\` its command connection and
+  the workers hand BullMQ \`ctx.command\`, so BullMQ's own blocking duplicates are the only
+  extra connections and they close with their owners. The benchmark's lazy command
+  connection, which only kept the leaked duplicate from ever connecting, is gone: both
+  command connections here connect at once, as the coordinator's does, and the process still
+  exits with nothing left open.
+
+Still open (not made here):
+
+3. **Publish \`toolExecEnd\` and append the result in one script** (both are fenced writes of
+   the same session; for a batch, one script for its end events and its messages). Now that
+   the end event is not awaited this saves a command rather than a wait: per call one script
+   call in Redis, one socket write and one reply on the coordinator side. That counts for
+   throughput, where the gap is work per call (Yiem ${num(y.callsPerS, 0)} calls/s against raw
+   ${num(x.callsPerS, 0)} jobs/s, ${num(totalCpu(y), 0)} µs of CPU per call in all processes
+   against ${num(totalCpu(x), 0)} µs); the single-call latency would gain less (remote p50 now ${num(r.remoteCallP50Ms, 3)} ms against
+   ${num(r.rawBullmqP50Ms, 3)} ms raw).
+4. **ioredis auto-pipelining on the coordinator's command connection**
+   (\`enableAutoPipelining\`): commands issued in the same tick of the event loop (the start
+   events and adds of a batch, and under load the commands of many sessions) would go out in
+   one socket write, which lowers the coordinator's CPU per call rather than Redis's work.
+   An idea, not measured here: BullMQ's duplicates of that connection would inherit the
+   option, so it wants a run of this benchmark (fan-out and throughput) before it is adopted.
 
 ## Reproduce
 

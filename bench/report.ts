@@ -18,7 +18,7 @@ export const HEADLINES: Headline[] = [
     key: "remoteCallP50Ms",
     unit: "ms",
     meaning:
-      "one no-op call coordinator → tool worker process → coordinator through `executeToolCalls` + `createRemoteExecutor`, start/end events published, result appended to the transcript (median)",
+      "one no-op call coordinator → tool worker process → coordinator through `executeToolCalls` + `createRemoteExecutor` as the coordinator runs it: start/end events sent without awaiting each reply (`createEventPublisher`), result appended to the transcript (`SessionStore.appendMany`) (median)",
   },
   { key: "remoteCallP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
   {
@@ -38,7 +38,7 @@ export const HEADLINES: Headline[] = [
     key: "fanout8P50Ms",
     unit: "ms",
     meaning:
-      "a batch of eight parallel no-op calls through the remote path, events and persistence included (median)",
+      "a batch of eight parallel no-op calls through the remote path, events and persistence (one `appendMany`) included (median)",
   },
   {
     key: "throughputCallsPerS",
@@ -99,6 +99,15 @@ export function printReport(results: BenchResults): void {
     ]);
   }
   console.log(`${textTable(targets)}\n`);
+  const { calls, fanout } = results.details;
+  const change = [["before this change → now (p50)", "before", "now", "unit"]];
+  change.push(["remote call", fmt(calls.remoteBefore.p50), fmt(calls.remote.p50), "ms"]);
+  change.push(["fan-out of eight", fmt(fanout.before.p50), fmt(fanout.remote.p50), "ms"]);
+  console.log(`${textTable(change)}\n`);
+}
+
+function fmt(value: number): string {
+  return String(round(value, 3));
 }
 
 /** Writes `bench/results.json` and `docs/PERFORMANCE.md`; returns their paths. */

@@ -75,9 +75,11 @@ async function measureThroughput(
 
 async function measureAll(rig: Required<Rig>, startedAt: number): Promise<Measured> {
   const environment = await readEnvironment(rig.harness.command);
-  progress("single-call latency: remote, raw BullMQ, in-process (one worker process each)");
+  progress(
+    "single-call latency: remote (now, before), raw BullMQ, in-process (one worker process each)",
+  );
   const calls = await measureCallLatency(rig.harness, rig.raw, PLAN.calls);
-  progress("fan-out of eight");
+  progress("fan-out of eight: now, before this change, raw BullMQ");
   const fanout = await measureFanout(rig.harness, rig.raw, PLAN.fanout);
   progress("event relay");
   const relay = await measureEventRelay(rig.harness, PLAN.relay);
@@ -98,8 +100,12 @@ async function measureAll(rig: Required<Rig>, startedAt: number): Promise<Measur
       throughputWorkers: 2,
       throughputConcurrency: PLAN.load.concurrency,
       throughputWindowS: (PLAN.load.measureMs * PLAN.loadRounds) / 1000,
+      events:
+        "createEventPublisher(command, keys, origin).emit: publishEvent sent in order on the command connection, reply not awaited",
       persistence:
-        "SessionStore.append under a held lease (fenced Lua script), one per result message",
+        "SessionStore.appendMany under a held lease: one fenced Lua script per batch of result messages",
+      before:
+        "the path before this change: each publishEvent awaited, SessionStore.append one message after another",
       rawWait: "job.waitUntilFinished(queueEvents, 10000)",
     },
     calls,
@@ -118,8 +124,7 @@ async function openRig(): Promise<Required<Rig>> {
     progress(`private redis-server at ${redis.url}; starting worker processes`);
     await Promise.all([rig.pool.add("yiem"), rig.pool.add("raw")]);
     rig.harness = await openHarness(redis.url, redis.prefix);
-    rig.rawConnection = connectRedis(redis.url, { ...DURABLE_CONNECTION, lazyConnect: true });
-    await rig.rawConnection.connect();
+    rig.rawConnection = connectRedis(redis.url, DURABLE_CONNECTION);
     rig.raw = await openRawClient(rig.rawConnection, rig.harness.keys.bullPrefix);
     return rig as Required<Rig>;
   } catch (err) {

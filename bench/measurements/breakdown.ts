@@ -7,9 +7,9 @@ import { summarize } from "../stats.js";
 import { TRACED_TOOL } from "../tools.js";
 import type { JobMarks } from "../tracingWaiter.js";
 
-/** Median milliseconds of each phase of a remote call, in order. */
+/** Median milliseconds of each phase of a remote call (the coordinator's path), in order. */
 export interface RemotePhases {
-  /** `toolExecStart` published (before the call is prepared). */
+  /** `toolExecStart` sent (before the call is prepared; its reply is not awaited). */
   startEvent: number;
   /** Prepare (argument validation, hooks) until the executor asks the waiter to wait. */
   prepare: number;
@@ -19,9 +19,9 @@ export interface RemotePhases {
   dispatchToExec: number;
   /** From the tool running until the coordinator's waiter is woken by `QueueEvents`. */
   execToResult: number;
-  /** Finalize + `toolExecEnd` published. */
+  /** Finalize + `toolExecEnd` sent (its reply is not awaited). */
   endEvent: number;
-  /** The result message appended to the transcript (`SessionStore.append`). */
+  /** The result message appended to the transcript (`SessionStore.appendMany`, one round trip). */
   append: number;
   /** The whole call. */
   total: number;
@@ -67,7 +67,7 @@ type RemoteSample = Record<keyof RemotePhases, number>;
 async function tracedRemoteCall(h: Harness, session: BenchSession): Promise<RemoteSample> {
   const events: Record<string, number> = {};
   const emit: EmitFn = async (event) => {
-    await session.emit(event);
+    await session.emit(event); // the coordinator's emitter: returns once the event is sent
     events[event.type] = monotonicMs();
   };
   const t0 = monotonicMs();
@@ -79,7 +79,8 @@ async function tracedRemoteCall(h: Harness, session: BenchSession): Promise<Remo
   const message = batch.messages[0];
   if (!message) throw new Error("no result message");
   const batchDone = monotonicMs();
-  await h.store.append(session.sessionId, session.token, message);
+  if (!(await h.store.appendMany(session.sessionId, session.token, batch.messages)))
+    throw new Error(`lease of ${session.sessionId} lost`);
   const appended = monotonicMs();
   const jobId = toolJobId(session.sessionId, session.runId, message.toolCallId);
   const mark: Partial<JobMarks> = h.waiter.take(jobId) ?? {};

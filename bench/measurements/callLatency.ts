@@ -9,7 +9,10 @@ import { NOOP_TOOL } from "../tools.js";
 
 /** Latencies of one no-op call by each path. */
 export interface CallLatency {
-  /** Yiem's remote path: events, a tool worker process, the result message persisted. */
+  /**
+   * Yiem's remote path as the coordinator runs it: events sent without awaiting each reply,
+   * a tool worker process, the result message persisted (`SessionStore.appendMany`).
+   */
   remote: Summary;
   /** Plain BullMQ: `queue.add` → `waitUntilFinished`, a plain worker process. */
   raw: Summary;
@@ -17,8 +20,11 @@ export interface CallLatency {
   inProcess: Summary;
   /** The pipeline alone: in-process executor, no-op emit, nothing persisted. */
   inProcessBare: Summary;
-  /** What-if: the remote call with its events sent without waiting for Redis's reply. */
-  remoteEventsNotAwaited: Summary;
+  /**
+   * The remote call by the path before this change: each event awaited (`publishEvent`),
+   * the result message appended with `SessionStore.append`.
+   */
+  remoteBefore: Summary;
 }
 
 const noEmit = () => undefined;
@@ -27,6 +33,18 @@ const noEmit = () => undefined;
 export function remoteCallStep(h: Harness, session: BenchSession): Step {
   return async () => {
     await runBatch(h, session, NOOP_TOOL, 1, { executor: session.remote });
+    return undefined;
+  };
+}
+
+/** The same call by the path before this change (events awaited, `SessionStore.append`). */
+export function remoteCallBeforeStep(h: Harness, session: BenchSession): Step {
+  return async () => {
+    await runBatch(h, session, NOOP_TOOL, 1, {
+      executor: session.remote,
+      emit: session.emitAwaited,
+      appendsOneByOne: true,
+    });
     return undefined;
   };
 }
@@ -41,7 +59,7 @@ export function rawCallStep(raw: RawClient, sessionId: string): Step {
 }
 
 /**
- * Samples the single-call latency of the four paths in alternating blocks, one worker
+ * Samples the single-call latency of the five cases in alternating blocks, one worker
  * process of each kind serving.
  */
 export async function measureCallLatency(
@@ -52,19 +70,11 @@ export async function measureCallLatency(
   const remoteSession = await openSession(h, "remote");
   const localSession = await openSession(h, "local");
   const bareSession = await openSession(h, "bare");
-  const unawaitedSession = await openSession(h, "unawaited");
+  const beforeSession = await openSession(h, "before");
   const samples = await sampleInterleaved(
     {
       remote: remoteCallStep(h, remoteSession),
-      remoteEventsNotAwaited: async () => {
-        await runBatch(h, unawaitedSession, NOOP_TOOL, 1, {
-          executor: unawaitedSession.remote,
-          emit: (event) => {
-            void Promise.resolve(unawaitedSession.emit(event)).catch(() => undefined);
-          },
-        });
-        return undefined;
-      },
+      remoteBefore: remoteCallBeforeStep(h, beforeSession),
       raw: rawCallStep(raw, "bench-remote"),
       inProcess: async () => {
         await runBatch(h, localSession, NOOP_TOOL, 1, { executor: undefined });
@@ -86,6 +96,6 @@ export async function measureCallLatency(
     raw: summarize(samples.raw ?? []),
     inProcess: summarize(samples.inProcess ?? []),
     inProcessBare: summarize(samples.inProcessBare ?? []),
-    remoteEventsNotAwaited: summarize(samples.remoteEventsNotAwaited ?? []),
+    remoteBefore: summarize(samples.remoteBefore ?? []),
   };
 }

@@ -1,4 +1,3 @@
-import type { EmitFn } from "@yiem/core";
 import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
 import { type LoopBounds, type Step, sampleInterleaved } from "../loop.js";
 import { type RawClient, rawJobData } from "../rawBullmq.js";
@@ -8,40 +7,38 @@ import { NOOP_TOOL } from "../tools.js";
 /** How many parallel calls one batch carries. */
 export const FANOUT = 8;
 
-/** Latency of a batch of `FANOUT` parallel no-op calls. */
+/** Latency of a batch of `FANOUT` parallel no-op calls, now and by the path before this change. */
 export interface FanoutLatency {
-  /** Through Yiem's remote path, events and persistence included. */
-  remote: Summary;
-  /** `FANOUT` raw BullMQ jobs added at once and awaited together (context only). */
-  raw: Summary;
   /**
-   * What-if variants of the remote batch, to size proposed changes (same Redis work, fewer
-   * round trips waited for one after another).
+   * Through Yiem's remote path as the coordinator runs it: events sent in order without
+   * awaiting each reply (`createEventPublisher`), the results appended in one fenced script
+   * (`SessionStore.appendMany`).
    */
-  whatIf: {
-    /** Events sent without waiting for Redis's reply (order kept by the one connection). */
-    eventsNotAwaited: Summary;
-    /** The eight result messages appended together instead of one after another. */
-    appendsPipelined: Summary;
-    /** Both. */
-    both: Summary;
-  };
+  remote: Summary;
+  /** As `remote`, but each event awaited (`publishEvent`) as before this change. */
+  eventsAwaited: Summary;
+  /** As `remote`, but the results appended one after another (`SessionStore.append`) as before. */
+  appendsOneByOne: Summary;
+  /** The path before this change: events awaited and results appended one after another. */
+  before: Summary;
+  /** `FANOUT` raw BullMQ jobs added at once and awaited together (the floor). */
+  raw: Summary;
 }
 
-/** An emitter that sends the event and returns at once (the connection keeps the order). */
-function unawaited(session: BenchSession): EmitFn {
-  return (event) => {
-    void Promise.resolve(session.emit(event)).catch(() => undefined);
-  };
+/** Which parts of the remote batch run as before this change. */
+interface Variant {
+  eventsAwaited?: boolean;
+  appendsOneByOne?: boolean;
 }
 
-function remoteStep(
-  h: Harness,
-  session: BenchSession,
-  variant: { emit?: EmitFn; pipelineAppends?: boolean },
-): Step {
+function remoteStep(h: Harness, session: BenchSession, variant: Variant): Step {
+  const emit = variant.eventsAwaited ? session.emitAwaited : session.emit;
   return async () => {
-    await runBatch(h, session, NOOP_TOOL, FANOUT, { executor: session.remote, ...variant });
+    await runBatch(h, session, NOOP_TOOL, FANOUT, {
+      executor: session.remote,
+      emit,
+      appendsOneByOne: variant.appendsOneByOne ?? false,
+    });
     return undefined;
   };
 }
@@ -57,7 +54,10 @@ function rawStep(raw: RawClient): Step {
   };
 }
 
-/** Samples a batch of eight parallel no-op calls, Yiem, raw and the what-ifs in alternating blocks. */
+/**
+ * Samples a batch of eight parallel no-op calls, Yiem now, Yiem by (parts of) the path before
+ * this change, and raw BullMQ, in alternating blocks.
+ */
 export async function measureFanout(
   h: Harness,
   raw: RawClient,
@@ -68,20 +68,18 @@ export async function measureFanout(
     {
       remote: remoteStep(h, session, {}),
       raw: rawStep(raw),
-      eventsNotAwaited: remoteStep(h, session, { emit: unawaited(session) }),
-      appendsPipelined: remoteStep(h, session, { pipelineAppends: true }),
-      both: remoteStep(h, session, { emit: unawaited(session), pipelineAppends: true }),
+      eventsAwaited: remoteStep(h, session, { eventsAwaited: true }),
+      appendsOneByOne: remoteStep(h, session, { appendsOneByOne: true }),
+      before: remoteStep(h, session, { eventsAwaited: true, appendsOneByOne: true }),
     },
     bounds,
   );
-  const of = (name: string) => summarize(samples[name] ?? []);
+  const of = (name: keyof FanoutLatency) => summarize(samples[name] ?? []);
   return {
     remote: of("remote"),
+    eventsAwaited: of("eventsAwaited"),
+    appendsOneByOne: of("appendsOneByOne"),
+    before: of("before"),
     raw: of("raw"),
-    whatIf: {
-      eventsNotAwaited: of("eventsNotAwaited"),
-      appendsPipelined: of("appendsPipelined"),
-      both: of("both"),
-    },
   };
 }

@@ -139,9 +139,15 @@ export async function startTestRedis(
   const url = `${tls ? "rediss" : "redis"}://${auth}127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn("redis-server", args, { stdio: "ignore" });
-    child.once("error", () => undefined);
-    await waitForPing(url, tls ? { tls: { ca: readFileSync(tls.ca) } } : {});
+    const started = spawn("redis-server", args, { stdio: "ignore" });
+    child = started;
+    started.once("error", () => undefined);
+    try {
+      await waitForPing(url, tls ? { tls: { ca: readFileSync(tls.ca) } } : {});
+    } catch (err) {
+      started.kill("SIGKILL"); // never leave a server behind a failed start
+      throw err;
+    }
   };
   const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
     const running = child;

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { recordFigure } from "../support/faults.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** `slow N`: one 1.5 s sleepFor call, then "done N". */
@@ -47,6 +49,23 @@ describe("every process shuts down cleanly on SIGTERM", () => {
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
     expect(response.content).toEqual([{ type: "text", text: "done slow drain" }]);
     expect(await cluster.client.workers()).toEqual([]);
+    const admin = new Redis(cluster.redis.url);
+    const bullEvents = await admin.xrange(
+      `${cluster.redis.prefix}:bull:tools-default:events`,
+      "-",
+      "+",
+    );
+    admin.disconnect();
+    const stalls = bullEvents.filter(([, fields]) => fields.includes("stalled"));
+    expect(stalls).toEqual([]);
+    await recordFigure({
+      scenario: "SIGTERM to a worker with a call running",
+      runs: 1,
+      calls: 1,
+      lost: 0,
+      duplicated: 0,
+      note: "the call drained, the worker exited 0, no stall reported",
+    });
     await cluster.addWorker();
   });
 
@@ -68,6 +87,14 @@ describe("every process shuts down cleanly on SIGTERM", () => {
       .flatMap((w) => w.lines)
       .filter((l) => l.includes("tool call finished") && l.includes(sessionId));
     expect(runs).toHaveLength(1);
+    await recordFigure({
+      scenario: "SIGTERM to a coordinator holding a running session",
+      runs: 1,
+      calls: 1,
+      lost: 0,
+      duplicated: 0,
+      note: "handed over after the grace period; the call ran once",
+    });
   });
 
   it("never writes the API key to logs", () => {

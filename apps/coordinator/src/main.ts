@@ -1,15 +1,13 @@
 /**
  * The coordinator process: reads the configuration (DESIGN.md "Configuration"), loads the
- * tools, starts the coordinator and its HTTP server (Bull Board, /healthz, /metrics), and
+ * tools, starts the coordinator with its HTTP side (Bull Board, /healthz, /metrics), and
  * shuts down cleanly on SIGTERM / SIGINT (held sessions finish or are handed over).
  */
 import {
-  createCoordinatorMetrics,
   createLogger,
   createOpenAILlmCall,
   onShutdownSignal,
   readClusterConfig,
-  startAdminServer,
   startCoordinator,
   ToolStore,
 } from "@yiem/core";
@@ -22,7 +20,6 @@ async function main(): Promise<void> {
   for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
     log.warn(failure, "tool file skipped");
   }
-  const metrics = createCoordinatorMetrics();
   const llmCall = createOpenAILlmCall({
     model: config.model,
     baseURL: config.openaiBaseUrl,
@@ -32,7 +29,7 @@ async function main(): Promise<void> {
   const coordinator = await startCoordinator({
     redis: config.redisUrl,
     prefix: config.prefix,
-    llmCall: metrics.timeLlmCall(llmCall),
+    llmCall,
     toolStore,
     systemPrompt: config.systemPrompt,
     concurrency: config.coordinatorConcurrency,
@@ -40,28 +37,18 @@ async function main(): Promise<void> {
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     logger: log,
-    observe: (event) => metrics.observe(event),
-  });
-  const admin = await startAdminServer({
     port: config.port,
-    queues: () => coordinator.queues(),
-    metrics,
-    health: () => ({
-      coordinatorId: coordinator.coordinatorId,
-      heldSessions: coordinator.heldSessions(),
-    }),
-    adminUser: config.adminUser,
-    adminPassword: config.adminPassword,
-    readOnly: config.adminReadOnly,
+    admin: {
+      user: config.adminUser,
+      password: config.adminPassword,
+      readOnly: config.adminReadOnly,
+    },
   });
   log.info(
-    { url: `${admin.url}/admin/queues`, tools: [...toolStore.tools.keys()] },
+    { url: `${coordinator.url}/admin/queues`, tools: [...toolStore.tools.keys()] },
     "coordinator ready",
   );
-  onShutdownSignal(log, async () => {
-    await coordinator.close(config.shutdownGraceMs);
-    await admin.close();
-  });
+  onShutdownSignal(log, () => coordinator.close(config.shutdownGraceMs));
 }
 
 main().catch((err: unknown) => {

@@ -16,9 +16,11 @@ import {
   createWrittenToolsSync,
   isWriteToolAllowed,
 } from "../writtenTools/index.js";
+import { startAdminServer } from "./adminServer.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
+import { createCoordinatorMetrics } from "./metrics.js";
 import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
 import { type JobEnd, ResultWaiter } from "./resultWaiter.js";
 import { type HeldSession, processSession, type SessionRunnerDeps } from "./sessionRunner.js";
@@ -47,6 +49,10 @@ export interface CoordinatorOptions {
   /** Sees every event this coordinator publishes and every remote result (metrics). */
   observe?: (event: AgentEvent) => void;
   onRemoteResult?: (toolName: string, end: JobEnd) => void;
+  /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
+  port?: number;
+  /** Bull Board basic auth and read-only mode. */
+  admin?: { user?: string; password?: string; readOnly?: boolean };
 }
 
 /** A running coordinator. */
@@ -56,6 +62,8 @@ export interface CoordinatorHandle {
   queues(): Queue[];
   /** Sessions held right now. */
   heldSessions(): number;
+  /** The HTTP server's base URL when `port` was given. */
+  url?: string;
   /**
    * Stops taking sessions, lets the held ones finish for up to `graceMs` (default 10 s),
    * hands the rest over to other coordinators, then closes every connection.
@@ -151,7 +159,47 @@ function listenForAborts(ctx: CoordinatorContext, subscriber: Redis, log: Logger
 }
 
 /**
- * Starts a coordinator: consumes the coordinator queue, holds each session it works on with
+ * Starts a coordinator (see `startCoordinatorRuntime` below for what it does) and, when
+ * `port` is given, its HTTP side: Bull Board at `/admin/queues` with every queue, `/healthz`
+ * and Prometheus `/metrics` (tool calls by tool and outcome, durations, queue depths, LLM latency).
+ *
+ * @example
+ * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore, port: 3000 });
+ * process.on("SIGTERM", () => coordinator.close());
+ */
+export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+  if (options.port === undefined) return startCoordinatorRuntime(options);
+  const metrics = createCoordinatorMetrics();
+  const observe = (event: AgentEvent) => {
+    metrics.observe(event);
+    options.observe?.(event);
+  };
+  const runtime = await startCoordinatorRuntime({
+    ...options,
+    llmCall: metrics.timeLlmCall(options.llmCall),
+    observe,
+  });
+  const admin = await startAdminServer({
+    port: options.port,
+    queues: () => runtime.queues(),
+    metrics,
+    health: () => ({ coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }),
+    adminUser: options.admin?.user,
+    adminPassword: options.admin?.password,
+    readOnly: options.admin?.readOnly,
+  });
+  return {
+    ...runtime,
+    url: admin.url,
+    async close(graceMs) {
+      await runtime.close(graceMs);
+      await admin.close();
+    },
+  };
+}
+
+/**
+ * The coordinator itself: consumes the coordinator queue, holds each session it works on with
  * a renewed, fenced lease, runs the agent loop and the LLM calls, runs sequential batches in
  * this process and sends parallel batches to the tool queues, and publishes every event.
  *
@@ -159,7 +207,7 @@ function listenForAborts(ctx: CoordinatorContext, subscriber: Redis, log: Logger
  * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
  * process.on("SIGTERM", () => coordinator.close());
  */
-export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<CoordinatorHandle> {
   const keys = clusterKeys(options.prefix ?? "yiem");
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
   const log = options.logger ?? silentLogger;

@@ -128,10 +128,12 @@ describe("sessions on a cluster of two coordinators", () => {
     const transcript = await cluster.client.messages(sessionId);
     const results = transcript
       .filter((m) => m.role === "toolResult")
-      .map((m) => [m.toolCallId, textOf(m as never)]);
+      .map((m) => [m.toolCallId, textOf(m as never), m.role === "toolResult" && m.isError]);
+    // a1's error is the coordinator's "Operation aborted" or, when the worker's answer wins the
+    // race, the tool's own reaction to its signal; either way one error result per call.
     expect(results).toEqual([
-      ["a1", "Operation aborted"],
-      ["a2", "Operation aborted"],
+      ["a1", expect.stringMatching(/^(Operation aborted|stopped by abort)$/), true],
+      ["a2", "Operation aborted", true],
     ]);
   });
 });

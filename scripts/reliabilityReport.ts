@@ -6,17 +6,9 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ReliabilityFigure } from "../test/support/faults.js";
 
-interface Figure {
-  scenario: string;
-  runs: number;
-  calls: number;
-  lost: number;
-  duplicated: number;
-  recoveryMs?: number;
-  note?: string;
-  recordedAt: string;
-}
+type Figure = ReliabilityFigure & { recordedAt: string };
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const figuresDir = join(root, "test/faults/.figures");

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/processes.js";
 import { freePort, startTestRedis } from "../support/redisServer.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
@@ -80,15 +80,7 @@ function sessionOf(stdout: string): string {
   return id ?? "";
 }
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster({ workers: 2, model: { respond } });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = useTestCluster({ workers: 2, model: { respond } });
 
 describe("yiem against a running cluster", () => {
   it("send shows each call's end with its worker and duration, then the answer, and exits 0", async () => {

@@ -1,7 +1,7 @@
 import { toolQueueName } from "@yiem/core";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import type {
   ScriptedReply,
   ScriptedRequest,
@@ -54,15 +54,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "toolCalls", calls: hostile };
 }
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster({ workers: 2, model: { respond } });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = useTestCluster({ workers: 2, model: { respond } });
 
 async function completedToolJobs(): Promise<number> {
   const queue = new Queue(toolQueueName("default"), {

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 const ADMIN_PASSWORD = "redis-canary-pass-7d1";
@@ -36,29 +36,22 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let cluster: TestCluster;
 let port = 0;
 
-beforeAll(async () => {
-  cluster = await startTestCluster({
-    workers: 2,
-    model: { respond },
-    redis: { privateServer: true, requirePass: ADMIN_PASSWORD, aclLines: WORKER_ACL },
-    workerEnv: {},
-    env: {
-      YIEM_ADMIN_USER: "admin",
-      YIEM_ADMIN_PASSWORD: BOARD_PASSWORD,
-      YIEM_ADMIN_READONLY: "1",
-    },
-    redisUrl: (redis) => {
-      port = Number(new URL(redis.url).port);
-      return redis.url;
-    },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+const cluster = useTestCluster({
+  workers: 2,
+  model: { respond },
+  redis: { privateServer: true, requirePass: ADMIN_PASSWORD, aclLines: WORKER_ACL },
+  workerEnv: {},
+  env: {
+    YIEM_ADMIN_USER: "admin",
+    YIEM_ADMIN_PASSWORD: BOARD_PASSWORD,
+    YIEM_ADMIN_READONLY: "1",
+  },
+  redisUrl: (redis) => {
+    port = Number(new URL(redis.url).port);
+    return redis.url;
+  },
 });
 
 describe("secrets and access", () => {

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BusEvent, toolQueueName } from "@yiem/core";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
@@ -33,21 +33,16 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let cluster: TestCluster;
 let ledger: string;
 
-beforeAll(async () => {
+const cluster = useTestCluster(async () => {
   ledger = join(await mkdtemp(join(tmpdir(), "yiem-ledger-")), "ledger.txt");
-  cluster = await startTestCluster({
+  return {
     workers: 2,
     coordinators: 2,
     model: { respond },
     env: { YIEM_TEST_LEDGER: ledger },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+  };
 });
 
 function textOf(response: { content: Array<{ type: string; text?: string }> }): string {

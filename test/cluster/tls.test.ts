@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 function respond(request: ScriptedRequest): ScriptedReply {
@@ -12,18 +12,10 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster({
-    workers: 1,
-    model: { respond },
-    redis: { privateServer: true, tls: true, requirePass: "tls-canary-pass" },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+const cluster = useTestCluster({
+  workers: 1,
+  model: { respond },
+  redis: { privateServer: true, tls: true, requirePass: "tls-canary-pass" },
 });
 
 describe("rediss:// with a password", () => {

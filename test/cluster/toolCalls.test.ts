@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** Answers by the last user message: `parallel6`, `sequential`, `timeout`, `missing`, else echoes the tool results. */
@@ -38,15 +38,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "text", text: `echo: ${text}` };
 }
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster({ workers: 2, model: { respond } });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = useTestCluster({ workers: 2, model: { respond } });
 
 async function collect(
   sessionId: string,

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
@@ -45,18 +45,10 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "text", text: results.join(" || ") };
 }
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster({
-    workers: 2,
-    model: { respond },
-    env: { YIEM_ALLOW_WRITE_TOOL: "1", YIEM_CANARY_SECRET: "canary-4f2a" },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+const cluster = useTestCluster({
+  workers: 2,
+  model: { respond },
+  env: { YIEM_ALLOW_WRITE_TOOL: "1", YIEM_CANARY_SECRET: "canary-4f2a" },
 });
 
 describe("seed §15 writeTool on the cluster", () => {

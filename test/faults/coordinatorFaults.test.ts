@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import {
   createLedger,
   type Ledger,
@@ -12,7 +12,6 @@ import {
 import type { ScriptedRequest } from "../support/scriptedModelServer.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
-let cluster: TestCluster;
 let ledger: Ledger;
 /** Called when the model receives a request whose last user message starts with the key. */
 const onModelRequest = new Map<string, () => void>();
@@ -26,18 +25,14 @@ function respond(request: ScriptedRequest) {
   return text.includes("slowmodel") ? { ...reply, delayMs: 800 } : reply;
 }
 
-beforeAll(async () => {
+const cluster = useTestCluster(async () => {
   ledger = await createLedger();
-  cluster = await startTestCluster({
+  return {
     workers: 2,
     coordinators: 2,
     model: { respond },
     env: { YIEM_TEST_LEDGER: ledger.path },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+  };
 });
 
 /** Kills the coordinator holding `sessionId` with SIGKILL and starts a replacement. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { AgentMessage, AssistantMessage } from "@yiem/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
@@ -9,21 +9,16 @@ const SESSIONS = Number(process.env.YIEM_LOAD_SESSIONS ?? 500);
 const TURNS = 3;
 const WORKERS = 4;
 
-let cluster: TestCluster;
 let ledger: Ledger;
 
-beforeAll(async () => {
+const cluster = useTestCluster(async () => {
   ledger = await createLedger();
-  cluster = await startTestCluster({
+  return {
     workers: WORKERS,
     coordinators: 2,
     model: { respond: faultModel },
     env: { YIEM_TEST_LEDGER: ledger.path, LOG_LEVEL: "info" },
-  });
-}, 90_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+  };
 });
 
 /** SIGKILLs a random live worker every `everyMs` and starts a replacement, until stopped. */

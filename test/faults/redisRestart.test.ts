@@ -1,26 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { RedisUnavailableError, YiemClient } from "@yiem/core";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
-let cluster: TestCluster;
 let ledger: Ledger;
 
-beforeAll(async () => {
+const cluster = useTestCluster(async () => {
   ledger = await createLedger();
-  cluster = await startTestCluster({
+  return {
     workers: 2,
     model: { respond: faultModel },
     env: { YIEM_TEST_LEDGER: ledger.path, YIEM_LEASE_MS: "8000", YIEM_LOCK_MS: "8000" },
     redis: { privateServer: true, appendOnly: true },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+  };
 });
 
 describe("faults: Redis restarts mid-run (AOF on)", () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
@@ -14,19 +14,11 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "toolCalls", calls: [{ name: "sleepFor", arguments: { ms: 1500, label: text } }] };
 }
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster({
-    workers: 1,
-    coordinators: 1,
-    model: { respond },
-    env: { YIEM_SHUTDOWN_GRACE_MS: "200" },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+const cluster = useTestCluster({
+  workers: 1,
+  coordinators: 1,
+  model: { respond },
+  env: { YIEM_SHUTDOWN_GRACE_MS: "200" },
 });
 
 async function firstToolStart(sessionId: string): Promise<void> {

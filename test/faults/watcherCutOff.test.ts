@@ -1,30 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
 import type { ScriptedReply } from "../support/scriptedModelServer.js";
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
+const cluster = useTestCluster(async () => {
   const respond = (): ScriptedReply => ({
     kind: "toolCalls",
     calls: [{ id: "w1", name: "sleepFor", arguments: { ms: 4000, label: "w", steps: 40 } }],
   });
   let turn = 0;
-  cluster = await startTestCluster({
+  return {
     workers: 1,
     model: {
       respond: (request) =>
         ++turn % 2 === 1 ? respond() : { kind: "text", text: `done ${request.index}` },
     },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+  };
 });
 
 /** Kills every pub/sub connection of Redis, over and over, for `ms`: subscribers are cut off. */

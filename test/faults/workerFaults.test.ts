@@ -1,25 +1,20 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../support/cluster.js";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
 import type { TestProcess } from "../support/processes.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
-let cluster: TestCluster;
 let ledger: Ledger;
 
-beforeAll(async () => {
+const cluster = useTestCluster(async () => {
   ledger = await createLedger();
-  cluster = await startTestCluster({
+  return {
     workers: 3,
     model: { respond: faultModel },
     env: { YIEM_TEST_LEDGER: ledger.path },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
+  };
 });
 
 /** Sends `text` and resolves with the worker process running the call `callId` (from its first update). */

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type RedisTarget, YiemClient } from "@yiem/core";
+import { afterAll, beforeAll } from "vitest";
 import { logMessage, spawnApp, type TestProcess } from "./processes.js";
 import { freePort, startTestRedis, type TestRedis } from "./redisServer.js";
 import {
@@ -140,4 +141,30 @@ function clientTarget(url: string, caFile: string | undefined): RedisTarget {
     password: decodeURIComponent(parsed.password) || undefined,
     tls: { ca: readFileSync(caFile) },
   };
+}
+
+/**
+ * Starts a cluster before the file's tests and stops it after them (vitest hooks), and
+ * returns it: a stand-in that forwards to the running cluster, so tests write
+ * `cluster.client.send(…)` as usual. `options` may be a function when they depend on
+ * something made first (a ledger file).
+ *
+ * @example const cluster = useTestCluster({ workers: 2, model: { respond } });
+ */
+export function useTestCluster(
+  options: TestClusterOptions | (() => Promise<TestClusterOptions>),
+): TestCluster {
+  let current: TestCluster | undefined;
+  beforeAll(async () => {
+    current = await startTestCluster(typeof options === "function" ? await options() : options);
+  }, 90_000);
+  afterAll(async () => {
+    await current?.stop();
+  });
+  return new Proxy({} as TestCluster, {
+    get(_target, property) {
+      if (!current) throw new Error("the test cluster is not running (used outside a test?)");
+      return current[property as keyof TestCluster];
+    },
+  });
 }

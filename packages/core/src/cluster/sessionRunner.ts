@@ -120,7 +120,6 @@ async function runOne(
   const { deps, sessionId, token, state } = h;
   const controller = new AbortController();
   h.held.controller = controller;
-  h.lease.onLost(() => controller.abort(new LeaseLostError(sessionId)));
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   const held: { end?: AgentEvent } = {};
   const publisher = createEventPublisher(deps.command, deps.keys, {
@@ -210,6 +209,9 @@ export async function processSession(
     await deps.store.release(sessionId, token).catch(() => undefined); // first: no write of ours may land after this
     h.held.controller?.abort(new LeaseLostError(sessionId));
   };
+  // Losing the lease stops the run in progress without cancelling its remote calls: the
+  // next holder attaches to them.
+  lease.onLost(() => h.held.controller?.abort(new LeaseLostError(sessionId)));
   register(h.held);
   try {
     h.state.messages = await deps.store.loadMessages(sessionId);

@@ -79,7 +79,9 @@ async function main(): Promise<void> {
   const stopAll = async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
   };
-  process.once("SIGINT", () => void stopAll().then(() => process.exit(0)));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void stopAll().then(() => process.exit(0)));
+  }
   try {
     const redis = await startDemoRedis();
     closers.push(redis.stop);

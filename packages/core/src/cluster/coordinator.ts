@@ -221,34 +221,8 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     waiter: new ResultWaiter(command, keys.bullPrefix),
     closing: false,
   };
-  const written = await enableWrittenTools(options, command, keys);
-  const deps: SessionRunnerDeps = {
-    store: new SessionStore(command, keys),
-    command,
-    keys,
-    leaseMs: options.leaseMs ?? 10_000,
-    llmCall: options.llmCall,
-    toolStore: options.toolStore,
-    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-    maxTurns: options.maxTurns,
-    toolExecution: options.toolExecution ?? "parallel",
-    beforeToolCall: options.beforeToolCall,
-    afterToolCall: options.afterToolCall,
-    queueFor: queueFactory(ctx),
-    waiter: ctx.waiter,
-    log,
-    observe: options.observe,
-    onRemoteResult: options.onRemoteResult,
-    syncWrittenTools: written ? () => written.sync() : undefined,
-  };
-  const subscriber = command.duplicate();
-  for (const connection of [command, subscriber]) {
-    connection.on("error", (err: Error) =>
-      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
-    );
-  }
-  listenForAborts(ctx, subscriber, log);
-  await subscriber.subscribe(keys.controlChannel);
+  const deps = await runnerDeps(options, ctx, log);
+  const subscriber = await subscribeToControl(ctx, log);
   const queueNames = new Set([
     undefined,
     ...[...options.toolStore.tools.values()].map((t) => t.queue),
@@ -277,6 +251,48 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     close: (graceMs = 10_000) =>
       closeCoordinator(ctx, worker, subscriber, coordinatorQueue, graceMs, log),
   };
+}
+
+/** What every session this coordinator runs gets from it. */
+async function runnerDeps(
+  options: CoordinatorOptions,
+  ctx: CoordinatorContext,
+  log: Logger,
+): Promise<SessionRunnerDeps> {
+  const { command, keys } = ctx;
+  const written = await enableWrittenTools(options, command, keys);
+  return {
+    store: new SessionStore(command, keys),
+    command,
+    keys,
+    leaseMs: options.leaseMs ?? 10_000,
+    llmCall: options.llmCall,
+    toolStore: options.toolStore,
+    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    maxTurns: options.maxTurns,
+    toolExecution: options.toolExecution ?? "parallel",
+    beforeToolCall: options.beforeToolCall,
+    afterToolCall: options.afterToolCall,
+    queueFor: queueFactory(ctx),
+    waiter: ctx.waiter,
+    log,
+    observe: options.observe,
+    onRemoteResult: options.onRemoteResult,
+    syncWrittenTools: written ? () => written.sync() : undefined,
+  };
+}
+
+/** Subscribes to the control channel (aborts); both connections log errors and reconnect by themselves. */
+async function subscribeToControl(ctx: CoordinatorContext, log: Logger): Promise<Redis> {
+  const subscriber = ctx.command.duplicate();
+  for (const connection of [ctx.command, subscriber]) {
+    connection.on("error", (err: Error) =>
+      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
+    );
+  }
+  listenForAborts(ctx, subscriber, log);
+  await subscriber.subscribe(ctx.keys.controlChannel);
+  return subscriber;
 }
 
 async function closeCoordinator(

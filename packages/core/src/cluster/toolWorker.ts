@@ -141,6 +141,25 @@ function listenForAborts(ctx: WorkerContext, subscriber: Redis): void {
   });
 }
 
+/** Announces the worker now and every third of the announcement's lifetime; returns the timer. */
+async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<NodeJS.Timeout> {
+  const startedAt = Date.now();
+  const announce = () =>
+    announceWorker(ctx.command, ctx.keys, {
+      workerId: ctx.workerId,
+      hostname: hostname(),
+      pid: process.pid,
+      queues,
+      tools: [...ctx.options.toolStore.tools.keys()],
+      concurrency: ctx.options.concurrency ?? 16,
+      running: ctx.active.size,
+      startedAt,
+      lastSeen: Date.now(),
+    }).catch(() => undefined);
+  await announce();
+  return setInterval(announce, WORKER_TTL_MS / 3);
+}
+
 /**
  * Starts a tool worker: serves the given tool queues with `concurrency` calls at once each,
  * publishes each call's partial results as events, announces itself every few seconds so
@@ -178,21 +197,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   await subscriber.subscribe(keys.controlChannel);
   const workers = queues.map((queue) => startQueueWorker(ctx, queue));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  const startedAt = Date.now();
-  const announce = () =>
-    announceWorker(command, keys, {
-      workerId,
-      hostname: hostname(),
-      pid: process.pid,
-      queues,
-      tools: [...options.toolStore.tools.keys()],
-      concurrency: options.concurrency ?? 16,
-      running: ctx.active.size,
-      startedAt,
-      lastSeen: Date.now(),
-    }).catch(() => undefined);
-  await announce();
-  const heartbeat = setInterval(announce, WORKER_TTL_MS / 3);
+  const heartbeat = await startHeartbeat(ctx, queues);
   ctx.log.info({ workerId, queues }, "tool worker started");
   return {
     workerId,

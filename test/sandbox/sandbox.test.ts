@@ -270,3 +270,25 @@ describe("hostile written tools end as error results within their limits", () =>
     );
   });
 });
+
+describe("sandbox slots", () => {
+  it("lets at most `limit` runs hold a slot at once and hands slots over in order", async () => {
+    const { SandboxSlots } = await import("../../packages/core/src/sandbox/sandboxSlots.js");
+    const slots = new SandboxSlots(2);
+    const order: string[] = [];
+    const first = await slots.acquire();
+    const second = await slots.acquire();
+    const third = slots.acquire().then((release) => {
+      order.push("third");
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(order).toEqual([]);
+    first();
+    first(); // releasing twice frees one slot only
+    const releaseThird = await third;
+    expect(order).toEqual(["third"]);
+    second();
+    releaseThird();
+  });
+});

@@ -8,6 +8,7 @@ import {
 } from "./sandboxLimits.js";
 import type { HostReply, HostRequest } from "./sandboxProtocol.js";
 import { toSandboxToolResult, withLogs } from "./sandboxResult.js";
+import { sandboxSlots } from "./sandboxSlots.js";
 
 /** What `runInSandbox` runs, with its limits (see `SandboxLimits` for the defaults). */
 export interface SandboxRunOptions extends SandboxLimits {
@@ -138,8 +139,13 @@ export async function runInSandbox(options: SandboxRunOptions): Promise<SandboxO
   try {
     const limits = resolveSandboxLimits(options);
     const request = hostRequest("run", options.code, JSON.stringify(options.args ?? {}), limits);
-    const end = await runSandboxChild(request, limits, options);
-    return toOutcome(label, end, limits);
+    const release = await sandboxSlots.acquire();
+    try {
+      const end = await runSandboxChild(request, limits, options);
+      return toOutcome(label, end, limits);
+    } finally {
+      release();
+    }
   } catch (err) {
     return {
       kind: "error",

@@ -149,5 +149,10 @@ describe("the coordinator's HTTP side", () => {
     expect(health.status).toBe("ok");
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain("yiem_queue_jobs");
+    const all = await Promise.all(
+      cluster.coordinatorUrls.map(async (url) => (await fetch(`${url}/metrics`)).text()),
+    );
+    expect(all.join("\n")).toMatch(/yiem_tool_calls_total\{tool="sleepFor",outcome="ok"\} [1-9]/);
+    expect(all.join("\n")).toMatch(/yiem_llm_call_duration_seconds_count\{outcome="ok"\} [1-9]/);
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
+import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
@@ -90,6 +91,10 @@ describe("the cluster runs tool calls", () => {
     const update = live.find((e) => e.type === "toolExecUpdate");
     expect(update?.workerId).toMatch(/^worker-[12]$/);
     expect(live.at(-1)).toMatchObject({ type: "agentEnd", inputIds: [runId] });
+    const redis = new Redis(cluster.redis.url);
+    const ttl = await redis.ttl(`${cluster.redis.prefix}:s:{${sessionId}}:messages`);
+    redis.disconnect();
+    expect(ttl).toBeGreaterThan(29 * 24 * 3600); // idle sessions expire after 30 days
   });
 
   it("runs a sequential batch in the coordinator's process", async () => {

@@ -19,7 +19,7 @@ import type {
   UserMessage,
 } from "../types/index.js";
 import { LeaseLostError } from "./errors.js";
-import { createEventPublisher, type EventPublisher, publishEvent } from "./eventBus.js";
+import { createEventPublisher, type EventPublisher } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
@@ -167,11 +167,8 @@ async function runOne(
   });
   h.held.controller = undefined;
   await publisher.flush();
-  const inputIds = await deps.store.finishRun(sessionId, token, response);
-  if (inputIds && held.end && !h.lease.lost) {
-    const origin = { sessionId, runId: start.runId, inputIds };
-    await publishEvent(deps.command, deps.keys, origin, held.end).catch(() => undefined);
-  }
+  const agentEnd: AgentEvent = held.end ?? { type: "agentEnd", response };
+  await deps.store.finishRun(sessionId, token, response, { runId: start.runId, event: agentEnd });
   return response;
 }
 

@@ -98,9 +98,15 @@ return redis.call('RPUSH', KEYS[2], ARGV[2])
 `;
 
 /**
- * KEYS: lease, run · ARGV: token, response JSON, ttl seconds, response key prefix, channel
- * Stores the run's response under every input id it answers, closes the run and announces
- * the ids on the responses channel. → the comma-separated input ids, or -1 not ours.
+ * KEYS: lease, run, seq, events stream, messages
+ * ARGV: token, response JSON, response ttl s, response key prefix, responses channel,
+ *       events channel, agentEnd event JSON (without seq and inputIds), stream max length,
+ *       session ttl s
+ * In one step: stores the run's response under every input id it answers, publishes the
+ * run's `agentEnd` (numbered, with the input ids) on the bus, closes the run, announces the
+ * ids on the responses channel, and sets the session's idle expiry. A watcher therefore
+ * sees `agentEnd` exactly when the response is stored, even if the coordinator dies here.
+ * → the comma-separated input ids, or -1 not ours.
  */
 export const FINISH_RUN = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
@@ -108,8 +114,15 @@ local ids = redis.call('HGET', KEYS[2], 'inputIds') or ''
 for id in string.gmatch(ids, '[^,]+') do
   redis.call('SET', ARGV[4] .. id, ARGV[2], 'EX', ARGV[3])
 end
+local seq = redis.call('INCR', KEYS[3])
+local quoted = {}
+for id in string.gmatch(ids, '[^,]+') do table.insert(quoted, '"' .. id .. '"') end
+local msg = '{"seq":' .. seq .. ',"inputIds":[' .. table.concat(quoted, ',') .. '],' .. string.sub(ARGV[7], 2)
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[8], seq .. '-1', 'e', msg)
+redis.call('PUBLISH', ARGV[6], msg)
 redis.call('DEL', KEYS[2])
 redis.call('PUBLISH', ARGV[5], ids)
+for i = 3, 5 do redis.call('EXPIRE', KEYS[i], ARGV[9]) end
 return ids
 `;
 

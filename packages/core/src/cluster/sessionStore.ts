@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import type { AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
+import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import {
   ACQUIRE_LEASE,
@@ -12,6 +13,12 @@ import {
   RENEW_LEASE,
   START_RUN,
 } from "./sessionScripts.js";
+
+/**
+ * How long a session's transcript and events are kept after its last run (30 days); every
+ * finished run pushes the expiry back.
+ */
+export const SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /** How long a stored response stays readable by `waitForResponse` (one day). */
 export const RESPONSE_TTL_SECONDS = 24 * 60 * 60;
@@ -67,11 +74,18 @@ type Scripts = {
   yiemFinish(
     lease: string,
     run: string,
+    seq: string,
+    stream: string,
+    messages: string,
     token: string,
     response: string,
     ttl: number,
     keyPrefix: string,
     channel: string,
+    eventChannel: string,
+    eventJson: string,
+    maxLen: number,
+    sessionTtl: number,
   ): Promise<number | string>;
 };
 
@@ -86,7 +100,7 @@ function defineScripts(redis: Redis): Redis & Scripts {
   redis.defineCommand("yiemDrain", { numberOfKeys: 4, lua: DRAIN_INPUTS });
   redis.defineCommand("yiemAppend", { numberOfKeys: 3, lua: APPEND_MESSAGE });
   redis.defineCommand("yiemAppendMany", { numberOfKeys: 3, lua: APPEND_MESSAGES });
-  redis.defineCommand("yiemFinish", { numberOfKeys: 2, lua: FINISH_RUN });
+  redis.defineCommand("yiemFinish", { numberOfKeys: 5, lua: FINISH_RUN });
   return scripted;
 }
 
@@ -235,21 +249,39 @@ export class SessionStore {
     return this.redis.hkeys(this.keys.running(sessionId));
   }
 
-  /** Stores the response for every input of the run and closes it; the input ids, or undefined when lost. */
+  /**
+   * Closes the run: stores its response for every input it answers and publishes its
+   * `agentEnd` event, atomically (see FINISH_RUN). Returns the input ids, or undefined when
+   * the lease is lost.
+   */
   async finishRun(
     sessionId: string,
     token: string,
     response: AssistantMessage,
+    agentEnd: { runId: string; event: AgentEvent },
   ): Promise<string[] | undefined> {
     const k = this.keys;
+    const eventJson = JSON.stringify({
+      ...agentEnd.event,
+      sessionId,
+      runId: agentEnd.runId,
+      ts: Date.now(),
+    });
     const ids = await this.redis.yiemFinish(
       k.lease(sessionId),
       k.run(sessionId),
+      k.seq(sessionId),
+      k.stream(sessionId),
+      k.messages(sessionId),
       token,
       JSON.stringify(response),
       RESPONSE_TTL_SECONDS,
       k.response(""),
       k.responsesChannel,
+      k.eventChannel(sessionId),
+      eventJson,
+      DEFAULT_STREAM_LENGTH,
+      SESSION_TTL_SECONDS,
     );
     return ids === -1 ? undefined : String(ids).split(",").filter(Boolean);
   }

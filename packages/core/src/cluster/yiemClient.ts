@@ -4,9 +4,10 @@ import type { Redis } from "ioredis";
 import { toUserMessage } from "../agent/toUserMessage.js";
 import type { AssistantMessage, UserInput } from "../types/index.js";
 import type { BusEvent } from "./busEvent.js";
-import { RedisUnavailableError, ResponseTimeoutError } from "./errors.js";
+import { RedisUnavailableError } from "./errors.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys } from "./keys.js";
 import { connectRedis, describeRedisTarget, type RedisTarget } from "./redisConnection.js";
+import { ResponseWaiter } from "./responseWaiter.js";
 import { streamSessionEvents } from "./sessionEventStream.js";
 import { encodeInboxEntry, SessionStore } from "./sessionStore.js";
 import { listWorkers, type WorkerInfo } from "./workerRegistry.js";
@@ -56,6 +57,7 @@ export class YiemClient {
   private readonly command: Redis;
   private readonly store: SessionStore;
   private queue: Queue | undefined;
+  private readonly responses: ResponseWaiter;
   private readonly target: string;
 
   constructor(options: YiemClientOptions) {
@@ -68,6 +70,9 @@ export class YiemClient {
     });
     this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
     this.store = new SessionStore(this.command, this.keys);
+    this.responses = new ResponseWaiter(this.command, this.keys.responsesChannel, (id) =>
+      this.store.readResponse(id),
+    );
   }
 
   /** The coordinator queue, created once Redis has answered (BullMQ dislikes a dead connection). */
@@ -130,49 +135,7 @@ export class YiemClient {
     runId: string,
     options: { timeoutMs?: number } = {},
   ): Promise<AssistantMessage> {
-    const timeoutMs = options.timeoutMs ?? 120_000;
-    const subscriber = this.command.duplicate({
-      lazyConnect: false,
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: null,
-    });
-    subscriber.on("error", () => undefined);
-    try {
-      return await this.awaitResponse(subscriber, runId, timeoutMs);
-    } finally {
-      subscriber.disconnect();
-    }
-  }
-
-  private awaitResponse(
-    subscriber: Redis,
-    runId: string,
-    timeoutMs: number,
-  ): Promise<AssistantMessage> {
-    return new Promise((resolve, reject) => {
-      let done = false;
-      const check = () =>
-        this.store.readResponse(runId).then(
-          (response) => {
-            if (!response || done) return;
-            done = true;
-            clearInterval(poll);
-            clearTimeout(timer);
-            resolve(response);
-          },
-          () => undefined,
-        );
-      const poll = setInterval(check, 1000);
-      const timer = setTimeout(() => {
-        done = true;
-        clearInterval(poll);
-        reject(new ResponseTimeoutError(runId, timeoutMs));
-      }, timeoutMs);
-      subscriber.on("message", (_channel, ids: string) => {
-        if (ids.split(",").includes(runId)) void check();
-      });
-      subscriber.subscribe(this.keys.responsesChannel).then(check, () => undefined);
-    });
+    return this.responses.wait(runId, options.timeoutMs ?? 120_000);
   }
 
   /** Aborts the session's current run, wherever its calls run. */
@@ -197,6 +160,7 @@ export class YiemClient {
 
   /** Closes the connections. */
   async close(): Promise<void> {
+    this.responses.close();
     await this.queue?.close().catch(() => undefined);
     const redis = this.command;
     if (redis.status === "connecting" || redis.status === "connect") {

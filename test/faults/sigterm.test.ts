@@ -79,6 +79,14 @@ describe("every process shuts down cleanly on SIGTERM", () => {
       .flatMap((w) => w.lines)
       .filter((l) => l.includes("tool call finished") && l.includes(sessionId));
     expect(runs).toHaveLength(1);
+    const ends: string[] = [];
+    for await (const event of cluster.client.events(sessionId, {
+      fromStart: true,
+      untilAgentEnd: true,
+    })) {
+      if (event.type === "toolExecEnd") ends.push(event.toolCallId);
+    }
+    expect(ends).toHaveLength(1); // the coordinator that handed over stayed silent
     await recordFigure({
       scenario: "SIGTERM to a coordinator holding a running session",
       runs: 1,

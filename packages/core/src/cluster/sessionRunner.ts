@@ -92,7 +92,8 @@ interface Holding {
 }
 
 /**
- * Publishes a run's events while the session is ours, naming the worker on the end event of
+ * Publishes a run's events while the session is ours (never after losing or handing it
+ * over, so a watcher sees each call end once, from the holder that finished it), naming the worker on the end event of
  * a remote call; holds `agentEnd` back for the caller.
  */
 function runEmitter(
@@ -102,7 +103,8 @@ function runEmitter(
   held: { end?: AgentEvent },
 ) {
   return (event: AgentEvent): Promise<void> => {
-    if (h.lease.lost) return Promise.resolve();
+    // A holder that lost or handed over the session stays silent: the next holder reports.
+    if (h.lease.lost || h.handedOver) return Promise.resolve();
     h.deps.observe?.(event);
     if (event.type === "agentEnd") {
       held.end = event;

@@ -216,6 +216,33 @@ describe("seed §12 errors reach the model, the run goes on", () => {
   });
 });
 
+describe("hostile input: configurable caps", () => {
+  it("applies the agent's own caps on calls per message and argument size", async () => {
+    const agent = await agentWith(
+      [
+        {
+          kind: "toolCalls",
+          calls: [
+            { id: "a", name: "getWeather", arguments: { city: "Oslo" } },
+            { id: "b", name: "getWeather", arguments: { city: "x".repeat(100) } },
+            { id: "c", name: "getWeather", arguments: { city: "Rome" } },
+          ],
+        },
+        { kind: "text", text: "ok" },
+      ],
+      { tools: [weather], limits: { maxToolCalls: 2, maxArgumentBytes: 64 } },
+    );
+    agent.run("go");
+    await agent.takeResponse();
+    const results = sentMessages(1).slice(-3);
+    expect(results[0]).toBe("tool:Weather in Oslo: Sunny, 22°C");
+    expect(results[1]).toMatch(/^tool:getWeather: arguments are too large: \d+ bytes \(limit 64\)/);
+    expect(results[2]).toBe(
+      "tool:too many tool calls in one message: 3 (limit 2); this call was not run",
+    );
+  });
+});
+
 describe("seed §10 a terminating batch ends the run", () => {
   it("builds the terminated final response without another LLM call", async () => {
     const done = makeTool("deploy", {

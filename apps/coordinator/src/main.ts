@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     stalledIntervalMs: config.stalledIntervalMs,
     logger: log,
     port: config.port,
+    limits: { maxToolCalls: config.maxToolCalls, maxArgumentBytes: config.maxArgumentBytes },
     admin: {
       user: config.adminUser,
       password: config.adminPassword,

@@ -1,6 +1,10 @@
 import { emitSafely } from "../tools/emitSafely.js";
 import { executeToolCalls } from "../tools/executeToolCalls.js";
-import { extractToolCalls, normalizeToolCallBlocks } from "../tools/extractToolCalls.js";
+import {
+  type ExtractToolCallsOptions,
+  extractToolCalls,
+  normalizeToolCallBlocks,
+} from "../tools/extractToolCalls.js";
 import { describeError } from "../tools/toolResults.js";
 import type {
   AfterToolCallHook,
@@ -41,6 +45,8 @@ export interface AgentLoopDeps {
   emit: EmitFn;
   signal: AbortSignal;
   maxTurns?: number;
+  /** Caps on the model's tool calls (calls per message, bytes of arguments); see `extractToolCalls`. */
+  limits?: ExtractToolCallsOptions;
   /**
    * Moves the input that arrived since the last call into the transcript (`state.messages`
    * and wherever the caller persists it) and returns it; called before every LLM call
@@ -96,7 +102,7 @@ async function runBatch(
     toolExecution: deps.toolExecution,
     executor: deps.executor,
   };
-  const calls = extractToolCalls(content);
+  const calls = extractToolCalls(content, deps.limits);
   const batch = await executeToolCalls(
     context,
     assistantMessage,

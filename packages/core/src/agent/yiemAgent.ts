@@ -1,5 +1,6 @@
 import { formatMsgForLLM as defaultFormatMsgForLLM } from "../llm/formatMsgForLLM.js";
 import { createOpenAILlmCall } from "../llm/openaiLlmCall.js";
+import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import type {
   AfterToolCallHook,
@@ -43,6 +44,8 @@ export interface YiemAgentOptions {
   toolExecution?: ToolExecutionMode;
   executor?: ToolExecutor;
   maxTurns?: number;
+  /** Caps on the model's tool calls: `maxToolCalls` per message (64), `maxArgumentBytes` (256 KiB). */
+  limits?: ExtractToolCallsOptions;
 }
 
 function initialTools(options: YiemAgentOptions): Map<string, AgentTool> {
@@ -167,6 +170,7 @@ export class YiemAgent {
       emit: options.agentEventSink ?? (() => {}),
       signal: controller.signal,
       maxTurns: options.maxTurns,
+      limits: options.limits,
       drainInput: () => {
         const drained = [...opening, ...this.inbox.drainInputs()];
         opening = [];

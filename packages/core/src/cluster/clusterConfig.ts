@@ -34,6 +34,9 @@ export interface ClusterConfig {
   stalledIntervalMs: number;
   /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
   shutdownGraceMs: number;
+  /** `YIEM_MAX_TOOL_CALLS` / `YIEM_MAX_ARGUMENT_BYTES`: caps on one model message's tool calls. */
+  maxToolCalls: number;
+  maxArgumentBytes: number;
   /** `LOG_LEVEL`: pino level. */
   logLevel: string;
 }
@@ -85,6 +88,8 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),
     shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", 10_000),
+    maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", 64),
+    maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
     logLevel: readString(env, "LOG_LEVEL") ?? "info",
   };
 }

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
+import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
   AfterToolCallHook,
@@ -34,6 +35,8 @@ export interface CoordinatorOptions {
   toolStore: ToolStore;
   systemPrompt?: string;
   maxTurns?: number;
+  /** Caps on the model's tool calls: `maxToolCalls` per message (64), `maxArgumentBytes` (256 KiB). */
+  limits?: ExtractToolCallsOptions;
   toolExecution?: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
@@ -270,6 +273,7 @@ async function runnerDeps(
     toolStore: options.toolStore,
     systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
     maxTurns: options.maxTurns,
+    limits: options.limits,
     toolExecution: options.toolExecution ?? "parallel",
     beforeToolCall: options.beforeToolCall,
     afterToolCall: options.afterToolCall,

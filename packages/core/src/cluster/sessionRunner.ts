@@ -4,6 +4,7 @@ import type { AgentState } from "../agent/agentState.js";
 import { prepareContext } from "../agent/prepareContext.js";
 import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
 import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
+import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import type {
@@ -37,6 +38,7 @@ export interface SessionRunnerDeps {
   toolStore: ToolStore;
   systemPrompt: string;
   maxTurns?: number;
+  limits?: ExtractToolCallsOptions;
   toolExecution: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
@@ -148,6 +150,7 @@ async function runOne(
     emit: runEmitter(h, publisher, executor, held),
     signal: controller.signal,
     maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
+    limits: deps.limits,
     drainInput: async () => {
       await deps.syncWrittenTools?.();
       const drained = (await deps.store.drainInputs(sessionId, token)) ?? [];

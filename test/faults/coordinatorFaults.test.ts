@@ -92,6 +92,16 @@ describe("faults: a coordinator is SIGKILLed at each step of a turn", () => {
       expect(await transcriptOf(sessionId)).toBe(reference.replaceAll("ref", label));
       const counts = await ledger.countsByCall();
       expect([counts.get(`${label}-1`), counts.get(`${label}-2`)]).toEqual([1, 1]);
+      const lifecycle = new Map<string, string[]>();
+      for await (const event of cluster.client.events(sessionId, {
+        fromStart: true,
+        untilAgentEnd: true,
+      })) {
+        if (event.type !== "toolExecStart" && event.type !== "toolExecEnd") continue;
+        lifecycle.set(event.toolCallId, [...(lifecycle.get(event.toolCallId) ?? []), event.type]);
+      }
+      for (const id of [`${label}-1`, `${label}-2`])
+        expect(lifecycle.get(id)).toEqual(["toolExecStart", "toolExecEnd"]);
       await recordFigure({
         scenario: `coordinator SIGKILLed ${step}`,
         runs: 1,

@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { AgentState } from "../agent/agentState.js";
 import { prepareContext } from "../agent/prepareContext.js";
 import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
+import { findUnansweredToolCalls } from "../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -20,7 +21,7 @@ import type {
   UserMessage,
 } from "../types/index.js";
 import { LeaseLostError } from "./errors.js";
-import { createEventPublisher, type EventPublisher } from "./eventBus.js";
+import { createEventPublisher, type EventPublisher, readEventsAfter } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
@@ -102,7 +103,7 @@ function runEmitter(
   h: Holding,
   publisher: EventPublisher,
   executor: RemoteExecutor,
-  held: { end?: AgentEvent },
+  held: { end?: AgentEvent; started: Set<string> },
 ) {
   return (event: AgentEvent): Promise<void> => {
     // A holder that lost or handed over the session stays silent: the next holder reports.
@@ -112,9 +113,29 @@ function runEmitter(
       held.end = event;
       return Promise.resolve();
     }
+    // A resumed call whose start a previous holder already published is not started twice.
+    if (event.type === "toolExecStart" && held.started.delete(event.toolCallId))
+      return Promise.resolve();
     const workerId = event.type === "toolExecEnd" ? executor.workerOf(event.toolCallId) : undefined;
     return publisher.emit(event, workerId ? { workerId } : {});
   };
+}
+
+/** On resume: the unanswered calls of this run whose `toolExecStart` a previous holder published. */
+async function startedBefore(
+  h: Holding,
+  start: Exclude<RunStart, { kind: "idle" | "lost" }>,
+): Promise<Set<string>> {
+  const pending = start.kind === "resume" ? findUnansweredToolCalls(h.state.messages) : undefined;
+  if (!pending) return new Set();
+  const unanswered = new Set(pending.calls.map((call) => call.id));
+  const events = await readEventsAfter(h.deps.command, h.deps.keys, h.sessionId, 0);
+  const started = events.filter((e) => e.type === "toolExecStart" && e.runId === start.runId);
+  return new Set(
+    started.flatMap((e) =>
+      "toolCallId" in e && unanswered.has(e.toolCallId) ? [e.toolCallId] : [],
+    ),
+  );
 }
 
 async function runOne(
@@ -125,7 +146,7 @@ async function runOne(
   const controller = new AbortController();
   h.held.controller = controller;
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
-  const held: { end?: AgentEvent } = {};
+  const held = { end: undefined as AgentEvent | undefined, started: await startedBefore(h, start) };
   const publisher = createEventPublisher(deps.command, deps.keys, {
     sessionId,
     runId: start.runId,

@@ -5,13 +5,18 @@ import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
-/** `slow N`: one 1.5 s sleepFor call, then "done N". */
+/** `slow N`: one sleepFor call (1.5 s; 6 s for a hand-over, longer than starting a coordinator under load), then "done N". */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const text = String(lastUser?.content ?? "");
   if (messages.at(-1)?.role === "tool") return { kind: "text", text: `done ${text}` };
-  return { kind: "toolCalls", calls: [{ name: "sleepFor", arguments: { ms: 1500, label: text } }] };
+  return {
+    kind: "toolCalls",
+    calls: [
+      { name: "sleepFor", arguments: { ms: text.includes("handover") ? 6000 : 1500, label: text } },
+    ],
+  };
 }
 
 const cluster = useTestCluster({

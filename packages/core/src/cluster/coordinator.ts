@@ -49,9 +49,8 @@ export interface CoordinatorOptions {
   stalledIntervalMs?: number;
   coordinatorId?: string;
   logger?: Logger;
-  /** Sees every event this coordinator publishes and every remote result (metrics). */
+  /** Sees every event this coordinator publishes (metrics). */
   observe?: (event: AgentEvent) => void;
-  onRemoteResult?: (toolName: string, end: JobEnd) => void;
   /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
   port?: number;
   /** Bull Board basic auth and read-only mode. */
@@ -281,7 +280,6 @@ async function runnerDeps(
     waiter: ctx.waiter,
     log,
     observe: options.observe,
-    onRemoteResult: options.onRemoteResult,
     syncWrittenTools: written ? () => written.sync() : undefined,
   };
 }

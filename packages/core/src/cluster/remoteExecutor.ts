@@ -14,8 +14,6 @@ export interface RemoteExecutorOptions {
   /** The BullMQ queue of a tool queue name (created on first use). */
   queueFor: (queue: string | undefined) => Promise<Queue>;
   waiter: ResultWaiter;
-  /** Called with each remote call's outcome (metrics). */
-  onRemoteResult?: (toolName: string, end: JobEnd) => void;
   /**
    * Called before a call runs in this process; an outcome returned here replaces running it
    * (the cluster uses it to refuse re-running an interrupted call that is not idempotent).
@@ -116,7 +114,6 @@ async function runRemote(
     waiter.startPolling(jobId);
     const result = await Promise.race([
       ended.then((end): RemoteOutcome => {
-        options.onRemoteResult?.(prep.tool.name, end);
         return {
           outcome: outcomeOf(prep, end),
           workerId: end.kind === "completed" ? end.value.workerId : undefined,

@@ -48,7 +48,6 @@ export interface SessionRunnerDeps {
   log: Logger;
   /** Sees every event the coordinator publishes (metrics). */
   observe?: (event: AgentEvent) => void;
-  onRemoteResult?: (toolName: string, end: JobEnd) => void;
   /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
   syncWrittenTools?: () => Promise<unknown>;
 }
@@ -156,7 +155,6 @@ async function runOne(
     runId: start.runId,
     queueFor: deps.queueFor,
     waiter: deps.waiter,
-    onRemoteResult: deps.onRemoteResult,
     beforeLocalCall: (prep) => guardLocalCall(h, prep),
   });
   const response = await runAgentLoop({

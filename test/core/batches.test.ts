@@ -359,3 +359,20 @@ describe("seed §10 and §11 batches, termination and result messages", () => {
     ]);
   });
 });
+
+describe("a run's signal over many calls", () => {
+  it("leaves no abort listener behind per call (no listener leak warning over 30 calls)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    const controller = new AbortController();
+    const tool = makeTool("quick", { parallelToolExecute: true });
+    const calls = Array.from({ length: 30 }, (_, i) => makeCall(`c${i}`, "quick"));
+    for (const mode of ["parallel", "sequential"] as const) {
+      await runBatch([tool], calls, { toolExecution: mode }, controller.signal).batch;
+    }
+    await sleep(20);
+    process.off("warning", onWarning);
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+});

@@ -1,4 +1,5 @@
 import type { Queue } from "bullmq";
+import { onAbort } from "../tools/abortListener.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
 import { createErrorToolResult, describeError } from "../tools/toolResults.js";
@@ -30,19 +31,19 @@ function abortWaiting(
   queue: Queue,
   jobId: string,
   signal: AbortSignal | undefined,
-): Promise<ExecutedOutcome> {
-  return new Promise((resolve) => {
+): { promise: Promise<ExecutedOutcome>; dispose: () => void } {
+  let dispose = () => undefined as void;
+  const promise = new Promise<ExecutedOutcome>((resolve) => {
     if (!signal) return;
-    const onAbort = async () => {
+    dispose = onAbort(signal, async () => {
       // A coordinator that lost or handed over the session leaves the job for the next holder.
       if (!(signal.reason instanceof LeaseLostError)) {
         await queue.remove(jobId).catch(() => 0); // refuses a job that is running: fine
       }
       resolve(errorOutcome(ABORTED_MESSAGE));
-    };
-    if (signal.aborted) void onAbort();
-    else signal.addEventListener("abort", () => void onAbort(), { once: true });
+    });
   });
+  return { promise, dispose };
 }
 
 /** Turns how a job ended into the call's outcome. */
@@ -112,15 +113,17 @@ async function runRemote(
     const ended = waiter.wait(queue, jobId);
     await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
     waiter.startPolling(jobId);
+    const aborted = abortWaiting(queue, jobId, signal);
     const result = await Promise.race([
-      ended.then((end): RemoteOutcome => {
-        return {
+      ended.then(
+        (end): RemoteOutcome => ({
           outcome: outcomeOf(prep, end),
           workerId: end.kind === "completed" ? end.value.workerId : undefined,
-        };
-      }),
-      abortWaiting(queue, jobId, signal).then((outcome): RemoteOutcome => ({ outcome })),
+        }),
+      ),
+      aborted.promise.then((outcome): RemoteOutcome => ({ outcome })),
     ]);
+    aborted.dispose();
     waiter.forget(jobId);
     return result;
   } catch (err) {

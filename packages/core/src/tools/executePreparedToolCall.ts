@@ -1,4 +1,5 @@
 import type { AgentToolResult, EmitFn, ExecutedOutcome, PreparedToolCall } from "../types/index.js";
+import { onAbort } from "./abortListener.js";
 import { emitSafely } from "./emitSafely.js";
 import { ABORTED_MESSAGE } from "./prepareToolCall.js";
 import { createErrorToolResult, describeError } from "./toolResults.js";
@@ -18,11 +19,12 @@ export function normalizeToolResult(toolName: string, value: unknown): AgentTool
 }
 
 /** Resolves when `signal` aborts; never rejects. */
-function whenAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) =>
-    signal.addEventListener("abort", () => resolve(), { once: true }),
-  );
+function whenAborted(signal: AbortSignal): { promise: Promise<"aborted">; dispose: () => void } {
+  let dispose = () => undefined as void;
+  const promise = new Promise<"aborted">((resolve) => {
+    dispose = onAbort(signal, () => resolve("aborted"));
+  });
+  return { promise, dispose };
 }
 
 /** The signal the tool sees: the run's signal, plus the tool's own timeout when it has one. */
@@ -69,15 +71,16 @@ export async function executePreparedToolCall(
   };
   const run = (async () =>
     prep.tool.execute(toolCall.id, prep.args, toolSignal, onPartialResult))();
-  const aborted = toolSignal ? whenAborted(toolSignal).then(() => "aborted" as const) : undefined;
+  const aborted = toolSignal ? whenAborted(toolSignal) : undefined;
   try {
-    const value = await (aborted ? Promise.race([run, aborted]) : run);
+    const value = await (aborted ? Promise.race([run, aborted.promise]) : run);
     if (value === "aborted") return errorOutcome(abortMessage(prep, signal));
     const result = normalizeToolResult(prep.tool.name, value);
     return typeof result === "string" ? errorOutcome(result) : { result, isError: false };
   } catch (err) {
     return errorOutcome(describeError(err));
   } finally {
+    aborted?.dispose();
     accepting = false;
     run.catch(() => undefined); // a tool that rejects after an abort must not go unhandled
     await Promise.all(updates);

@@ -1,3 +1,4 @@
+export * from "./abortListener.js";
 export { localToolExecutor } from "./batchSteps.js";
 export * from "./emitSafely.js";
 export * from "./executePreparedToolCall.js";

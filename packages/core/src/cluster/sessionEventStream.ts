@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { onAbort } from "../tools/abortListener.js";
 import type { BusEvent } from "./busEvent.js";
 import { latestSeq, parseBusEvent, readEventsAfter } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
@@ -70,7 +71,7 @@ export async function* streamSessionEvents(
   lastSeq = options.fromStart ? 0 : await latestSeq(command, keys, sessionId);
   catchUp();
   const timer = setInterval(catchUp, options.catchUpMs ?? 1000);
-  options.signal?.addEventListener("abort", notify, { once: true });
+  const stopListening = options.signal ? onAbort(options.signal, notify) : () => undefined;
   try {
     for (;;) {
       const event = ready.shift();
@@ -86,6 +87,7 @@ export async function* streamSessionEvents(
       wake = undefined;
     }
   } finally {
+    stopListening();
     clearInterval(timer);
     subscriber.off("message", onMessage);
     subscriber.off("ready", catchUp);

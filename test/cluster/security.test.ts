@@ -1,3 +1,4 @@
+import { toolJobId } from "@yiem/core";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -13,7 +14,7 @@ const BOARD_AUTH = {
 
 /** The worker role of docs/SECURITY.md: BullMQ keys, event keys and channels, its own announcement; no session data. */
 const WORKER_ACL = [
-  `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:worker:* ~*:workers ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
+  `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:worker:* ~*:workers ~*:toolDone:* ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
 ];
 
 function respond(request: ScriptedRequest): ScriptedReply {
@@ -80,6 +81,10 @@ describe("secrets and access", () => {
     const { sessionId, runId } = await cluster.client.send("go");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
     expect(response.content).toEqual([{ type: "text", text: "one done | two done" }]);
+    const admin = new Redis(cluster.redis.url);
+    const marker = `${cluster.redis.prefix}:toolDone:${toolJobId(sessionId, runId, "s1")}`;
+    expect(await admin.exists(marker)).toBe(1); // the ACL lets the worker mark finished jobs
+    admin.disconnect();
     const asWorker = new Redis(`redis://worker:${WORKER_PASSWORD}@127.0.0.1:${port}`);
     await expect(
       asWorker.lrange(`${cluster.redis.prefix}:s:{${sessionId}}:messages`, 0, -1),

@@ -6,7 +6,7 @@ import { createErrorToolResult, describeError } from "../tools/toolResults.js";
 import type { ExecutedOutcome, PreparedToolCall, ToolExecutor } from "../types/index.js";
 import { LeaseLostError } from "./errors.js";
 import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
-import { TOOL_JOB_RETENTION, type ToolJobData, toolJobId } from "./toolJobs.js";
+import { ABORTED_JOB_REASON, TOOL_JOB_RETENTION, type ToolJobData, toolJobId } from "./toolJobs.js";
 
 /** What a remote executor needs: where the run belongs and how to reach the tool queues. */
 export interface RemoteExecutorOptions {
@@ -26,19 +26,32 @@ function errorOutcome(message: string): ExecutedOutcome {
   return { result: createErrorToolResult(message), isError: true };
 }
 
+/** States of a job no worker has taken yet (a paused queue's jobs read as `waiting`). */
+const NOT_STARTED = new Set<string>(["waiting", "delayed", "prioritized", "paused"]);
+
+/**
+ * Removes a tool job only while no worker has taken it: a running job is left to its
+ * worker's cancel, a finished one stays for Bull Board. A job that moves on between the
+ * state read and the remove is the one remaining race.
+ */
+async function removeIfNotStarted(queue: Queue, jobId: string): Promise<void> {
+  const state = await queue.getJobState(jobId);
+  if (NOT_STARTED.has(state)) await queue.remove(jobId);
+}
+
 /** Ends the wait when the run is aborted: removes the job if it has not started yet. */
 function abortWaiting(
   queue: Queue,
   jobId: string,
   signal: AbortSignal | undefined,
 ): { promise: Promise<ExecutedOutcome>; dispose: () => void } {
-  let dispose = () => undefined as void;
+  let dispose: () => void = () => undefined;
   const promise = new Promise<ExecutedOutcome>((resolve) => {
     if (!signal) return;
     dispose = onAbort(signal, async () => {
       // A coordinator that lost or handed over the session leaves the job for the next holder.
       if (!(signal.reason instanceof LeaseLostError)) {
-        await queue.remove(jobId).catch(() => 0); // refuses a job that is running: fine
+        await removeIfNotStarted(queue, jobId).catch(() => undefined);
       }
       resolve(errorOutcome(ABORTED_MESSAGE));
     });
@@ -52,6 +65,7 @@ function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
   if (end.kind === "completed") return { result: end.value.result, isError: end.value.isError };
   if (end.kind === "missing")
     return errorOutcome(`${name}: the tool job disappeared before it finished`);
+  if (end.reason === ABORTED_JOB_REASON) return errorOutcome(ABORTED_MESSAGE);
   if (/stalled/i.test(end.reason)) {
     return errorOutcome(
       `${name}: the worker running this call stopped and the call was not retried further (${end.reason})`,

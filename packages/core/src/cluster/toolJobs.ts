@@ -15,7 +15,10 @@ export interface ToolJobData {
   retries: number;
 }
 
-/** What a worker returns for a tool job: always a result, never a failure. */
+/**
+ * What a worker returns for a tool job: tool failures are results too. A job fails only when
+ * it was aborted (`ABORTED_JOB_REASON`) or refused as a second run of a finished call.
+ */
 export interface ToolJobResult {
   result: AgentToolResult;
   isError: boolean;
@@ -45,3 +48,6 @@ export const TOOL_JOB_RETENTION = {
   removeOnComplete: { age: 3600, count: 10_000 },
   removeOnFail: { age: 24 * 3600, count: 10_000 },
 } as const;
+
+/** The `failedReason` of a tool job whose session was aborted while it ran. */
+export const ABORTED_JOB_REASON = "aborted";

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { type Job, Worker } from "bullmq";
+import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -15,7 +15,7 @@ import { publishEvent } from "./eventBus.js";
 import { type ClusterKeys, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
-import type { ToolJobData, ToolJobResult } from "./toolJobs.js";
+import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "./toolJobs.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "./workerRegistry.js";
 
 /** Options of `startToolWorker`. */
@@ -43,6 +43,9 @@ export interface ToolWorkerHandle {
   /** Stops taking calls, waits for the running ones to finish, withdraws the announcement. */
   close(): Promise<void>;
 }
+
+/** How long a finished tool job's marker lives: as long as a failed job is kept (24 h). */
+const TOOL_DONE_TTL_S = 24 * 3600;
 
 interface WorkerContext {
   options: ToolWorkerOptions;
@@ -103,6 +106,58 @@ async function runToolJob(
   return jobResult(ctx, started, outcome);
 }
 
+/**
+ * Records that a tool job finished. Not awaited: it goes out on the connection BullMQ then
+ * completes or fails the job on, so Redis stores the marker before the job is finished.
+ */
+function markFinished(ctx: WorkerContext, jobId: string): void {
+  ctx.command
+    .set(ctx.keys.toolDone(jobId), "1", "EX", TOOL_DONE_TTL_S)
+    .catch((err: Error) =>
+      ctx.log.warn({ err: err.message, jobId }, "could not record a finished tool job"),
+    );
+}
+
+/**
+ * Whether a job BullMQ hands out again already finished once. Only a re-run (a later
+ * attempt) reads Redis: a fresh job costs no round trip. A worker that died mid-call left no
+ * marker, so the stalled checker's re-run goes ahead.
+ */
+async function isFinishedBefore(ctx: WorkerContext, job: Job<ToolJobData>): Promise<boolean> {
+  if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return false;
+  return (await ctx.command.exists(ctx.keys.toolDone(job.id ?? ""))) === 1;
+}
+
+/** Fails a re-run of a finished job for good, with the reason in the job's log too. */
+async function refuseRerun(ctx: WorkerContext, job: Job<ToolJobData>): Promise<never> {
+  const { toolCallId, sessionId } = job.data;
+  const reason = `refused: tool call ${toolCallId} of session ${sessionId} already finished; a retry would run its side effects twice`;
+  await job.log(reason).catch(() => 0);
+  markFinished(ctx, job.id ?? ""); // the refused job is kept as long as the marker now
+  ctx.log.warn({ jobId: job.id, tool: job.data.toolName }, "refused to re-run a finished tool job");
+  throw new UnrecoverableError(reason);
+}
+
+/**
+ * The tool queues' processor. A retry of a job that already finished (Bull Board's retry of
+ * a completed or failed job) is refused: the job fails with a `refused: …` reason, runs no
+ * tool and publishes no events, since a tool call may have side effects. A re-run after a
+ * worker died mid-call still runs (see `runToolJob` for its retry limit). A retry through the
+ * API that resets both `attemptsStarted` and `attemptsMade` looks like a new job and runs.
+ * A call whose session was aborted while it ran fails with `aborted`, without a retry.
+ */
+async function processToolJob(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  signal: AbortSignal | undefined,
+): Promise<ToolJobResult> {
+  if (await isFinishedBefore(ctx, job)) return refuseRerun(ctx, job);
+  const result = await runToolJob(ctx, job, signal);
+  markFinished(ctx, job.id ?? "");
+  if (signal?.aborted) throw new UnrecoverableError(ABORTED_JOB_REASON);
+  return result;
+}
+
 function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
   const { options } = ctx;
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
@@ -111,7 +166,7 @@ function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
       const jobId = job.id ?? "";
       ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
       try {
-        return await runToolJob(ctx, job, signal);
+        return await processToolJob(ctx, job, signal);
       } finally {
         ctx.active.delete(jobId);
       }
@@ -136,7 +191,7 @@ function listenForAborts(ctx: WorkerContext, subscriber: Redis): void {
     const message = parseControlMessage(text);
     if (!message) return;
     for (const [jobId, entry] of ctx.active) {
-      if (entry.sessionId === message.sessionId) entry.worker.cancelJob(jobId, "aborted");
+      if (entry.sessionId === message.sessionId) entry.worker.cancelJob(jobId, ABORTED_JOB_REASON);
     }
   });
 }

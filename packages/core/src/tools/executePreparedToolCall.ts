@@ -20,7 +20,7 @@ export function normalizeToolResult(toolName: string, value: unknown): AgentTool
 
 /** Resolves when `signal` aborts; never rejects. */
 function whenAborted(signal: AbortSignal): { promise: Promise<"aborted">; dispose: () => void } {
-  let dispose = () => undefined as void;
+  let dispose: () => void = () => undefined;
   const promise = new Promise<"aborted">((resolve) => {
     dispose = onAbort(signal, () => resolve("aborted"));
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { RedisUnavailableError, YiemClient } from "@yiem/core";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -47,10 +48,15 @@ describe("faults: Redis restarts mid-run (AOF on)", () => {
       { type: "text", text: "final rr: rr-1 recorded | rr-2 recorded" },
     ]);
 
-    const redis = new Redis(cluster.redis.url);
-    const inbox = await redis.llen(`${cluster.redis.prefix}:s:{${lostSession}}:inbox`);
+    const redis = new Redis(cluster.redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue("coordinator", {
+      connection: redis,
+      prefix: `${cluster.redis.prefix}:bull`,
+    });
+    const jobs = await queue.getJobs(["waiting", "active", "completed", "failed", "delayed"]);
+    await queue.close();
     redis.disconnect();
-    expect(inbox).toBe(0);
+    expect(jobs.filter((job) => job.data?.sessionId === lostSession)).toEqual([]);
     const counts = await ledger.countsByCall();
     await recordFigure({
       scenario: "Redis restarted mid-run (AOF)",

@@ -20,7 +20,11 @@ export interface ClusterSession {
 /** Reads the configuration from `env` and opens a `YiemClient`. */
 export function openCluster(env: NodeJS.ProcessEnv): ClusterSession {
   const config = readClusterConfig(env);
-  const client = new YiemClient({ redis: config.redisUrl, prefix: config.prefix });
+  const client = new YiemClient({
+    redis: config.redisUrl,
+    prefix: config.prefix,
+    maxInputBytes: config.maxInputBytes,
+  });
   const close = async () => {
     let timer: NodeJS.Timeout | undefined;
     const giveUp = new Promise<void>((resolve) => {

@@ -1,5 +1,5 @@
 /**
- * The coordinator process: reads the configuration (DESIGN.md "Configuration"), loads the
+ * The coordinator process: reads the configuration (the README's table), loads the
  * tools, starts the coordinator with its HTTP side (Bull Board, /healthz, /metrics), and
  * shuts down cleanly on SIGTERM / SIGINT (held sessions finish or are handed over).
  */
@@ -38,7 +38,11 @@ async function main(): Promise<void> {
     stalledIntervalMs: config.stalledIntervalMs,
     logger: log,
     port: config.port,
-    limits: { maxToolCalls: config.maxToolCalls, maxArgumentBytes: config.maxArgumentBytes },
+    limits: {
+      maxToolCalls: config.maxToolCalls,
+      maxArgumentBytes: config.maxArgumentBytes,
+      maxInputBytes: config.maxInputBytes,
+    },
     admin: {
       user: config.adminUser,
       password: config.adminPassword,

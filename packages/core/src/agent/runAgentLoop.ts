@@ -57,6 +57,11 @@ export interface AgentLoopDeps {
   appendMessage?: (message: AgentMessage) => void | Promise<void>;
   /** Adds a batch's tool results at once (one write instead of one per message). Default: one `appendMessage` each. */
   appendMessages?: (messages: AgentMessage[]) => void | Promise<void>;
+  /**
+   * Errors the loop must not turn into a final response, because the caller recovers from
+   * them (the cluster: a lost lease, or Redis failing to store the transcript). Default: none.
+   */
+  rethrow?: (err: unknown) => boolean;
 }
 
 type TurnOutcome = { kind: "continue" } | { kind: "done"; response: AssistantMessage };
@@ -180,8 +185,8 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
  * Runs one agent run to its final response (seed §5–§6): drain input, prepare context,
  * format, call the model, execute its tool calls, repeat until the model answers without
  * tool calls, a batch terminates, the run is aborted, or `maxTurns` is reached.
- * Emits `agentStart` … `agentEnd`. Never throws: a failing hook or model becomes a final
- * response with `stopReason: "error"`.
+ * Emits `agentStart` … `agentEnd`. Never throws, except the errors `deps.rethrow` selects: a
+ * failing hook or model becomes a final response with `stopReason: "error"`.
  */
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
   const emit = trackPendingCalls(deps);
@@ -192,6 +197,8 @@ export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessag
   try {
     response = await loop(tracked);
   } catch (err) {
+    deps.state.activeRun = false;
+    if (deps.rethrow?.(err)) throw err;
     response = buildStopResponse("error", `run failed: ${describeError(err)}`);
   }
   deps.state.activeRun = false;

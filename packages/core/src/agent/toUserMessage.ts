@@ -1,46 +1,106 @@
-import type { MessageContent, OpenAIUserPart, UserInput, UserMessage } from "../types/index.js";
+import type { MessageContent, UserInput, UserMessage } from "../types/index.js";
 
-/** Thrown when an input cannot be read as a user message; says what was wrong. */
+/** Thrown when an input cannot be read as a user message; `field` names what was wrong. */
 export class InvalidUserInputError extends Error {
   override name = "InvalidUserInputError";
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+  }
 }
 
-function dataUrlToImage(url: string): MessageContent {
+/** The default cap on one input, in bytes of its JSON (1 MiB). */
+export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
+
+/** Options of `toUserMessage`. */
+export interface UserInputLimits {
+  /** Largest accepted input, in bytes of its JSON text. Default 1 MiB. */
+  maxInputBytes?: number;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function readString(value: unknown, field: string): string {
+  if (typeof value !== "string") throw new InvalidUserInputError(field, "must be a string");
+  return value;
+}
+
+function readImage(data: unknown, mimeType: unknown, field: string): MessageContent {
+  const base64 = readString(data, `${field}.data`);
+  if (base64 === "" || !BASE64.test(base64))
+    throw new InvalidUserInputError(`${field}.data`, "must be non-empty base64");
+  const mime = readString(mimeType, `${field}.mimeType`);
+  if (!/^image\/[A-Za-z0-9.+-]+$/.test(mime))
+    throw new InvalidUserInputError(`${field}.mimeType`, 'must be an image type like "image/png"');
+  return { type: "image", data: base64, mimeType: mime };
+}
+
+function readImageUrl(part: Record<string, unknown>, field: string): MessageContent {
+  const image = part.image_url;
+  const url = readString(isRecord(image) ? image.url : undefined, `${field}.image_url.url`);
   const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  if (!match) throw new InvalidUserInputError("image_url must be a base64 data: URL");
-  return { type: "image", mimeType: match[1] as string, data: match[2] as string };
+  if (!match)
+    throw new InvalidUserInputError(`${field}.image_url.url`, "must be a base64 data: URL");
+  return readImage(match[2], match[1], field);
 }
 
-function toContent(part: OpenAIUserPart): MessageContent {
-  if (part.type === "text") return { type: "text", text: part.text };
-  if (part.type === "image") return part;
-  if (part.type === "image_url") return dataUrlToImage(part.image_url.url);
+/** Reads one content part, re-encoded with only the fields Yiem knows. */
+function readPart(part: unknown, field: string): MessageContent {
+  if (!isRecord(part)) throw new InvalidUserInputError(field, "must be an object");
+  if (part.type === "text") return { type: "text", text: readString(part.text, `${field}.text`) };
+  if (part.type === "image") return readImage(part.data, part.mimeType, field);
+  if (part.type === "image_url") return readImageUrl(part, field);
   throw new InvalidUserInputError(
-    `unsupported content part type: ${String((part as { type: unknown }).type)}`,
+    `${field}.type`,
+    `must be "text", "image" or "image_url", got ${JSON.stringify(part.type) ?? "nothing"}`,
   );
+}
+
+function readContent(content: unknown, field: string): MessageContent[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  if (!Array.isArray(content))
+    throw new InvalidUserInputError(field, "must be a string or an array of parts");
+  if (content.length === 0) throw new InvalidUserInputError(field, "must not be empty");
+  return content.map((part, i) => readPart(part, `${field}[${i}]`));
+}
+
+function checkSize(input: unknown, field: string, maxBytes: number): void {
+  const bytes = Buffer.byteLength(JSON.stringify(input) ?? "", "utf8");
+  if (bytes > maxBytes)
+    throw new InvalidUserInputError(field, `is ${bytes} bytes, over the ${maxBytes}-byte cap`);
 }
 
 /**
  * Reads a plain string, a `UserMessage` or an OpenAI-style `{role: "user", content}` as a
- * `UserMessage` (the seed's `OpenAiToUserMessage`).
- * Throws `InvalidUserInputError` for anything else, before any state changes.
+ * `UserMessage` (the seed's `OpenAiToUserMessage`), validated part by part and re-encoded with
+ * only the fields Yiem knows. Every path that takes user input (the agent, the client, a
+ * coordinator-queue job) reads it here, so they refuse the same inputs.
+ * Throws `InvalidUserInputError` naming the field (e.g. `input.content[1].text`), before any
+ * state changes; `field` is the name the caller gives the input (default `input`).
  *
  * @example toUserMessage("hi") // { role: "user", content: [{ type: "text", text: "hi" }], timestamp }
  */
-export function toUserMessage(input: UserInput): UserMessage {
+export function toUserMessage(
+  input: UserInput | unknown,
+  limits: UserInputLimits = {},
+  field = "input",
+): UserMessage {
+  checkSize(input, field, limits.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES);
   if (typeof input === "string") {
     return { role: "user", content: [{ type: "text", text: input }], timestamp: Date.now() };
   }
-  if (typeof input !== "object" || input === null || input.role !== "user") {
-    throw new InvalidUserInputError('a message must be a string or have role "user"');
-  }
+  if (!isRecord(input))
+    throw new InvalidUserInputError(field, "must be a string or a user message");
+  if (input.role !== "user") throw new InvalidUserInputError(`${field}.role`, 'must be "user"');
   const timestamp =
-    "timestamp" in input && typeof input.timestamp === "number" ? input.timestamp : Date.now();
-  if (typeof input.content === "string") {
-    return { role: "user", content: [{ type: "text", text: input.content }], timestamp };
-  }
-  if (!Array.isArray(input.content)) {
-    throw new InvalidUserInputError("message content must be a string or an array of parts");
-  }
-  return { role: "user", content: input.content.map(toContent), timestamp };
+    typeof input.timestamp === "number" && Number.isFinite(input.timestamp)
+      ? input.timestamp
+      : Date.now();
+  return { role: "user", content: readContent(input.content, `${field}.content`), timestamp };
 }

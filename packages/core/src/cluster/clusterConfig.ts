@@ -1,4 +1,4 @@
-/** The configuration every Yiem process reads from its environment (DESIGN.md "Configuration"). */
+/** The configuration every Yiem process reads from its environment (the README's table). */
 export interface ClusterConfig {
   /** `REDIS_URL`: `redis://` or `rediss://`, with a password or ACL user when needed. */
   redisUrl: string;
@@ -37,6 +37,8 @@ export interface ClusterConfig {
   /** `YIEM_MAX_TOOL_CALLS` / `YIEM_MAX_ARGUMENT_BYTES`: caps on one model message's tool calls. */
   maxToolCalls: number;
   maxArgumentBytes: number;
+  /** `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON). */
+  maxInputBytes: number;
   /** `LOG_LEVEL`: pino level. */
   logLevel: string;
 }
@@ -62,7 +64,7 @@ function readString(env: NodeJS.ProcessEnv, name: string): string | undefined {
 }
 
 /**
- * Reads the configuration from the environment, with the defaults DESIGN.md names.
+ * Reads the configuration from the environment, with the defaults the README lists.
  * Throws `ConfigError` naming the variable when one is malformed.
  *
  * @example const config = readClusterConfig(); // REDIS_URL=redis://127.0.0.1:6379 by default
@@ -90,6 +92,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", 10_000),
     maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", 64),
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
+    maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", 1024 * 1024),
     logLevel: readString(env, "LOG_LEVEL") ?? "info",
   };
 }

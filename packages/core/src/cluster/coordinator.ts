@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { DelayedError, type Job, Queue, Worker } from "bullmq";
+import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
+import type { UserInputLimits } from "../agent/toUserMessage.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
@@ -18,14 +18,20 @@ import {
   isWriteToolAllowed,
 } from "../writtenTools/index.js";
 import { startAdminServer } from "./adminServer.js";
+import { AnswerWaiters } from "./answerWaiters.js";
 import { parseControlMessage } from "./controlMessages.js";
+import { type Intake, startIntake } from "./coordinatorIntake.js";
+import { RequestJobs } from "./coordinatorRequests.js";
+import { JobLocks } from "./jobLocks.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
-import { type JobEnd, ResultWaiter } from "./resultWaiter.js";
-import { type HeldSession, processSession, type SessionRunnerDeps } from "./sessionRunner.js";
+import { ResultWaiter } from "./resultWaiter.js";
+import { RunSlots } from "./runSlots.js";
+import type { SessionRunnerDeps } from "./sessionRunner.js";
 import { SessionStore } from "./sessionStore.js";
+import { SessionTasks } from "./sessionTasks.js";
 
 /** Options of `startCoordinator`. */
 export interface CoordinatorOptions {
@@ -35,12 +41,15 @@ export interface CoordinatorOptions {
   toolStore: ToolStore;
   systemPrompt?: string;
   maxTurns?: number;
-  /** Caps on the model's tool calls: `maxToolCalls` per message (64), `maxArgumentBytes` (256 KiB). */
-  limits?: ExtractToolCallsOptions;
+  /**
+   * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
+   * (256 KiB); on a request's input, `maxInputBytes` (1 MiB).
+   */
+  limits?: ExtractToolCallsOptions & UserInputLimits;
   toolExecution?: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
-  /** Sessions run at once. Default 64. */
+  /** Sessions run at once (jobs that wait for a running session take no slot). Default 64. */
   concurrency?: number;
   /** How long a hold on a session lasts without renewal. Default 10 s. */
   leaseMs?: number;
@@ -76,12 +85,10 @@ export interface CoordinatorHandle {
 interface CoordinatorContext {
   keys: ClusterKeys;
   command: Redis;
-  held: Map<string, HeldSession>;
   toolQueues: Map<string, Promise<Queue>>;
   /** The tool queues created so far (for dashboards). */
   readyQueues: Queue[];
   waiter: ResultWaiter;
-  closing: boolean;
 }
 
 function queueFactory(ctx: CoordinatorContext) {
@@ -97,37 +104,6 @@ function queueFactory(ctx: CoordinatorContext) {
       ctx.toolQueues.set(name, created);
     }
     return created;
-  };
-}
-
-/** Puts a job back for later (or for another coordinator) without counting an attempt. */
-async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
-  await job.moveToDelayed(Date.now() + delayMs, token);
-  throw new DelayedError();
-}
-
-function sessionProcessor(ctx: CoordinatorContext, deps: SessionRunnerDeps, coordinatorId: string) {
-  const retryMs = Math.min(1000, Math.max(50, Math.floor(deps.leaseMs / 4)));
-  return async (job: Job<{ sessionId: string }>, token?: string): Promise<string> => {
-    const { sessionId } = job.data;
-    if (ctx.closing) return postpone(job, token, 0);
-    const leaseToken = `${coordinatorId}:${randomUUID()}`;
-    if (!(await deps.store.acquire(sessionId, leaseToken, deps.leaseMs))) {
-      // Another coordinator holds it. While work is pending keep this job as a safety net:
-      // if that holder dies, this job is how the session gets resumed.
-      if (await deps.store.hasPendingWork(sessionId)) return postpone(job, token, retryMs);
-      return "held elsewhere";
-    }
-    const register = (held: HeldSession | undefined) => {
-      if (held) ctx.held.set(sessionId, held);
-      else ctx.held.delete(sessionId);
-    };
-    const outcome = await processSession(deps, sessionId, leaseToken, register);
-    if (outcome === "handedOver") return postpone(job, token, 0);
-    // The lease was lost (e.g. Redis away longer than the lease): this job stays the safety
-    // net until whoever holds the session now has finished its work.
-    if (outcome === "lost") return postpone(job, token, retryMs);
-    return outcome;
   };
 }
 
@@ -148,11 +124,17 @@ async function enableWrittenTools(options: CoordinatorOptions, command: Redis, k
 }
 
 /** Aborts the current run of a session this coordinator holds. */
-function listenForAborts(ctx: CoordinatorContext, subscriber: Redis, log: Logger): void {
-  subscriber.on("message", (_channel, text) => {
+function listenForAborts(
+  tasks: SessionTasks,
+  subscriber: Redis,
+  channel: string,
+  log: Logger,
+): void {
+  subscriber.on("message", (from: string, text: string) => {
+    if (from !== channel) return;
     const message = parseControlMessage(text);
     if (!message) return;
-    const held = ctx.held.get(message.sessionId);
+    const held = tasks.held.get(message.sessionId);
     if (held?.controller) {
       log.info({ sessionId: message.sessionId }, "run aborted");
       held.controller.abort();
@@ -201,9 +183,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 }
 
 /**
- * The coordinator itself: consumes the coordinator queue, holds each session it works on with
- * a renewed, fenced lease, runs the agent loop and the LLM calls, runs sequential batches in
- * this process and sends parallel batches to the tool queues, and publishes every event.
+ * The coordinator itself: takes requests from the coordinator queue (any BullMQ client may
+ * add them; see `CoordinatorJobData`), holds each session it works on with a renewed, fenced
+ * lease, runs the agent loop and the LLM calls, runs sequential batches in this process and
+ * sends parallel batches to the tool queues, publishes every event, and completes each
+ * request's job with the response that answered it.
  *
  * @example
  * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
@@ -217,14 +201,17 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   const ctx: CoordinatorContext = {
     keys,
     command,
-    held: new Map(),
     toolQueues: new Map(),
     readyQueues: [],
     waiter: new ResultWaiter(command, keys.bullPrefix),
-    closing: false,
   };
-  const deps = await runnerDeps(options, ctx, log);
-  const subscriber = await subscribeToControl(ctx, log);
+  const store = new SessionStore(command, keys);
+  const answers = new AnswerWaiters(store, log);
+  const slots = new RunSlots(options.concurrency ?? 64);
+  const deps = await runnerDeps(options, ctx, store, log);
+  const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
+  deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
+  const subscriber = await subscribeToChannels(ctx, tasks, answers, log);
   const queueNames = new Set([
     undefined,
     ...[...options.toolStore.tools.values()].map((t) => t.queue),
@@ -234,37 +221,82 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     connection: command,
     prefix: keys.bullPrefix,
   });
-  const worker = new Worker(COORDINATOR_QUEUE, sessionProcessor(ctx, deps, coordinatorId), {
+  const lockDurationMs = options.lockDurationMs ?? 30_000;
+  const worker = new Worker(COORDINATOR_QUEUE, undefined, {
     connection: command, // BullMQ duplicates it for its blocking reads
     prefix: keys.bullPrefix,
-    concurrency: options.concurrency ?? 64,
-    lockDuration: options.lockDurationMs ?? 30_000,
+    lockDuration: lockDurationMs,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
     maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
+    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     name: coordinatorId,
   });
   worker.on("error", (err) => log.warn({ err: err.message }, "coordinator queue error"));
   await worker.waitUntilReady();
+  await worker.startStalledCheckTimer();
+  const locks = new JobLocks(worker, lockDurationMs, log);
+  locks.start();
+  const requests = new RequestJobs({
+    store,
+    tasks,
+    answers,
+    locks,
+    limits: options.limits ?? {},
+    log,
+  });
+  tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
+  const intake = startIntake({
+    worker,
+    slots,
+    log,
+    handle: (job, token, slot) => requests.handle(job, token, slot),
+  });
   log.info({ coordinatorId }, "coordinator started");
+  const parts: RuntimeParts = {
+    ctx,
+    worker,
+    intake,
+    tasks,
+    requests,
+    answers,
+    locks,
+    subscriber,
+    coordinatorQueue,
+    log,
+  };
   return {
     coordinatorId,
-    heldSessions: () => ctx.held.size,
+    heldSessions: () => tasks.held.size,
     queues: () => [coordinatorQueue, ...ctx.readyQueues],
-    close: (graceMs = 10_000) =>
-      closeCoordinator(ctx, worker, subscriber, coordinatorQueue, graceMs, log),
+    close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
   };
+}
+
+/** What a running coordinator is made of (for closing it in order). */
+interface RuntimeParts {
+  ctx: CoordinatorContext;
+  worker: Worker;
+  intake: Intake;
+  tasks: SessionTasks;
+  requests: RequestJobs;
+  answers: AnswerWaiters;
+  locks: JobLocks;
+  subscriber: Redis;
+  coordinatorQueue: Queue;
+  log: Logger;
 }
 
 /** What every session this coordinator runs gets from it. */
 async function runnerDeps(
   options: CoordinatorOptions,
   ctx: CoordinatorContext,
+  store: SessionStore,
   log: Logger,
 ): Promise<SessionRunnerDeps> {
   const { command, keys } = ctx;
   const written = await enableWrittenTools(options, command, keys);
   return {
-    store: new SessionStore(command, keys),
+    store,
     command,
     keys,
     leaseMs: options.leaseMs ?? 10_000,
@@ -284,38 +316,43 @@ async function runnerDeps(
   };
 }
 
-/** Subscribes to the control channel (aborts); both connections log errors and reconnect by themselves. */
-async function subscribeToControl(ctx: CoordinatorContext, log: Logger): Promise<Redis> {
+/**
+ * Subscribes to the control channel (aborts) and the responses channel (answers to held
+ * jobs) on one connection; both connections log errors and reconnect by themselves.
+ */
+async function subscribeToChannels(
+  ctx: CoordinatorContext,
+  tasks: SessionTasks,
+  answers: AnswerWaiters,
+  log: Logger,
+): Promise<Redis> {
   const subscriber = ctx.command.duplicate();
   for (const connection of [ctx.command, subscriber]) {
     connection.on("error", (err: Error) =>
       log.debug({ err: err.message }, "redis connection error (reconnecting)"),
     );
   }
-  listenForAborts(ctx, subscriber, log);
+  listenForAborts(tasks, subscriber, ctx.keys.controlChannel, log);
   await subscriber.subscribe(ctx.keys.controlChannel);
+  await answers.listen(subscriber, ctx.keys.responsesChannel);
   return subscriber;
 }
 
-async function closeCoordinator(
-  ctx: CoordinatorContext,
-  worker: Worker,
-  subscriber: Redis,
-  coordinatorQueue: Queue,
-  graceMs: number,
-  log: Logger,
-): Promise<void> {
-  ctx.closing = true;
-  const closing = worker.close();
-  const timer = setTimeout(() => {
-    log.info({ sessions: ctx.held.size }, "handing over the sessions still held");
-    for (const held of ctx.held.values()) void held.handOver();
-  }, graceMs);
-  await closing;
-  clearTimeout(timer);
-  subscriber.disconnect();
+/**
+ * Stops fetching, lets held sessions finish for up to `graceMs` and hands the rest over,
+ * hands the jobs still waiting for answers back to the queue, then closes every connection.
+ */
+async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
+  const { ctx, log } = parts;
+  await parts.intake.stop();
+  await parts.tasks.close(graceMs);
+  await parts.requests.close();
+  parts.locks.stop();
+  parts.answers.close();
+  await parts.worker.close();
+  parts.subscriber.disconnect();
   await ctx.waiter.close();
-  await Promise.all([coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));
+  await Promise.all([parts.coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));
   await ctx.command.quit().catch(() => undefined);
   log.info("coordinator stopped");
 }

@@ -30,3 +30,32 @@ export class LeaseLostError extends Error {
     super(`lost the lease on session ${sessionId}`);
   }
 }
+
+/**
+ * Redis failed while a coordinator wrote a session's state (an OOM under `noeviction`, a
+ * reset connection, a failover). The coordinator keeps the session and tries again later:
+ * the run stays open in Redis, so nothing is lost.
+ */
+export class SessionStoreError extends Error {
+  override name = "SessionStoreError";
+  constructor(
+    readonly sessionId: string,
+    cause: unknown,
+  ) {
+    super(
+      `Redis failed on session ${sessionId}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/** A coordinator-queue job whose data cannot be a request; `field` names what is wrong. */
+export class InvalidCoordinatorJobError extends Error {
+  override name = "InvalidCoordinatorJobError";
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+  }
+}

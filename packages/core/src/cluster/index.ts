@@ -2,6 +2,7 @@ export * from "./adminServer.js";
 export * from "./busEvent.js";
 export * from "./clusterConfig.js";
 export * from "./coordinator.js";
+export * from "./coordinatorJob.js";
 export * from "./errors.js";
 export * from "./eventBus.js";
 export * from "./keys.js";

@@ -6,8 +6,16 @@ export function clusterKeys(prefix: string) {
     /** BullMQ's own key prefix for the queues. */
     bullPrefix: `${prefix}:bull`,
     messages: (sessionId: string) => `${session(sessionId)}:messages`,
-    inbox: (sessionId: string) => `${session(sessionId)}:inbox`,
+    /** Inputs not yet answered: input id → the user message JSON the coordinator encoded. */
+    inputs: (sessionId: string) => `${session(sessionId)}:inputs`,
+    /** Plain inputs waiting to join a run (a sorted set of ids, by submission order). */
+    pendingInputs: (sessionId: string) => `${session(sessionId)}:pendingInputs`,
+    /** Follow-ups waiting for a run of their own (a sorted set of ids, by submission order). */
+    pendingFollowUps: (sessionId: string) => `${session(sessionId)}:pendingFollowUps`,
+    /** The open run (`runId`); absent when the session is idle. */
     run: (sessionId: string) => `${session(sessionId)}:run`,
+    /** Ids of the inputs the open run answers, in the order they joined it. */
+    runInputs: (sessionId: string) => `${session(sessionId)}:runInputs`,
     /** Tool calls running in a coordinator's process right now (call id → start time). */
     running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,
@@ -19,6 +27,8 @@ export function clusterKeys(prefix: string) {
     controlChannel: `${prefix}:control`,
     workers: `${prefix}:workers`,
     worker: (workerId: string) => `${prefix}:worker:${workerId}`,
+    /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
+    toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
   };
 }
 

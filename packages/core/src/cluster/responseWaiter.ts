@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { AssistantMessage } from "../types/index.js";
+import { parseIds } from "./answerWaiters.js";
 import { ResponseTimeoutError } from "./errors.js";
 
 /** Reads a stored response, if there is one yet. */
@@ -62,8 +63,8 @@ export class ResponseWaiter {
       maxRetriesPerRequest: null,
     });
     subscriber.on("error", () => undefined);
-    subscriber.on("message", (_channel, ids: string) => {
-      for (const id of ids.split(",")) for (const check of this.waiters.get(id) ?? []) check();
+    subscriber.on("message", (_channel, text: string) => {
+      for (const id of parseIds(text)) for (const check of this.waiters.get(id) ?? []) check();
     });
     this.subscriber = subscriber;
     this.subscribed = subscriber.subscribe(this.channel);

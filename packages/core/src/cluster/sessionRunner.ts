@@ -20,13 +20,13 @@ import type {
   ToolExecutionMode,
   UserMessage,
 } from "../types/index.js";
-import { LeaseLostError } from "./errors.js";
+import { LeaseLostError, SessionStoreError } from "./errors.js";
 import { createEventPublisher, type EventPublisher, readEventsAfter } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
 import { createRemoteExecutor, type RemoteExecutor } from "./remoteExecutor.js";
-import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
+import type { ResultWaiter } from "./resultWaiter.js";
 import type { RunStart, SessionStore } from "./sessionStore.js";
 
 /** What the coordinator lends every session it runs. */
@@ -50,6 +50,8 @@ export interface SessionRunnerDeps {
   observe?: (event: AgentEvent) => void;
   /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
   syncWrittenTools?: () => Promise<unknown>;
+  /** Told each time a run's response is stored, with the inputs it answers. */
+  onRunFinished?: (sessionId: string, inputIds: string[], response: AssistantMessage) => void;
 }
 
 /** One held session: how the coordinator aborts or hands over its current run. */
@@ -121,10 +123,7 @@ function runEmitter(
 }
 
 /** On resume: the unanswered calls of this run whose `toolExecStart` a previous holder published. */
-async function startedBefore(
-  h: Holding,
-  start: Exclude<RunStart, { kind: "idle" | "lost" }>,
-): Promise<Set<string>> {
+async function startedBefore(h: Holding, start: OpenRun): Promise<Set<string>> {
   const pending = start.kind === "resume" ? findUnansweredToolCalls(h.state.messages) : undefined;
   if (!pending) return new Set();
   const unanswered = new Set(pending.calls.map((call) => call.id));
@@ -137,14 +136,69 @@ async function startedBefore(
   );
 }
 
-async function runOne(
-  h: Holding,
-  start: Exclude<RunStart, { kind: "idle" | "lost" }>,
-): Promise<AssistantMessage> {
+/** Runs a store write; a Redis failure becomes `SessionStoreError`, a fenced-off write `LeaseLostError`. */
+async function writeFenced<T>(
+  sessionId: string,
+  write: () => Promise<T | undefined | false>,
+): Promise<T> {
+  let result: T | undefined | false;
+  try {
+    result = await write();
+  } catch (err) {
+    throw new SessionStoreError(sessionId, err);
+  }
+  if (result === undefined || result === false) throw new LeaseLostError(sessionId);
+  return result;
+}
+
+/** Errors a run must not turn into its response: the session task recovers from them. */
+function isRecoverable(err: unknown): boolean {
+  return err instanceof LeaseLostError || err instanceof SessionStoreError;
+}
+
+/**
+ * A resumed run whose transcript already ends with the model's final answer (its holder
+ * stopped between storing the answer and closing the run): that answer is the response.
+ */
+function finishedAnswer(h: Holding, start: OpenRun): AssistantMessage | undefined {
+  if (start.kind !== "resume") return undefined;
+  const last = h.state.messages.at(-1);
+  if (last?.role !== "assistant") return undefined;
+  return last.content.some((block) => block.type === "toolCall") ? undefined : last;
+}
+
+type OpenRun = Extract<RunStart, { kind: "new" | "resume" }>;
+
+/** The loop's view of the session's transcript: every write goes to Redis first, fenced. */
+function transcriptWriters(h: Holding, start: OpenRun, inputIds: string[]) {
   const { deps, sessionId, token, state } = h;
+  let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
+  return {
+    drainInput: async () => {
+      await deps.syncWrittenTools?.();
+      const drained = await writeFenced(sessionId, () => deps.store.drainInputs(sessionId, token));
+      inputIds.push(...drained.inputIds);
+      const moved = [...opening, ...drained.messages];
+      opening = []; // the opening message is in the transcript already (startRun put it there)
+      state.messages.push(...drained.messages);
+      return moved;
+    },
+    appendMessages: async (messages: AgentMessage[]) => {
+      await writeFenced(sessionId, () => deps.store.appendMany(sessionId, token, messages));
+      state.messages.push(...messages);
+    },
+    appendMessage: async (message: AgentMessage) => {
+      await writeFenced(sessionId, () => deps.store.append(sessionId, token, message));
+      state.messages.push(message);
+    },
+  };
+}
+
+async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
+  const { deps, sessionId, token, state } = h;
+  const inputIds = [...start.inputIds];
   const controller = new AbortController();
   h.held.controller = controller;
-  let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   const held = { end: undefined as AgentEvent | undefined, started: await startedBefore(h, start) };
   const publisher = createEventPublisher(deps.command, deps.keys, {
     sessionId,
@@ -157,42 +211,30 @@ async function runOne(
     waiter: deps.waiter,
     beforeLocalCall: (prep) => guardLocalCall(h, prep),
   });
-  const response = await runAgentLoop({
-    state,
-    llmCall: deps.llmCall,
-    prepareContext,
-    formatMsgForLLM,
-    beforeToolCall: deps.beforeToolCall,
-    afterToolCall: deps.afterToolCall,
-    toolExecution: deps.toolExecution,
-    executor,
-    emit: runEmitter(h, publisher, executor, held),
-    signal: controller.signal,
-    maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
-    limits: deps.limits,
-    drainInput: async () => {
-      await deps.syncWrittenTools?.();
-      const drained = (await deps.store.drainInputs(sessionId, token)) ?? [];
-      const moved = [...opening, ...drained];
-      opening = []; // the opening message is in the transcript already (startRun put it there)
-      state.messages.push(...drained);
-      return moved;
-    },
-    appendMessages: async (messages: AgentMessage[]) => {
-      if (!(await deps.store.appendMany(sessionId, token, messages)))
-        throw new LeaseLostError(sessionId);
-      state.messages.push(...messages);
-    },
-    appendMessage: async (message: AgentMessage) => {
-      if (!(await deps.store.append(sessionId, token, message)))
-        throw new LeaseLostError(sessionId);
-      state.messages.push(message);
-    },
-  });
+  const response =
+    finishedAnswer(h, start) ??
+    (await runAgentLoop({
+      state,
+      llmCall: deps.llmCall,
+      prepareContext,
+      formatMsgForLLM,
+      beforeToolCall: deps.beforeToolCall,
+      afterToolCall: deps.afterToolCall,
+      toolExecution: deps.toolExecution,
+      executor,
+      emit: runEmitter(h, publisher, executor, held),
+      signal: controller.signal,
+      maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
+      limits: deps.limits,
+      rethrow: isRecoverable,
+      ...transcriptWriters(h, start, inputIds),
+    }));
   h.held.controller = undefined;
   await publisher.flush();
   const agentEnd: AgentEvent = held.end ?? { type: "agentEnd", response };
-  await deps.store.finishRun(sessionId, token, response, { runId: start.runId, event: agentEnd });
+  const run = { runId: start.runId, inputIds, event: agentEnd };
+  await writeFenced(sessionId, () => deps.store.finishRun(sessionId, token, response, run));
+  deps.onRunFinished?.(sessionId, inputIds, response);
   return response;
 }
 
@@ -200,7 +242,8 @@ async function runOne(
  * Works a session the caller holds the lease of: resumes the run in progress if there is
  * one, then opens runs from the inbox one after another, until the inbox is empty and the
  * lease is released. Stops early when the lease is lost or the session is handed over; the
- * open run then stays in Redis for the next holder to resume.
+ * open run then stays in Redis for the next holder to resume. Throws `SessionStoreError` when
+ * Redis fails under it: the run stays open, and the caller tries again later.
  */
 export async function processSession(
   deps: SessionRunnerDeps,
@@ -250,6 +293,10 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
     if (h.lease.lost) return "lost";
     const start = await h.deps.store.startRun(h.sessionId, h.token);
     if (start.kind === "lost") return h.handedOver ? "handedOver" : "lost";
+    if (start.kind === "settling") {
+      await new Promise((resolve) => setTimeout(resolve, start.retryInMs));
+      continue;
+    }
     if (start.kind === "idle") {
       const released = await h.deps.store.releaseIfIdle(h.sessionId, h.token);
       if (released === "released") return "idle";
@@ -257,7 +304,13 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
       continue;
     }
     if (start.kind === "new") h.state.messages.push(start.message);
-    const response = await runOne(h, start);
+    let response: AssistantMessage;
+    try {
+      response = await runOne(h, start);
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      return h.handedOver ? "handedOver" : "lost";
+    }
     h.deps.log.debug(
       { sessionId: h.sessionId, runId: start.runId, stopReason: response.stopReason },
       "run finished",

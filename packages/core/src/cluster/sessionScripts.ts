@@ -1,11 +1,11 @@
 /**
  * The Lua scripts behind `SessionStore`. Every write to a session checks the caller's lease
  * token first (fencing): a coordinator that lost the session can never write to it again.
- * Inbox entries are `<kind><inputId>\n<message JSON>`, kind `i` (input) or `f` (follow-up),
- * so no script has to decode or re-encode JSON.
+ * Input ids are list elements and hash fields, never parsed or joined, so any id a BullMQ
+ * job may have is safe; message JSON is written by the coordinator and never decoded here.
  */
 
-/** KEYS: lease, inbox, run · ARGV: token, leaseMs → 1 acquired (or already ours), 0 held by another. */
+/** KEYS: lease · ARGV: token, leaseMs → 1 acquired (or already ours), 0 held by another. */
 export const ACQUIRE_LEASE = `
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
@@ -21,10 +21,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
-/** KEYS: lease, inbox, run · ARGV: token → 1 released, 0 work is pending, -1 not ours. */
+/** KEYS: lease, pendingInputs, pendingFollowUps, run · ARGV: token → 1 released, 0 work is pending, -1 not ours. */
 export const RELEASE_IF_IDLE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
 `;
@@ -37,51 +37,81 @@ return 1
 `;
 
 /**
- * KEYS: lease, inbox, run, messages · ARGV: token
- * → {-1} not ours · {0} nothing to do · {2, runId, inputIds} a run is in progress (resume)
- * · {1, runId, message} a new run opened with the oldest inbox entry, its message appended.
+ * KEYS: inputs, pendingInputs, pendingFollowUps, response · ARGV: inputId, kind (input |
+ * followUp), message JSON, order (a number: the job's creation time, then arrival)
+ * Records an input once, whatever how often its job is delivered: an input already answered
+ * returns its response, one already known (waiting, or in the open run) changes nothing.
+ * Waiting inputs are sorted sets ordered by `order`, so inputs fetched by different
+ * coordinators still run in the order they were submitted.
+ * → {2, response JSON} answered · {1} already known · {0} queued now.
  */
-export const START_RUN = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  return {2, redis.call('HGET', KEYS[3], 'runId'), redis.call('HGET', KEYS[3], 'inputIds')}
-end
-local head = redis.call('LPOP', KEYS[2])
-if not head then return {0} end
-local nl = string.find(head, '\\n', 1, true)
-local id = string.sub(head, 2, nl - 1)
-local message = string.sub(head, nl + 1)
-redis.call('RPUSH', KEYS[4], message)
-redis.call('HSET', KEYS[3], 'runId', id, 'inputIds', id)
-return {1, id, message}
+export const ENQUEUE_INPUT = `
+local response = redis.call('GET', KEYS[4])
+if response then return {2, response} end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3]) == 0 then return {1} end
+if ARGV[2] == 'followUp' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+else redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1]) end
+return {0}
 `;
 
 /**
- * KEYS: lease, inbox, run, messages · ARGV: token
- * Moves every plain input (not follow-ups) from the inbox into the transcript and the run.
- * → {-1} not ours · {1, message, message, ...}
+ * KEYS: lease, run, runInputs, inputs, pendingInputs, pendingFollowUps, messages
+ * ARGV: token, newest follow-up order that may open a run now
+ * Waiting plain inputs open a run before follow-ups (they were meant to join the run that
+ * just ended). A follow-up newer than ARGV[2] does not open a run yet: an older input fetched
+ * by another coordinator may still be on its way, and must run first.
+ * → {-1} not ours · {0} nothing to do · {2, runId, inputId...} a run is open (resume)
+ * · {1, runId, message} a new run, opened by input `runId` · {3, order} a follow-up waits
+ */
+export const START_RUN = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  local open = redis.call('LRANGE', KEYS[3], 0, -1)
+  table.insert(open, 1, redis.call('HGET', KEYS[2], 'runId'))
+  table.insert(open, 1, 2)
+  return open
+end
+for _ = 1, 1000 do
+  local head = redis.call('ZPOPMIN', KEYS[5])
+  if #head == 0 then
+    local oldest = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
+    if #oldest == 0 then return {0} end
+    if tonumber(oldest[2]) > tonumber(ARGV[2]) then return {3, oldest[2]} end
+    head = redis.call('ZPOPMIN', KEYS[6])
+  end
+  local id = head[1]
+  local message = redis.call('HGET', KEYS[4], id)
+  if message then
+    redis.call('RPUSH', KEYS[7], message)
+    redis.call('HSET', KEYS[2], 'runId', id)
+    redis.call('DEL', KEYS[3])
+    redis.call('RPUSH', KEYS[3], id)
+    return {1, id, message}
+  end
+end
+return {0}
+`;
+
+/**
+ * KEYS: lease, runInputs, inputs, pendingInputs, messages · ARGV: token
+ * Moves every waiting plain input (not follow-ups) into the transcript and the open run;
+ * its cost grows with the inputs it moves, never with the follow-ups that wait.
+ * → {-1} not ours · {1, id, message, id, message, ...}
  */
 export const DRAIN_INPUTS = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
-local entries = redis.call('LRANGE', KEYS[2], 0, -1)
+local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
 local moved = {1}
-local kept = {}
-local ids = redis.call('HGET', KEYS[3], 'inputIds') or ''
-for _, entry in ipairs(entries) do
-  if string.sub(entry, 1, 1) == 'i' then
-    local nl = string.find(entry, '\\n', 1, true)
-    local message = string.sub(entry, nl + 1)
-    redis.call('RPUSH', KEYS[4], message)
-    ids = ids .. ',' .. string.sub(entry, 2, nl - 1)
+if #ids == 0 then return moved end
+redis.call('DEL', KEYS[4])
+for _, id in ipairs(ids) do
+  local message = redis.call('HGET', KEYS[3], id)
+  if message then
+    redis.call('RPUSH', KEYS[5], message)
+    redis.call('RPUSH', KEYS[2], id)
+    table.insert(moved, id)
     table.insert(moved, message)
-  else
-    table.insert(kept, entry)
   end
-end
-if #moved > 1 then
-  redis.call('DEL', KEYS[2])
-  for _, entry in ipairs(kept) do redis.call('RPUSH', KEYS[2], entry) end
-  redis.call('HSET', KEYS[3], 'inputIds', ids)
 end
 return moved
 `;
@@ -98,32 +128,30 @@ return redis.call('RPUSH', KEYS[2], ARGV[2])
 `;
 
 /**
- * KEYS: lease, run, seq, events stream, messages
- * ARGV: token, response JSON, response ttl s, response key prefix, responses channel,
- *       events channel, agentEnd event JSON (without seq and inputIds), stream max length,
- *       session ttl s
- * In one step: stores the run's response under every input id it answers, publishes the
- * run's `agentEnd` (numbered, with the input ids) on the bus, closes the run, announces the
- * ids on the responses channel, and sets the session's idle expiry. A watcher therefore
+ * KEYS: lease, run, runInputs, inputs, seq, events stream, messages, pendingInputs,
+ *       pendingFollowUps, running, then one response key per input the run answers
+ * ARGV: token, response JSON, response ttl s, responses channel, events channel, agentEnd
+ *       event JSON (without seq), stream max length, session ttl s, JSON array of input ids
+ * In one step: stores the run's response under every input id it answers, forgets those
+ * inputs, publishes the run's `agentEnd` (numbered) on the bus, closes the run, announces
+ * the ids on the responses channel, and sets the session's idle expiry. A watcher therefore
  * sees `agentEnd` exactly when the response is stored, even if the coordinator dies here.
- * → the comma-separated input ids, or -1 not ours.
+ * Ids are never parsed here: they arrive as keys and as JSON built by the caller.
+ * → 1, or -1 not ours.
  */
 export const FINISH_RUN = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-local ids = redis.call('HGET', KEYS[2], 'inputIds') or ''
-for id in string.gmatch(ids, '[^,]+') do
-  redis.call('SET', ARGV[4] .. id, ARGV[2], 'EX', ARGV[3])
-end
-local seq = redis.call('INCR', KEYS[3])
-local quoted = {}
-for id in string.gmatch(ids, '[^,]+') do table.insert(quoted, '"' .. id .. '"') end
-local msg = '{"seq":' .. seq .. ',"inputIds":[' .. table.concat(quoted, ',') .. '],' .. string.sub(ARGV[7], 2)
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[8], seq .. '-1', 'e', msg)
-redis.call('PUBLISH', ARGV[6], msg)
-redis.call('DEL', KEYS[2])
-redis.call('PUBLISH', ARGV[5], ids)
-for i = 3, 5 do redis.call('EXPIRE', KEYS[i], ARGV[9]) end
-return ids
+for i = 11, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+local ids = redis.call('LRANGE', KEYS[3], 0, -1)
+for _, id in ipairs(ids) do redis.call('HDEL', KEYS[4], id) end
+local seq = redis.call('INCR', KEYS[5])
+local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[6], 2)
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'e', msg)
+redis.call('PUBLISH', ARGV[5], msg)
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('PUBLISH', ARGV[4], ARGV[9])
+for i = 4, 10 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+return 1
 `;
 
 /**

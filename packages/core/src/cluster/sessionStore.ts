@@ -1,12 +1,14 @@
 import type { Redis } from "ioredis";
 import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
 import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
+import { inputOrder } from "./inputOrder.js";
 import type { ClusterKeys } from "./keys.js";
 import {
   ACQUIRE_LEASE,
   APPEND_MESSAGE,
   APPEND_MESSAGES,
   DRAIN_INPUTS,
+  ENQUEUE_INPUT,
   FINISH_RUN,
   RELEASE_IF_IDLE,
   RELEASE_LEASE,
@@ -26,36 +28,37 @@ export const RESPONSE_TTL_SECONDS = 24 * 60 * 60;
 /** What `startRun` found: a run to resume, a new run, or nothing to do. */
 export type RunStart =
   | { kind: "resume"; runId: string; inputIds: string[] }
-  | { kind: "new"; runId: string; message: UserMessage }
+  | { kind: "new"; runId: string; inputIds: string[]; message: UserMessage }
   | { kind: "idle" }
-  | { kind: "lost" };
+  | { kind: "lost" }
+  /** A follow-up is waiting, but too fresh to open a run yet: ask again after `retryInMs`. */
+  | { kind: "settling"; retryInMs: number };
+
+/**
+ * How long a fresh follow-up waits before it may open a run of an idle session: long enough
+ * for an older input of the same session, fetched by another coordinator at the same moment,
+ * to be recorded first (so sends keep their order across coordinators).
+ */
+export const FOLLOW_UP_SETTLE_MS = 25;
+
+/** What recording an input found: its run's response, an input already known, or a new one. */
+export type EnqueueOutcome =
+  | { kind: "answered"; response: AssistantMessage }
+  | { kind: "known" }
+  | { kind: "queued" };
+
+/** How an input enters its session: joining the current run, or a run of its own after it. */
+export type InputKind = "input" | "followUp";
 
 type ScriptResult = Array<number | string>;
 type Scripts = {
-  yiemAcquire(
-    lease: string,
-    inbox: string,
-    run: string,
-    token: string,
-    ms: number,
-  ): Promise<number>;
+  yiemAcquire(lease: string, token: string, ms: number): Promise<number>;
   yiemRenew(lease: string, token: string, ms: number): Promise<number>;
-  yiemReleaseIfIdle(lease: string, inbox: string, run: string, token: string): Promise<number>;
+  yiemReleaseIfIdle(...keysThenToken: string[]): Promise<number>;
   yiemRelease(lease: string, token: string): Promise<number>;
-  yiemStartRun(
-    lease: string,
-    inbox: string,
-    run: string,
-    messages: string,
-    token: string,
-  ): Promise<ScriptResult>;
-  yiemDrain(
-    lease: string,
-    inbox: string,
-    run: string,
-    messages: string,
-    token: string,
-  ): Promise<ScriptResult>;
+  yiemEnqueue(...keysThenArgs: string[]): Promise<ScriptResult>;
+  yiemStartRun(...keysThenToken: string[]): Promise<ScriptResult>;
+  yiemDrain(...keysThenToken: string[]): Promise<ScriptResult>;
   yiemAppend(
     lease: string,
     messages: string,
@@ -71,51 +74,29 @@ type Scripts = {
     token: string,
     ...pairs: string[]
   ): Promise<number>;
-  yiemFinish(
-    lease: string,
-    run: string,
-    seq: string,
-    stream: string,
-    messages: string,
-    token: string,
-    response: string,
-    ttl: number,
-    keyPrefix: string,
-    channel: string,
-    eventChannel: string,
-    eventJson: string,
-    maxLen: number,
-    sessionTtl: number,
-  ): Promise<number | string>;
+  /** No fixed key count: the first argument is the number of keys. */
+  yiemFinish(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number>;
 };
 
 function defineScripts(redis: Redis): Redis & Scripts {
   const scripted = redis as Redis & Scripts;
-  if (typeof scripted.yiemAcquire === "function") return scripted;
-  redis.defineCommand("yiemAcquire", { numberOfKeys: 3, lua: ACQUIRE_LEASE });
+  if (typeof scripted.yiemEnqueue === "function") return scripted;
+  redis.defineCommand("yiemAcquire", { numberOfKeys: 1, lua: ACQUIRE_LEASE });
   redis.defineCommand("yiemRenew", { numberOfKeys: 1, lua: RENEW_LEASE });
-  redis.defineCommand("yiemReleaseIfIdle", { numberOfKeys: 3, lua: RELEASE_IF_IDLE });
+  redis.defineCommand("yiemReleaseIfIdle", { numberOfKeys: 4, lua: RELEASE_IF_IDLE });
   redis.defineCommand("yiemRelease", { numberOfKeys: 1, lua: RELEASE_LEASE });
-  redis.defineCommand("yiemStartRun", { numberOfKeys: 4, lua: START_RUN });
-  redis.defineCommand("yiemDrain", { numberOfKeys: 4, lua: DRAIN_INPUTS });
+  redis.defineCommand("yiemEnqueue", { numberOfKeys: 4, lua: ENQUEUE_INPUT });
+  redis.defineCommand("yiemStartRun", { numberOfKeys: 7, lua: START_RUN });
+  redis.defineCommand("yiemDrain", { numberOfKeys: 5, lua: DRAIN_INPUTS });
   redis.defineCommand("yiemAppend", { numberOfKeys: 3, lua: APPEND_MESSAGE });
   redis.defineCommand("yiemAppendMany", { numberOfKeys: 3, lua: APPEND_MESSAGES });
-  redis.defineCommand("yiemFinish", { numberOfKeys: 5, lua: FINISH_RUN });
+  redis.defineCommand("yiemFinish", { lua: FINISH_RUN });
   return scripted;
 }
 
-/** An inbox entry as `enqueueInput` writes it. */
-export function encodeInboxEntry(
-  kind: "input" | "followUp",
-  inputId: string,
-  message: UserMessage,
-): string {
-  return `${kind === "input" ? "i" : "f"}${inputId}\n${JSON.stringify(message)}`;
-}
-
 /**
- * A session's durable state in Redis: its transcript, its inbox of inputs, the run in
- * progress, and the lease that says which coordinator holds it. Every write made on behalf
+ * A session's durable state in Redis: its transcript, the inputs waiting for a run, the run in
+ * progress, and the lease that says which coordinator holds it. Only coordinators write it. Every write made on behalf
  * of a holder is fenced by its lease token; a write with a stale token changes nothing and
  * is reported (`false`, `lost`, or `LeaseLost` from the caller's point of view).
  */
@@ -132,15 +113,7 @@ export class SessionStore {
   /** Takes the lease (or renews it when already ours). */
   async acquire(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
     const k = this.keys;
-    return (
-      (await this.redis.yiemAcquire(
-        k.lease(sessionId),
-        k.inbox(sessionId),
-        k.run(sessionId),
-        token,
-        leaseMs,
-      )) === 1
-    );
+    return (await this.redis.yiemAcquire(k.lease(sessionId), token, leaseMs)) === 1;
   }
 
   /** Extends the lease; false when it is no longer ours. */
@@ -153,7 +126,8 @@ export class SessionStore {
     const k = this.keys;
     const result = await this.redis.yiemReleaseIfIdle(
       k.lease(sessionId),
-      k.inbox(sessionId),
+      k.pendingInputs(sessionId),
+      k.pendingFollowUps(sessionId),
       k.run(sessionId),
       token,
     );
@@ -165,45 +139,103 @@ export class SessionStore {
     await this.redis.yiemRelease(this.keys.lease(sessionId), token);
   }
 
-  /** True when the session has input waiting or a run open. */
-  async hasPendingWork(sessionId: string): Promise<boolean> {
-    const k = this.keys;
-    const [inbox, run] = await Promise.all([
-      this.redis.llen(k.inbox(sessionId)),
-      this.redis.exists(k.run(sessionId)),
-    ]);
-    return inbox > 0 || run === 1;
+  /** Which of these sessions are held by a coordinator right now (one round trip). */
+  async areHeld(sessionIds: string[]): Promise<boolean[]> {
+    if (sessionIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of sessionIds) pipeline.exists(this.keys.lease(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([err, count]) => {
+      if (err) throw err;
+      return count === 1;
+    });
   }
 
-  /** Opens the next run from the inbox, or reports the run in progress. */
+  /**
+   * Records an input for its session, once: delivering the same input id again (a retried
+   * or stalled job) returns its response when it was answered and changes nothing otherwise.
+   * Waiting inputs run in ascending `order` (see `inputOrder`); a follow-up younger than
+   * `FOLLOW_UP_SETTLE_MS` opens no run yet.
+   * Not fenced: any coordinator records inputs; only the holder moves them into runs.
+   */
+  async enqueueInput(
+    sessionId: string,
+    inputId: string,
+    kind: InputKind,
+    message: UserMessage,
+    order: number,
+  ): Promise<EnqueueOutcome> {
+    const k = this.keys;
+    const [code, response] = await this.redis.yiemEnqueue(
+      k.inputs(sessionId),
+      k.pendingInputs(sessionId),
+      k.pendingFollowUps(sessionId),
+      k.response(inputId),
+      inputId,
+      kind,
+      JSON.stringify(message),
+      String(order),
+    );
+    if (code === 2) return { kind: "answered", response: JSON.parse(String(response)) };
+    return { kind: code === 1 ? "known" : "queued" };
+  }
+
+  /** Opens the next run from the waiting inputs, or reports the run in progress. */
   async startRun(sessionId: string, token: string): Promise<RunStart> {
     const k = this.keys;
-    const [code, id, payload] = await this.redis.yiemStartRun(
+    const settledBefore = inputOrder(Date.now() - FOLLOW_UP_SETTLE_MS, 1023);
+    const [code, id, ...rest] = await this.redis.yiemStartRun(
       k.lease(sessionId),
-      k.inbox(sessionId),
       k.run(sessionId),
+      k.runInputs(sessionId),
+      k.inputs(sessionId),
+      k.pendingInputs(sessionId),
+      k.pendingFollowUps(sessionId),
       k.messages(sessionId),
       token,
+      String(settledBefore),
     );
     if (code === -1) return { kind: "lost" };
     if (code === 0) return { kind: "idle" };
-    if (code === 2)
-      return { kind: "resume", runId: String(id), inputIds: String(payload).split(",") };
-    return { kind: "new", runId: String(id), message: JSON.parse(String(payload)) as UserMessage };
+    if (code === 3) {
+      const createdAt = Math.floor(Number(id) / 1024);
+      const retryInMs = Math.min(
+        FOLLOW_UP_SETTLE_MS,
+        Math.max(1, createdAt + FOLLOW_UP_SETTLE_MS - Date.now()),
+      );
+      return { kind: "settling", retryInMs };
+    }
+    const runId = String(id);
+    if (code === 2) return { kind: "resume", runId, inputIds: rest.map(String) };
+    const message = JSON.parse(String(rest[0])) as UserMessage;
+    return { kind: "new", runId, inputIds: [runId], message };
   }
 
-  /** Moves waiting plain inputs into the transcript; `undefined` when the lease is lost. */
-  async drainInputs(sessionId: string, token: string): Promise<UserMessage[] | undefined> {
+  /**
+   * Moves waiting plain inputs into the transcript and the open run; returns their ids and
+   * messages, or `undefined` when the lease is lost.
+   */
+  async drainInputs(
+    sessionId: string,
+    token: string,
+  ): Promise<{ inputIds: string[]; messages: UserMessage[] } | undefined> {
     const k = this.keys;
-    const [code, ...messages] = await this.redis.yiemDrain(
+    const [code, ...pairs] = await this.redis.yiemDrain(
       k.lease(sessionId),
-      k.inbox(sessionId),
-      k.run(sessionId),
+      k.runInputs(sessionId),
+      k.inputs(sessionId),
+      k.pendingInputs(sessionId),
       k.messages(sessionId),
       token,
     );
     if (code === -1) return undefined;
-    return messages.map((text) => JSON.parse(String(text)) as UserMessage);
+    const inputIds: string[] = [];
+    const messages: UserMessage[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      inputIds.push(String(pairs[i]));
+      messages.push(JSON.parse(String(pairs[i + 1])) as UserMessage);
+    }
+    return { inputIds, messages };
   }
 
   /** Appends a message to the transcript (a tool result clears its running mark); false when the lease is lost. */
@@ -250,40 +282,51 @@ export class SessionStore {
   }
 
   /**
-   * Closes the run: stores its response for every input it answers and publishes its
-   * `agentEnd` event, atomically (see FINISH_RUN). Returns the input ids, or undefined when
-   * the lease is lost.
+   * Closes the run: stores its response for every input it answers (`inputIds`, as the
+   * holder tracked them from `startRun` and `drainInputs`) and publishes its `agentEnd`
+   * event, atomically (see FINISH_RUN). Returns false when the lease is lost.
    */
   async finishRun(
     sessionId: string,
     token: string,
     response: AssistantMessage,
-    agentEnd: { runId: string; event: AgentEvent },
-  ): Promise<string[] | undefined> {
+    run: { runId: string; inputIds: string[]; event: AgentEvent },
+  ): Promise<boolean> {
     const k = this.keys;
     const eventJson = JSON.stringify({
-      ...agentEnd.event,
+      ...run.event,
       sessionId,
-      runId: agentEnd.runId,
+      runId: run.runId,
+      inputIds: run.inputIds,
       ts: Date.now(),
     });
-    const ids = await this.redis.yiemFinish(
+    const keys = [
       k.lease(sessionId),
       k.run(sessionId),
+      k.runInputs(sessionId),
+      k.inputs(sessionId),
       k.seq(sessionId),
       k.stream(sessionId),
       k.messages(sessionId),
+      k.pendingInputs(sessionId),
+      k.pendingFollowUps(sessionId),
+      k.running(sessionId),
+      ...run.inputIds.map((id) => k.response(id)),
+    ];
+    const done = await this.redis.yiemFinish(
+      keys.length,
+      ...keys,
       token,
       JSON.stringify(response),
       RESPONSE_TTL_SECONDS,
-      k.response(""),
       k.responsesChannel,
       k.eventChannel(sessionId),
       eventJson,
       DEFAULT_STREAM_LENGTH,
       SESSION_TTL_SECONDS,
+      JSON.stringify(run.inputIds),
     );
-    return ids === -1 ? undefined : String(ids).split(",").filter(Boolean);
+    return done === 1;
   }
 
   /** The whole transcript. */
@@ -292,14 +335,11 @@ export class SessionStore {
     return items.map((text) => JSON.parse(text) as AgentMessage);
   }
 
-  /** Adds input to the inbox (not fenced: anyone may send). */
-  async enqueueInput(sessionId: string, entry: string): Promise<void> {
-    await this.redis.rpush(this.keys.inbox(sessionId), entry);
-  }
-
-  /** Takes back an inbox entry that was never announced (a send that failed half-way). */
-  async withdrawInput(sessionId: string, entry: string): Promise<void> {
-    await this.redis.lrem(this.keys.inbox(sessionId), 1, entry);
+  /** The stored responses of these inputs (`undefined` where none is stored yet), in one round trip. */
+  async readResponses(inputIds: string[]): Promise<Array<AssistantMessage | undefined>> {
+    if (inputIds.length === 0) return [];
+    const texts = await this.redis.mget(...inputIds.map((id) => this.keys.response(id)));
+    return texts.map((text) => (text ? (JSON.parse(text) as AssistantMessage) : undefined));
   }
 
   /** A stored response, if the run that answers `inputId` has ended. */

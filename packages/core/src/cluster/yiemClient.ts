@@ -1,21 +1,23 @@
 import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { toUserMessage } from "../agent/toUserMessage.js";
 import type { AssistantMessage, UserInput } from "../types/index.js";
 import type { BusEvent } from "./busEvent.js";
+import { type CoordinatorJobData, readCoordinatorJob } from "./coordinatorJob.js";
 import { RedisUnavailableError } from "./errors.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys } from "./keys.js";
 import { connectRedis, describeRedisTarget, type RedisTarget } from "./redisConnection.js";
 import { ResponseWaiter } from "./responseWaiter.js";
 import { streamSessionEvents } from "./sessionEventStream.js";
-import { encodeInboxEntry, SessionStore } from "./sessionStore.js";
+import { SessionStore } from "./sessionStore.js";
 import { listWorkers, type WorkerInfo } from "./workerRegistry.js";
 
 /** Options of `YiemClient`. */
 export interface YiemClientOptions {
   redis: RedisTarget;
   prefix?: string;
+  /** Largest input `send` accepts, in bytes of its JSON (default 1 MiB, as the coordinators). */
+  maxInputBytes?: number;
 }
 
 /** Options of `send`. */
@@ -36,7 +38,8 @@ export interface EventsOptions {
   signal?: AbortSignal;
 }
 
-const SESSION_JOB_RETENTION = {
+/** How long finished request jobs stay (for Bull Board and `waitUntilFinished`). */
+const REQUEST_JOB_RETENTION = {
   removeOnComplete: { age: 3600, count: 10_000 },
   removeOnFail: { age: 24 * 3600, count: 10_000 },
 } as const;
@@ -59,8 +62,10 @@ export class YiemClient {
   private queue: Queue | undefined;
   private readonly responses: ResponseWaiter;
   private readonly target: string;
+  private readonly maxInputBytes: number | undefined;
 
   constructor(options: YiemClientOptions) {
+    this.maxInputBytes = options.maxInputBytes;
     this.keys = clusterKeys(options.prefix ?? "yiem");
     this.target = describeRedisTarget(options.redis);
     this.command = connectRedis(options.redis, {
@@ -87,23 +92,32 @@ export class YiemClient {
     return this.queue;
   }
 
-  /** Sends input to a session (a new one by default). Returns the session and the id to wait on. */
+  /**
+   * Sends input to a session (a new one by default): adds one job to the coordinator queue,
+   * exactly as any BullMQ client may (`CoordinatorJobData`), with the returned `runId` as its
+   * job id. Refuses an input the coordinators would refuse (`InvalidCoordinatorJobError`,
+   * naming the field) before anything reaches Redis.
+   */
   async send(
     message: UserInput,
     options: SendOptions = {},
   ): Promise<{ sessionId: string; runId: string }> {
-    const user = toUserMessage(message);
-    await this.ready();
     const sessionId = options.sessionId ?? randomUUID();
+    const data: CoordinatorJobData = {
+      input: message,
+      sessionId,
+      followUp: options.followUp ?? false,
+    };
+    const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
+    await this.ready();
     const runId = randomUUID();
-    const entry = encodeInboxEntry(options.followUp ? "followUp" : "input", runId, user);
-    await this.guard(() => this.store.enqueueInput(sessionId, entry));
-    try {
-      await this.coordinatorQueue().add("session", { sessionId }, SESSION_JOB_RETENTION);
-    } catch (err) {
-      await this.store.withdrawInput(sessionId, entry).catch(() => undefined);
-      throw new RedisUnavailableError(this.target, err);
-    }
+    await this.guard(() =>
+      this.coordinatorQueue().add(
+        "request",
+        { ...data, input: request.message },
+        { jobId: runId, ...REQUEST_JOB_RETENTION },
+      ),
+    );
     return { sessionId, runId };
   }
 

@@ -1,0 +1,80 @@
+/**
+ * Redis refuses writes for a few seconds (maxmemory reached under noeviction) while runs are
+ * in flight: no run may be left open with nothing behind it, and no tool may run twice.
+ */
+import { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
+import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { faultModel } from "./scriptedFaultModel.js";
+
+const RUNS = 20;
+const OOM_MS = 3000;
+
+let ledger: Ledger;
+
+const cluster = useTestCluster(async () => {
+  ledger = await createLedger();
+  return {
+    workers: 2,
+    model: { respond: faultModel },
+    // Locks outlive the outage: a lock that cannot be renewed for longer would (rightly)
+    // hand the call to another worker, which is a different scenario (workerFaults).
+    env: { YIEM_TEST_LEDGER: ledger.path, YIEM_LOCK_MS: "15000", YIEM_LEASE_MS: "8000" },
+    redis: { privateServer: true },
+  };
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("faults: Redis out of memory (noeviction) mid-run", () => {
+  it("answers every run once memory is back, without a new send, and runs no tool twice", async () => {
+    const admin = new Redis(cluster.redis.url);
+    const sends = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => cluster.client.send(`ledgerRemote oom${i} 1200 1`)),
+    );
+    await waitUntil(async () => (await ledger.entries()).length >= RUNS, 20_000);
+    await admin.config("SET", "maxmemory-policy", "noeviction");
+    await admin.config("SET", "maxmemory", "1");
+    const refused = await admin.set(`${cluster.redis.prefix}:probe`, "x").then(
+      () => false,
+      (err: Error) => /OOM/.test(err.message),
+    );
+    await new Promise((resolve) => setTimeout(resolve, OOM_MS));
+    await admin.config("SET", "maxmemory", "0");
+    const backAt = Date.now();
+    const responses = await Promise.all(
+      sends.map(({ runId }) => cluster.client.waitForResponse(runId, { timeoutMs: 60_000 })),
+    );
+    const recoveryMs = Date.now() - backAt;
+    admin.disconnect();
+
+    expect(refused).toBe(true);
+    // The outage hit the coordinator while it stored results: it kept the runs and retried.
+    const retried = cluster.coordinators[0]?.lines.filter((l) =>
+      l.includes("Redis error; retrying"),
+    );
+    expect(retried?.length).toBeGreaterThan(0);
+    expect(responses.map((r) => r.content)).toEqual(
+      sends.map((_, i) => [{ type: "text", text: `final oom${i}: oom${i}-1 recorded` }]),
+    );
+    const counts = await ledger.countsByCall();
+    expect(counts.size).toBe(RUNS);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    await recordFigure({
+      scenario: `Redis out of memory for ${OOM_MS / 1000} s with ${RUNS} runs in flight`,
+      runs: RUNS,
+      calls: RUNS,
+      lost: 0,
+      duplicated: [...counts.values()].filter((n) => n > 1).length,
+      recoveryMs,
+      note: "writes refused (maxmemory 1, noeviction) while every call ran; all answered after, no new send",
+    });
+  }, 120_000);
+});

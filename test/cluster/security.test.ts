@@ -1,4 +1,4 @@
-import { toolJobId } from "@yiem/core";
+import { toolJobId, YiemClient } from "@yiem/core";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -15,6 +15,13 @@ const BOARD_AUTH = {
 /** The worker role of docs/SECURITY.md: BullMQ keys, event keys and channels, its own announcement; no session data. */
 const WORKER_ACL = [
   `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:worker:* ~*:workers ~*:toolDone:* ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
+];
+
+const CLIENT_PASSWORD = "client-canary-pass-5b2";
+
+/** The client role of docs/SECURITY.md: add coordinator jobs, read events, responses, transcripts and workers. */
+const CLIENT_ACL = [
+  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:response:* %R~*:workers %R~*:worker:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
 ];
 
 function respond(request: ScriptedRequest): ScriptedReply {
@@ -42,7 +49,11 @@ let port = 0;
 const cluster = useTestCluster({
   workers: 2,
   model: { respond },
-  redis: { privateServer: true, requirePass: ADMIN_PASSWORD, aclLines: WORKER_ACL },
+  redis: {
+    privateServer: true,
+    requirePass: ADMIN_PASSWORD,
+    aclLines: [...WORKER_ACL, ...CLIENT_ACL],
+  },
   workerEnv: {},
   env: {
     YIEM_ADMIN_USER: "admin",
@@ -92,6 +103,36 @@ describe("secrets and access", () => {
     asWorker.disconnect();
   });
 
+  it("lets a client ACL user send, watch and read answers, but not write any session state", async () => {
+    const client = new YiemClient({
+      redis: `redis://client:${CLIENT_PASSWORD}@127.0.0.1:${port}`,
+      prefix: cluster.redis.prefix,
+    });
+    try {
+      const { sessionId, runId } = await client.send("go");
+      const response = await client.waitForResponse(runId, { timeoutMs: 20_000 });
+      expect(response.content).toEqual([{ type: "text", text: "one done | two done" }]);
+      const ends = [];
+      for await (const event of client.events(sessionId, { fromStart: true, untilAgentEnd: true }))
+        ends.push(event.type);
+      expect(ends.at(-1)).toBe("agentEnd");
+      expect((await client.messages(sessionId)).length).toBeGreaterThan(2);
+      const asClient = new Redis(`redis://client:${CLIENT_PASSWORD}@127.0.0.1:${port}`);
+      const session = `${cluster.redis.prefix}:s:{${sessionId}}`;
+      for (const write of [
+        () => asClient.rpush(`${session}:messages`, '{"role":"assistant","content":[]}'),
+        () => asClient.hset(`${session}:inputs`, "forged", "{}"),
+        () => asClient.set(`${session}:lease`, "mine"),
+        () => asClient.set(`${cluster.redis.prefix}:response:${runId}`, "{}"),
+      ]) {
+        await expect(write()).rejects.toThrow(/NOPERM/);
+      }
+      asClient.disconnect();
+    } finally {
+      await client.close();
+    }
+  });
+
   it("never shows the API key or a Redis password in logs, events, job data or Bull Board", async () => {
     const logs = [...cluster.coordinators, ...cluster.workers].flatMap((p) => p.lines).join("\n");
     const admin = new Redis(cluster.redis.url);
@@ -108,7 +149,13 @@ describe("secrets and access", () => {
     const boardUrl = `${cluster.coordinatorUrls[0]}/admin/queues/api/queues?activeQueue=tools-default&status=completed`;
     const board = await (await fetch(boardUrl, { headers: BOARD_AUTH })).text();
     expect(board).toContain("one done"); // the board did show the finished jobs
-    for (const secret of [API_KEY, ADMIN_PASSWORD, WORKER_PASSWORD, BOARD_PASSWORD]) {
+    for (const secret of [
+      API_KEY,
+      ADMIN_PASSWORD,
+      WORKER_PASSWORD,
+      BOARD_PASSWORD,
+      CLIENT_PASSWORD,
+    ]) {
       expect(logs).not.toContain(secret);
       expect(dump.join("\n")).not.toContain(secret);
       expect(board).not.toContain(secret);

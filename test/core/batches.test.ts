@@ -375,4 +375,29 @@ describe("a run's signal over many calls", () => {
     process.off("warning", onWarning);
     expect(warnings).not.toContain("MaxListenersExceededWarning");
   });
+
+  it("keeps one abort listener on the run's signal while 30 parallel calls wait at once", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    const controller = new AbortController();
+    const tool = makeTool("slow", {
+      parallelToolExecute: true,
+      execute: async () => {
+        await sleep(30);
+        return { content: [{ type: "text", text: "done" }], details: {} };
+      },
+    });
+    const calls = Array.from({ length: 30 }, (_, i) => makeCall(`w${i}`, "slow"));
+    const { messages } = await runBatch(
+      [tool],
+      calls,
+      { toolExecution: "parallel" },
+      controller.signal,
+    ).batch;
+    await sleep(20);
+    process.off("warning", onWarning);
+    expect(messages).toHaveLength(30);
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
 });

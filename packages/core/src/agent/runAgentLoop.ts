@@ -22,6 +22,7 @@ import type {
   UserMessage,
 } from "../types/index.js";
 import type { AgentState } from "./agentState.js";
+import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
 
@@ -108,6 +109,7 @@ async function runBatch(
     executor: deps.executor,
   };
   const calls = extractToolCalls(content, deps.limits);
+  assignCallKeys(state.messages, assistantMessage, calls);
   const batch = await executeToolCalls(
     context,
     assistantMessage,

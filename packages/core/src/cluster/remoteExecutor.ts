@@ -112,7 +112,7 @@ async function runRemote(
 ): Promise<RemoteOutcome> {
   if (signal?.aborted) return { outcome: errorOutcome(ABORTED_MESSAGE) };
   const { sessionId, runId, waiter } = options;
-  const jobId = toolJobId(sessionId, runId, prep.toolCall.id);
+  const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
     const queue = await options.queueFor(prep.tool.queue);
     const data: ToolJobData = {

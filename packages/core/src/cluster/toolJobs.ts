@@ -26,21 +26,26 @@ export interface ToolJobResult {
   durationMs: number;
 }
 
-const UNSAFE = /[^A-Za-z0-9_.-]/g;
+const UNSAFE = /[^A-Za-z0-9_-]/g;
+const PLAIN = /^[A-Za-z0-9_-]+$/;
 
 /**
- * The job id of a tool call: derived from session, run and call id, so dispatching the same
- * call again (after a coordinator crash) attaches to the job that exists instead of running
- * the call twice. Never contains `:` and is never all digits (BullMQ reserves both).
- * Long ids are shortened with a hash so keys stay small.
+ * The job id of a tool call: derived from session, run and call key (see `AgentToolCall.key`),
+ * so dispatching the same call again (after a coordinator crash) attaches to the job that
+ * exists instead of running the call twice. Distinct calls never share an id: parts with
+ * other characters than letters, digits, `_` and `-` are replaced and a hash of the exact
+ * parts is appended, so `c:1` and `c/1` stay apart. Never contains `:` and is never all
+ * digits (BullMQ reserves both). Long ids are shortened with a hash so keys stay small.
  *
  * @example toolJobId("s1", "r1", "call_7") // "s1.r1.call_7"
  */
-export function toolJobId(sessionId: string, runId: string, toolCallId: string): string {
-  const id = `${sessionId}.${runId}.${toolCallId}`.replace(UNSAFE, "_");
-  if (id.length <= 160) return id;
-  const digest = createHash("sha256").update(`${sessionId}\n${runId}\n${toolCallId}`).digest("hex");
-  return `${id.slice(0, 80)}.${digest.slice(0, 32)}`;
+export function toolJobId(sessionId: string, runId: string, callKey: string): string {
+  const parts = [sessionId, runId, callKey];
+  const joined = parts.map((part) => part.replace(UNSAFE, "_")).join(".");
+  const digest = () => createHash("sha256").update(parts.join("\n")).digest("hex");
+  if (joined.length > 160) return `${joined.slice(0, 80)}.${digest().slice(0, 32)}`;
+  if (parts.every((part) => PLAIN.test(part))) return joined;
+  return `${joined}.${digest().slice(0, 16)}`;
 }
 
 /** How long finished tool jobs are kept for Bull Board and attach-after-crash. */

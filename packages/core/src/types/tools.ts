@@ -68,8 +68,15 @@ export interface AgentTool {
  */
 export interface AgentToolCall {
   type: "function";
+  /** The model's id for the call, as sent back on the wire; models may repeat it. */
   id: string;
   name: string;
   arguments: ToolArgs;
   argumentsError?: string;
+  /**
+   * The call's identity in its session, unique even when the model repeats an id: the id for
+   * its first use, `<id>#<n>` for its n-th repeat (see `assignCallKeys`). A cluster derives
+   * the call's job from it.
+   */
+  key?: string;
 }

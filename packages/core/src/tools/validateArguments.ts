@@ -27,6 +27,56 @@ const ajv = new Ajv({
 });
 addFormats(ajv);
 
+/** A JSON value as text with object keys sorted: equal JSON values give equal texts. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .map(
+        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+      );
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * `uniqueItems` in linear time. ajv compares items of objects pairwise (quadratic): one
+ * 190 KB argument took 8 s and froze a coordinator. Here each item's canonical text goes into
+ * a set once.
+ */
+function hasUniqueItems(this: unknown, schema: boolean, data: unknown[]): boolean {
+  const validate = hasUniqueItems as typeof hasUniqueItems & { errors?: Partial<ErrorObject>[] };
+  validate.errors = [];
+  if (!schema) return true;
+  const seen = new Map<string, number>();
+  for (const [i, item] of data.entries()) {
+    const text = canonicalJson(item);
+    const first = seen.get(text);
+    if (first !== undefined) {
+      validate.errors = [
+        {
+          keyword: "uniqueItems",
+          message: `must NOT have duplicate items (items ## ${first} and ${i} are identical)`,
+          params: { i: first, j: i },
+        },
+      ];
+      return false;
+    }
+    seen.set(text, i);
+  }
+  return true;
+}
+ajv.removeKeyword("uniqueItems");
+ajv.addKeyword({
+  keyword: "uniqueItems",
+  type: "array",
+  schemaType: "boolean",
+  errors: true,
+  validate: hasUniqueItems,
+});
+
 /** Compiled validators, one per schema object (tools keep their schema for their lifetime). */
 const compiled = new WeakMap<object, ValidateFunction>();
 
@@ -68,7 +118,11 @@ function describeAjvError(error: ErrorObject): string {
 export function validateRequiredArgs(args: ToolArgs, inputSchema: JsonSchema): string | undefined {
   const validate = compile(inputSchema);
   if (typeof validate === "string") return validate;
-  if (validate(args)) return undefined;
+  try {
+    if (validate(args)) return undefined;
+  } catch (err) {
+    return `invalid arguments: could not be validated (${(err as Error).message})`;
+  }
   const errors = (validate.errors ?? []).map(describeAjvError);
   return `invalid arguments: ${[...new Set(errors)].join("; ")}`;
 }

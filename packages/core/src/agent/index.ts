@@ -5,5 +5,6 @@ export * from "./prepareContext.js";
 export * from "./responseQueue.js";
 export * from "./runAgentLoop.js";
 export * from "./toUserMessage.js";
+export * from "./trimContext.js";
 export * from "./unansweredToolCalls.js";
 export * from "./yiemAgent.js";

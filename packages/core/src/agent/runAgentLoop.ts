@@ -24,6 +24,7 @@ import type {
 import type { AgentState } from "./agentState.js";
 import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
+import { trimContext } from "./trimContext.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
 
 /** The default limit on LLM calls in one run. */
@@ -46,8 +47,12 @@ export interface AgentLoopDeps {
   emit: EmitFn;
   signal: AbortSignal;
   maxTurns?: number;
-  /** Caps on the model's tool calls (calls per message, bytes of arguments); see `extractToolCalls`. */
-  limits?: ExtractToolCallsOptions;
+  /**
+   * Caps: on the model's tool calls (calls per message, bytes of arguments; see
+   * `extractToolCalls`), and on the transcript sent in one request (`maxContextBytes`, 4 MiB;
+   * see `trimContext`).
+   */
+  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
   /**
    * Moves the input that arrived since the last call into the transcript (`state.messages`
    * and wherever the caller persists it) and returns it; called before every LLM call
@@ -133,8 +138,11 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
   await emitSafely(deps.emit, { type: "turnStart", turn });
-  const request = deps.formatMsgForLLM(deps.prepareContext(deps.state));
-  const response = await callModel(deps, request);
+  const trimmed = trimContext(deps.prepareContext(deps.state), deps.limits?.maxContextBytes);
+  const response =
+    trimmed.kind === "tooLarge"
+      ? buildStopResponse("error", trimmed.error)
+      : await callModel(deps, deps.formatMsgForLLM(trimmed.context));
   await append(deps, response);
   const hasCalls = response.content.some((block) => block.type === "toolCall");
   if (!hasCalls || response.stopReason === "error" || response.stopReason === "aborted") {

@@ -44,8 +44,11 @@ export interface YiemAgentOptions {
   toolExecution?: ToolExecutionMode;
   executor?: ToolExecutor;
   maxTurns?: number;
-  /** Caps on the model's tool calls: `maxToolCalls` per message (64), `maxArgumentBytes` (256 KiB). */
-  limits?: ExtractToolCallsOptions;
+  /**
+   * Caps: `maxToolCalls` per model message (64), `maxArgumentBytes` (256 KiB), and
+   * `maxContextBytes`, the transcript sent in one request (4 MiB; oldest turns dropped).
+   */
+  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
 }
 
 function initialTools(options: YiemAgentOptions): Map<string, AgentTool> {

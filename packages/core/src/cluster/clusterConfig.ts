@@ -22,9 +22,17 @@ export interface ClusterConfig {
   coordinatorConcurrency: number;
   /** `YIEM_SYSTEM_PROMPT`. */
   systemPrompt: string | undefined;
-  /** `YIEM_ADMIN_USER` / `YIEM_ADMIN_PASSWORD`: basic auth for Bull Board when both are set. */
+  /**
+   * `YIEM_ADMIN_USER` / `YIEM_ADMIN_PASSWORD`: basic auth for Bull Board. Both or neither: the
+   * coordinator refuses to start with one alone (`checkAdminCredentials`).
+   */
   adminUser: string | undefined;
   adminPassword: string | undefined;
+  /**
+   * `YIEM_ADMIN_HOST`: the address the coordinator's HTTP side listens on; unset means
+   * `127.0.0.1` without admin credentials and every interface (`0.0.0.0`) with them.
+   */
+  adminHost: string | undefined;
   /** `YIEM_ADMIN_READONLY=1`: Bull Board without retry, clean or remove buttons. */
   adminReadOnly: boolean;
   /** `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal. */
@@ -39,6 +47,8 @@ export interface ClusterConfig {
   maxArgumentBytes: number;
   /** `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON). */
   maxInputBytes: number;
+  /** `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns dropped). */
+  maxContextBytes: number;
   /** `LOG_LEVEL`: pino level. */
   logLevel: string;
 }
@@ -85,6 +95,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     systemPrompt: readString(env, "YIEM_SYSTEM_PROMPT"),
     adminUser: readString(env, "YIEM_ADMIN_USER"),
     adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
+    adminHost: readString(env, "YIEM_ADMIN_HOST"),
     adminReadOnly: readString(env, "YIEM_ADMIN_READONLY") === "1",
     leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
@@ -93,6 +104,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", 64),
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
     maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", 1024 * 1024),
+    maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", 4 * 1024 * 1024),
     logLevel: readString(env, "LOG_LEVEL") ?? "info",
   };
 }

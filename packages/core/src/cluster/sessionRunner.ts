@@ -39,7 +39,7 @@ export interface SessionRunnerDeps {
   toolStore: ToolStore;
   systemPrompt: string;
   maxTurns?: number;
-  limits?: ExtractToolCallsOptions;
+  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
   toolExecution: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;

@@ -133,6 +133,32 @@ describe("sessions on a cluster of two coordinators", () => {
   });
 });
 
+describe("the client refuses what the coordinators would refuse", () => {
+  it("rejects malformed input in send, naming the field, before any job reaches Redis", async () => {
+    const queue = new Queue("coordinator", {
+      connection: { url: cluster.redis.url },
+      prefix: `${cluster.redis.prefix}:bull`,
+    });
+    const before = await queue.getJobCountByTypes("waiting", "active", "completed", "failed");
+    const bad: Array<[unknown, RegExp]> = [
+      [{ role: "user", content: [{ type: "text", text: {} }] }, /input\.content\[0\]\.text/],
+      [{ role: "user", content: [] }, /input\.content: must not be empty/],
+      [
+        { role: "user", content: [{ type: "image", mimeType: "image/png" }] },
+        /input\.content\[0\]\.data/,
+      ],
+      ["z".repeat(1024 * 1024 + 1), /over the 1048576-byte cap/],
+    ];
+    for (const [input, reason] of bad) {
+      await expect(cluster.client.send(input as string)).rejects.toThrow(reason);
+    }
+    await expect(cluster.client.send("hi", { sessionId: "a}b" })).rejects.toThrow(/sessionId/);
+    const after = await queue.getJobCountByTypes("waiting", "active", "completed", "failed");
+    await queue.close();
+    expect(after).toBe(before);
+  });
+});
+
 describe("the coordinator's HTTP side", () => {
   it("serves Bull Board with every queue, /healthz and /metrics", async () => {
     const base = cluster.coordinatorUrls[0];

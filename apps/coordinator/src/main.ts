@@ -4,6 +4,8 @@
  * shuts down cleanly on SIGTERM / SIGINT (held sessions finish or are handed over).
  */
 import {
+  checkAdminCredentials,
+  chooseAdminHost,
   createLogger,
   createOpenAILlmCall,
   onShutdownSignal,
@@ -15,6 +17,9 @@ import { loadBuiltinAndExtraTools } from "@yiem/tools";
 
 async function main(): Promise<void> {
   const config = readClusterConfig();
+  // Refuse half-set Bull Board credentials before taking any session.
+  const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
+  const adminHost = chooseAdminHost(config.adminHost, credentials !== undefined);
   const log = createLogger("coordinator", config.logLevel);
   const toolStore = new ToolStore({ name: "coordinator" });
   for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
@@ -42,18 +47,28 @@ async function main(): Promise<void> {
       maxToolCalls: config.maxToolCalls,
       maxArgumentBytes: config.maxArgumentBytes,
       maxInputBytes: config.maxInputBytes,
+      maxContextBytes: config.maxContextBytes,
     },
     admin: {
       user: config.adminUser,
       password: config.adminPassword,
       readOnly: config.adminReadOnly,
+      host: adminHost,
     },
   });
+  if (!credentials && !isLoopback(adminHost)) {
+    log.warn({ host: adminHost }, "Bull Board is writable by anyone who can reach this address");
+  }
   log.info(
-    { url: `${coordinator.url}/admin/queues`, tools: [...toolStore.tools.keys()] },
+    { url: `${coordinator.url}/admin/queues`, host: adminHost, tools: [...toolStore.tools.keys()] },
     "coordinator ready",
   );
   onShutdownSignal(log, () => coordinator.close(config.shutdownGraceMs));
+}
+
+/** True for an address only this machine can reach. */
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
 }
 
 main().catch((err: unknown) => {

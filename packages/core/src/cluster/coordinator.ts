@@ -17,7 +17,7 @@ import {
   createWrittenToolsSync,
   isWriteToolAllowed,
 } from "../writtenTools/index.js";
-import { startAdminServer } from "./adminServer.js";
+import { checkAdminCredentials, startAdminServer } from "./adminServer.js";
 import { AnswerWaiters } from "./answerWaiters.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { type Intake, startIntake } from "./coordinatorIntake.js";
@@ -43,9 +43,10 @@ export interface CoordinatorOptions {
   maxTurns?: number;
   /**
    * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
-   * (256 KiB); on a request's input, `maxInputBytes` (1 MiB).
+   * (256 KiB); on a request's input, `maxInputBytes` (1 MiB); on the transcript sent to the
+   * model in one request, `maxContextBytes` (4 MiB, oldest turns dropped).
    */
-  limits?: ExtractToolCallsOptions & UserInputLimits;
+  limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
   toolExecution?: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
@@ -63,7 +64,7 @@ export interface CoordinatorOptions {
   /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
   port?: number;
   /** Bull Board basic auth and read-only mode. */
-  admin?: { user?: string; password?: string; readOnly?: boolean };
+  admin?: { user?: string; password?: string; readOnly?: boolean; host?: string };
 }
 
 /** A running coordinator. */
@@ -153,7 +154,8 @@ function listenForAborts(
  */
 export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
   if (options.port === undefined) return startCoordinatorRuntime(options);
-  const metrics = createCoordinatorMetrics();
+  checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
+  const metrics = createCoordinatorMetrics({ isRegistered: (n) => options.toolStore.tools.has(n) });
   const observe = (event: AgentEvent) => {
     metrics.observe(event);
     options.observe?.(event);
@@ -170,6 +172,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     health: () => ({ coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }),
     adminUser: options.admin?.user,
     adminPassword: options.admin?.password,
+    host: options.admin?.host,
     readOnly: options.admin?.readOnly,
   });
   return {

@@ -1,11 +1,15 @@
 import type { Queue } from "bullmq";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AgentEvent, LlmCall } from "../types/index.js";
+import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
+import type { AgentEvent, LlmCall, ToolExecEndEvent } from "../types/index.js";
 
 /** The coordinator's Prometheus metrics and the hooks that feed them. */
 export interface CoordinatorMetrics {
   registry: Registry;
-  /** Feed it every published event: counts tool calls by tool and outcome, times them. */
+  /**
+   * Feed it every published event: counts tool calls by tool (registered names only, else
+   * `unknown`) and outcome (`ok`, `error`, `aborted`), times them.
+   */
   observe(event: AgentEvent): void;
   /** Wraps an `LlmCall` to time it and count its outcomes. */
   timeLlmCall(llmCall: LlmCall): LlmCall;
@@ -13,11 +17,38 @@ export interface CoordinatorMetrics {
   collectQueueDepths(queues: Queue[]): Promise<void>;
 }
 
+/** Options of `createCoordinatorMetrics`. */
+export interface CoordinatorMetricsOptions {
+  /**
+   * True for a tool the coordinator has registered. Asked at each call's end, so tools
+   * registered later (written tools) get their own label from then on.
+   */
+  isRegistered: (toolName: string) => boolean;
+}
+
+/** The `tool` label of every call whose name is not a registered tool. */
+export const UNKNOWN_TOOL_LABEL = "unknown";
+
+/** How a tool call ended, as the `outcome` label: `ok`, `error`, or `aborted` (the run was aborted). */
+export type ToolCallOutcome = "ok" | "error" | "aborted";
+
+/** The outcome of an ended call; `aborted` only for the exact "Operation aborted" error result. */
+function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
+  if (!event.isError) return "ok";
+  const [only, ...rest] = event.result.content;
+  const aborted = rest.length === 0 && only?.type === "text" && only.text === ABORTED_MESSAGE;
+  return aborted ? "aborted" : "error";
+}
+
 /**
  * Creates the metrics: `yiem_tool_calls_total{tool,outcome}`, `yiem_tool_call_duration_seconds{tool}`,
  * `yiem_llm_call_duration_seconds{outcome}`, `yiem_queue_jobs{queue,state}`.
+ *
+ * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
+ * invented, so a model cannot grow the number of series (or `/metrics`) by naming tools.
  */
-export function createCoordinatorMetrics(): CoordinatorMetrics {
+export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): CoordinatorMetrics {
+  const toolLabel = (name: string) => (options.isRegistered(name) ? name : UNKNOWN_TOOL_LABEL);
   const registry = new Registry();
   const calls = new Counter({
     name: "yiem_tool_calls_total",
@@ -51,11 +82,11 @@ export function createCoordinatorMetrics(): CoordinatorMetrics {
     observe(event) {
       if (event.type === "toolExecStart") started.set(event.toolCallId, performance.now());
       if (event.type !== "toolExecEnd") return;
-      calls.inc({ tool: event.toolName, outcome: event.isError ? "error" : "ok" });
+      const tool = toolLabel(event.toolName);
+      calls.inc({ tool, outcome: outcomeOf(event) });
       const since = started.get(event.toolCallId);
       started.delete(event.toolCallId);
-      if (since !== undefined)
-        durations.observe({ tool: event.toolName }, (performance.now() - since) / 1000);
+      if (since !== undefined) durations.observe({ tool }, (performance.now() - since) / 1000);
     },
     timeLlmCall(llmCall) {
       return async (request, signal) => {

@@ -1,14 +1,47 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/processes.js";
 import { freePort, startTestRedis } from "../support/redisServer.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
-/** `parallel` → two sleepFor calls with progress; `waitme` → waitForAbort; after tools, their results; else an echo. */
+/**
+ * Text wrapped in the sequences a hostile model or tool may send: an OSC 52 clipboard write,
+ * an OSC 0 title change, a clear-screen, a carriage return, a C1 CSI and a DEL.
+ */
+function hostile(text: string): string {
+  return `\x1b]52;c;ZXZpbA==\x07${text}\x1b]0;pwned\x07\x1b[2J\r\x9b2J\x7f`;
+}
+
+const HOSTILE_ANSWER = `answer-visible ${hostile("")} still-visible\nsecond-line`;
+
+/** `escapes`: an unknown tool and echoText, both carrying escape sequences, then a hostile answer. */
+function hostileReply(messages: Array<{ role: string; content: unknown }>): ScriptedReply {
+  if (messages.at(-1)?.role === "tool") return { kind: "text", text: HOSTILE_ANSWER };
+  return {
+    kind: "toolCalls",
+    calls: [
+      { id: "x1", name: hostile("ghost"), arguments: {} },
+      {
+        id: "x2",
+        name: "echoText",
+        arguments: { note: "\x9bargs-visible", text: hostile("tool-visible") },
+      },
+    ],
+  };
+}
+
+/**
+ * `parallel` → two sleepFor calls with progress; `waitme` → waitForAbort; `escapes` and
+ * `escapes-error` → hostile text; after tools, their results; else an echo.
+ */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
   const last = messages.at(-1);
+  const lastInput = messages.filter((m) => m.role === "user").at(-1)?.content;
+  if (lastInput === "escapes") return hostileReply(messages);
+  if (lastInput === "escapes-error")
+    return { kind: "httpError", status: 400, message: hostile("model-error-visible") };
   if (last?.role === "tool") {
     const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
     return { kind: "text", text: `results: ${results.slice(-2).join(" | ")}` };
@@ -72,6 +105,54 @@ function startCli(args: string[], env: Record<string, string>) {
 
 function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
   return startCli(args, env).done;
+}
+
+/** True where util-linux `script` can give a command a pseudo-terminal. */
+const canRunOnTerminal =
+  process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
+
+/** Runs `yiem` on a pseudo-terminal (util-linux `script`); all it printed comes as `stdout`. */
+function runCliOnTerminal(args: string[], env: Record<string, string>): Promise<CliRun> {
+  const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+  const command = [process.execPath, "apps/cli/bin/yiem.js", ...args].map(quote).join(" ");
+  const child = spawn("script", ["-qfec", command, "/dev/null"], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.on("data", (chunk: Buffer) => {
+    out.stdout += chunk.toString("utf8");
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    out.stderr += chunk.toString("utf8");
+  });
+  return new Promise((resolve) => child.once("exit", (code) => resolve({ ...out, code })));
+}
+
+/** The control characters in `output` other than newline and tab, as `\xNN`, once each. */
+function controlCharsIn(output: string): string[] {
+  const found = [...output].filter((char) => {
+    const code = char.charCodeAt(0);
+    return (code < 0x20 && char !== "\n" && char !== "\t") || (code >= 0x7f && code <= 0x9f);
+  });
+  return [...new Set(found)].map((char) => `\\x${char.charCodeAt(0).toString(16)}`);
+}
+
+/** Fails when `output` holds any sequence the hostile text carried (OSC, clear-screen, BEL, C1). */
+function expectNoHostileSequence(output: string): void {
+  expect(output).not.toContain("\x1b]");
+  expect(output).not.toContain("\x1b[2J");
+  expect(output).not.toContain("\x07");
+  expect(controlCharsIn(output).filter((hex) => /\\x[89]/.test(hex))).toEqual([]); // C1
+}
+
+/** What a CLI run printed that a terminal would act on (nothing, on a pipe: no spinner). */
+function expectNoTerminalControl(run: CliRun): void {
+  for (const output of [run.stdout, run.stderr]) {
+    expectNoHostileSequence(output);
+    expect(controlCharsIn(output)).toEqual([]);
+  }
 }
 
 function sessionOf(stdout: string): string {
@@ -177,6 +258,62 @@ describe("yiem against a running cluster", () => {
     expect(run.code).toBe(130);
     expect(run.stdout).toMatch(/^> parallel$/m);
     expect(run.stdout).toMatch(/✔ sleepFor\(.*\) on worker-[12] \d+ ms — alpha done/);
+  });
+});
+
+describe("yiem never passes a model's or a tool's control characters to the terminal", () => {
+  it("send escapes them in the answer, a tool name, its arguments, progress and result, keeping the text around them", async () => {
+    const run = await runCli(["send", "escapes"], cluster.env);
+    expect(run.code).toBe(0);
+    expectNoTerminalControl(run);
+    expect(run.stdout).toMatch(/^✖ \\x1b\]52;c;ZXZpbA==\\x07ghost.* — Tool ".*ghost/m);
+    expect(run.stdout).toMatch(/^→ echoText\(\{"note":"\\x9bargs-visible","text":".*\) started$/m);
+    expect(run.stdout).toMatch(/^ {2}… echoText on worker-[12] .*tool-visible/m);
+    expect(run.stdout).toMatch(/^✔ echoText\(.*\) on worker-[12] \d+ ms — .*tool-visible/m);
+    expect(run.stdout).toContain("answer-visible \\x1b]52;c;ZXZpbA==\\x07\\x1b]0;pwned\\x07");
+    expect(run.stdout).toMatch(/still-visible\nsecond-line\n/);
+  });
+
+  it.skipIf(!canRunOnTerminal)(
+    "send on a terminal still draws and clears its own spinner lines, and escapes the model's sequences",
+    async () => {
+      const run = await runCliOnTerminal(["send", "escapes"], cluster.env);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("\x1b[1A\x1b[0J"); // the spinner clearing its line: the CLI's own
+      expectNoHostileSequence(run.stdout);
+      expect(run.stdout).toContain("answer-visible \\x1b]52;c;ZXZpbA==\\x07");
+      expect(run.stdout).toMatch(/✔ echoText\(.*\) on worker-[12] \d+ ms — .*tool-visible/);
+    },
+  );
+
+  it("send --json escapes them as \\u00XX and a JSON reader still gets the model's exact text", async () => {
+    const run = await runCli(["send", "--json", "escapes"], cluster.env);
+    expect(run.code).toBe(0);
+    expectNoTerminalControl(run);
+    const lines = run.stdout.trim().split("\n");
+    const response = JSON.parse(lines.at(-1) ?? "{}");
+    expect(response.response.content[0].text).toBe(HOSTILE_ANSWER);
+  });
+
+  it("send escapes them in a model error's message", async () => {
+    const run = await runCli(["send", "escapes-error"], cluster.env);
+    expect(run.code).toBe(1);
+    expectNoTerminalControl(run);
+    expect(run.stdout).toMatch(/^✖ error in .*model-error-visible/m);
+  });
+
+  it("watch --from-start escapes them when it replays the session", async () => {
+    const sessionId = sessionOf((await runCli(["send", "escapes"], cluster.env)).stdout);
+    const watch = startCli(["watch", sessionId, "--from-start"], cluster.env);
+    await watch.waitFor(/still-visible/);
+    watch.interrupt();
+    const run = await watch.done;
+    expect(run.code).toBe(130);
+    expectNoTerminalControl(run);
+    expect(run.stdout).toMatch(/^> escapes$/m);
+    expect(run.stdout).toMatch(/^✖ .*ghost/m);
+    expect(run.stdout).toMatch(/^✔ echoText\(.*\) on worker-[12] \d+ ms — .*tool-visible/m);
+    expect(run.stdout).toContain("answer-visible");
   });
 });
 

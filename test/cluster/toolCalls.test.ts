@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
-/** Answers by the last user message: `parallel6`, `sequential`, `timeout`, `missing`, else echoes the tool results. */
+/** Answers by the last user message: `parallel6`, `sequential`, `timeout`, `missing`, `withArgs`, else echoes the tool results. */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
   const last = messages.at(-1);
@@ -36,6 +36,11 @@ function respond(request: ScriptedRequest): ScriptedReply {
     };
   if (text === "missing")
     return { kind: "toolCalls", calls: [{ id: "m1", name: "coordinatorOnly", arguments: {} }] };
+  if (text === "withArgs")
+    return {
+      kind: "toolCalls",
+      calls: [{ id: "a1", name: "sleepFor", arguments: '{"ms":10,"label":"kept","steps":1}' }],
+    };
   return { kind: "text", text: `echo: ${text}` };
 }
 
@@ -116,6 +121,27 @@ describe("the cluster runs tool calls", () => {
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
     const text = response.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     expect(text).toMatch(/^Tool "coordinatorOnly" is not available on worker worker-[12]/);
+  });
+
+  it("stores the model's arguments on the tool-call block of the session's transcript", async () => {
+    const { sessionId, runId } = await cluster.client.send("withArgs");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    expect(response.content.map((b) => (b.type === "text" ? b.text : "")).join("")).toBe(
+      "kept done",
+    );
+    const messages = await cluster.client.messages(sessionId);
+    const blocks = messages.flatMap((m) =>
+      m.role === "assistant" ? m.content.filter((b) => b.type === "toolCall") : [],
+    );
+    expect(blocks).toEqual([
+      {
+        type: "toolCall",
+        id: "a1",
+        name: "sleepFor",
+        arguments: { ms: 10, label: "kept", steps: 1 },
+        rawArguments: '{"ms":10,"label":"kept","steps":1}',
+      },
+    ]);
   });
 
   it("lists the live workers with their queues and tools", async () => {

@@ -1,5 +1,6 @@
 import {
   type AgentEvent,
+  type AgentMessage,
   AgentShutdownError,
   type AgentTool,
   createOpenAILlmCall,
@@ -446,5 +447,91 @@ describe("seed §14 hooks", () => {
       "user:[1 messages]",
     ]);
     expect(server?.requests[0]?.body.tools).toBeUndefined();
+  });
+});
+
+/** The tool-call blocks of a message, as stored or announced. */
+function toolCallBlocks(message: AgentMessage | undefined): unknown[] {
+  if (message?.role !== "assistant") return [];
+  return message.content.filter((block) => block.type === "toolCall");
+}
+
+describe("the transcript keeps the model's tool arguments", () => {
+  it("stores, announces and hands hooks the parsed arguments of a streamed JSON-string call; a malformed one keeps {} and its raw text", async () => {
+    const goodRaw = '{"city":"Tokyo","days":[1,2]}';
+    const events: AgentEvent[] = [];
+    const hookSaw: unknown[] = [];
+    const agent = await agentWith(
+      [
+        {
+          kind: "toolCalls",
+          argumentChunks: 3,
+          calls: [
+            { id: "good", name: "getWeather", arguments: goodRaw },
+            { id: "bad", name: "getWeather", arguments: "{city: Tokyo" },
+          ],
+        },
+        { kind: "text", text: "done" },
+      ],
+      {
+        tools: [weather],
+        agentEventSink: (event) => void events.push(event),
+        beforeToolCall: ({ assistantMessage }) => {
+          hookSaw.push(...toolCallBlocks(assistantMessage));
+          return undefined;
+        },
+      },
+      true,
+    );
+    agent.run("weather?");
+    expect(firstText(await agent.takeResponse())).toBe("done");
+    const expected = [
+      {
+        type: "toolCall",
+        id: "good",
+        name: "getWeather",
+        arguments: { city: "Tokyo", days: [1, 2] },
+        rawArguments: goodRaw,
+      },
+      {
+        type: "toolCall",
+        id: "bad",
+        name: "getWeather",
+        arguments: {},
+        rawArguments: "{city: Tokyo",
+      },
+    ];
+    expect(toolCallBlocks(agent.state.messages[1])).toEqual(expected);
+    const announced = events.flatMap((e) =>
+      e.type === "messageEnd" && e.message.role === "assistant" ? [e.message] : [],
+    );
+    expect(toolCallBlocks(announced[0])).toEqual(expected);
+    expect(hookSaw[0]).toEqual(expected[0]); // only the good call reaches the hook
+    const results = sentMessages(1).slice(-2);
+    expect(results[0]).toBe("tool:Weather in Tokyo: Sunny, 22°C");
+    expect(results[1]).toMatch(/^tool:getWeather: arguments are not valid JSON/);
+  });
+
+  it("keeps the stored arguments as the model sent them when a tool rewrites its own in place", async () => {
+    const shout = makeTool("shout", {
+      prepareArguments: (args) => {
+        args.word = String(args.word).toUpperCase();
+        return args;
+      },
+      execute: (_id, args) => textResult(String(args.word)),
+    });
+    const agent = await agentWith(
+      [
+        { kind: "toolCalls", calls: [{ id: "s1", name: "shout", arguments: { word: "hey" } }] },
+        { kind: "text", text: "ok" },
+      ],
+      { tools: [shout] },
+    );
+    agent.run("shout");
+    await agent.takeResponse();
+    expect(sentMessages(1).at(-1)).toBe("tool:HEY");
+    expect(toolCallBlocks(agent.state.messages[1])).toEqual([
+      expect.objectContaining({ id: "s1", arguments: { word: "hey" } }),
+    ]);
   });
 });

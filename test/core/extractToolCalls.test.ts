@@ -1,4 +1,9 @@
-import { extractToolCalls, parseToolArguments, validateRequiredArgs } from "@yiem/core";
+import {
+  extractToolCalls,
+  normalizeToolCallBlocks,
+  parseToolArguments,
+  validateRequiredArgs,
+} from "@yiem/core";
 import { describe, expect, it } from "vitest";
 
 describe("seed §7 tool call extraction", () => {
@@ -97,6 +102,70 @@ describe("seed §7 tool call extraction", () => {
   it("treats missing or empty arguments as an empty object", () => {
     expect(parseToolArguments(undefined)).toEqual({ ok: true, args: {} });
     expect(parseToolArguments("")).toEqual({ ok: true, args: {} });
+  });
+});
+
+describe("normalised tool call blocks keep the parsed arguments", () => {
+  it("fills arguments from the raw JSON string, and reuses an adapter's parsed object without parsing again", () => {
+    const parsed = { city: "Tokyo" };
+    const [fromRaw, fromAdapter] = normalizeToolCallBlocks([
+      { type: "toolCall", id: "a", name: "f", arguments: {}, rawArguments: '{"n":[1,{"x":null}]}' },
+      { type: "toolCall", id: "b", name: "f", arguments: parsed, rawArguments: '{"city":"Tokyo"}' },
+    ]);
+    expect(fromRaw).toEqual({
+      type: "toolCall",
+      id: "a",
+      name: "f",
+      arguments: { n: [1, { x: null }] },
+      rawArguments: '{"n":[1,{"x":null}]}',
+    });
+    expect(fromAdapter?.arguments).toBe(parsed);
+    expect(fromAdapter?.rawArguments).toBe('{"city":"Tokyo"}');
+    const [call] = extractToolCalls([fromAdapter]);
+    expect(call?.arguments).toEqual({ city: "Tokyo" });
+    expect(call?.arguments).not.toBe(parsed); // the pipeline gets its own copy
+  });
+
+  it.each([
+    ["malformed JSON", { arguments: {}, rawArguments: "{oops" }, /not valid JSON/],
+    ["an own __proto__ key", { arguments: JSON.parse('{"__proto__":{"x":1}}') }, /forbidden key/],
+    ["a nested constructor key", { arguments: { a: { constructor: 1 } } }, /forbidden key: a/],
+    ["an array", { arguments: [1, 2] }, /must be a JSON object, got an array/],
+  ])(
+    "leaves arguments {} with the payload in rawArguments for %s, so extraction still refuses it",
+    (_label, shape, expected) => {
+      const block = { type: "toolCall", id: "h", name: "f", ...shape };
+      const [normalized] = normalizeToolCallBlocks([block]);
+      expect(normalized?.arguments).toEqual({});
+      expect(normalized?.rawArguments).toEqual(expect.any(String));
+      const [call] = extractToolCalls([normalized]);
+      expect(call?.argumentsError).toMatch(expected);
+      expect(extractToolCalls([block])[0]?.argumentsError).toBe(call?.argumentsError);
+    },
+  );
+
+  it("refuses an adapter's parsed object whose raw text is over the byte cap", () => {
+    const raw = JSON.stringify({ text: "x".repeat(100) });
+    const block = {
+      type: "toolCall",
+      id: "big",
+      name: "f",
+      arguments: JSON.parse(raw),
+      rawArguments: raw,
+    };
+    const [normalized] = normalizeToolCallBlocks([block], { maxArgumentBytes: 64 });
+    expect(normalized?.arguments).toEqual({});
+    expect(normalized?.rawArguments).toBe(raw);
+    const [call] = extractToolCalls([block], { maxArgumentBytes: 64 });
+    expect(call?.argumentsError).toMatch(/too large: \d+ bytes \(limit 64\)/);
+  });
+
+  it("never throws on a cyclic object, and refuses it", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    const block = { type: "toolCall", id: "c", name: "f", arguments: cyclic };
+    const [normalized] = normalizeToolCallBlocks([block]);
+    expect(extractToolCalls([normalized])[0]?.argumentsError).toMatch(/not serialisable/);
   });
 });
 

@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// `yiem`: runs the TypeScript sources of the CLI through tsx (no build step needed).
-import { register } from "tsx/esm/api";
-
-register();
-await import("../src/main.ts");
+// `yiem`: runs the compiled CLI (`npm run build` makes apps/cli/dist).
+await import("../dist/main.js");

@@ -1,4 +1,5 @@
 import { ConfigError, RedisUnavailableError } from "@yiem/core";
+import { escapeControlChars } from "./terminalText.js";
 
 /** Exit codes of `yiem`. */
 export const EXIT = {
@@ -41,16 +42,25 @@ function causeText(err: unknown): string {
   return err.message || (typeof code === "string" ? code : err.name);
 }
 
-/** Turns any failure into the one-line message and exit code the CLI reports (never a stack). */
+/**
+ * Turns any failure into the one-line message and exit code the CLI reports. Never a stack,
+ * and never a raw control character: the messages it quotes (a server's, a session id) have
+ * theirs escaped.
+ */
 export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
-  if (err instanceof UsageError)
-    return { lines: [`yiem: ${err.message}`, `usage: ${err.usage}`], exitCode: err.exitCode };
-  if (err instanceof CliError) return { lines: [`yiem: ${err.message}`], exitCode: err.exitCode };
+  if (err instanceof UsageError) {
+    const lines = [`yiem: ${escapeControlChars(err.message)}`, `usage: ${err.usage}`];
+    return { lines, exitCode: err.exitCode };
+  }
+  if (err instanceof CliError)
+    return { lines: [`yiem: ${escapeControlChars(err.message)}`], exitCode: err.exitCode };
   if (err instanceof RedisUnavailableError) {
-    const cause = (causeText(err.cause) || "no answer").replace(/\.+$/, "");
-    const line = `yiem: Redis unreachable at ${err.target}: ${cause}. Set REDIS_URL or start redis-server.`;
+    const cause = escapeControlChars(causeText(err.cause) || "no answer").replace(/\.+$/, "");
+    const target = escapeControlChars(err.target);
+    const line = `yiem: Redis unreachable at ${target}: ${cause}. Set REDIS_URL or start redis-server.`;
     return { lines: [line], exitCode: EXIT.setup };
   }
-  if (err instanceof ConfigError) return { lines: [`yiem: ${err.message}`], exitCode: EXIT.setup };
-  return { lines: [`yiem: ${causeText(err)}`], exitCode: EXIT.runFailed };
+  if (err instanceof ConfigError)
+    return { lines: [`yiem: ${escapeControlChars(err.message)}`], exitCode: EXIT.setup };
+  return { lines: [`yiem: ${escapeControlChars(causeText(err))}`], exitCode: EXIT.runFailed };
 }

@@ -1,5 +1,6 @@
 import type { AssistantMessage, BusEvent } from "@yiem/core";
 import { contentText, createEventRenderer, oneLine } from "./renderEvents.js";
+import { escapeControlChars, formatJsonLine } from "./terminalText.js";
 
 /** Prints bus events: JSON lines, or the live tool renderer plus run-level lines. */
 export interface BusPrinter {
@@ -17,7 +18,7 @@ export interface BusPrinterOptions {
   runEvents: boolean;
 }
 
-/** The answer text of a response (its text blocks). */
+/** The answer text of a response (its text blocks), as is: escape it before printing. */
 export function answerText(response: AssistantMessage): string {
   return response.content
     .flatMap((block) => (block.type === "text" ? [block.text] : []))
@@ -29,29 +30,40 @@ export function isFailedRun(response: AssistantMessage): boolean {
   return response.stopReason === "error" || response.stopReason === "aborted";
 }
 
-/** `✔ stop in 1.2 s`, `✖ aborted in 3.0 s`, `✖ error in 0.4 s: <message>`. */
+/**
+ * `✔ stop in 1.2 s`, `✖ aborted in 3.0 s`, `✖ error in 0.4 s: <message>`; the stop reason and
+ * the message have their control characters escaped, never printed raw.
+ */
 export function statusLine(response: AssistantMessage, ms?: number): string {
   const mark = isFailedRun(response) ? "✖" : "✔";
   const took = ms === undefined ? "" : ` in ${(ms / 1000).toFixed(1)} s`;
-  const why = response.errorMessage ? `: ${oneLine(response.errorMessage, 200)}` : "";
-  return `${mark} ${response.stopReason}${took}${why}`;
+  const message = response.errorMessage && escapeControlChars(response.errorMessage);
+  const why = message ? `: ${oneLine(message, 200)}` : "";
+  return `${mark} ${escapeControlChars(String(response.stopReason))}${took}${why}`;
 }
 
-/** The lines that show a finished run: its answer, then its status. */
+/**
+ * The lines that show a finished run: its answer (control characters escaped, newlines and
+ * tabs kept), then its status. Never passes the model's text to the terminal raw.
+ */
 export function responseLines(response: AssistantMessage, ms?: number): string[] {
-  const text = answerText(response);
+  const text = escapeControlChars(answerText(response));
   return ["", text || "(no answer text)", "", statusLine(response, ms)];
 }
 
 function jsonPrinter(out: NodeJS.WriteStream): BusPrinter {
   return {
-    event: (event) => out.write(`${JSON.stringify(event)}\n`),
+    event: (event) => out.write(`${formatJsonLine(event)}\n`),
     print: () => undefined,
     stop: () => undefined,
   };
 }
 
-/** Creates the printer for `send` and `watch`. */
+/**
+ * Creates the printer for `send` and `watch`. Text from the session (answers, user input,
+ * tool names, arguments, results, errors) is printed with its control characters escaped,
+ * in JSON mode as `\u00XX`; only the CLI's own sequences (the spinner) reach the terminal.
+ */
 export function createBusPrinter(options: BusPrinterOptions): BusPrinter {
   if (options.json) return jsonPrinter(options.out);
   const renderer = createEventRenderer(options.out);
@@ -59,10 +71,10 @@ export function createBusPrinter(options: BusPrinterOptions): BusPrinter {
   const runLine = (event: BusEvent): string[] => {
     if (event.type === "agentStart") {
       runStarts.set(event.runId, event.ts);
-      return [`▶ run ${event.runId} started`];
+      return [`▶ run ${escapeControlChars(event.runId)} started`];
     }
     if (event.type === "messageEnd" && event.message.role === "user")
-      return [`> ${oneLine(contentText(event.message.content), 200)}`];
+      return [`> ${oneLine(escapeControlChars(contentText(event.message.content)), 200)}`];
     if (event.type === "agentEnd") {
       const started = runStarts.get(event.runId);
       runStarts.delete(event.runId);

@@ -1,5 +1,6 @@
 import type { AgentEvent, AgentToolResult, MessageContent } from "@yiem/core";
 import { createLiveLine, type LiveLine } from "./spinner.js";
+import { escapeControlChars } from "./terminalText.js";
 
 /** Extra facts a cluster event may carry: which worker produced it and when it was published. */
 export interface EventOrigin {
@@ -18,6 +19,7 @@ export interface EventRenderer {
   stop(): void;
 }
 
+/** A running call; `name`, `args` and `progress` are display text, already escaped. */
 interface RunningCall {
   name: string;
   args: string;
@@ -33,22 +35,23 @@ export function oneLine(text: string, max = 80): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** The text of content blocks, other blocks as `[type]`. */
+/** The text of content blocks, other blocks as `[type]` (as is: escape it before printing). */
 export function contentText(content: MessageContent[]): string {
   return content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join(" ");
 }
 
-function resultText(result: AgentToolResult): string {
-  return contentText(result.content);
+/** Untrusted text as one line of at most `max` characters, its control characters escaped. */
+function showText(text: string, max: number): string {
+  return oneLine(escapeControlChars(text), max);
 }
 
-function describeProgress(partial: unknown): string {
-  if (typeof partial === "string") return oneLine(partial, 40);
-  return oneLine(JSON.stringify(partial) ?? "", 40);
+/** A call's progress: a string as is, anything else as JSON; escaped, at most 40 characters. */
+function showProgress(partial: unknown): string {
+  return showText(typeof partial === "string" ? partial : (JSON.stringify(partial) ?? ""), 40);
 }
 
 function onWorker(workerId: string | undefined): string {
-  return workerId ? ` on ${workerId}` : "";
+  return workerId ? ` on ${escapeControlChars(workerId)}` : "";
 }
 
 /** ` 412 ms` since the call's start; nothing when its start was not seen. */
@@ -71,14 +74,14 @@ function callLine(call: RunningCall): string {
 function createCallTracker(tty: boolean) {
   const running = new Map<string, RunningCall>();
   const start = (id: string, name: string, args: unknown, origin: EventOrigin) => {
-    const shown = oneLine(JSON.stringify(args) ?? "", 50);
-    running.set(id, { name, args: shown, receivedAt: Date.now(), ...origin });
-    return tty ? undefined : `→ ${name}(${shown}) started`;
+    const call = { name: escapeControlChars(name), args: showText(JSON.stringify(args) ?? "", 50) };
+    running.set(id, { ...call, receivedAt: Date.now(), ...origin });
+    return tty ? undefined : `→ ${call.name}(${call.args}) started`;
   };
   const update = (id: string, partial: unknown, origin: EventOrigin) => {
     const call = running.get(id);
     if (!call) return undefined;
-    call.progress = describeProgress(partial);
+    call.progress = showProgress(partial);
     call.workerId ??= origin.workerId;
     return tty ? undefined : `  … ${call.name}${onWorker(call.workerId)} ${call.progress}`;
   };
@@ -93,7 +96,8 @@ function createCallTracker(tty: boolean) {
     running.delete(id);
     const where = onWorker(call?.workerId ?? origin.workerId);
     const args = call ? `(${call.args})` : "";
-    return `${isError ? "✖" : "✔"} ${name}${args}${where}${took(call, origin)} — ${oneLine(resultText(result))}`;
+    const shown = `${escapeControlChars(name)}${args}${where}${took(call, origin)}`;
+    return `${isError ? "✖" : "✔"} ${shown} — ${showText(contentText(result.content), 80)}`;
   };
   const lineFor = (event: AgentEvent, origin: EventOrigin): string | undefined => {
     if (event.type === "toolExecStart")

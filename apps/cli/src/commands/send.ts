@@ -5,6 +5,7 @@ import { type ClusterSession, probeSession, withCluster } from "../cluster.js";
 import { EXIT, UsageError } from "../errors.js";
 import { type CliIo, parseSeconds, writeLine } from "../io.js";
 import { type BusPrinter, createBusPrinter, isFailedRun, responseLines } from "../output.js";
+import { formatJsonLine } from "../terminalText.js";
 import { type Command, commandHelp, parseOrUsage } from "./command.js";
 import { startRunGuard } from "./runGuard.js";
 
@@ -108,7 +109,7 @@ async function sendAndFollow(
   const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
   printer.print(`session ${sessionId}`);
   const response = await followRun(cluster, run, options, printer).finally(() => printer.stop());
-  if (options.json) writeLine(io.stdout, JSON.stringify({ type: "response", ...run, response }));
+  if (options.json) writeLine(io.stdout, formatJsonLine({ type: "response", ...run, response }));
   else printResult(io, sessionId, response, Date.now() - started);
   return isFailedRun(response) ? EXIT.runFailed : EXIT.ok;
 }

@@ -3,6 +3,7 @@ import type { WorkerInfo } from "@yiem/core";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
+import { escapeControlChars, formatJsonLine } from "../terminalText.js";
 import { type Command, commandHelp, expectPositionals, parseOrUsage } from "./command.js";
 
 const USAGE = "yiem workers [--json]";
@@ -27,17 +28,22 @@ export function formatTable(rows: string[][]): string[] {
   );
 }
 
-/** The workers as table lines: id, queues, tool count, running/concurrency, last seen, host. */
+/**
+ * The workers as table lines: id, queues, tool count, running/concurrency, last seen, host.
+ * What workers registered is shown with its control characters escaped, never raw.
+ */
 export function workerTable(workers: WorkerInfo[], now = Date.now()): string[] {
   const header = ["WORKER", "QUEUES", "TOOLS", "RUNNING", "LAST SEEN", "HOST"];
-  const rows = workers.map((w) => [
-    w.workerId,
-    w.queues.join(","),
-    String(w.tools.length),
-    `${w.running}/${w.concurrency}`,
-    ago(w.lastSeen, now),
-    `${w.hostname}:${w.pid}`,
-  ]);
+  const rows = workers.map((w) =>
+    [
+      w.workerId,
+      w.queues.join(","),
+      String(w.tools.length),
+      `${w.running}/${w.concurrency}`,
+      ago(w.lastSeen, now),
+      `${w.hostname}:${w.pid}`,
+    ].map(escapeControlChars),
+  );
   return formatTable([header, ...rows]);
 }
 
@@ -65,7 +71,7 @@ export const workersCommand: Command = {
     }
     expectPositionals(USAGE, positionals, []);
     const workers = await withCluster(io.env, ({ client }) => client.workers());
-    if (values.json) writeLine(io.stdout, JSON.stringify(workers));
+    if (values.json) writeLine(io.stdout, formatJsonLine(workers));
     else if (workers.length === 0)
       writeLine(io.stdout, "No live workers (start one: npm run worker).");
     else for (const line of workerTable(workers)) writeLine(io.stdout, line);

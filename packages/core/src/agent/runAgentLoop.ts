@@ -83,7 +83,7 @@ async function callModel(deps: AgentLoopDeps, request: LlmRequest): Promise<Assi
   try {
     const response = await deps.llmCall(request, deps.signal);
     const content = Array.isArray(response.content) ? response.content : [];
-    const calls = normalizeToolCallBlocks(content);
+    const calls = normalizeToolCallBlocks(content, deps.limits);
     const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
     // A failed or aborted answer must not leave tool calls that will never get results.
     const failed = response.stopReason === "error" || response.stopReason === "aborted";

@@ -1,6 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { AgentToolCall, ToolCallContent } from "../types/index.js";
-import { parseToolArguments } from "./parseToolArguments.js";
+import {
+  DEFAULT_MAX_ARGUMENT_BYTES,
+  type ParsedArguments,
+  parseToolArguments,
+} from "./parseToolArguments.js";
 
 /** Default cap on tool calls in one assistant message; calls past it become error results. */
 export const DEFAULT_MAX_TOOL_CALLS = 64;
@@ -13,53 +17,163 @@ export interface ExtractToolCallsOptions {
 
 type Block = Record<string, unknown>;
 
+/** Keys that could reach a prototype; the same ones `parseToolArguments` refuses. */
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** One call read from any shape, with why its arguments were refused when they were. */
+interface ReadCall {
+  block: ToolCallContent;
+  /** Why the arguments were refused (parse error, not an object, too large, forbidden key). */
+  error?: string;
+}
+
 function isBlock(value: unknown): value is Block {
   return typeof value === "object" && value !== null;
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === "string";
 }
 
 function asString(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** Reads one call in any shape: canonical, seed top-level `name`, or OpenAI `function.name`. */
-function readCall(data: Block): ToolCallContent {
-  const fn = isBlock(data.function) ? data.function : {};
-  const rawSource = data.rawArguments ?? data.arguments ?? fn.arguments;
-  const call: ToolCallContent = {
-    type: "toolCall",
-    id: asString(data.id) ?? `call_${randomUUID()}`,
-    name: asString(data.name) ?? asString(fn.name) ?? "",
-    arguments: {},
-  };
-  if (typeof rawSource === "string") call.rawArguments = rawSource;
-  else if (isBlock(rawSource)) call.arguments = rawSource as Record<string, unknown>;
-  return call;
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /**
- * Every tool call block of a content array in canonical form, ids filled in (seed §7).
- * Reads the canonical `{type:"toolCall"}` block and both seed shapes: `{type:"tool_calls",
- * tool_calls:[...]}` (name at the top or under `function`) and `{type:"tool_call"}`.
- * Never throws; anything else is ignored.
+ * True when `value` holds only what `JSON.parse` produces (strings, finite numbers, booleans,
+ * null, arrays, plain objects), with no forbidden key and no object reached twice (no cycle).
  */
-export function normalizeToolCallBlocks(content: readonly unknown[]): ToolCallContent[] {
-  const calls: ToolCallContent[] = [];
+function isSafeJsonValue(value: unknown, seen: Set<object>): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (typeof value !== "object" || seen.has(value)) return false;
+  seen.add(value);
+  if (Array.isArray(value)) return value.every((item) => isSafeJsonValue(item, seen));
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).every(
+    ([key, item]) => !FORBIDDEN_KEYS.has(key) && isSafeJsonValue(item, seen),
+  );
+}
+
+function jsonText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when an already parsed arguments object can be kept without parsing `raw` again: a
+ * non-empty safe plain object whose JSON (`raw` when the model sent one) fits `maxBytes`.
+ * An empty object proves nothing (an adapter leaves `{}` when `raw` failed to parse).
+ */
+function isReusable(parsed: Block, raw: string | undefined, maxBytes: number): boolean {
+  try {
+    if (Array.isArray(parsed) || Object.keys(parsed).length === 0) return false;
+    if (!isSafeJsonValue(parsed, new Set())) return false;
+    const text = raw ?? jsonText(parsed);
+    return text !== undefined && Buffer.byteLength(text, "utf8") <= maxBytes;
+  } catch {
+    return false; // a getter or proxy that throws: let `parseToolArguments` refuse it
+  }
+}
+
+/**
+ * The call's arguments: the parsed object it already carries when that one is safe, else
+ * what `parseToolArguments` makes of its raw string (or of that object), which also names
+ * the reason for a refusal. So a normal call's JSON string is parsed once, by the adapter.
+ */
+function readArguments(
+  raw: string | undefined,
+  parsed: Block | undefined,
+  maxBytes: number,
+): ParsedArguments {
+  if (parsed && isReusable(parsed, raw, maxBytes)) return { ok: true, args: parsed };
+  return parseToolArguments(raw ?? parsed, { maxBytes });
+}
+
+/**
+ * Where a refused call keeps its payload: `rawArguments` (the model's string, or the JSON
+ * text of an object it sent) with `arguments: {}`, so reading the block again refuses it
+ * again. An object without JSON text (a cycle) stays in `arguments` for the same reason.
+ */
+function keepRefused(block: ToolCallContent, parsed: Block | undefined): void {
+  if (block.rawArguments !== undefined || parsed === undefined) return;
+  const text = jsonText(parsed);
+  if (text !== undefined) block.rawArguments = text;
+  else block.arguments = parsed;
+}
+
+/** Reads one call in any shape: canonical, seed top-level `name`, or OpenAI `function.name`. */
+function readCall(data: Block, maxBytes: number): ReadCall {
+  const fn = isBlock(data.function) ? data.function : {};
+  const raw = [data.rawArguments, data.arguments, fn.arguments].find(isString);
+  const parsed = [data.arguments, fn.arguments].find(isBlock);
+  const outcome = readArguments(raw, parsed, maxBytes);
+  const block: ToolCallContent = {
+    type: "toolCall",
+    id: asString(data.id) ?? `call_${randomUUID()}`,
+    name: asString(data.name) ?? asString(fn.name) ?? "",
+    arguments: outcome.ok ? outcome.args : {},
+  };
+  if (raw !== undefined) block.rawArguments = raw;
+  if (outcome.ok) return { block };
+  keepRefused(block, parsed);
+  return { block, error: outcome.error };
+}
+
+/** Every tool call block of `content`, read (see `normalizeToolCallBlocks`). */
+function readCalls(content: readonly unknown[], maxBytes: number): ReadCall[] {
+  const calls: ReadCall[] = [];
   for (const block of content) {
     if (!isBlock(block)) continue;
-    if (block.type === "toolCall" || block.type === "tool_call") calls.push(readCall(block));
+    if (block.type === "toolCall" || block.type === "tool_call")
+      calls.push(readCall(block, maxBytes));
     if (block.type === "tool_calls" && Array.isArray(block.tool_calls)) {
-      for (const data of block.tool_calls) if (isBlock(data)) calls.push(readCall(data));
+      for (const data of block.tool_calls) if (isBlock(data)) calls.push(readCall(data, maxBytes));
     }
   }
   return calls;
 }
 
 /**
+ * Every tool call block of a content array in canonical form, ids filled in (seed §7).
+ * Reads the canonical `{type:"toolCall"}` block and both seed shapes: `{type:"tool_calls",
+ * tool_calls:[...]}` (name at the top or under `function`) and `{type:"tool_call"}`.
+ *
+ * `arguments` holds the parsed object: the one the block already carries when it is a safe
+ * plain object within `maxArgumentBytes` (the model's string is not parsed again), else the
+ * parse of `rawArguments`. Arguments that are malformed, not an object, oversized or hostile
+ * leave `arguments: {}` and keep the payload in `rawArguments`, so `extractToolCalls` turns
+ * the block into that call's error result. Never throws, never dispatches anything; other
+ * blocks are ignored.
+ *
+ * @example
+ * normalizeToolCallBlocks([{ type: "toolCall", id: "c1", name: "f", arguments: {}, rawArguments: '{"a":1}' }])
+ * // [{ type: "toolCall", id: "c1", name: "f", arguments: { a: 1 }, rawArguments: '{"a":1}' }]
+ */
+export function normalizeToolCallBlocks(
+  content: readonly unknown[],
+  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
+): ToolCallContent[] {
+  const maxBytes = options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+  return readCalls(content, maxBytes).map((call) => call.block);
+}
+
+/**
  * The tool calls of an assistant message's content, in order, ready for the pipeline
- * (seed §7). Arguments sent as a JSON string are parsed; a call whose arguments are
- * malformed, not an object, oversized or hostile, whose name is missing, or that exceeds
- * `maxToolCalls`, carries `argumentsError` and will become an error result, never a dispatch.
- * A missing id is generated. Never throws.
+ * (seed §7). Arguments are read as `normalizeToolCallBlocks` reads them (a block's safe
+ * parsed object is reused, else its JSON string is parsed) and each call gets a copy of its
+ * own, so the pipeline never changes the stored block. A call whose arguments are malformed,
+ * not an object, oversized or hostile, whose name is missing, or that exceeds `maxToolCalls`,
+ * carries `argumentsError` and will become an error result, never a dispatch. A missing id
+ * is generated. Never throws.
  *
  * @example
  * extractToolCalls([{ type: "toolCall", id: "c1", name: "getTime", arguments: {}, rawArguments: '{"timezone":"UTC"}' }])
@@ -70,21 +184,19 @@ export function extractToolCalls(
   options: ExtractToolCallsOptions = {},
 ): AgentToolCall[] {
   const maxToolCalls = options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
-  const blocks = normalizeToolCallBlocks(content);
-  return blocks.map((block, index) => {
+  const calls = readCalls(content, options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES);
+  return calls.map(({ block, error }, index) => {
     const call: AgentToolCall = { type: "function", id: block.id, name: block.name, arguments: {} };
     if (index >= maxToolCalls) {
-      call.argumentsError = `too many tool calls in one message: ${blocks.length} (limit ${maxToolCalls}); this call was not run`;
+      call.argumentsError = `too many tool calls in one message: ${calls.length} (limit ${maxToolCalls}); this call was not run`;
       return call;
     }
     if (!block.name) {
       call.argumentsError = "the tool call has no tool name";
       return call;
     }
-    const source = block.rawArguments ?? block.arguments;
-    const parsed = parseToolArguments(source, { maxBytes: options.maxArgumentBytes });
-    if (parsed.ok) call.arguments = parsed.args;
-    else call.argumentsError = `${block.name}: ${parsed.error}`;
+    if (error === undefined) call.arguments = structuredClone(block.arguments);
+    else call.argumentsError = `${block.name}: ${error}`;
     return call;
   });
 }

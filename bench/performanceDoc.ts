@@ -1,7 +1,8 @@
 import { IDLE_BEFORE_MS } from "./measurements/breakdown.js";
+import type { BurstFigures, FollowUpBurst } from "./measurements/followUpBurst.js";
 import type { Throughput } from "./measurements/throughput.js";
 import type { BenchResults, Measured, TargetCheck } from "./results.js";
-import type { Summary } from "./stats.js";
+import { type Summary, summarize } from "./stats.js";
 
 /** A number as text with `digits` decimals (NaN as "n/a"). */
 function num(value: number, digits = 2): string {
@@ -37,6 +38,11 @@ function figuresSection(r: BenchResults, meanings: Map<string, string>): string 
     ["`throughputCallsPerS`", num(r.throughputCallsPerS, 0), "calls/s"],
     ["`rawBullmqJobsPerS`", num(r.rawBullmqJobsPerS, 0), "jobs/s"],
     ["`eventRelayP50Ms`", num(r.eventRelayP50Ms, 3), "ms"],
+    ["`followUpCommandsBurst200`", num(r.followUpCommandsBurst200, 1), "commands"],
+    ["`followUpCommandsBurst2000`", num(r.followUpCommandsBurst2000, 1), "commands"],
+    ["`followUpCommandsRatio`", num(r.followUpCommandsRatio), ""],
+    ["`otherSessionDuringBurstP50Ms`", num(r.otherSessionDuringBurstP50Ms, 1), "ms"],
+    ["`otherSessionDuringBurstP99Ms`", num(r.otherSessionDuringBurstP99Ms, 1), "ms"],
     ["`cores`", String(r.cores), ""],
     ["`node`", r.node, ""],
     ["`redis`", r.redis, ""],
@@ -56,11 +62,17 @@ function targetVerdict(t: TargetCheck): string {
   return `**missed**: ${t.shortfall}`;
 }
 
+/** Decimals a target's figures are shown with. */
+function targetDigits(t: TargetCheck): number {
+  if (t.unit === "ms") return 3;
+  return t.unit === "commands" ? 1 : 0;
+}
+
 function targetsSection(r: BenchResults): string {
   const rows = r.targets.map((t) => [
     t.target,
-    `${t.atLeast ? "≥" : "≤"} ${num(t.limit, t.unit === "ms" ? 3 : 0)} ${t.unit}`,
-    `${num(t.actual, t.unit === "ms" ? 3 : 0)} ${t.unit}`,
+    `${t.atLeast ? "≥" : "≤"} ${num(t.limit, targetDigits(t))} ${t.unit}`,
+    `${num(t.actual, targetDigits(t))} ${t.unit}`,
     targetVerdict(t),
   ]);
   const ratio = r.remoteCallP50Ms / r.rawBullmqP50Ms;
@@ -74,7 +86,11 @@ Remote p50 is ${num(ratio)}× raw BullMQ p50 (target ≤ 1.5×); Yiem's sustaine
 ${num(tpRatio)}× raw BullMQ's (target ≥ 0.5×). By the path before this change, measured in
 the same run: remote p50 ${num(m.calls.remoteBefore.p50, 3)} ms
 (${num(m.calls.remoteBefore.p50 / m.calls.raw.p50)}× raw), fan-out p50
-${num(m.fanout.before.p50, 3)} ms.`;
+${num(m.fanout.before.p50, 3)} ms. A follow-up costs ${num(r.followUpCommandsRatio)}× as many
+Redis commands in a burst of 2,000 as in a burst of 200 (target ≤ 1.5×; before this change
+${num(m.followUpBurst.before.large / m.followUpBurst.before.small)}×), and another session's
+plain message sent during that burst was answered in ${num(r.otherSessionDuringBurstP99Ms, 1)} ms
+at p99 (target ≤ 250 ms); see [Follow-up burst](#follow-up-burst).`;
 }
 
 function methodSection(m: Measured): string {
@@ -130,6 +146,9 @@ function methodSection(m: Measured): string {
   warm-up, then a ${p.load.measureMs / 1000} s window in which completed calls are counted;
   ${p.loadRounds} rounds per side, alternating Yiem and raw. Around each window: Redis
   \`INFO\` (commands, CPU), this process's CPU and the worker processes' CPU (\`/proc\`).
+- **Follow-up burst** (\`followUpCommands*\`, \`otherSessionDuringBurst*\`): after the
+  measurements above have stopped their processes, a cluster of its own, started as the tests
+  start one: see [Follow-up burst](#follow-up-burst).
 - The whole run took ${m.durationS} s.`;
 }
 
@@ -303,6 +322,118 @@ worker, Yiem's processor takes the job's abort signal (BullMQ then creates an
 constant.`;
 }
 
+/** A count with thousands separated by commas (2000 → "2,000"). */
+function count(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+function burstRow(b: BurstFigures, before: number): string[] {
+  return [
+    count(b.size),
+    `${count(b.answered)}/${count(b.size)}`,
+    num(b.commandsPerFollowUp, 1),
+    String(before),
+    `${num(b.wallMs / 1000)} s`,
+    num(b.answered / (b.wallMs / 1000), 0),
+  ];
+}
+
+function waitRow(name: string, s: Summary, target: string): string[] {
+  return [name, String(s.count), num(s.p50, 1), num(s.p99, 1), num(s.max, 1), target];
+}
+
+/** How many plain messages (idle or probes) went unanswered, in words. */
+function unansweredWords(unanswered: number, maxMs: number): string {
+  const within = `within ${maxMs / 1000} s`;
+  if (unanswered === 0) return `every plain message was answered ${within}`;
+  return `${unanswered} plain message${unanswered === 1 ? "" : "s"} went unanswered ${within}`;
+}
+
+/** What the probes queued behind tells about the slow ones, in words. */
+function probeQueueing(f: FollowUpBurst): string {
+  const samples = f.otherSessionSamples;
+  const behind = samples.filter((_, i) => (f.otherSessionWaitingAhead[i] ?? 0) > 0);
+  const clear = summarize(
+    samples.filter((ms, i) => f.otherSessionWaitingAhead[i] === 0 && Number.isFinite(ms)),
+  );
+  const afterDrain = clear.count
+    ? `The ${clear.count} added once no follow-up was left waiting were answered in
+${num(clear.p50, 1)} ms at the median and ${num(clear.max, 1)} ms at most.`
+    : "None was added once no follow-up was left waiting.";
+  if (!behind.length)
+    return `No probe found follow-ups of the burst still waiting in the coordinator queue. ${afterDrain}`;
+  const most = Math.max(...f.otherSessionWaitingAhead);
+  const which = behind.length === 1 ? "One probe was" : `${behind.length} probes were`;
+  const took = behind.length === 1 ? "It took" : "They took at most";
+  return `${which} added while follow-ups of the burst were still waiting in the coordinator
+queue, not yet taken by the coordinator (up to ${count(most)} of them): the queue hands out jobs
+in the order they were added, so such a message waits until the coordinator has taken every
+follow-up ahead of it. ${took} ${num(Math.max(...behind), 1)} ms. ${afterDrain}`;
+}
+
+function followUpBurstSection(m: Measured): string {
+  const f = m.followUpBurst;
+  const p = m.plan.followUpBurst;
+  const target = f.otherSession.p99 <= 250 ? "**met**" : "**missed**";
+  const bursts = [
+    burstRow(f.small, f.before.small),
+    burstRow(f.large, f.before.large),
+    [
+      `ratio ${count(f.large.size)} / ${count(f.small.size)} (target ≤ 1.5)`,
+      "",
+      num(f.ratio),
+      num(f.before.large / f.before.small),
+      "",
+      "",
+    ],
+  ];
+  const waits = [
+    waitRow("idle cluster, before the bursts", f.idle, "–"),
+    waitRow(
+      `during the burst of ${count(f.large.size)}`,
+      f.otherSession,
+      `≤ 250 ms at p99: ${target}`,
+    ),
+  ];
+  const each = f.otherSessionSamples
+    .map((ms, i) => `${num(ms, 0)} (${f.otherSessionWaitingAhead[i] ?? "?"})`)
+    .join(", ");
+  const probeShare = (p.probes * f.commandsPerMessage) / f.large.size;
+  return `## Follow-up burst
+
+A cluster of its own, started as the tests start one (\`startTestCluster\`): one coordinator
+and one tool worker process (\`node --import tsx\`), a private \`redis-server\`, and a scripted
+model that answers every request at once with a short text. Requests are added with plain
+BullMQ to the \`coordinator\` queue, answers seen through one \`QueueEvents\` 'completed'
+listener. First ${p.idleMessages} plain messages to fresh sessions, one after another (warm-up and
+baseline); then ${count(f.small.size)} follow-ups (\`followUp: true\`, one \`queue.addBulk\` with
+explicit job ids) to one fresh session; then ${count(f.large.size)} to another. Redis commands are
+\`total_commands_processed\` (\`INFO stats\`, the whole server, background polling included)
+before the \`addBulk\` and after the last answer, divided by the burst size. The wall time runs
+from the \`addBulk\` to the last answer.
+
+${table(["burst", "answered", "Redis commands per follow-up", "before this change", "wall time", "answered/s"], bursts)}
+
+The figures before this change are those of the issue (the coordinator before the change; this
+run does not measure them). The ${count(f.large.size)} figure includes the probes below:
+${p.probes} plain messages at ${num(f.commandsPerMessage, 1)} commands each (as measured on the
+idle cluster) add ${num(probeShare, 1)} commands per follow-up.
+
+### Another session during the burst (ms)
+
+Once ${count(p.probesAfter)} follow-ups of the ${count(f.large.size)} had been answered, ${p.probes}
+plain messages to other, fresh sessions (no \`sessionId\`), each sent after the previous one was
+answered; the time runs from \`queue.add\` to the job's 'completed' event.
+
+${table(["plain message to another session", "n", "median", "p99", "max", "target"], waits)}
+
+Of the ${f.otherSession.count} probes answered, ${f.probesDuringBurst} came back while the burst
+still had unanswered follow-ups; ${unansweredWords(f.unanswered, p.maxMessageMs)}. Each, in the
+order sent, in ms (jobs waiting in the coordinator queue when it was added): ${each}.
+
+${probeQueueing(f)}`;
+}
+
 function proposalsSection(m: Measured, r: BenchResults): string {
   const f = m.fanout;
   const c = m.calls;
@@ -350,8 +481,10 @@ Still open (not made here):
 
 ## Reproduce
 
-\`npm run bench\` (about a minute). \`BENCH_CPU_PROF_DIR=/some/dir npm run bench\` also writes a
-CPU profile of every worker process there (\`<workerId>.cpuprofile\`).`;
+\`npm run bench\` (this run: ${m.durationS} s). \`BENCH_CPU_PROF_DIR=/some/dir npm run bench\` also
+writes a CPU profile of every worker process there (\`<workerId>.cpuprofile\`).
+\`npm run bench -- --only followUpBurst\` runs the follow-up burst alone and prints its figures
+without writing any file.`;
 }
 
 /** The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure. */
@@ -367,6 +500,7 @@ export function performanceMarkdown(results: BenchResults, meanings: Map<string,
     breakdownSection(m),
     fanoutSection(m),
     throughputSection(m, results.cores),
+    followUpBurstSection(m),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;
 }

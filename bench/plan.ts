@@ -1,4 +1,7 @@
-/** Sample counts and time bounds of every measurement (the whole run stays well under 2 min). */
+/**
+ * Sample counts and time bounds of every measurement. The whole run stays under 10 min; the
+ * follow-up burst, on a cluster of its own, takes most of it.
+ */
 export const PLAN = {
   /** Single no-op calls: remote, raw BullMQ, in-process, in alternating blocks. */
   calls: {
@@ -24,6 +27,19 @@ export const PLAN = {
   load: { concurrency: 64, warmupMs: 1_000, measureMs: 4_000, maxCalls: 1_000_000 },
   /** Yiem and raw load rounds alternate this many times. */
   loadRounds: 2,
+  /**
+   * Follow-ups to one session in a burst of 200 and of 2,000 on a real cluster; 20 plain
+   * messages to other sessions, one after another, once 200 of the large burst are answered.
+   */
+  followUpBurst: {
+    small: 200,
+    large: 2_000,
+    idleMessages: 20,
+    probes: 20,
+    probesAfter: 200,
+    maxBurstMs: 240_000,
+    maxMessageMs: 30_000,
+  },
 } as const;
 
 /** The shape of `PLAN`. */

@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../test/support/processes.js";
+import type { FollowUpBurst } from "./measurements/followUpBurst.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import type { BenchResults } from "./results.js";
 import { round } from "./stats.js";
@@ -56,6 +57,34 @@ export const HEADLINES: Headline[] = [
     meaning:
       "a partial result emitted by a tool on a worker → received by `streamSessionEvents` here (median, monotonic clock)",
   },
+  {
+    key: "followUpCommandsBurst200",
+    unit: "commands",
+    meaning:
+      "Redis commands (`INFO stats` `total_commands_processed`, whole server) per follow-up while a burst of 200 follow-ups (`followUp: true`, one `queue.addBulk`) to one fresh session is answered by a real coordinator process",
+  },
+  {
+    key: "followUpCommandsBurst2000",
+    unit: "commands",
+    meaning:
+      "the same for a burst of 2,000 follow-ups (the plain messages sent to other sessions meanwhile included)",
+  },
+  {
+    key: "followUpCommandsRatio",
+    unit: "",
+    meaning: "commands per follow-up, burst of 2,000 / burst of 200 (target ≤ 1.5)",
+  },
+  {
+    key: "otherSessionDuringBurstP50Ms",
+    unit: "ms",
+    meaning:
+      "a plain message to another, fresh session sent while the burst of 2,000 is answered: `queue.add` → its `completed` event (`QueueEvents`), messages one after another (median)",
+  },
+  {
+    key: "otherSessionDuringBurstP99Ms",
+    unit: "ms",
+    meaning: "the same, 99th percentile (target ≤ 250 ms)",
+  },
   { key: "cores", unit: "", meaning: "`os.cpus().length`" },
   { key: "node", unit: "", meaning: "Node.js version" },
   { key: "redis", unit: "", meaning: "Redis version (INFO server `redis_version`)" },
@@ -104,6 +133,58 @@ export function printReport(results: BenchResults): void {
   change.push(["remote call", fmt(calls.remoteBefore.p50), fmt(calls.remote.p50), "ms"]);
   change.push(["fan-out of eight", fmt(fanout.before.p50), fmt(fanout.remote.p50), "ms"]);
   console.log(`${textTable(change)}\n`);
+  printFollowUpBurst(results.details.followUpBurst);
+}
+
+function fmtMs(value: number): string {
+  return `${round(value, 1)} ms`;
+}
+
+/** Prints the follow-up burst figures: commands per follow-up, wall times, other sessions' wait. */
+export function printFollowUpBurst(f: FollowUpBurst): void {
+  const bursts = [["follow-up burst", "answered", "commands/follow-up", "before", "wall time"]];
+  for (const [burst, before] of [
+    [f.small, f.before.small],
+    [f.large, f.before.large],
+  ] as const) {
+    bursts.push([
+      `${burst.size} follow-ups`,
+      `${burst.answered}/${burst.size}`,
+      fmt(round(burst.commandsPerFollowUp, 1)),
+      String(before),
+      `${round(burst.wallMs / 1000, 2)} s`,
+    ]);
+  }
+  const ratioBefore = f.before.large / f.before.small;
+  bursts.push([
+    "ratio large/small (≤ 1.5)",
+    "",
+    fmt(round(f.ratio, 2)),
+    fmt(round(ratioBefore, 2)),
+    "",
+  ]);
+  console.log(`${textTable(bursts)}\n`);
+  const waits = [["plain message to another session", "n", "median", "p99", "max"]];
+  const wait = (name: string, s: FollowUpBurst["idle"]) => [
+    name,
+    String(s.count),
+    fmtMs(s.p50),
+    fmtMs(s.p99),
+    fmtMs(s.max),
+  ];
+  waits.push(wait("idle cluster", f.idle));
+  waits.push(wait(`during the ${f.large.size} burst (≤ 250 ms)`, f.otherSession));
+  console.log(`${textTable(waits)}`);
+  console.log(
+    `answered while the burst was still open: ${f.probesDuringBurst}/${f.otherSession.count}; unanswered: ${f.unanswered}`,
+  );
+  const each = f.otherSessionSamples.map(
+    (ms, i) => `${round(ms, 0)} (${f.otherSessionWaitingAhead[i] ?? "?"} ahead)`,
+  );
+  console.log(`each in the order sent, ms (jobs waiting ahead of it): ${each.join(", ")}`);
+  console.log(
+    `commands per plain message on the idle cluster: ${round(f.commandsPerMessage, 1)}\n`,
+  );
 }
 
 function fmt(value: number): string {

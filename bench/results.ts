@@ -3,6 +3,7 @@ import type { Breakdown } from "./measurements/breakdown.js";
 import type { CallLatency } from "./measurements/callLatency.js";
 import type { EventRelay } from "./measurements/eventRelay.js";
 import type { FanoutLatency } from "./measurements/fanout.js";
+import type { FollowUpBurst } from "./measurements/followUpBurst.js";
 import type { Throughput } from "./measurements/throughput.js";
 import type { Plan } from "./plan.js";
 import { round } from "./stats.js";
@@ -17,6 +18,7 @@ export interface Measured {
   relay: EventRelay;
   breakdown: Breakdown;
   throughput: { yiem: Throughput; raw: Throughput };
+  followUpBurst: FollowUpBurst;
   durationS: number;
 }
 
@@ -47,6 +49,11 @@ export interface BenchResults {
   throughputCallsPerS: number;
   rawBullmqJobsPerS: number;
   eventRelayP50Ms: number;
+  followUpCommandsBurst200: number;
+  followUpCommandsBurst2000: number;
+  followUpCommandsRatio: number;
+  otherSessionDuringBurstP50Ms: number;
+  otherSessionDuringBurstP99Ms: number;
   cores: number;
   node: string;
   redis: string;
@@ -79,7 +86,10 @@ function check(
   };
 }
 
-/** Checks the three targets: remote p50 vs raw, fan-out p50, throughput vs raw. */
+/**
+ * Checks the targets: remote p50 vs raw, fan-out p50, throughput vs raw, and for the follow-up
+ * burst the commands per follow-up (2,000 vs 200) and another session's wait during it.
+ */
 export function checkTargets(m: Measured): TargetCheck[] {
   return [
     check(
@@ -96,6 +106,18 @@ export function checkTargets(m: Measured): TargetCheck[] {
       "calls/s",
       true,
     ),
+    check(
+      "Redis commands per follow-up, burst of 2,000 ≤ 1.5 × burst of 200",
+      m.followUpBurst.large.commandsPerFollowUp,
+      1.5 * m.followUpBurst.small.commandsPerFollowUp,
+      "commands",
+    ),
+    check(
+      "another session answered during the burst ≤ 250 ms (p99)",
+      m.followUpBurst.otherSession.p99,
+      250,
+      "ms",
+    ),
   ];
 }
 
@@ -111,6 +133,11 @@ export function toResults(m: Measured): BenchResults {
     throughputCallsPerS: round(m.throughput.yiem.callsPerS, 0),
     rawBullmqJobsPerS: round(m.throughput.raw.callsPerS, 0),
     eventRelayP50Ms: round(m.relay.stream.p50),
+    followUpCommandsBurst200: round(m.followUpBurst.small.commandsPerFollowUp, 1),
+    followUpCommandsBurst2000: round(m.followUpBurst.large.commandsPerFollowUp, 1),
+    followUpCommandsRatio: round(m.followUpBurst.ratio, 2),
+    otherSessionDuringBurstP50Ms: round(m.followUpBurst.otherSession.p50, 1),
+    otherSessionDuringBurstP99Ms: round(m.followUpBurst.otherSession.p99, 1),
     cores: m.environment.cores,
     node: m.environment.node,
     redis: m.environment.redis,

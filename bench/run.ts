@@ -1,8 +1,12 @@
 /**
  * `npm run bench`: measures Yiem's remote tool calls against plain BullMQ on one private Redis,
- * prints a table, and writes `bench/results.json` and `docs/PERFORMANCE.md`. The coordinator
- * side runs in this process; tool workers (Yiem and plain BullMQ alike) are child processes.
- * It prints figures; it never asserts timings.
+ * then a burst of follow-ups on a cluster of its own, prints a table, and writes
+ * `bench/results.json` and `docs/PERFORMANCE.md`. The coordinator side of the call
+ * measurements runs in this process; tool workers (Yiem and plain BullMQ alike) are child
+ * processes. It prints figures; it never asserts timings.
+ *
+ * `npm run bench -- --only followUpBurst` runs the follow-up burst alone and only prints its
+ * figures (no file is written: the files always come from one full run).
  */
 import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
 import type { Redis } from "ioredis";
@@ -13,6 +17,7 @@ import { measureBreakdown } from "./measurements/breakdown.js";
 import { measureCallLatency } from "./measurements/callLatency.js";
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
+import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
 import {
   combineRounds,
   measureRawRound,
@@ -23,7 +28,7 @@ import {
 } from "./measurements/throughput.js";
 import { PLAN } from "./plan.js";
 import { openRawClient, type RawClient, WORKER_CONCURRENCY } from "./rawBullmq.js";
-import { printReport, writeResults } from "./report.js";
+import { printFollowUpBurst, printReport, writeResults } from "./report.js";
 import { type Measured, toResults } from "./results.js";
 import { processCpuMs, type WorkerKind, type WorkerPool, workerPool } from "./workerPool.js";
 
@@ -73,7 +78,10 @@ async function measureThroughput(
   return { yiem: combineRounds(yiem), raw: combineRounds(raw) };
 }
 
-async function measureAll(rig: Required<Rig>, startedAt: number): Promise<Measured> {
+/** What the shared rig measured: everything but the follow-up burst and the duration. */
+type RigMeasured = Omit<Measured, "followUpBurst" | "durationS">;
+
+async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
   const environment = await readEnvironment(rig.harness.command);
   progress(
     "single-call latency: remote (now, before), raw BullMQ, in-process (one worker process each)",
@@ -89,7 +97,7 @@ async function measureAll(rig: Required<Rig>, startedAt: number): Promise<Measur
   await Promise.all([rig.pool.add("yiem"), rig.pool.add("raw")]);
   const throughput = await measureThroughput(rig, PLAN.load);
   return {
-    environment: { ...environment, loadAverageAtEnd: loadAverage() },
+    environment,
     plan: PLAN,
     method: {
       coordinatorSide: "this process (the bench): queues, ResultWaiter, events, transcript",
@@ -107,13 +115,14 @@ async function measureAll(rig: Required<Rig>, startedAt: number): Promise<Measur
       before:
         "the path before this change: each publishEvent awaited, SessionStore.append one message after another",
       rawWait: "job.waitUntilFinished(queueEvents, 10000)",
+      followUpBurst:
+        "startTestCluster: one coordinator and one tool worker process (node + tsx), a private redis-server, a scripted model answering at once; requests added with plain BullMQ, answers seen through QueueEvents 'completed'",
     },
     calls,
     fanout,
     relay,
     breakdown,
     throughput,
-    durationS: Math.round((performance.now() - startedAt) / 100) / 10,
   };
 }
 
@@ -141,15 +150,55 @@ function watchForHangingHandles(): void {
   }, 10_000).unref();
 }
 
-async function main(): Promise<void> {
-  const startedAt = performance.now();
+/** Measures the follow-up burst on a cluster of its own. */
+function measureBurst(): Promise<FollowUpBurst> {
+  progress(
+    `follow-up burst: a cluster of its own; ${PLAN.followUpBurst.small} then ${PLAN.followUpBurst.large} follow-ups to one session, other sessions probed meanwhile`,
+  );
+  return measureFollowUpBurst(PLAN.followUpBurst);
+}
+
+/** Runs every measurement: the shared rig first (closed before the burst), then the burst. */
+async function measureAll(startedAt: number): Promise<Measured> {
   const rig = await openRig();
-  let measured: Measured;
+  let onRig: RigMeasured;
   try {
-    measured = await measureAll(rig, startedAt);
+    onRig = await measureOnRig(rig);
   } finally {
     await closeRig(rig);
   }
+  const followUpBurst = await measureBurst();
+  return {
+    ...onRig,
+    environment: { ...onRig.environment, loadAverageAtEnd: loadAverage() },
+    followUpBurst,
+    durationS: Math.round((performance.now() - startedAt) / 100) / 10,
+  };
+}
+
+/** The scenario named by `--only <name>`, if any; only `followUpBurst` runs on its own. */
+function readOnlyScenario(argv: readonly string[]): string | undefined {
+  const at = argv.indexOf("--only");
+  if (at < 0) return undefined;
+  const name = argv[at + 1];
+  if (name !== "followUpBurst")
+    throw new Error(`--only: unknown scenario ${name ?? "(none)"}; known: followUpBurst`);
+  return name;
+}
+
+async function runFollowUpBurstOnly(): Promise<void> {
+  const startedAt = performance.now();
+  printFollowUpBurst(await measureBurst());
+  progress(`done in ${Math.round((performance.now() - startedAt) / 100) / 10} s (no file written)`);
+}
+
+async function main(): Promise<void> {
+  if (readOnlyScenario(process.argv.slice(2))) {
+    await runFollowUpBurstOnly();
+    watchForHangingHandles();
+    return;
+  }
+  const measured = await measureAll(performance.now());
   const results = toResults(measured);
   printReport(results);
   for (const path of await writeResults(results)) progress(`wrote ${path}`);

@@ -1,29 +1,38 @@
 # One image for every Yiem process; docker-compose.yml picks the entry point per service.
-# The apps run TypeScript directly through tsx (no build step).
-FROM node:20-bookworm-slim
+# Stage 1 compiles the TypeScript; stage 2 has production dependencies and compiled JS only,
+# and runs `node` directly (no npm/npx/tsx in between), so SIGTERM reaches the process.
 
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
-
-# Manifests first, so the dependency layer is cached until a package.json or the lock file changes.
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
 COPY packages/tools/package.json packages/tools/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/
-
-# NODE_ENV is set only after this step: tsx is a dev dependency and the apps need it at runtime.
-RUN npm ci --no-audit --no-fund && npm cache clean --force
-
-COPY tsconfig.json tsconfig.base.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.base.json ./
 COPY packages packages
-COPY apps apps
-# The demo imports test/support (the scripted model).
-COPY test/support test/support
+COPY apps/coordinator apps/coordinator
+COPY apps/tool-worker apps/tool-worker
+COPY apps/cli apps/cli
+RUN npx tsc -b packages/core packages/tools apps/coordinator apps/tool-worker apps/cli
 
+FROM node:20-bookworm-slim
+WORKDIR /app
 ENV NODE_ENV=production
-
-RUN chown -R node:node /app
+COPY package.json package-lock.json ./
+COPY packages/core/package.json packages/core/
+COPY packages/tools/package.json packages/tools/
+COPY apps/coordinator/package.json apps/coordinator/
+COPY apps/tool-worker/package.json apps/tool-worker/
+COPY apps/cli/package.json apps/cli/
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/packages/core/dist packages/core/dist
+COPY --from=build /app/packages/tools/dist packages/tools/dist
+COPY --from=build /app/apps/coordinator/dist apps/coordinator/dist
+COPY --from=build /app/apps/tool-worker/dist apps/tool-worker/dist
+COPY --from=build /app/apps/cli/dist apps/cli/dist
+COPY apps/cli/bin apps/cli/bin
 USER node
-
-CMD ["npx", "tsx", "apps/coordinator/src/main.ts"]
+CMD ["node", "apps/coordinator/dist/main.js"]

@@ -22,10 +22,25 @@ export interface TestProcess {
 
 /**
  * Runs a TypeScript entry point of the repo (`apps/.../main.ts`) with tsx as a real child
- * process, with `env` on top of this process's environment.
+ * process (workspace packages from their sources), with `env` on top of this process's
+ * environment.
  */
 export function spawnApp(entry: string, env: Record<string, string>): TestProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+  return spawnCommand(
+    [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry],
+    env,
+  );
+}
+
+/**
+ * Runs `command` (an exec-form command line, as a Dockerfile `CMD` or a compose `command`
+ * has it; `node` means this Node) from the repository root as a real child process, with
+ * `env` on top of this process's environment. The child's pid is the command's own.
+ */
+export function spawnCommand(command: string[], env: Record<string, string>): TestProcess {
+  const [program = "node", ...args] = command;
+  const entry = args.join(" ");
+  const child = spawn(program === "node" ? process.execPath : program, args, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: "debug", ...env },
     stdio: ["ignore", "pipe", "pipe"],

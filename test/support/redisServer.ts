@@ -151,7 +151,7 @@ export async function startTestRedis(
   };
   const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
     const running = child;
-    if (!running || running.exitCode !== null) return;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once("exit", () => resolve());
       running.kill(signal);

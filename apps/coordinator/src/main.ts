@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The coordinator process: reads the configuration (the README's table), loads the
  * tools, starts the coordinator with its HTTP side (Bull Board, /healthz, /metrics), and
@@ -63,7 +64,10 @@ async function main(): Promise<void> {
     { url: `${coordinator.url}/admin/queues`, host: adminHost, tools: [...toolStore.tools.keys()] },
     "coordinator ready",
   );
-  onShutdownSignal(log, () => coordinator.close(config.shutdownGraceMs));
+  // Hand-over after the grace period, then a few seconds to close; never longer.
+  onShutdownSignal(log, () => coordinator.close(config.shutdownGraceMs), {
+    deadlineMs: config.shutdownGraceMs + 5000,
+  });
 }
 
 /** True for an address only this machine can reach. */

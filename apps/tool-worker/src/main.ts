@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The tool worker process: reads the configuration, loads the tools, serves the tool
  * queues of `YIEM_QUEUES` with `WORKER_CONCURRENCY` calls at once, and on SIGTERM / SIGINT
@@ -34,7 +35,9 @@ async function main(): Promise<void> {
     { workerId: worker.workerId, queues: config.queues, tools: [...toolStore.tools.keys()] },
     "tool worker ready",
   );
-  onShutdownSignal(log, () => worker.close());
+  // Running calls drain for up to the grace period; a call still running then is re-run
+  // elsewhere (as after a crash), within its tool's retries.
+  onShutdownSignal(log, () => worker.close(), { deadlineMs: config.shutdownGraceMs });
 }
 
 main().catch((err: unknown) => {

@@ -40,7 +40,10 @@ export interface ClusterConfig {
   /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
   lockDurationMs: number;
   stalledIntervalMs: number;
-  /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
+  /**
+   * `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before
+   * handing them over, and how long a stopping worker lets running calls drain.
+   */
   shutdownGraceMs: number;
   /** `YIEM_MAX_TOOL_CALLS` / `YIEM_MAX_ARGUMENT_BYTES`: caps on one model message's tool calls. */
   maxToolCalls: number;

@@ -23,49 +23,75 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** How many jobs one round of a burst fetches at once (each needs a free run slot). */
+const BURST_FETCHES = 16;
+
+/** Fetches one job; the slot goes with it, or back when there is none. Never throws. */
+async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Promise<boolean> {
+  const token = randomUUID();
+  let job: Job | undefined;
+  try {
+    job = await options.worker.getNextJob(token, { block });
+  } catch (err) {
+    slot.release();
+    options.log.warn({ err: (err as Error).message }, "could not fetch coordinator jobs; retrying");
+    await sleep(1000);
+    return false;
+  }
+  if (!job) {
+    slot.release();
+    return false;
+  }
+  const fetched = job;
+  void options.handle(fetched, token, slot).catch((err: unknown) => {
+    options.log.error(
+      { jobId: fetched.id, err: (err as Error).message },
+      "coordinator job handling failed",
+    );
+  });
+  return true;
+}
+
+/** While jobs keep coming, fetches several at once without blocking (one round trip for many). */
+async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promise<void> {
+  while (!stopped()) {
+    const slots: Slot[] = [];
+    for (let i = 0; i < BURST_FETCHES; i++) {
+      const slot = options.slots.tryTake();
+      if (!slot) break;
+      slots.push(slot);
+    }
+    if (slots.length === 0) return;
+    const fetched = await Promise.all(slots.map((slot) => fetchOne(options, slot, false)));
+    if (fetched.includes(false)) return;
+  }
+}
+
 /**
- * Fetches coordinator-queue jobs one at a time, and only while a run slot is free: a
- * coordinator never takes more new work than it can start, so idle coordinators get the
- * rest. Jobs that only wait for a session already running hand their slot back at once, so
- * a burst of follow-ups costs no slots. Fetch errors (Redis away) are retried every second.
+ * Fetches coordinator-queue jobs only while a run slot is free: a coordinator never takes
+ * more new work than it can start, so idle coordinators get the rest. It waits for a job with
+ * one blocking fetch; once one comes, it fetches many at once until the queue is empty (a
+ * burst of thousands of jobs is taken in a second or two, so a message behind it is not
+ * kept waiting). Jobs that only wait for a session already running hand their slot back at
+ * once, so a burst of follow-ups costs no slots. Fetch errors (Redis away) are retried every
+ * second.
  */
 export function startIntake(options: IntakeOptions): Intake {
-  const { worker, slots, log } = options;
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const slot = await slots.take();
+      const slot = await options.slots.take();
       if (stopped) {
         slot.release();
         break;
       }
-      const token = randomUUID();
-      let job: Job | undefined;
-      try {
-        job = await worker.getNextJob(token, { block: true });
-      } catch (err) {
-        slot.release();
-        if (!stopped)
-          log.warn({ err: (err as Error).message }, "could not fetch coordinator jobs; retrying");
-        await sleep(1000);
-        continue;
-      }
-      if (!job) {
-        slot.release();
-        continue;
-      }
-      void options.handle(job, token, slot).catch((err: unknown) => {
-        log.error(
-          { jobId: job?.id, err: (err as Error).message },
-          "coordinator job handling failed",
-        );
-      });
+      if (await fetchOne(options, slot, true)) await fetchBurst(options, () => stopped);
     }
   })();
   return {
     async stop() {
       stopped = true;
-      slots.wakeAll();
+      options.slots.wakeAll();
       await loop;
     },
   };

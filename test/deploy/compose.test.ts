@@ -170,6 +170,7 @@ describe("docker-compose.yml", () => {
       typeof p === "object" ? `${p.published}:${p.target}` : String(p),
     );
     // A host port range, so several coordinators can be scaled on one host.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose variable syntax, not a template
     expect(ports).toContain("${YIEM_COORDINATOR_PORTS:-3000-3009}:3000");
     const test = [coordinator.healthcheck?.test ?? []].flat().join(" ");
     expect(test).toContain("http://127.0.0.1:3000/healthz");

@@ -1,8 +1,12 @@
 import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
-/** Workspace packages resolve to their TypeScript sources in tests (`yiem-source`), to `dist` elsewhere. */
-const conditions = ["yiem-source", ...defaultServerConditions];
+/**
+ * Workspace packages resolve to their TypeScript sources in tests (`yiem-source`), to `dist`
+ * elsewhere. Vite's bundler-only `module` condition is left out: Node loads the dependencies,
+ * and some (@opentelemetry/api) ship a `module` build Node cannot run.
+ */
+const conditions = ["yiem-source", ...defaultServerConditions.filter((c) => c !== "module")];
 
 export default defineConfig({
   resolve: { conditions },

@@ -12,11 +12,13 @@ import {
   onShutdownSignal,
   readClusterConfig,
   startCoordinator,
+  startTracing,
   ToolStore,
 } from "@yiem/core";
 import { loadBuiltinAndExtraTools } from "@yiem/tools";
 
 async function main(): Promise<void> {
+  const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
@@ -65,9 +67,13 @@ async function main(): Promise<void> {
     "coordinator ready",
   );
   // Hand-over after the grace period, then a few seconds to close; never longer.
-  onShutdownSignal(log, () => coordinator.close(config.shutdownGraceMs), {
-    deadlineMs: config.shutdownGraceMs + 5000,
-  });
+  onShutdownSignal(
+    log,
+    () => coordinator.close(config.shutdownGraceMs).finally(() => tracing?.shutdown()),
+    {
+      deadlineMs: config.shutdownGraceMs + 5000,
+    },
+  );
 }
 
 /** True for an address only this machine can reach. */

@@ -9,11 +9,13 @@ import {
   onShutdownSignal,
   readClusterConfig,
   startToolWorker,
+  startTracing,
   ToolStore,
 } from "@yiem/core";
 import { loadBuiltinAndExtraTools } from "@yiem/tools";
 
 async function main(): Promise<void> {
+  const tracing = await startTracing("yiem-worker"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
   const log = createLogger("tool-worker", config.logLevel);
   const toolStore = new ToolStore({ name: "tool-worker" });
@@ -37,7 +39,9 @@ async function main(): Promise<void> {
   );
   // Running calls drain for up to the grace period; a call still running then is re-run
   // elsewhere (as after a crash), within its tool's retries.
-  onShutdownSignal(log, () => worker.close(), { deadlineMs: config.shutdownGraceMs });
+  onShutdownSignal(log, () => worker.close().finally(() => tracing?.shutdown()), {
+    deadlineMs: config.shutdownGraceMs,
+  });
 }
 
 main().catch((err: unknown) => {

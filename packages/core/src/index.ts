@@ -10,5 +10,6 @@ export * from "./cluster/index.js";
 export * from "./llm/index.js";
 export * from "./sandbox/index.js";
 export * from "./tools/index.js";
+export * from "./tracing/index.js";
 export type * from "./types/index.js";
 export * from "./writtenTools/index.js";

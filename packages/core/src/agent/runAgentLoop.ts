@@ -6,6 +6,7 @@ import {
   normalizeToolCallBlocks,
 } from "../tools/extractToolCalls.js";
 import { describeError } from "../tools/toolResults.js";
+import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
   AfterToolCallHook,
   AgentContext,
@@ -78,8 +79,24 @@ async function append(deps: AgentLoopDeps, message: AgentMessage): Promise<void>
   await emitSafely(deps.emit, { type: "messageEnd", message });
 }
 
-/** Calls the model; a throwing `llmCall` becomes an error response. */
-async function callModel(deps: AgentLoopDeps, request: LlmRequest): Promise<AssistantMessage> {
+/** Calls the model in a `yiem.llm_call` span; a throwing `llmCall` becomes an error response. */
+function callModel(deps: AgentLoopDeps, request: LlmRequest): Promise<AssistantMessage> {
+  return inSpan("yiem.llm_call", {}, async (span) => {
+    const response = await callModelUntraced(deps, request);
+    span.setAttributes({
+      "yiem.stop_reason": response.stopReason,
+      ...(response.model ? { "gen_ai.response.model": response.model } : {}),
+    });
+    if (response.stopReason === "error")
+      markSpanError(span, response.errorMessage ?? "model error");
+    return response;
+  });
+}
+
+async function callModelUntraced(
+  deps: AgentLoopDeps,
+  request: LlmRequest,
+): Promise<AssistantMessage> {
   try {
     const response = await deps.llmCall(request, deps.signal);
     const content = Array.isArray(response.content) ? response.content : [];

@@ -3,6 +3,7 @@ import { onAbort } from "../tools/abortListener.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
 import { createErrorToolResult, describeError } from "../tools/toolResults.js";
+import { injectTraceContext } from "../tracing/spans.js";
 import type { ExecutedOutcome, PreparedToolCall, ToolExecutor } from "../types/index.js";
 import { LeaseLostError } from "./errors.js";
 import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
@@ -123,6 +124,7 @@ async function runRemote(
       args: prep.args,
       arguments: prep.toolCall.arguments,
       retries: prep.tool.retries ?? 0,
+      trace: injectTraceContext(),
     };
     const ended = waiter.wait(queue, jobId);
     await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });

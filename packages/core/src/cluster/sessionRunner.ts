@@ -8,6 +8,7 @@ import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
+import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
   AfterToolCallHook,
   AgentEvent,
@@ -194,6 +195,25 @@ function transcriptWriters(h: Holding, start: OpenRun, inputIds: string[]) {
   };
 }
 
+/** Runs the agent loop in a `yiem.run` span: its LLM and tool-call spans (and the workers') are children. */
+function runLoopInSpan(
+  h: Holding,
+  start: OpenRun,
+  loopDeps: Parameters<typeof runAgentLoop>[0],
+): Promise<AssistantMessage> {
+  const attributes = {
+    "yiem.session_id": h.sessionId,
+    "yiem.run_id": start.runId,
+    "yiem.resumed": start.kind === "resume",
+  };
+  return inSpan("yiem.run", { attributes }, async (span) => {
+    const response = await runAgentLoop(loopDeps);
+    span.setAttribute("yiem.stop_reason", response.stopReason);
+    if (response.stopReason === "error") markSpanError(span, response.errorMessage ?? "run failed");
+    return response;
+  });
+}
+
 async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
   const { deps, sessionId, token, state } = h;
   const inputIds = [...start.inputIds];
@@ -213,7 +233,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
   });
   const response =
     finishedAnswer(h, start) ??
-    (await runAgentLoop({
+    (await runLoopInSpan(h, start, {
       state,
       llmCall: deps.llmCall,
       prepareContext,

@@ -13,6 +13,8 @@ export interface ToolJobData {
   arguments: ToolArgs;
   /** How many times the call may be tried again after its worker died. */
   retries: number;
+  /** The caller's trace context (W3C `traceparent`), present only when tracing is on. */
+  trace?: Record<string, string>;
 }
 
 /**

@@ -4,7 +4,8 @@ import type { Redis } from "ioredis";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
-import type { PreparedToolCall } from "../types/index.js";
+import { extractTraceContext, inSpan, markSpanError, SpanKind } from "../tracing/spans.js";
+import type { ExecutedOutcome, PreparedToolCall } from "../types/index.js";
 import {
   createWrittenToolsSync,
   isWriteToolAllowed,
@@ -66,6 +67,30 @@ function jobResult(
   return { ...outcome, workerId: ctx.workerId, durationMs: Date.now() - started };
 }
 
+/** Runs a call in a `yiem.tool_execute` span, a child of the coordinator's span carried in the job. */
+function executeInSpan(
+  ctx: WorkerContext,
+  data: ToolJobData,
+  execute: () => Promise<ExecutedOutcome>,
+): Promise<ExecutedOutcome> {
+  const attributes = {
+    "yiem.tool": data.toolName,
+    "yiem.tool_call_id": data.toolCallId,
+    "yiem.session_id": data.sessionId,
+    "yiem.worker_id": ctx.workerId,
+  };
+  const parent = extractTraceContext(data.trace);
+  return inSpan(
+    "yiem.tool_execute",
+    { kind: SpanKind.CONSUMER, parent, attributes },
+    async (span) => {
+      const outcome = await execute();
+      if (outcome.isError) markSpanError(span, "the call's result is an error");
+      return outcome;
+    },
+  );
+}
+
 /** Runs one tool job. Never throws: a missing tool, spent retries and tool failures are results. */
 async function runToolJob(
   ctx: WorkerContext,
@@ -98,7 +123,7 @@ async function runToolJob(
   const origin = { sessionId: data.sessionId, runId: data.runId, workerId: ctx.workerId };
   const emit = (event: Parameters<typeof publishEvent>[3]) =>
     publishEvent(ctx.command, ctx.keys, origin, event).then(() => undefined);
-  const outcome = await executePreparedToolCall(prep, signal, emit);
+  const outcome = await executeInSpan(ctx, data, () => executePreparedToolCall(prep, signal, emit));
   ctx.log.debug(
     { jobId: job.id, tool: data.toolName, isError: outcome.isError },
     "tool call finished",

@@ -1,3 +1,4 @@
+import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
   AgentContext,
   AgentLoopConfig,
@@ -52,8 +53,18 @@ export async function startAndPrepare(
   );
 }
 
+/** Runs a prepared call in a `yiem.tool_call` span (remote calls carry it to their worker). */
+function executeOnExecutor(scope: BatchScope, prep: PreparedToolCall): Promise<ExecutedOutcome> {
+  const attributes = { "yiem.tool": prep.tool.name, "yiem.tool_call_id": prep.toolCall.id };
+  return inSpan("yiem.tool_call", { attributes }, async (span) => {
+    const outcome = await executeUntraced(scope, prep);
+    if (outcome.isError) markSpanError(span, "the call's result is an error");
+    return outcome;
+  });
+}
+
 /** Runs a prepared call on the configured executor; an executor that throws yields an error result. */
-async function executeOnExecutor(
+async function executeUntraced(
   scope: BatchScope,
   prep: PreparedToolCall,
 ): Promise<ExecutedOutcome> {

@@ -1,0 +1,2 @@
+export * from "./spans.js";
+export * from "./startTracing.js";

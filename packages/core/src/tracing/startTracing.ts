@@ -1,0 +1,47 @@
+/** A started tracing setup. */
+export interface Tracing {
+  /** Exports the spans still buffered, then stops. Never throws. */
+  shutdown(): Promise<void>;
+}
+
+/** True when the standard OpenTelemetry variables ask for traces to be exported. */
+export function isTracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED === "true") return false;
+  const exporter = env.OTEL_TRACES_EXPORTER;
+  if (exporter !== undefined) return exporter.split(",").some((name) => name.trim() === "otlp");
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * Starts exporting this process's spans over OTLP/HTTP when the standard `OTEL_*` variables
+ * ask for it (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or
+ * `OTEL_TRACES_EXPORTER=otlp`; the exporter reads its endpoint, headers and timeouts from them,
+ * the batch processor its delays from `OTEL_BSP_*`). Registers W3C trace-context propagation
+ * and an async-hooks context manager. `OTEL_SERVICE_NAME` overrides `serviceName`.
+ * Returns `undefined`, and loads none of the SDK, when tracing is not configured: Yiem's
+ * spans then stay no-ops.
+ *
+ * @example const tracing = await startTracing("yiem-coordinator"); // in a process's main
+ */
+export async function startTracing(serviceName: string): Promise<Tracing | undefined> {
+  if (!isTracingConfigured()) return undefined;
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-trace-node"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+  ]);
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      "service.name": process.env.OTEL_SERVICE_NAME ?? serviceName,
+    }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  provider.register();
+  return {
+    shutdown: () => provider.shutdown().catch(() => undefined),
+  };
+}

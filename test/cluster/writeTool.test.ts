@@ -51,7 +51,7 @@ const cluster = useTestCluster({
   env: { YIEM_ALLOW_WRITE_TOOL: "1", YIEM_CANARY_SECRET: "canary-4f2a" },
 });
 
-describe("seed §15 writeTool on the cluster", () => {
+describe("lifecycle §15 writeTool on the cluster", () => {
   it("writes a tool that every worker then runs in its sandbox, without a restart", async () => {
     const { sessionId, runId } = await cluster.client.send("make me an adder");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });

@@ -58,7 +58,7 @@ const weather: AgentTool = makeTool("getWeather", {
   execute: (_id, args) => textResult(`Weather in ${String(args.city)}: Sunny, 22°C`),
 });
 
-describe("seed §16 the complete lifecycle, over HTTP", () => {
+describe("lifecycle §16 the complete lifecycle, over HTTP", () => {
   it("runs getWeather for the model and returns its final answer", async () => {
     const agent = await agentWith(
       [
@@ -163,7 +163,7 @@ describe("seed §16 the complete lifecycle, over HTTP", () => {
   });
 });
 
-describe("seed §12 errors reach the model, the run goes on", () => {
+describe("lifecycle §12 errors reach the model, the run goes on", () => {
   it("feeds malformed arguments and an unknown tool back as error results", async () => {
     const agent = await agentWith(
       [
@@ -244,7 +244,7 @@ describe("hostile input: configurable caps", () => {
   });
 });
 
-describe("seed §10 a terminating batch ends the run", () => {
+describe("lifecycle §10 a terminating batch ends the run", () => {
   it("builds the terminated final response without another LLM call", async () => {
     const done = makeTool("deploy", {
       execute: () => textResult("deployed v2", { terminate: true }),
@@ -304,7 +304,7 @@ describe("seed §10 a terminating batch ends the run", () => {
   });
 });
 
-describe("seed §5 input and follow-ups while busy", () => {
+describe("lifecycle §5 input and follow-ups while busy", () => {
   function blockingTool() {
     const started = deferred();
     const release = deferred();
@@ -360,7 +360,7 @@ describe("seed §5 input and follow-ups while busy", () => {
     expect(extra).toBe("none");
   });
 
-  it("starts a run for a follow-up on an idle agent, and accepts seed-style free functions and OpenAI-style input", async () => {
+  it("starts a run for a follow-up on an idle agent, and accepts YiemAgent-style free functions and OpenAI-style input", async () => {
     const agent = await agentWith([
       { kind: "text", text: "one" },
       { kind: "text", text: "two" },
@@ -423,7 +423,7 @@ describe("abort and shutdown", () => {
   });
 });
 
-describe("seed §14 hooks", () => {
+describe("lifecycle §14 hooks", () => {
   it("uses custom prepareContext and formatMsgForLLM", async () => {
     const agent = await agentWith([{ kind: "text", text: "ok" }], {
       tools: [weather],

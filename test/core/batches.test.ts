@@ -58,7 +58,7 @@ function concurrencyProbe() {
   return { probe, tool };
 }
 
-describe("seed §9 parallel batches", () => {
+describe("lifecycle §9 parallel batches", () => {
   it("runs two parallel tools that each wait for the other to start (a sequential runner would deadlock)", async () => {
     const aStarted = deferred();
     const bStarted = deferred();
@@ -183,7 +183,7 @@ describe("seed §9 parallel batches", () => {
   });
 });
 
-describe("seed §9 abort", () => {
+describe("lifecycle §9 abort", () => {
   it("skips the calls left in a sequential batch with 'Operation aborted' results", async () => {
     const controller = new AbortController();
     const ran: string[] = [];
@@ -231,7 +231,7 @@ describe("seed §9 abort", () => {
   });
 });
 
-describe("seed §13 events", () => {
+describe("lifecycle §13 events", () => {
   it("emits start, then the call's updates in order, then end, for every call", async () => {
     const tool = (name: string) =>
       makeTool(name, {
@@ -319,7 +319,7 @@ describe("seed §13 events", () => {
   });
 });
 
-describe("seed §10 and §11 batches, termination and result messages", () => {
+describe("lifecycle §10 and §11 batches, termination and result messages", () => {
   const terminating = (name: string, terminate: boolean) =>
     makeTool(name, { execute: () => textResult(name, { terminate }) });
 

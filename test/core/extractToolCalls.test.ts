@@ -6,7 +6,7 @@ import {
 } from "@yiem/core";
 import { describe, expect, it } from "vitest";
 
-describe("seed §7 tool call extraction", () => {
+describe("lifecycle §7 tool call extraction", () => {
   it("reads canonical toolCall blocks with JSON-string arguments, in order", () => {
     const calls = extractToolCalls([
       { type: "text", text: "let me check" },
@@ -25,7 +25,7 @@ describe("seed §7 tool call extraction", () => {
     ]);
   });
 
-  it("reads the seed's tool_calls array with the name at the top or under function", () => {
+  it("reads the YiemAgent lifecycle's tool_calls array with the name at the top or under function", () => {
     const calls = extractToolCalls([
       {
         type: "tool_calls",
@@ -41,7 +41,7 @@ describe("seed §7 tool call extraction", () => {
     ]);
   });
 
-  it("reads the seed's single tool_call block and generates a missing id", () => {
+  it("reads the YiemAgent lifecycle's single tool_call block and generates a missing id", () => {
     const [call] = extractToolCalls([
       { type: "tool_call", name: "getWeather", arguments: { city: "Oslo" } },
     ]);
@@ -169,7 +169,7 @@ describe("normalised tool call blocks keep the parsed arguments", () => {
   });
 });
 
-describe("seed §8.1 step 3 default validation with full JSON Schema", () => {
+describe("lifecycle §8.1 step 3 default validation with full JSON Schema", () => {
   const schema = {
     type: "object",
     properties: {

@@ -13,7 +13,7 @@ export function getTool() {
 }
 `;
 
-describe("seed §4 and §17 loadTools", () => {
+describe("lifecycle §4 and §17 loadTools", () => {
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "yiem-tools-"));

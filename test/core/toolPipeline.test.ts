@@ -46,7 +46,7 @@ function prepared(tool: AgentTool, args: Record<string, unknown> = {}): Prepared
   return { kind: "prepared", tool, toolCall: makeCall("c1", tool.name, args), args };
 }
 
-describe("seed §8.1 prepare phase: every failure becomes an immediate error outcome", () => {
+describe("lifecycle §8.1 prepare phase: every failure becomes an immediate error outcome", () => {
   it("resolves the tool, prepares and validates arguments, and returns a prepared call", async () => {
     const tool = makeTool("getWeather", {
       inputSchema: citySchema,
@@ -191,7 +191,7 @@ describe("seed §8.1 prepare phase: every failure becomes an immediate error out
   });
 });
 
-describe("seed §8.2 execute phase", () => {
+describe("lifecycle §8.2 execute phase", () => {
   it("runs the tool with the prepared arguments and its call id", async () => {
     const tool = makeTool("echo", {
       execute: (id, args) => textResult(`${id}:${JSON.stringify(args)}`),
@@ -323,7 +323,7 @@ describe("seed §8.2 execute phase", () => {
   });
 });
 
-describe("seed §8.3 finalize phase", () => {
+describe("lifecycle §8.3 finalize phase", () => {
   const executed: ExecutedOutcome = {
     result: textResult("secret=abc", { details: { n: 1 } }),
     isError: false,

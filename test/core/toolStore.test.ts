@@ -2,7 +2,7 @@ import { clearTools, getTools, listTool, registerTool, ToolStore } from "@yiem/c
 import { describe, expect, it } from "vitest";
 import { firstText, makeTool } from "../support/toolFixtures.js";
 
-describe("seed §4 tool stores", () => {
+describe("lifecycle §4 tool stores", () => {
   it("keeps tools in registration order and replaces a same-named tool in place", () => {
     const store = new ToolStore({ name: "agent" });
     registerTool(store, makeTool("b"));
@@ -30,7 +30,7 @@ describe("seed §4 tool stores", () => {
   });
 });
 
-describe("seed §1 step 1 listTools", () => {
+describe("lifecycle §1 step 1 listTools", () => {
   it("lists every tool of its own store as '- name: label — description', including later ones", async () => {
     const store = new ToolStore({ name: "agent" });
     registerTool(store, makeTool("getTime", { label: "Time Lookup", description: "Get the time" }));

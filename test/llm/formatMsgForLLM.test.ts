@@ -24,7 +24,7 @@ function assistant(partial: Partial<AssistantMessage>): AssistantMessage {
   return { role: "assistant", content: [], stopReason: "stop", timestamp: T, ...partial };
 }
 
-describe("seed §14 formatMsgForLLM hook: agent context to Chat Completions", () => {
+describe("lifecycle §14 formatMsgForLLM hook: agent context to Chat Completions", () => {
   it("puts a non-empty system prompt first and omits an empty one", () => {
     const user: AgentMessage = {
       role: "user",

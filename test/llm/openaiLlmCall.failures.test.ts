@@ -5,7 +5,7 @@ import { fastRetries, request, scriptedServer } from "./support.js";
 
 const SECRET = "sk-test-secret-0123456789";
 
-describe("seed §5 llmCall over HTTP: createOpenAILlmCall failures", () => {
+describe("lifecycle §5 llmCall over HTTP: createOpenAILlmCall failures", () => {
   it("returns HTTP 400 as an error with the status and message, without retrying", async () => {
     const server = await scriptedServer({
       replies: [{ kind: "httpError", status: 400, message: "model 'x' does not exist" }],
@@ -201,7 +201,7 @@ describe("seed §5 llmCall over HTTP: createOpenAILlmCall failures", () => {
   });
 });
 
-describe("seed §5 llmCall over HTTP: createOpenAILlmCall secrets", () => {
+describe("lifecycle §5 llmCall over HTTP: createOpenAILlmCall secrets", () => {
   it("sends the API key as a Bearer token", async () => {
     const server = await scriptedServer({ replies: [{ kind: "text", text: "ok" }] });
     await createOpenAILlmCall({ model: "m", baseURL: server.baseURL, apiKey: SECRET })(request);

@@ -13,7 +13,7 @@ function toolCalls(content: readonly { type: string }[]): ToolCallContent[] {
 }
 
 describe.each([false, true])(
-  "seed §5 llmCall over HTTP: createOpenAILlmCall (stream: %s)",
+  "lifecycle §5 llmCall over HTTP: createOpenAILlmCall (stream: %s)",
   (stream) => {
     it("returns a plain text answer with usage, api, provider and model", async () => {
       const server = await scriptedServer({ replies: [{ kind: "text", text: "Hello there!" }] });
@@ -145,7 +145,7 @@ describe.each([false, true])(
   },
 );
 
-describe("seed §5 llmCall over HTTP: createOpenAILlmCall streaming", () => {
+describe("lifecycle §5 llmCall over HTTP: createOpenAILlmCall streaming", () => {
   it("streams parallel tool calls with argument deltas and accumulates them", async () => {
     const calls = [
       { id: "a", name: "getWeather", arguments: { city: "Paris", days: [1, 2, 3] } },
@@ -189,7 +189,7 @@ describe("seed §5 llmCall over HTTP: createOpenAILlmCall streaming", () => {
   });
 });
 
-describe("seed §7 llmCall over HTTP: response mapping to assistant content", () => {
+describe("lifecycle §7 llmCall over HTTP: response mapping to assistant content", () => {
   it("generates an id for a tool call that came without one", async () => {
     const body = JSON.stringify({
       model: "raw",

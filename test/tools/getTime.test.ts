@@ -13,7 +13,7 @@ async function getTime(timezone: string) {
   return executeTool("call-1", { timezone }, undefined, noProgress);
 }
 
-describe("getTime (seed §17 tool-file contract)", () => {
+describe("getTime (lifecycle §17 tool-file contract)", () => {
   it("getTime reports Tokyo and London in their own offsets", async () => {
     const before = Date.now();
     const tokyo = await getTime("Asia/Tokyo");

@@ -71,7 +71,7 @@ async function closedPortUrl(): Promise<string> {
   return server.url;
 }
 
-describe("getWeather against a local fake Open-Meteo (seed §17 tool-file contract)", () => {
+describe("getWeather against a local fake Open-Meteo (lifecycle §17 tool-file contract)", () => {
   let geocodingSeen: Array<Record<string, string>>;
   let forecastSeen: Array<Record<string, string>>;
 

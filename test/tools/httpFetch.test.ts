@@ -62,7 +62,7 @@ function textOf(result: AgentToolResult): string {
   return (result.content[0] as { text: string }).text;
 }
 
-describe("httpFetch against a local server (seed §17 tool-file contract)", () => {
+describe("httpFetch against a local server (lifecycle §17 tool-file contract)", () => {
   let server: LocalHttpServer;
   beforeAll(async () => {
     server = await startLocalHttpServer(site);

@@ -5,7 +5,7 @@ import { builtinToolsDir, getBuiltinTools } from "@yiem/tools";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 
-/** The exports a seed §17 tool file may have. */
+/** The exports a lifecycle §17 tool file may have. */
 interface ToolModule {
   getTool: () => AgentTool;
   executeTool?: unknown;
@@ -37,7 +37,7 @@ function expectValidTool(tool: AgentTool): void {
   expect(() => new Ajv({ strict: true }).compile(schema)).not.toThrow();
 }
 
-describe("seed §17 tool-file contract: built-in tool files", () => {
+describe("lifecycle §17 tool-file contract: built-in tool files", () => {
   it("builtinToolsDir is the absolute folder of exactly the three tool files", () => {
     expect(builtinToolsDir.startsWith("/")).toBe(true);
     expect(toolFiles).toEqual(["getTime.ts", "getWeather.ts", "httpFetch.ts"]);
@@ -67,7 +67,7 @@ describe("seed §17 tool-file contract: built-in tool files", () => {
   });
 });
 
-describe("seed §17 tool-file contract: validateRequiredArgs agrees with inputSchema", () => {
+describe("lifecycle §17 tool-file contract: validateRequiredArgs agrees with inputSchema", () => {
   const samples: Record<string, Array<Record<string, unknown>>> = {
     getTime: [{ timezone: "UTC" }, {}, { timezone: 9 }, { timezone: "" }],
     getWeather: [

@@ -6,7 +6,7 @@ import { getTool as httpFetchTool } from "./tools/httpFetch.js";
 
 /**
  * Absolute path of the built-in tool files (`src/tools/`, or `dist/tools/` once built):
- * one file per tool, each exporting `getTool()` (seed §17), ready for `loadTools`.
+ * one file per tool, each exporting `getTool()` (lifecycle §17), ready for `loadTools`.
  *
  * @example await loadTools(store, builtinToolsDir)
  */

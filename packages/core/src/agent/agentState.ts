@@ -1,6 +1,6 @@
 import type { AgentMessage, AgentTool } from "../types/index.js";
 
-/** An agent's mutable runtime state (the seed's `agentState`). */
+/** An agent's mutable runtime state (the YiemAgent lifecycle's `agentState`). */
 export interface AgentState {
   systemPrompt: string;
   model?: string;
@@ -12,5 +12,5 @@ export interface AgentState {
   errorMessage?: string;
 }
 
-/** The system prompt used when none is given (the seed's default). */
+/** The system prompt used when none is given (the YiemAgent lifecycle's default). */
 export const DEFAULT_SYSTEM_PROMPT = "You are helpful assistant.";

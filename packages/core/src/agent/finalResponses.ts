@@ -1,7 +1,7 @@
 import type { AgentToolCallBatch, AssistantMessage, TextContent } from "../types/index.js";
 
 /**
- * The final response of a run whose last batch asked to terminate (seed §10):
+ * The final response of a run whose last batch asked to terminate (lifecycle §10):
  * "Tool execution completed." followed by the text of every tool result, the model metadata
  * of the assistant message that asked for the batch, `stopReason: "toolUseTerminated"`, and
  * an `errorMessage` when any call failed.

@@ -6,7 +6,7 @@ export type QueuedInput =
   | { kind: "followUp"; message: UserMessage };
 
 /**
- * The agent's inbox, in arrival order (the seed's input and follow-up channels as one list).
+ * The agent's inbox, in arrival order (the YiemAgent lifecycle's input and follow-up channels as one list).
  *
  * While a run is active, `drainInputs` hands it every plain input, wherever it stands, so
  * input on a busy agent joins the current run before its next LLM call. When a run ends,

@@ -9,7 +9,7 @@ export class AgentShutdownError extends Error {
 }
 
 /**
- * Final responses in run order (the seed's output channel): `deliver` adds one, `take`
+ * Final responses in run order (the YiemAgent lifecycle's output channel): `deliver` adds one, `take`
  * resolves with the oldest, waiting when none is there yet.
  */
 export class ResponseQueue {

@@ -57,7 +57,7 @@ export interface AgentLoopDeps {
   /**
    * Moves the input that arrived since the last call into the transcript (`state.messages`
    * and wherever the caller persists it) and returns it; called before every LLM call
-   * (seed §6 step 1). The loop only announces the returned messages.
+   * (lifecycle §6 step 1). The loop only announces the returned messages.
    */
   drainInput: () => UserMessage[] | Promise<UserMessage[]>;
   /** Adds a message to the transcript. Default: pushes to `state.messages`. */
@@ -150,7 +150,7 @@ async function runBatch(
   return batch;
 }
 
-/** One turn: drain input, call the model, run the tool calls it asked for (seed §6). */
+/** One turn: drain input, call the model, run the tool calls it asked for (lifecycle §6). */
 async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> {
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
@@ -209,7 +209,7 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
 }
 
 /**
- * Runs one agent run to its final response (seed §5–§6): drain input, prepare context,
+ * Runs one agent run to its final response (lifecycle §5–§6): drain input, prepare context,
  * format, call the model, execute its tool calls, repeat until the model answers without
  * tool calls, a batch terminates, the run is aborted, or `maxTurns` is reached.
  * Emits `agentStart` … `agentEnd`. Never throws, except the errors `deps.rethrow` selects: a

@@ -78,7 +78,7 @@ function checkSize(input: unknown, field: string, maxBytes: number): void {
 
 /**
  * Reads a plain string, a `UserMessage` or an OpenAI-style `{role: "user", content}` as a
- * `UserMessage` (the seed's `OpenAiToUserMessage`), validated part by part and re-encoded with
+ * `UserMessage` (the YiemAgent lifecycle's `OpenAiToUserMessage`), validated part by part and re-encoded with
  * only the fields Yiem knows. Every path that takes user input (the agent, the client, a
  * coordinator-queue job) reads it here, so they refuse the same inputs.
  * Throws `InvalidUserInputError` naming the field (e.g. `input.content[1].text`), before any

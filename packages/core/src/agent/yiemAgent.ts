@@ -24,7 +24,7 @@ import { ResponseQueue } from "./responseQueue.js";
 import { runAgentLoop } from "./runAgentLoop.js";
 import { toUserMessage } from "./toUserMessage.js";
 
-/** Options of `YiemAgent` (the seed's constructor, plus `executor` and `maxTurns`). */
+/** Options of `YiemAgent` (the YiemAgent lifecycle's constructor, plus `executor` and `maxTurns`). */
 export interface YiemAgentOptions {
   systemPrompt?: string;
   /** The model name; with no `llmCall`, an OpenAI-compatible call is made for it. */
@@ -66,7 +66,7 @@ function resolveLlmCall(options: YiemAgentOptions): LlmCall {
 }
 
 /**
- * An agent that runs the tool loop in this process (seed §5).
+ * An agent that runs the tool loop in this process (lifecycle §5).
  *
  * `run(msg)` starts a run when idle; on a busy agent the message joins the current run before
  * its next LLM call. `followUp(msg)` on a busy agent becomes the next run, with its own

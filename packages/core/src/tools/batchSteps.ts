@@ -33,7 +33,7 @@ export interface BatchScope {
   mode: ToolExecutionMode;
 }
 
-/** Emits `toolExecStart` for a call, then prepares it (the seed's order). */
+/** Emits `toolExecStart` for a call, then prepares it (the YiemAgent lifecycle's order). */
 export async function startAndPrepare(
   scope: BatchScope,
   toolCall: AgentToolCall,

@@ -41,7 +41,7 @@ function abortMessage(prep: PreparedToolCall, runSignal?: AbortSignal): string {
 }
 
 /**
- * Phase 2 of a call, in this process (seed §8.2): runs `tool.execute`, turning each partial
+ * Phase 2 of a call, in this process (lifecycle §8.2): runs `tool.execute`, turning each partial
  * result into a `toolExecUpdate` event until the call ends (later ones are dropped) and
  * waiting for every update to be emitted before returning. An abort of `signal` or the tool's
  * `timeoutMs` ends the call at once with an error result, even if the tool ignores its signal.

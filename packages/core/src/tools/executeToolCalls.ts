@@ -33,7 +33,7 @@ function scopeOf(
 }
 
 /**
- * How a batch must run (seed §9): sequentially when the configuration says so or when any
+ * How a batch must run (lifecycle §9): sequentially when the configuration says so or when any
  * known tool of the batch does not allow parallel execution; otherwise in parallel.
  */
 export function batchMode(
@@ -50,7 +50,7 @@ export function batchMode(
 }
 
 /**
- * Runs a batch one call at a time, in order (seed §9). Once `signal` aborts, the calls left
+ * Runs a batch one call at a time, in order (lifecycle §9). Once `signal` aborts, the calls left
  * get "Operation aborted" results, so every call still has exactly one result. Never throws.
  */
 export async function executeToolCallsSequential(
@@ -79,7 +79,7 @@ export async function executeToolCallsSequential(
 }
 
 /**
- * Runs a batch concurrently (seed §9): every call is prepared in order and set running as
+ * Runs a batch concurrently (lifecycle §9): every call is prepared in order and set running as
  * soon as it is prepared; results and their messages come back in call order whatever the
  * completion order. Calls not yet prepared when `signal` aborts get "Operation aborted".
  * Never throws.
@@ -110,8 +110,8 @@ export async function executeToolCallsParallel(
 }
 
 /**
- * Runs the tool calls of one assistant message (seed §9 dispatcher) and returns their
- * result messages in call order with the batch's terminate flag (seed §10). Never throws.
+ * Runs the tool calls of one assistant message (lifecycle §9 dispatcher) and returns their
+ * result messages in call order with the batch's terminate flag (lifecycle §10). Never throws.
  *
  * @example
  * const batch = await executeToolCalls(context, assistantMessage, calls, config, signal, emit);

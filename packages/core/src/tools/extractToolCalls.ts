@@ -110,7 +110,7 @@ function keepRefused(block: ToolCallContent, parsed: Block | undefined): void {
   else block.arguments = parsed;
 }
 
-/** Reads one call in any shape: canonical, seed top-level `name`, or OpenAI `function.name`. */
+/** Reads one call in any shape: canonical, lifecycle top-level `name`, or OpenAI `function.name`. */
 function readCall(data: Block, maxBytes: number): ReadCall {
   const fn = isBlock(data.function) ? data.function : {};
   const raw = [data.rawArguments, data.arguments, fn.arguments].find(isString);
@@ -143,8 +143,8 @@ function readCalls(content: readonly unknown[], maxBytes: number): ReadCall[] {
 }
 
 /**
- * Every tool call block of a content array in canonical form, ids filled in (seed §7).
- * Reads the canonical `{type:"toolCall"}` block and both seed shapes: `{type:"tool_calls",
+ * Every tool call block of a content array in canonical form, ids filled in (lifecycle §7).
+ * Reads the canonical `{type:"toolCall"}` block and both lifecycle shapes: `{type:"tool_calls",
  * tool_calls:[...]}` (name at the top or under `function`) and `{type:"tool_call"}`.
  *
  * `arguments` holds the parsed object: the one the block already carries when it is a safe
@@ -168,7 +168,7 @@ export function normalizeToolCallBlocks(
 
 /**
  * The tool calls of an assistant message's content, in order, ready for the pipeline
- * (seed §7). Arguments are read as `normalizeToolCallBlocks` reads them (a block's safe
+ * (lifecycle §7). Arguments are read as `normalizeToolCallBlocks` reads them (a block's safe
  * parsed object is reused, else its JSON string is parsed) and each call gets a copy of its
  * own, so the pipeline never changes the stored block. A call whose arguments are malformed,
  * not an object, oversized or hostile, whose name is missing, or that exceeds `maxToolCalls`,

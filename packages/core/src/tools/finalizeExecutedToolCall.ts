@@ -12,7 +12,7 @@ import { emitSafely } from "./emitSafely.js";
 import { createErrorToolResult, describeError } from "./toolResults.js";
 
 /**
- * Phase 3 of a call (seed §8.3): runs `afterToolCall`, whose returned fields (`content`,
+ * Phase 3 of a call (lifecycle §8.3): runs `afterToolCall`, whose returned fields (`content`,
  * `details`, `usage`, `terminate`, `isError`) replace the result's. Never throws: a throwing
  * hook turns the result into an error result.
  */
@@ -51,7 +51,7 @@ export async function finalizeExecutedToolCall(
   }
 }
 
-/** Emits a call's `toolExecEnd` event (seed §8.4), right after finalization. */
+/** Emits a call's `toolExecEnd` event (lifecycle §8.4), right after finalization. */
 export function emitToolExecutionEnd(finalized: FinalizedOutcome, emit: EmitFn): Promise<void> {
   return emitSafely(emit, {
     type: "toolExecEnd",

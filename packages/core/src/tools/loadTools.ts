@@ -35,7 +35,7 @@ export async function listToolFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * Loads every tool file of `dir` into `store` (seed §4, §17): files sorted by name, each
+ * Loads every tool file of `dir` into `store` (lifecycle §4, §17): files sorted by name, each
  * imported in its own module scope, its `getTool()` called and the result checked. A file
  * that fails to import, has no `getTool`, throws, or returns an invalid tool is reported
  * in `failures` with its path; the others still load. `listTools` is registered last.

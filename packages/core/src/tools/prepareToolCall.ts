@@ -50,7 +50,7 @@ function validateArguments(tool: AgentTool, args: ToolArgs): string | undefined 
 }
 
 /**
- * Phase 1 of a call (seed §8.1): resolve the tool, `prepareArguments`, validate, then
+ * Phase 1 of a call (lifecycle §8.1): resolve the tool, `prepareArguments`, validate, then
  * `beforeToolCall` (`{block: true, reason}` blocks). Never throws: every failure (malformed
  * arguments from the model, unknown tool, invalid arguments, a throwing hook, a block, an
  * abort) becomes an `ImmediateOutcome` with `isError: true`.

@@ -107,7 +107,7 @@ function describeAjvError(error: ErrorObject): string {
 }
 
 /**
- * The default argument validator (seed §8.1 step 3): full JSON Schema validation with ajv.
+ * The default argument validator (lifecycle §8.1 step 3): full JSON Schema validation with ajv.
  * Returns one error text naming every offending field, or `undefined` when the arguments
  * are valid. Never throws; an invalid schema is reported as an error text.
  *

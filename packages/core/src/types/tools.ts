@@ -31,7 +31,7 @@ export type ToolExecuteFn = (
 ) => AgentToolResult | Promise<AgentToolResult>;
 
 /**
- * A tool the model may call (the seed's `agentTool`), plus where and how it runs on a cluster.
+ * A tool the model may call (the YiemAgent lifecycle's `agentTool`), plus where and how it runs on a cluster.
  *
  * @example
  * const echo: AgentTool = {

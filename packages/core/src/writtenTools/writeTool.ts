@@ -115,7 +115,7 @@ async function writeOne(
 }
 
 /**
- * The `writeTool` tool (seed §15, in JavaScript): checks the definition (identifier name,
+ * The `writeTool` tool (lifecycle §15, in JavaScript): checks the definition (identifier name,
  * texts, an input schema the repo's validator compiles, a body that compiles in the sandbox),
  * refuses names of tools that are not written tools (built-ins are never replaced), saves it in
  * Redis (`saveWrittenTool`: content-hashed, versioned), registers it in `store` and answers

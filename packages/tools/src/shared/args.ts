@@ -72,7 +72,7 @@ export function normalizeArgs(args: ToolArgs, numericFields: readonly string[] =
 }
 
 /**
- * Turns an argument parser that throws into a seed-style `validateRequiredArgs`: the
+ * Turns an argument parser that throws into a YiemAgent-style `validateRequiredArgs`: the
  * error text, or `undefined` when the arguments parse.
  *
  * @example const validate = validatorFrom(parseArgs); validate({}) // 'invalid arguments: ...'

@@ -4,10 +4,13 @@
  * `{ sessionId, runId, response }`; a bad job fails once, naming the field.
  */
 import { randomUUID } from "node:crypto";
-import { type Job, Queue, QueueEvents } from "bullmq";
-import { Redis } from "ioredis";
+import type { Job, Queue, QueueEvents } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
+import {
+  openPlainCoordinatorQueue,
+  type PlainCoordinatorQueue,
+} from "../support/plainCoordinatorQueue.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
@@ -43,22 +46,17 @@ function respond(request: ScriptedRequest): ScriptedReply {
 
 const cluster = useTestCluster({ workers: 1, model: { respond } });
 
-let connection: Redis;
+let plain: PlainCoordinatorQueue;
 let queue: Queue;
 let events: QueueEvents;
 
 beforeAll(async () => {
-  connection = new Redis(cluster.redis.url, { maxRetriesPerRequest: null });
-  const prefix = `${cluster.redis.prefix}:bull`;
-  queue = new Queue("coordinator", { connection, prefix });
-  events = new QueueEvents("coordinator", { connection: connection.duplicate(), prefix });
-  await events.waitUntilReady();
+  plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
+  ({ queue, events } = plain);
 });
 
 afterAll(async () => {
-  await events.close();
-  await queue.close();
-  connection.disconnect();
+  await plain.close();
 });
 
 const textOf = (answer: Answer) => answer.response.content.map((b) => b.text ?? "").join("");

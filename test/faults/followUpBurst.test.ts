@@ -3,11 +3,15 @@
  * follow-up must not grow with the burst, and other sessions must not wait behind it.
  */
 import { randomUUID } from "node:crypto";
-import { Queue, QueueEvents } from "bullmq";
-import { Redis } from "ioredis";
+import type { Queue, QueueEvents } from "bullmq";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
+import {
+  openPlainCoordinatorQueue,
+  type PlainCoordinatorQueue,
+} from "../support/plainCoordinatorQueue.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** Answers at once with the number of user messages it was sent (the session's length). */
@@ -22,22 +26,18 @@ const cluster = useTestCluster({
   redis: { privateServer: true },
 });
 
-let redis: Redis;
+let plain: PlainCoordinatorQueue;
 let queue: Queue;
 let events: QueueEvents;
+let redis: Redis;
 
 beforeAll(async () => {
-  redis = new Redis(cluster.redis.url, { maxRetriesPerRequest: null });
-  const prefix = `${cluster.redis.prefix}:bull`;
-  queue = new Queue("coordinator", { connection: redis, prefix });
-  events = new QueueEvents("coordinator", { connection: redis.duplicate(), prefix });
-  await events.waitUntilReady();
+  plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
+  ({ queue, events, connection: redis } = plain);
 });
 
 afterAll(async () => {
-  await events.close();
-  await queue.close();
-  redis.disconnect();
+  await plain.close();
 });
 
 async function commandsProcessed(): Promise<number> {

@@ -1,6 +1,6 @@
 /**
- * Sample counts and time bounds of every measurement. The whole run stays under 10 min; the
- * follow-up burst, on a cluster of its own, takes most of it.
+ * Sample counts and time bounds of every measurement. The whole run stays under 10 min (about
+ * two); the follow-up burst and the sessions, each on a cluster of its own, take about half.
  */
 export const PLAN = {
   /** Single no-op calls: remote, raw BullMQ, in-process, in alternating blocks. */
@@ -39,6 +39,24 @@ export const PLAN = {
     probesAfter: 200,
     maxBurstMs: 240_000,
     maxMessageMs: 30_000,
+  },
+  /**
+   * 2,000 sessions at once on one compiled coordinator (one request each: two parallel tool
+   * calls, then the answer; the model answers after 200 ms), at concurrency 2,000 and at the
+   * default; then the raw anchors: the openai SDK alone and plain BullMQ add/complete pairs.
+   */
+  sessions: {
+    sessions: 2_000,
+    concurrency: 2_000,
+    workers: 2,
+    modelDelayMs: 200,
+    warmupSessions: 100,
+    rssIntervalMs: 100,
+    probeIntervalMs: 50,
+    maxLoadMs: 180_000,
+    sdkAnchor: { warmup: 500, count: 2_000, inFlight: 64 },
+    bullmqAnchor: { warmup: 3_000, count: 8_000, inFlight: 64 },
+    bullmqWorkers: 2,
   },
 } as const;
 

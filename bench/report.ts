@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../test/support/processes.js";
 import type { FollowUpBurst } from "./measurements/followUpBurst.js";
+import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import type { BenchResults } from "./results.js";
 import { round } from "./stats.js";
@@ -85,6 +86,56 @@ export const HEADLINES: Headline[] = [
     unit: "ms",
     meaning: "the same, 99th percentile (target ≤ 250 ms)",
   },
+  {
+    key: "sessionsCoordinatorCpuMsPerRun",
+    unit: "ms",
+    meaning:
+      "CPU time (`/proc/<pid>/stat` user + system) of one compiled coordinator process (`node apps/coordinator/dist/main.js`, `YIEM_COORDINATOR_CONCURRENCY=2000`) per run, while 2,000 fresh sessions started at once (one `queue.addBulk`) each run one request: a model call asking for two parallel tool calls (run by two compiled tool workers), then a model call that answers; the scripted model answers after 200 ms",
+  },
+  {
+    key: "sessionsCoordinatorCpuMsPerRunDefault",
+    unit: "ms",
+    meaning: "the same on a coordinator of the default concurrency",
+  },
+  {
+    key: "sessionsRawPartsCpuMs",
+    unit: "ms",
+    meaning:
+      "the raw parts of such a run measured alone: 2 × the `openai` SDK's CPU per streamed chat completion (a process of its own, the coordinator's own request bodies, same scripted model) + 2 × the CPU of one plain BullMQ add/complete pair (producer + plain worker processes)",
+  },
+  {
+    key: "sessionsCpuRatio",
+    unit: "",
+    meaning: "coordinator CPU per run ÷ its raw parts, concurrency 2,000 (target ≤ 1.5)",
+  },
+  {
+    key: "sessionsCpuRatioDefault",
+    unit: "",
+    meaning: "the same at the default concurrency",
+  },
+  {
+    key: "sessionsCoordinatorRssPeakMb",
+    unit: "MB",
+    meaning:
+      "the coordinator's highest RSS (`VmRSS`, sampled every 100 ms, MiB) during the 2,000 sessions at concurrency 2,000 (target ≤ 300)",
+  },
+  {
+    key: "sessionsHealthzP99Ms",
+    unit: "ms",
+    meaning:
+      "`GET /healthz` on that coordinator from a process of its own, one probe every 50 ms during the load, 99th percentile (target ≤ 200)",
+  },
+  {
+    key: "sessionsWallS",
+    unit: "s",
+    meaning:
+      "`queue.addBulk` sent → the last of the 2,000 jobs completed, concurrency 2,000 (one run's ideal: 2 model answers × 200 ms = 0.4 s)",
+  },
+  {
+    key: "sessionsWallSDefault",
+    unit: "s",
+    meaning: "the same at the default concurrency (its ideal: ⌈2,000 / concurrency⌉ × 0.4 s)",
+  },
   { key: "cores", unit: "", meaning: "`os.cpus().length`" },
   { key: "node", unit: "", meaning: "Node.js version" },
   { key: "redis", unit: "", meaning: "Redis version (INFO server `redis_version`)" },
@@ -134,6 +185,7 @@ export function printReport(results: BenchResults): void {
   change.push(["fan-out of eight", fmt(fanout.before.p50), fmt(fanout.remote.p50), "ms"]);
   console.log(`${textTable(change)}\n`);
   printFollowUpBurst(results.details.followUpBurst);
+  printSessions(results.details.sessions);
 }
 
 function fmtMs(value: number): string {
@@ -189,6 +241,77 @@ export function printFollowUpBurst(f: FollowUpBurst): void {
 
 function fmt(value: number): string {
   return String(round(value, 3));
+}
+
+/** One row of the sessions table: a figure for both configurations. */
+function sessionsRow(
+  s: Sessions,
+  name: string,
+  value: (c: SessionsConfiguration) => string,
+  unit: string,
+): string[] {
+  return [name, value(s.large), value(s.standard), unit];
+}
+
+/** The rows of the sessions table (figure × configuration). */
+function sessionsRows(s: Sessions): string[][] {
+  const n = (v: number, digits = 2) => String(round(v, digits));
+  return [
+    sessionsRow(s, "sessions answered", (c) => `${c.answered}/${c.sessions}`, ""),
+    sessionsRow(s, "model calls per run", (c) => n(c.modelCallsPerRun), ""),
+    sessionsRow(s, "coordinator CPU per run", (c) => n(c.coordinator.cpuMsPerRun), "ms"),
+    sessionsRow(s, "  ÷ raw parts (≤ 1.5)", (c) => n(c.cpuRatio), ""),
+    sessionsRow(s, "workers CPU per run (2 summed)", (c) => n(c.workers.cpuMsPerRun), "ms"),
+    sessionsRow(s, "redis-server CPU per run", (c) => n(c.redis.cpuMsPerRun), "ms"),
+    sessionsRow(s, "Redis commands per run", (c) => n(c.redisCommandsPerRun, 1), ""),
+    sessionsRow(
+      s,
+      "bench process CPU per run (model + client)",
+      (c) => n(c.benchCpuMsPerRun),
+      "ms",
+    ),
+    sessionsRow(
+      s,
+      "machine cores busy (all processes)",
+      (c) => `${n(c.machineBusyCores)}/${c.cores}`,
+      "",
+    ),
+    sessionsRow(s, "coordinator RSS peak (≤ 300)", (c) => n(c.coordinator.rssPeakMb, 0), "MB"),
+    sessionsRow(s, "workers RSS peak (summed)", (c) => n(c.workers.rssPeakMb, 0), "MB"),
+    sessionsRow(s, "redis-server RSS peak", (c) => n(c.redis.rssPeakMb, 0), "MB"),
+    sessionsRow(s, "/healthz p50", (c) => n(c.healthz.p50, 1), "ms"),
+    sessionsRow(s, "/healthz p99 (≤ 200)", (c) => n(c.healthz.p99, 1), "ms"),
+    sessionsRow(s, "/healthz max", (c) => n(c.healthz.max, 1), "ms"),
+    sessionsRow(
+      s,
+      "/healthz probes (failed)",
+      (c) => `${c.healthz.count} (${c.healthzFailed})`,
+      "",
+    ),
+    sessionsRow(s, "wall time", (c) => n(c.wallMs / 1000), "s"),
+    sessionsRow(s, "  ideal for the slots", (c) => n(c.slotBoundIdealMs / 1000), "s"),
+    sessionsRow(s, "run latency p50", (c) => n(c.runLatency.p50 / 1000), "s"),
+    sessionsRow(s, "run latency p99", (c) => n(c.runLatency.p99 / 1000), "s"),
+  ];
+}
+
+/** Prints the sessions figures: both configurations side by side, then the raw anchors. */
+export function printSessions(s: Sessions): void {
+  const header = [
+    `${s.large.sessions} sessions`,
+    `concurrency ${s.large.concurrency}`,
+    `concurrency ${s.standard.concurrency} (default)`,
+    "unit",
+  ];
+  console.log(`${textTable([header, ...sessionsRows(s)])}
+`);
+  console.log(
+    `one run's ideal: 2 model answers × ${s.modelDelayMs} ms = ${round(s.idealMs / 1000, 2)} s`,
+  );
+  console.log(
+    `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete pair ${round(s.bullmq.pairCpuMsPerJob, 3)} ms (producer ${round(s.bullmq.producerCpuMsPerJob, 3)} + workers ${round(s.bullmq.workerCpuMsPerJob, 3)}; ${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
+  );
+  console.log(`raw parts of a run (2 SDK calls + 2 pairs): ${round(s.rawPartsCpuMs, 3)} ms CPU\n`);
 }
 
 /** Writes `bench/results.json` and `docs/PERFORMANCE.md`; returns their paths. */

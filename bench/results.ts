@@ -4,6 +4,7 @@ import type { CallLatency } from "./measurements/callLatency.js";
 import type { EventRelay } from "./measurements/eventRelay.js";
 import type { FanoutLatency } from "./measurements/fanout.js";
 import type { FollowUpBurst } from "./measurements/followUpBurst.js";
+import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
 import type { Throughput } from "./measurements/throughput.js";
 import type { Plan } from "./plan.js";
 import { round } from "./stats.js";
@@ -19,6 +20,7 @@ export interface Measured {
   breakdown: Breakdown;
   throughput: { yiem: Throughput; raw: Throughput };
   followUpBurst: FollowUpBurst;
+  sessions: Sessions;
   durationS: number;
 }
 
@@ -54,6 +56,15 @@ export interface BenchResults {
   followUpCommandsRatio: number;
   otherSessionDuringBurstP50Ms: number;
   otherSessionDuringBurstP99Ms: number;
+  sessionsCoordinatorCpuMsPerRun: number;
+  sessionsCoordinatorCpuMsPerRunDefault: number;
+  sessionsRawPartsCpuMs: number;
+  sessionsCpuRatio: number;
+  sessionsCpuRatioDefault: number;
+  sessionsCoordinatorRssPeakMb: number;
+  sessionsHealthzP99Ms: number;
+  sessionsWallS: number;
+  sessionsWallSDefault: number;
   cores: number;
   node: string;
   redis: string;
@@ -86,9 +97,33 @@ function check(
   };
 }
 
+/** "concurrency 2,000" for a configuration. */
+function labelConcurrency(c: SessionsConfiguration): string {
+  return `concurrency ${c.concurrency.toLocaleString("en-US")}`;
+}
+
 /**
- * Checks the targets: remote p50 vs raw, fan-out p50, throughput vs raw, and for the follow-up
- * burst the commands per follow-up (2,000 vs 200) and another session's wait during it.
+ * The sessions targets of one configuration: the coordinator's CPU per run against its raw
+ * parts, its RSS peak and its `/healthz` p99 while loaded.
+ */
+function checkSessionsTargets(s: Sessions, c: SessionsConfiguration): TargetCheck[] {
+  const label = labelConcurrency(c);
+  return [
+    check(
+      `coordinator CPU per run ≤ 1.5 × its raw parts (2 SDK calls + 2 BullMQ pairs), ${label}`,
+      c.coordinator.cpuMsPerRun,
+      1.5 * s.rawPartsCpuMs,
+      "ms",
+    ),
+    check(`coordinator RSS peak ≤ 300 MB, ${label}`, c.coordinator.rssPeakMb, 300, "MB"),
+    check(`coordinator /healthz p99 ≤ 200 ms while loaded, ${label}`, c.healthz.p99, 200, "ms"),
+  ];
+}
+
+/**
+ * Checks the targets: remote p50 vs raw, fan-out p50, throughput vs raw, for the follow-up
+ * burst the commands per follow-up (2,000 vs 200) and another session's wait during it, and
+ * for the sessions the coordinator's CPU, memory and `/healthz` in both configurations.
  */
 export function checkTargets(m: Measured): TargetCheck[] {
   return [
@@ -118,6 +153,8 @@ export function checkTargets(m: Measured): TargetCheck[] {
       250,
       "ms",
     ),
+    ...checkSessionsTargets(m.sessions, m.sessions.large),
+    ...checkSessionsTargets(m.sessions, m.sessions.standard),
   ];
 }
 
@@ -138,6 +175,15 @@ export function toResults(m: Measured): BenchResults {
     followUpCommandsRatio: round(m.followUpBurst.ratio, 2),
     otherSessionDuringBurstP50Ms: round(m.followUpBurst.otherSession.p50, 1),
     otherSessionDuringBurstP99Ms: round(m.followUpBurst.otherSession.p99, 1),
+    sessionsCoordinatorCpuMsPerRun: round(m.sessions.large.coordinator.cpuMsPerRun, 2),
+    sessionsCoordinatorCpuMsPerRunDefault: round(m.sessions.standard.coordinator.cpuMsPerRun, 2),
+    sessionsRawPartsCpuMs: round(m.sessions.rawPartsCpuMs, 2),
+    sessionsCpuRatio: round(m.sessions.large.cpuRatio, 2),
+    sessionsCpuRatioDefault: round(m.sessions.standard.cpuRatio, 2),
+    sessionsCoordinatorRssPeakMb: round(m.sessions.large.coordinator.rssPeakMb, 0),
+    sessionsHealthzP99Ms: round(m.sessions.large.healthz.p99, 1),
+    sessionsWallS: round(m.sessions.large.wallMs / 1000, 2),
+    sessionsWallSDefault: round(m.sessions.standard.wallMs / 1000, 2),
     cores: m.environment.cores,
     node: m.environment.node,
     redis: m.environment.redis,

@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: measures Yiem's remote tool calls against plain BullMQ on one private Redis,
- * then a burst of follow-ups on a cluster of its own, prints a table, and writes
+ * then a burst of follow-ups on a cluster of its own, then 2,000 concurrent sessions on one
+ * compiled coordinator (a cluster of its own too), prints a table, and writes
  * `bench/results.json` and `docs/PERFORMANCE.md`. The coordinator side of the call
  * measurements runs in this process; tool workers (Yiem and plain BullMQ alike) are child
  * processes. It prints figures; it never asserts timings.
  *
- * `npm run bench -- --only followUpBurst` runs the follow-up burst alone and only prints its
- * figures (no file is written: the files always come from one full run).
+ * `npm run bench -- --only followUpBurst` (or `--only sessions`) runs that scenario alone and
+ * only prints its figures (no file is written: the files always come from one full run).
  */
 import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
 import type { Redis } from "ioredis";
@@ -18,6 +19,7 @@ import { measureCallLatency } from "./measurements/callLatency.js";
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
+import { measureSessions, type Sessions } from "./measurements/sessions.js";
 import {
   combineRounds,
   measureRawRound,
@@ -28,7 +30,7 @@ import {
 } from "./measurements/throughput.js";
 import { PLAN } from "./plan.js";
 import { openRawClient, type RawClient, WORKER_CONCURRENCY } from "./rawBullmq.js";
-import { printFollowUpBurst, printReport, writeResults } from "./report.js";
+import { printFollowUpBurst, printReport, printSessions, writeResults } from "./report.js";
 import { type Measured, toResults } from "./results.js";
 import { processCpuMs, type WorkerKind, type WorkerPool, workerPool } from "./workerPool.js";
 
@@ -78,8 +80,8 @@ async function measureThroughput(
   return { yiem: combineRounds(yiem), raw: combineRounds(raw) };
 }
 
-/** What the shared rig measured: everything but the follow-up burst and the duration. */
-type RigMeasured = Omit<Measured, "followUpBurst" | "durationS">;
+/** What the shared rig measured: everything but the scenarios on clusters of their own. */
+type RigMeasured = Omit<Measured, "followUpBurst" | "sessions" | "durationS">;
 
 async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
   const environment = await readEnvironment(rig.harness.command);
@@ -117,6 +119,8 @@ async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
       rawWait: "job.waitUntilFinished(queueEvents, 10000)",
       followUpBurst:
         "startTestCluster: one coordinator and one tool worker process (node + tsx), a private redis-server, a scripted model answering at once; requests added with plain BullMQ, answers seen through QueueEvents 'completed'",
+      sessions:
+        "compiled processes as deployed (node apps/…/dist/main.js): one coordinator per configuration, two tool workers, a private redis-server, a scripted model answering after 200 ms; CPU from /proc/<pid>/stat around the load, RSS sampled from /proc/<pid>/status, /healthz probed from a process of its own",
     },
     calls,
     fanout,
@@ -158,7 +162,19 @@ function measureBurst(): Promise<FollowUpBurst> {
   return measureFollowUpBurst(PLAN.followUpBurst);
 }
 
-/** Runs every measurement: the shared rig first (closed before the burst), then the burst. */
+/** Measures many concurrent sessions on one compiled coordinator (a cluster of its own). */
+function measureSessionsScenario(): Promise<Sessions> {
+  const p = PLAN.sessions;
+  progress(
+    `sessions: a cluster of compiled processes; ${p.sessions} sessions at concurrency ${p.concurrency} and at the default, then the raw anchors`,
+  );
+  return measureSessions(p, progress);
+}
+
+/**
+ * Runs every measurement: the shared rig first (closed before the burst), then the burst, then
+ * the sessions.
+ */
 async function measureAll(startedAt: number): Promise<Measured> {
   const rig = await openRig();
   let onRig: RigMeasured;
@@ -168,33 +184,44 @@ async function measureAll(startedAt: number): Promise<Measured> {
     await closeRig(rig);
   }
   const followUpBurst = await measureBurst();
+  const sessions = await measureSessionsScenario();
   return {
     ...onRig,
     environment: { ...onRig.environment, loadAverageAtEnd: loadAverage() },
     followUpBurst,
+    sessions,
     durationS: Math.round((performance.now() - startedAt) / 100) / 10,
   };
 }
 
-/** The scenario named by `--only <name>`, if any; only `followUpBurst` runs on its own. */
-function readOnlyScenario(argv: readonly string[]): string | undefined {
+/** The scenarios that run on their own with `--only <name>`. */
+const ALONE = ["followUpBurst", "sessions"] as const;
+type AloneScenario = (typeof ALONE)[number];
+
+/** The scenario named by `--only <name>`, if any. */
+function readOnlyScenario(argv: readonly string[]): AloneScenario | undefined {
   const at = argv.indexOf("--only");
   if (at < 0) return undefined;
-  const name = argv[at + 1];
-  if (name !== "followUpBurst")
-    throw new Error(`--only: unknown scenario ${name ?? "(none)"}; known: followUpBurst`);
+  const name = ALONE.find((known) => known === argv[at + 1]);
+  if (!name)
+    throw new Error(
+      `--only: unknown scenario ${argv[at + 1] ?? "(none)"}; known: ${ALONE.join(", ")}`,
+    );
   return name;
 }
 
-async function runFollowUpBurstOnly(): Promise<void> {
+/** Runs one scenario and prints its figures; writes no file. */
+async function runOnly(name: AloneScenario): Promise<void> {
   const startedAt = performance.now();
-  printFollowUpBurst(await measureBurst());
+  if (name === "followUpBurst") printFollowUpBurst(await measureBurst());
+  else printSessions(await measureSessionsScenario());
   progress(`done in ${Math.round((performance.now() - startedAt) / 100) / 10} s (no file written)`);
 }
 
 async function main(): Promise<void> {
-  if (readOnlyScenario(process.argv.slice(2))) {
-    await runFollowUpBurstOnly();
+  const only = readOnlyScenario(process.argv.slice(2));
+  if (only) {
+    await runOnly(only);
     watchForHangingHandles();
     return;
   }

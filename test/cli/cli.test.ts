@@ -1,5 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { type CliRun, runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/processes.js";
 import { freePort, startTestRedis } from "../support/redisServer.js";
@@ -31,9 +34,20 @@ function hostileReply(messages: Array<{ role: string; content: unknown }>): Scri
   };
 }
 
+/** The answer `stream` gets, in four deltas of twelve characters, 400 ms apart. */
+const STREAMED_PIECES = ["streamed-one", "streamed-two", "streamed-3rd", "streamed-end"];
+
+/** `tool-then-error`: a call of a tool no one has, then the model fails on its result. */
+function toolThenError(messages: Array<{ role: string }>): ScriptedReply {
+  if (messages.at(-1)?.role === "tool")
+    return { kind: "httpError", status: 400, message: "model-gave-up" };
+  return { kind: "toolCalls", calls: [{ id: "t1", name: "noSuchTool", arguments: {} }] };
+}
+
 /**
  * `parallel` → two sleepFor calls with progress; `waitme` → waitForAbort; `escapes` and
- * `escapes-error` → hostile text; after tools, their results; else an echo.
+ * `escapes-error` → hostile text; `stream` → an answer streamed slowly; `tool-then-error` →
+ * a failed call, then a model error; after tools, their results; else an echo.
  */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
@@ -42,6 +56,9 @@ function respond(request: ScriptedRequest): ScriptedReply {
   if (lastInput === "escapes") return hostileReply(messages);
   if (lastInput === "escapes-error")
     return { kind: "httpError", status: 400, message: hostile("model-error-visible") };
+  if (lastInput === "stream")
+    return { kind: "text", text: STREAMED_PIECES.join(""), textChunks: 4, chunkDelayMs: 400 };
+  if (lastInput === "tool-then-error") return toolThenError(messages);
   if (last?.role === "tool") {
     const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
     return { kind: "text", text: `results: ${results.slice(-2).join(" | ")}` };
@@ -62,49 +79,6 @@ function respond(request: ScriptedRequest): ScriptedReply {
       calls: [{ id: "w", name: "waitForAbort", arguments: { label: "cli" } }],
     };
   return { kind: "text", text: `echo: ${text}` };
-}
-
-interface CliRun {
-  stdout: string;
-  stderr: string;
-  code: number | null;
-}
-
-/** Starts `yiem` as a real process; `waitFor` resolves once stdout matches. */
-function startCli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ["apps/cli/bin/yiem.js", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const out = { stdout: "", stderr: "" };
-  const watchers = new Set<() => void>();
-  child.stdout.on("data", (chunk: Buffer) => {
-    out.stdout += chunk.toString("utf8");
-    for (const watcher of watchers) watcher();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    out.stderr += chunk.toString("utf8");
-  });
-  const done = new Promise<CliRun>((resolve) =>
-    child.once("exit", (code) => resolve({ ...out, code })),
-  );
-  const waitFor = (pattern: RegExp) =>
-    new Promise<RegExpMatchArray>((resolve) => {
-      const check = () => {
-        const match = out.stdout.match(pattern);
-        if (!match) return;
-        watchers.delete(check);
-        resolve(match);
-      };
-      watchers.add(check);
-      check();
-    });
-  return { done, waitFor, interrupt: () => child.kill("SIGINT") };
-}
-
-function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
-  return startCli(args, env).done;
 }
 
 /** True where util-linux `script` can give a command a pseudo-terminal. */
@@ -215,7 +189,10 @@ describe("yiem against a running cluster", () => {
     const run = await runCli(["workers"], cluster.env);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^WORKER\s+QUEUES\s+TOOLS\s+RUNNING\s+LAST SEEN/);
-    expect(run.stdout).toMatch(/^worker-1\s+default\s+\d+\s+\d+\/\d+\s+\d+ s ago/m);
+    // Workers on the default queue also serve the own queues of the limited tools they have.
+    expect(run.stdout).toMatch(
+      /^worker-1\s+default,tool\.limitedStep,tool\.ratedStep\s+\d+\s+\d+\/\d+\s+\d+ s ago/m,
+    );
     expect(run.stdout).toMatch(/^worker-2\s+default/m);
   });
 
@@ -247,6 +224,45 @@ describe("yiem against a running cluster", () => {
     expect(run.stdout).not.toContain("waitForAbort"); // the run before it is not shown
   });
 
+  it("send prints the answer as the model streams it, and prints it once", async () => {
+    const send = startCli(["send", "stream"], cluster.env);
+    const [early = ""] = await send.waitFor(/streamed-one.*/); // the line as printed so far
+    expect(early).not.toContain("streamed-end"); // the first piece came before the last was written
+    const run = await send.done;
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`\n${STREAMED_PIECES.join("")}\n\n✔ stop in`);
+    expect(run.stdout.split("streamed-3rd")).toHaveLength(2); // the answer once
+  });
+
+  it("send --json has the streamed pieces as live messageUpdate events; a replay has none", async () => {
+    const run = await runCli(["send", "--json", "stream"], cluster.env);
+    expect(run.code).toBe(0);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const updates = lines.filter((line) => line.type === "messageUpdate");
+    expect(updates.map((u) => u.delta)).toEqual(STREAMED_PIECES);
+    expect(updates.every((u) => u.live === true)).toBe(true);
+    const seqs = lines.filter((line) => !line.live && line.seq !== undefined).map((l) => l.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1)); // the stored events stay 1, 2, 3… without a gap
+    const replayed: string[] = [];
+    for await (const event of cluster.client.events(lines[0].sessionId, {
+      fromStart: true,
+      untilAgentEnd: true,
+    }))
+      replayed.push(event.type);
+    expect(replayed).not.toContain("messageUpdate");
+    expect(replayed).toHaveLength(seqs.length);
+  });
+
+  it("send exits 1 when a tool call failed and the run then ended in an error", async () => {
+    const run = await runCli(["send", "tool-then-error"], cluster.env);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^✖ noSuchTool\(\{\}\) \d+ ms — Tool "noSuchTool" not found/m);
+    expect(run.stdout).toMatch(/^✖ error in .*model-gave-up/m);
+  });
+
   it("watch replays a session, follows it live, and stops on Ctrl-C with exit code 130", async () => {
     const sessionId = sessionOf((await runCli(["send", "first"], cluster.env)).stdout);
     const watch = startCli(["watch", sessionId, "--from-start"], cluster.env);
@@ -273,6 +289,31 @@ describe("yiem never passes a model's or a tool's control characters to the term
     expect(run.stdout).toContain("answer-visible \\x1b]52;c;ZXZpbA==\\x07\\x1b]0;pwned\\x07");
     expect(run.stdout).toMatch(/still-visible\nsecond-line\n/);
   });
+
+  it.skipIf(!canRunOnTerminal)(
+    "send on a terminal spins a status while it waits (coordinator, model, calls), and not on a pipe",
+    async () => {
+      const run = await runCliOnTerminal(["send", "parallel"], cluster.env);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("waiting for a coordinator…");
+      expect(run.stdout).toContain("waiting for the model…");
+      expect(run.stdout).toMatch(/running sleepFor\(.*"label":"alpha".*\) on worker-[12]/);
+      expect(run.stdout).toContain("results: alpha done | beta done");
+      const piped = await runCli(["send", "parallel"], cluster.env);
+      expect(piped.stdout).not.toContain("waiting for");
+      expect(piped.stdout).not.toContain("running sleepFor");
+    },
+  );
+
+  it.skipIf(!canRunOnTerminal)(
+    "send on a terminal streams the answer and prints it once",
+    async () => {
+      const run = await runCliOnTerminal(["send", "stream"], cluster.env);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(STREAMED_PIECES.join(""));
+      expect(run.stdout.split("streamed-3rd")).toHaveLength(2);
+    },
+  );
 
   it.skipIf(!canRunOnTerminal)(
     "send on a terminal still draws and clears its own spinner lines, and escapes the model's sequences",
@@ -339,9 +380,31 @@ describe("yiem reports setup problems in one line", () => {
       );
       expect(run.stderr).toContain("stays queued");
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      const sessionId = run.stdout.match(/^session (\S+)/m)?.[1] ?? "";
+      const watch = startCli(["watch", sessionId], env); // as the message suggests: a known session
+      await watch.waitFor(/^watching session /m);
+      watch.interrupt();
+      expect((await watch.done).code).toBe(130);
     } finally {
       await redis.stop();
     }
+  });
+
+  it("exits 2 with 'unknown session' for abort and watch of a session the cluster never saw", async () => {
+    const sessionId = randomUUID();
+    const abort = await runCli(["abort", sessionId], cluster.env);
+    expect(abort.code).toBe(2);
+    expect(abort.stderr).toBe(`yiem: unknown session ${sessionId}\n`);
+    expect(abort.stdout).toBe("");
+    const watch = await runCli(["watch", sessionId, "--from-start"], cluster.env);
+    expect(watch.code).toBe(2);
+    expect(watch.stderr).toBe(`yiem: unknown session ${sessionId}\n`);
+  });
+
+  it("--version prints the version of apps/cli/package.json", async () => {
+    const { version } = JSON.parse(readFileSync(`${repoRoot}/apps/cli/package.json`, "utf8"));
+    const run = await runCli(["--version"], {});
+    expect(run).toEqual({ stdout: `yiem ${version}\n`, stderr: "", code: 0 });
   });
 
   it("exits 2 with the usage line for an unknown command or flag", async () => {

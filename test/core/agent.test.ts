@@ -161,6 +161,28 @@ describe("lifecycle §16 the complete lifecycle, over HTTP", () => {
       "agentEnd",
     ]);
   });
+
+  it("streamed, the event sink also gets the answer's text as it comes, before its messageEnd", async () => {
+    const events: AgentEvent[] = [];
+    const agent = await agentWith(
+      [{ kind: "text", text: "Sunny in Oslo, 22°C today.", textChunks: 3 }],
+      { agentEventSink: (event) => void events.push(event) },
+      true,
+    );
+    agent.run("weather?");
+    const response = await agent.takeResponse();
+    const types = events.map((e) => e.type);
+    const deltas = events.flatMap((e) => (e.type === "messageUpdate" ? [e.delta] : []));
+    expect(deltas).toHaveLength(3);
+    expect(deltas.join("")).toBe(firstText(response));
+    expect(types.slice(types.indexOf("turnStart"), types.indexOf("turnEnd"))).toEqual([
+      "turnStart",
+      "messageUpdate",
+      "messageUpdate",
+      "messageUpdate",
+      "messageEnd",
+    ]);
+  });
 });
 
 describe("lifecycle §12 errors reach the model, the run goes on", () => {

@@ -108,14 +108,14 @@ describe("compiled processes started as docker-compose.yml starts them", () => {
   });
 
   it("exits within its grace period on SIGTERM while Redis is unreachable (coordinator and worker)", async () => {
-    const env = await environment({ YIEM_SHUTDOWN_GRACE_MS: "2000" });
+    const env = await environment({ YIEM_SHUTDOWN_GRACE_MS: "2000", YIEM_WORKER_DRAIN_MS: "2000" });
     const coordinator = await startAsDeployed("coordinator", env);
     const worker = await startAsDeployed("tool-worker", env);
     await redis.kill("SIGKILL");
     await new Promise((resolve) => setTimeout(resolve, 500));
     coordinator.signal("SIGTERM");
     worker.signal("SIGTERM");
-    // Grace 2 s; the coordinator may take 5 s more to close. Never "still running".
+    // Grace and drain 2 s; the coordinator may take 5 s more to close. Never "still running".
     const [coordinatorExit, workerExit] = await Promise.all([
       exitWithin(coordinator, 12_000),
       exitWithin(worker, 12_000),

@@ -179,6 +179,18 @@ describe("docker-compose.yml", () => {
     expect(coordinator.stop_grace_period).toBe("30s");
   });
 
+  it("checks each tool-worker's liveness on WORKER_PORT, which it serves (unpublished)", () => {
+    const worker = service("tool-worker");
+    const env = environmentOf(worker);
+    const config = readClusterConfig(env);
+    expect(config.workerPort).toBeDefined();
+    expect(env.WORKER_PORT).toBe(String(config.workerPort));
+    const test = [worker.healthcheck?.test ?? []].flat().join(" ");
+    expect(test).toContain(`http://127.0.0.1:${config.workerPort}/healthz`);
+    // Loopback unless the host says otherwise: the healthcheck runs inside the container.
+    expect(config.workerHost).toBeUndefined();
+  });
+
   it("lets tool-worker scale: no container_name, no host ports", () => {
     const worker = service("tool-worker");
     expect(worker.container_name).toBeUndefined();

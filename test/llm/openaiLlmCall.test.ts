@@ -164,6 +164,37 @@ describe("lifecycle §5 llmCall over HTTP: createOpenAILlmCall streaming", () =>
     expect(answer.usage?.outputTokens).toBeGreaterThan(0);
   });
 
+  it("tells onTextDelta each piece of answer text as it arrives (not reasoning, not arguments)", async () => {
+    const server = await scriptedServer({
+      replies: [{ kind: "text", text: "one two three four", thinking: "hmm", textChunks: 4 }],
+    });
+    const pieces: string[] = [];
+    const llmCall = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream: true });
+    const answer = await llmCall(request, undefined, { onTextDelta: (d) => pieces.push(d) });
+    expect(pieces).toHaveLength(4);
+    expect(pieces.join("")).toBe("one two three four");
+    expect(answer.content).toContainEqual({ type: "text", text: "one two three four" });
+  });
+
+  it("ignores an onTextDelta that throws; a plain (not streamed) call reports no piece", async () => {
+    const server = await scriptedServer({
+      replies: [
+        { kind: "text", text: "still answered" },
+        { kind: "text", text: "plain" },
+      ],
+    });
+    const throwing = () => {
+      throw new Error("sink broke");
+    };
+    const streamed = createOpenAILlmCall({ model: "m", baseURL: server.baseURL, stream: true });
+    const answer = await streamed(request, undefined, { onTextDelta: throwing });
+    expect(answer).toMatchObject({ stopReason: "stop", content: [{ text: "still answered" }] });
+    const pieces: string[] = [];
+    const plain = createOpenAILlmCall({ model: "m", baseURL: server.baseURL });
+    await plain(request, undefined, { onTextDelta: (d) => pieces.push(d) });
+    expect(pieces).toEqual([]);
+  });
+
   it("reads a hand-written SSE stream whose tool call has no id and usage comes last", async () => {
     const chunk = (delta: object, finish: string | null = null) =>
       `data: ${JSON.stringify({ model: "raw", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;

@@ -148,7 +148,7 @@ async function sendReply(ctx: ResponseContext, reply: ScriptedReply, res: Server
       const stream = ctx.body.stream === true;
       if (reply.kind === "text") {
         return stream
-          ? sendSse(res, textChunks(ctx, reply))
+          ? sendSse(res, textChunks(ctx, reply), reply.chunkDelayMs)
           : sendJson(res, 200, textCompletion(ctx, reply));
       }
       return stream

@@ -1,13 +1,13 @@
-import {
-  type ClusterConfig,
-  clusterKeys,
-  connectRedis,
-  describeRedisTarget,
-  latestSeq,
-  RedisUnavailableError,
-  readClusterConfig,
-  YiemClient,
-} from "@yiem/core";
+import type { ClusterConfig, YiemClient } from "@yiem/core/client";
+import { CliError, EXIT } from "./errors.js";
+
+/**
+ * `@yiem/core/client`, loaded on first use: Redis' client is what makes the CLI slow to start,
+ * and `yiem --help` or `--version` never needs it.
+ */
+function loadCore() {
+  return import("@yiem/core/client");
+}
 
 /** A client for the cluster the environment names (`REDIS_URL`, `YIEM_PREFIX`). */
 export interface ClusterSession {
@@ -18,7 +18,8 @@ export interface ClusterSession {
 }
 
 /** Reads the configuration from `env` and opens a `YiemClient`. */
-export function openCluster(env: NodeJS.ProcessEnv): ClusterSession {
+export async function openCluster(env: NodeJS.ProcessEnv): Promise<ClusterSession> {
+  const { readClusterConfig, YiemClient } = await loadCore();
   const config = readClusterConfig(env);
   const client = new YiemClient({
     redis: config.redisUrl,
@@ -41,7 +42,7 @@ export async function withCluster<T>(
   env: NodeJS.ProcessEnv,
   action: (cluster: ClusterSession) => Promise<T>,
 ): Promise<T> {
-  const cluster = openCluster(env);
+  const cluster = await openCluster(env);
   try {
     return await action(cluster);
   } finally {
@@ -66,6 +67,8 @@ export async function probeSession(
   config: ClusterConfig,
   sessionId: string,
 ): Promise<SessionProbe> {
+  const { clusterKeys, connectRedis, describeRedisTarget, latestSeq, RedisUnavailableError } =
+    await loadCore();
   const redis = connectRedis(config.redisUrl, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -90,4 +93,13 @@ export async function probeSession(
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Fails with `unknown session <id>` (exit code 2) unless the cluster knows the session: a
+ * stored transcript or events, or a request for it waiting for a coordinator.
+ */
+export async function expectKnownSession(client: YiemClient, sessionId: string): Promise<void> {
+  if (!(await client.hasSession(sessionId)))
+    throw new CliError(`unknown session ${sessionId}`, EXIT.setup);
 }

@@ -1,4 +1,3 @@
-import { ConfigError, RedisUnavailableError } from "@yiem/core";
 import { escapeControlChars } from "./terminalText.js";
 
 /** Exit codes of `yiem`. */
@@ -6,7 +5,7 @@ export const EXIT = {
   ok: 0,
   /** The run ended with `stopReason` error or aborted, or no answer came in time. */
   runFailed: 1,
-  /** Bad usage, bad configuration, Redis unreachable, no coordinator. */
+  /** Bad usage, bad configuration, Redis unreachable, no coordinator, an unknown session. */
   setup: 2,
   /** Stopped by Ctrl-C. */
   interrupted: 130,
@@ -45,15 +44,18 @@ function causeText(err: unknown): string {
 /**
  * Turns any failure into the one-line message and exit code the CLI reports. Never a stack,
  * and never a raw control character: the messages it quotes (a server's, a session id) have
- * theirs escaped.
+ * theirs escaped. Loads `@yiem/core/client` only for a failure that is not the CLI's own.
  */
-export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
+export async function describeFailure(
+  err: unknown,
+): Promise<{ lines: string[]; exitCode: number }> {
   if (err instanceof UsageError) {
     const lines = [`yiem: ${escapeControlChars(err.message)}`, `usage: ${err.usage}`];
     return { lines, exitCode: err.exitCode };
   }
   if (err instanceof CliError)
     return { lines: [`yiem: ${escapeControlChars(err.message)}`], exitCode: err.exitCode };
+  const { ConfigError, RedisUnavailableError } = await import("@yiem/core/client");
   if (err instanceof RedisUnavailableError) {
     const cause = escapeControlChars(causeText(err.cause) || "no answer").replace(/\.+$/, "");
     const target = escapeControlChars(err.target);

@@ -1,7 +1,9 @@
 /**
  * `yiem`: the command line of a Yiem cluster. Reads REDIS_URL and YIEM_PREFIX from the
- * environment; `yiem --help` lists the commands.
+ * environment; `yiem --help` lists the commands. Nothing here loads Redis' client: the
+ * commands load it when they connect, so `--help` and `--version` start fast.
  */
+import { readFileSync } from "node:fs";
 import { abortCommand } from "./commands/abort.js";
 import { type Command, commandHelp } from "./commands/command.js";
 import { sendCommand } from "./commands/send.js";
@@ -19,7 +21,14 @@ export const COMMANDS: readonly Command[] = [
 ];
 
 /** The one-line usage of `yiem`. */
-export const MAIN_USAGE = "yiem <send|watch|abort|workers> [arguments] [options]   (yiem --help)";
+export const MAIN_USAGE =
+  "yiem <send|watch|abort|workers> [arguments] [options]   (yiem --help, yiem --version)";
+
+/** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
+export function readVersion(): string {
+  const text = readFileSync(new URL("../package.json", import.meta.url), "utf8");
+  return String((JSON.parse(text) as { version?: unknown }).version ?? "unknown");
+}
 
 function mainHelp(): string {
   return [
@@ -28,7 +37,7 @@ function mainHelp(): string {
     ...COMMANDS.flatMap((c) => [`  ${c.usage}`, `      ${c.summary}`]),
     "",
     "Environment: REDIS_URL (default redis://127.0.0.1:6379), YIEM_PREFIX (default yiem).",
-    "Exit codes: 0 ok, 1 run ended with an error or aborted, 2 usage/setup error, 130 Ctrl-C.",
+    "Exit codes: 0 ok, 1 run ended with an error or aborted, 2 usage/setup error or unknown session, 130 Ctrl-C.",
   ].join("\n");
 }
 
@@ -48,9 +57,13 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       writeLine(io.stdout, topic ? commandHelp(findCommand(topic)) : mainHelp());
       return EXIT.ok;
     }
+    if (name === "--version" || name === "-v" || name === "version") {
+      writeLine(io.stdout, `yiem ${readVersion()}`);
+      return EXIT.ok;
+    }
     return await findCommand(name).run(rest, io);
   } catch (err) {
-    const { lines, exitCode } = describeFailure(err);
+    const { lines, exitCode } = await describeFailure(err);
     for (const line of lines) writeLine(io.stderr, line);
     return exitCode;
   }
@@ -73,7 +86,7 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-runCli(process.argv.slice(2)).then(exitAfterFlush, (err: unknown) => {
-  writeLine(process.stderr, describeFailure(err).lines.join("\n"));
+runCli(process.argv.slice(2)).then(exitAfterFlush, async (err: unknown) => {
+  writeLine(process.stderr, (await describeFailure(err)).lines.join("\n"));
   exitAfterFlush(EXIT.runFailed);
 });

@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentToolResult, MessageContent } from "@yiem/core";
+import type { AgentEvent, AgentToolResult, MessageContent } from "@yiem/core/client";
 import { createLiveLine, type LiveLine } from "./spinner.js";
 import { escapeControlChars } from "./terminalText.js";
 
@@ -15,6 +15,14 @@ export interface EventRenderer {
   handle(event: AgentEvent, origin?: EventOrigin): void;
   /** Prints a permanent line above the live lines. */
   print(line: string): void;
+  /** Writes display text (already escaped) as it comes, without ending its line. */
+  write(text: string): void;
+  /** Sets the status shown (on a TTY, with a spinner) while no call runs; none clears it. */
+  setStatus(status: string | undefined): void;
+  /** The workers running the calls shown, as far as their events told. */
+  workersInUse(): string[];
+  /** Tells which workers are alive: a call whose worker is not gets a "waiting for" line. */
+  checkWorkers(live: ReadonlySet<string>): void;
   /** Clears the live lines. */
   stop(): void;
 }
@@ -26,8 +34,16 @@ interface RunningCall {
   receivedAt: number;
   ts?: number;
   progress?: string;
+  /** The worker running it, as its events tell (raw: escape before printing). */
   workerId?: string;
+  /** Its worker, once found gone from the worker registry. */
+  stoppedWorker?: string;
+  /** The worker it ran on before it was retried on `workerId`. */
+  formerWorker?: string;
 }
+
+/** The status while the coordinator waits for the model's answer. */
+export const WAITING_FOR_MODEL = "waiting for the model…";
 
 /** Shortens text to one line of at most `max` characters. */
 export function oneLine(text: string, max = 80): string {
@@ -62,28 +78,62 @@ function took(call: RunningCall | undefined, origin: EventOrigin): string {
   return ` ${Date.now() - call.receivedAt} ms`;
 }
 
+/** The live line of a running call. */
 function callLine(call: RunningCall): string {
-  const progress = call.progress ? ` — ${call.progress}` : "";
-  return `${call.name}(${call.args})${onWorker(call.workerId)}${progress}`;
+  const shown = `${call.name}(${call.args})`;
+  if (call.stoppedWorker) {
+    const worker = escapeControlChars(call.stoppedWorker);
+    return `waiting for ${shown}: ${worker} stopped, another worker takes it over…`;
+  }
+  const progress = call.progress ? ` — ${call.progress}` : "…";
+  return `running ${shown}${onWorker(call.workerId)}${progress}`;
+}
+
+/** ` after worker-1 stopped`, for a call that another worker finished. */
+function afterStopped(call: RunningCall | undefined, finishedOn: string | undefined): string {
+  const before =
+    call?.workerId && finishedOn && call.workerId !== finishedOn
+      ? call.workerId
+      : call?.formerWorker;
+  return before ? ` after ${escapeControlChars(before)} stopped` : "";
+}
+
+/** Notes the worker of a call's latest event; a new worker means the call was retried there. */
+function followWorker(call: RunningCall, workerId: string | undefined): string[] {
+  if (!workerId || workerId === call.workerId) {
+    call.stoppedWorker = undefined; // it spoke again: alive after all
+    return [];
+  }
+  if (!call.workerId) {
+    call.workerId = workerId;
+    return [];
+  }
+  const line = `↻ ${call.name}(${call.args}) retried${onWorker(workerId)}${afterStopped(call, workerId)}`;
+  call.formerWorker = call.workerId;
+  call.workerId = workerId;
+  call.stoppedWorker = undefined;
+  return [line];
 }
 
 /**
- * Tracks running calls; each handler returns the permanent line the event calls for (only
- * a call's end on a TTY, also starts and progress elsewhere).
+ * Tracks running calls; each handler returns the permanent lines the event calls for (a
+ * call's end, its retry on another worker; on a TTY nothing else, elsewhere also starts and
+ * progress).
  */
 function createCallTracker(tty: boolean) {
   const running = new Map<string, RunningCall>();
   const start = (id: string, name: string, args: unknown, origin: EventOrigin) => {
     const call = { name: escapeControlChars(name), args: showText(JSON.stringify(args) ?? "", 50) };
     running.set(id, { ...call, receivedAt: Date.now(), ...origin });
-    return tty ? undefined : `→ ${call.name}(${call.args}) started`;
+    return tty ? [] : [`→ ${call.name}(${call.args}) started`];
   };
   const update = (id: string, partial: unknown, origin: EventOrigin) => {
     const call = running.get(id);
-    if (!call) return undefined;
+    if (!call) return [];
     call.progress = showProgress(partial);
-    call.workerId ??= origin.workerId;
-    return tty ? undefined : `  … ${call.name}${onWorker(call.workerId)} ${call.progress}`;
+    const lines = followWorker(call, origin.workerId);
+    if (!tty) lines.push(`  … ${call.name}${onWorker(call.workerId)} ${call.progress}`);
+    return lines;
   };
   const end = (
     id: string,
@@ -94,37 +144,92 @@ function createCallTracker(tty: boolean) {
   ) => {
     const call = running.get(id);
     running.delete(id);
-    const where = onWorker(call?.workerId ?? origin.workerId);
+    const finishedOn = origin.workerId ?? call?.workerId; // the end names the worker whose result it is
+    const where = `${onWorker(finishedOn)}${afterStopped(call, finishedOn)}`;
     const args = call ? `(${call.args})` : "";
     const shown = `${escapeControlChars(name)}${args}${where}${took(call, origin)}`;
-    return `${isError ? "✖" : "✔"} ${shown} — ${showText(contentText(result.content), 80)}`;
+    return [`${isError ? "✖" : "✔"} ${shown} — ${showText(contentText(result.content), 80)}`];
   };
-  const lineFor = (event: AgentEvent, origin: EventOrigin): string | undefined => {
+  const linesFor = (event: AgentEvent, origin: EventOrigin): string[] => {
     if (event.type === "toolExecStart")
       return start(event.toolCallId, event.toolName, event.arguments, origin);
     if (event.type === "toolExecUpdate")
       return update(event.toolCallId, event.partialResult, origin);
     if (event.type === "toolExecEnd")
       return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
-    return undefined;
+    return [];
   };
-  return { lineFor, liveLines: () => [...running.values()].map(callLine) };
+  /** Flags the calls whose worker is gone; returns a "waiting for" line for each. */
+  const checkWorkers = (live: ReadonlySet<string>) =>
+    [...running.values()].flatMap((call) => {
+      const worker = call.workerId;
+      if (!worker || call.stoppedWorker === worker || live.has(worker)) return [];
+      call.stoppedWorker = worker;
+      const shown = `${call.name}(${call.args})`;
+      return [
+        `… waiting for ${escapeControlChars(worker)}: it stopped while running ${shown}; the call goes to another worker once its lock expires`,
+      ];
+    });
+  const workersInUse = () =>
+    [...running.values()].flatMap((call) =>
+      call.workerId && call.stoppedWorker !== call.workerId ? [call.workerId] : [],
+    );
+  return {
+    linesFor,
+    checkWorkers,
+    workersInUse,
+    liveLines: () => [...running.values()].map(callLine),
+  };
+}
+
+/** The status an event leaves: the model is at work after a start, done once it answers. */
+function statusAfter(event: AgentEvent, status: string | undefined): string | undefined {
+  if (event.type === "agentStart" || event.type === "turnStart") return WAITING_FOR_MODEL;
+  if (event.type === "messageUpdate" || event.type === "agentEnd") return undefined;
+  if (event.type === "messageEnd" && event.message.role === "assistant") return undefined;
+  return status;
 }
 
 /**
  * Renders tool lifecycle events for a terminal: a spinner line per running call with its
  * latest progress (and worker), then one permanent line per finished call with ✔/✖, the
- * worker that ran it (as seen on its progress events), its duration (from the events'
- * publish times when they carry them) and the start of its result. Off a TTY, starts and
- * progress are printed as plain lines instead of a spinner.
+ * worker that ran it (after the one that stopped, when it was retried), its duration (from
+ * the events' publish times when they carry them) and the start of its result. A call that
+ * moves to another worker gets a ↻ line. While no call runs, a status line ("waiting for the
+ * model…", or what `setStatus` set) spins instead. Off a TTY, starts and progress are printed
+ * as plain lines instead of a spinner, and no status is shown.
  */
 export function createEventRenderer(out: NodeJS.WriteStream = process.stdout): EventRenderer {
   const live: LiveLine = createLiveLine(out);
   const calls = createCallTracker(out.isTTY === true);
-  const handle = (event: AgentEvent, origin: EventOrigin = {}) => {
-    const line = calls.lineFor(event, { workerId: origin.workerId, ts: origin.ts });
-    live.set(calls.liveLines()); // first, so a finished call's spinner line is gone before its line
-    if (line !== undefined) live.print(line);
+  let status: string | undefined;
+  const refresh = () => {
+    const lines = calls.liveLines();
+    live.set(lines.length > 0 || !status ? lines : [status]);
   };
-  return { handle, print: (line) => live.print(line), stop: () => live.stop() };
+  const printAll = (lines: string[]) => {
+    for (const line of lines) live.print(line);
+  };
+  const handle = (event: AgentEvent, origin: EventOrigin = {}) => {
+    const lines = calls.linesFor(event, { workerId: origin.workerId, ts: origin.ts });
+    status = statusAfter(event, status);
+    refresh(); // first, so a finished call's spinner line is gone before its line
+    printAll(lines);
+  };
+  return {
+    handle,
+    print: (line) => live.print(line),
+    write: (text) => live.write(text),
+    setStatus(next) {
+      status = next;
+      refresh();
+    },
+    workersInUse: () => calls.workersInUse(),
+    checkWorkers(liveWorkers) {
+      const lines = calls.checkWorkers(liveWorkers);
+      refresh();
+      printAll(lines);
+    },
+    stop: () => live.stop(),
+  };
 }

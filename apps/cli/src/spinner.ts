@@ -6,6 +6,11 @@ export interface LiveLine {
   set(lines: string[]): void;
   /** Prints a permanent line above the live lines. */
   print(line: string): void;
+  /**
+   * Writes text as it comes (a streamed answer) above the live lines, without ending its
+   * line: the next permanent line or live line starts on a line of its own.
+   */
+  write(text: string): void;
   /** Clears the live lines and stops redrawing. */
   stop(): void;
 }
@@ -19,6 +24,11 @@ export function createLiveLine(stream: NodeJS.WriteStream = process.stdout): Liv
   let lines: string[] = [];
   let drawn = 0;
   let frame = 0;
+  let openText = false; // the last text written has no newline yet
+  const endText = () => {
+    if (openText) stream.write("\n");
+    openText = false;
+  };
   const clear = () => {
     if (!tty || drawn === 0) return;
     stream.write(`\x1b[${drawn}A\x1b[0J`);
@@ -27,6 +37,7 @@ export function createLiveLine(stream: NodeJS.WriteStream = process.stdout): Liv
   const draw = () => {
     if (!tty) return;
     clear();
+    if (lines.length > 0) endText();
     const spinner = FRAMES[frame++ % FRAMES.length];
     for (const line of lines) stream.write(`${spinner} ${line}\n`);
     drawn = lines.length;
@@ -40,12 +51,21 @@ export function createLiveLine(stream: NodeJS.WriteStream = process.stdout): Liv
     },
     print(line) {
       clear();
+      endText();
       stream.write(`${line}\n`);
+      draw();
+    },
+    write(text) {
+      if (!text) return;
+      clear();
+      stream.write(text);
+      openText = !text.endsWith("\n");
       draw();
     },
     stop() {
       if (timer) clearInterval(timer);
       clear();
+      endText();
       lines = [];
     },
   };

@@ -9,6 +9,7 @@ import {
   chooseAdminHost,
   createLogger,
   createOpenAILlmCall,
+  describeStartFailure,
   onShutdownSignal,
   readClusterConfig,
   startCoordinator,
@@ -16,6 +17,7 @@ import {
   ToolStore,
 } from "@yiem/core";
 import { loadBuiltinAndExtraTools } from "@yiem/tools";
+import { warnIfNoApiKey } from "./apiKeyWarning.js";
 
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
   const adminHost = chooseAdminHost(config.adminHost, credentials !== undefined);
   const log = createLogger("coordinator", config.logLevel);
+  warnIfNoApiKey(config, log);
   const toolStore = new ToolStore({ name: "coordinator" });
   for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
     log.warn(failure, "tool file skipped");
@@ -82,6 +85,6 @@ function isLoopback(host: string): boolean {
 }
 
 main().catch((err: unknown) => {
-  console.error(`coordinator failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`coordinator failed to start: ${describeStartFailure(err, "PORT")}`);
   process.exit(1);
 });

@@ -2,10 +2,12 @@
 /**
  * The tool worker process: reads the configuration, loads the tools, serves the tool
  * queues of `YIEM_QUEUES` with `WORKER_CONCURRENCY` calls at once, and on SIGTERM / SIGINT
- * drains its running calls before exiting. Scale by starting more of them.
+ * drains its running calls before exiting. With `WORKER_PORT`, serves `/healthz` and
+ * `/metrics` there. Scale by starting more of them.
  */
 import {
   createLogger,
+  describeStartFailure,
   onShutdownSignal,
   readClusterConfig,
   startToolWorker,
@@ -32,19 +34,26 @@ async function main(): Promise<void> {
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     logger: log,
+    port: config.workerPort,
+    host: config.workerHost,
   });
   log.info(
-    { workerId: worker.workerId, queues: config.queues, tools: [...toolStore.tools.keys()] },
+    {
+      workerId: worker.workerId,
+      queues: config.queues,
+      tools: [...toolStore.tools.keys()],
+      ...(worker.url ? { url: worker.url } : {}),
+    },
     "tool worker ready",
   );
-  // Running calls drain for up to the grace period; a call still running then is re-run
+  // Running calls drain for up to YIEM_WORKER_DRAIN_MS; a call still running then is re-run
   // elsewhere (as after a crash), within its tool's retries.
   onShutdownSignal(log, () => worker.close().finally(() => tracing?.shutdown()), {
-    deadlineMs: config.shutdownGraceMs,
+    deadlineMs: config.workerDrainMs,
   });
 }
 
 main().catch((err: unknown) => {
-  console.error(`tool worker failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`tool worker failed to start: ${describeStartFailure(err, "WORKER_PORT")}`);
   process.exit(1);
 });

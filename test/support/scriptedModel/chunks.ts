@@ -25,7 +25,7 @@ export function textChunks(ctx: ResponseContext, reply: TextReply): object[] {
   if (reply.thinking) {
     for (const piece of splitInto(reply.thinking, 3)) deltas.push({ reasoning_content: piece });
   }
-  for (const piece of splitInto(reply.text, 4)) deltas.push({ content: piece });
+  for (const piece of splitInto(reply.text, reply.textChunks ?? 4)) deltas.push({ content: piece });
   return finishChunks(ctx, deltas, reply.finishReason ?? "stop", outputText(reply, []));
 }
 

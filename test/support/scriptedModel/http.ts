@@ -41,15 +41,26 @@ export function sendError(
   sendJson(res, status, { error: { message, type: errorType(status), code } }, headers);
 }
 
-/** Sends chunks as Server-Sent Events (`data: {...}\n\n`), then `data: [DONE]`. */
-export function sendSse(res: ServerResponse, chunks: readonly object[]): void {
+/**
+ * Sends chunks as Server-Sent Events (`data: {...}\n\n`), then `data: [DONE]`; with
+ * `chunkDelayMs`, waits that long before each chunk after the first (stops if the client leaves).
+ */
+export async function sendSse(
+  res: ServerResponse,
+  chunks: readonly object[],
+  chunkDelayMs = 0,
+): Promise<void> {
   if (res.destroyed || res.writableEnded) return;
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
     connection: "keep-alive",
   });
-  for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  for (const [index, chunk] of chunks.entries()) {
+    if (chunkDelayMs > 0 && index > 0) await waitOrClose(res, chunkDelayMs);
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
   res.end("data: [DONE]\n\n");
 }
 

@@ -7,7 +7,8 @@ export type ScriptedToolCall = {
 
 /**
  * One scripted answer.
- * - `text`: an answer, with optional reasoning (sent as `reasoning_content`).
+ * - `text`: an answer, with optional reasoning (sent as `reasoning_content`); streamed, its
+ *   text goes out in `textChunks` deltas (default 4), `chunkDelayMs` apart (default 0).
  * - `toolCalls`: parallel tool calls; `argumentChunks` splits each call's arguments into that
  *   many deltas when streaming.
  * - `httpError`: an HTTP error with OpenAI's `{error: {message, type, code}}` body.
@@ -22,6 +23,8 @@ export type ScriptedReply =
       thinking?: string;
       delayMs?: number;
       finishReason?: "stop" | "length";
+      textChunks?: number;
+      chunkDelayMs?: number;
     }
   | {
       kind: "toolCalls";

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { withCluster } from "../cluster.js";
+import { expectKnownSession, withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
 import { type Command, commandHelp, expectPositionals, parseOrUsage } from "./command.js";
@@ -10,7 +10,7 @@ const USAGE = "yiem abort SESSION";
 export const abortCommand: Command = {
   name: "abort",
   summary:
-    "Aborts the session's current run: its running tool calls get their abort signal, waiting ones are dropped, and the run ends with stopReason aborted.",
+    "Aborts the session's current run: its running tool calls get their abort signal, waiting ones are dropped, and the run ends with stopReason aborted. Exit code 2 for an unknown session.",
   usage: USAGE,
   options: [],
   async run(args, io) {
@@ -29,7 +29,10 @@ export const abortCommand: Command = {
       return EXIT.ok;
     }
     const [sessionId = ""] = expectPositionals(USAGE, positionals, ["SESSION"]);
-    await withCluster(io.env, ({ client }) => client.abort(sessionId));
+    await withCluster(io.env, async ({ client }) => {
+      await expectKnownSession(client, sessionId);
+      await client.abort(sessionId);
+    });
     writeLine(
       io.stdout,
       `Abort sent to session ${sessionId}: its current run (if any) ends aborted.`,

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import type { AgentEndEvent, AssistantMessage, BusEvent } from "@yiem/core";
+import type { AgentEndEvent, AssistantMessage, BusEvent } from "@yiem/core/client";
 import { type ClusterSession, probeSession, withCluster } from "../cluster.js";
 import { EXIT, UsageError } from "../errors.js";
 import { type CliIo, parseSeconds, writeLine } from "../io.js";
 import { type BusPrinter, createBusPrinter, isFailedRun, responseLines } from "../output.js";
 import { formatJsonLine } from "../terminalText.js";
+import { watchWorkers } from "../workerWatch.js";
 import { type Command, commandHelp, parseOrUsage } from "./command.js";
 import { startRunGuard } from "./runGuard.js";
 
@@ -59,7 +60,10 @@ function isEndOf(event: BusEvent, runId: string): event is BusEvent & AgentEndEv
   );
 }
 
-/** Prints the run's events after `baseline` until its `agentEnd`; resolves with its response. */
+/**
+ * Prints the run's events after `baseline` until its `agentEnd`, and names a worker that
+ * stops mid-call; resolves with its response.
+ */
 async function followRun(
   { client, config }: ClusterSession,
   run: FollowedRun,
@@ -68,6 +72,11 @@ async function followRun(
 ): Promise<AssistantMessage> {
   const isHeld = async () => (await probeSession(config, run.sessionId)).held;
   const guard = startRunGuard({ ...options, sessionId: run.sessionId, isHeld });
+  const stopWatchingWorkers = watchWorkers({
+    list: () => client.workers(),
+    inUse: () => printer.workersInUse(),
+    report: (live) => printer.checkWorkers(live),
+  });
   try {
     const events = client.events(run.sessionId, {
       fromStart: true, // with `baseline`: nothing published after the send can be missed
@@ -78,18 +87,28 @@ async function followRun(
     for await (const event of events) {
       if (event.seq <= run.baseline) continue;
       guard.sawEvent();
-      if (options.followUp && event.runId !== run.runId) continue; // the run before ours
+      if (options.followUp && event.runId !== run.runId) {
+        printer.status("waiting for the session's current run to end…"); // the run before ours
+        continue;
+      }
       printer.event(event);
       if (isEndOf(event, run.runId)) return event.response;
     }
     throw guard.failure();
   } finally {
+    stopWatchingWorkers();
     guard.dispose();
   }
 }
 
-function printResult(io: CliIo, sessionId: string, response: AssistantMessage, ms: number): void {
-  for (const line of responseLines(response, ms)) writeLine(io.stdout, line);
+function printResult(
+  io: CliIo,
+  sessionId: string,
+  response: AssistantMessage,
+  ms: number,
+  shown: boolean,
+): void {
+  for (const line of responseLines(response, ms, shown)) writeLine(io.stdout, line);
   writeLine(io.stdout, `session ${sessionId}  (follow up: yiem send --session ${sessionId} "…")`);
 }
 
@@ -108,9 +127,10 @@ async function sendAndFollow(
   const run = { sessionId, runId, baseline };
   const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
   printer.print(`session ${sessionId}`);
+  printer.status("waiting for a coordinator…");
   const response = await followRun(cluster, run, options, printer).finally(() => printer.stop());
   if (options.json) writeLine(io.stdout, formatJsonLine({ type: "response", ...run, response }));
-  else printResult(io, sessionId, response, Date.now() - started);
+  else printResult(io, sessionId, response, Date.now() - started, printer.answerShown(response));
   return isFailedRun(response) ? EXIT.runFailed : EXIT.ok;
 }
 
@@ -118,7 +138,7 @@ async function sendAndFollow(
 export const sendCommand: Command = {
   name: "send",
   summary:
-    "Sends a message to a session (a new one by default), shows each tool call live (progress, worker, duration) and prints the answer. Exit code 1 when the run ends with an error or is aborted.",
+    "Sends a message to a session (a new one by default), shows each tool call live (progress, worker, duration; a worker that stops mid-call is named) and the answer as the model writes it. Exit code 1 when the run ends with an error or is aborted.",
   usage: USAGE,
   options: [
     "  -s, --session ID   send to this session (default: a new one; its id is printed)",

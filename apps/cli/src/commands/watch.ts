@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
-import { type ClusterSession, probeSession, withCluster } from "../cluster.js";
+import { type ClusterSession, expectKnownSession, probeSession, withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { type CliIo, interruptSignal, writeLine } from "../io.js";
 import { createBusPrinter } from "../output.js";
+import { watchWorkers } from "../workerWatch.js";
 import { type Command, commandHelp, expectPositionals, parseOrUsage } from "./command.js";
 
 const USAGE = "yiem watch SESSION [--from-start] [--json]";
@@ -27,14 +28,21 @@ async function watchSession(
 ): Promise<number> {
   const { sessionId, fromStart, json } = options;
   const { latestSeq: seen } = await probeSession(cluster.config, sessionId); // fails fast when Redis is away
+  await expectKnownSession(cluster.client, sessionId);
+  const interrupt = interruptSignal(); // before the line that says Ctrl-C stops it
   const printer = createBusPrinter({ json, out: io.stdout, runEvents: true });
   const replay = fromStart ? ", replaying them" : "";
   printer.print(`watching session ${sessionId} (${seen} events so far${replay}; Ctrl-C to stop)`);
-  const interrupt = interruptSignal();
+  const stopWatchingWorkers = watchWorkers({
+    list: () => cluster.client.workers(),
+    inUse: () => printer.workersInUse(),
+    report: (live) => printer.checkWorkers(live),
+  });
   try {
     const events = cluster.client.events(sessionId, { fromStart, signal: interrupt.signal });
     for await (const event of events) printer.event(event);
   } finally {
+    stopWatchingWorkers();
     printer.stop();
     interrupt.dispose();
   }
@@ -45,7 +53,7 @@ async function watchSession(
 export const watchCommand: Command = {
   name: "watch",
   summary:
-    "Prints a session's events as they come (tool calls live, user input, answers), until Ctrl-C.",
+    "Prints a session's events as they come (tool calls live, user input, answers as the model writes them), until Ctrl-C. Exit code 2 for an unknown session.",
   usage: USAGE,
   options: [
     "      --from-start   replay the session's stored events first",

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { WorkerInfo } from "@yiem/core";
+import type { WorkerInfo } from "@yiem/core/client";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";

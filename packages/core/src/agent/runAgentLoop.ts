@@ -97,8 +97,11 @@ async function callModelUntraced(
   deps: AgentLoopDeps,
   request: LlmRequest,
 ): Promise<AssistantMessage> {
+  // Streamed answer text goes out as it comes; the `messageEnd` after it carries all of it.
+  const onTextDelta = (delta: string) =>
+    void emitSafely(deps.emit, { type: "messageUpdate", delta });
   try {
-    const response = await deps.llmCall(request, deps.signal);
+    const response = await deps.llmCall(request, deps.signal, { onTextDelta });
     const content = Array.isArray(response.content) ? response.content : [];
     const calls = normalizeToolCallBlocks(content, deps.limits);
     const rest = content.filter((block) => block.type === "text" || block.type === "thinking");

@@ -1,13 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { ConfigError } from "./clusterConfig.js";
+import { closeServer, listenOn } from "./httpListen.js";
 import type { CoordinatorMetrics } from "./metrics.js";
+import type { Readiness } from "./readiness.js";
 
 /** Options of `startAdminServer`. */
 export interface AdminServerOptions {
@@ -19,6 +20,8 @@ export interface AdminServerOptions {
   metrics: CoordinatorMetrics;
   /** Extra facts for `/healthz`. */
   health: () => Record<string, unknown>;
+  /** `/readyz`: whether the coordinator can take work (it answers within its own deadline). */
+  readiness: () => Promise<Readiness>;
   /** Basic auth for Bull Board: set both or neither (one alone is refused). */
   adminUser?: string;
   adminPassword?: string;
@@ -161,12 +164,15 @@ function localUrlOf(host: string, port: number): string {
 
 /**
  * Serves the coordinator's HTTP side: Bull Board at `/admin/queues` (every queue; basic auth
- * when configured), `/healthz` and `/metrics` (Prometheus). Without credentials it listens on
+ * when configured), `/healthz` (liveness: 200 while the process runs), `/readyz` (200 `ready`,
+ * or 503 with a one-line reason) and `/metrics` (Prometheus; answers within about half a
+ * second whatever Redis does, with the last queue depths). Without credentials it listens on
  * `127.0.0.1` unless `host` says otherwise; with them, on every interface unless `host` says
  * otherwise. Credentials are compared in constant time.
  *
  * Never starts with half-set credentials: throws `AdminCredentialsError` (see
- * `checkAdminCredentials`) before listening.
+ * `checkAdminCredentials`) before listening. Rejects with `PortInUseError` when the port is
+ * taken.
  */
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServerHandle> {
   const credentials = checkAdminCredentials(options.adminUser, options.adminPassword);
@@ -176,24 +182,20 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok", ...options.health() });
   });
+  app.get("/readyz", async (_req, res) => {
+    const readiness = await options.readiness();
+    res.type("text/plain").set("Cache-Control", "no-store");
+    if (readiness.ready) res.send("ready\n");
+    else res.status(503).send(`${readiness.reason}\n`);
+  });
   app.get("/metrics", async (_req, res) => {
-    await options.metrics.collectQueueDepths(options.queues()).catch(() => undefined);
+    await options.metrics.collectQueueDepths(options.queues());
     res
       .set("Content-Type", options.metrics.registry.contentType)
       .send(await options.metrics.registry.metrics());
   });
   mountBullBoard(app, options, credentials);
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(options.port, host, () => resolve(s));
-    s.once("error", reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: localUrlOf(host, port),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const server = createServer(app);
+  const port = await listenOn(server, options.port, host);
+  return { url: localUrlOf(host, port), close: () => closeServer(server) };
 }

@@ -4,6 +4,10 @@ import type { AgentEvent } from "../types/index.js";
  * An agent event as it travels on the bus: the event plus its session, the run it belongs to,
  * a per-session sequence number (1, 2, 3…, no gaps), the worker that produced it when a worker
  * did, and the publish time. `agentEnd` also lists the input ids its response answers.
+ *
+ * A live event (`live: true`, the streamed text of `messageUpdate`) is only published, never
+ * stored: it takes no number of its own, and its `seq` is that of the stored event it follows,
+ * so replays have no gaps and a reader that numbers events must skip it.
  */
 export type BusEvent = AgentEvent & {
   sessionId: string;
@@ -12,6 +16,7 @@ export type BusEvent = AgentEvent & {
   ts: number;
   workerId?: string;
   inputIds?: string[];
+  live?: true;
 };
 
 /** Where an event comes from: everything of `BusEvent` but the event and `seq`. */

@@ -14,6 +14,10 @@ export interface ClusterConfig {
   toolsDir: string | undefined;
   /** `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics). */
   port: number;
+  /** `WORKER_PORT`: a tool worker's HTTP port (`/healthz`, `/metrics`); unset means none. */
+  workerPort: number | undefined;
+  /** `WORKER_HOST`: the address a worker's HTTP side listens on. Default `127.0.0.1`. */
+  workerHost: string | undefined;
   /** `WORKER_CONCURRENCY`: tool calls one worker runs at once. */
   workerConcurrency: number;
   /** `YIEM_QUEUES`: the tool queues a worker takes, comma-separated. */
@@ -40,11 +44,10 @@ export interface ClusterConfig {
   /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
   lockDurationMs: number;
   stalledIntervalMs: number;
-  /**
-   * `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before
-   * handing them over, and how long a stopping worker lets running calls drain.
-   */
+  /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
   shutdownGraceMs: number;
+  /** `YIEM_WORKER_DRAIN_MS`: how long a stopping worker lets running calls finish before it exits. */
+  workerDrainMs: number;
   /** `YIEM_MAX_TOOL_CALLS` / `YIEM_MAX_ARGUMENT_BYTES`: caps on one model message's tool calls. */
   maxToolCalls: number;
   maxArgumentBytes: number;
@@ -71,6 +74,10 @@ function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   return value;
 }
 
+function readOptionalInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  return env[name]?.trim() ? readInt(env, name, 0) : undefined;
+}
+
 function readString(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name]?.trim();
   return raw ? raw : undefined;
@@ -92,6 +99,8 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     model: readString(env, "YIEM_MODEL") ?? "gpt-4o-mini",
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
     port: readInt(env, "PORT", 3000),
+    workerPort: readOptionalInt(env, "WORKER_PORT"),
+    workerHost: readString(env, "WORKER_HOST"),
     workerConcurrency: readInt(env, "WORKER_CONCURRENCY", 16),
     queues: queues.filter((q) => q !== ""),
     coordinatorConcurrency: readInt(env, "YIEM_COORDINATOR_CONCURRENCY", 64),
@@ -104,6 +113,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),
     shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", 10_000),
+    workerDrainMs: readInt(env, "YIEM_WORKER_DRAIN_MS", 30_000),
     maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", 64),
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
     maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", 1024 * 1024),

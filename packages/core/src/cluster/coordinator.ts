@@ -26,12 +26,20 @@ import { JobLocks } from "./jobLocks.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { createCoordinatorMetrics } from "./metrics.js";
-import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
+import { checkReadiness, type Readiness } from "./readiness.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  type RedisTarget,
+} from "./redisConnection.js";
+import { isConnectionError, type RedisWatch, watchRedis } from "./redisWatch.js";
 import { ResultWaiter } from "./resultWaiter.js";
 import { RunSlots } from "./runSlots.js";
 import type { SessionRunnerDeps } from "./sessionRunner.js";
 import { SessionStore } from "./sessionStore.js";
 import { SessionTasks } from "./sessionTasks.js";
+import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "./toolLimits.js";
 
 /** Options of `startCoordinator`. */
 export interface CoordinatorOptions {
@@ -74,6 +82,11 @@ export interface CoordinatorHandle {
   queues(): Queue[];
   /** Sessions held right now. */
   heldSessions(): number;
+  /**
+   * Whether this coordinator can take work: Redis answers a PING and the coordinator queue's
+   * counts can be read, within 1 s (see `checkReadiness`). Never throws.
+   */
+  readiness(): Promise<Readiness>;
   /** The HTTP server's base URL when `port` was given. */
   url?: string;
   /**
@@ -143,10 +156,15 @@ function listenForAborts(
   });
 }
 
+/** What `/readyz` says while the coordinator is still connecting to Redis. */
+const STARTING: Readiness = { ready: false, reason: "starting: connecting to redis" };
+
 /**
  * Starts a coordinator (see `startCoordinatorRuntime` below for what it does) and, when
- * `port` is given, its HTTP side: Bull Board at `/admin/queues` with every queue, `/healthz`
- * and Prometheus `/metrics` (tool calls by tool and outcome, durations, queue depths, LLM latency).
+ * `port` is given, its HTTP side: Bull Board at `/admin/queues` with every queue, `/healthz`,
+ * `/readyz` and Prometheus `/metrics` (tool calls by tool and outcome, durations, queue depths,
+ * LLM latency, process metrics). The HTTP side listens before Redis is reached, so a port in
+ * use fails the start (`PortInUseError`) before the coordinator takes any work.
  *
  * @example
  * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore, port: 3000 });
@@ -160,21 +178,32 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     metrics.observe(event);
     options.observe?.(event);
   };
-  const runtime = await startCoordinatorRuntime({
-    ...options,
-    llmCall: metrics.timeLlmCall(options.llmCall),
-    observe,
-  });
+  // Listen first: a port in use fails the start before any session is taken.
+  let runtime: CoordinatorHandle | undefined;
   const admin = await startAdminServer({
     port: options.port,
-    queues: () => runtime.queues(),
+    queues: () => runtime?.queues() ?? [],
     metrics,
-    health: () => ({ coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }),
+    health: () =>
+      runtime
+        ? { coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }
+        : { starting: true },
+    readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
     adminUser: options.admin?.user,
     adminPassword: options.admin?.password,
     host: options.admin?.host,
     readOnly: options.admin?.readOnly,
   });
+  try {
+    runtime = await startCoordinatorRuntime({
+      ...options,
+      llmCall: metrics.timeLlmCall(options.llmCall),
+      observe,
+    });
+  } catch (err) {
+    await admin.close();
+    throw err;
+  }
   return {
     ...runtime,
     url: admin.url,
@@ -200,6 +229,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   const keys = clusterKeys(options.prefix ?? "yiem");
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
   const log = options.logger ?? silentLogger;
+  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
   const coordinatorId = options.coordinatorId ?? `${hostname()}-${process.pid}`;
   const ctx: CoordinatorContext = {
     keys,
@@ -215,11 +245,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
   const subscriber = await subscribeToChannels(ctx, tasks, answers, log);
-  const queueNames = new Set([
-    undefined,
-    ...[...options.toolStore.tools.values()].map((t) => t.queue),
-  ]);
-  await Promise.all([...queueNames].map((name) => deps.queueFor(name)));
+  await openToolQueues(options.toolStore, deps.queueFor);
   const coordinatorQueue = new Queue(COORDINATOR_QUEUE, {
     connection: command,
     prefix: keys.bullPrefix,
@@ -234,7 +260,10 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     name: coordinatorId,
   });
-  worker.on("error", (err) => log.warn({ err: err.message }, "coordinator queue error"));
+  // Outages are logged once by the watch; BullMQ repeats them on every retry.
+  worker.on("error", (err) =>
+    log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message }, "coordinator queue error"),
+  );
   await worker.waitUntilReady();
   await worker.startStalledCheckTimer();
   const locks = new JobLocks(worker, lockDurationMs, log);
@@ -266,10 +295,12 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     subscriber,
     coordinatorQueue,
     log,
+    watch,
   };
   return {
     coordinatorId,
     heldSessions: () => tasks.held.size,
+    readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, ...ctx.readyQueues],
     close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
   };
@@ -287,6 +318,22 @@ interface RuntimeParts {
   subscriber: Redis;
   coordinatorQueue: Queue;
   log: Logger;
+  watch: RedisWatch;
+}
+
+/**
+ * Opens the tool queues the store's tools go to (the default one too), and sets the limits
+ * of limited tools on theirs (`applyToolLimits`).
+ */
+async function openToolQueues(
+  toolStore: ToolStore,
+  queueFor: (queue: string | undefined) => Promise<Queue>,
+): Promise<void> {
+  const tools = [...toolStore.tools.values()];
+  const names = new Set([undefined, ...tools.map(remoteQueueOf)]);
+  await Promise.all([...names].map((name) => queueFor(name)));
+  for (const [name, tool] of limitedToolQueues(tools))
+    await applyToolLimits(await queueFor(name), tool);
 }
 
 /** What every session this coordinator runs gets from it. */
@@ -353,6 +400,7 @@ async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<v
   parts.locks.stop();
   parts.answers.close();
   await parts.worker.close();
+  parts.watch.stop();
   parts.subscriber.disconnect();
   await ctx.waiter.close();
   await Promise.all([parts.coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Worker } from "bullmq";
 import type { Logger } from "./logger.js";
+import { isConnectionError } from "./redisWatch.js";
 import type { RunSlots, Slot } from "./runSlots.js";
 
 /** What the intake loop needs. */
@@ -34,7 +35,12 @@ async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Pro
     job = await options.worker.getNextJob(token, { block });
   } catch (err) {
     slot.release();
-    options.log.warn({ err: (err as Error).message }, "could not fetch coordinator jobs; retrying");
+    // An outage is logged once by the Redis watch, not once per retry here.
+    const level = isConnectionError(err) ? "debug" : "warn";
+    options.log[level](
+      { err: (err as Error).message },
+      "could not fetch coordinator jobs; retrying",
+    );
     await sleep(1000);
     return false;
   }

@@ -18,6 +18,15 @@ redis.call('PUBLISH', ARGV[1], msg)
 return seq
 `;
 
+// A live event is published only; it carries the number of the latest stored event, read in
+// the same script, so a reader can tell whether it is in step with the stored events.
+const PUBLISH_LIVE_EVENT = `
+local seq = tonumber(redis.call('GET', KEYS[1]) or '0')
+local msg = '{"seq":' .. seq .. ',"live":true,' .. string.sub(ARGV[2], 2)
+redis.call('PUBLISH', ARGV[1], msg)
+return seq
+`;
+
 type PublishingRedis = Redis & {
   yiemPublishEvent(
     seqKey: string,
@@ -26,12 +35,16 @@ type PublishingRedis = Redis & {
     payload: string,
     maxLen: number,
   ): Promise<number>;
+  yiemPublishLiveEvent(seqKey: string, channel: string, payload: string): Promise<number>;
 };
 
 function withPublishScript(redis: Redis): PublishingRedis {
   const scripted = redis as PublishingRedis;
   if (typeof scripted.yiemPublishEvent !== "function") {
     redis.defineCommand("yiemPublishEvent", { numberOfKeys: 2, lua: PUBLISH_EVENT });
+  }
+  if (typeof scripted.yiemPublishLiveEvent !== "function") {
+    redis.defineCommand("yiemPublishLiveEvent", { numberOfKeys: 1, lua: PUBLISH_LIVE_EVENT });
   }
   return scripted;
 }
@@ -56,6 +69,27 @@ export async function publishEvent(
     keys.eventChannel(sessionId),
     payload,
     maxLen,
+  );
+}
+
+/**
+ * Publishes a live-only event (`messageUpdate`) on `<prefix>:events:<sessionId>`: not stored,
+ * not numbered. It goes out with `live: true` and the sequence number of the session's latest
+ * stored event, so `streamSessionEvents` passes it on only in its place. Returns that number.
+ * Throws only when Redis fails.
+ */
+export async function publishLiveEvent(
+  redis: Redis,
+  keys: ClusterKeys,
+  origin: EventOrigin,
+  event: AgentEvent,
+): Promise<number> {
+  const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
+  const { sessionId } = origin;
+  return withPublishScript(redis).yiemPublishLiveEvent(
+    keys.seq(sessionId),
+    keys.eventChannel(sessionId),
+    payload,
   );
 }
 
@@ -98,6 +132,8 @@ export async function latestSeq(
 export interface EventPublisher {
   /** Sends the event to Redis and returns at once. Never throws; a failed publish is dropped. */
   emit(event: AgentEvent, extra?: Partial<EventOrigin>): Promise<void>;
+  /** The same for a live-only event (see `publishLiveEvent`), in order with the others. */
+  emitLive(event: AgentEvent): Promise<void>;
   /** Resolves once every event sent so far has been published (or has failed). */
   flush(): Promise<void>;
 }
@@ -114,12 +150,19 @@ export function createEventPublisher(
   origin: EventOrigin,
 ): EventPublisher {
   const pending = new Set<Promise<unknown>>();
+  const track = (sent: Promise<unknown>) => {
+    pending.add(sent);
+    void sent.finally(() => pending.delete(sent));
+    return Promise.resolve();
+  };
   return {
     emit(event, extra = {}) {
-      const sent = publishEvent(redis, keys, { ...origin, ...extra }, event).catch(() => undefined);
-      pending.add(sent);
-      void sent.finally(() => pending.delete(sent));
-      return Promise.resolve();
+      return track(
+        publishEvent(redis, keys, { ...origin, ...extra }, event).catch(() => undefined),
+      );
+    },
+    emitLive(event) {
+      return track(publishLiveEvent(redis, keys, origin, event).catch(() => undefined));
     },
     async flush() {
       await Promise.all(pending);

@@ -1,7 +1,8 @@
 import type { Queue } from "bullmq";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
 import type { AgentEvent, LlmCall, ToolExecEndEvent } from "../types/index.js";
+import { createQueueDepths } from "./queueDepths.js";
 
 /** The coordinator's Prometheus metrics and the hooks that feed them. */
 export interface CoordinatorMetrics {
@@ -13,7 +14,11 @@ export interface CoordinatorMetrics {
   observe(event: AgentEvent): void;
   /** Wraps an `LlmCall` to time it and count its outcomes. */
   timeLlmCall(llmCall: LlmCall): LlmCall;
-  /** Sets the queue depth gauges (called before each scrape). */
+  /**
+   * Refreshes the queue depth gauges (called before each scrape). Resolves within 500 ms
+   * whatever Redis does, never rejects: without an answer the last depths stay, and
+   * `yiem_queue_jobs_age_seconds` says how old they are.
+   */
   collectQueueDepths(queues: Queue[]): Promise<void>;
 }
 
@@ -42,7 +47,8 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
 
 /**
  * Creates the metrics: `yiem_tool_calls_total{tool,outcome}`, `yiem_tool_call_duration_seconds{tool}`,
- * `yiem_llm_call_duration_seconds{outcome}`, `yiem_queue_jobs{queue,state}`.
+ * `yiem_llm_call_duration_seconds{outcome}`, `yiem_queue_jobs{queue,state}` with
+ * `yiem_queue_jobs_age_seconds`, and prom-client's default metrics (event-loop lag, heap, GC, …).
  *
  * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
  * invented, so a model cannot grow the number of series (or `/metrics`) by naming tools.
@@ -70,12 +76,8 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     buckets: [0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],
     registers: [registry],
   });
-  const depth = new Gauge({
-    name: "yiem_queue_jobs",
-    help: "Jobs per queue and state",
-    labelNames: ["queue", "state"],
-    registers: [registry],
-  });
+  const depths = createQueueDepths({ registry });
+  collectDefaultMetrics({ register: registry });
   const started = new Map<string, number>();
   return {
     registry,
@@ -89,9 +91,9 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
       if (since !== undefined) durations.observe({ tool }, (performance.now() - since) / 1000);
     },
     timeLlmCall(llmCall) {
-      return async (request, signal) => {
+      return async (request, signal, callOptions) => {
         const stop = llm.startTimer();
-        const response = await llmCall(request, signal);
+        const response = await llmCall(request, signal, callOptions);
         stop({
           outcome:
             response.stopReason === "error"
@@ -103,18 +105,6 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
         return response;
       };
     },
-    async collectQueueDepths(queues) {
-      for (const queue of queues) {
-        const counts = await queue.getJobCounts(
-          "waiting",
-          "active",
-          "delayed",
-          "failed",
-          "completed",
-        );
-        for (const [state, count] of Object.entries(counts))
-          depth.set({ queue: queue.name, state }, count);
-      }
-    },
+    collectQueueDepths: (queues) => depths.refresh(queues),
   };
 }

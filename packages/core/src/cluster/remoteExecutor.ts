@@ -8,6 +8,7 @@ import type { ExecutedOutcome, PreparedToolCall, ToolExecutor } from "../types/i
 import { LeaseLostError } from "./errors.js";
 import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
 import { ABORTED_JOB_REASON, TOOL_JOB_RETENTION, type ToolJobData, toolJobId } from "./toolJobs.js";
+import { remoteQueueOf } from "./toolLimits.js";
 
 /** What a remote executor needs: where the run belongs and how to reach the tool queues. */
 export interface RemoteExecutorOptions {
@@ -77,7 +78,7 @@ function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
 
 /**
  * The cluster's `ToolExecutor`. Calls of a parallel batch, and every call of a tool with an
- * explicit `queue`, become jobs on the tool queues; other calls (sequential batches) run in
+ * explicit `queue` or a cluster-wide limit (`remoteQueueOf`), become jobs on the tool queues; other calls (sequential batches) run in
  * this process. Job ids derive from session, run and call id, so a re-dispatch after a crash
  * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
  * error results.
@@ -86,7 +87,7 @@ export function createRemoteExecutor(options: RemoteExecutorOptions): RemoteExec
   const workers = new Map<string, string>();
   return {
     async execute(prep, signal, emit, context) {
-      if (context?.mode !== "parallel" && !prep.tool.queue) {
+      if (context?.mode !== "parallel" && !remoteQueueOf(prep.tool)) {
         const replaced = await options.beforeLocalCall?.(prep);
         return replaced ?? executePreparedToolCall(prep, signal, emit);
       }
@@ -115,7 +116,7 @@ async function runRemote(
   const { sessionId, runId, waiter } = options;
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
-    const queue = await options.queueFor(prep.tool.queue);
+    const queue = await options.queueFor(remoteQueueOf(prep.tool));
     const data: ToolJobData = {
       sessionId,
       runId,

@@ -26,7 +26,10 @@ export interface SessionEventStreamOptions {
  * A session's events as an async iterable, each exactly once and in sequence order: live
  * from pub/sub, replayed from the stream when `fromStart`, and any gap (a subscriber that was
  * cut off, a message published before the subscription) filled from the stream by sequence
- * number. Ends on `until`, on `signal`, or when the consumer stops iterating.
+ * number. Live-only events (`live: true`: streamed text) come through in their place when
+ * the stream is in step (their `seq` is the last event's) and are dropped otherwise: they are
+ * never replayed, and the stored `messageEnd` carries their text. Ends on `until`, on
+ * `signal`, or when the consumer stops iterating.
  *
  * @example
  * for await (const event of streamSessionEvents({ ...conns, keys, sessionId, until: isAgentEnd })) render(event);
@@ -45,6 +48,10 @@ export async function* streamSessionEvents(
   // (a capped stream may have dropped old ones, so a gap there is final).
   const accept = (events: BusEvent[], fromStream = false) => {
     for (const event of events) {
+      if (event.live) {
+        if (event.seq === lastSeq) ready.push(event);
+        continue;
+      }
       if (event.seq <= lastSeq) continue;
       if (!fromStream && event.seq > lastSeq + 1) return catchUp();
       ready.push(event);

@@ -26,8 +26,10 @@ import { createEventPublisher, type EventPublisher, readEventsAfter } from "./ev
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
+import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor, type RemoteExecutor } from "./remoteExecutor.js";
 import type { ResultWaiter } from "./resultWaiter.js";
+import { summarizeRun } from "./runSummary.js";
 import type { RunStart, SessionStore } from "./sessionStore.js";
 
 /** What the coordinator lends every session it runs. */
@@ -99,7 +101,8 @@ interface Holding {
 /**
  * Publishes a run's events while the session is ours (never after losing or handing it
  * over, so a watcher sees each call end once, from the holder that finished it), naming the worker on the end event of
- * a remote call; holds `agentEnd` back for the caller.
+ * a remote call; holds `agentEnd` back for the caller. Streamed text (`messageUpdate`) goes
+ * out live only: the replay stream gets the whole message once, in its `messageEnd`.
  */
 function runEmitter(
   h: Holding,
@@ -115,6 +118,7 @@ function runEmitter(
       held.end = event;
       return Promise.resolve();
     }
+    if (event.type === "messageUpdate") return publisher.emitLive(event);
     // A resumed call whose start a previous holder already published is not started twice.
     if (event.type === "toolExecStart" && held.started.delete(event.toolCallId))
       return Promise.resolve();
@@ -235,7 +239,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
     finishedAnswer(h, start) ??
     (await runLoopInSpan(h, start, {
       state,
-      llmCall: deps.llmCall,
+      llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
       prepareContext,
       formatMsgForLLM,
       beforeToolCall: deps.beforeToolCall,
@@ -324,6 +328,8 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
       continue;
     }
     if (start.kind === "new") h.state.messages.push(start.message);
+    const before = h.state.messages.length;
+    const startedAt = Date.now();
     let response: AssistantMessage;
     try {
       response = await runOne(h, start);
@@ -331,8 +337,16 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
       if (!(err instanceof LeaseLostError)) throw err;
       return h.handedOver ? "handedOver" : "lost";
     }
-    h.deps.log.debug(
-      { sessionId: h.sessionId, runId: start.runId, stopReason: response.stopReason },
+    // Counted from what this holder ran: a resumed run's earlier part was its predecessor's.
+    h.deps.log.info(
+      {
+        sessionId: h.sessionId,
+        runId: start.runId,
+        ...summarizeRun(h.state.messages.slice(before)),
+        durationMs: Date.now() - startedAt,
+        stopReason: response.stopReason,
+        ...(start.kind === "resume" ? { resumed: true } : {}),
+      },
       "run finished",
     );
   }

@@ -83,7 +83,7 @@ for _ = 1, 1000 do
   local message = redis.call('HGET', KEYS[4], id)
   if message then
     redis.call('RPUSH', KEYS[7], message)
-    redis.call('HSET', KEYS[2], 'runId', id)
+    redis.call('HSET', KEYS[2], 'runId', id, 'order', head[2])
     redis.call('DEL', KEYS[3])
     redis.call('RPUSH', KEYS[3], id)
     return {1, id, message}
@@ -93,18 +93,20 @@ return {0}
 `;
 
 /**
- * KEYS: lease, runInputs, inputs, pendingInputs, messages · ARGV: token
- * Moves every waiting plain input (not follow-ups) into the transcript and the open run;
- * its cost grows with the inputs it moves, never with the follow-ups that wait.
+ * KEYS: lease, runInputs, inputs, pendingInputs, messages, run · ARGV: token
+ * Moves the waiting plain inputs (not follow-ups) submitted after the open run's first input
+ * into the transcript and the run; an older one (fetched late by another coordinator) waits
+ * for a run of its own instead of joining one that started without it. Its cost grows with
+ * the inputs it moves, never with the follow-ups that wait.
  * → {-1} not ours · {1, id, message, id, message, ...}
  */
 export const DRAIN_INPUTS = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
-local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+local opened = redis.call('HGET', KEYS[6], 'order') or '-inf'
+local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. opened, '+inf')
 local moved = {1}
-if #ids == 0 then return moved end
-redis.call('DEL', KEYS[4])
 for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[4], id)
   local message = redis.call('HGET', KEYS[3], id)
   if message then
     redis.call('RPUSH', KEYS[5], message)

@@ -87,7 +87,7 @@ function defineScripts(redis: Redis): Redis & Scripts {
   redis.defineCommand("yiemRelease", { numberOfKeys: 1, lua: RELEASE_LEASE });
   redis.defineCommand("yiemEnqueue", { numberOfKeys: 4, lua: ENQUEUE_INPUT });
   redis.defineCommand("yiemStartRun", { numberOfKeys: 7, lua: START_RUN });
-  redis.defineCommand("yiemDrain", { numberOfKeys: 5, lua: DRAIN_INPUTS });
+  redis.defineCommand("yiemDrain", { numberOfKeys: 6, lua: DRAIN_INPUTS });
   redis.defineCommand("yiemAppend", { numberOfKeys: 3, lua: APPEND_MESSAGE });
   redis.defineCommand("yiemAppendMany", { numberOfKeys: 3, lua: APPEND_MESSAGES });
   redis.defineCommand("yiemFinish", { lua: FINISH_RUN });
@@ -212,8 +212,8 @@ export class SessionStore {
   }
 
   /**
-   * Moves waiting plain inputs into the transcript and the open run; returns their ids and
-   * messages, or `undefined` when the lease is lost.
+   * Moves waiting plain inputs submitted after the open run's first input into the transcript
+   * and the run; returns their ids and messages, or `undefined` when the lease is lost.
    */
   async drainInputs(
     sessionId: string,
@@ -226,6 +226,7 @@ export class SessionStore {
       k.inputs(sessionId),
       k.pendingInputs(sessionId),
       k.messages(sessionId),
+      k.run(sessionId),
       token,
     );
     if (code === -1) return undefined;

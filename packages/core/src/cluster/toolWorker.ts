@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { type Job, UnrecoverableError, Worker } from "bullmq";
+import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -15,8 +15,17 @@ import { parseControlMessage } from "./controlMessages.js";
 import { publishEvent } from "./eventBus.js";
 import { type ClusterKeys, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
-import { connectRedis, DURABLE_CONNECTION, type RedisTarget } from "./redisConnection.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  type RedisTarget,
+} from "./redisConnection.js";
+import { isConnectionError, watchRedis } from "./redisWatch.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "./toolJobs.js";
+import { applyToolLimits, isLimitedTool, limitedToolQueues, remoteQueueOf } from "./toolLimits.js";
+import { startWorkerHttp } from "./workerHttp.js";
+import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "./workerRegistry.js";
 
 /** Options of `startToolWorker`. */
@@ -34,6 +43,10 @@ export interface ToolWorkerOptions {
   /** How often BullMQ looks for stalled jobs. Default 30 s. */
   stalledIntervalMs?: number;
   logger?: Logger;
+  /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
+  port?: number;
+  /** The address that HTTP side listens on. Default `127.0.0.1`. */
+  host?: string;
 }
 
 /** A running tool worker. */
@@ -41,6 +54,8 @@ export interface ToolWorkerHandle {
   workerId: string;
   /** Calls running now. */
   running(): number;
+  /** The HTTP side's base URL when `port` was given. */
+  url?: string;
   /** Stops taking calls, waits for the running ones to finish, withdraws the announcement. */
   close(): Promise<void>;
 }
@@ -57,6 +72,8 @@ interface WorkerContext {
   log: Logger;
   /** Picks up tools written through writeTool (when allowed). */
   written?: WrittenToolsSync;
+  /** Counts and times the calls (when the worker serves `/metrics`). */
+  metrics?: WorkerMetrics;
 }
 
 function jobResult(
@@ -191,7 +208,10 @@ function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
       const jobId = job.id ?? "";
       ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
       try {
-        return await processToolJob(ctx, job, signal);
+        const { toolName } = job.data;
+        return await measureToolCall(ctx.metrics, toolName, signal, () =>
+          processToolJob(ctx, job, signal),
+        );
       } finally {
         ctx.active.delete(jobId);
       }
@@ -206,7 +226,13 @@ function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
       name: ctx.workerId,
     },
   );
-  worker.on("error", (err) => ctx.log.warn({ err: err.message, queue }, "tool queue worker error"));
+  // Outages are logged once by the Redis watch; BullMQ repeats them on every retry.
+  worker.on("error", (err) =>
+    ctx.log[isConnectionError(err) ? "debug" : "warn"](
+      { err: err.message, queue },
+      "tool queue worker error",
+    ),
+  );
   return worker;
 }
 
@@ -241,9 +267,35 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
 }
 
 /**
+ * The queues a worker serves: `options.queues` (default `["default"]`), plus, when it serves
+ * the default queue, the own queues of the limited tools it has (see `remoteQueueOf`).
+ */
+function queuesToServe(options: ToolWorkerOptions): string[] {
+  const queues = options.queues ?? ["default"];
+  if (!queues.includes("default")) return queues;
+  const own = [...options.toolStore.tools.values()].filter((t) => !t.queue && isLimitedTool(t));
+  return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];
+}
+
+/** Sets the cluster-wide limits of the limited tools on the queues this worker serves. */
+async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
+  for (const [name, tool] of limitedToolQueues(ctx.options.toolStore.tools.values())) {
+    if (!queues.includes(name)) continue;
+    const queue = new Queue(toolQueueName(name), {
+      connection: ctx.command,
+      prefix: ctx.keys.bullPrefix,
+    });
+    await applyToolLimits(queue, tool).finally(() => queue.close());
+  }
+}
+
+/**
  * Starts a tool worker: serves the given tool queues with `concurrency` calls at once each,
  * publishes each call's partial results as events, announces itself every few seconds so
- * `client.workers()` lists it, and cancels a session's calls when it is aborted.
+ * `client.workers()` lists it, and cancels a session's calls when it is aborted. With `port`,
+ * serves `/healthz` and `/metrics` (calls by tool and outcome, durations, calls in flight,
+ * process metrics), listening before Redis is reached: a port in use fails the start with
+ * `PortInUseError` before the worker takes any call.
  *
  * @example
  * const worker = await startToolWorker({ redis: "redis://127.0.0.1:6379", toolStore });
@@ -252,7 +304,21 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
 export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
   const keys = clusterKeys(options.prefix ?? "yiem");
   const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
+  const log = options.logger ?? silentLogger;
+  const metrics =
+    options.port === undefined
+      ? undefined
+      : createWorkerMetrics({ isRegistered: (name) => options.toolStore.tools.has(name) });
+  const http =
+    metrics &&
+    (await startWorkerHttp({
+      port: options.port ?? 0,
+      host: options.host,
+      metrics,
+      health: () => ({ workerId, running: metrics.inFlight() }),
+    }));
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
   const written = isWriteToolAllowed()
     ? createWrittenToolsSync({ redis: command, prefix: keys.prefix, store: options.toolStore })
     : undefined;
@@ -264,9 +330,11 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     keys,
     command,
     active: new Map(),
-    log: options.logger ?? silentLogger,
+    log,
+    metrics,
   };
-  const queues = options.queues ?? ["default"];
+  const queues = queuesToServe(options);
+  await applyLimitsOfServedTools(ctx, queues);
   const subscriber = command.duplicate();
   for (const connection of [command, subscriber]) {
     connection.on("error", (err: Error) =>
@@ -282,12 +350,15 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   return {
     workerId,
     running: () => ctx.active.size,
+    url: http?.url,
     async close() {
       clearInterval(heartbeat);
+      watch.stop();
       await Promise.all(workers.map((worker) => worker.close()));
       await withdrawWorker(command, keys, workerId).catch(() => undefined);
       subscriber.disconnect();
       await command.quit().catch(() => undefined);
+      await http?.close();
       ctx.log.info({ workerId }, "tool worker stopped");
     },
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { AssistantMessage, UserInput } from "../types/index.js";
 import type { BusEvent } from "./busEvent.js";
@@ -38,6 +38,12 @@ export interface EventsOptions {
   signal?: AbortSignal;
 }
 
+/** The states of a request job no run has answered yet. */
+const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "active"] as const;
+
+/** How many of the newest unanswered requests of each state `hasSession` looks through. */
+const QUEUED_SCAN_LIMIT = 10_000;
+
 /** How long finished request jobs stay (for Bull Board and `waitUntilFinished`). */
 const REQUEST_JOB_RETENTION = {
   removeOnComplete: { age: 3600, count: 10_000 },
@@ -59,7 +65,7 @@ export class YiemClient {
   private readonly keys: ClusterKeys;
   private readonly command: Redis;
   private readonly store: SessionStore;
-  private queue: Queue | undefined;
+  private queue: Promise<Queue> | undefined;
   private readonly responses: ResponseWaiter;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
@@ -80,15 +86,19 @@ export class YiemClient {
     );
   }
 
-  /** The coordinator queue, created once Redis has answered (BullMQ dislikes a dead connection). */
-  private coordinatorQueue(): Queue {
-    if (!this.queue) {
-      this.queue = new Queue(COORDINATOR_QUEUE, {
+  /**
+   * The coordinator queue, created once Redis has answered (BullMQ dislikes a dead
+   * connection). BullMQ itself loads on first use: watching, aborting and listing never need it.
+   */
+  private coordinatorQueue(): Promise<Queue> {
+    this.queue ??= import("bullmq").then(({ Queue }) => {
+      const queue = new Queue(COORDINATOR_QUEUE, {
         connection: this.command,
         prefix: this.keys.bullPrefix,
       });
-      this.queue.on("error", () => undefined);
-    }
+      queue.on("error", () => undefined);
+      return queue;
+    });
     return this.queue;
   }
 
@@ -111,8 +121,8 @@ export class YiemClient {
     const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
     await this.ready();
     const runId = randomUUID();
-    await this.guard(() =>
-      this.coordinatorQueue().add(
+    await this.guard(async () =>
+      (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
         { jobId: runId, ...REQUEST_JOB_RETENTION },
@@ -121,7 +131,46 @@ export class YiemClient {
     return { sessionId, runId };
   }
 
-  /** The session's events, each once, in order (see `streamSessionEvents`). */
+  /**
+   * True when the cluster knows the session: it has a stored transcript, events, input or a
+   * run, or a request for it still waits in the coordinator queue (sent while no coordinator
+   * ran; the newest 10 000 unanswered requests are looked at).
+   */
+  async hasSession(sessionId: string): Promise<boolean> {
+    await this.ready();
+    return this.guard(async () => {
+      const k = this.keys;
+      const stored = await this.command.exists(
+        k.messages(sessionId),
+        k.seq(sessionId),
+        k.inputs(sessionId),
+        k.run(sessionId),
+        k.lease(sessionId),
+      );
+      return stored > 0 || (await this.hasQueuedRequest(sessionId));
+    });
+  }
+
+  /** Whether an unanswered request job of the coordinator queue is for `sessionId`. */
+  private async hasQueuedRequest(sessionId: string): Promise<boolean> {
+    const queue = await this.coordinatorQueue();
+    const page = 500;
+    const isFor = (job: { data?: unknown } | undefined) =>
+      (job?.data as { sessionId?: unknown } | undefined)?.sessionId === sessionId;
+    for (const state of UNANSWERED_STATES) {
+      for (let start = 0; start < QUEUED_SCAN_LIMIT; start += page) {
+        const jobs = await queue.getJobs([state], start, start + page - 1);
+        if (jobs.some(isFor)) return true;
+        if (jobs.length < page) break;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The session's events, each once, in order (see `streamSessionEvents`); streamed answer
+   * text (`messageUpdate`, `live: true`) comes live only, never in a replay.
+   */
   events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<BusEvent> {
     const { runId } = options;
     const until = options.untilAgentEnd
@@ -175,7 +224,7 @@ export class YiemClient {
   /** Closes the connections. */
   async close(): Promise<void> {
     this.responses.close();
-    await this.queue?.close().catch(() => undefined);
+    await this.queue?.then((queue) => queue.close()).catch(() => undefined);
     const redis = this.command;
     if (redis.status === "connecting" || redis.status === "connect") {
       // Let the attempt in flight settle first: disconnecting in the middle of it leaves

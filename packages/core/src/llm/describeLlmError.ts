@@ -55,3 +55,15 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   }
   return result.replace(/Bearer\s+[^\s"',]+/gi, "Bearer [redacted]");
 }
+
+/**
+ * The HTTP status a `describeLlmError` description starts with (`"401 Incorrect API key…"` →
+ * 401), or `undefined` for a failure without one (a connection error, a malformed body, no
+ * description). Reads only the leading three digits; never throws.
+ *
+ * @example readLlmErrorStatus("429 Rate limit reached") // 429
+ */
+export function readLlmErrorStatus(description: string | undefined): number | undefined {
+  const match = /^([1-5]\d\d)\b/.exec(description ?? "");
+  return match ? Number(match[1]) : undefined;
+}

@@ -4,7 +4,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
-import type { AssistantMessage, LlmCall, LlmRequest } from "../types/index.js";
+import type { AssistantMessage, LlmCall, LlmCallOptions, LlmRequest } from "../types/index.js";
 import { describeLlmError } from "./describeLlmError.js";
 import { readCompletion } from "./readCompletion.js";
 import { isRetryableError, type RetryPolicy, retryDelayMs, sleep } from "./retryPolicy.js";
@@ -66,7 +66,8 @@ type Attempt = { ok: true; message: AssistantMessage } | { ok: false; error: unk
  * retried with capped exponential backoff that honours `retry-after`; other failures become
  * an assistant message with `stopReason: "error"` and `errorMessage: "<status> <message>"`;
  * an abort through `signal` stops at once (no retry) with `stopReason: "aborted"`. The API
- * key never appears in an `errorMessage`.
+ * key never appears in an `errorMessage`. Streamed, it tells `onTextDelta` (the call's third
+ * argument) each piece of answer text as it arrives.
  *
  * @example
  * const llmCall = createOpenAILlmCall({ model: "qwen3", baseURL: "http://127.0.0.1:8000/v1", stream: true });
@@ -74,7 +75,8 @@ type Attempt = { ok: true; message: AssistantMessage } | { ok: false; error: unk
  */
 export function createOpenAILlmCall(options: OpenAILlmCallOptions): LlmCall {
   const settings = resolveSettings(options);
-  return (request, signal) => callWithRetries(settings, request, signal);
+  return (request, signal, callOptions) =>
+    callWithRetries(settings, request, signal, callOptions?.onTextDelta);
 }
 
 function resolveSettings(options: OpenAILlmCallOptions): Settings {
@@ -101,14 +103,17 @@ function resolveSettings(options: OpenAILlmCallOptions): Settings {
   };
 }
 
+type TextDeltaSink = LlmCallOptions["onTextDelta"];
+
 async function callWithRetries(
   settings: Settings,
   request: LlmRequest,
   signal: AbortSignal | undefined,
+  onTextDelta: TextDeltaSink,
 ): Promise<AssistantMessage> {
   for (let attempt = 0; ; attempt++) {
     if (signal?.aborted) return abortedMessage(settings);
-    const outcome = await attemptOnce(settings, request, signal);
+    const outcome = await attemptOnce(settings, request, signal, onTextDelta);
     if (outcome.ok) return outcome.message;
     if (signal?.aborted) return abortedMessage(settings);
     const retry = isRetryableError(outcome.error) && attempt < settings.policy.maxRetries;
@@ -122,10 +127,11 @@ async function attemptOnce(
   settings: Settings,
   request: LlmRequest,
   signal: AbortSignal | undefined,
+  onTextDelta: TextDeltaSink,
 ): Promise<Attempt> {
   try {
     const message = settings.options.stream
-      ? await runStreamed(settings, request, signal)
+      ? await runStreamed(settings, request, signal, onTextDelta)
       : await runPlain(settings, request, signal);
     return { ok: true, message };
   } catch (error) {
@@ -148,10 +154,21 @@ async function runPlain(
   return partsToAssistantMessage(read.parts, settings.meta);
 }
 
+/** Tells `sink` a piece of text; a sink that throws changes nothing. */
+function reportDelta(sink: TextDeltaSink, text: string): void {
+  if (!sink || !text) return;
+  try {
+    sink(text);
+  } catch {
+    // An observer of the stream: its failure must not fail the call.
+  }
+}
+
 async function runStreamed(
   settings: Settings,
   request: LlmRequest,
   signal: AbortSignal | undefined,
+  onTextDelta: TextDeltaSink,
 ): Promise<AssistantMessage> {
   const body: ChatCompletionCreateParamsStreaming = {
     ...baseBody(settings, request),
@@ -161,7 +178,7 @@ async function runStreamed(
   const stream = await settings.client.chat.completions.create(body, { signal, maxRetries: 0 });
   const accumulator = new StreamAccumulator();
   // The SDK ends the iteration quietly on abort, so the signal is checked afterwards.
-  for await (const chunk of stream) accumulator.push(chunk);
+  for await (const chunk of stream) reportDelta(onTextDelta, accumulator.push(chunk));
   if (signal?.aborted) return abortedMessage(settings);
   if (accumulator.chunks === 0) {
     const error = "Malformed response from the model server: the stream carried no chunk";

@@ -26,7 +26,7 @@ interface PartialToolCall {
  *
  * @example
  * const acc = new StreamAccumulator();
- * for await (const chunk of stream) acc.push(chunk);
+ * for await (const chunk of stream) process.stdout.write(acc.push(chunk));
  * const parts = acc.finish();
  */
 export class StreamAccumulator {
@@ -39,18 +39,18 @@ export class StreamAccumulator {
     return this.chunkCount;
   }
 
-  /** Adds one chunk. */
-  push(chunk: unknown): void {
-    if (!isJsonObject(chunk)) return;
+  /** Adds one chunk; returns the answer text it carried (empty when none). */
+  push(chunk: unknown): string {
+    if (!isJsonObject(chunk)) return "";
     this.chunkCount++;
     const model = stringOrUndefined(chunk.model);
     if (model) this.parts.model = model;
     if (isJsonObject(chunk.usage)) this.parts.usage = chunk.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!isJsonObject(choice)) return;
+    if (!isJsonObject(choice)) return "";
     const finish = stringOrUndefined(choice.finish_reason);
     if (finish) this.parts.finishReason = finish;
-    if (isJsonObject(choice.delta)) this.pushDelta(choice.delta);
+    return isJsonObject(choice.delta) ? this.pushDelta(choice.delta) : "";
   }
 
   /** The accumulated parts; tool calls in `index` order. */
@@ -60,13 +60,16 @@ export class StreamAccumulator {
     return { ...this.parts, toolCalls };
   }
 
-  private pushDelta(delta: JsonObject): void {
-    this.parts.text += readTextContent(delta.content);
+  private pushDelta(delta: JsonObject): string {
+    const text = readTextContent(delta.content);
+    this.parts.text += text;
     this.parts.thinking += readReasoning(delta);
-    if (!Array.isArray(delta.tool_calls)) return;
-    for (const [position, callDelta] of delta.tool_calls.entries()) {
-      if (isJsonObject(callDelta)) this.pushToolCallDelta(callDelta, position);
+    if (Array.isArray(delta.tool_calls)) {
+      for (const [position, callDelta] of delta.tool_calls.entries()) {
+        if (isJsonObject(callDelta)) this.pushToolCallDelta(callDelta, position);
+      }
     }
+    return text;
   }
 
   private pushToolCallDelta(delta: JsonObject, position: number): void {

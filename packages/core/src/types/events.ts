@@ -44,6 +44,19 @@ export interface MessageEndEvent {
   message: AgentMessage;
 }
 
+/**
+ * A piece of the assistant's answer text, as the model streams it (only from an `LlmCall`
+ * that streams and reports deltas). The pieces of one LLM call, joined, are the text of the
+ * assistant message whose `messageEnd` follows; that event carries the whole message, so a
+ * consumer may ignore these. On a cluster they are sent live only: never stored, never
+ * replayed, and they take no sequence number (see `BusEvent.live`).
+ */
+export interface MessageUpdateEvent {
+  type: "messageUpdate";
+  /** The text that follows the pieces before it. */
+  delta: string;
+}
+
 /** A turn ended: the assistant message and the tool results it produced. */
 export interface TurnEndEvent {
   type: "turnEnd";
@@ -65,6 +78,7 @@ export type AgentEvent =
   | ToolExecEndEvent
   | AgentStartEvent
   | TurnStartEvent
+  | MessageUpdateEvent
   | MessageEndEvent
   | TurnEndEvent
   | AgentEndEvent;

@@ -36,8 +36,21 @@ export interface LlmRequest {
   tools: ChatTool[];
 }
 
+/** What the caller of one `LlmCall` may ask for besides the answer. */
+export interface LlmCallOptions {
+  /**
+   * Told each piece of answer text as it arrives, when the call streams. Pieces of an
+   * attempt that failed and was retried have been reported already. Its throws are ignored.
+   */
+  onTextDelta?: (delta: string) => void;
+}
+
 /**
  * Calls a model. Contract: never throws for model or network failures; returns an assistant
  * message with `stopReason: "error"` (or `"aborted"` when `signal` fired) and `errorMessage`.
  */
-export type LlmCall = (request: LlmRequest, signal?: AbortSignal) => Promise<AssistantMessage>;
+export type LlmCall = (
+  request: LlmRequest,
+  signal?: AbortSignal,
+  options?: LlmCallOptions,
+) => Promise<AssistantMessage>;

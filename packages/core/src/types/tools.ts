@@ -60,6 +60,14 @@ export interface AgentTool {
   retries?: number;
   /** Safe to run twice with the same arguments (a coordinator may re-run it after a crash). */
   idempotent?: boolean;
+  /**
+   * Cluster: the most calls of this tool running at once across all workers. A limited tool
+   * gets a queue of its own (unless it names one: the limit then holds for that whole queue)
+   * and always runs on workers; calls over the limit wait in the queue.
+   */
+  concurrency?: number;
+  /** Cluster: at most `max` calls started per `durationMs` across all workers (as `concurrency`). */
+  rateLimit?: { max: number; durationMs: number };
 }
 
 /**

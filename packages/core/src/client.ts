@@ -1,0 +1,26 @@
+/**
+ * `@yiem/core/client`: what a program that only talks to a cluster needs (the `yiem` CLI):
+ * `YiemClient`, reading the configuration, the errors it reports, the event and message
+ * types. It loads Redis' client and nothing of the coordinator, the workers or the model
+ * adapter (no express, Bull Board, openai or QuickJS); BullMQ loads on the first `send`.
+ */
+
+export type { BusEvent, EventOrigin } from "./cluster/busEvent.js";
+export { type ClusterConfig, ConfigError, readClusterConfig } from "./cluster/clusterConfig.js";
+export type { CoordinatorJobData, CoordinatorJobResult } from "./cluster/coordinatorJob.js";
+export {
+  InvalidCoordinatorJobError,
+  RedisUnavailableError,
+  ResponseTimeoutError,
+} from "./cluster/errors.js";
+export { latestSeq, readEventsAfter } from "./cluster/eventBus.js";
+export { type ClusterKeys, clusterKeys } from "./cluster/keys.js";
+export { connectRedis, describeRedisTarget, type RedisTarget } from "./cluster/redisConnection.js";
+export type { WorkerInfo } from "./cluster/workerRegistry.js";
+export {
+  type EventsOptions,
+  type SendOptions,
+  YiemClient,
+  type YiemClientOptions,
+} from "./cluster/yiemClient.js";
+export type * from "./types/index.js";

@@ -19,6 +19,7 @@ import {
 } from "../writtenTools/index.js";
 import { checkAdminCredentials, startAdminServer } from "./adminServer.js";
 import { AnswerWaiters } from "./answerWaiters.js";
+import { DEFAULT_COORDINATOR_CONCURRENCY } from "./clusterConfig.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { type Intake, startIntake } from "./coordinatorIntake.js";
 import { RequestJobs } from "./coordinatorRequests.js";
@@ -58,7 +59,7 @@ export interface CoordinatorOptions {
   toolExecution?: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
-  /** Sessions run at once (jobs that wait for a running session take no slot). Default 64. */
+  /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
   concurrency?: number;
   /** How long a hold on a session lasts without renewal. Default 10 s. */
   leaseMs?: number;
@@ -240,7 +241,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   };
   const store = new SessionStore(command, keys);
   const answers = new AnswerWaiters(store, log);
-  const slots = new RunSlots(options.concurrency ?? 64);
+  const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
   const deps = await runnerDeps(options, ctx, store, log);
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);

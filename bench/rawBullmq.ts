@@ -22,7 +22,6 @@ export function rawJobData(sessionId: string, runId: string, n: number): ToolJob
     toolCallId: `call_${n}`,
     toolName: "noop",
     args: {},
-    arguments: {},
     retries: 0,
   };
 }

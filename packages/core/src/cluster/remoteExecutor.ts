@@ -123,7 +123,6 @@ async function runRemote(
       toolCallId: prep.toolCall.id,
       toolName: prep.tool.name,
       args: prep.args,
-      arguments: prep.toolCall.arguments,
       retries: prep.tool.retries ?? 0,
       trace: injectTraceContext(),
     };

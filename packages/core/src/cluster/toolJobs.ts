@@ -7,10 +7,11 @@ export interface ToolJobData {
   runId: string;
   toolCallId: string;
   toolName: string;
-  /** The prepared, validated arguments the tool runs with. */
+  /**
+   * The prepared, validated arguments the tool runs with (one copy: a worker's
+   * `toolExecUpdate` events carry these too; the model's own are in the transcript).
+   */
   args: ToolArgs;
-  /** The model's original arguments, for events. */
-  arguments: ToolArgs;
   /** How many times the call may be tried again after its worker died. */
   retries: number;
   /** The caller's trace context (W3C `traceparent`), present only when tracing is on. */

@@ -133,7 +133,7 @@ async function runToolJob(
       type: "function",
       id: data.toolCallId,
       name: data.toolName,
-      arguments: data.arguments,
+      arguments: data.args,
     },
     args: data.args,
   };

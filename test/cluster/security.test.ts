@@ -21,7 +21,7 @@ const CLIENT_PASSWORD = "client-canary-pass-5b2";
 
 /** The client role of docs/SECURITY.md: add coordinator jobs, read events, responses, transcripts and workers. */
 const CLIENT_ACL = [
-  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:response:* %R~*:workers %R~*:worker:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
+  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* %R~*:bull:tools-tool.* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:response:* %R~*:workers %R~*:worker:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
 ];
 
 function respond(request: ScriptedRequest): ScriptedReply {
@@ -117,6 +117,8 @@ describe("secrets and access", () => {
         ends.push(event.type);
       expect(ends.at(-1)).toBe("agentEnd");
       expect((await client.messages(sessionId)).length).toBeGreaterThan(2);
+      // `yiem workers` reads the limited tools' queues (the test tools include two).
+      expect((await client.limitedToolLoad()).map((l) => l.tool)).toEqual(["limitedStep", "ratedStep"]);
       const asClient = new Redis(`redis://client:${CLIENT_PASSWORD}@127.0.0.1:${port}`);
       const session = `${cluster.redis.prefix}:s:{${sessionId}}`;
       for (const write of [

@@ -7,6 +7,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
@@ -81,6 +82,23 @@ describe("per-tool limits across the cluster", () => {
     expect(most).toBeGreaterThanOrEqual(2); // the calls did run side by side
     const metrics = await (await fetch(`${cluster.coordinatorUrls[0]}/metrics`)).text();
     expect(metrics).toMatch(/yiem_queue_jobs\{queue="tools-tool\.limitedStep",state="waiting"\}/);
+  });
+
+  it("shows each limited tool's waiting and running calls while a batch is held back by its limit", async () => {
+    const { runId } = await cluster.client.send("limited");
+    let seen = { waiting: 0, running: 0 };
+    for (let i = 0; i < 100 && seen.waiting === 0; i++) {
+      const load = await cluster.client.limitedToolLoad();
+      seen = load.find((l) => l.tool === "limitedStep") ?? seen;
+      if (seen.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(seen.waiting).toBeGreaterThan(0);
+    expect(seen.running).toBeLessThanOrEqual(3);
+    const cli = await runCli(["workers"], cluster.env);
+    expect(cli.stdout).toMatch(/^LIMITED TOOL\s+QUEUE\s+WAITING\s+RUNNING/m);
+    expect(cli.stdout).toMatch(/^limitedStep\s+tool\.limitedStep\s+\d+\s+\d+/m);
+    expect(cli.stdout).toMatch(/^ratedStep\s+tool\.ratedStep\s+\d+\s+\d+/m);
+    await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
   });
 
   it("starts at most 5 calls per second of a tool limited to 5 per second, over 15 calls", async () => {

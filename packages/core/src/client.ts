@@ -19,6 +19,7 @@ export { connectRedis, describeRedisTarget, type RedisTarget } from "./cluster/r
 export type { WorkerInfo } from "./cluster/workerRegistry.js";
 export {
   type EventsOptions,
+  type LimitedToolLoad,
   type SendOptions,
   YiemClient,
   type YiemClientOptions,

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { WorkerInfo } from "@yiem/core/client";
+import type { LimitedToolLoad, WorkerInfo } from "@yiem/core/client";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
@@ -47,10 +47,20 @@ export function workerTable(workers: WorkerInfo[], now = Date.now()): string[] {
   return formatTable([header, ...rows]);
 }
 
+/** The limited tools as table lines: tool, its queue, calls waiting, calls running. */
+export function limitedToolTable(loads: LimitedToolLoad[]): string[] {
+  const header = ["LIMITED TOOL", "QUEUE", "WAITING", "RUNNING"];
+  const rows = loads.map((l) =>
+    [l.tool, l.queue, String(l.waiting), String(l.running)].map(escapeControlChars),
+  );
+  return formatTable([header, ...rows]);
+}
+
 /** `yiem workers`: the live tool workers. */
 export const workersCommand: Command = {
   name: "workers",
-  summary: "Lists the live tool workers: id, queues, tools, running/concurrency, last seen.",
+  summary:
+    "Lists the live tool workers (id, queues, tools, running/concurrency, last seen), then the calls waiting and running per limited tool.",
   usage: USAGE,
   options: ["      --json         the workers as one JSON array"],
   async run(args, io) {
@@ -70,11 +80,17 @@ export const workersCommand: Command = {
       return EXIT.ok;
     }
     expectPositionals(USAGE, positionals, []);
-    const workers = await withCluster(io.env, ({ client }) => client.workers());
+    const [workers, limited] = await withCluster(io.env, ({ client }) =>
+      Promise.all([client.workers(), client.limitedToolLoad()]),
+    );
     if (values.json) writeLine(io.stdout, formatJsonLine(workers));
     else if (workers.length === 0)
       writeLine(io.stdout, "No live workers (start one: npm run worker).");
     else for (const line of workerTable(workers)) writeLine(io.stdout, line);
+    if (!values.json && limited.length > 0) {
+      writeLine(io.stdout, "");
+      for (const line of limitedToolTable(limited)) writeLine(io.stdout, line);
+    }
     return EXIT.ok;
   },
 };

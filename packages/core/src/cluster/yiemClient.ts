@@ -5,12 +5,21 @@ import type { AssistantMessage, UserInput } from "../types/index.js";
 import type { BusEvent } from "./busEvent.js";
 import { type CoordinatorJobData, readCoordinatorJob } from "./coordinatorJob.js";
 import { RedisUnavailableError } from "./errors.js";
-import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys } from "./keys.js";
+import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { connectRedis, describeRedisTarget, type RedisTarget } from "./redisConnection.js";
 import { ResponseWaiter } from "./responseWaiter.js";
 import { streamSessionEvents } from "./sessionEventStream.js";
 import { SessionStore } from "./sessionStore.js";
 import { listWorkers, type WorkerInfo } from "./workerRegistry.js";
+
+/** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
+export interface LimitedToolLoad {
+  tool: string;
+  /** Its tool queue, e.g. `tool.search`. */
+  queue: string;
+  waiting: number;
+  running: number;
+}
 
 /** Options of `YiemClient`. */
 export interface YiemClientOptions {
@@ -213,6 +222,47 @@ export class YiemClient {
   async workers(): Promise<WorkerInfo[]> {
     await this.ready();
     return this.guard(() => listWorkers(this.command, this.keys));
+  }
+
+  /**
+   * The cluster-wide load of each limited tool's own queue (`tool.<name>`, see
+   * `remoteQueueOf`) that a live worker serves: calls waiting (including those held back by
+   * the tool's limits) and calls running.
+   */
+  async limitedToolLoad(): Promise<LimitedToolLoad[]> {
+    const workers = await this.workers();
+    const queues = [...new Set(workers.flatMap((w) => w.queues))].filter((q) =>
+      q.startsWith("tool."),
+    );
+    if (queues.length === 0) return [];
+    const { QueueKeys } = await import("bullmq");
+    const keysOf = new QueueKeys(this.keys.bullPrefix);
+    return Promise.all(
+      queues.sort().map((name) => this.readLoad(name, keysOf.getKeys(toolQueueName(name)))),
+    );
+  }
+
+  /** Counts one queue's waiting and running jobs with plain reads (a read-only ACL suffices). */
+  private async readLoad(queue: string, keys: Record<string, string>): Promise<LimitedToolLoad> {
+    const replies = await this.guard(() =>
+      this.command
+        .pipeline()
+        .llen(keys.wait ?? "")
+        .zcard(keys.prioritized ?? "")
+        .zcard(keys.delayed ?? "")
+        .llen(keys.active ?? "")
+        .exec(),
+    );
+    const [wait = 0, prioritized = 0, delayed = 0, active = 0] = (replies ?? []).map(([err, n]) => {
+      if (err) throw new RedisUnavailableError(this.target, err);
+      return Number(n);
+    });
+    return {
+      tool: queue.slice("tool.".length),
+      queue,
+      waiting: wait + prioritized + delayed,
+      running: active,
+    };
   }
 
   /** The stored transcript of a session. */

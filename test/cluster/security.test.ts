@@ -118,7 +118,10 @@ describe("secrets and access", () => {
       expect(ends.at(-1)).toBe("agentEnd");
       expect((await client.messages(sessionId)).length).toBeGreaterThan(2);
       // `yiem workers` reads the limited tools' queues (the test tools include two).
-      expect((await client.limitedToolLoad()).map((l) => l.tool)).toEqual(["limitedStep", "ratedStep"]);
+      expect((await client.limitedToolLoad()).map((l) => l.tool)).toEqual([
+        "limitedStep",
+        "ratedStep",
+      ]);
       const asClient = new Redis(`redis://client:${CLIENT_PASSWORD}@127.0.0.1:${port}`);
       const session = `${cluster.redis.prefix}:s:{${sessionId}}`;
       for (const write of [

@@ -1,8 +1,9 @@
 import type { Queue } from "bullmq";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
 import type { AgentEvent, LlmCall, ToolExecEndEvent } from "../types/index.js";
 import { createQueueDepths } from "./queueDepths.js";
+import { createToolCallSeries } from "./toolCallSeries.js";
 
 /** The coordinator's Prometheus metrics and the hooks that feed them. */
 export interface CoordinatorMetrics {
@@ -56,18 +57,9 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
 export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): CoordinatorMetrics {
   const toolLabel = (name: string) => (options.isRegistered(name) ? name : UNKNOWN_TOOL_LABEL);
   const registry = new Registry();
-  const calls = new Counter({
-    name: "yiem_tool_calls_total",
-    help: "Tool calls by tool and outcome",
-    labelNames: ["tool", "outcome"],
-    registers: [registry],
-  });
-  const durations = new Histogram({
-    name: "yiem_tool_call_duration_seconds",
-    help: "Tool call duration, start to end event",
-    labelNames: ["tool"],
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
-    registers: [registry],
+  const { calls, durations } = createToolCallSeries(registry, "yiem_tool_calls", {
+    calls: "Tool calls by tool and outcome",
+    durations: "Tool call duration, start to end event",
   });
   const llm = new Histogram({
     name: "yiem_llm_call_duration_seconds",

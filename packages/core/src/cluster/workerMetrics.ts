@@ -1,5 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { type ToolCallOutcome, UNKNOWN_TOOL_LABEL } from "./metrics.js";
+import { createToolCallSeries } from "./toolCallSeries.js";
 
 /** A tool worker's Prometheus metrics. */
 export interface WorkerMetrics {
@@ -29,18 +30,9 @@ export interface WorkerMetricsOptions {
  */
 export function createWorkerMetrics(options: WorkerMetricsOptions): WorkerMetrics {
   const registry = new Registry();
-  const calls = new Counter({
-    name: "yiem_worker_tool_calls_total",
-    help: "Tool calls this worker ran, by tool and outcome",
-    labelNames: ["tool", "outcome"],
-    registers: [registry],
-  });
-  const durations = new Histogram({
-    name: "yiem_worker_tool_call_duration_seconds",
-    help: "Duration of the tool calls this worker ran, job start to end",
-    labelNames: ["tool"],
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
-    registers: [registry],
+  const { calls, durations } = createToolCallSeries(registry, "yiem_worker_tool_calls", {
+    calls: "Tool calls this worker ran, by tool and outcome",
+    durations: "Duration of the tool calls this worker ran, job start to end",
   });
   const running = new Gauge({
     name: "yiem_worker_tool_calls_in_flight",

@@ -150,6 +150,14 @@ function createCallTracker(tty: boolean) {
     const shown = `${escapeControlChars(name)}${args}${where}${took(call, origin)}`;
     return [`${isError ? "✖" : "✔"} ${shown} — ${showText(contentText(result.content), 80)}`];
   };
+  const awaiting = (event: Extract<AgentEvent, { type: "toolApprovalRequested" }>) => {
+    running.delete(event.toolCallId); // parked: nothing runs until a decision
+    const args = showText(JSON.stringify(event.arguments) ?? "", 50);
+    const call = escapeControlChars(event.callKey);
+    return [
+      `⏸ ${escapeControlChars(event.toolName)}(${args}) awaits approval: ${showText(event.reason, 80)} — yiem approve SESSION ${call} / yiem deny SESSION ${call}`,
+    ];
+  };
   const linesFor = (event: AgentEvent, origin: EventOrigin): string[] => {
     if (event.type === "toolExecStart")
       return start(event.toolCallId, event.toolName, event.arguments, origin);
@@ -157,6 +165,7 @@ function createCallTracker(tty: boolean) {
       return update(event.toolCallId, event.partialResult, origin);
     if (event.type === "toolExecEnd")
       return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
+    if (event.type === "toolApprovalRequested") return awaiting(event);
     return [];
   };
   /** Flags the calls whose worker is gone; returns a "waiting for" line for each. */

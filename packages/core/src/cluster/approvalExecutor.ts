@@ -11,6 +11,8 @@ export interface ApprovalGateOptions {
   token: string;
   /** Deny a waiting call on its own after this long, unless its tool says otherwise. */
   defaultTimeoutMs?: number;
+  /** Outcomes a parked batch stored, by call key (read once when a run resumes). */
+  stored: ReadonlyMap<string, ExecutedOutcome>;
 }
 
 /** A `RemoteExecutor` that holds calls needing approval back, and tells the run what it did. */
@@ -21,7 +23,7 @@ export interface ApprovalExecutor extends RemoteExecutor {
   readonly reused: Set<string>;
   /** Outcomes of calls that finished in this run, by call key (stored when the run parks). */
   readonly finished: Map<string, ExecutedOutcome>;
-  /** True once a call of this run needed approval or reused a stored outcome. */
+  /** True once a call of this run was decided on or reused a stored outcome. */
   touched(): boolean;
 }
 
@@ -52,7 +54,7 @@ function withDetails(outcome: ExecutedOutcome, details: Record<string, unknown>)
 
 /**
  * Wraps a run's executor with human approval. A call whose outcome a parked batch stored is
- * answered from the store (never run twice). A call needing approval (`prep.approval`) runs
+ * answered from `stored` (never run twice); only calls needing approval read Redis here. A call needing approval (`prep.approval`) runs
  * once approved, becomes an error result with the reason once denied, and otherwise is
  * recorded as awaiting approval (publishing `toolApprovalRequested` the first time) and left
  * as a placeholder the run must not append: see `parked`. Never throws for a call that needs
@@ -66,6 +68,7 @@ export function createApprovalExecutor(
   const reused = new Set<string>();
   const finished = new Map<string, ExecutedOutcome>();
   const { approvals, sessionId } = options;
+  let decided = 0;
   const run = async (
     key: string,
     prep: PreparedToolCall,
@@ -81,17 +84,18 @@ export function createApprovalExecutor(
     parked,
     reused,
     finished,
-    touched: () => parked.size > 0 || reused.size > 0 || finished.size > 0,
+    touched: () => decided > 0 || reused.size > 0,
     workerOf: (toolCallId) => inner.workerOf(toolCallId),
     async execute(prep, signal, emit, context) {
       const key = prep.toolCall.key ?? prep.toolCall.id;
-      const stored = await approvals.storedOutcome(sessionId, key);
+      const stored = options.stored.get(key);
       if (stored) {
         reused.add(prep.toolCall.id);
         return stored;
       }
       if (!prep.approval) return run(key, prep, signal, emit, context);
       const decision = await approvals.decision(sessionId, key);
+      if (decision) decided++;
       if (decision?.approved) {
         const outcome = await run(key, { ...prep, approval: undefined }, signal, emit, context);
         return withDetails(outcome, approvalDetails(prep, decision));

@@ -114,10 +114,12 @@ export class ApprovalStore {
     return text ? (JSON.parse(text) as ApprovalDecision) : undefined;
   }
 
-  /** The stored outcome of a call that finished in a batch that then parked, if any. */
-  async storedOutcome(sessionId: string, callKey: string): Promise<ExecutedOutcome | undefined> {
-    const text = await this.redis.hget(this.keys.parkedResults(sessionId), callKey);
-    return text ? (JSON.parse(text) as ExecutedOutcome) : undefined;
+  /** The stored outcomes of the calls that finished in a batch that then parked, by call key. */
+  async storedOutcomes(sessionId: string): Promise<Map<string, ExecutedOutcome>> {
+    const stored = await this.redis.hgetall(this.keys.parkedResults(sessionId));
+    return new Map(
+      Object.entries(stored).map(([key, text]) => [key, JSON.parse(text) as ExecutedOutcome]),
+    );
   }
 
   /**

@@ -233,10 +233,8 @@ function transcriptWriters(
       if (executor.parked.size > 0) await parkRun(h, executor);
       await writeFenced(sessionId, () => deps.store.appendMany(sessionId, token, messages));
       state.messages.push(...messages);
-      if (executor.touched()) {
-        await deps.approvals.clear(sessionId).catch(() => undefined); // stale entries are harmless
-        executor.finished.clear();
-      }
+      executor.finished.clear();
+      if (executor.touched()) await deps.approvals.clear(sessionId).catch(() => undefined); // stale entries are harmless
     },
     appendMessage: async (message: AgentMessage) => {
       await writeFenced(sessionId, () => deps.store.append(sessionId, token, message));
@@ -287,6 +285,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
     runId: start.runId,
     token,
     defaultTimeoutMs: deps.approvalTimeoutMs,
+    stored: start.kind === "resume" ? await deps.approvals.storedOutcomes(sessionId) : new Map(),
   });
   const response =
     finishedAnswer(h, start) ??

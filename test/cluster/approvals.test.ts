@@ -19,6 +19,7 @@ const BATCHES: Record<string, string[]> = {
   timeout: ["ledgerApprovalTimeout"],
   mixed: ["ledgerRemote", "ledgerApproval", "ledgerRemote"],
   two: ["ledgerApproval", "ledgerApproval"],
+  local: ["ledgerLocal", "ledgerApproval"],
 };
 
 /**
@@ -173,6 +174,16 @@ describe("human approval of tool calls", () => {
     }))
       if (event.type === "toolExecEnd") ends.push(event.toolCallId);
     expect(ends.sort()).toEqual(["m1-1", "m1-2", "m1-3"]); // each call ends once
+  });
+
+  it("reuses an in-process call's result after the approval: not run again, not 'interrupted'", async () => {
+    const { sessionId, runId } = await sendAndWaitForApprovals("local s1");
+    await waitUntilParked(sessionId);
+    await cluster.client.approve(sessionId, "s1-2");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    expect(textOf(response)).toBe("final s1: s1-1 recorded | s1-2 recorded");
+    const counts = await ledger.countsByCall();
+    expect([counts.get("s1-1"), counts.get("s1-2")]).toEqual([1, 1]);
   });
 
   it("refuses approving twice, or a call that does not wait, as a clear no-op", async () => {

@@ -119,6 +119,13 @@ function runEmitter(
   return (event: AgentEvent): Promise<void> => {
     // A holder that lost or handed over the session stays silent: the next holder reports.
     if (h.lease.lost || h.handedOver) return Promise.resolve();
+    // A call left waiting for approval has not ended; one answered from a parked batch's
+    // store had its end published before the run parked.
+    if (
+      event.type === "toolExecEnd" &&
+      (executor.parked.has(event.toolCallId) || executor.reused.delete(event.toolCallId))
+    )
+      return Promise.resolve();
     h.deps.observe?.(event);
     if (event.type === "agentEnd") {
       held.end = event;
@@ -127,13 +134,6 @@ function runEmitter(
     if (event.type === "messageUpdate") return publisher.emitLive(event);
     // A resumed call whose start a previous holder already published is not started twice.
     if (event.type === "toolExecStart" && held.started.delete(event.toolCallId))
-      return Promise.resolve();
-    // A call left waiting for approval has not ended; one answered from a parked batch's
-    // store had its end published before the run parked.
-    if (
-      event.type === "toolExecEnd" &&
-      (executor.parked.has(event.toolCallId) || executor.reused.delete(event.toolCallId))
-    )
       return Promise.resolve();
     const workerId = event.type === "toolExecEnd" ? executor.workerOf(event.toolCallId) : undefined;
     return publisher.emit(event, workerId ? { workerId } : {});

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent, ToolResultMessage } from "@yiem/core";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cliProcess.js";
+import { runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
@@ -125,14 +125,21 @@ describe("human approval of tool calls", () => {
   });
 
   it("gives the model a denial as the call's error result, with the reason", async () => {
-    const { sessionId, runId } = await sendAndWaitForApprovals("one d1");
+    const sessionId = randomUUID();
+    const send = startCli(["send", "one d1", "--session", sessionId], cluster.env);
+    await send.waitFor(
+      new RegExp(
+        `⏸ ledgerApproval\\(.*\\) awaits approval: ledgerApproval always requires approval — yiem approve ${sessionId} d1-1 / yiem deny ${sessionId} d1-1`,
+      ),
+    );
     const denied = await runCli(
       ["deny", sessionId, "d1-1", "--reason", "not on a Friday", "--by", "bo"],
       cluster.env,
     );
     expect(denied.code).toBe(0);
-    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
-    expect(textOf(response)).toBe("final d1: The call was not run: denied by bo: not on a Friday");
+    const sent = await send.done;
+    expect(sent.stdout).toContain("final d1: The call was not run: denied by bo: not on a Friday");
+    expect(sent.code).toBe(0);
     expect((await ledger.countsByCall()).get("d1-1")).toBeUndefined();
     const [result] = await toolResultsOf(sessionId);
     expect(result?.isError).toBe(true);

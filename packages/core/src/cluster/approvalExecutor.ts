@@ -30,6 +30,11 @@ export interface ApprovalExecutor extends RemoteExecutor {
 /** The text a placeholder carries; it never reaches the transcript. */
 const AWAITING_TEXT = "awaiting approval";
 
+/** The placeholder outcome of a call left waiting (never appended). */
+function awaitingOutcome(): ExecutedOutcome {
+  return { result: createErrorToolResult(AWAITING_TEXT), isError: true };
+}
+
 /** The text the model reads for a denied call. */
 export function denialText(decision: ApprovalDecision): string {
   const by = decision.by ? ` by ${decision.by}` : "";
@@ -57,8 +62,8 @@ function withDetails(outcome: ExecutedOutcome, details: Record<string, unknown>)
  * answered from `stored` (never run twice); only calls needing approval read Redis here. A call needing approval (`prep.approval`) runs
  * once approved, becomes an error result with the reason once denied, and otherwise is
  * recorded as awaiting approval (publishing `toolApprovalRequested` the first time) and left
- * as a placeholder the run must not append: see `parked`. Never throws for a call that needs
- * no Redis read; a Redis error becomes that call's error result, as with any executor.
+ * as a placeholder the run must not append: see `parked`. Never throws; a Redis error while
+ * deciding also leaves the call waiting (it never runs without a recorded approval).
  */
 export function createApprovalExecutor(
   inner: RemoteExecutor,
@@ -94,7 +99,16 @@ export function createApprovalExecutor(
         return stored;
       }
       if (!prep.approval) return run(key, prep, signal, emit, context);
-      const decision = await approvals.decision(sessionId, key);
+      let decision: ApprovalDecision | undefined;
+      try {
+        decision = await approvals.decision(sessionId, key);
+        if (!decision) await requestApproval(options, key, prep, emit);
+      } catch {
+        // Redis failed: never run the call, never give it an error result; the batch parks
+        // (or, with nothing recorded, resumes and asks again).
+        parked.add(prep.toolCall.id);
+        return awaitingOutcome();
+      }
       if (decision) decided++;
       if (decision?.approved) {
         const outcome = await run(key, { ...prep, approval: undefined }, signal, emit, context);
@@ -104,9 +118,8 @@ export function createApprovalExecutor(
         const denied = { result: createErrorToolResult(denialText(decision)), isError: true };
         return withDetails(denied, approvalDetails(prep, decision));
       }
-      await requestApproval(options, key, prep, emit);
       parked.add(prep.toolCall.id);
-      return { result: createErrorToolResult(AWAITING_TEXT), isError: true };
+      return awaitingOutcome();
     },
   };
 }

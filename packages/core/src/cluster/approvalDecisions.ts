@@ -10,7 +10,7 @@ export interface DecisionDeps {
   log: Logger;
 }
 
-/** A decision that changed nothing, with the reason its job fails with. */
+/** What a decision did: recorded (with the job's result), or a no-op with the reason its job fails with. */
 export type DecisionOutcome =
   | { ok: true; result: DecisionJobResult }
   | { ok: false; reason: string };

@@ -3,6 +3,7 @@ import {
   type ExecutedOutcome,
   executePreparedToolCall,
   finalizeExecutedToolCall,
+  localToolExecutor,
   type PreparedToolCall,
   prepareToolCall,
 } from "@yiem/core";
@@ -147,6 +148,40 @@ describe("lifecycle §8.1 prepare phase: every failure becomes an immediate erro
     );
     const allowed = await prepare(makeTool("t"), {}, { beforeToolCall: () => ({ block: false }) });
     expect(allowed.kind).toBe("prepared");
+  });
+
+  it("marks a call for approval: always for a tool that says so, once when beforeToolCall requires it", async () => {
+    const always = await prepare(makeTool("deploy", { approval: "always" }), {});
+    expect(always.kind === "prepared" && always.approval).toEqual({
+      reason: "deploy always requires approval",
+    });
+    const once = await prepare(
+      makeTool("t"),
+      {},
+      { beforeToolCall: () => ({ requireApproval: { reason: "over budget" } }) },
+    );
+    expect(once.kind === "prepared" && once.approval).toEqual({ reason: "over budget" });
+    const plain = await prepare(makeTool("t"), {});
+    expect(plain.kind === "prepared" && plain.approval).toBeUndefined();
+  });
+
+  it("never runs a call that needs approval without a cluster: it gets an error result", async () => {
+    let ran = false;
+    const execute = () => {
+      ran = true;
+      return textResult("deployed");
+    };
+    const tool = makeTool("deploy", { execute });
+    const outcome = await localToolExecutor.execute(
+      { ...prepared(tool), approval: { reason: "always" } },
+      undefined,
+      () => undefined,
+    );
+    expect(outcome.isError).toBe(true);
+    expect(firstText(outcome.result)).toBe(
+      "deploy: this call requires approval, which only a cluster can ask for",
+    );
+    expect(ran).toBe(false);
   });
 
   it("passes the prepared arguments and the assistant message to beforeToolCall", async () => {

@@ -6,6 +6,8 @@
 import { readFileSync } from "node:fs";
 import { abortCommand } from "./commands/abort.js";
 import { type Command, commandHelp } from "./commands/command.js";
+import { approveCommand, denyCommand } from "./commands/decide.js";
+import { pendingCommand } from "./commands/pending.js";
 import { sendCommand } from "./commands/send.js";
 import { watchCommand } from "./commands/watch.js";
 import { workersCommand } from "./commands/workers.js";
@@ -18,11 +20,14 @@ export const COMMANDS: readonly Command[] = [
   watchCommand,
   abortCommand,
   workersCommand,
+  pendingCommand,
+  approveCommand,
+  denyCommand,
 ];
 
 /** The one-line usage of `yiem`. */
 export const MAIN_USAGE =
-  "yiem <send|watch|abort|workers> [arguments] [options]   (yiem --help, yiem --version)";
+  "yiem <send|watch|abort|workers|pending|approve|deny> [arguments] [options]   (yiem --help, yiem --version)";
 
 /** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
 export function readVersion(): string {

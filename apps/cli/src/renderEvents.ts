@@ -7,6 +7,8 @@ export interface EventOrigin {
   workerId?: string;
   /** Publish time (ms since epoch); durations use it when both ends of a call carry it. */
   ts?: number;
+  /** The session (named in the approve / deny hint of a call awaiting approval). */
+  sessionId?: string;
 }
 
 /** What `createEventRenderer` returns. */
@@ -150,6 +152,17 @@ function createCallTracker(tty: boolean) {
     const shown = `${escapeControlChars(name)}${args}${where}${took(call, origin)}`;
     return [`${isError ? "✖" : "✔"} ${shown} — ${showText(contentText(result.content), 80)}`];
   };
+  const awaiting = (
+    event: Extract<AgentEvent, { type: "toolApprovalRequested" }>,
+    origin: EventOrigin,
+  ) => {
+    running.delete(event.toolCallId); // parked: nothing runs until a decision
+    const args = showText(JSON.stringify(event.arguments) ?? "", 50);
+    const target = escapeControlChars(`${origin.sessionId ?? "SESSION"} ${event.callKey}`);
+    return [
+      `⏸ ${escapeControlChars(event.toolName)}(${args}) awaits approval: ${showText(event.reason, 80)} — yiem approve ${target} / yiem deny ${target}`,
+    ];
+  };
   const linesFor = (event: AgentEvent, origin: EventOrigin): string[] => {
     if (event.type === "toolExecStart")
       return start(event.toolCallId, event.toolName, event.arguments, origin);
@@ -157,6 +170,7 @@ function createCallTracker(tty: boolean) {
       return update(event.toolCallId, event.partialResult, origin);
     if (event.type === "toolExecEnd")
       return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
+    if (event.type === "toolApprovalRequested") return awaiting(event, origin);
     return [];
   };
   /** Flags the calls whose worker is gone; returns a "waiting for" line for each. */
@@ -211,7 +225,11 @@ export function createEventRenderer(out: NodeJS.WriteStream = process.stdout): E
     for (const line of lines) live.print(line);
   };
   const handle = (event: AgentEvent, origin: EventOrigin = {}) => {
-    const lines = calls.linesFor(event, { workerId: origin.workerId, ts: origin.ts });
+    const lines = calls.linesFor(event, {
+      workerId: origin.workerId,
+      ts: origin.ts,
+      sessionId: origin.sessionId,
+    });
     status = statusAfter(event, status);
     refresh(); // first, so a finished call's spinner line is gone before its line
     printAll(lines);

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     systemPrompt: config.systemPrompt,
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
+    approvalTimeoutMs: config.approvalTimeoutMs,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     logger: log,

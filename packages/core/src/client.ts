@@ -5,10 +5,13 @@
  * adapter (no express, Bull Board, openai or QuickJS); BullMQ loads on the first `send`.
  */
 
+export type { PendingApproval } from "./cluster/approvalStore.js";
 export type { BusEvent, EventOrigin } from "./cluster/busEvent.js";
 export { type ClusterConfig, ConfigError, readClusterConfig } from "./cluster/clusterConfig.js";
+export type { DecisionJobData, DecisionJobResult } from "./cluster/coordinatorDecision.js";
 export type { CoordinatorJobData, CoordinatorJobResult } from "./cluster/coordinatorJob.js";
 export {
+  DecisionRefusedError,
   InvalidCoordinatorJobError,
   RedisUnavailableError,
   ResponseTimeoutError,
@@ -18,6 +21,7 @@ export { type ClusterKeys, clusterKeys } from "./cluster/keys.js";
 export { connectRedis, describeRedisTarget, type RedisTarget } from "./cluster/redisConnection.js";
 export type { WorkerInfo } from "./cluster/workerRegistry.js";
 export {
+  type DecisionOptions,
   type EventsOptions,
   type LimitedToolLoad,
   type SendOptions,

@@ -41,3 +41,9 @@ export function expectPositionals(usage: string, positionals: string[], names: s
     throw new UsageError(`unexpected argument "${positionals[names.length]}"`, usage);
   return positionals;
 }
+
+/** Throws a `UsageError` when there are more than `max` positionals. */
+export function expectAtMostPositionals(usage: string, positionals: string[], max: number): void {
+  if (positionals.length > max)
+    throw new UsageError(`unexpected argument "${positionals[max]}"`, usage);
+}

@@ -39,6 +39,8 @@ export interface ClusterConfig {
   adminHost: string | undefined;
   /** `YIEM_ADMIN_READONLY=1`: Bull Board without retry, clean or remove buttons. */
   adminReadOnly: boolean;
+  /** `YIEM_APPROVAL_TIMEOUT_MS`: deny a call awaiting approval on its own after this long (none when unset). */
+  approvalTimeoutMs: number | undefined;
   /** `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal. */
   leaseMs: number;
   /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
@@ -121,6 +123,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
     adminHost: readString(env, "YIEM_ADMIN_HOST"),
     adminReadOnly: readString(env, "YIEM_ADMIN_READONLY") === "1",
+    approvalTimeoutMs: readOptionalInt(env, "YIEM_APPROVAL_TIMEOUT_MS"),
     leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),

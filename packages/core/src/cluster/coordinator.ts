@@ -19,6 +19,8 @@ import {
 } from "../writtenTools/index.js";
 import { checkAdminCredentials, startAdminServer } from "./adminServer.js";
 import { AnswerWaiters } from "./answerWaiters.js";
+import { type DecisionDeps, denyExpiredApprovals } from "./approvalDecisions.js";
+import { ApprovalStore } from "./approvalStore.js";
 import { DEFAULT_COORDINATOR_CONCURRENCY } from "./clusterConfig.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { type Intake, startIntake } from "./coordinatorIntake.js";
@@ -59,6 +61,11 @@ export interface CoordinatorOptions {
   toolExecution?: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
+  /**
+   * Deny a tool call awaiting approval on its own after this many milliseconds (a tool's
+   * `approvalTimeoutMs` wins). Default: no timeout.
+   */
+  approvalTimeoutMs?: number;
   /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
   concurrency?: number;
   /** How long a hold on a session lasts without renewal. Default 10 s. */
@@ -244,6 +251,11 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
   const deps = await runnerDeps(options, ctx, store, log);
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
+  const decisions: DecisionDeps = {
+    approvals: deps.approvals,
+    resume: (sessionId) => tasks.ensureRunning(sessionId),
+    log,
+  };
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
   const subscriber = await subscribeToChannels(ctx, tasks, answers, log);
   await openToolQueues(options.toolStore, deps.queueFor);
@@ -276,7 +288,9 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     locks,
     limits: options.limits ?? {},
     log,
+    decisions,
   });
+  const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
   const intake = startIntake({
     worker,
@@ -297,6 +311,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     coordinatorQueue,
     log,
     watch,
+    approvalSweep,
   };
   return {
     coordinatorId,
@@ -320,7 +335,11 @@ interface RuntimeParts {
   coordinatorQueue: Queue;
   log: Logger;
   watch: RedisWatch;
+  approvalSweep: NodeJS.Timeout;
 }
+
+/** How often a coordinator denies the calls whose approval timeout has passed. */
+const APPROVAL_SWEEP_MS = 500;
 
 /**
  * Opens the tool queues the store's tools go to (the default one too), and sets the limits
@@ -348,6 +367,8 @@ async function runnerDeps(
   const written = await enableWrittenTools(options, command, keys);
   return {
     store,
+    approvals: new ApprovalStore(command, keys),
+    approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,
     leaseMs: options.leaseMs ?? 10_000,
@@ -395,6 +416,7 @@ async function subscribeToChannels(
  */
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
+  clearInterval(parts.approvalSweep);
   await parts.intake.stop();
   await parts.tasks.close(graceMs);
   await parts.requests.close();

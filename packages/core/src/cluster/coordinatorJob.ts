@@ -5,6 +5,7 @@ import {
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
 import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
+import type { DecisionJobData } from "./coordinatorDecision.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 import type { InputKind } from "./sessionStore.js";
 
@@ -21,6 +22,13 @@ export interface CoordinatorJobData {
   sessionId?: string;
   followUp?: boolean;
 }
+
+/**
+ * Everything a coordinator-queue job may carry: a request (`CoordinatorJobData`), or a
+ * decision on a tool call awaiting approval (`DecisionJobData`, `{ decision: … }`, see
+ * `coordinatorDecision.ts`). A job with a `decision` field is read as a decision.
+ */
+export type CoordinatorQueueJobData = CoordinatorJobData | DecisionJobData;
 
 /** The return value of a coordinator-queue job: the assistant message that answered its input. */
 export interface CoordinatorJobResult {

@@ -1,6 +1,8 @@
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
+import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
+import { isDecisionJob, readDecisionJob } from "./coordinatorDecision.js";
 import {
   type CoordinatorJobResult,
   type CoordinatorRequest,
@@ -23,6 +25,8 @@ export interface RequestJobsOptions {
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;
+  /** Records approval decisions (`{ decision: … }` jobs). */
+  decisions: DecisionDeps;
 }
 
 /** Why a job in hand was let go without an answer. */
@@ -67,6 +71,10 @@ export class RequestJobs {
 
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
+    if (isDecisionJob(job.data)) {
+      slot.release(); // a decision runs nothing here: a resumed run takes a slot of its own
+      return this.decide(job, token);
+    }
     let request: CoordinatorRequest;
     try {
       request = readCoordinatorJob(job.data, this.options.limits);
@@ -176,6 +184,33 @@ export class RequestJobs {
         );
       }
       await sleep(backoffMs(attempt));
+    }
+  }
+
+  /**
+   * Records a decision job's decision: completes the job with `DecisionJobResult`, or fails
+   * it unrecoverably with a `no-op: …` reason when the call no longer waits or was decided.
+   */
+  private async decide(job: Job, token: string): Promise<void> {
+    let request: ReturnType<typeof readDecisionJob>;
+    try {
+      request = readDecisionJob(job.data);
+    } catch (err) {
+      return this.refuse(job, token, err);
+    }
+    for (let attempt = 0; attempt < 8; attempt++) {
+      try {
+        const outcome = await recordDecision(this.options.decisions, request);
+        if (outcome.ok) await job.moveToCompleted(outcome.result, token, false);
+        else await job.moveToFailed(new UnrecoverableError(outcome.reason), token, false);
+        return;
+      } catch (err) {
+        this.options.log.warn(
+          { jobId: job.id, err: (err as Error).message },
+          "could not record a decision; retrying",
+        );
+        await sleep(backoffMs(attempt));
+      }
     }
   }
 

@@ -59,3 +59,26 @@ export class InvalidCoordinatorJobError extends Error {
     super(`${field}: ${problem}`);
   }
 }
+
+/**
+ * Thrown out of the agent loop when a batch has calls awaiting approval: the batch's other
+ * outcomes are stored and, when `released`, the run is parked and the lease given up. When
+ * not `released`, every decision came in meanwhile and the run resumes at once.
+ */
+export class RunParkedError extends Error {
+  override name = "RunParkedError";
+  constructor(
+    readonly sessionId: string,
+    readonly released: boolean,
+  ) {
+    super(`session ${sessionId}: the run is parked until its tool calls are approved or denied`);
+  }
+}
+
+/** A decision job the coordinators refused: `reason` is its `failedReason` (e.g. `no-op: …`). */
+export class DecisionRefusedError extends Error {
+  override name = "DecisionRefusedError";
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}

@@ -19,6 +19,16 @@ export function clusterKeys(prefix: string) {
     /** Tool calls running in a coordinator's process right now (call id → start time). */
     running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,
+    /** Calls of the parked batch that need a human decision: call key → request JSON. */
+    approvals: (sessionId: string) => `${session(sessionId)}:approvals`,
+    /** Decisions taken on them: call key → decision JSON (approved, by, reason, decidedAt). */
+    decisions: (sessionId: string) => `${session(sessionId)}:decisions`,
+    /** Outcomes of the parked batch's other calls, reused on resume: call key → outcome JSON. */
+    parkedResults: (sessionId: string) => `${session(sessionId)}:parkedResults`,
+    /** Every call awaiting approval in the cluster: `<sessionId> <callKey>` by request time. */
+    approvalsPending: `${prefix}:approvalsPending`,
+    /** Calls awaiting approval that have a timeout: `<sessionId> <callKey>` by deadline. */
+    approvalDeadlines: `${prefix}:approvalDeadlines`,
     seq: (sessionId: string) => `${session(sessionId)}:seq`,
     stream: (sessionId: string) => `${session(sessionId)}:events`,
     response: (inputId: string) => `${prefix}:response:${inputId}`,

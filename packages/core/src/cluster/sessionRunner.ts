@@ -21,13 +21,15 @@ import type {
   ToolExecutionMode,
   UserMessage,
 } from "../types/index.js";
-import { LeaseLostError, SessionStoreError } from "./errors.js";
+import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
+import type { ApprovalStore } from "./approvalStore.js";
+import { LeaseLostError, RunParkedError, SessionStoreError } from "./errors.js";
 import { createEventPublisher, type EventPublisher, readEventsAfter } from "./eventBus.js";
 import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
 import { logModelErrors } from "./modelErrorLog.js";
-import { createRemoteExecutor, type RemoteExecutor } from "./remoteExecutor.js";
+import { createRemoteExecutor } from "./remoteExecutor.js";
 import type { ResultWaiter } from "./resultWaiter.js";
 import { summarizeRun } from "./runSummary.js";
 import type { RunStart, SessionStore } from "./sessionStore.js";
@@ -35,6 +37,10 @@ import type { RunStart, SessionStore } from "./sessionStore.js";
 /** What the coordinator lends every session it runs. */
 export interface SessionRunnerDeps {
   store: SessionStore;
+  /** Calls awaiting approval, their decisions, and the parked batch's other outcomes. */
+  approvals: ApprovalStore;
+  /** Deny a call awaiting approval on its own after this long (a tool's own timeout wins). */
+  approvalTimeoutMs?: number;
   command: Redis;
   keys: ClusterKeys;
   leaseMs: number;
@@ -64,7 +70,7 @@ export interface HeldSession {
 }
 
 /** How processing a session ended. */
-export type SessionOutcome = "idle" | "lost" | "handedOver";
+export type SessionOutcome = "idle" | "lost" | "handedOver" | "parked";
 
 /** The text a non-idempotent in-process call gets when a coordinator died while it ran. */
 export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while this call ran";
@@ -107,12 +113,19 @@ interface Holding {
 function runEmitter(
   h: Holding,
   publisher: EventPublisher,
-  executor: RemoteExecutor,
+  executor: ApprovalExecutor,
   held: { end?: AgentEvent; started: Set<string> },
 ) {
   return (event: AgentEvent): Promise<void> => {
     // A holder that lost or handed over the session stays silent: the next holder reports.
     if (h.lease.lost || h.handedOver) return Promise.resolve();
+    // A call left waiting for approval has not ended; one answered from a parked batch's
+    // store had its end published before the run parked.
+    if (
+      event.type === "toolExecEnd" &&
+      (executor.parked.has(event.toolCallId) || executor.reused.delete(event.toolCallId))
+    )
+      return Promise.resolve();
     h.deps.observe?.(event);
     if (event.type === "agentEnd") {
       held.end = event;
@@ -158,7 +171,27 @@ async function writeFenced<T>(
 
 /** Errors a run must not turn into its response: the session task recovers from them. */
 function isRecoverable(err: unknown): boolean {
-  return err instanceof LeaseLostError || err instanceof SessionStoreError;
+  return (
+    err instanceof LeaseLostError ||
+    err instanceof SessionStoreError ||
+    err instanceof RunParkedError
+  );
+}
+
+/**
+ * Instead of appending a batch that has calls awaiting approval: stores its other outcomes
+ * and parks the run (releasing the lease), then stops the loop with `RunParkedError`.
+ */
+async function parkRun(h: Holding, executor: ApprovalExecutor): Promise<never> {
+  const { deps, sessionId, token } = h;
+  let parked: Awaited<ReturnType<ApprovalStore["park"]>>;
+  try {
+    parked = await deps.approvals.park(sessionId, token, executor.finished);
+  } catch (err) {
+    throw new SessionStoreError(sessionId, err);
+  }
+  if (parked === "lost") throw new LeaseLostError(sessionId);
+  throw new RunParkedError(sessionId, parked === "parked");
 }
 
 /**
@@ -174,8 +207,16 @@ function finishedAnswer(h: Holding, start: OpenRun): AssistantMessage | undefine
 
 type OpenRun = Extract<RunStart, { kind: "new" | "resume" }>;
 
-/** The loop's view of the session's transcript: every write goes to Redis first, fenced. */
-function transcriptWriters(h: Holding, start: OpenRun, inputIds: string[]) {
+/**
+ * The loop's view of the session's transcript: every write goes to Redis first, fenced. A
+ * batch with calls awaiting approval is not appended: the run parks (`parkRun`).
+ */
+function transcriptWriters(
+  h: Holding,
+  start: OpenRun,
+  inputIds: string[],
+  executor: ApprovalExecutor,
+) {
   const { deps, sessionId, token, state } = h;
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   return {
@@ -189,8 +230,11 @@ function transcriptWriters(h: Holding, start: OpenRun, inputIds: string[]) {
       return moved;
     },
     appendMessages: async (messages: AgentMessage[]) => {
+      if (executor.parked.size > 0) await parkRun(h, executor);
       await writeFenced(sessionId, () => deps.store.appendMany(sessionId, token, messages));
       state.messages.push(...messages);
+      executor.finished.clear();
+      if (executor.touched()) await deps.approvals.clear(sessionId).catch(() => undefined); // stale entries are harmless
     },
     appendMessage: async (message: AgentMessage) => {
       await writeFenced(sessionId, () => deps.store.append(sessionId, token, message));
@@ -228,12 +272,20 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
     sessionId,
     runId: start.runId,
   });
-  const executor = createRemoteExecutor({
+  const remote = createRemoteExecutor({
     sessionId,
     runId: start.runId,
     queueFor: deps.queueFor,
     waiter: deps.waiter,
     beforeLocalCall: (prep) => guardLocalCall(h, prep),
+  });
+  const executor = createApprovalExecutor(remote, {
+    approvals: deps.approvals,
+    sessionId,
+    runId: start.runId,
+    token,
+    defaultTimeoutMs: deps.approvalTimeoutMs,
+    stored: start.kind === "resume" ? await deps.approvals.storedOutcomes(sessionId) : new Map(),
   });
   const response =
     finishedAnswer(h, start) ??
@@ -251,7 +303,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
       maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
       limits: deps.limits,
       rethrow: isRecoverable,
-      ...transcriptWriters(h, start, inputIds),
+      ...transcriptWriters(h, start, inputIds, executor),
     }));
   h.held.controller = undefined;
   await publisher.flush();
@@ -317,6 +369,7 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
     if (h.lease.lost) return "lost";
     const start = await h.deps.store.startRun(h.sessionId, h.token);
     if (start.kind === "lost") return h.handedOver ? "handedOver" : "lost";
+    if (start.kind === "parked") return "parked";
     if (start.kind === "settling") {
       await new Promise((resolve) => setTimeout(resolve, start.retryInMs));
       continue;
@@ -334,6 +387,11 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
     try {
       response = await runOne(h, start);
     } catch (err) {
+      if (err instanceof RunParkedError) {
+        h.held.controller = undefined;
+        if (err.released) return "parked";
+        continue; // every decision came in while the batch ran: resume now
+      }
       if (!(err instanceof LeaseLostError)) throw err;
       return h.handedOver ? "handedOver" : "lost";
     }

@@ -62,9 +62,14 @@ return {0}
  * by another coordinator may still be on its way, and must run first.
  * → {-1} not ours · {0} nothing to do · {2, runId, inputId...} a run is open (resume)
  * · {1, runId, message} a new run, opened by input `runId` · {3, order} a follow-up waits
+ * · {4} the open run is parked (waiting for approvals): the lease is released in the same step
  */
 export const START_RUN = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+if redis.call('HGET', KEYS[2], 'parked') == '1' then
+  redis.call('DEL', KEYS[1])
+  return {4}
+end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   local open = redis.call('LRANGE', KEYS[3], 0, -1)
   table.insert(open, 1, redis.call('HGET', KEYS[2], 'runId'))
@@ -169,4 +174,65 @@ for i = 2, #ARGV, 2 do
   length = redis.call('RPUSH', KEYS[2], ARGV[i])
 end
 return length
+`;
+
+/**
+ * KEYS: lease, approvals, approvalsPending, approvalDeadlines
+ * ARGV: token, call key, request JSON, `<sessionId> <callKey>`, requested at ms, deadline ms or ''
+ * Records that a call awaits approval, once (a resumed batch finds it known).
+ * → 1 recorded now, 0 already known, -1 not ours.
+ */
+export const REQUEST_APPROVAL = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 0 then return 0 end
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+if ARGV[6] ~= '' then redis.call('ZADD', KEYS[4], ARGV[6], ARGV[4]) end
+return 1
+`;
+
+/**
+ * KEYS: approvals, decisions, run, approvalsPending, approvalDeadlines
+ * ARGV: call key, decision JSON, `<sessionId> <callKey>`
+ * Records a human (or timeout) decision on a call awaiting approval, at most once. When no
+ * undecided call remains, the run stops being parked (any coordinator may then resume it).
+ * Not fenced: any coordinator records decisions; only a lease holder runs the call.
+ * → {1} recorded, others wait · {2} recorded, the run may resume · {-1} the call does not
+ * wait for approval · {-2, decision JSON} it was decided already.
+ */
+export const DECIDE_APPROVAL = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  redis.call('ZREM', KEYS[4], ARGV[3])
+  redis.call('ZREM', KEYS[5], ARGV[3])
+  return {-1}
+end
+local existing = redis.call('HGET', KEYS[2], ARGV[1])
+if existing then
+  redis.call('ZREM', KEYS[4], ARGV[3])
+  redis.call('ZREM', KEYS[5], ARGV[3])
+  return {-2, existing}
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[3])
+redis.call('ZREM', KEYS[5], ARGV[3])
+if redis.call('HLEN', KEYS[2]) >= redis.call('HLEN', KEYS[1]) then
+  redis.call('HDEL', KEYS[3], 'parked')
+  return {2}
+end
+return {1}
+`;
+
+/**
+ * KEYS: lease, run, approvals, decisions, parkedResults
+ * ARGV: token, then pairs of (call key, outcome JSON) of the batch's calls that finished
+ * Stores the finished calls' outcomes (a resume reuses them), then, when a call still awaits
+ * a decision, parks the run and releases the lease in the same step.
+ * → 1 parked and released · 0 every call is decided already: resume now · -1 not ours.
+ */
+export const PARK_RUN = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1]) end
+if redis.call('HLEN', KEYS[4]) >= redis.call('HLEN', KEYS[3]) then return 0 end
+redis.call('HSET', KEYS[2], 'parked', '1')
+redis.call('DEL', KEYS[1])
+return 1
 `;

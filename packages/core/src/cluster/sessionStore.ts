@@ -31,6 +31,8 @@ export type RunStart =
   | { kind: "new"; runId: string; inputIds: string[]; message: UserMessage }
   | { kind: "idle" }
   | { kind: "lost" }
+  /** The open run waits for approvals: the lease was released in the same step. */
+  | { kind: "parked" }
   /** A follow-up is waiting, but too fresh to open a run yet: ask again after `retryInMs`. */
   | { kind: "settling"; retryInMs: number };
 
@@ -152,6 +154,26 @@ export class SessionStore {
   }
 
   /**
+   * Which of these sessions need a holder: no coordinator holds them and their open run (if
+   * any) is not parked waiting for approvals. One round trip.
+   */
+  async needHolder(sessionIds: string[]): Promise<boolean[]> {
+    if (sessionIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of sessionIds) {
+      pipeline.exists(this.keys.lease(id));
+      pipeline.hget(this.keys.run(id), "parked");
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    return sessionIds.map((_, i) => {
+      const held = replies[2 * i]?.[1] === 1;
+      const parked = replies[2 * i + 1]?.[1] === "1";
+      return !held && !parked;
+    });
+  }
+
+  /**
    * Records an input for its session, once: delivering the same input id again (a retried
    * or stalled job) returns its response when it was answered and changes nothing otherwise.
    * Waiting inputs run in ascending `order` (see `inputOrder`); a follow-up younger than
@@ -197,6 +219,7 @@ export class SessionStore {
     );
     if (code === -1) return { kind: "lost" };
     if (code === 0) return { kind: "idle" };
+    if (code === 4) return { kind: "parked" };
     if (code === 3) {
       const createdAt = Math.floor(Number(id) / 1024);
       const retryInMs = Math.min(

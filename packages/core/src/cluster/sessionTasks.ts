@@ -59,7 +59,10 @@ export class SessionTasks {
     const { deps } = this.options;
     const acquired = await deps.store.acquire(sessionId, token, deps.leaseMs).catch(() => false);
     if (!acquired || this.running.has(sessionId)) return taken.release();
-    const task = this.work(sessionId, token).finally(() => this.ended(sessionId, taken));
+    const task = this.work(sessionId, token).then(
+      (outcome) => this.ended(sessionId, taken, outcome),
+      () => this.ended(sessionId, taken, undefined),
+    );
     this.running.set(sessionId, task);
   }
 
@@ -84,7 +87,7 @@ export class SessionTasks {
     clearTimeout(timer);
   }
 
-  private async work(sessionId: string, token: string): Promise<void> {
+  private async work(sessionId: string, token: string): Promise<SessionOutcome | undefined> {
     const { deps, log } = this.options;
     const register = (held: HeldSession | undefined) => {
       if (held) this.held.set(sessionId, held);
@@ -99,11 +102,11 @@ export class SessionTasks {
           { sessionId, err: (err as Error).message, attempt },
           "session interrupted by a Redis error; retrying",
         );
-        if (!(await this.retryLater(sessionId, token, attempt))) return;
+        if (!(await this.retryLater(sessionId, token, attempt))) return undefined;
         continue;
       }
       log.debug({ sessionId, outcome }, "session released");
-      return;
+      return outcome;
     }
   }
 
@@ -121,9 +124,11 @@ export class SessionTasks {
     }
   }
 
-  private ended(sessionId: string, slot: Slot): void {
+  private ended(sessionId: string, slot: Slot, outcome: SessionOutcome | undefined): void {
     this.running.delete(sessionId);
     slot.release();
+    // A parked run waits for a decision: the decision (or the watch) resumes it.
+    if (outcome === "parked") return;
     // Inputs that arrived while the task was letting go must not wait for the next watch tick.
     if (this.options.answers.hasWaitsIn(sessionId)) void this.ensureRunning(sessionId);
   }
@@ -133,9 +138,10 @@ export class SessionTasks {
     const watched = this.options.answers.sessions().filter((id) => !this.running.has(id));
     if (watched.length === 0) return;
     try {
-      const held = await this.options.deps.store.areHeld(watched);
+      // A parked run (waiting for approvals) is left alone until a decision un-parks it.
+      const orphaned = await this.options.deps.store.needHolder(watched);
       for (const [i, sessionId] of watched.entries()) {
-        if (!held[i]) await this.ensureRunning(sessionId);
+        if (orphaned[i]) await this.ensureRunning(sessionId);
       }
     } catch (err) {
       this.options.log.debug({ err: (err as Error).message }, "could not check watched sessions");

@@ -2,9 +2,15 @@ import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { AssistantMessage, UserInput } from "../types/index.js";
+import { ApprovalStore, type PendingApproval } from "./approvalStore.js";
 import type { BusEvent } from "./busEvent.js";
+import {
+  type DecisionJobData,
+  type DecisionJobResult,
+  readDecisionJob,
+} from "./coordinatorDecision.js";
 import { type CoordinatorJobData, readCoordinatorJob } from "./coordinatorJob.js";
-import { RedisUnavailableError } from "./errors.js";
+import { DecisionRefusedError, RedisUnavailableError, ResponseTimeoutError } from "./errors.js";
 import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { connectRedis, describeRedisTarget, type RedisTarget } from "./redisConnection.js";
 import { ResponseWaiter } from "./responseWaiter.js";
@@ -47,6 +53,16 @@ export interface EventsOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `approve` and `deny`. */
+export interface DecisionOptions {
+  /** Who decides (free text, kept in the transcript). */
+  by?: string;
+  /** Why (for a denial, the text the model reads). */
+  reason?: string;
+  /** How long to wait for a coordinator to record it (default 30 s). */
+  timeoutMs?: number;
+}
+
 /** The states of a request job no run has answered yet. */
 const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "active"] as const;
 
@@ -58,6 +74,13 @@ const REQUEST_JOB_RETENTION = {
   removeOnComplete: { age: 3600, count: 10_000 },
   removeOnFail: { age: 24 * 3600, count: 10_000 },
 } as const;
+
+function pick(options: DecisionOptions): { by?: string; reason?: string } {
+  return {
+    ...(options.by ? { by: options.by } : {}),
+    ...(options.reason ? { reason: options.reason } : {}),
+  };
+}
 
 /**
  * Talks to a Yiem cluster: sends input to sessions, watches their events, waits for
@@ -263,6 +286,65 @@ export class YiemClient {
       waiting: wait + prioritized + delayed,
       running: active,
     };
+  }
+
+  /**
+   * Approves a tool call awaiting approval (`toolCallId`: the call key `pending` lists): adds
+   * a decision job to the coordinator queue and waits until a coordinator recorded it. Throws
+   * `DecisionRefusedError` (`no-op: …`) when the call no longer waits or was decided already;
+   * never makes a call run twice.
+   */
+  approve(
+    sessionId: string,
+    toolCallId: string,
+    options: DecisionOptions = {},
+  ): Promise<DecisionJobResult> {
+    return this.decide(
+      { sessionId, toolCallId, approved: true, ...pick(options) },
+      options.timeoutMs,
+    );
+  }
+
+  /** Denies a tool call awaiting approval; the model reads `reason` as the call's error result. As `approve`. */
+  deny(
+    sessionId: string,
+    toolCallId: string,
+    options: DecisionOptions = {},
+  ): Promise<DecisionJobResult> {
+    return this.decide(
+      { sessionId, toolCallId, approved: false, ...pick(options) },
+      options.timeoutMs,
+    );
+  }
+
+  /** Tool calls awaiting approval, oldest first: of one session, or of the whole cluster. */
+  async pendingApprovals(sessionId?: string): Promise<PendingApproval[]> {
+    await this.ready();
+    return this.guard(() => new ApprovalStore(this.command, this.keys).pending(sessionId));
+  }
+
+  private async decide(
+    decision: DecisionJobData["decision"],
+    timeoutMs = 30_000,
+  ): Promise<DecisionJobResult> {
+    const data: DecisionJobData = { decision };
+    readDecisionJob(data);
+    await this.ready();
+    const queue = await this.coordinatorQueue();
+    const job = await this.guard(() =>
+      queue.add("decision", data, { jobId: randomUUID(), ...REQUEST_JOB_RETENTION }),
+    );
+    const id = job.id ?? "";
+    for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+      const state = await this.guard(() => queue.getJobState(id));
+      if (state === "completed" || state === "failed") {
+        const done = await this.guard(() => queue.getJob(id));
+        if (state === "failed") throw new DecisionRefusedError(done?.failedReason ?? "failed");
+        return done?.returnvalue as DecisionJobResult;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new ResponseTimeoutError(id, timeoutMs);
   }
 
   /** The stored transcript of a session. */

@@ -18,9 +18,21 @@ import { emitToolExecutionEnd, finalizeExecutedToolCall } from "./finalizeExecut
 import { ABORTED_MESSAGE, prepareToolCall } from "./prepareToolCall.js";
 import { createErrorToolResult, describeError } from "./toolResults.js";
 
-/** The in-process executor: runs `executePreparedToolCall` here. */
+/** The error text of a call that needs approval where no one can give it (no cluster). */
+export const NO_APPROVAL_MESSAGE = "this call requires approval, which only a cluster can ask for";
+
+/**
+ * The in-process executor: runs `executePreparedToolCall` here. A call that needs approval
+ * never runs here: it gets an error result (approvals need a cluster's durable state).
+ */
 export const localToolExecutor: ToolExecutor = {
-  execute: (prepared, signal, emit) => executePreparedToolCall(prepared, signal, emit),
+  execute: async (prepared, signal, emit) =>
+    prepared.approval
+      ? {
+          result: createErrorToolResult(`${prepared.tool.name}: ${NO_APPROVAL_MESSAGE}`),
+          isError: true,
+        }
+      : executePreparedToolCall(prepared, signal, emit),
 };
 
 /** Everything one batch's steps share. */

@@ -51,7 +51,9 @@ function validateArguments(tool: AgentTool, args: ToolArgs): string | undefined 
 
 /**
  * Phase 1 of a call (lifecycle §8.1): resolve the tool, `prepareArguments`, validate, then
- * `beforeToolCall` (`{block: true, reason}` blocks). Never throws: every failure (malformed
+ * `beforeToolCall` (`{block: true, reason}` blocks). A call that must wait for a human
+ * decision (`approval: "always"`, or the hook's `requireApproval`) is prepared with its
+ * `approval` reason set; the executor decides what that means. Never throws: every failure (malformed
  * arguments from the model, unknown tool, invalid arguments, a throwing hook, a block, an
  * abort) becomes an `ImmediateOutcome` with `isError: true`.
  */
@@ -79,6 +81,14 @@ export async function prepareToolCall(
     }
     if (signal?.aborted) return immediateError(ABORTED_MESSAGE);
     if (before?.block) return immediateError(before.reason ?? "Tool execution was blocked");
+    if (before?.requireApproval) {
+      const reason = String(before.requireApproval.reason ?? "approval required");
+      return { kind: "prepared", tool, toolCall, args, approval: { reason } };
+    }
+  }
+  if (tool.approval === "always") {
+    const approval = { reason: `${tool.name} always requires approval` };
+    return { kind: "prepared", tool, toolCall, args, approval };
   }
   return { kind: "prepared", tool, toolCall, args };
 }

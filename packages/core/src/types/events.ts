@@ -27,6 +27,24 @@ export interface ToolExecEndEvent {
   isError: boolean;
 }
 
+/**
+ * A tool call waits for a human decision (`approval: "always"`, or a `beforeToolCall` that
+ * returned `requireApproval`): it has not run, and its run is parked until every waiting call
+ * of the batch is approved or denied (`yiem approve` / `yiem deny`, or its timeout). Never
+ * followed by a `toolExecEnd` of the same call before the decision.
+ */
+export interface ToolApprovalRequestedEvent {
+  type: "toolApprovalRequested";
+  toolCallId: string;
+  /** The call's key in its session: what `approve` / `deny` name (usually `toolCallId`). */
+  callKey: string;
+  toolName: string;
+  arguments: ToolArgs;
+  reason: string;
+  /** When it is denied on its own (epoch ms), if it has a timeout. */
+  deadline?: number;
+}
+
 /** A run began. */
 export interface AgentStartEvent {
   type: "agentStart";
@@ -76,6 +94,7 @@ export type AgentEvent =
   | ToolExecStartEvent
   | ToolExecUpdateEvent
   | ToolExecEndEvent
+  | ToolApprovalRequestedEvent
   | AgentStartEvent
   | TurnStartEvent
   | MessageUpdateEvent

@@ -18,10 +18,14 @@ export interface BeforeToolCallContext {
   context: AgentContext;
 }
 
-/** What `beforeToolCall` may return: `{block: true, reason}` stops the call. */
+/**
+ * What `beforeToolCall` may return: `{block: true, reason}` stops the call;
+ * `{requireApproval: {reason}}` makes this one call wait for a human decision (cluster only).
+ */
 export interface BeforeToolCallResult {
   block?: boolean;
   reason?: string;
+  requireApproval?: { reason: string };
 }
 
 /** Passed to `afterToolCall`, with the executed result. */
@@ -64,6 +68,8 @@ export interface PreparedToolCall {
   tool: AgentTool;
   toolCall: AgentToolCall;
   args: ToolArgs;
+  /** Set when the call must wait for a human decision before it runs, with the reason shown. */
+  approval?: { reason: string };
 }
 
 /** A call that ended during preparation (unknown tool, invalid arguments, blocked, aborted). */

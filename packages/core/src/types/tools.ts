@@ -68,6 +68,17 @@ export interface AgentTool {
   concurrency?: number;
   /** Cluster: at most `max` calls started per `durationMs` across all workers (as `concurrency`). */
   rateLimit?: { max: number; durationMs: number };
+  /**
+   * Cluster: `"always"` makes every call of this tool wait for a human decision
+   * (`yiem approve` / `yiem deny`) before it runs; the run is parked meanwhile. In-process
+   * (no cluster) such a call gets an error result and never runs.
+   */
+  approval?: "always";
+  /**
+   * Cluster: a call of this tool waiting for approval is denied on its own after this many
+   * milliseconds (default: the coordinator's `approvalTimeoutMs`, none when unset).
+   */
+  approvalTimeoutMs?: number;
 }
 
 /**

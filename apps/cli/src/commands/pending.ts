@@ -1,0 +1,56 @@
+import { parseArgs } from "node:util";
+import type { PendingApproval } from "@yiem/core/client";
+import { withCluster } from "../cluster.js";
+import { EXIT } from "../errors.js";
+import { writeLine } from "../io.js";
+import { escapeControlChars, formatJsonLine } from "../terminalText.js";
+import { type Command, commandHelp, expectAtMostPositionals, parseOrUsage } from "./command.js";
+import { formatTable } from "./workers.js";
+
+const USAGE = "yiem pending [SESSION] [--json]";
+
+/** `42 s`, `3 min`. */
+function age(since: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - since) / 1000));
+  return seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
+}
+
+/** The calls awaiting approval as table lines: session, call, tool, reason, age. */
+export function pendingTable(pending: PendingApproval[], now = Date.now()): string[] {
+  const header = ["SESSION", "CALL", "TOOL", "REASON", "AGE"];
+  const rows = pending.map((p) =>
+    [p.sessionId, p.callKey, p.toolName, p.reason, age(p.requestedAt, now)].map(escapeControlChars),
+  );
+  return formatTable([header, ...rows]);
+}
+
+/** `yiem pending`: the tool calls awaiting approval. */
+export const pendingCommand: Command = {
+  name: "pending",
+  summary:
+    "Lists the tool calls awaiting approval (session, call, tool, reason, age), of one session or of the whole cluster.",
+  usage: USAGE,
+  options: ["      --json         the calls as one JSON array"],
+  async run(args, io) {
+    const { values, positionals } = parseOrUsage(USAGE, () =>
+      parseArgs({
+        args,
+        options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+        allowPositionals: true,
+        strict: true,
+      }),
+    );
+    if (values.help) {
+      writeLine(io.stdout, commandHelp(pendingCommand));
+      return EXIT.ok;
+    }
+    expectAtMostPositionals(USAGE, positionals, 1);
+    const pending = await withCluster(io.env, ({ client }) =>
+      client.pendingApprovals(positionals[0]),
+    );
+    if (values.json) writeLine(io.stdout, formatJsonLine(pending));
+    else if (pending.length === 0) writeLine(io.stdout, "No tool call awaits approval.");
+    else for (const line of pendingTable(pending)) writeLine(io.stdout, line);
+    return EXIT.ok;
+  },
+};

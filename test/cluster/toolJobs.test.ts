@@ -91,9 +91,10 @@ async function waitUntil<T>(
 /** The job of call `callId` once it has finished (completed or failed), freshly read. */
 async function finishedJob(queue: Queue, jobId: string): Promise<Job> {
   return waitUntil(`job ${jobId} to finish`, async () => {
+    // One read of the job hash: `finishedOn` is written with the result or failure, so the
+    // returned job never has a state newer than its fields.
     const job = await queue.getJob(jobId);
-    const state = await job?.getState();
-    return state === "completed" || state === "failed" ? job : undefined;
+    return job?.finishedOn ? job : undefined;
   });
 }
 

@@ -1,6 +1,6 @@
 import type { AgentTool, AgentToolResult, PartialResultCallback, ToolArgs } from "@yiem/core";
-import { normalizeArgs, readString, validatorFrom } from "../shared/args.js";
-import { textResult } from "../shared/results.js";
+import { normalizeArgs, readString, validatorFrom } from "../toolSupport/args.js";
+import { textResult } from "../toolSupport/results.js";
 
 /** The local wall-clock time of one instant in one time zone. */
 export interface ZonedTime {

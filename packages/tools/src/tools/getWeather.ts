@@ -1,7 +1,7 @@
 import type { AgentTool, AgentToolResult, PartialResultCallback, ToolArgs } from "@yiem/core";
-import { normalizeArgs, readNumber, readString, validatorFrom } from "../shared/args.js";
-import { createDeadline, type Deadline, describeFetchError } from "../shared/deadline.js";
-import { textResult } from "../shared/results.js";
+import { normalizeArgs, readNumber, readString, validatorFrom } from "../toolSupport/args.js";
+import { createDeadline, type Deadline, describeFetchError } from "../toolSupport/deadline.js";
+import { textResult } from "../toolSupport/results.js";
 
 const DEFAULT_GEOCODING_BASE_URL = "https://geocoding-api.open-meteo.com";
 const DEFAULT_WEATHER_BASE_URL = "https://api.open-meteo.com";

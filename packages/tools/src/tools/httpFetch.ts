@@ -1,7 +1,7 @@
 import type { AgentTool, AgentToolResult, PartialResultCallback, ToolArgs } from "@yiem/core";
-import { normalizeArgs, readNumber, readString, validatorFrom } from "../shared/args.js";
-import { createDeadline, type Deadline, describeFetchError } from "../shared/deadline.js";
-import { textResult } from "../shared/results.js";
+import { normalizeArgs, readNumber, readString, validatorFrom } from "../toolSupport/args.js";
+import { createDeadline, type Deadline, describeFetchError } from "../toolSupport/deadline.js";
+import { textResult } from "../toolSupport/results.js";
 
 const MAX_BYTES_LIMIT = 10_485_760;
 const DEFAULT_MAX_BYTES = 1_048_576;

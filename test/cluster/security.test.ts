@@ -21,7 +21,7 @@ const CLIENT_PASSWORD = "client-canary-pass-5b2";
 
 /** The client role of docs/SECURITY.md: add coordinator jobs, read events, responses, transcripts and workers. */
 const CLIENT_ACL = [
-  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* %R~*:bull:tools-tool.* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:s:*:approvals %R~*:approvalsPending %R~*:response:* %R~*:workers %R~*:worker:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
+  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* %R~*:bull:tools-tool.* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:s:*:approvals %R~*:s:*:decisions %R~*:approvalsPending %R~*:response:* %R~*:workers %R~*:worker:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
 ];
 
 function respond(request: ScriptedRequest): ScriptedReply {

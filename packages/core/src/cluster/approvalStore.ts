@@ -193,18 +193,38 @@ export class ApprovalStore {
 
   /** Calls awaiting approval, oldest first: of one session, or of the whole cluster. */
   async pending(sessionId?: string): Promise<PendingApproval[]> {
+    if (sessionId) return this.pendingIn(sessionId);
     const k = this.keys;
     const members = (await this.redis.zrange(k.approvalsPending, 0, -1)).map(parseMember);
-    const wanted = sessionId ? members.filter((m) => m.sessionId === sessionId) : members;
-    if (wanted.length === 0) return [];
+    if (members.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const m of wanted) pipeline.hget(k.approvals(m.sessionId), m.callKey);
+    for (const m of members) pipeline.hget(k.approvals(m.sessionId), m.callKey);
     const replies = (await pipeline.exec()) ?? [];
-    return wanted.flatMap((m, i) => {
+    return members.flatMap((m, i) => {
       const [err, text] = replies[i] ?? [];
       if (err) throw err;
       if (typeof text !== "string") return [];
       return [{ ...(JSON.parse(text) as ApprovalRequest), sessionId: m.sessionId }];
     });
+  }
+
+  /** One session's calls awaiting approval, read from the session itself (one round trip). */
+  private async pendingIn(sessionId: string): Promise<PendingApproval[]> {
+    const k = this.keys;
+    const [requested, decided] = (
+      (await this.redis
+        .pipeline()
+        .hvals(k.approvals(sessionId))
+        .hkeys(k.decisions(sessionId))
+        .exec()) ?? []
+    ).map(([err, value]) => {
+      if (err) throw err;
+      return value as string[];
+    });
+    const done = new Set(decided ?? []);
+    return (requested ?? [])
+      .map((text) => ({ ...(JSON.parse(text) as ApprovalRequest), sessionId }))
+      .filter((request) => !done.has(request.callKey))
+      .sort((a, b) => a.requestedAt - b.requestedAt);
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Job, Worker } from "bullmq";
 import type { Logger } from "./logger.js";
 import { isConnectionError } from "./redisWatch.js";
@@ -18,10 +19,6 @@ export interface IntakeOptions {
 export interface Intake {
   /** Stops fetching; resolves once the loop has ended (within BullMQ's drain delay). */
   stop(): Promise<void>;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** How many jobs one round of a burst fetches at once (each needs a free run slot). */

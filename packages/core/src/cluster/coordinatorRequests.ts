@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
@@ -9,10 +10,10 @@ import {
   readCoordinatorJob,
   sessionIdForJob,
 } from "./coordinatorJob.js";
-import { InvalidCoordinatorJobError } from "./errors.js";
 import { inputOrder } from "./inputOrder.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Logger } from "./logger.js";
+import { redisBackoffMs } from "./redisBackoff.js";
 import type { Slot } from "./runSlots.js";
 import type { EnqueueOutcome, SessionStore } from "./sessionStore.js";
 import type { SessionTasks } from "./sessionTasks.js";
@@ -44,12 +45,6 @@ interface InHand {
   wait: AnswerWait;
   done: Promise<void>;
 }
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-const backoffMs = (attempt: number) => Math.min(5000, 50 * 2 ** Math.min(attempt, 7));
 
 /**
  * The coordinator-queue jobs this coordinator holds. Each job is one request: validated (a
@@ -156,7 +151,7 @@ export class RequestJobs {
           "could not record an input; retrying",
         );
       }
-      const letGo = await Promise.race([released, sleep(backoffMs(attempt))]);
+      const letGo = await Promise.race([released, sleep(redisBackoffMs(attempt))]);
       if (letGo instanceof JobLetGoError) throw letGo;
     }
   }
@@ -183,7 +178,7 @@ export class RequestJobs {
           "could not complete a coordinator job; retrying",
         );
       }
-      await sleep(backoffMs(attempt));
+      await sleep(redisBackoffMs(attempt));
     }
   }
 
@@ -209,23 +204,20 @@ export class RequestJobs {
           { jobId: job.id, err: (err as Error).message },
           "could not record a decision; retrying",
         );
-        await sleep(backoffMs(attempt));
+        await sleep(redisBackoffMs(attempt));
       }
     }
   }
 
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
-    const reason =
-      err instanceof InvalidCoordinatorJobError
-        ? `invalid request: ${err.message}`
-        : `invalid request: ${(err as Error).message}`;
+    const reason = `invalid request: ${(err as Error).message}`;
     this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         await job.moveToFailed(new UnrecoverableError(reason), token, false);
         return;
       } catch {
-        await sleep(backoffMs(attempt));
+        await sleep(redisBackoffMs(attempt));
       }
     }
   }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { AgentState } from "../agent/agentState.js";
@@ -371,7 +372,7 @@ async function workSession(h: Holding): Promise<SessionOutcome> {
     if (start.kind === "lost") return h.handedOver ? "handedOver" : "lost";
     if (start.kind === "parked") return "parked";
     if (start.kind === "settling") {
-      await new Promise((resolve) => setTimeout(resolve, start.retryInMs));
+      await sleep(start.retryInMs);
       continue;
     }
     if (start.kind === "idle") {

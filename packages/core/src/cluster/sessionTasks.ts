@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AnswerWaiters } from "./answerWaiters.js";
 import type { Logger } from "./logger.js";
+import { redisBackoffMs } from "./redisBackoff.js";
 import type { RunSlots, Slot } from "./runSlots.js";
 import {
   type HeldSession,
@@ -16,13 +18,6 @@ export interface SessionTasksOptions {
   answers: AnswerWaiters;
   coordinatorId: string;
   log: Logger;
-}
-
-/** The longest pause between two tries of a session whose Redis writes fail. */
-const MAX_RETRY_DELAY_MS = 5000;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -114,7 +109,7 @@ export class SessionTasks {
   private async retryLater(sessionId: string, token: string, attempt: number): Promise<boolean> {
     const { deps } = this.options;
     for (let wait = attempt; ; wait++) {
-      await sleep(Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** Math.min(wait, 6)));
+      await sleep(redisBackoffMs(wait + 1));
       if (this.closing) return false;
       try {
         return await deps.store.acquire(sessionId, token, deps.leaseMs);

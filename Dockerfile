@@ -34,5 +34,7 @@ COPY --from=build /app/apps/coordinator/dist apps/coordinator/dist
 COPY --from=build /app/apps/tool-worker/dist apps/tool-worker/dist
 COPY --from=build /app/apps/cli/dist apps/cli/dist
 COPY apps/cli/bin apps/cli/bin
+# The Lua scripts are read at run time from the sources folder (packages/core/src/redis/scripts.ts).
+COPY packages/core/src/redis/scripts packages/core/src/redis/scripts
 USER node
 CMD ["node", "apps/coordinator/dist/main.js"]

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { cpus, loadavg, platform, release } from "node:os";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@yiem/core";
 import { repoRoot } from "../test/support/processes.js";
 
 /** Where the figures were taken. */
@@ -30,7 +30,7 @@ async function packageVersion(name: string): Promise<string> {
 }
 
 /** Reads the machine, Node, Redis (INFO server) and BullMQ versions, the date and the load. */
-export async function readEnvironment(redis: Redis): Promise<BenchEnvironment> {
+export async function readEnvironment(redis: RedisClient): Promise<BenchEnvironment> {
   const info = await redis.info("server");
   return {
     cores: cpus().length,

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { RedisClient } from "@yiem/core";
 import {
   type AgentContext,
   type AgentMessage,
@@ -17,10 +18,8 @@ import {
   publishEvent,
   SessionStore,
   type ToolExecutor,
-  toolQueueName,
 } from "@yiem/core";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { benchTools } from "./tools.js";
 import { TracingWaiter } from "./tracingWaiter.js";
 
@@ -33,7 +32,7 @@ export interface Harness {
   prefix: string;
   keys: ClusterKeys;
   /** The one command connection of the coordinator side (queues, events, transcript). */
-  command: Redis;
+  command: RedisClient;
   /** The coordinator side's `ResultWaiter` (able to trace phases for the breakdown). */
   waiter: TracingWaiter;
   queueFor: (queue: string | undefined) => Promise<Queue>;
@@ -55,7 +54,7 @@ export async function openHarness(url: string, prefix: string): Promise<Harness>
   const queues = new Map<string, Promise<Queue>>();
   const created: Queue[] = [];
   const queueFor = (queue: string | undefined) => {
-    const name = toolQueueName(queue);
+    const name = keys.toolQueueFor(queue, "");
     let ready = queues.get(name);
     if (!ready) {
       const q = new Queue(name, { connection: command, prefix: keys.bullPrefix });

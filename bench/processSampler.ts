@@ -3,7 +3,7 @@
  * and their resident memory, sampled while a load runs.
  */
 import { readFile } from "node:fs/promises";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@yiem/core";
 import { sleep } from "./clock.js";
 import { processCpuMs } from "./workerPool.js";
 
@@ -109,7 +109,7 @@ export function countBusyCores(after: MachineTicks, before: MachineTicks, cores:
 }
 
 /** The pid of the Redis server behind `redis` (`INFO server` `process_id`). */
-export async function readRedisPid(redis: Redis): Promise<number> {
+export async function readRedisPid(redis: RedisClient): Promise<number> {
   const info = await redis.info("server");
   const pid = Number(/^process_id:(\d+)/m.exec(info)?.[1]);
   if (!Number.isInteger(pid)) throw new Error("INFO server has no process_id");

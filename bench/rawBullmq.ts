@@ -1,6 +1,6 @@
+import type { RedisClient } from "@yiem/core";
 import { TOOL_JOB_RETENTION, type ToolJobData, type ToolJobResult } from "@yiem/core";
 import { Queue, QueueEvents } from "bullmq";
-import type { Redis } from "ioredis";
 import { monotonicMs } from "./clock.js";
 
 /** The queue of the raw BullMQ baseline (beside Yiem's `tools-default`, same BullMQ prefix). */
@@ -55,7 +55,10 @@ export interface RawClient {
  * Opens the baseline's producer on `connection` (shared like the coordinator's queue
  * connection) with its own `QueueEvents` connection, as a plain BullMQ user would.
  */
-export async function openRawClient(connection: Redis, bullPrefix: string): Promise<RawClient> {
+export async function openRawClient(
+  connection: RedisClient,
+  bullPrefix: string,
+): Promise<RawClient> {
   const queue = new Queue<ToolJobData, ToolJobResult>(RAW_QUEUE, {
     connection,
     prefix: bullPrefix,

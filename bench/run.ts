@@ -9,8 +9,9 @@
  * `npm run bench -- --only followUpBurst` (or `--only sessions`) runs that scenario alone and
  * only prints its figures (no file is written: the files always come from one full run).
  */
+
+import type { RedisClient } from "@yiem/core";
 import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
-import type { Redis } from "ioredis";
 import { startTestRedis, type TestRedis } from "../test/support/redisServer.js";
 import { loadAverage, readEnvironment } from "./environment.js";
 import { type Harness, openHarness } from "./harness.js";
@@ -43,7 +44,7 @@ interface Rig {
   redis: TestRedis;
   pool: WorkerPool;
   harness?: Harness;
-  rawConnection?: Redis;
+  rawConnection?: RedisClient;
   raw?: RawClient;
 }
 

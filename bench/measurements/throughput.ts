@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@yiem/core";
 import { sleep } from "../clock.js";
 import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
 import { type RawClient, rawJobData } from "../rawBullmq.js";
@@ -53,7 +53,7 @@ function infoField(info: string, field: string): number {
   return Number(match?.[1] ?? Number.NaN);
 }
 
-async function readUsage(command: Redis, workerCpuMs: () => Promise<number>): Promise<Usage> {
+async function readUsage(command: RedisClient, workerCpuMs: () => Promise<number>): Promise<Usage> {
   const [stats, cpu, workers] = await Promise.all([
     command.info("stats"),
     command.info("cpu"),
@@ -76,7 +76,7 @@ async function readUsage(command: Redis, workerCpuMs: () => Promise<number>): Pr
 export async function measureSustained(
   step: (loop: number) => Promise<void>,
   options: SustainedOptions,
-  command: Redis,
+  command: RedisClient,
   workerCpuMs: () => Promise<number>,
 ): Promise<SustainedRound> {
   let stop = false;
@@ -172,7 +172,7 @@ export function measureYiemRound(
 /** One window of sustained raw BullMQ jobs under the same concurrency. */
 export function measureRawRound(
   raw: RawClient,
-  command: Redis,
+  command: RedisClient,
   options: SustainedOptions,
   workerCpuMs: () => Promise<number>,
 ): Promise<SustainedRound> {

@@ -68,19 +68,27 @@ function call(tool: AgentTool | undefined, args: ToolArgs) {
   return tool.execute("call-1", args, undefined, () => {});
 }
 
-/** A Redis that counts the scripts it runs (a full read of the written tools is one). */
+/**
+ * A connection of its own that counts the Yiem scripts run through it (a full read of the
+ * written tools is one); everything else passes through untouched.
+ */
 function countingRedis(): WrittenToolsRedis & { scripts: number } {
-  const counter = {
-    scripts: 0,
-    eval: (script: string, numKeys: number, ...args: (string | number)[]) => {
-      counter.scripts += 1;
-      return redis.eval(script, numKeys, ...args);
+  const connection = redis.duplicate();
+  let scripts = 0;
+  return new Proxy(connection, {
+    get(target, property) {
+      if (property === "scripts") return scripts;
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      if (typeof property === "string" && /^yiem[A-Z]/.test(property)) {
+        return (...args: unknown[]) => {
+          scripts += 1;
+          return value.apply(target, args);
+        };
+      }
+      return value.bind(target);
     },
-    get: (key: string) => redis.get(key),
-    hget: (key: string, field: string) => redis.hget(key, field),
-    lrange: (key: string, start: number, stop: number) => redis.lrange(key, start, stop),
-  };
-  return counter;
+  }) as unknown as WrittenToolsRedis & { scripts: number };
 }
 
 describe("written tools in Redis", () => {
@@ -151,6 +159,7 @@ describe("written tools in Redis", () => {
     expect(workerRedis.scripts).toBe(readsBefore + 1);
     expect(firstText(await call(worker.tools.get("double"), { x: 4 }))).toBe("twice 8");
     expect(writtenToolOf(worker.tools.get("double") as AgentTool)?.version).toBe(2);
+    workerRedis.disconnect();
   });
 
   it("a worker's own built-in tool is never replaced by a written tool of the same name", async () => {

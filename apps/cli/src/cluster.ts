@@ -19,11 +19,12 @@ export interface ClusterSession {
 
 /** Reads the configuration from `env` and opens a `YiemClient`. */
 export async function openCluster(env: NodeJS.ProcessEnv): Promise<ClusterSession> {
-  const { readClusterConfig, YiemClient } = await loadCore();
+  const { readClusterConfig, redisTargetOf, YiemClient } = await loadCore();
   const config = readClusterConfig(env);
   const client = new YiemClient({
-    redis: config.redisUrl,
+    redis: redisTargetOf(config),
     prefix: config.prefix,
+    shards: config.shards,
     maxInputBytes: config.maxInputBytes,
   });
   const close = async () => {
@@ -67,9 +68,11 @@ export async function probeSession(
   config: ClusterConfig,
   sessionId: string,
 ): Promise<SessionProbe> {
-  const { clusterKeys, connectRedis, describeRedisTarget, latestSeq, RedisUnavailableError } =
-    await loadCore();
-  const redis = connectRedis(config.redisUrl, {
+  const core = await loadCore();
+  const { clusterKeys, connectRedis, describeRedisTarget, latestSeq, redisTargetOf } = core;
+  const { keyLayoutOf, RedisUnavailableError } = core;
+  const target = redisTargetOf(config);
+  const redis = connectRedis(target, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -82,14 +85,14 @@ export async function probeSession(
   });
   try {
     await redis.connect();
-    const keys = clusterKeys(config.prefix);
+    const keys = clusterKeys(config.prefix, keyLayoutOf(target, config.shards));
     const [seq, held] = await Promise.all([
       latestSeq(redis, keys, sessionId),
       redis.exists(keys.lease(sessionId)),
     ]);
     return { latestSeq: seq, held: held === 1 };
   } catch (err) {
-    throw new RedisUnavailableError(describeRedisTarget(config.redisUrl), firstError ?? err);
+    throw new RedisUnavailableError(describeRedisTarget(target), firstError ?? err);
   } finally {
     redis.disconnect();
   }

@@ -12,6 +12,7 @@ import {
   describeStartFailure,
   onShutdownSignal,
   readClusterConfig,
+  redisTargetOf,
   startCoordinator,
   startTracing,
   ToolStore,
@@ -38,8 +39,11 @@ async function main(): Promise<void> {
     stream: true,
   });
   const coordinator = await startCoordinator({
-    redis: config.redisUrl,
+    redis: redisTargetOf(config),
     prefix: config.prefix,
+    shards: config.shards,
+    replicaAcks: config.replicaAcks,
+    replicaAckTimeoutMs: config.replicaAckTimeoutMs,
     llmCall,
     toolStore,
     systemPrompt: config.systemPrompt,

@@ -10,6 +10,7 @@ import {
   describeStartFailure,
   onShutdownSignal,
   readClusterConfig,
+  redisTargetOf,
   startToolWorker,
   startTracing,
   ToolStore,
@@ -25,8 +26,9 @@ async function main(): Promise<void> {
     log.warn(failure, "tool file skipped");
   }
   const worker = await startToolWorker({
-    redis: config.redisUrl,
+    redis: redisTargetOf(config),
     prefix: config.prefix,
+    shards: config.shards,
     toolStore,
     queues: config.queues,
     concurrency: config.workerConcurrency,

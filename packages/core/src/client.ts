@@ -17,8 +17,6 @@ export {
   ResponseTimeoutError,
 } from "./cluster/errors.js";
 export { latestSeq, readEventsAfter } from "./cluster/eventBus.js";
-export { type ClusterKeys, clusterKeys } from "./cluster/keys.js";
-export { connectRedis, describeRedisTarget, type RedisTarget } from "./cluster/redisConnection.js";
 export type { WorkerInfo } from "./cluster/workerRegistry.js";
 export {
   type DecisionOptions,
@@ -28,4 +26,12 @@ export {
   YiemClient,
   type YiemClientOptions,
 } from "./cluster/yiemClient.js";
+export { type ClusterKeys, clusterKeys, keyLayoutOf } from "./redis/keys.js";
+export {
+  connectRedis,
+  describeRedisTarget,
+  type RedisClient,
+  type RedisTarget,
+  redisTargetOf,
+} from "./redis/redisConnection.js";
 export type * from "./types/index.js";

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { AssistantMessage } from "../types/index.js";
 import type { Logger } from "./logger.js";
 import type { SessionStore } from "./sessionStore.js";
@@ -36,7 +36,7 @@ export class AnswerWaiters {
   ) {}
 
   /** Listens on the responses channel with `subscriber` (a connection of its own). */
-  async listen(subscriber: Redis, channel: string): Promise<void> {
+  async listen(subscriber: RedisClient, channel: string): Promise<void> {
     subscriber.on("message", (from: string, text: string) => {
       if (from === channel) void this.recheck(parseIds(text));
     });
@@ -90,7 +90,12 @@ export class AnswerWaiters {
     const open = inputIds.filter((id) => this.waiters.has(id));
     if (open.length === 0) return;
     try {
-      const responses = await this.store.readResponses(open);
+      const responses = await this.store.readResponses(
+        open.map((inputId) => ({
+          inputId,
+          sessionId: this.waiters.get(inputId)?.[0]?.sessionId ?? "",
+        })),
+      );
       open.forEach((inputId, i) => {
         const response = responses[i];
         if (response) this.settle([inputId], response);

@@ -1,7 +1,8 @@
-import type { Redis } from "ioredis";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
+import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { ExecutedOutcome, ToolArgs } from "../types/index.js";
-import type { ClusterKeys } from "./keys.js";
-import { DECIDE_APPROVAL, PARK_RUN, REQUEST_APPROVAL } from "./sessionScripts.js";
 
 /** A call awaiting a human decision, as recorded when its run parked. */
 export interface ApprovalRequest {
@@ -38,21 +39,6 @@ export type DecideOutcome =
   | { kind: "notWaiting" }
   | { kind: "alreadyDecided"; decision: ApprovalDecision };
 
-type Scripts = {
-  yiemRequestApproval(...keysThenArgs: string[]): Promise<number>;
-  yiemDecideApproval(...keysThenArgs: string[]): Promise<Array<number | string>>;
-  yiemParkRun(...keysThenArgs: string[]): Promise<number>;
-};
-
-function defineScripts(redis: Redis): Redis & Scripts {
-  const scripted = redis as Redis & Scripts;
-  if (typeof scripted.yiemDecideApproval === "function") return scripted;
-  redis.defineCommand("yiemRequestApproval", { numberOfKeys: 4, lua: REQUEST_APPROVAL });
-  redis.defineCommand("yiemDecideApproval", { numberOfKeys: 5, lua: DECIDE_APPROVAL });
-  redis.defineCommand("yiemParkRun", { numberOfKeys: 5, lua: PARK_RUN });
-  return scripted;
-}
-
 /** The member naming one call in the cluster-wide sorted sets (session ids have no spaces). */
 function memberOf(sessionId: string, callKey: string): string {
   return `${sessionId} ${callKey}`;
@@ -68,36 +54,42 @@ function parseMember(member: string): { sessionId: string; callKey: string } {
  * The durable side of human approval: which calls of a session's parked batch await a
  * decision, the decisions taken, and the outcomes of the batch's other calls (so a resume
  * never runs them again). Requests and parking are fenced by the holder's lease; decisions
- * are recorded by any coordinator, each at most once (see `DECIDE_APPROVAL`).
+ * are recorded by any coordinator, each at most once (see `decideApproval-3.lua`).
  */
 export class ApprovalStore {
-  private readonly redis: Redis & Scripts;
+  private readonly redis: ScriptedRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: ClusterKeys,
+    acks: ReplicaAcks = NO_REPLICA_ACKS,
   ) {
-    this.redis = defineScripts(redis);
+    this.redis = withReplicaAcks(withScripts(redis), acks);
   }
 
-  /** Records that a call awaits approval: "new", "known" (recorded before), or "lost" (not our lease). */
+  /**
+   * Records that a call awaits approval: "new", "known" (recorded before), or "lost" (not our
+   * lease). The cluster-wide index (and the deadline) is written first, in its own slot: a
+   * crash in between leaves an index entry without a request, which readers skip and the
+   * deadline sweep removes, never a request missing from the index.
+   */
   async request(
     sessionId: string,
     token: string,
     request: ApprovalRequest,
   ): Promise<"new" | "known" | "lost"> {
     const k = this.keys;
+    const member = memberOf(sessionId, request.callKey);
+    await this.redis.zadd(k.approvalsPending, "NX", request.requestedAt, member);
+    if (request.deadline !== undefined) {
+      await this.redis.zadd(k.approvalDeadlines, "NX", request.deadline, member);
+    }
     const code = await this.redis.yiemRequestApproval(
       k.lease(sessionId),
       k.approvals(sessionId),
-      k.approvalsPending,
-      k.approvalDeadlines,
       token,
       request.callKey,
       JSON.stringify(request),
-      memberOf(sessionId, request.callKey),
-      String(request.requestedAt),
-      request.deadline === undefined ? "" : String(request.deadline),
     );
     return code === 1 ? "new" : code === 0 ? "known" : "lost";
   }
@@ -145,7 +137,10 @@ export class ApprovalStore {
     return code === 1 ? "parked" : code === 0 ? "decided" : "lost";
   }
 
-  /** Records a decision at most once (see `DECIDE_APPROVAL`). */
+  /**
+   * Records a decision at most once (see `decideApproval-3.lua`), then drops the call from the
+   * cluster-wide index whatever the outcome (it no longer waits).
+   */
   async decide(
     sessionId: string,
     callKey: string,
@@ -156,12 +151,14 @@ export class ApprovalStore {
       k.approvals(sessionId),
       k.decisions(sessionId),
       k.run(sessionId),
-      k.approvalsPending,
-      k.approvalDeadlines,
       callKey,
       JSON.stringify(decision),
-      memberOf(sessionId, callKey),
     );
+    const member = memberOf(sessionId, callKey);
+    await Promise.all([
+      this.redis.zrem(k.approvalsPending, member),
+      this.redis.zrem(k.approvalDeadlines, member),
+    ]);
     if (code === -1) return { kind: "notWaiting" };
     if (code === -2)
       return { kind: "alreadyDecided", decision: JSON.parse(String(existing)) as ApprovalDecision };
@@ -194,18 +191,26 @@ export class ApprovalStore {
   /** Calls awaiting approval, oldest first: of one session, or of the whole cluster. */
   async pending(sessionId?: string): Promise<PendingApproval[]> {
     if (sessionId) return this.pendingIn(sessionId);
+    const members = (await this.redis.zrange(this.keys.approvalsPending, 0, -1)).map(parseMember);
+    // One read per call, sent at once (sessions live in different slots); an index entry
+    // whose call is decided or unknown is skipped.
+    const requests = await Promise.all(members.map((m) => this.undecidedRequest(m)));
+    return requests.flatMap((request, i) =>
+      request ? [{ ...request, sessionId: members[i]?.sessionId ?? "" }] : [],
+    );
+  }
+
+  /** The request of a call that still awaits its decision, if it does. */
+  private async undecidedRequest(member: {
+    sessionId: string;
+    callKey: string;
+  }): Promise<ApprovalRequest | undefined> {
     const k = this.keys;
-    const members = (await this.redis.zrange(k.approvalsPending, 0, -1)).map(parseMember);
-    if (members.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const m of members) pipeline.hget(k.approvals(m.sessionId), m.callKey);
-    const replies = (await pipeline.exec()) ?? [];
-    return members.flatMap((m, i) => {
-      const [err, text] = replies[i] ?? [];
-      if (err) throw err;
-      if (typeof text !== "string") return [];
-      return [{ ...(JSON.parse(text) as ApprovalRequest), sessionId: m.sessionId }];
-    });
+    const [text, decided] = await Promise.all([
+      this.redis.hget(k.approvals(member.sessionId), member.callKey),
+      this.redis.hexists(k.decisions(member.sessionId), member.callKey),
+    ]);
+    return text && decided === 0 ? (JSON.parse(text) as ApprovalRequest) : undefined;
   }
 
   /** One session's calls awaiting approval, read from the session itself (one round trip). */

@@ -2,6 +2,20 @@
 export interface ClusterConfig {
   /** `REDIS_URL`: `redis://` or `rediss://`, with a password or ACL user when needed. */
   redisUrl: string;
+  /**
+   * `REDIS_CLUSTER_NODES`: comma-separated seed URLs of a Redis Cluster. When set, every
+   * process talks to the cluster instead of `REDIS_URL` (same user, password and TLS rules).
+   */
+  redisClusterNodes: string[];
+  /**
+   * `YIEM_SHARDS`: BullMQ queues per tool queue, chosen by session (default 1 on a single
+   * Redis, 3 on a cluster, so tool traffic spreads over the masters).
+   */
+  shards: number | undefined;
+  /** `YIEM_REPLICA_ACKS`: replicas that acknowledge each session write (default 1 on a cluster, 0 otherwise). */
+  replicaAcks: number | undefined;
+  /** `YIEM_REPLICA_ACK_TIMEOUT_MS`: how long a write waits for them (default 250). */
+  replicaAckTimeoutMs: number | undefined;
   /** `YIEM_PREFIX`: the namespace of every key and queue. */
   prefix: string;
   /** `OPENAI_BASE_URL`: any OpenAI-compatible server; unset means the OpenAI API. */
@@ -88,9 +102,28 @@ function readOptionalInt(env: NodeJS.ProcessEnv, name: string): number | undefin
   return env[name]?.trim() ? readInt(env, name, 0) : undefined;
 }
 
+/** An optional count that may be 0 (e.g. `YIEM_REPLICA_ACKS=0` turns acknowledgements off). */
+function readOptionalCount(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) {
+    throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
+  }
+  return value;
+}
+
 function readString(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name]?.trim();
   return raw ? raw : undefined;
+}
+
+/** A comma-separated list, trimmed, without empty entries. */
+function readList(env: NodeJS.ProcessEnv, name: string): string[] {
+  return (readString(env, name) ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
 }
 
 /**
@@ -100,9 +133,13 @@ function readString(env: NodeJS.ProcessEnv, name: string): string | undefined {
  * @example const config = readClusterConfig(); // REDIS_URL=redis://127.0.0.1:6379 by default
  */
 export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): ClusterConfig {
-  const queues = (readString(env, "YIEM_QUEUES") ?? "default").split(",").map((q) => q.trim());
+  const queues = readList(env, "YIEM_QUEUES");
   return {
     redisUrl: readString(env, "REDIS_URL") ?? "redis://127.0.0.1:6379",
+    redisClusterNodes: readList(env, "REDIS_CLUSTER_NODES"),
+    shards: readOptionalInt(env, "YIEM_SHARDS"),
+    replicaAcks: readOptionalCount(env, "YIEM_REPLICA_ACKS"),
+    replicaAckTimeoutMs: readOptionalInt(env, "YIEM_REPLICA_ACK_TIMEOUT_MS"),
     prefix: readString(env, "YIEM_PREFIX") ?? "yiem",
     openaiBaseUrl: readString(env, "OPENAI_BASE_URL"),
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
@@ -112,7 +149,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),
     workerConcurrency: readInt(env, "WORKER_CONCURRENCY", 16),
-    queues: queues.filter((q) => q !== ""),
+    queues: queues.length > 0 ? queues : ["default"],
     coordinatorConcurrency: readInt(
       env,
       "YIEM_COORDINATOR_CONCURRENCY",

@@ -1,8 +1,17 @@
 import { hostname } from "node:os";
 import { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
+import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
@@ -26,16 +35,9 @@ import { parseControlMessage } from "./controlMessages.js";
 import { type Intake, startIntake } from "./coordinatorIntake.js";
 import { RequestJobs } from "./coordinatorRequests.js";
 import { JobLocks } from "./jobLocks.js";
-import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { checkReadiness, type Readiness } from "./readiness.js";
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  describeRedisTarget,
-  type RedisTarget,
-} from "./redisConnection.js";
 import { isConnectionError, type RedisWatch, watchRedis } from "./redisWatch.js";
 import { ResultWaiter } from "./resultWaiter.js";
 import { RunSlots } from "./runSlots.js";
@@ -46,6 +48,7 @@ import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "./toolLimits.
 
 /** Options of `startCoordinator`. */
 export interface CoordinatorOptions {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
   prefix?: string;
   llmCall: LlmCall;
@@ -66,6 +69,15 @@ export interface CoordinatorOptions {
    * `approvalTimeoutMs` wins). Default: no timeout.
    */
   approvalTimeoutMs?: number;
+  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  shards?: number;
+  /**
+   * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
+   * write): default 1 on a cluster, 0 on a single Redis. See docs/RELIABILITY.md, "Failover".
+   */
+  replicaAcks?: number;
+  /** How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`). Default 250 ms. */
+  replicaAckTimeoutMs?: number;
   /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
   concurrency?: number;
   /** How long a hold on a session lasts without renewal. Default 10 s. */
@@ -106,34 +118,64 @@ export interface CoordinatorHandle {
 
 interface CoordinatorContext {
   keys: ClusterKeys;
-  command: Redis;
+  command: RedisClient;
+  acks: ReplicaAcks;
   toolQueues: Map<string, Promise<Queue>>;
   /** The tool queues created so far (for dashboards). */
   readyQueues: Queue[];
   waiter: ResultWaiter;
 }
 
-function queueFactory(ctx: CoordinatorContext) {
-  return (queue: string | undefined): Promise<Queue> => {
-    const name = toolQueueName(queue);
-    let created = ctx.toolQueues.get(name);
-    if (!created) {
-      const q = new Queue(name, { connection: ctx.command, prefix: ctx.keys.bullPrefix });
-      created = ctx.waiter.listen(q).then(() => {
-        ctx.readyQueues.push(q);
-        return q;
-      });
-      ctx.toolQueues.set(name, created);
-    }
-    return created;
+/** How long between two warnings that replicas did not acknowledge writes in time. */
+const SHORT_ACK_WARN_MS = 10_000;
+
+/**
+ * The replica acknowledgements session writes wait for: `replicaAcks` (default 1 on a cluster,
+ * 0 on a single Redis). Writes that were not acknowledged in time are warned about, at most
+ * once every 10 s.
+ */
+function replicaAcksOf(options: CoordinatorOptions, cluster: boolean, log: Logger): ReplicaAcks {
+  let warnedAt = 0;
+  return {
+    replicas: options.replicaAcks ?? (cluster ? 1 : 0),
+    timeoutMs: options.replicaAckTimeoutMs ?? 250,
+    onShort(script, acked) {
+      if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
+      warnedAt = Date.now();
+      log.warn({ script, acked }, "session write not acknowledged by a replica in time");
+    },
   };
+}
+
+/** Opens (once) the BullMQ queue named `name` and starts listening for its jobs' ends. */
+function openQueue(ctx: CoordinatorContext, name: string): Promise<Queue> {
+  let created = ctx.toolQueues.get(name);
+  if (!created) {
+    const q = new Queue(name, { connection: ctx.command, prefix: ctx.keys.bullPrefix });
+    created = ctx.waiter.listen(q).then(() => {
+      ctx.readyQueues.push(q);
+      return q;
+    });
+    ctx.toolQueues.set(name, created);
+  }
+  return created;
+}
+
+/** The queue (shard) of tool queue `queue` that a session's calls go to. */
+function queueFactory(ctx: CoordinatorContext) {
+  return (queue: string | undefined, sessionId: string): Promise<Queue> =>
+    openQueue(ctx, ctx.keys.toolQueueFor(queue, sessionId));
 }
 
 /**
  * With `YIEM_ALLOW_WRITE_TOOL=1`: registers `writeTool` and the tools written so far, and
  * returns the sync that picks up tools written elsewhere before each LLM call.
  */
-async function enableWrittenTools(options: CoordinatorOptions, command: Redis, keys: ClusterKeys) {
+async function enableWrittenTools(
+  options: CoordinatorOptions,
+  command: RedisClient,
+  keys: ClusterKeys,
+) {
   if (!isWriteToolAllowed()) return undefined;
   const store = options.toolStore;
   const written = createWrittenToolsSync({ redis: command, prefix: keys.prefix, store });
@@ -148,7 +190,7 @@ async function enableWrittenTools(options: CoordinatorOptions, command: Redis, k
 /** Aborts the current run of a session this coordinator holds. */
 function listenForAborts(
   tasks: SessionTasks,
-  subscriber: Redis,
+  subscriber: RedisClient,
   channel: string,
   log: Logger,
 ): void {
@@ -234,7 +276,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
  * process.on("SIGTERM", () => coordinator.close());
  */
 async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<CoordinatorHandle> {
-  const keys = clusterKeys(options.prefix ?? "yiem");
+  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
   const log = options.logger ?? silentLogger;
   const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
@@ -245,8 +287,9 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     toolQueues: new Map(),
     readyQueues: [],
     waiter: new ResultWaiter(command, keys.bullPrefix),
+    acks: replicaAcksOf(options, keys.layout.cluster, log),
   };
-  const store = new SessionStore(command, keys);
+  const store = new SessionStore(command, keys, ctx.acks);
   const answers = new AnswerWaiters(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
   const deps = await runnerDeps(options, ctx, store, log);
@@ -258,13 +301,13 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   };
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
   const subscriber = await subscribeToChannels(ctx, tasks, answers, log);
-  await openToolQueues(options.toolStore, deps.queueFor);
-  const coordinatorQueue = new Queue(COORDINATOR_QUEUE, {
+  await openToolQueues(options.toolStore, ctx);
+  const coordinatorQueue = new Queue(keys.coordinatorQueue, {
     connection: command,
     prefix: keys.bullPrefix,
   });
   const lockDurationMs = options.lockDurationMs ?? 30_000;
-  const worker = new Worker(COORDINATOR_QUEUE, undefined, {
+  const worker = new Worker(keys.coordinatorQueue, undefined, {
     connection: command, // BullMQ duplicates it for its blocking reads
     prefix: keys.bullPrefix,
     lockDuration: lockDurationMs,
@@ -331,7 +374,7 @@ interface RuntimeParts {
   requests: RequestJobs;
   answers: AnswerWaiters;
   locks: JobLocks;
-  subscriber: Redis;
+  subscriber: RedisClient;
   coordinatorQueue: Queue;
   log: Logger;
   watch: RedisWatch;
@@ -342,18 +385,17 @@ interface RuntimeParts {
 const APPROVAL_SWEEP_MS = 500;
 
 /**
- * Opens the tool queues the store's tools go to (the default one too), and sets the limits
- * of limited tools on theirs (`applyToolLimits`).
+ * Opens every shard of the tool queues the store's tools go to (the default one too), and
+ * sets the limits of limited tools on theirs (`applyToolLimits`; never sharded).
  */
-async function openToolQueues(
-  toolStore: ToolStore,
-  queueFor: (queue: string | undefined) => Promise<Queue>,
-): Promise<void> {
+async function openToolQueues(toolStore: ToolStore, ctx: CoordinatorContext): Promise<void> {
   const tools = [...toolStore.tools.values()];
-  const names = new Set([undefined, ...tools.map(remoteQueueOf)]);
-  await Promise.all([...names].map((name) => queueFor(name)));
-  for (const [name, tool] of limitedToolQueues(tools))
-    await applyToolLimits(await queueFor(name), tool);
+  const queues = new Set([undefined, ...tools.map(remoteQueueOf)]);
+  const names = [...queues].flatMap((queue) => ctx.keys.toolQueues(queue));
+  await Promise.all(names.map((name) => openQueue(ctx, name)));
+  for (const [queue, tool] of limitedToolQueues(tools)) {
+    await applyToolLimits(await openQueue(ctx, ctx.keys.toolQueueFor(queue, "")), tool);
+  }
 }
 
 /** What every session this coordinator runs gets from it. */
@@ -367,7 +409,7 @@ async function runnerDeps(
   const written = await enableWrittenTools(options, command, keys);
   return {
     store,
-    approvals: new ApprovalStore(command, keys),
+    approvals: new ApprovalStore(command, keys, ctx.acks),
     approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,
@@ -397,8 +439,8 @@ async function subscribeToChannels(
   tasks: SessionTasks,
   answers: AnswerWaiters,
   log: Logger,
-): Promise<Redis> {
-  const subscriber = ctx.command.duplicate();
+): Promise<RedisClient> {
+  const subscriber = duplicateConnection(ctx.command);
   for (const connection of [ctx.command, subscriber]) {
     connection.on("error", (err: Error) =>
       log.debug({ err: err.message }, "redis connection error (reconnecting)"),

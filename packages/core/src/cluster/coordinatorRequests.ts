@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
+import { redisBackoffMs } from "../redis/redisBackoff.js";
 import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
 import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
 import { isDecisionJob, readDecisionJob } from "./coordinatorDecision.js";
@@ -13,7 +14,6 @@ import {
 import { inputOrder } from "./inputOrder.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Logger } from "./logger.js";
-import { redisBackoffMs } from "./redisBackoff.js";
 import type { Slot } from "./runSlots.js";
 import type { EnqueueOutcome, SessionStore } from "./sessionStore.js";
 import type { SessionTasks } from "./sessionTasks.js";

@@ -1,53 +1,11 @@
-import type { Redis } from "ioredis";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
+import { withScripts } from "../redis/scripts.js";
 import type { AgentEvent } from "../types/index.js";
 import type { BusEvent, EventOrigin } from "./busEvent.js";
-import type { ClusterKeys } from "./keys.js";
 
 /** How many events a session's replay stream keeps (approximately). */
 export const DEFAULT_STREAM_LENGTH = 10_000;
-
-// Numbering, appending and publishing happen in one script, so the live order, the replay
-// order and the sequence numbers always agree. The stream entry id is `<seq>-1`, which makes
-// "every event after seq N" one XRANGE. `seq` is spliced into the JSON text so nothing in
-// Lua re-encodes the payload.
-const PUBLISH_EVENT = `
-local seq = redis.call('INCR', KEYS[1])
-local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2)
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-1', 'e', msg)
-redis.call('PUBLISH', ARGV[1], msg)
-return seq
-`;
-
-// A live event is published only; it carries the number of the latest stored event, read in
-// the same script, so a reader can tell whether it is in step with the stored events.
-const PUBLISH_LIVE_EVENT = `
-local seq = tonumber(redis.call('GET', KEYS[1]) or '0')
-local msg = '{"seq":' .. seq .. ',"live":true,' .. string.sub(ARGV[2], 2)
-redis.call('PUBLISH', ARGV[1], msg)
-return seq
-`;
-
-type PublishingRedis = Redis & {
-  yiemPublishEvent(
-    seqKey: string,
-    streamKey: string,
-    channel: string,
-    payload: string,
-    maxLen: number,
-  ): Promise<number>;
-  yiemPublishLiveEvent(seqKey: string, channel: string, payload: string): Promise<number>;
-};
-
-function withPublishScript(redis: Redis): PublishingRedis {
-  const scripted = redis as PublishingRedis;
-  if (typeof scripted.yiemPublishEvent !== "function") {
-    redis.defineCommand("yiemPublishEvent", { numberOfKeys: 2, lua: PUBLISH_EVENT });
-  }
-  if (typeof scripted.yiemPublishLiveEvent !== "function") {
-    redis.defineCommand("yiemPublishLiveEvent", { numberOfKeys: 1, lua: PUBLISH_LIVE_EVENT });
-  }
-  return scripted;
-}
 
 /**
  * Publishes an event: numbered, appended to the session's capped replay stream and sent
@@ -55,7 +13,7 @@ function withPublishScript(redis: Redis): PublishingRedis {
  * Throws only when Redis fails.
  */
 export async function publishEvent(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   origin: EventOrigin,
   event: AgentEvent,
@@ -63,7 +21,7 @@ export async function publishEvent(
 ): Promise<number> {
   const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
   const { sessionId } = origin;
-  return withPublishScript(redis).yiemPublishEvent(
+  return withScripts(redis).yiemPublishEvent(
     keys.seq(sessionId),
     keys.stream(sessionId),
     keys.eventChannel(sessionId),
@@ -79,14 +37,14 @@ export async function publishEvent(
  * Throws only when Redis fails.
  */
 export async function publishLiveEvent(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   origin: EventOrigin,
   event: AgentEvent,
 ): Promise<number> {
   const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
   const { sessionId } = origin;
-  return withPublishScript(redis).yiemPublishLiveEvent(
+  return withScripts(redis).yiemPublishLiveEvent(
     keys.seq(sessionId),
     keys.eventChannel(sessionId),
     payload,
@@ -105,7 +63,7 @@ export function parseBusEvent(text: string): BusEvent | undefined {
 
 /** Every stored event of a session with a sequence number above `afterSeq`, in order. */
 export async function readEventsAfter(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   sessionId: string,
   afterSeq: number,
@@ -121,7 +79,7 @@ export async function readEventsAfter(
 
 /** The sequence number of the session's latest event (0 when it has none). */
 export async function latestSeq(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   sessionId: string,
 ): Promise<number> {
@@ -145,7 +103,7 @@ export interface EventPublisher {
  * each reply would only add a round trip per event to the run.
  */
 export function createEventPublisher(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   origin: EventOrigin,
 ): EventPublisher {

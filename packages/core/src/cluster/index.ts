@@ -1,3 +1,5 @@
+export * from "../redis/keys.js";
+export * from "../redis/redisConnection.js";
 export * from "./adminServer.js";
 export * from "./approvalExecutor.js";
 export * from "./approvalStore.js";
@@ -9,11 +11,9 @@ export * from "./coordinatorJob.js";
 export * from "./errors.js";
 export * from "./eventBus.js";
 export * from "./httpListen.js";
-export * from "./keys.js";
 export * from "./logger.js";
 export * from "./metrics.js";
 export * from "./readiness.js";
-export * from "./redisConnection.js";
 export * from "./redisWatch.js";
 export * from "./remoteExecutor.js";
 export * from "./resultWaiter.js";

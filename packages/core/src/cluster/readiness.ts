@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { RedisWatch } from "./redisWatch.js";
 import { withDeadline } from "./withDeadline.js";
 
@@ -9,7 +9,7 @@ export type Readiness = { ready: true } | { ready: false; reason: string };
 /** What `checkReadiness` looks at. */
 export interface ReadinessProbe {
   /** The coordinator's command connection. */
-  command: Redis;
+  command: RedisClient;
   /** The coordinator queue: its job counts must be readable. */
   queue: Queue;
   /** The connection's watch, for the reason of an outage (`connect ECONNREFUSED …`). */

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { Logger } from "./logger.js";
 
 /** What a process knows about its Redis connection, from the connection's own events. */
@@ -59,7 +59,7 @@ type Reach = "starting" | "up" | "down";
  * Logs the target as given (callers mask the password) and error messages only. Never
  * closes, retries or otherwise changes the connection.
  */
-export function watchRedis(connection: Redis, options: RedisWatchOptions): RedisWatch {
+export function watchRedis(connection: RedisClient, options: RedisWatchOptions): RedisWatch {
   const { log, target } = options;
   let reach: Reach = connection.status === "ready" ? "up" : "starting";
   let warnedAtStart = false;

@@ -15,7 +15,8 @@ export interface RemoteExecutorOptions {
   sessionId: string;
   runId: string;
   /** The BullMQ queue of a tool queue name (created on first use). */
-  queueFor: (queue: string | undefined) => Promise<Queue>;
+  /** The BullMQ queue of tool queue `queue` that `sessionId`'s calls go to (its shard). */
+  queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
   waiter: ResultWaiter;
   /**
    * Called before a call runs in this process; an outcome returned here replaces running it
@@ -116,7 +117,7 @@ async function runRemote(
   const { sessionId, runId, waiter } = options;
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
-    const queue = await options.queueFor(remoteQueueOf(prep.tool));
+    const queue = await options.queueFor(remoteQueueOf(prep.tool), sessionId);
     const data: ToolJobData = {
       sessionId,
       runId,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { duplicateConnection, type RedisClient } from "../redis/redisConnection.js";
 import type { AssistantMessage } from "../types/index.js";
 import { parseIds } from "./answerWaiters.js";
 import { ResponseTimeoutError } from "./errors.js";
@@ -13,12 +13,12 @@ export type ReadResponse = (inputId: string) => Promise<AssistantMessage | undef
  * reconnect) only costs a second. One connection however many waits are open.
  */
 export class ResponseWaiter {
-  private subscriber: Redis | undefined;
+  private subscriber: RedisClient | undefined;
   private subscribed: Promise<unknown> | undefined;
   private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(
-    private readonly command: Redis,
+    private readonly command: RedisClient,
     private readonly channel: string,
     private readonly read: ReadResponse,
   ) {}
@@ -57,7 +57,7 @@ export class ResponseWaiter {
 
   private subscribe(): Promise<unknown> {
     if (this.subscribed) return this.subscribed;
-    const subscriber = this.command.duplicate({
+    const subscriber = duplicateConnection(this.command, {
       lazyConnect: false,
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,

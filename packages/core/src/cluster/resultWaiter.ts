@@ -1,5 +1,5 @@
 import { Job, type Queue, QueueEvents } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { ToolJobResult } from "./toolJobs.js";
 
 /** How a tool job ended, as the coordinator sees it. */
@@ -26,7 +26,7 @@ export class ResultWaiter {
   private readonly readers = new Map<string, QueueEvents>();
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly bullPrefix: string,
     private readonly timing = { firstPollMs: 250, pollMs: 1000 },
   ) {}

@@ -1,15 +1,15 @@
-import type { Redis } from "ioredis";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 import { onAbort } from "../tools/abortListener.js";
 import type { BusEvent } from "./busEvent.js";
 import { latestSeq, parseBusEvent, readEventsAfter } from "./eventBus.js";
-import type { ClusterKeys } from "./keys.js";
 
 /** Options of `streamSessionEvents`. */
 export interface SessionEventStreamOptions {
   /** For reads (replay, catch-up). */
-  command: Redis;
+  command: RedisClient;
   /** A connection of its own, put into subscriber mode and closed when the stream ends. */
-  subscriber: Redis;
+  subscriber: RedisClient;
   keys: ClusterKeys;
   sessionId: string;
   /** Replay every stored event first; otherwise start with the next event. */

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { AgentState } from "../agent/agentState.js";
 import { prepareContext } from "../agent/prepareContext.js";
 import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
@@ -26,7 +27,6 @@ import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecuto
 import type { ApprovalStore } from "./approvalStore.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "./errors.js";
 import { createEventPublisher, type EventPublisher, readEventsAfter } from "./eventBus.js";
-import type { ClusterKeys } from "./keys.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
 import { logModelErrors } from "./modelErrorLog.js";
@@ -42,7 +42,7 @@ export interface SessionRunnerDeps {
   approvals: ApprovalStore;
   /** Deny a call awaiting approval on its own after this long (a tool's own timeout wins). */
   approvalTimeoutMs?: number;
-  command: Redis;
+  command: RedisClient;
   keys: ClusterKeys;
   leaseMs: number;
   llmCall: LlmCall;
@@ -53,7 +53,7 @@ export interface SessionRunnerDeps {
   toolExecution: ToolExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
-  queueFor: (queue: string | undefined) => Promise<Queue>;
+  queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
   waiter: ResultWaiter;
   log: Logger;
   /** Sees every event the coordinator publishes (metrics). */

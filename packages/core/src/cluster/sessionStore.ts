@@ -1,20 +1,10 @@
-import type { Redis } from "ioredis";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
+import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
 import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
-import type { ClusterKeys } from "./keys.js";
-import {
-  ACQUIRE_LEASE,
-  APPEND_MESSAGE,
-  APPEND_MESSAGES,
-  DRAIN_INPUTS,
-  ENQUEUE_INPUT,
-  FINISH_RUN,
-  RELEASE_IF_IDLE,
-  RELEASE_LEASE,
-  RENEW_LEASE,
-  START_RUN,
-} from "./sessionScripts.js";
 
 /**
  * How long a session's transcript and events are kept after its last run (30 days); every
@@ -52,50 +42,6 @@ export type EnqueueOutcome =
 /** How an input enters its session: joining the current run, or a run of its own after it. */
 export type InputKind = "input" | "followUp";
 
-type ScriptResult = Array<number | string>;
-type Scripts = {
-  yiemAcquire(lease: string, token: string, ms: number): Promise<number>;
-  yiemRenew(lease: string, token: string, ms: number): Promise<number>;
-  yiemReleaseIfIdle(...keysThenToken: string[]): Promise<number>;
-  yiemRelease(lease: string, token: string): Promise<number>;
-  yiemEnqueue(...keysThenArgs: string[]): Promise<ScriptResult>;
-  yiemStartRun(...keysThenToken: string[]): Promise<ScriptResult>;
-  yiemDrain(...keysThenToken: string[]): Promise<ScriptResult>;
-  yiemAppend(
-    lease: string,
-    messages: string,
-    running: string,
-    token: string,
-    message: string,
-    callId: string,
-  ): Promise<number>;
-  yiemAppendMany(
-    lease: string,
-    messages: string,
-    running: string,
-    token: string,
-    ...pairs: string[]
-  ): Promise<number>;
-  /** No fixed key count: the first argument is the number of keys. */
-  yiemFinish(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number>;
-};
-
-function defineScripts(redis: Redis): Redis & Scripts {
-  const scripted = redis as Redis & Scripts;
-  if (typeof scripted.yiemEnqueue === "function") return scripted;
-  redis.defineCommand("yiemAcquire", { numberOfKeys: 1, lua: ACQUIRE_LEASE });
-  redis.defineCommand("yiemRenew", { numberOfKeys: 1, lua: RENEW_LEASE });
-  redis.defineCommand("yiemReleaseIfIdle", { numberOfKeys: 4, lua: RELEASE_IF_IDLE });
-  redis.defineCommand("yiemRelease", { numberOfKeys: 1, lua: RELEASE_LEASE });
-  redis.defineCommand("yiemEnqueue", { numberOfKeys: 4, lua: ENQUEUE_INPUT });
-  redis.defineCommand("yiemStartRun", { numberOfKeys: 7, lua: START_RUN });
-  redis.defineCommand("yiemDrain", { numberOfKeys: 6, lua: DRAIN_INPUTS });
-  redis.defineCommand("yiemAppend", { numberOfKeys: 3, lua: APPEND_MESSAGE });
-  redis.defineCommand("yiemAppendMany", { numberOfKeys: 3, lua: APPEND_MESSAGES });
-  redis.defineCommand("yiemFinish", { lua: FINISH_RUN });
-  return scripted;
-}
-
 /**
  * A session's durable state in Redis: its transcript, the inputs waiting for a run, the run in
  * progress, and the lease that says which coordinator holds it. Only coordinators write it. Every write made on behalf
@@ -103,30 +49,31 @@ function defineScripts(redis: Redis): Redis & Scripts {
  * is reported (`false`, `lost`, or `LeaseLost` from the caller's point of view).
  */
 export class SessionStore {
-  private readonly redis: Redis & Scripts;
+  private readonly redis: ScriptedRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: ClusterKeys,
+    acks: ReplicaAcks = NO_REPLICA_ACKS,
   ) {
-    this.redis = defineScripts(redis);
+    this.redis = withReplicaAcks(withScripts(redis), acks);
   }
 
   /** Takes the lease (or renews it when already ours). */
   async acquire(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
     const k = this.keys;
-    return (await this.redis.yiemAcquire(k.lease(sessionId), token, leaseMs)) === 1;
+    return (await this.redis.yiemAcquireLease(k.lease(sessionId), token, leaseMs)) === 1;
   }
 
   /** Extends the lease; false when it is no longer ours. */
   async renew(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.yiemRenew(this.keys.lease(sessionId), token, leaseMs)) === 1;
+    return (await this.redis.yiemRenewLease(this.keys.lease(sessionId), token, leaseMs)) === 1;
   }
 
   /** Releases the lease only when no input waits and no run is open: "released" | "busy" | "lost". */
   async releaseIfIdle(sessionId: string, token: string): Promise<"released" | "busy" | "lost"> {
     const k = this.keys;
-    const result = await this.redis.yiemReleaseIfIdle(
+    const result = await this.redis.yiemReleaseLeaseIfIdle(
       k.lease(sessionId),
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
@@ -138,39 +85,31 @@ export class SessionStore {
 
   /** Releases the lease whatever is pending (a hand-over); the run stays open for the next holder. */
   async release(sessionId: string, token: string): Promise<void> {
-    await this.redis.yiemRelease(this.keys.lease(sessionId), token);
+    await this.redis.yiemReleaseLease(this.keys.lease(sessionId), token);
   }
 
-  /** Which of these sessions are held by a coordinator right now (one round trip). */
+  /** Which of these sessions are held by a coordinator right now (one command per session, sent at once). */
   async areHeld(sessionIds: string[]): Promise<boolean[]> {
     if (sessionIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of sessionIds) pipeline.exists(this.keys.lease(id));
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([err, count]) => {
-      if (err) throw err;
-      return count === 1;
-    });
+    // One command per session, sent together: sessions live in different slots.
+    const counts = await Promise.all(
+      sessionIds.map((id) => this.redis.exists(this.keys.lease(id))),
+    );
+    return counts.map((count) => count === 1);
   }
 
   /**
    * Which of these sessions need a holder: no coordinator holds them and their open run (if
-   * any) is not parked waiting for approvals. One round trip.
+   * any) is not parked waiting for approvals. Sent at once.
    */
   async needHolder(sessionIds: string[]): Promise<boolean[]> {
     if (sessionIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of sessionIds) {
-      pipeline.exists(this.keys.lease(id));
-      pipeline.hget(this.keys.run(id), "parked");
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [err] of replies) if (err) throw err;
-    return sessionIds.map((_, i) => {
-      const held = replies[2 * i]?.[1] === 1;
-      const parked = replies[2 * i + 1]?.[1] === "1";
-      return !held && !parked;
-    });
+    // Two commands per session, sent together: sessions live in different slots.
+    const k = this.keys;
+    const held = Promise.all(sessionIds.map((id) => this.redis.exists(k.lease(id))));
+    const parked = Promise.all(sessionIds.map((id) => this.redis.hget(k.run(id), "parked")));
+    const [leases, marks] = await Promise.all([held, parked]);
+    return sessionIds.map((_, i) => leases[i] !== 1 && marks[i] !== "1");
   }
 
   /**
@@ -188,11 +127,11 @@ export class SessionStore {
     order: number,
   ): Promise<EnqueueOutcome> {
     const k = this.keys;
-    const [code, response] = await this.redis.yiemEnqueue(
+    const [code, response] = await this.redis.yiemEnqueueInput(
       k.inputs(sessionId),
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
-      k.response(inputId),
+      k.response(sessionId, inputId),
       inputId,
       kind,
       JSON.stringify(message),
@@ -243,7 +182,7 @@ export class SessionStore {
     token: string,
   ): Promise<{ inputIds: string[]; messages: UserMessage[] } | undefined> {
     const k = this.keys;
-    const [code, ...pairs] = await this.redis.yiemDrain(
+    const [code, ...pairs] = await this.redis.yiemDrainInputs(
       k.lease(sessionId),
       k.runInputs(sessionId),
       k.inputs(sessionId),
@@ -266,7 +205,7 @@ export class SessionStore {
   async append(sessionId: string, token: string, message: AgentMessage): Promise<boolean> {
     const k = this.keys;
     const callId = message.role === "toolResult" ? message.toolCallId : "";
-    const length = await this.redis.yiemAppend(
+    const length = await this.redis.yiemAppendMessage(
       k.lease(sessionId),
       k.messages(sessionId),
       k.running(sessionId),
@@ -285,7 +224,7 @@ export class SessionStore {
       JSON.stringify(m),
       m.role === "toolResult" ? m.toolCallId : "",
     ]);
-    const length = await this.redis.yiemAppendMany(
+    const length = await this.redis.yiemAppendMessages(
       k.lease(sessionId),
       k.messages(sessionId),
       k.running(sessionId),
@@ -335,9 +274,9 @@ export class SessionStore {
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
       k.running(sessionId),
-      ...run.inputIds.map((id) => k.response(id)),
+      ...run.inputIds.map((id) => k.response(sessionId, id)),
     ];
-    const done = await this.redis.yiemFinish(
+    const done = await this.redis.yiemFinishRun(
       keys.length,
       ...keys,
       token,
@@ -359,16 +298,21 @@ export class SessionStore {
     return items.map((text) => JSON.parse(text) as AgentMessage);
   }
 
-  /** The stored responses of these inputs (`undefined` where none is stored yet), in one round trip. */
-  async readResponses(inputIds: string[]): Promise<Array<AssistantMessage | undefined>> {
-    if (inputIds.length === 0) return [];
-    const texts = await this.redis.mget(...inputIds.map((id) => this.keys.response(id)));
-    return texts.map((text) => (text ? (JSON.parse(text) as AssistantMessage) : undefined));
+  /**
+   * The stored responses of these inputs (`undefined` where none is stored yet): one read
+   * per input, sent at once (inputs of different sessions live in different slots).
+   */
+  async readResponses(
+    inputs: Array<{ sessionId: string; inputId: string }>,
+  ): Promise<Array<AssistantMessage | undefined>> {
+    return Promise.all(
+      inputs.map(({ sessionId, inputId }) => this.readResponse(sessionId, inputId)),
+    );
   }
 
-  /** A stored response, if the run that answers `inputId` has ended. */
-  async readResponse(inputId: string): Promise<AssistantMessage | undefined> {
-    const text = await this.redis.get(this.keys.response(inputId));
+  /** A stored response, if the run that answers `inputId` of `sessionId` has ended. */
+  async readResponse(sessionId: string, inputId: string): Promise<AssistantMessage | undefined> {
+    const text = await this.redis.get(this.keys.response(sessionId, inputId));
     return text ? (JSON.parse(text) as AssistantMessage) : undefined;
   }
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { redisBackoffMs } from "../redis/redisBackoff.js";
 import type { AnswerWaiters } from "./answerWaiters.js";
 import type { Logger } from "./logger.js";
-import { redisBackoffMs } from "./redisBackoff.js";
 import type { RunSlots, Slot } from "./runSlots.js";
 import {
   type HeldSession,

@@ -1,6 +1,14 @@
 import { hostname } from "node:os";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
@@ -13,14 +21,7 @@ import {
 } from "../writtenTools/index.js";
 import { parseControlMessage } from "./controlMessages.js";
 import { publishEvent } from "./eventBus.js";
-import { type ClusterKeys, clusterKeys, toolQueueName } from "./keys.js";
 import { type Logger, silentLogger } from "./logger.js";
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  describeRedisTarget,
-  type RedisTarget,
-} from "./redisConnection.js";
 import { isConnectionError, watchRedis } from "./redisWatch.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "./toolJobs.js";
 import { applyToolLimits, isLimitedTool, limitedToolQueues, remoteQueueOf } from "./toolLimits.js";
@@ -30,13 +31,16 @@ import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "./workerRegistry.
 
 /** Options of `startToolWorker`. */
 export interface ToolWorkerOptions {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
   prefix?: string;
   toolStore: ToolStore;
   /** Tool queue names to serve. Default `["default"]`. */
   queues?: string[];
-  /** Calls run at once, per queue. Default 16. */
+  /** Calls run at once, per tool queue (shared out over its shards). Default 16. */
   concurrency?: number;
+  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  shards?: number;
   workerId?: string;
   /** BullMQ job lock; a worker silent for this long is considered dead. Default 30 s. */
   lockDurationMs?: number;
@@ -67,7 +71,7 @@ interface WorkerContext {
   options: ToolWorkerOptions;
   workerId: string;
   keys: ClusterKeys;
-  command: Redis;
+  command: RedisClient;
   active: Map<string, { sessionId: string; worker: Worker }>;
   log: Logger;
   /** Picks up tools written through writeTool (when allowed). */
@@ -200,10 +204,13 @@ async function processToolJob(
   return result;
 }
 
-function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
+/**
+ * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once.
+ */
+function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number): Worker {
   const { options } = ctx;
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
-    toolQueueName(queue),
+    queue,
     async (job, _token, signal) => {
       const jobId = job.id ?? "";
       ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
@@ -219,7 +226,7 @@ function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
     {
       connection: ctx.command, // BullMQ duplicates it for its blocking reads
       prefix: ctx.keys.bullPrefix,
-      concurrency: options.concurrency ?? 16,
+      concurrency,
       lockDuration: options.lockDurationMs ?? 30_000,
       stalledInterval: options.stalledIntervalMs ?? 30_000,
       maxStalledCount: 1000, // retries are counted per tool in runToolJob
@@ -236,8 +243,18 @@ function startQueueWorker(ctx: WorkerContext, queue: string): Worker {
   return worker;
 }
 
+/**
+ * Serves every shard of tool queue `queue`; its `concurrency` is shared out over the shards
+ * (rounded up), so a tool queue runs about as many calls at once however it is sharded.
+ */
+function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
+  const shards = ctx.keys.toolQueues(queue);
+  const concurrency = Math.ceil((ctx.options.concurrency ?? 16) / shards.length);
+  return shards.map((name) => startQueueWorker(ctx, name, concurrency));
+}
+
 /** Cancels every running call of an aborted session (its tool's signal fires). */
-function listenForAborts(ctx: WorkerContext, subscriber: Redis): void {
+function listenForAborts(ctx: WorkerContext, subscriber: RedisClient): void {
   subscriber.on("message", (_channel, text) => {
     const message = parseControlMessage(text);
     if (!message) return;
@@ -281,7 +298,7 @@ function queuesToServe(options: ToolWorkerOptions): string[] {
 async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
   for (const [name, tool] of limitedToolQueues(ctx.options.toolStore.tools.values())) {
     if (!queues.includes(name)) continue;
-    const queue = new Queue(toolQueueName(name), {
+    const queue = new Queue(ctx.keys.toolQueueFor(name, ""), {
       connection: ctx.command,
       prefix: ctx.keys.bullPrefix,
     });
@@ -302,7 +319,7 @@ async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): P
  * process.on("SIGTERM", () => worker.close());
  */
 export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
-  const keys = clusterKeys(options.prefix ?? "yiem");
+  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
   const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
   const log = options.logger ?? silentLogger;
   const metrics =
@@ -335,7 +352,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   };
   const queues = queuesToServe(options);
   await applyLimitsOfServedTools(ctx, queues);
-  const subscriber = command.duplicate();
+  const subscriber = duplicateConnection(command);
   for (const connection of [command, subscriber]) {
     connection.on("error", (err: Error) =>
       ctx.log.debug({ err: err.message }, "redis connection error (reconnecting)"),
@@ -343,7 +360,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   }
   listenForAborts(ctx, subscriber);
   await subscriber.subscribe(keys.controlChannel);
-  const workers = queues.map((queue) => startQueueWorker(ctx, queue));
+  const workers = queues.flatMap((queue) => startShardWorkers(ctx, queue));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const heartbeat = await startHeartbeat(ctx, queues);
   ctx.log.info({ workerId, queues }, "tool worker started");

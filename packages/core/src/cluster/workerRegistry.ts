@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
-import type { ClusterKeys } from "./keys.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 
 /** What a live tool worker announces about itself. */
 export interface WorkerInfo {
@@ -19,7 +19,7 @@ export const WORKER_TTL_MS = 6000;
 
 /** Announces (or refreshes) a worker; it disappears from `listWorkers` when it stops refreshing. */
 export async function announceWorker(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   info: WorkerInfo,
 ): Promise<void> {
@@ -32,7 +32,7 @@ export async function announceWorker(
 
 /** Removes a worker's announcement (clean shutdown). */
 export async function withdrawWorker(
-  redis: Redis,
+  redis: RedisClient,
   keys: ClusterKeys,
   workerId: string,
 ): Promise<void> {
@@ -40,7 +40,7 @@ export async function withdrawWorker(
 }
 
 /** The live workers, oldest first; forgets the ones whose announcement expired. */
-export async function listWorkers(redis: Redis, keys: ClusterKeys): Promise<WorkerInfo[]> {
+export async function listWorkers(redis: RedisClient, keys: ClusterKeys): Promise<WorkerInfo[]> {
   const ids = await redis.zrange(keys.workers, 0, -1);
   if (ids.length === 0) return [];
   const values = await redis.mget(ids.map((id) => keys.worker(id)));

@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
 import type { AssistantMessage, UserInput } from "../types/index.js";
 import { ApprovalStore, type PendingApproval } from "./approvalStore.js";
 import type { BusEvent } from "./busEvent.js";
@@ -9,10 +16,8 @@ import {
   type DecisionJobResult,
   readDecisionJob,
 } from "./coordinatorDecision.js";
-import { type CoordinatorJobData, readCoordinatorJob } from "./coordinatorJob.js";
+import { type CoordinatorJobData, readCoordinatorJob, sessionIdForJob } from "./coordinatorJob.js";
 import { DecisionRefusedError, RedisUnavailableError, ResponseTimeoutError } from "./errors.js";
-import { type ClusterKeys, COORDINATOR_QUEUE, clusterKeys, toolQueueName } from "./keys.js";
-import { connectRedis, describeRedisTarget, type RedisTarget } from "./redisConnection.js";
 import { ResponseWaiter } from "./responseWaiter.js";
 import { streamSessionEvents } from "./sessionEventStream.js";
 import { SessionStore } from "./sessionStore.js";
@@ -29,8 +34,11 @@ export interface LimitedToolLoad {
 
 /** Options of `YiemClient`. */
 export interface YiemClientOptions {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
   prefix?: string;
+  /** Tool queue shards (`YIEM_SHARDS`); only `limitedToolLoad` reads queues, which are never sharded. */
+  shards?: number;
   /** Largest input `send` accepts, in bytes of its JSON (default 1 MiB, as the coordinators). */
   maxInputBytes?: number;
 }
@@ -95,16 +103,18 @@ function pick(options: DecisionOptions): { by?: string; reason?: string } {
  */
 export class YiemClient {
   private readonly keys: ClusterKeys;
-  private readonly command: Redis;
+  private readonly command: RedisClient;
   private readonly store: SessionStore;
   private queue: Promise<Queue> | undefined;
   private readonly responses: ResponseWaiter;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
+  /** The session of each run this client sent and has not seen answered yet. */
+  private readonly sessionsOfRuns = new Map<string, string>();
 
   constructor(options: YiemClientOptions) {
     this.maxInputBytes = options.maxInputBytes;
-    this.keys = clusterKeys(options.prefix ?? "yiem");
+    this.keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
     this.target = describeRedisTarget(options.redis);
     this.command = connectRedis(options.redis, {
       enableOfflineQueue: false,
@@ -114,7 +124,7 @@ export class YiemClient {
     this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
     this.store = new SessionStore(this.command, this.keys);
     this.responses = new ResponseWaiter(this.command, this.keys.responsesChannel, (id) =>
-      this.store.readResponse(id),
+      this.readResponseOf(id),
     );
   }
 
@@ -124,7 +134,7 @@ export class YiemClient {
    */
   private coordinatorQueue(): Promise<Queue> {
     this.queue ??= import("bullmq").then(({ Queue }) => {
-      const queue = new Queue(COORDINATOR_QUEUE, {
+      const queue = new Queue(this.keys.coordinatorQueue, {
         connection: this.command,
         prefix: this.keys.bullPrefix,
       });
@@ -160,7 +170,30 @@ export class YiemClient {
         { jobId: runId, ...REQUEST_JOB_RETENTION },
       ),
     );
+    this.sessionsOfRuns.set(runId, sessionId);
     return { sessionId, runId };
+  }
+
+  /**
+   * The stored response of run `runId`, read in its session: known for runs this client sent,
+   * else read from the request job (its `sessionId`, or the one a job without it starts).
+   */
+  private async readResponseOf(runId: string): Promise<AssistantMessage | undefined> {
+    const sessionId = this.sessionsOfRuns.get(runId) ?? (await this.sessionOfRequest(runId));
+    if (!sessionId) return undefined;
+    const response = await this.store.readResponse(sessionId, runId);
+    if (response) this.sessionsOfRuns.delete(runId);
+    return response;
+  }
+
+  /** The session a request job is for, when the job is still in the coordinator queue. */
+  private async sessionOfRequest(runId: string): Promise<string | undefined> {
+    const job = await (await this.coordinatorQueue()).getJob(runId);
+    if (!job) return undefined;
+    const named = (job.data as { sessionId?: unknown } | undefined)?.sessionId;
+    const sessionId = typeof named === "string" ? named : sessionIdForJob(runId, job.timestamp);
+    this.sessionsOfRuns.set(runId, sessionId);
+    return sessionId;
   }
 
   /**
@@ -212,7 +245,7 @@ export class YiemClient {
       : undefined;
     return streamSessionEvents({
       command: this.command,
-      subscriber: this.command.duplicate({
+      subscriber: duplicateConnection(this.command, {
         lazyConnect: false,
         enableOfflineQueue: true,
         maxRetriesPerRequest: null,
@@ -261,7 +294,9 @@ export class YiemClient {
     const { QueueKeys } = await import("bullmq");
     const keysOf = new QueueKeys(this.keys.bullPrefix);
     return Promise.all(
-      queues.sort().map((name) => this.readLoad(name, keysOf.getKeys(toolQueueName(name)))),
+      queues
+        .sort()
+        .map((name) => this.readLoad(name, keysOf.getKeys(this.keys.toolQueues(name)[0] ?? name))),
     );
   }
 

@@ -1,3 +1,4 @@
+export { writtenToolKeys } from "../redis/keys.js";
 export {
   createWrittenToolsSync,
   syncWrittenTools,
@@ -14,7 +15,6 @@ export {
   WRITE_TOOL_NAME,
   type WriteToolOptions,
 } from "./writeTool.js";
-export { writtenToolKeys } from "./writtenToolKeys.js";
 export {
   canonicalJson,
   describeInvalidSpec,

@@ -1,4 +1,5 @@
-import { writtenToolKeys } from "./writtenToolKeys.js";
+import { writtenToolKeys } from "../redis/keys.js";
+import { withScripts } from "../redis/scripts.js";
 import {
   canonicalJson,
   describeInvalidSpec,
@@ -11,31 +12,6 @@ import type {
   WrittenToolSpec,
   WrittenToolsRedis,
 } from "./writtenToolTypes.js";
-
-/**
- * Saves one version atomically. The current hash is the last of the history: the same hash
- * again changes nothing. Otherwise the hash is appended (the list's new length is the
- * version), the definition is completed with that version (ARGV[3] is its JSON up to
- * `"version":`), stored, its spec kept by hash, and the revision bumped.
- * KEYS: tools, history, blobs, rev. ARGV: name, hash, definition prefix, canonical spec.
- */
-const SAVE_SCRIPT = `
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-if current and redis.call('LINDEX', KEYS[2], -1) == ARGV[2] then
-  return {0, current}
-end
-local version = redis.call('RPUSH', KEYS[2], ARGV[2])
-local text = ARGV[3] .. version .. '}'
-redis.call('HSET', KEYS[1], ARGV[1], text)
-redis.call('HSETNX', KEYS[3], ARGV[2], ARGV[4])
-redis.call('INCR', KEYS[4])
-return {1, text}
-`;
-
-/** Reads the revision and every current definition in one atomic step. KEYS: rev, tools. */
-const LOAD_SCRIPT = `
-return {redis.call('GET', KEYS[1]) or '0', redis.call('HGETALL', KEYS[2])}
-`;
 
 /** The result of `saveWrittenTool`. */
 export interface SavedWrittenTool {
@@ -75,9 +51,7 @@ export async function saveWrittenTool(
   const hash = hashWrittenTool(clean);
   const withoutVersion = { ...clean, hash, writtenAt: new Date().toISOString() };
   const head = `${JSON.stringify(withoutVersion).slice(0, -1)},"version":`;
-  const reply = (await redis.eval(
-    SAVE_SCRIPT,
-    4,
+  const reply = await withScripts(redis).yiemSaveWrittenTool(
     keys.tools,
     keys.history(clean.name),
     keys.blobs,
@@ -86,7 +60,7 @@ export async function saveWrittenTool(
     hash,
     head,
     canonicalJson(clean),
-  )) as [number, string];
+  );
   const definition = parseDefinition(reply[1]);
   if (!definition) throw new Error(`the stored definition of ${clean.name} cannot be read`);
   return { definition, changed: reply[0] === 1 };
@@ -109,10 +83,7 @@ export async function loadWrittenTools(
   prefix: string,
 ): Promise<WrittenToolsSnapshot> {
   const keys = writtenToolKeys(prefix);
-  const [rev, flat] = (await redis.eval(LOAD_SCRIPT, 2, keys.rev, keys.tools)) as [
-    string,
-    string[],
-  ];
+  const [rev, flat] = await withScripts(redis).yiemLoadWrittenTools(keys.rev, keys.tools);
   const definitions: WrittenToolDefinition[] = [];
   const invalid: string[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {

@@ -1,3 +1,4 @@
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { JsonSchema } from "../types/index.js";
 
 /** What a written tool is made of: what the model supplies to `writeTool`. */
@@ -24,13 +25,5 @@ export interface WrittenToolDefinition extends WrittenToolSpec {
   writtenAt: string;
 }
 
-/**
- * The few Redis commands written tools use; an ioredis `Redis` fits. Declared here so this
- * folder does not depend on ioredis (only `cluster` does).
- */
-export interface WrittenToolsRedis {
-  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-  get(key: string): Promise<string | null>;
-  hget(key: string, field: string): Promise<string | null>;
-  lrange(key: string, start: number, stop: number): Promise<string[]>;
-}
+/** The connection written tools are stored through: a single Redis or a Redis Cluster. */
+export type WrittenToolsRedis = RedisClient;

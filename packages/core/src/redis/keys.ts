@@ -1,0 +1,168 @@
+import { isClusterTarget, type RedisTarget } from "./redisConnection.js";
+
+/**
+ * Every Redis key, BullMQ queue name and pub/sub channel Yiem uses: the one place they are
+ * built. No key is built anywhere else, Lua included (scripts get theirs in `KEYS`).
+ *
+ * Cluster rules, kept in both modes so one layout serves a single Redis and a Redis Cluster:
+ * - a session's keys share the hash tag `{<sessionId>}`, so each session script touches one
+ *   slot, and sessions spread over the masters;
+ * - the worker registry shares `{workers}`, written tools share `{writtenTools}`;
+ * - on a cluster, each BullMQ queue name is a hash tag itself (`{coordinator}`), so each
+ *   queue's keys share a slot, as BullMQ requires, and different queues may live on
+ *   different masters.
+ */
+
+/** How the keys are laid out: on a Redis Cluster or not, and over how many tool queue shards. */
+export interface KeyLayout {
+  /** True on a Redis Cluster: queue names become hash tags. */
+  cluster: boolean;
+  /** Shards of each (unlimited) tool queue, chosen by session. */
+  shards: number;
+}
+
+/** A single Redis with one shard: the layout unless told otherwise. */
+export const SINGLE_REDIS_LAYOUT: KeyLayout = { cluster: false, shards: 1 };
+
+/** Tool queue shards on a Redis Cluster unless `YIEM_SHARDS` says otherwise. */
+export const DEFAULT_CLUSTER_SHARDS = 3;
+
+/**
+ * The layout for a connection target: a cluster when it names cluster nodes; `shards`
+ * defaults to 1 on a single Redis and `DEFAULT_CLUSTER_SHARDS` on a cluster.
+ *
+ * @example keyLayoutOf({ clusterNodes: ["redis://127.0.0.1:7000"] }) // { cluster: true, shards: 3 }
+ */
+export function keyLayoutOf(target: RedisTarget, shards?: number): KeyLayout {
+  const cluster = isClusterTarget(target);
+  return { cluster, shards: shards ?? (cluster ? DEFAULT_CLUSTER_SHARDS : 1) };
+}
+
+/** The BullMQ queue that coordinators consume, by its name on a single Redis. */
+export const COORDINATOR_QUEUE = "coordinator";
+
+/**
+ * The BullMQ queue name of a tool queue (`tool.queue`, default `default`), by its name on a
+ * single Redis with one shard. Use `clusterKeys(...).toolQueues` for the names in a layout.
+ */
+export function toolQueueName(queue: string | undefined): string {
+  return `tools-${queue ?? "default"}`;
+}
+
+/**
+ * The shard (0…shards-1) a session's tool calls go to: FNV-1a of the session id, so every
+ * process picks the same one. All calls of one session share a shard, keeping a batch on one
+ * queue (and one master).
+ */
+export function shardOf(sessionId: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < sessionId.length; i++) {
+    hash ^= sessionId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % shards;
+}
+
+/** The name a queue has in `layout`: itself on a single Redis, a hash tag on a cluster. */
+function queueNameIn(layout: KeyLayout, name: string): string {
+  return layout.cluster ? `{${name}}` : name;
+}
+
+/** The queue names of one tool queue, one per shard (a limited tool's own queue has one). */
+function toolQueuesIn(layout: KeyLayout, queue: string | undefined): string[] {
+  const base = toolQueueName(queue);
+  const shards = queue?.startsWith("tool.") ? 1 : layout.shards;
+  if (shards <= 1) return [queueNameIn(layout, base)];
+  return Array.from({ length: shards }, (_, i) => queueNameIn(layout, `${base}-${i}`));
+}
+
+/**
+ * Every key, queue and channel under `prefix` in `layout`.
+ *
+ * @example
+ * const keys = clusterKeys("yiem");
+ * keys.messages("s-1")          // "yiem:s:{s-1}:messages"
+ * keys.coordinatorQueue         // "coordinator" ("{coordinator}" on a cluster)
+ * keys.toolQueueFor(undefined, "s-1") // "tools-default"
+ */
+export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAYOUT) {
+  const session = (sessionId: string) => `${prefix}:s:{${sessionId}}`;
+  const workersTag = `${prefix}:{workers}`;
+  return {
+    prefix,
+    layout,
+    /** BullMQ's own key prefix for the queues. */
+    bullPrefix: `${prefix}:bull`,
+    /** The coordinator queue's name in this layout. */
+    coordinatorQueue: queueNameIn(layout, COORDINATOR_QUEUE),
+    /** Every shard of tool queue `queue` (what a worker serves). */
+    toolQueues: (queue: string | undefined) => toolQueuesIn(layout, queue),
+    /** The shard of tool queue `queue` that a session's calls go to. */
+    toolQueueFor: (queue: string | undefined, sessionId: string) => {
+      const shards = toolQueuesIn(layout, queue);
+      return shards[shardOf(sessionId, shards.length)] as string;
+    },
+    messages: (sessionId: string) => `${session(sessionId)}:messages`,
+    /** Inputs not yet answered: input id → the user message JSON the coordinator encoded. */
+    inputs: (sessionId: string) => `${session(sessionId)}:inputs`,
+    /** Plain inputs waiting to join a run (a sorted set of ids, by submission order). */
+    pendingInputs: (sessionId: string) => `${session(sessionId)}:pendingInputs`,
+    /** Follow-ups waiting for a run of their own (a sorted set of ids, by submission order). */
+    pendingFollowUps: (sessionId: string) => `${session(sessionId)}:pendingFollowUps`,
+    /** The open run (`runId`); absent when the session is idle. */
+    run: (sessionId: string) => `${session(sessionId)}:run`,
+    /** Ids of the inputs the open run answers, in the order they joined it. */
+    runInputs: (sessionId: string) => `${session(sessionId)}:runInputs`,
+    /** Tool calls running in a coordinator's process right now (call id → start time). */
+    running: (sessionId: string) => `${session(sessionId)}:running`,
+    lease: (sessionId: string) => `${session(sessionId)}:lease`,
+    /** Calls of the parked batch that need a human decision: call key → request JSON. */
+    approvals: (sessionId: string) => `${session(sessionId)}:approvals`,
+    /** Decisions taken on them: call key → decision JSON (approved, by, reason, decidedAt). */
+    decisions: (sessionId: string) => `${session(sessionId)}:decisions`,
+    /** Outcomes of the parked batch's other calls, reused on resume: call key → outcome JSON. */
+    parkedResults: (sessionId: string) => `${session(sessionId)}:parkedResults`,
+    /**
+     * Every call awaiting approval in the cluster: `<sessionId> <callKey>` by request time.
+     * An index written beside the session's scripts (never inside them: it is another slot).
+     */
+    approvalsPending: `${prefix}:approvalsPending`,
+    /** Calls awaiting approval that have a timeout: `<sessionId> <callKey>` by deadline. */
+    approvalDeadlines: `${prefix}:approvalDeadlines`,
+    seq: (sessionId: string) => `${session(sessionId)}:seq`,
+    stream: (sessionId: string) => `${session(sessionId)}:events`,
+    /** The stored response to input `inputId` of the session (kept a while after the run). */
+    response: (sessionId: string, inputId: string) => `${session(sessionId)}:response:${inputId}`,
+    eventChannel: (sessionId: string) => `${prefix}:events:${sessionId}`,
+    responsesChannel: `${prefix}:responses`,
+    controlChannel: `${prefix}:control`,
+    /** The live workers: worker id → last heartbeat (a sorted set). */
+    workers: `${workersTag}:workers`,
+    /** One worker's heartbeat record (expires when the worker stops beating). */
+    worker: (workerId: string) => `${workersTag}:worker:${workerId}`,
+    /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
+    toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
+  };
+}
+
+/** The key set of one prefix. */
+export type ClusterKeys = ReturnType<typeof clusterKeys>;
+
+/**
+ * The Redis keys of written tools under `prefix`. They share the hash tag `{writtenTools}`,
+ * so the save script may touch them together on a Redis Cluster too.
+ */
+export function writtenToolKeys(prefix: string) {
+  const base = `${prefix}:{writtenTools}`;
+  return {
+    /** HASH: name → JSON of the current `WrittenToolDefinition`. */
+    tools: base,
+    /** LIST: the hash of every version of `name`, oldest first (its length is the version). */
+    history: (name: string) => `${base}:history:${name}`,
+    /** HASH: hash → canonical JSON of that `WrittenToolSpec` (content-addressed). */
+    blobs: `${base}:blobs`,
+    /** STRING counter, bumped by every save that changes something. */
+    rev: `${base}:rev`,
+  };
+}

@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync } from "node:fs";
+import type { RedisClient } from "./redisConnection.js";
+
+/**
+ * The folder of Yiem's Lua scripts, one per file, each with a header naming its `KEYS[i]`
+ * and `ARGV[i]`. Found from the package root, so the sources and the compiled `dist` read
+ * the same files (the image ships this folder beside `dist`).
+ */
+const SCRIPTS_DIR = new URL("../../src/redis/scripts/", import.meta.url);
+
+/** A script as loaded: `name-N.lua` has N keys; `name.lua` takes its key count first. */
+interface ScriptFile {
+  command: string;
+  numberOfKeys?: number;
+  lua: string;
+}
+
+/** A script's reply: integers, strings and nested arrays of them. */
+export type ScriptReply = Array<number | string>;
+
+type Script<Reply> = (...keysThenArgs: Array<string | number>) => Promise<Reply>;
+
+/**
+ * Every Yiem script as a command of the connection (`yiem` + the file's name). Arguments are
+ * the script's keys, then its arguments, in the order of its header; `yiemFinishRun` takes
+ * the number of keys first.
+ */
+export interface YiemScripts {
+  yiemAcquireLease: Script<number>;
+  yiemRenewLease: Script<number>;
+  yiemReleaseLeaseIfIdle: Script<number>;
+  yiemReleaseLease: Script<number>;
+  yiemEnqueueInput: Script<ScriptReply>;
+  yiemStartRun: Script<ScriptReply>;
+  yiemDrainInputs: Script<ScriptReply>;
+  yiemAppendMessage: Script<number>;
+  yiemAppendMessages: Script<number>;
+  yiemFinishRun: Script<number>;
+  yiemRequestApproval: Script<number>;
+  yiemDecideApproval: Script<ScriptReply>;
+  yiemParkRun: Script<number>;
+  yiemPublishEvent: Script<number>;
+  yiemPublishLiveEvent: Script<number>;
+  yiemSaveWrittenTool: Script<[number, string]>;
+  yiemLoadWrittenTools: Script<[string, string[]]>;
+}
+
+/** A connection with Yiem's scripts defined on it. */
+export type ScriptedRedis<R extends RedisClient = RedisClient> = R & YiemScripts;
+
+let loaded: ScriptFile[] | undefined;
+
+/** Reads the script files once per process. */
+function readScripts(): ScriptFile[] {
+  loaded ??= readdirSync(SCRIPTS_DIR)
+    .filter((file) => file.endsWith(".lua"))
+    .map((file) => {
+      const match = /^(\w+?)(?:-(\d+))?\.lua$/.exec(file);
+      if (!match?.[1]) throw new Error(`unexpected script file name: ${file}`);
+      const name = match[1];
+      return {
+        command: `yiem${name[0]?.toUpperCase()}${name.slice(1)}`,
+        numberOfKeys: match[2] === undefined ? undefined : Number(match[2]),
+        lua: readFileSync(new URL(file, SCRIPTS_DIR), "utf8"),
+      };
+    });
+  return loaded;
+}
+
+/**
+ * Defines every Yiem script on `redis` (once per connection) and returns it typed with them.
+ * ioredis runs each by EVALSHA, loading it on a node that lacks it, single Redis or cluster.
+ *
+ * @example await withScripts(redis).yiemRenewLease(keys.lease(sessionId), token, 10_000)
+ */
+export function withScripts<R extends RedisClient>(redis: R): ScriptedRedis<R> {
+  const scripted = redis as ScriptedRedis<R>;
+  if (typeof scripted.yiemAcquireLease === "function") return scripted;
+  for (const script of readScripts()) {
+    redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  }
+  return scripted;
+}

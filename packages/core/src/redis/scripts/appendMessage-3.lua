@@ -1,0 +1,19 @@
+--[[
+  Appends a message to the transcript; a tool result also clears its call's "running here"
+  mark.
+
+  Input:
+    KEYS[1] lease
+    KEYS[2] messages
+    KEYS[3] running
+
+    ARGV[1] token
+    ARGV[2] message JSON
+    ARGV[3] tool call id, or ''
+
+  Output:
+    the transcript's length · -1 not ours
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if ARGV[3] ~= '' then redis.call('HDEL', KEYS[3], ARGV[3]) end
+return redis.call('RPUSH', KEYS[2], ARGV[2])

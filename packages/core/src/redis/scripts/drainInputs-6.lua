@@ -1,0 +1,34 @@
+--[[
+  Moves the waiting plain inputs (not follow-ups) submitted after the open run's first input
+  into the transcript and the run. An older one (fetched late by another coordinator) waits
+  for a run of its own instead of joining one that started without it. Its cost grows with
+  the inputs it moves, never with the follow-ups that wait.
+
+  Input:
+    KEYS[1] lease
+    KEYS[2] runInputs
+    KEYS[3] inputs
+    KEYS[4] pendingInputs
+    KEYS[5] messages
+    KEYS[6] run
+
+    ARGV[1] token
+
+  Output:
+    {-1} not ours · {1, id, message, id, message, ...}
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+local opened = redis.call('HGET', KEYS[6], 'order') or '-inf'
+local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. opened, '+inf')
+local moved = {1}
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[4], id)
+  local message = redis.call('HGET', KEYS[3], id)
+  if message then
+    redis.call('RPUSH', KEYS[5], message)
+    redis.call('RPUSH', KEYS[2], id)
+    table.insert(moved, id)
+    table.insert(moved, message)
+  end
+end
+return moved

@@ -1,0 +1,46 @@
+--[[
+  Closes a run in one step: stores its response under every input id it answers, forgets
+  those inputs, publishes the run's `agentEnd` (numbered) on the bus, closes the run,
+  announces the ids on the responses channel, and sets the session's idle expiry. A watcher
+  therefore sees `agentEnd` exactly when the response is stored, even if the coordinator dies
+  here. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
+  Called with a variable number of keys (the first argument is their count).
+
+  Input:
+    KEYS[1] lease
+    KEYS[2] run
+    KEYS[3] runInputs
+    KEYS[4] inputs
+    KEYS[5] seq
+    KEYS[6] events stream
+    KEYS[7] messages
+    KEYS[8] pendingInputs
+    KEYS[9] pendingFollowUps
+    KEYS[10] running
+    KEYS[11..] the response key of each input the run answers
+
+    ARGV[1] token
+    ARGV[2] response JSON
+    ARGV[3] response ttl s
+    ARGV[4] responses channel
+    ARGV[5] events channel
+    ARGV[6] agentEnd event JSON (without seq)
+    ARGV[7] stream max length
+    ARGV[8] session ttl s
+    ARGV[9] JSON array of the input ids
+
+  Output:
+    1 closed · -1 not ours
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+for i = 11, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+local ids = redis.call('LRANGE', KEYS[3], 0, -1)
+for _, id in ipairs(ids) do redis.call('HDEL', KEYS[4], id) end
+local seq = redis.call('INCR', KEYS[5])
+local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[6], 2)
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'e', msg)
+redis.call('PUBLISH', ARGV[5], msg)
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('PUBLISH', ARGV[4], ARGV[9])
+for i = 4, 10 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+return 1

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type RedisTarget, YiemClient } from "@yiem/core";
+import { connectRedis, type RedisClient, type RedisTarget, YiemClient } from "@yiem/core";
 import { afterAll, beforeAll } from "vitest";
 import { logMessage, spawnApp, type TestProcess } from "./processes.js";
+import { startTestRedisCluster, type TestRedisCluster } from "./redisCluster.js";
 import { freePort, startTestRedis, type TestRedis } from "./redisServer.js";
 import {
   type ScriptedModelOptions,
@@ -31,11 +32,23 @@ export interface TestClusterOptions {
   };
   /** The REDIS_URL the processes and the client use (default: the server's plain URL). */
   redisUrl?: (redis: TestRedis) => string;
+  /**
+   * Run on a 3+3 Redis Cluster of its own (`startTestRedisCluster`) instead: every process
+   * gets `REDIS_CLUSTER_NODES`, the client `{ clusterNodes }`.
+   */
+  redisCluster?: boolean;
 }
 
 /** A real cluster for a test: Redis, a scripted model, coordinator and worker processes, a client. */
 export interface TestCluster {
+  /** The single Redis; on a Redis Cluster, a stand-in naming the first node (no kill or restart). */
   redis: TestRedis;
+  /** The Redis Cluster, when the cluster runs on one. */
+  redisCluster?: TestRedisCluster;
+  /** Where the processes' Redis is: a URL, or `{ clusterNodes }`. */
+  redisTarget: RedisTarget;
+  /** A new connection to that Redis (single or cluster); the caller disconnects it. */
+  connectRedis(): RedisClient;
   model: ScriptedModelServer;
   client: YiemClient;
   coordinators: TestProcess[];
@@ -58,11 +71,15 @@ export interface TestCluster {
  * named `worker-1`, `worker-2`…; short lock and lease times let fault tests recover quickly.
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
-  const redis = await startTestRedis(options.redis);
+  const redisCluster = options.redisCluster ? await startTestRedisCluster() : undefined;
+  const redis = redisCluster ? standInFor(redisCluster) : await startTestRedis(options.redis);
   const redisUrl = options.redisUrl?.(redis) ?? redis.url;
+  const redisTarget: RedisTarget = redisCluster
+    ? { clusterNodes: redisCluster.nodes }
+    : clientTarget(redisUrl, redis.caFile);
   const model = await startScriptedModelServer(options.model);
   const env: Record<string, string> = {
-    REDIS_URL: redisUrl,
+    ...(redisCluster ? { REDIS_CLUSTER_NODES: redisCluster.nodesEnv } : { REDIS_URL: redisUrl }),
     YIEM_PREFIX: redis.prefix,
     OPENAI_BASE_URL: model.baseURL,
     OPENAI_API_KEY: "sk-test-canary-key",
@@ -98,10 +115,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     await coordinator.waitForLine(logMessage("coordinator ready"));
     return coordinator;
   };
-  const client = new YiemClient({
-    redis: clientTarget(redisUrl, redis.caFile),
-    prefix: redis.prefix,
-  });
+  const client = new YiemClient({ redis: redisTarget, prefix: redis.prefix });
   try {
     await Promise.all([
       ...Array.from({ length: options.coordinators ?? 1 }, addCoordinator),
@@ -113,6 +127,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   }
   return {
     redis,
+    redisCluster,
+    redisTarget,
+    connectRedis: () => connectRedis(redisTarget),
     model,
     client,
     coordinators,
@@ -128,6 +145,21 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       await model.close();
       await redis.stop();
     },
+  };
+}
+
+/** A `TestRedis` naming a Redis Cluster's first node, for code that only reads `url` and `prefix`. */
+function standInFor(cluster: TestRedisCluster): TestRedis {
+  const refuse = async () => {
+    throw new Error("kill or restart a Redis Cluster's nodes through `redisCluster`");
+  };
+  return {
+    url: cluster.nodes[0] ?? "",
+    prefix: cluster.prefix,
+    owned: true,
+    kill: refuse,
+    restart: refuse,
+    stop: () => cluster.stop(),
   };
 }
 

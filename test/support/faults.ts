@@ -1,8 +1,7 @@
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentMessage } from "@yiem/core";
-import { Redis } from "ioredis";
+import { type AgentMessage, clusterKeys, connectRedis, type RedisTarget } from "@yiem/core";
 import { repoRoot } from "./processes.js";
 
 /** A ledger file the fault-test tools append to, one line per execution: `<callId> <label> <pid>`. */
@@ -55,13 +54,13 @@ export function normalizeTranscript(messages: AgentMessage[]): unknown[] {
 
 /** The pid of the coordinator holding a session's lease (its token is `<host>-<pid>:<uuid>`), if any. */
 export async function leaseHolderPid(
-  redisUrl: string,
+  redisTarget: RedisTarget,
   prefix: string,
   sessionId: string,
 ): Promise<number | undefined> {
-  const redis = new Redis(redisUrl);
+  const redis = connectRedis(redisTarget);
   try {
-    const token = await redis.get(`${prefix}:s:{${sessionId}}:lease`);
+    const token = await redis.get(clusterKeys(prefix).lease(sessionId));
     const match = token?.match(/-(\d+):[^:]+$/);
     return match ? Number(match[1]) : undefined;
   } finally {

@@ -1,0 +1,173 @@
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { BusEvent } from "@yiem/core";
+import { describe, expect, it } from "vitest";
+import { faultModel } from "../faults/scriptedFaultModel.js";
+import { type TestCluster, useTestCluster } from "../support/cluster.js";
+import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
+import type { TestProcess } from "../support/processes.js";
+import { redisSupportsCluster } from "../support/redisCluster.js";
+import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+
+/**
+ * The same scenarios on a single Redis and on a 3+3 Redis Cluster: a parallel batch over two
+ * workers, a sequential batch, abort, a coordinator SIGKILLed mid-batch and a worker
+ * SIGKILLed mid-call. Each mode gets its own Redis, processes and ledger.
+ */
+
+/** `parallel6`, `sequential`, `abort me`, else the fault model (`<tool> <label> [ms] [count]`). */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const text = String(lastUser?.content ?? "");
+  if (messages.at(-1)?.role === "tool" && !text.includes(" ")) {
+    const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    return { kind: "text", text: results.join(" | ") };
+  }
+  if (text === "parallel6") {
+    const calls = [0, 1, 2, 3, 4, 5].map((i) => ({
+      id: `p${i}`,
+      name: "sleepFor",
+      arguments: { ms: 600 - i * 100, label: `call${i}`, steps: 2 },
+    }));
+    return { kind: "toolCalls", calls };
+  }
+  if (text === "sequential")
+    return { kind: "toolCalls", calls: [{ id: "s1", name: "whereAmI", arguments: {} }] };
+  if (text === "abort me")
+    return {
+      kind: "toolCalls",
+      calls: [{ id: "a1", name: "waitForAbort", arguments: { label: "first" } }],
+    };
+  return faultModel(request);
+}
+
+function textOf(message: { content: Array<{ type: string; text?: string }> }): string {
+  return message.content.map((b) => b.text ?? "").join("");
+}
+
+/** Every event of a session's run, from its start until its `agentEnd`. */
+async function collect(cluster: TestCluster, sessionId: string, runId: string) {
+  const events: BusEvent[] = [];
+  const stream = cluster.client.events(sessionId, { fromStart: true, untilAgentEnd: true, runId });
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+/** Sends `text` on a new session and waits until `when` sees one of its events. */
+async function sendAndWaitFor(
+  cluster: TestCluster,
+  text: string,
+  when: (event: BusEvent) => boolean,
+): Promise<{ sessionId: string; runId: string; event: BusEvent }> {
+  const sessionId = randomUUID();
+  const seen = (async () => {
+    for await (const event of cluster.client.events(sessionId, { fromStart: true })) {
+      if (when(event)) return event;
+    }
+    throw new Error("the event stream ended first");
+  })();
+  const { runId } = await cluster.client.send(text, { sessionId });
+  return { sessionId, runId, event: await seen };
+}
+
+/** The worker process that published `event` (by its worker id). */
+function workerOf(cluster: TestCluster, event: BusEvent): TestProcess {
+  const worker = cluster.workers.find((w) =>
+    w.lines.some((line) => line.includes(`"workerId":"${event.workerId}"`)),
+  );
+  if (!worker) throw new Error(`no worker process for ${event.workerId}`);
+  return worker;
+}
+
+const modes = [
+  { name: "a single Redis", redisCluster: false },
+  { name: "a 3+3 Redis Cluster", redisCluster: true },
+];
+const clusterSupported = redisSupportsCluster();
+if (!clusterSupported) {
+  console.warn("skipping the Redis Cluster runs: this redis-server has no cluster support (7+)");
+}
+
+describe.each(modes)("on $name", ({ redisCluster }) => {
+  let ledger: Ledger;
+  const skip = redisCluster && !clusterSupported;
+  const cluster = useTestCluster(async () => {
+    ledger = await createLedger();
+    return {
+      workers: 2,
+      coordinators: 2,
+      redisCluster: redisCluster && !skip,
+      model: { respond },
+      // Three calls at once per worker and shard (a cluster has 3 shards): the batch of six
+      // runs all at once, and only on both workers together.
+      env: { YIEM_TEST_LEDGER: ledger.path, WORKER_CONCURRENCY: redisCluster ? "9" : "3" },
+    };
+  });
+
+  it.skipIf(skip)("runs a parallel batch on two workers and keeps call order", async () => {
+    const { sessionId, runId } = await cluster.client.send("parallel6");
+    const events = await collect(cluster, sessionId, runId);
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    expect(textOf(response)).toBe([0, 1, 2, 3, 4, 5].map((i) => `call${i} done`).join(" | "));
+    const ends = events.flatMap((e) => (e.type === "toolExecEnd" ? [e.toolCallId] : []));
+    expect(ends).toEqual(["p5", "p4", "p3", "p2", "p1", "p0"]);
+    const workers = new Set(events.flatMap((e) => (e.type === "toolExecEnd" ? [e.workerId] : [])));
+    expect([...workers].sort()).toEqual(["worker-1", "worker-2"]);
+  });
+
+  it.skipIf(skip)("runs a sequential batch in the coordinator's process", async () => {
+    const { runId } = await cluster.client.send("sequential");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const pids = cluster.coordinators.map((c) => `pid ${c.pid}`);
+    expect(pids).toContain(textOf(response));
+  });
+
+  it.skipIf(skip)("aborts a run: the worker's tool sees its signal", async () => {
+    const started = await sendAndWaitFor(cluster, "abort me", (e) => e.type === "toolExecUpdate");
+    const worker = workerOf(cluster, started.event);
+    await cluster.client.abort(started.sessionId);
+    const response = await cluster.client.waitForResponse(started.runId, { timeoutMs: 20_000 });
+    expect(response.stopReason).toBe("aborted");
+    await expect.poll(() => readFile(ledger.path, "utf8")).toContain(`aborted first ${worker.pid}`);
+  });
+
+  it.skipIf(skip)("finishes a batch whose coordinator was SIGKILLed mid-batch", async () => {
+    const started = await sendAndWaitFor(
+      cluster,
+      "ledgerRemote k1 1500 2",
+      (e) => e.type === "toolExecUpdate",
+    );
+    const pid = await leaseHolderPid(cluster.redisTarget, cluster.redis.prefix, started.sessionId);
+    const holder = cluster.coordinators.find((c) => c.pid === pid);
+    if (!holder) throw new Error(`no coordinator holds ${started.sessionId} (lease pid ${pid})`);
+    holder.signal("SIGKILL");
+    await holder.exited;
+    await cluster.addCoordinator();
+    const response = await cluster.client.waitForResponse(started.runId, { timeoutMs: 45_000 });
+    expect(textOf(response)).toBe("final k1: k1-1 recorded | k1-2 recorded");
+    const counts = await ledger.countsByCall();
+    expect([counts.get("k1-1"), counts.get("k1-2")]).toEqual([1, 1]); // remote calls never rerun
+  });
+
+  it.skipIf(skip)(
+    "retries a call whose worker was SIGKILLed mid-call on the other worker",
+    async () => {
+      const started = await sendAndWaitFor(
+        cluster,
+        "ledgerRemote w1 2500",
+        (e) => e.type === "toolExecUpdate",
+      );
+      const worker = workerOf(cluster, started.event);
+      worker.signal("SIGKILL");
+      const response = await cluster.client.waitForResponse(started.runId, { timeoutMs: 45_000 });
+      expect(textOf(response)).toBe("final w1: w1-1 recorded");
+      expect((await ledger.countsByCall()).get("w1-1")).toBe(2);
+      const results = (await cluster.client.messages(started.sessionId)).filter(
+        (m) => m.role === "toolResult",
+      );
+      expect(results).toHaveLength(1);
+      await cluster.addWorker();
+    },
+  );
+});

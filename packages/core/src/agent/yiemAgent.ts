@@ -99,8 +99,6 @@ export class YiemAgent {
       model: options.model,
       tools: initialTools(options),
       messages: [...(options.messages ?? [])],
-      pendingToolCalls: new Set(),
-      activeRun: false,
     };
   }
 

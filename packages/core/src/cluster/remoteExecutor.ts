@@ -61,10 +61,13 @@ function abortWaiting(
   return { promise, dispose };
 }
 
-/** Turns how a job ended into the call's outcome. */
+/** Turns how a job ended into the call's outcome; a completed one names its worker. */
 function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
   const name = prep.tool.name;
-  if (end.kind === "completed") return { result: end.value.result, isError: end.value.isError };
+  if (end.kind === "completed") {
+    const { result, isError, workerId } = end.value;
+    return { result, isError, workerId };
+  }
   if (end.kind === "missing")
     return errorOutcome(`${name}: the tool job disappeared before it finished`);
   if (end.reason === ABORTED_JOB_REASON) return errorOutcome(ABORTED_MESSAGE);
@@ -83,36 +86,24 @@ function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
  * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
  * error results.
  */
-export function createRemoteExecutor(options: RemoteExecutorOptions): RemoteExecutor {
-  const workers = new Map<string, string>();
+export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
   return {
     async execute(prep, signal, emit, context) {
       if (context?.mode !== "parallel" && !remoteQueueOf(prep.tool)) {
         const replaced = await options.beforeLocalCall?.(prep);
         return replaced ?? executePreparedToolCall(prep, signal, emit);
       }
-      const { outcome, workerId } = await runRemote(options, prep, signal);
-      if (workerId) workers.set(prep.toolCall.id, workerId);
-      return outcome;
+      return runRemote(options, prep, signal);
     },
-    workerOf: (toolCallId) => workers.get(toolCallId),
   };
 }
-
-/** A `ToolExecutor` that also tells which worker ran a call. */
-export interface RemoteExecutor extends ToolExecutor {
-  /** The worker that ran a remote call of this run, once it has ended. */
-  workerOf(toolCallId: string): string | undefined;
-}
-
-type RemoteOutcome = { outcome: ExecutedOutcome; workerId?: string };
 
 async function runRemote(
   options: RemoteExecutorOptions,
   prep: PreparedToolCall,
   signal: AbortSignal | undefined,
-): Promise<RemoteOutcome> {
-  if (signal?.aborted) return { outcome: errorOutcome(ABORTED_MESSAGE) };
+): Promise<ExecutedOutcome> {
+  if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
   const { sessionId, runId, waiter } = options;
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
@@ -130,24 +121,12 @@ async function runRemote(
     await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
     waiter.startPolling(jobId);
     const aborted = abortWaiting(queue, jobId, signal);
-    const result = await Promise.race([
-      ended.then(
-        (end): RemoteOutcome => ({
-          outcome: outcomeOf(prep, end),
-          workerId: end.kind === "completed" ? end.value.workerId : undefined,
-        }),
-      ),
-      aborted.promise.then((outcome): RemoteOutcome => ({ outcome })),
-    ]);
+    const result = await Promise.race([ended.then((end) => outcomeOf(prep, end)), aborted.promise]);
     aborted.dispose();
     waiter.forget(jobId);
     return result;
   } catch (err) {
     waiter.forget(jobId);
-    return {
-      outcome: errorOutcome(
-        `${prep.tool.name}: could not dispatch the call: ${describeError(err)}`,
-      ),
-    };
+    return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
   }
 }

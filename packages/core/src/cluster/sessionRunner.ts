@@ -107,9 +107,10 @@ interface Holding {
 
 /**
  * Publishes a run's events while the session is ours (never after losing or handing it
- * over, so a watcher sees each call end once, from the holder that finished it), naming the worker on the end event of
- * a remote call; holds `agentEnd` back for the caller. Streamed text (`messageUpdate`) goes
- * out live only: the replay stream gets the whole message once, in its `messageEnd`.
+ * over, so a watcher sees each call end once, from the holder that finished it); a remote
+ * call's end event names its worker itself. Holds `agentEnd` back for the caller. Streamed
+ * text (`messageUpdate`) goes out live only: the replay stream gets the whole message once,
+ * in its `messageEnd`.
  */
 function runEmitter(
   h: Holding,
@@ -136,8 +137,7 @@ function runEmitter(
     // A resumed call whose start a previous holder already published is not started twice.
     if (event.type === "toolExecStart" && held.started.delete(event.toolCallId))
       return Promise.resolve();
-    const workerId = event.type === "toolExecEnd" ? executor.workerOf(event.toolCallId) : undefined;
-    return publisher.emit(event, workerId ? { workerId } : {});
+    return publisher.emit(event);
   };
 }
 

@@ -83,13 +83,13 @@ export interface ImmediateOutcome {
 export interface ExecutedOutcome {
   result: AgentToolResult;
   isError: boolean;
+  /** The tool worker that ran the call, when one did (cluster); carried to `toolExecEnd`. */
+  workerId?: string;
 }
 
-/** A call's final result, after every phase. */
-export interface FinalizedOutcome {
+/** A call's final result, after every phase: its executed outcome as `afterToolCall` left it. */
+export interface FinalizedOutcome extends ExecutedOutcome {
   toolCall: AgentToolCall;
-  result: AgentToolResult;
-  isError: boolean;
 }
 
 /** The tool result messages of one batch, in call order, and whether the run stops here. */

@@ -1,5 +1,4 @@
 import type { Queue } from "bullmq";
-import { onAbort } from "../tools/abortListener.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
 import { createErrorToolResult, describeError } from "../tools/toolResults.js";
@@ -41,28 +40,27 @@ async function removeIfNotStarted(queue: Queue, jobId: string): Promise<void> {
   if (NOT_STARTED.has(state)) await queue.remove(jobId);
 }
 
-/** Ends the wait when the run is aborted: removes the job if it has not started yet. */
-function abortWaiting(
+/**
+ * The outcome of a call whose run was aborted while it waited: its job is removed if no
+ * worker has taken it, unless the coordinator lost or handed over the session (the next
+ * holder attaches to the job).
+ */
+async function abandonJob(
   queue: Queue,
   jobId: string,
   signal: AbortSignal | undefined,
-): { promise: Promise<ExecutedOutcome>; dispose: () => void } {
-  let dispose: () => void = () => undefined;
-  const promise = new Promise<ExecutedOutcome>((resolve) => {
-    if (!signal) return;
-    dispose = onAbort(signal, async () => {
-      // A coordinator that lost or handed over the session leaves the job for the next holder.
-      if (!(signal.reason instanceof LeaseLostError)) {
-        await removeIfNotStarted(queue, jobId).catch(() => undefined);
-      }
-      resolve(errorOutcome(ABORTED_MESSAGE));
-    });
-  });
-  return { promise, dispose };
+): Promise<ExecutedOutcome> {
+  if (!(signal?.reason instanceof LeaseLostError)) {
+    await removeIfNotStarted(queue, jobId).catch(() => undefined);
+  }
+  return errorOutcome(ABORTED_MESSAGE);
 }
 
 /** Turns how a job ended into the call's outcome; a completed one names its worker. */
-function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
+function outcomeOf(
+  prep: PreparedToolCall,
+  end: Exclude<JobEnd, { kind: "aborted" }>,
+): ExecutedOutcome {
   const name = prep.tool.name;
   if (end.kind === "completed") {
     const { result, isError, workerId } = end.value;
@@ -117,16 +115,11 @@ async function runRemote(
       retries: prep.tool.retries ?? 0,
       trace: injectTraceContext(),
     };
-    const ended = waiter.wait(queue, jobId);
-    await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
-    waiter.startPolling(jobId);
-    const aborted = abortWaiting(queue, jobId, signal);
-    const result = await Promise.race([ended.then((end) => outcomeOf(prep, end)), aborted.promise]);
-    aborted.dispose();
-    waiter.forget(jobId);
-    return result;
+    const add = () =>
+      queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
+    const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
+    return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
   } catch (err) {
-    waiter.forget(jobId);
     return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
   }
 }

@@ -1,23 +1,16 @@
 import { emitSafely } from "../tools/emitSafely.js";
 import { executeToolCalls } from "../tools/executeToolCalls.js";
-import {
-  type ExtractToolCallsOptions,
-  extractToolCalls,
-  normalizeToolCallBlocks,
-} from "../tools/extractToolCalls.js";
+import { extractToolCalls, normalizeToolCallBlocks } from "../tools/extractToolCalls.js";
 import { describeError } from "../tools/toolResults.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
-  AfterToolCallHook,
   AgentContext,
+  AgentLoopConfig,
   AgentMessage,
   AssistantMessage,
-  BeforeToolCallHook,
   EmitFn,
   LlmCall,
   LlmRequest,
-  ToolExecutionMode,
-  ToolExecutor,
   ToolResultMessage,
   UserMessage,
 } from "../types/index.js";
@@ -40,19 +33,10 @@ export interface AgentLoopDeps {
   llmCall: LlmCall;
   prepareContext: (state: AgentState) => AgentContext;
   formatMsgForLLM: (context: AgentContext) => LlmRequest;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
-  toolExecution: ToolExecutionMode;
-  executor?: ToolExecutor;
+  /** How the run behaves (hooks, batch mode, executor, caps): handed as is to every batch. */
+  config: AgentLoopConfig;
   emit: EmitFn;
   signal: AbortSignal;
-  maxTurns?: number;
-  /**
-   * Caps: on the model's tool calls (calls per message, bytes of arguments; see
-   * `extractToolCalls`), and on the transcript sent in one request (`maxContextBytes`, 4 MiB;
-   * see `trimContext`).
-   */
-  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
   /**
    * Moves the input that arrived since the last call into the transcript (`state.messages`
    * and wherever the caller persists it) and returns it; called before every LLM call
@@ -102,7 +86,7 @@ async function callModelUntraced(
   try {
     const response = await deps.llmCall(request, deps.signal, { onTextDelta });
     const content = Array.isArray(response.content) ? response.content : [];
-    const calls = normalizeToolCallBlocks(content, deps.limits);
+    const calls = normalizeToolCallBlocks(content, deps.config.limits);
     const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
     // A failed or aborted answer must not leave tool calls that will never get results.
     const failed = response.stopReason === "error" || response.stopReason === "aborted";
@@ -125,20 +109,13 @@ async function runBatch(
     messages: state.messages,
     tools: state.tools,
   };
-  const config = {
-    tools: state.tools,
-    beforeToolCall: deps.beforeToolCall,
-    afterToolCall: deps.afterToolCall,
-    toolExecution: deps.toolExecution,
-    executor: deps.executor,
-  };
-  const calls = extractToolCalls(content, deps.limits);
+  const calls = extractToolCalls(content, deps.config.limits);
   assignCallKeys(state.messages, assistantMessage, calls);
   const batch = await executeToolCalls(
     context,
     assistantMessage,
     calls,
-    config,
+    deps.config,
     deps.signal,
     deps.emit,
   );
@@ -157,7 +134,7 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
   await emitSafely(deps.emit, { type: "turnStart", turn });
-  const trimmed = trimContext(deps.prepareContext(deps.state), deps.limits?.maxContextBytes);
+  const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
   const response =
     trimmed.kind === "tooLarge"
       ? buildStopResponse("error", trimmed.error)
@@ -194,7 +171,7 @@ async function resumeUnanswered(deps: AgentLoopDeps): Promise<TurnOutcome> {
 }
 
 async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
-  const maxTurns = deps.maxTurns ?? DEFAULT_MAX_TURNS;
+  const maxTurns = deps.config.maxTurns ?? DEFAULT_MAX_TURNS;
   const resumed = await resumeUnanswered(deps);
   if (resumed.kind === "done") return resumed.response;
   for (let turn = 1; ; turn++) {

@@ -3,23 +3,20 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { AgentState } from "../agent/agentState.js";
 import { prepareContext } from "../agent/prepareContext.js";
-import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
+import { runAgentLoop } from "../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
-import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
-  AfterToolCallHook,
   AgentEvent,
+  AgentLoopConfig,
   AgentMessage,
   AssistantMessage,
-  BeforeToolCallHook,
   ExecutedOutcome,
   LlmCall,
   PreparedToolCall,
-  ToolExecutionMode,
   UserMessage,
 } from "../types/index.js";
 import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
@@ -48,11 +45,8 @@ export interface SessionRunnerDeps {
   llmCall: LlmCall;
   toolStore: ToolStore;
   systemPrompt: string;
-  maxTurns?: number;
-  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
-  toolExecution: ToolExecutionMode;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
+  /** How runs behave (the coordinator's options); each run adds its own executor. */
+  config: Omit<AgentLoopConfig, "executor">;
   queueFor: (queue: string | undefined) => Promise<Queue>;
   waiter: ResultWaiter;
   log: Logger;
@@ -295,14 +289,9 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
       llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
       prepareContext,
       formatMsgForLLM,
-      beforeToolCall: deps.beforeToolCall,
-      afterToolCall: deps.afterToolCall,
-      toolExecution: deps.toolExecution,
-      executor,
+      config: { ...deps.config, executor },
       emit: runEmitter(h, publisher, executor, held),
       signal: controller.signal,
-      maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
-      limits: deps.limits,
       rethrow: isRecoverable,
       ...transcriptWriters(h, start, inputIds, executor),
     }));

@@ -1,12 +1,18 @@
 import { emitSafely } from "../tools/emitSafely.js";
 import { executeToolCalls } from "../tools/executeToolCalls.js";
-import { extractToolCalls, normalizeToolCallBlocks } from "../tools/extractToolCalls.js";
+import {
+  extractToolCalls,
+  type ReadToolCall,
+  readToolCalls,
+  toAgentToolCalls,
+} from "../tools/extractToolCalls.js";
 import { describeError } from "../tools/toolResults.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
   AgentContext,
   AgentLoopConfig,
   AgentMessage,
+  AgentToolCall,
   AssistantMessage,
   EmitFn,
   LlmCall,
@@ -84,24 +90,36 @@ async function callModelUntraced(
   const onTextDelta = (delta: string) =>
     void emitSafely(deps.emit, { type: "messageUpdate", delta });
   try {
-    const response = await deps.llmCall(request, deps.signal, { onTextDelta });
-    const content = Array.isArray(response.content) ? response.content : [];
-    const calls = normalizeToolCallBlocks(content, deps.config.limits);
-    const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
-    // A failed or aborted answer must not leave tool calls that will never get results.
-    const failed = response.stopReason === "error" || response.stopReason === "aborted";
-    return { ...response, content: failed ? rest : [...rest, ...calls] };
+    return await deps.llmCall(request, deps.signal, { onTextDelta });
   } catch (err) {
     if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
     return buildStopResponse("error", `llmCall failed: ${describeError(err)}`);
   }
 }
 
+/**
+ * The tool calls of the model's answer, each read once (lifecycle §7): the blocks the
+ * transcript keeps and the calls the batch runs both come from this. None when the answer
+ * failed or was aborted: its calls would never get results.
+ */
+function readAnswerCalls(deps: AgentLoopDeps, answer: AssistantMessage): ReadToolCall[] {
+  if (answer.stopReason === "error" || answer.stopReason === "aborted") return [];
+  const content = Array.isArray(answer.content) ? answer.content : [];
+  return readToolCalls(content, deps.config.limits);
+}
+
+/** The answer as the transcript keeps it: its text and thinking, then its calls' canonical blocks. */
+function toTranscriptAnswer(answer: AssistantMessage, calls: ReadToolCall[]): AssistantMessage {
+  const content = Array.isArray(answer.content) ? answer.content : [];
+  const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
+  return { ...answer, content: [...rest, ...calls.map((call) => call.block)] };
+}
+
 /** Executes tool calls of `assistantMessage` (all, or the unanswered ones on resume). */
 async function runBatch(
   deps: AgentLoopDeps,
   assistantMessage: AssistantMessage,
-  content: AssistantMessage["content"],
+  calls: AgentToolCall[],
 ): Promise<{ messages: ToolResultMessage[]; terminate: boolean }> {
   const { state } = deps;
   const context: AgentContext = {
@@ -109,7 +127,6 @@ async function runBatch(
     messages: state.messages,
     tools: state.tools,
   };
-  const calls = extractToolCalls(content, deps.config.limits);
   assignCallKeys(state.messages, assistantMessage, calls);
   const batch = await executeToolCalls(
     context,
@@ -135,17 +152,18 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
     await emitSafely(deps.emit, { type: "messageEnd", message });
   await emitSafely(deps.emit, { type: "turnStart", turn });
   const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
-  const response =
+  const answer =
     trimmed.kind === "tooLarge"
       ? buildStopResponse("error", trimmed.error)
       : await callModel(deps, deps.formatMsgForLLM(trimmed.context));
+  const calls = readAnswerCalls(deps, answer);
+  const response = toTranscriptAnswer(answer, calls);
   await append(deps, response);
-  const hasCalls = response.content.some((block) => block.type === "toolCall");
-  if (!hasCalls || response.stopReason === "error" || response.stopReason === "aborted") {
+  if (calls.length === 0) {
     await emitSafely(deps.emit, { type: "turnEnd", turn, message: response, toolResults: [] });
     return { kind: "done", response };
   }
-  const batch = await runBatch(deps, response, response.content);
+  const batch = await runBatch(deps, response, toAgentToolCalls(calls, deps.config.limits));
   await emitSafely(deps.emit, {
     type: "turnEnd",
     turn,
@@ -162,7 +180,8 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
 async function resumeUnanswered(deps: AgentLoopDeps): Promise<TurnOutcome> {
   const pending = findUnansweredToolCalls(deps.state.messages);
   if (!pending) return { kind: "continue" };
-  const batch = await runBatch(deps, pending.assistantMessage, pending.calls);
+  const calls = extractToolCalls(pending.calls, deps.config.limits);
+  const batch = await runBatch(deps, pending.assistantMessage, calls);
   if (deps.signal.aborted)
     return { kind: "done", response: buildStopResponse("aborted", "Run aborted") };
   if (batch.terminate)

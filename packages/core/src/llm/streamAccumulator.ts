@@ -1,4 +1,5 @@
-import type { CompletionParts, RawToolCall } from "./completionParts.js";
+import type { ToolCallContent } from "../types/index.js";
+import type { CompletionParts } from "./completionParts.js";
 import { emptyParts } from "./completionParts.js";
 import {
   isJsonObject,
@@ -56,7 +57,7 @@ export class StreamAccumulator {
   /** The accumulated parts; tool calls in `index` order. */
   finish(): CompletionParts {
     const indexes = [...this.calls.keys()].sort((a, b) => a - b);
-    const toolCalls = indexes.map((index) => toRawToolCall(this.calls.get(index)!));
+    const toolCalls = indexes.map((index) => toReceivedCall(this.calls.get(index)!));
     return { ...this.parts, toolCalls };
   }
 
@@ -92,9 +93,14 @@ export class StreamAccumulator {
   }
 }
 
-function toRawToolCall(call: PartialToolCall): RawToolCall {
-  const raw: RawToolCall = { name: call.name };
-  if (call.id) raw.id = call.id;
-  if (call.sawArguments) raw.arguments = call.arguments;
-  return raw;
+/** An assembled call as received (see `CompletionParts.toolCalls`). */
+function toReceivedCall(call: PartialToolCall): ToolCallContent {
+  const received: ToolCallContent = {
+    type: "toolCall",
+    id: call.id ?? "",
+    name: call.name,
+    arguments: {},
+  };
+  if (call.sawArguments) received.rawArguments = call.arguments;
+  return received;
 }

@@ -108,7 +108,7 @@ function readAnswerCalls(deps: AgentLoopDeps, answer: AssistantMessage): ReadToo
   return readToolCalls(content, deps.config.limits);
 }
 
-/** The answer as the transcript keeps it: its text and thinking, then its calls' canonical blocks. */
+/** The answer as the transcript keeps it: text and thinking, then its calls' canonical blocks. */
 function toTranscriptAnswer(answer: AssistantMessage, calls: ReadToolCall[]): AssistantMessage {
   const content = Array.isArray(answer.content) ? answer.content : [];
   const rest = content.filter((block) => block.type === "text" || block.type === "thinking");

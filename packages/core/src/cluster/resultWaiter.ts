@@ -19,9 +19,9 @@ interface Waiter {
 /**
  * Waits for tool jobs to finish (`waitForJobEnd`) with a low-latency wake-up: one
  * `QueueEvents` reader per tool queue resolves waiters as `completed` / `failed` events
- * arrive. Each waiter also polls the job itself (first after `firstPollMs`, then every `pollMs`), so a missed event or a job that
- * had already finished before anyone waited (attach after a crash) is still seen: the stored
- * job is the truth. Never rejects.
+ * arrive. Each waiter also polls the job itself (first after `firstPollMs`, then every
+ * `pollMs`), so a missed event or a job that had already finished before anyone waited
+ * (attach after a crash) is still seen: the stored job is the truth.
  */
 export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();

@@ -44,7 +44,10 @@ function readToolCalls(value: unknown): ToolCallContent[] {
   return value.filter(isJsonObject).map(readToolCall);
 }
 
-/** A call as received (see `CompletionParts.toolCalls`); a lenient server's object arguments become their JSON text. */
+/**
+ * A call in its received form (see `CompletionParts.toolCalls`); a lenient server's object
+ * arguments become their JSON text.
+ */
 function readToolCall(call: JsonObject): ToolCallContent {
   const fn = isJsonObject(call.function) ? call.function : {};
   const received: ToolCallContent = {

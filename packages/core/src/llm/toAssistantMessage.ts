@@ -12,9 +12,10 @@ export interface AssistantMeta {
 
 /**
  * Maps what a completion carried to an `AssistantMessage`: thinking, then text, then tool
- * calls, read by `normalizeToolCallBlocks` (arguments parsed, `{}` with the payload kept in
- * `rawArguments` when refused; a missing id generated). Tool calls present mean `stopReason: "toolUse"` whatever `finish_reason` says; a
- * `content_filter` finish becomes `stopReason: "error"` with an `errorMessage`. Never throws.
+ * calls, read by `normalizeToolCallBlocks` (arguments parsed, or `{}` with the payload kept
+ * in `rawArguments` when refused; a missing id generated). Tool calls present mean
+ * `stopReason: "toolUse"` whatever `finish_reason` says; a `content_filter` finish becomes
+ * `stopReason: "error"` with an `errorMessage`. Never throws.
  */
 export function partsToAssistantMessage(
   parts: CompletionParts,

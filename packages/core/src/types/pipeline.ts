@@ -119,8 +119,8 @@ export interface ToolExecutor {
 
 /**
  * How runs behave: one object that goes whole from the agent (or the coordinator) to the
- * loop and to every batch, as pi-agent-core passes its `AgentLoopConfig`. Every field is
- * optional; the defaults are in the comments.
+ * loop and to every batch, never copied field by field. Every field is optional; the
+ * defaults are in the comments.
  */
 export interface AgentLoopConfig {
   beforeToolCall?: BeforeToolCallHook;

@@ -200,7 +200,7 @@ export async function runBatch(
     context,
     assistantMessageOf(calls),
     calls,
-    { tools: h.tools, toolExecution: "parallel", executor: options.executor },
+    { toolExecution: "parallel", executor: options.executor },
     undefined,
     options.emit ?? session.emit,
   );

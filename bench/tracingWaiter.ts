@@ -11,28 +11,31 @@ export interface JobMarks {
 
 /**
  * Yiem's `ResultWaiter` that can also note, per job, when the remote executor started waiting
- * (just before `queue.add`), when the add returned (`startPolling`) and when the job's end
- * arrived (monotonic clock). While `tracing` is off it only adds one promise step per call.
- * The harness uses it as its one waiter, so traced calls have the same single `QueueEvents`
- * reader as every other call.
+ * (just before `queue.add`), when the add returned and when the job's end arrived (monotonic
+ * clock). While `tracing` is off it adds nothing. The harness uses it as its one waiter, so
+ * traced calls have the same single `QueueEvents` reader as every other call.
  */
 export class TracingWaiter extends ResultWaiter {
   tracing = false;
   readonly marks = new Map<string, JobMarks>();
 
-  override wait(queue: Queue, jobId: string): Promise<JobEnd> {
-    if (this.tracing) this.marks.set(jobId, { dispatch: monotonicMs() });
-    return super.wait(queue, jobId).then((end) => {
-      const mark = this.marks.get(jobId);
-      if (mark) mark.result = monotonicMs();
+  override waitForJobEnd(
+    queue: Queue,
+    jobId: string,
+    add: () => Promise<unknown>,
+    signal?: AbortSignal,
+  ): Promise<JobEnd> {
+    if (!this.tracing) return super.waitForJobEnd(queue, jobId, add, signal);
+    const mark: JobMarks = { dispatch: monotonicMs() };
+    this.marks.set(jobId, mark);
+    const addAndMark = async () => {
+      await add();
+      mark.added = monotonicMs();
+    };
+    return super.waitForJobEnd(queue, jobId, addAndMark, signal).then((end) => {
+      mark.result = monotonicMs();
       return end;
     });
-  }
-
-  override startPolling(jobId: string): void {
-    const mark = this.marks.get(jobId);
-    if (mark) mark.added = monotonicMs();
-    super.startPolling(jobId);
   }
 
   /** The marks of a job, forgotten once read. */

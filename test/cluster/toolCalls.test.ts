@@ -78,6 +78,11 @@ describe("the cluster runs tool calls", () => {
       ),
     );
     expect([...workers].sort()).toEqual(["worker-1", "worker-2"]);
+    // Each remote call's end event names the worker that ran it.
+    for (const e of events) {
+      if (e.type !== "toolExecEnd") continue;
+      expect(e.workerId).toBe((e.result.details as { worker?: string }).worker);
+    }
   });
 
   it("delivers each call's events start → updates → end with gap-free sequence numbers, and replays them to a late watcher", async () => {

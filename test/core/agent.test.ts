@@ -3,6 +3,7 @@ import {
   type AgentMessage,
   AgentShutdownError,
   type AgentTool,
+  type AssistantMessage,
   createOpenAILlmCall,
   followUp,
   runAgent,
@@ -471,6 +472,50 @@ describe("lifecycle §14 hooks", () => {
     expect(server?.requests[0]?.body.tools).toBeUndefined();
   });
 });
+
+describe("a tool call's id", () => {
+  it("is generated once for a call that came without one: the stored block, its events and its result share it", async () => {
+    const events: AgentEvent[] = [];
+    const answers: AssistantMessage[] = [
+      answer("toolUse", [
+        { type: "tool_call", name: "getWeather", arguments: { city: "Tokyo" } },
+      ] as unknown as AssistantMessage["content"]),
+      answer("stop", [{ type: "text", text: "done" }]),
+    ];
+    const agent = new YiemAgent({
+      llmCall: async () => answers.shift() ?? answer("stop", []),
+      tools: [weather],
+      agentEventSink: (event) => void events.push(event),
+    });
+    agents.push(agent);
+    agent.run("weather?");
+    await agent.takeResponse();
+    const [block] = toolCallBlocks(agent.state.messages[1]) as Array<{ id: string }>;
+    expect(block?.id).toMatch(/^call_[0-9a-f]{24}$/);
+    const ids = events.flatMap((e) =>
+      e.type === "toolExecStart" || e.type === "toolExecEnd" ? [e.toolCallId] : [],
+    );
+    expect(ids).toEqual([block?.id, block?.id]);
+    const result = agent.state.messages[2];
+    expect(result?.role === "toolResult" && result.toolCallId).toBe(block?.id);
+  });
+});
+
+/** A scripted model answer. */
+function answer(
+  stopReason: AssistantMessage["stopReason"],
+  content: AssistantMessage["content"],
+): AssistantMessage {
+  return {
+    role: "assistant",
+    content,
+    api: "test",
+    provider: "test",
+    model: "m",
+    stopReason,
+    timestamp: 0,
+  };
+}
 
 /** The tool-call blocks of a message, as stored or announced. */
 function toolCallBlocks(message: AgentMessage | undefined): unknown[] {

@@ -34,8 +34,11 @@ export interface TestRedisCluster {
   prefix: string;
   /** The live masters, from `CLUSTER NODES` of a live node. */
   masters(): Promise<ClusterMaster[]>;
-  /** Kills (default SIGKILL) a master that holds slots; resolves with its port once it exited. */
-  killMaster(signal?: NodeJS.Signals): Promise<number>;
+  /**
+   * Kills (default SIGKILL) a master that holds slots, the one serving `key` when given;
+   * resolves with its port once it exited.
+   */
+  killMaster(signal?: NodeJS.Signals, key?: string): Promise<number>;
   /**
    * Resolves once every live node reports `cluster_state:ok` with all slots served and no
    * killed node still owning slots in any node's view (so a replica took over).
@@ -418,9 +421,35 @@ async function liveMasters(nodes: ClusterNodeProcess[]): Promise<ClusterMaster[]
   });
 }
 
-/** Kills a live master that holds slots and resolves with its port once it exited. */
-async function killSlotOwner(nodes: ClusterNodeProcess[], signal: NodeJS.Signals): Promise<number> {
-  const owner = (await liveMasterLines(nodes)).find((line) => line.slotRanges.length > 0);
+/** Whether `slot` is in a `CLUSTER NODES` range (`0-5460`, or a single slot `42`). */
+function inSlotRange(range: string, slot: number): boolean {
+  const [from = -1, to = from] = range.split("-").map(Number);
+  return slot >= from && slot <= to;
+}
+
+/** The slot of `key`, asked of any live node (`CLUSTER KEYSLOT`). */
+async function slotOf(nodes: ClusterNodeProcess[], key: string): Promise<number> {
+  const node = nodes.find((n) => !hasExited(n));
+  if (!node) throw new Error("redis cluster: no live node");
+  return withNode(node.port, async (redis) => Number(await redis.cluster("KEYSLOT", key)));
+}
+
+/**
+ * Kills a live master that holds slots (the one serving `key`, when given) and resolves with
+ * its port once it exited.
+ */
+async function killSlotOwner(
+  nodes: ClusterNodeProcess[],
+  signal: NodeJS.Signals,
+  key?: string,
+): Promise<number> {
+  const masters = await liveMasterLines(nodes);
+  const slot = key === undefined ? undefined : await slotOf(nodes, key);
+  const owner = masters.find((line) =>
+    slot === undefined
+      ? line.slotRanges.length > 0
+      : line.slotRanges.some((range) => inSlotRange(range, slot)),
+  );
   const node = nodes.find((n) => n.port === owner?.port);
   if (!node) throw new Error("redis cluster: no live master holds slots");
   await killNode(node, signal);
@@ -445,7 +474,8 @@ function testClusterHandle(nodes: ClusterNodeProcess[]): TestRedisCluster {
     nodesEnv: nodes.map((node) => node.url).join(","),
     prefix: uniquePrefix(),
     masters: () => liveMasters(nodes),
-    killMaster: (signal: NodeJS.Signals = "SIGKILL") => killSlotOwner(nodes, signal),
+    killMaster: (signal: NodeJS.Signals = "SIGKILL", key?: string) =>
+      killSlotOwner(nodes, signal, key),
     waitForState: (_state: "ok", timeoutMs = 30_000) =>
       waitUntil(
         () => everyNodeSeesHealthyCluster(live()),

@@ -59,12 +59,12 @@ export function contextWith(tools: AgentTool[]): AgentContext {
   };
 }
 
-/** A loop config over the context's tools. */
+/** A loop config for a batch over the context's tools (the context carries the tools). */
 export function configFor(
-  context: AgentContext,
+  _context: AgentContext,
   overrides: Partial<AgentLoopConfig> = {},
 ): AgentLoopConfig {
-  return { tools: context.tools, toolExecution: "parallel", ...overrides };
+  return { toolExecution: "parallel", ...overrides };
 }
 
 /** An event sink that records every event, with helpers to read them. */

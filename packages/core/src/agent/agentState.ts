@@ -6,9 +6,7 @@ export interface AgentState {
   model?: string;
   tools: Map<string, AgentTool>;
   messages: AgentMessage[];
-  /** Ids of tool calls started and not yet ended. */
-  pendingToolCalls: Set<string>;
-  activeRun: boolean;
+  /** The `errorMessage` of the last run's response (none when it succeeded). */
   errorMessage?: string;
 }
 

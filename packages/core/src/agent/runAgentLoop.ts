@@ -1,24 +1,22 @@
 import { emitSafely } from "../tools/emitSafely.js";
 import { executeToolCalls } from "../tools/executeToolCalls.js";
 import {
-  type ExtractToolCallsOptions,
   extractToolCalls,
-  normalizeToolCallBlocks,
+  type ReadToolCall,
+  readToolCalls,
+  toAgentToolCalls,
 } from "../tools/extractToolCalls.js";
 import { describeError } from "../tools/toolResults.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
-  AfterToolCallHook,
   AgentContext,
-  AgentEvent,
+  AgentLoopConfig,
   AgentMessage,
+  AgentToolCall,
   AssistantMessage,
-  BeforeToolCallHook,
   EmitFn,
   LlmCall,
   LlmRequest,
-  ToolExecutionMode,
-  ToolExecutor,
   ToolResultMessage,
   UserMessage,
 } from "../types/index.js";
@@ -41,19 +39,10 @@ export interface AgentLoopDeps {
   llmCall: LlmCall;
   prepareContext: (state: AgentState) => AgentContext;
   formatMsgForLLM: (context: AgentContext) => LlmRequest;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
-  toolExecution: ToolExecutionMode;
-  executor?: ToolExecutor;
+  /** How the run behaves (hooks, batch mode, executor, caps): handed as is to every batch. */
+  config: AgentLoopConfig;
   emit: EmitFn;
   signal: AbortSignal;
-  maxTurns?: number;
-  /**
-   * Caps: on the model's tool calls (calls per message, bytes of arguments; see
-   * `extractToolCalls`), and on the transcript sent in one request (`maxContextBytes`, 4 MiB;
-   * see `trimContext`).
-   */
-  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
   /**
    * Moves the input that arrived since the last call into the transcript (`state.messages`
    * and wherever the caller persists it) and returns it; called before every LLM call
@@ -101,24 +90,36 @@ async function callModelUntraced(
   const onTextDelta = (delta: string) =>
     void emitSafely(deps.emit, { type: "messageUpdate", delta });
   try {
-    const response = await deps.llmCall(request, deps.signal, { onTextDelta });
-    const content = Array.isArray(response.content) ? response.content : [];
-    const calls = normalizeToolCallBlocks(content, deps.limits);
-    const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
-    // A failed or aborted answer must not leave tool calls that will never get results.
-    const failed = response.stopReason === "error" || response.stopReason === "aborted";
-    return { ...response, content: failed ? rest : [...rest, ...calls] };
+    return await deps.llmCall(request, deps.signal, { onTextDelta });
   } catch (err) {
     if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
     return buildStopResponse("error", `llmCall failed: ${describeError(err)}`);
   }
 }
 
+/**
+ * The tool calls of the model's answer, each read once (lifecycle §7): the blocks the
+ * transcript keeps and the calls the batch runs both come from this. None when the answer
+ * failed or was aborted: its calls would never get results.
+ */
+function readAnswerCalls(deps: AgentLoopDeps, answer: AssistantMessage): ReadToolCall[] {
+  if (answer.stopReason === "error" || answer.stopReason === "aborted") return [];
+  const content = Array.isArray(answer.content) ? answer.content : [];
+  return readToolCalls(content, deps.config.limits);
+}
+
+/** The answer as the transcript keeps it: text and thinking, then its calls' canonical blocks. */
+function toTranscriptAnswer(answer: AssistantMessage, calls: ReadToolCall[]): AssistantMessage {
+  const content = Array.isArray(answer.content) ? answer.content : [];
+  const rest = content.filter((block) => block.type === "text" || block.type === "thinking");
+  return { ...answer, content: [...rest, ...calls.map((call) => call.block)] };
+}
+
 /** Executes tool calls of `assistantMessage` (all, or the unanswered ones on resume). */
 async function runBatch(
   deps: AgentLoopDeps,
   assistantMessage: AssistantMessage,
-  content: AssistantMessage["content"],
+  calls: AgentToolCall[],
 ): Promise<{ messages: ToolResultMessage[]; terminate: boolean }> {
   const { state } = deps;
   const context: AgentContext = {
@@ -126,20 +127,12 @@ async function runBatch(
     messages: state.messages,
     tools: state.tools,
   };
-  const config = {
-    tools: state.tools,
-    beforeToolCall: deps.beforeToolCall,
-    afterToolCall: deps.afterToolCall,
-    toolExecution: deps.toolExecution,
-    executor: deps.executor,
-  };
-  const calls = extractToolCalls(content, deps.limits);
   assignCallKeys(state.messages, assistantMessage, calls);
   const batch = await executeToolCalls(
     context,
     assistantMessage,
     calls,
-    config,
+    deps.config,
     deps.signal,
     deps.emit,
   );
@@ -158,18 +151,19 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
   await emitSafely(deps.emit, { type: "turnStart", turn });
-  const trimmed = trimContext(deps.prepareContext(deps.state), deps.limits?.maxContextBytes);
-  const response =
+  const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
+  const answer =
     trimmed.kind === "tooLarge"
       ? buildStopResponse("error", trimmed.error)
       : await callModel(deps, deps.formatMsgForLLM(trimmed.context));
+  const calls = readAnswerCalls(deps, answer);
+  const response = toTranscriptAnswer(answer, calls);
   await append(deps, response);
-  const hasCalls = response.content.some((block) => block.type === "toolCall");
-  if (!hasCalls || response.stopReason === "error" || response.stopReason === "aborted") {
+  if (calls.length === 0) {
     await emitSafely(deps.emit, { type: "turnEnd", turn, message: response, toolResults: [] });
     return { kind: "done", response };
   }
-  const batch = await runBatch(deps, response, response.content);
+  const batch = await runBatch(deps, response, toAgentToolCalls(calls, deps.config.limits));
   await emitSafely(deps.emit, {
     type: "turnEnd",
     turn,
@@ -186,7 +180,8 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
 async function resumeUnanswered(deps: AgentLoopDeps): Promise<TurnOutcome> {
   const pending = findUnansweredToolCalls(deps.state.messages);
   if (!pending) return { kind: "continue" };
-  const batch = await runBatch(deps, pending.assistantMessage, pending.calls);
+  const calls = extractToolCalls(pending.calls, deps.config.limits);
+  const batch = await runBatch(deps, pending.assistantMessage, calls);
   if (deps.signal.aborted)
     return { kind: "done", response: buildStopResponse("aborted", "Run aborted") };
   if (batch.terminate)
@@ -195,7 +190,7 @@ async function resumeUnanswered(deps: AgentLoopDeps): Promise<TurnOutcome> {
 }
 
 async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
-  const maxTurns = deps.maxTurns ?? DEFAULT_MAX_TURNS;
+  const maxTurns = deps.config.maxTurns ?? DEFAULT_MAX_TURNS;
   const resumed = await resumeUnanswered(deps);
   if (resumed.kind === "done") return resumed.response;
   for (let turn = 1; ; turn++) {
@@ -219,30 +214,15 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
  * failing hook or model becomes a final response with `stopReason: "error"`.
  */
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
-  const emit = trackPendingCalls(deps);
-  const tracked = { ...deps, emit };
-  deps.state.activeRun = true;
-  await emitSafely(emit, { type: "agentStart" });
+  await emitSafely(deps.emit, { type: "agentStart" });
   let response: AssistantMessage;
   try {
-    response = await loop(tracked);
+    response = await loop(deps);
   } catch (err) {
-    deps.state.activeRun = false;
     if (deps.rethrow?.(err)) throw err;
     response = buildStopResponse("error", `run failed: ${describeError(err)}`);
   }
-  deps.state.activeRun = false;
   deps.state.errorMessage = response.errorMessage;
-  await emitSafely(emit, { type: "agentEnd", response });
+  await emitSafely(deps.emit, { type: "agentEnd", response });
   return response;
-}
-
-/** Wraps `emit` so `state.pendingToolCalls` follows tool starts and ends. */
-function trackPendingCalls(deps: AgentLoopDeps): EmitFn {
-  const pending = deps.state.pendingToolCalls;
-  return (event: AgentEvent) => {
-    if (event.type === "toolExecStart") pending.add(event.toolCallId);
-    if (event.type === "toolExecEnd") pending.delete(event.toolCallId);
-    return deps.emit(event);
-  };
 }

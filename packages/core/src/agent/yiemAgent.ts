@@ -1,19 +1,15 @@
 import { formatMsgForLLM as defaultFormatMsgForLLM } from "../llm/formatMsgForLLM.js";
 import { createOpenAILlmCall } from "../llm/openaiLlmCall.js";
-import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import type {
-  AfterToolCallHook,
   AgentContext,
+  AgentLoopConfig,
   AgentMessage,
   AgentTool,
   AssistantMessage,
-  BeforeToolCallHook,
   EmitFn,
   LlmCall,
   LlmRequest,
-  ToolExecutionMode,
-  ToolExecutor,
   UserInput,
   UserMessage,
 } from "../types/index.js";
@@ -24,8 +20,13 @@ import { ResponseQueue } from "./responseQueue.js";
 import { runAgentLoop } from "./runAgentLoop.js";
 import { toUserMessage } from "./toUserMessage.js";
 
-/** Options of `YiemAgent` (the YiemAgent lifecycle's constructor, plus `executor` and `maxTurns`). */
-export interface YiemAgentOptions {
+/**
+ * Options of `YiemAgent` (the YiemAgent lifecycle's constructor, plus `executor`, `maxTurns`
+ * and `limits`). The options are the loop's configuration too: the agent hands this object
+ * as is to every run (`AgentLoopConfig`: hooks, `toolExecution`, `executor`, `maxTurns`,
+ * `limits`).
+ */
+export interface YiemAgentOptions extends AgentLoopConfig {
   systemPrompt?: string;
   /** The model name; with no `llmCall`, an OpenAI-compatible call is made for it. */
   model?: string;
@@ -37,18 +38,8 @@ export interface YiemAgentOptions {
   toolStore?: ToolStore;
   prepareContext?: (state: AgentState) => AgentContext;
   formatMsgForLLM?: (context: AgentContext) => LlmRequest;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
   sessionId?: string;
   maxRetryDelayMs?: number;
-  toolExecution?: ToolExecutionMode;
-  executor?: ToolExecutor;
-  maxTurns?: number;
-  /**
-   * Caps: `maxToolCalls` per model message (64), `maxArgumentBytes` (256 KiB), and
-   * `maxContextBytes`, the transcript sent in one request (4 MiB; oldest turns dropped).
-   */
-  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
 }
 
 function initialTools(options: YiemAgentOptions): Map<string, AgentTool> {
@@ -99,8 +90,6 @@ export class YiemAgent {
       model: options.model,
       tools: initialTools(options),
       messages: [...(options.messages ?? [])],
-      pendingToolCalls: new Set(),
-      activeRun: false,
     };
   }
 
@@ -166,14 +155,9 @@ export class YiemAgent {
       llmCall: this.llmCall,
       prepareContext: options.prepareContext ?? defaultPrepareContext,
       formatMsgForLLM: options.formatMsgForLLM ?? defaultFormatMsgForLLM,
-      beforeToolCall: options.beforeToolCall,
-      afterToolCall: options.afterToolCall,
-      toolExecution: options.toolExecution ?? "parallel",
-      executor: options.executor,
+      config: options,
       emit: options.agentEventSink ?? (() => {}),
       signal: controller.signal,
-      maxTurns: options.maxTurns,
-      limits: options.limits,
       drainInput: () => {
         const drained = [...opening, ...this.inbox.drainInputs()];
         opening = [];

@@ -1,7 +1,12 @@
 import { createErrorToolResult } from "../tools/toolResults.js";
-import type { EmitFn, ExecutedOutcome, PreparedToolCall } from "../types/index.js";
+import type {
+  EmitFn,
+  ExecutedOutcome,
+  ExecutionContext,
+  PreparedToolCall,
+  ToolExecutor,
+} from "../types/index.js";
 import type { ApprovalDecision, ApprovalStore } from "./approvalStore.js";
-import type { RemoteExecutor } from "./remoteExecutor.js";
 
 /** What the approval gate of one run needs. */
 export interface ApprovalGateOptions {
@@ -15,8 +20,8 @@ export interface ApprovalGateOptions {
   stored: ReadonlyMap<string, ExecutedOutcome>;
 }
 
-/** A `RemoteExecutor` that holds calls needing approval back, and tells the run what it did. */
-export interface ApprovalExecutor extends RemoteExecutor {
+/** A `ToolExecutor` that holds calls needing approval back, and tells the run what it did. */
+export interface ApprovalExecutor extends ToolExecutor {
   /** Ids of calls this run left waiting for a decision (their results are placeholders). */
   readonly parked: Set<string>;
   /** Ids of calls whose outcome came from a parked batch's store (not run again). */
@@ -66,7 +71,7 @@ function withDetails(outcome: ExecutedOutcome, details: Record<string, unknown>)
  * deciding also leaves the call waiting (it never runs without a recorded approval).
  */
 export function createApprovalExecutor(
-  inner: RemoteExecutor,
+  inner: ToolExecutor,
   options: ApprovalGateOptions,
 ): ApprovalExecutor {
   const parked = new Set<string>();
@@ -79,7 +84,7 @@ export function createApprovalExecutor(
     prep: PreparedToolCall,
     signal: AbortSignal | undefined,
     emit: EmitFn,
-    context: Parameters<RemoteExecutor["execute"]>[3],
+    context: ExecutionContext | undefined,
   ) => {
     const outcome = await inner.execute(prep, signal, emit, context);
     finished.set(key, outcome);
@@ -90,7 +95,6 @@ export function createApprovalExecutor(
     reused,
     finished,
     touched: () => decided > 0 || reused.size > 0,
-    workerOf: (toolCallId) => inner.workerOf(toolCallId),
     async execute(prep, signal, emit, context) {
       const key = prep.toolCall.key ?? prep.toolCall.id;
       const stored = options.stored.get(key);

@@ -14,13 +14,7 @@ import {
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
-import type {
-  AfterToolCallHook,
-  AgentEvent,
-  BeforeToolCallHook,
-  LlmCall,
-  ToolExecutionMode,
-} from "../types/index.js";
+import type { AgentEvent, AgentLoopConfig, LlmCall } from "../types/index.js";
 import {
   createWriteTool,
   createWrittenToolsSync,
@@ -46,24 +40,24 @@ import { SessionStore } from "./sessionStore.js";
 import { SessionTasks } from "./sessionTasks.js";
 import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "./toolLimits.js";
 
-/** Options of `startCoordinator`. */
-export interface CoordinatorOptions {
+/**
+ * Options of `startCoordinator`. They are the loop's configuration too (`AgentLoopConfig`:
+ * hooks, `toolExecution`, `maxTurns`, `limits`): this object goes as is to every run, which
+ * adds its own executor (tool queues and approvals).
+ */
+export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
   prefix?: string;
   llmCall: LlmCall;
   toolStore: ToolStore;
   systemPrompt?: string;
-  maxTurns?: number;
   /**
    * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
    * (256 KiB); on a request's input, `maxInputBytes` (1 MiB); on the transcript sent to the
    * model in one request, `maxContextBytes` (4 MiB, oldest turns dropped).
    */
   limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
-  toolExecution?: ToolExecutionMode;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
   /**
    * Deny a tool call awaiting approval on its own after this many milliseconds (a tool's
    * `approvalTimeoutMs` wins). Default: no timeout.
@@ -417,11 +411,7 @@ async function runnerDeps(
     llmCall: options.llmCall,
     toolStore: options.toolStore,
     systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-    maxTurns: options.maxTurns,
-    limits: options.limits,
-    toolExecution: options.toolExecution ?? "parallel",
-    beforeToolCall: options.beforeToolCall,
-    afterToolCall: options.afterToolCall,
+    config: options,
     queueFor: queueFactory(ctx),
     waiter: ctx.waiter,
     log,

@@ -1,5 +1,4 @@
 import type { Queue } from "bullmq";
-import { onAbort } from "../tools/abortListener.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../tools/prepareToolCall.js";
 import { createErrorToolResult, describeError } from "../tools/toolResults.js";
@@ -42,30 +41,32 @@ async function removeIfNotStarted(queue: Queue, jobId: string): Promise<void> {
   if (NOT_STARTED.has(state)) await queue.remove(jobId);
 }
 
-/** Ends the wait when the run is aborted: removes the job if it has not started yet. */
-function abortWaiting(
+/**
+ * The outcome of a call whose run was aborted while it waited: its job is removed if no
+ * worker has taken it, unless the coordinator lost or handed over the session (the next
+ * holder attaches to the job).
+ */
+async function abandonJob(
   queue: Queue,
   jobId: string,
   signal: AbortSignal | undefined,
-): { promise: Promise<ExecutedOutcome>; dispose: () => void } {
-  let dispose: () => void = () => undefined;
-  const promise = new Promise<ExecutedOutcome>((resolve) => {
-    if (!signal) return;
-    dispose = onAbort(signal, async () => {
-      // A coordinator that lost or handed over the session leaves the job for the next holder.
-      if (!(signal.reason instanceof LeaseLostError)) {
-        await removeIfNotStarted(queue, jobId).catch(() => undefined);
-      }
-      resolve(errorOutcome(ABORTED_MESSAGE));
-    });
-  });
-  return { promise, dispose };
+): Promise<ExecutedOutcome> {
+  if (!(signal?.reason instanceof LeaseLostError)) {
+    await removeIfNotStarted(queue, jobId).catch(() => undefined);
+  }
+  return errorOutcome(ABORTED_MESSAGE);
 }
 
-/** Turns how a job ended into the call's outcome. */
-function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
+/** Turns how a job ended into the call's outcome; a completed one names its worker. */
+function outcomeOf(
+  prep: PreparedToolCall,
+  end: Exclude<JobEnd, { kind: "aborted" }>,
+): ExecutedOutcome {
   const name = prep.tool.name;
-  if (end.kind === "completed") return { result: end.value.result, isError: end.value.isError };
+  if (end.kind === "completed") {
+    const { result, isError, workerId } = end.value;
+    return { result, isError, workerId };
+  }
   if (end.kind === "missing")
     return errorOutcome(`${name}: the tool job disappeared before it finished`);
   if (end.reason === ABORTED_JOB_REASON) return errorOutcome(ABORTED_MESSAGE);
@@ -84,36 +85,24 @@ function outcomeOf(prep: PreparedToolCall, end: JobEnd): ExecutedOutcome {
  * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
  * error results.
  */
-export function createRemoteExecutor(options: RemoteExecutorOptions): RemoteExecutor {
-  const workers = new Map<string, string>();
+export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
   return {
     async execute(prep, signal, emit, context) {
       if (context?.mode !== "parallel" && !remoteQueueOf(prep.tool)) {
         const replaced = await options.beforeLocalCall?.(prep);
         return replaced ?? executePreparedToolCall(prep, signal, emit);
       }
-      const { outcome, workerId } = await runRemote(options, prep, signal);
-      if (workerId) workers.set(prep.toolCall.id, workerId);
-      return outcome;
+      return runRemote(options, prep, signal);
     },
-    workerOf: (toolCallId) => workers.get(toolCallId),
   };
 }
-
-/** A `ToolExecutor` that also tells which worker ran a call. */
-export interface RemoteExecutor extends ToolExecutor {
-  /** The worker that ran a remote call of this run, once it has ended. */
-  workerOf(toolCallId: string): string | undefined;
-}
-
-type RemoteOutcome = { outcome: ExecutedOutcome; workerId?: string };
 
 async function runRemote(
   options: RemoteExecutorOptions,
   prep: PreparedToolCall,
   signal: AbortSignal | undefined,
-): Promise<RemoteOutcome> {
-  if (signal?.aborted) return { outcome: errorOutcome(ABORTED_MESSAGE) };
+): Promise<ExecutedOutcome> {
+  if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
   const { sessionId, runId, waiter } = options;
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
@@ -127,28 +116,11 @@ async function runRemote(
       retries: prep.tool.retries ?? 0,
       trace: injectTraceContext(),
     };
-    const ended = waiter.wait(queue, jobId);
-    await queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
-    waiter.startPolling(jobId);
-    const aborted = abortWaiting(queue, jobId, signal);
-    const result = await Promise.race([
-      ended.then(
-        (end): RemoteOutcome => ({
-          outcome: outcomeOf(prep, end),
-          workerId: end.kind === "completed" ? end.value.workerId : undefined,
-        }),
-      ),
-      aborted.promise.then((outcome): RemoteOutcome => ({ outcome })),
-    ]);
-    aborted.dispose();
-    waiter.forget(jobId);
-    return result;
+    const add = () =>
+      queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
+    const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
+    return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
   } catch (err) {
-    waiter.forget(jobId);
-    return {
-      outcome: errorOutcome(
-        `${prep.tool.name}: could not dispatch the call: ${describeError(err)}`,
-      ),
-    };
+    return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
   }
 }

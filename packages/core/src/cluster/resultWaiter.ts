@@ -1,12 +1,14 @@
 import { Job, type Queue, QueueEvents } from "bullmq";
 import type { RedisClient } from "../redis/redisConnection.js";
+import { onAbort } from "../tools/abortListener.js";
 import type { ToolJobResult } from "./toolJobs.js";
 
-/** How a tool job ended, as the coordinator sees it. */
+/** How a tool job ended, as the coordinator sees it (`aborted`: the caller stopped waiting). */
 export type JobEnd =
   | { kind: "completed"; value: ToolJobResult }
   | { kind: "failed"; reason: string }
-  | { kind: "missing" };
+  | { kind: "missing" }
+  | { kind: "aborted" };
 
 interface Waiter {
   queue: Queue;
@@ -15,11 +17,11 @@ interface Waiter {
 }
 
 /**
- * Waits for tool jobs to finish with a low-latency wake-up: one `QueueEvents` reader per tool
- * queue resolves waiters as `completed` / `failed` events arrive. Each waiter also polls the
- * job itself (first after `firstPollMs`, then every `pollMs`), so a missed event or a job that
- * had already finished before anyone waited (attach after a crash) is still seen: the stored
- * job is the truth. Never rejects.
+ * Waits for tool jobs to finish (`waitForJobEnd`) with a low-latency wake-up: one
+ * `QueueEvents` reader per tool queue resolves waiters as `completed` / `failed` events
+ * arrive. Each waiter also polls the job itself (first after `firstPollMs`, then every
+ * `pollMs`), so a missed event or a job that had already finished before anyone waited
+ * (attach after a crash) is still seen: the stored job is the truth.
  */
 export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();
@@ -50,24 +52,47 @@ export class ResultWaiter {
   }
 
   /**
-   * Resolves when job `jobId` of `queue` ends. Call it before adding the job (so no event is
-   * missed), then `startPolling` once the job exists.
+   * Adds a job with `add` and resolves with how job `jobId` of `queue` ended: the one call a
+   * caller makes. It registers before `add` runs (so no event is missed), polls the stored job
+   * once `add` has returned, and stops waiting with `{ kind: "aborted" }` when `signal` aborts
+   * (heard only after the add, so an abort never races it). Forgets the job however the wait
+   * ends. Rejects only when `add` throws; `listen(queue)` must have run first.
    */
-  wait(queue: Queue, jobId: string): Promise<JobEnd> {
-    return new Promise((resolve) => {
+  async waitForJobEnd(
+    queue: Queue,
+    jobId: string,
+    add: () => Promise<unknown>,
+    signal?: AbortSignal,
+  ): Promise<JobEnd> {
+    const ended = new Promise<JobEnd>((resolve) => {
       this.waiters.set(jobId, { queue, resolve, timer: undefined });
     });
+    try {
+      await add();
+    } catch (err) {
+      this.forget(jobId);
+      throw err;
+    }
+    this.startPolling(jobId);
+    const stopListening = signal
+      ? onAbort(signal, () => this.settle(jobId, { kind: "aborted" }))
+      : undefined;
+    try {
+      return await ended;
+    } finally {
+      stopListening?.();
+    }
   }
 
   /** Starts the safety polls of a waiter whose job now exists. */
-  startPolling(jobId: string): void {
+  private startPolling(jobId: string): void {
     const waiter = this.waiters.get(jobId);
     if (waiter && !waiter.timer)
       waiter.timer = setTimeout(() => this.poll(jobId), this.timing.firstPollMs);
   }
 
-  /** Stops waiting for a job (its caller gave up). */
-  forget(jobId: string): void {
+  /** Stops waiting for a job. */
+  private forget(jobId: string): void {
     const waiter = this.waiters.get(jobId);
     if (waiter?.timer) clearTimeout(waiter.timer);
     this.waiters.delete(jobId);

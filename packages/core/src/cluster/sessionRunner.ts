@@ -2,25 +2,22 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
 import type { AgentState } from "../agent/agentState.js";
 import { prepareContext } from "../agent/prepareContext.js";
-import { DEFAULT_MAX_TURNS, runAgentLoop } from "../agent/runAgentLoop.js";
+import { runAgentLoop } from "../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../llm/formatMsgForLLM.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
-import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
-  AfterToolCallHook,
   AgentEvent,
+  AgentLoopConfig,
   AgentMessage,
   AssistantMessage,
-  BeforeToolCallHook,
   ExecutedOutcome,
   LlmCall,
   PreparedToolCall,
-  ToolExecutionMode,
   UserMessage,
 } from "../types/index.js";
 import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
@@ -48,11 +45,8 @@ export interface SessionRunnerDeps {
   llmCall: LlmCall;
   toolStore: ToolStore;
   systemPrompt: string;
-  maxTurns?: number;
-  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
-  toolExecution: ToolExecutionMode;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
+  /** How runs behave (the coordinator's options); each run adds its own executor. */
+  config: Omit<AgentLoopConfig, "executor">;
   queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
   waiter: ResultWaiter;
   log: Logger;
@@ -107,9 +101,10 @@ interface Holding {
 
 /**
  * Publishes a run's events while the session is ours (never after losing or handing it
- * over, so a watcher sees each call end once, from the holder that finished it), naming the worker on the end event of
- * a remote call; holds `agentEnd` back for the caller. Streamed text (`messageUpdate`) goes
- * out live only: the replay stream gets the whole message once, in its `messageEnd`.
+ * over, so a watcher sees each call end once, from the holder that finished it); a remote
+ * call's end event names its worker itself. Holds `agentEnd` back for the caller. Streamed
+ * text (`messageUpdate`) goes out live only: the replay stream gets the whole message once,
+ * in its `messageEnd`.
  */
 function runEmitter(
   h: Holding,
@@ -136,8 +131,7 @@ function runEmitter(
     // A resumed call whose start a previous holder already published is not started twice.
     if (event.type === "toolExecStart" && held.started.delete(event.toolCallId))
       return Promise.resolve();
-    const workerId = event.type === "toolExecEnd" ? executor.workerOf(event.toolCallId) : undefined;
-    return publisher.emit(event, workerId ? { workerId } : {});
+    return publisher.emit(event);
   };
 }
 
@@ -295,14 +289,9 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
       llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
       prepareContext,
       formatMsgForLLM,
-      beforeToolCall: deps.beforeToolCall,
-      afterToolCall: deps.afterToolCall,
-      toolExecution: deps.toolExecution,
-      executor,
+      config: { ...deps.config, executor },
       emit: runEmitter(h, publisher, executor, held),
       signal: controller.signal,
-      maxTurns: deps.maxTurns ?? DEFAULT_MAX_TURNS,
-      limits: deps.limits,
       rethrow: isRecoverable,
       ...transcriptWriters(h, start, inputIds, executor),
     }));
@@ -340,8 +329,6 @@ export async function processSession(
       systemPrompt: deps.systemPrompt,
       tools: deps.toolStore.tools,
       messages: [],
-      pendingToolCalls: new Set(),
-      activeRun: false,
     },
     held: { controller: undefined, handOver: async () => undefined },
   };

@@ -153,15 +153,29 @@ async function runToolJob(
 }
 
 /**
- * Records that a tool job finished. Not awaited: it goes out on the connection BullMQ then
- * completes or fails the job on, so Redis stores the marker before the job is finished.
+ * Records that a tool job finished, with its result (none for an aborted or refused job).
+ * Not awaited: it goes out on the connection BullMQ then completes or fails the job on, so
+ * Redis stores the marker before the job is finished.
  */
-function markFinished(ctx: WorkerContext, jobId: string): void {
+function markFinished(ctx: WorkerContext, jobId: string, result?: ToolJobResult): void {
   ctx.command
-    .set(ctx.keys.toolDone(jobId), "1", "EX", TOOL_DONE_TTL_S)
+    .set(ctx.keys.toolDone(jobId), result ? JSON.stringify(result) : "1", "EX", TOOL_DONE_TTL_S)
     .catch((err: Error) =>
       ctx.log.warn({ err: err.message, jobId }, "could not record a finished tool job"),
     );
+}
+
+/** What an earlier attempt of a job left: nothing, or that it finished (with its result, if kept). */
+type EarlierAttempt = { finished: false } | { finished: true; result?: ToolJobResult };
+
+/** Reads a marker's result; `undefined` for a marker without one. */
+function parseMarker(text: string): ToolJobResult | undefined {
+  if (text === "1") return undefined;
+  try {
+    return JSON.parse(text) as ToolJobResult;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -169,9 +183,29 @@ function markFinished(ctx: WorkerContext, jobId: string): void {
  * attempt) reads Redis: a fresh job costs no round trip. A worker that died mid-call left no
  * marker, so the stalled checker's re-run goes ahead.
  */
-async function isFinishedBefore(ctx: WorkerContext, job: Job<ToolJobData>): Promise<boolean> {
-  if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return false;
-  return (await ctx.command.exists(ctx.keys.toolDone(job.id ?? ""))) === 1;
+async function readEarlierAttempt(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+): Promise<EarlierAttempt> {
+  if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return { finished: false };
+  const marker = await ctx.command.get(ctx.keys.toolDone(job.id ?? ""));
+  return marker === null ? { finished: false } : { finished: true, result: parseMarker(marker) };
+}
+/**
+ * Completes a job whose tool finished but whose completion never reached Redis (the lock ran
+ * out during an outage or a failover, and the stalled checker handed the job out again):
+ * with the result the tool gave, without running it again.
+ */
+function completeWithEarlierResult(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  result: ToolJobResult,
+): ToolJobResult {
+  ctx.log.info(
+    { jobId: job.id, tool: job.data.toolName },
+    "completed a tool job with its earlier result (its first completion was lost)",
+  );
+  return result;
 }
 
 /** Fails a re-run of a finished job for good, with the reason in the job's log too. */
@@ -185,8 +219,9 @@ async function refuseRerun(ctx: WorkerContext, job: Job<ToolJobData>): Promise<n
 }
 
 /**
- * The tool queues' processor. A retry of a job that already finished (Bull Board's retry of
- * a completed or failed job) is refused: the job fails with a `refused: …` reason, runs no
+ * The tool queues' processor. A job handed out again after its tool finished but its
+ * completion was lost completes with the stored result. A retry of a job that already
+ * finished (Bull Board's retry of a completed or failed job) is refused: the job fails with a `refused: …` reason, runs no
  * tool and publishes no events, since a tool call may have side effects. A re-run after a
  * worker died mid-call still runs (see `runToolJob` for its retry limit). A retry through the
  * API that resets both `attemptsStarted` and `attemptsMade` looks like a new job and runs.
@@ -197,9 +232,13 @@ async function processToolJob(
   job: Job<ToolJobData>,
   signal: AbortSignal | undefined,
 ): Promise<ToolJobResult> {
-  if (await isFinishedBefore(ctx, job)) return refuseRerun(ctx, job);
+  const earlier = await readEarlierAttempt(ctx, job);
+  if (earlier.finished && earlier.result && job.attemptsMade === 0) {
+    return completeWithEarlierResult(ctx, job, earlier.result);
+  }
+  if (earlier.finished) return refuseRerun(ctx, job);
   const result = await runToolJob(ctx, job, signal);
-  markFinished(ctx, job.id ?? "");
+  markFinished(ctx, job.id ?? "", signal?.aborted ? undefined : result);
   if (signal?.aborted) throw new UnrecoverableError(ABORTED_JOB_REASON);
   return result;
 }

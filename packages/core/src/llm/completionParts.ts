@@ -1,12 +1,4 @@
-/**
- * One tool call as received from the server, before mapping. `arguments` is the raw value:
- * normally a JSON string, sometimes an object from lenient servers, absent when none came.
- */
-export interface RawToolCall {
-  id?: string;
-  name: string;
-  arguments?: unknown;
-}
+import type { ToolCallContent } from "../types/index.js";
 
 /**
  * What a plain or streamed completion carried, in a shape shared by both modes, so one
@@ -15,7 +7,12 @@ export interface RawToolCall {
 export interface CompletionParts {
   text: string;
   thinking: string;
-  toolCalls: RawToolCall[];
+  /**
+   * The tool calls as received, not read yet: `arguments` is `{}` and `rawArguments` the
+   * text the server sent (absent when none came), `id` empty when none came.
+   * `partsToAssistantMessage` reads them (`normalizeToolCallBlocks`).
+   */
+  toolCalls: ToolCallContent[];
   finishReason?: string;
   usage?: unknown;
   model?: string;

@@ -1,4 +1,5 @@
-import type { CompletionParts, RawToolCall } from "./completionParts.js";
+import type { ToolCallContent } from "../types/index.js";
+import type { CompletionParts } from "./completionParts.js";
 import {
   isJsonObject,
   type JsonObject,
@@ -38,18 +39,36 @@ export function readCompletion(response: unknown): ReadResult {
   return { ok: true, parts };
 }
 
-function readToolCalls(value: unknown): RawToolCall[] {
+function readToolCalls(value: unknown): ToolCallContent[] {
   if (!Array.isArray(value)) return [];
   return value.filter(isJsonObject).map(readToolCall);
 }
 
-function readToolCall(call: JsonObject): RawToolCall {
+/**
+ * A call in its received form (see `CompletionParts.toolCalls`); a lenient server's object
+ * arguments become their JSON text.
+ */
+function readToolCall(call: JsonObject): ToolCallContent {
   const fn = isJsonObject(call.function) ? call.function : {};
-  const raw: RawToolCall = { name: stringOrUndefined(fn.name) ?? "" };
-  const id = stringOrUndefined(call.id);
-  if (id) raw.id = id;
-  if (fn.arguments !== undefined && fn.arguments !== null) raw.arguments = fn.arguments;
-  return raw;
+  const received: ToolCallContent = {
+    type: "toolCall",
+    id: stringOrUndefined(call.id) ?? "",
+    name: stringOrUndefined(fn.name) ?? "",
+    arguments: {},
+  };
+  const text = argumentsText(fn.arguments);
+  if (text !== undefined) received.rawArguments = text;
+  return received;
+}
+
+function argumentsText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return undefined;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A short, single-line view of an unexpected value for an error message. */

@@ -1,4 +1,5 @@
-import type { CompletionParts, RawToolCall } from "./completionParts.js";
+import type { ToolCallContent } from "../types/index.js";
+import type { CompletionParts } from "./completionParts.js";
 import { emptyParts } from "./completionParts.js";
 import {
   isJsonObject,
@@ -7,14 +8,6 @@ import {
   readTextContent,
   stringOrUndefined,
 } from "./jsonShape.js";
-
-/** A tool call being assembled from deltas; `arguments` grows piece by piece. */
-interface PartialToolCall {
-  id?: string;
-  name: string;
-  arguments: string;
-  sawArguments: boolean;
-}
 
 /**
  * Assembles streamed `chat.completion.chunk`s into `CompletionParts`.
@@ -31,7 +24,11 @@ interface PartialToolCall {
  */
 export class StreamAccumulator {
   private readonly parts: CompletionParts = emptyParts();
-  private readonly calls = new Map<number, PartialToolCall>();
+  /**
+   * The calls being assembled, by `index`, in their received form (see
+   * `CompletionParts.toolCalls`); `rawArguments` grows piece by piece.
+   */
+  private readonly calls = new Map<number, ToolCallContent>();
   private chunkCount = 0;
 
   /** Number of well-formed chunks seen so far. */
@@ -56,7 +53,7 @@ export class StreamAccumulator {
   /** The accumulated parts; tool calls in `index` order. */
   finish(): CompletionParts {
     const indexes = [...this.calls.keys()].sort((a, b) => a - b);
-    const toolCalls = indexes.map((index) => toRawToolCall(this.calls.get(index)!));
+    const toolCalls = indexes.map((index) => this.calls.get(index)!);
     return { ...this.parts, toolCalls };
   }
 
@@ -76,7 +73,7 @@ export class StreamAccumulator {
     const index = typeof delta.index === "number" ? delta.index : position;
     let call = this.calls.get(index);
     if (!call) {
-      call = { name: "", arguments: "", sawArguments: false };
+      call = { type: "toolCall", id: "", name: "", arguments: {} };
       this.calls.set(index, call);
     }
     const id = stringOrUndefined(delta.id);
@@ -85,16 +82,6 @@ export class StreamAccumulator {
     const name = stringOrUndefined(fn.name);
     if (name) call.name = call.name && call.name !== name ? call.name + name : name;
     const piece = stringOrUndefined(fn.arguments);
-    if (piece !== undefined) {
-      call.arguments += piece;
-      call.sawArguments = true;
-    }
+    if (piece !== undefined) call.rawArguments = (call.rawArguments ?? "") + piece;
   }
-}
-
-function toRawToolCall(call: PartialToolCall): RawToolCall {
-  const raw: RawToolCall = { name: call.name };
-  if (call.id) raw.id = call.id;
-  if (call.sawArguments) raw.arguments = call.arguments;
-  return raw;
 }

@@ -1,7 +1,7 @@
+import { normalizeToolCallBlocks } from "../tools/extractToolCalls.js";
 import type { AssistantContent, AssistantMessage, LlmUsage, StopReason } from "../types/index.js";
 import type { CompletionParts } from "./completionParts.js";
 import { isJsonObject, numberOrUndefined } from "./jsonShape.js";
-import { toToolCallContent } from "./toolCallContent.js";
 
 /** The identity fields every assistant message from this adapter carries. */
 export interface AssistantMeta {
@@ -12,8 +12,10 @@ export interface AssistantMeta {
 
 /**
  * Maps what a completion carried to an `AssistantMessage`: thinking, then text, then tool
- * calls. Tool calls present mean `stopReason: "toolUse"` whatever `finish_reason` says; a
- * `content_filter` finish becomes `stopReason: "error"` with an `errorMessage`. Never throws.
+ * calls, read by `normalizeToolCallBlocks` (arguments parsed, or `{}` with the payload kept
+ * in `rawArguments` when refused; a missing id generated). Tool calls present mean
+ * `stopReason: "toolUse"` whatever `finish_reason` says; a `content_filter` finish becomes
+ * `stopReason: "error"` with an `errorMessage`. Never throws.
  */
 export function partsToAssistantMessage(
   parts: CompletionParts,
@@ -22,7 +24,7 @@ export function partsToAssistantMessage(
   const content: AssistantContent[] = [];
   if (parts.thinking) content.push({ type: "thinking", thinking: parts.thinking });
   if (parts.text) content.push({ type: "text", text: parts.text });
-  for (const call of parts.toolCalls) content.push(toToolCallContent(call));
+  for (const block of normalizeToolCallBlocks(parts.toolCalls)) content.push(block);
   const message: AssistantMessage = {
     role: "assistant",
     content,

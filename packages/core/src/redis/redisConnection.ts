@@ -61,6 +61,9 @@ function seedOf(text: string): { host: string; port: number } {
   return { host: url.hostname, port: Number(url.port || 6379) };
 }
 
+/** Redirections and retries a durable cluster command may take: minutes of failover. */
+const DURABLE_REDIRECTIONS = 1000;
+
 /** Opens an ioredis `Cluster` over the seed nodes with `overrides` for every node. */
 function connectCluster(nodes: string[], overrides: RedisOptions): Cluster {
   const { enableOfflineQueue, lazyConnect, retryStrategy, ...perNode } = overrides;
@@ -72,6 +75,9 @@ function connectCluster(nodes: string[], overrides: RedisOptions): Cluster {
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 200,
+    // Durable connections wait out a failover as a single Redis's wait out a restart (every
+    // redirection or retry counts against this; 16, the default, is spent in ~4 s).
+    maxRedirections: perNode.maxRetriesPerRequest === null ? DURABLE_REDIRECTIONS : 16,
     slotsRefreshTimeout: 2000,
     redisOptions: { ...nodeOptionsOf(nodes[0]), ...perNode },
   };

@@ -21,10 +21,16 @@ type Block = Record<string, unknown>;
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 /** One call read from any shape, with why its arguments were refused when they were. */
-interface ReadCall {
+export interface ReadToolCall {
+  /** The call in canonical form, as the transcript keeps it. */
   block: ToolCallContent;
   /** Why the arguments were refused (parse error, not an object, too large, forbidden key). */
   error?: string;
+}
+
+/** A fresh id for a call that came without one: `call_` and 24 hex digits. */
+function generateToolCallId(): string {
+  return `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
 }
 
 function isBlock(value: unknown): value is Block {
@@ -111,14 +117,14 @@ function keepRefused(block: ToolCallContent, parsed: Block | undefined): void {
 }
 
 /** Reads one call in any shape: canonical, lifecycle top-level `name`, or OpenAI `function.name`. */
-function readCall(data: Block, maxBytes: number): ReadCall {
+function readCall(data: Block, maxBytes: number): ReadToolCall {
   const fn = isBlock(data.function) ? data.function : {};
   const raw = [data.rawArguments, data.arguments, fn.arguments].find(isString);
   const parsed = [data.arguments, fn.arguments].find(isBlock);
   const outcome = readArguments(raw, parsed, maxBytes);
   const block: ToolCallContent = {
     type: "toolCall",
-    id: asString(data.id) ?? `call_${randomUUID()}`,
+    id: asString(data.id) ?? generateToolCallId(),
     name: asString(data.name) ?? asString(fn.name) ?? "",
     arguments: outcome.ok ? outcome.args : {},
   };
@@ -128,9 +134,22 @@ function readCall(data: Block, maxBytes: number): ReadCall {
   return { block, error: outcome.error };
 }
 
-/** Every tool call block of `content`, read (see `normalizeToolCallBlocks`). */
-function readCalls(content: readonly unknown[], maxBytes: number): ReadCall[] {
-  const calls: ReadCall[] = [];
+/**
+ * Reads every tool call block of a content array once (lifecycle §7): the canonical block the
+ * transcript keeps, with ids filled in, and why its arguments were refused if they were.
+ * Reads the canonical `{type:"toolCall"}` block and both lifecycle shapes: `{type:"tool_calls",
+ * tool_calls:[...]}` (name at the top or under `function`) and `{type:"tool_call"}`; other
+ * blocks are ignored. A block's `arguments` is reused when it is a safe, non-empty plain
+ * object within `maxArgumentBytes` (so JSON an adapter already parsed is not parsed again);
+ * otherwise its `rawArguments` (or that object) goes through `parseToolArguments`. Refused
+ * arguments leave `arguments: {}` and the payload in `rawArguments`. Never throws.
+ */
+export function readToolCalls(
+  content: readonly unknown[],
+  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
+): ReadToolCall[] {
+  const maxBytes = options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+  const calls: ReadToolCall[] = [];
   for (const block of content) {
     if (!isBlock(block)) continue;
     if (block.type === "toolCall" || block.type === "tool_call")
@@ -143,48 +162,16 @@ function readCalls(content: readonly unknown[], maxBytes: number): ReadCall[] {
 }
 
 /**
- * Every tool call block of a content array in canonical form, ids filled in (lifecycle §7).
- * Reads the canonical `{type:"toolCall"}` block and both lifecycle shapes: `{type:"tool_calls",
- * tool_calls:[...]}` (name at the top or under `function`) and `{type:"tool_call"}`.
- *
- * `arguments` holds the parsed object: the one the block already carries when it is a safe
- * plain object within `maxArgumentBytes` (the model's string is not parsed again), else the
- * parse of `rawArguments`. Arguments that are malformed, not an object, oversized or hostile
- * leave `arguments: {}` and keep the payload in `rawArguments`, so `extractToolCalls` turns
- * the block into that call's error result. Never throws, never dispatches anything; other
- * blocks are ignored.
- *
- * @example
- * normalizeToolCallBlocks([{ type: "toolCall", id: "c1", name: "f", arguments: {}, rawArguments: '{"a":1}' }])
- * // [{ type: "toolCall", id: "c1", name: "f", arguments: { a: 1 }, rawArguments: '{"a":1}' }]
+ * The calls the pipeline runs, from calls read by `readToolCalls`, in order. Each gets a copy
+ * of its arguments, so the pipeline never changes the stored block. A call whose arguments
+ * were refused, whose name is missing, or that exceeds `maxToolCalls`, carries
+ * `argumentsError` and will become an error result, never a dispatch. Never throws.
  */
-export function normalizeToolCallBlocks(
-  content: readonly unknown[],
-  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
-): ToolCallContent[] {
-  const maxBytes = options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
-  return readCalls(content, maxBytes).map((call) => call.block);
-}
-
-/**
- * The tool calls of an assistant message's content, in order, ready for the pipeline
- * (lifecycle §7). Arguments are read as `normalizeToolCallBlocks` reads them (a block's safe
- * parsed object is reused, else its JSON string is parsed) and each call gets a copy of its
- * own, so the pipeline never changes the stored block. A call whose arguments are malformed,
- * not an object, oversized or hostile, whose name is missing, or that exceeds `maxToolCalls`,
- * carries `argumentsError` and will become an error result, never a dispatch. A missing id
- * is generated. Never throws.
- *
- * @example
- * extractToolCalls([{ type: "toolCall", id: "c1", name: "getTime", arguments: {}, rawArguments: '{"timezone":"UTC"}' }])
- * // [{ type: "function", id: "c1", name: "getTime", arguments: { timezone: "UTC" } }]
- */
-export function extractToolCalls(
-  content: readonly unknown[],
-  options: ExtractToolCallsOptions = {},
+export function toAgentToolCalls(
+  calls: readonly ReadToolCall[],
+  options: Pick<ExtractToolCallsOptions, "maxToolCalls"> = {},
 ): AgentToolCall[] {
   const maxToolCalls = options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
-  const calls = readCalls(content, options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES);
   return calls.map(({ block, error }, index) => {
     const call: AgentToolCall = { type: "function", id: block.id, name: block.name, arguments: {} };
     if (index >= maxToolCalls) {
@@ -199,4 +186,39 @@ export function extractToolCalls(
     else call.argumentsError = `${block.name}: ${error}`;
     return call;
   });
+}
+
+/**
+ * Every tool call block of a content array in canonical form, ids filled in (lifecycle §7):
+ * the blocks of `readToolCalls`. Arguments that are malformed, not an object, oversized or
+ * hostile leave `arguments: {}` and keep the payload in `rawArguments`, so `extractToolCalls`
+ * turns the block into that call's error result. Never throws, never dispatches anything.
+ *
+ * @example
+ * normalizeToolCallBlocks([{ type: "toolCall", id: "c1", name: "f", arguments: {}, rawArguments: '{"a":1}' }])
+ * // [{ type: "toolCall", id: "c1", name: "f", arguments: { a: 1 }, rawArguments: '{"a":1}' }]
+ */
+export function normalizeToolCallBlocks(
+  content: readonly unknown[],
+  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
+): ToolCallContent[] {
+  return readToolCalls(content, options).map((call) => call.block);
+}
+
+/**
+ * The tool calls of an assistant message's content, in order, ready for the pipeline
+ * (lifecycle §7): `readToolCalls`, then `toAgentToolCalls`. A call whose arguments are
+ * malformed, not an object, oversized or hostile, whose name is missing, or that exceeds
+ * `maxToolCalls`, carries `argumentsError` and will become an error result, never a
+ * dispatch. A missing id is generated. Never throws.
+ *
+ * @example
+ * extractToolCalls([{ type: "toolCall", id: "c1", name: "getTime", arguments: {}, rawArguments: '{"timezone":"UTC"}' }])
+ * // [{ type: "function", id: "c1", name: "getTime", arguments: { timezone: "UTC" } }]
+ */
+export function extractToolCalls(
+  content: readonly unknown[],
+  options: ExtractToolCallsOptions = {},
+): AgentToolCall[] {
+  return toAgentToolCalls(readToolCalls(content, options), options);
 }

@@ -26,6 +26,7 @@ export async function finalizeExecutedToolCall(
 ): Promise<FinalizedOutcome> {
   const { toolCall, args } = prep;
   if (!config.afterToolCall) return { toolCall, ...executed };
+  const ranOn = executed.workerId ? { workerId: executed.workerId } : {};
   try {
     const after = await config.afterToolCall(
       {
@@ -44,14 +45,17 @@ export async function finalizeExecutedToolCall(
     if (after.details !== undefined) result.details = after.details;
     if (after.usage !== undefined) result.usage = after.usage;
     if (after.terminate !== undefined) result.terminate = after.terminate;
-    return { toolCall, result, isError: after.isError ?? executed.isError };
+    return { toolCall, result, isError: after.isError ?? executed.isError, ...ranOn };
   } catch (err) {
     const message = `${toolCall.name}: afterToolCall failed: ${describeError(err)}`;
-    return { toolCall, result: createErrorToolResult(message), isError: true };
+    return { toolCall, result: createErrorToolResult(message), isError: true, ...ranOn };
   }
 }
 
-/** Emits a call's `toolExecEnd` event (lifecycle §8.4), right after finalization. */
+/**
+ * Emits a call's `toolExecEnd` event (lifecycle §8.4), right after finalization; it names the
+ * tool worker that ran the call when one did.
+ */
 export function emitToolExecutionEnd(finalized: FinalizedOutcome, emit: EmitFn): Promise<void> {
   return emitSafely(emit, {
     type: "toolExecEnd",
@@ -59,5 +63,6 @@ export function emitToolExecutionEnd(finalized: FinalizedOutcome, emit: EmitFn):
     toolName: finalized.toolCall.name,
     result: finalized.result,
     isError: finalized.isError,
+    ...(finalized.workerId ? { workerId: finalized.workerId } : {}),
   });
 }

@@ -3,7 +3,12 @@ export { localToolExecutor } from "./batchSteps.js";
 export * from "./emitSafely.js";
 export * from "./executePreparedToolCall.js";
 export * from "./executeToolCalls.js";
-export * from "./extractToolCalls.js";
+export {
+  DEFAULT_MAX_TOOL_CALLS,
+  type ExtractToolCallsOptions,
+  extractToolCalls,
+  normalizeToolCallBlocks,
+} from "./extractToolCalls.js";
 export * from "./finalizeExecutedToolCall.js";
 export * from "./isAgentTool.js";
 export * from "./listTool.js";

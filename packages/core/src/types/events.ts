@@ -25,6 +25,8 @@ export interface ToolExecEndEvent {
   toolName: string;
   result: AgentToolResult;
   isError: boolean;
+  /** The tool worker that ran the call, when one did (a remote call on a cluster). */
+  workerId?: string;
 }
 
 /**

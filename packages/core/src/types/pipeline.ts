@@ -1,3 +1,4 @@
+import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import type { MessageContent } from "./content.js";
 import type { EmitFn } from "./events.js";
 import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
@@ -83,13 +84,13 @@ export interface ImmediateOutcome {
 export interface ExecutedOutcome {
   result: AgentToolResult;
   isError: boolean;
+  /** The tool worker that ran the call, when one did (cluster); carried to `toolExecEnd`. */
+  workerId?: string;
 }
 
-/** A call's final result, after every phase. */
-export interface FinalizedOutcome {
+/** A call's final result, after every phase: its executed outcome as `afterToolCall` left it. */
+export interface FinalizedOutcome extends ExecutedOutcome {
   toolCall: AgentToolCall;
-  result: AgentToolResult;
-  isError: boolean;
 }
 
 /** The tool result messages of one batch, in call order, and whether the run stops here. */
@@ -116,11 +117,24 @@ export interface ToolExecutor {
   ): Promise<ExecutedOutcome>;
 }
 
-/** What the tool pipeline needs from the agent for one batch. */
+/**
+ * How runs behave: one object that goes whole from the agent (or the coordinator) to the
+ * loop and to every batch, never copied field by field. Every field is optional; the
+ * defaults are in the comments.
+ */
 export interface AgentLoopConfig {
-  tools: Map<string, AgentTool>;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
-  toolExecution: ToolExecutionMode;
+  /** Default `"parallel"` (a batch with a tool that does not allow it still runs sequentially). */
+  toolExecution?: ToolExecutionMode;
+  /** Where prepared calls run. Default: this process (`localToolExecutor`). */
   executor?: ToolExecutor;
+  /** The most LLM calls in one run. Default `DEFAULT_MAX_TURNS` (50). */
+  maxTurns?: number;
+  /**
+   * Caps: `maxToolCalls` per model message (64) and `maxArgumentBytes` per call (256 KiB;
+   * see `extractToolCalls`), and `maxContextBytes`, the transcript sent in one request
+   * (4 MiB, oldest turns left out; see `trimContext`).
+   */
+  limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
 }

@@ -10,6 +10,7 @@ import { describeError } from "../tools/toolResults.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
   AgentContext,
+  AgentEvent,
   AgentLoopConfig,
   AgentMessage,
   AgentToolCall,
@@ -214,15 +215,30 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
  * failing hook or model becomes a final response with `stopReason: "error"`.
  */
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
-  await emitSafely(deps.emit, { type: "agentStart" });
+  const emit = trackPendingCalls(deps);
+  const tracked = { ...deps, emit };
+  deps.state.activeRun = true;
+  await emitSafely(emit, { type: "agentStart" });
   let response: AssistantMessage;
   try {
-    response = await loop(deps);
+    response = await loop(tracked);
   } catch (err) {
+    deps.state.activeRun = false;
     if (deps.rethrow?.(err)) throw err;
     response = buildStopResponse("error", `run failed: ${describeError(err)}`);
   }
+  deps.state.activeRun = false;
   deps.state.errorMessage = response.errorMessage;
-  await emitSafely(deps.emit, { type: "agentEnd", response });
+  await emitSafely(emit, { type: "agentEnd", response });
   return response;
+}
+
+/** Wraps `emit` so `state.pendingToolCalls` follows tool starts and ends. */
+function trackPendingCalls(deps: AgentLoopDeps): EmitFn {
+  const pending = deps.state.pendingToolCalls;
+  return (event: AgentEvent) => {
+    if (event.type === "toolExecStart") pending.add(event.toolCallId);
+    if (event.type === "toolExecEnd") pending.delete(event.toolCallId);
+    return deps.emit(event);
+  };
 }

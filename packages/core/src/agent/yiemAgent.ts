@@ -90,6 +90,8 @@ export class YiemAgent {
       model: options.model,
       tools: initialTools(options),
       messages: [...(options.messages ?? [])],
+      pendingToolCalls: new Set(),
+      activeRun: false,
     };
   }
 

@@ -329,6 +329,8 @@ export async function processSession(
       systemPrompt: deps.systemPrompt,
       tools: deps.toolStore.tools,
       messages: [],
+      pendingToolCalls: new Set(),
+      activeRun: false,
     },
     held: { controller: undefined, handOver: async () => undefined },
   };

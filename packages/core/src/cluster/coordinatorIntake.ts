@@ -24,10 +24,17 @@ export interface Intake {
 /** How many jobs one round of a burst fetches at once (each needs a free run slot). */
 const BURST_FETCHES = 16;
 
+/** A fetch that takes this long (the block time is 1 s) is stuck, and is logged once. */
+const STUCK_FETCH_MS = 30_000;
+
 /** Fetches one job; the slot goes with it, or back when there is none. Never throws. */
 async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Promise<boolean> {
   const token = randomUUID();
   let job: Job | undefined;
+  const watchdog = setTimeout(
+    () => options.log.warn({ block }, "a coordinator-queue fetch has not returned for 30 s"),
+    STUCK_FETCH_MS,
+  );
   try {
     job = await options.worker.getNextJob(token, { block });
   } catch (err) {
@@ -40,6 +47,8 @@ async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Pro
     );
     await sleep(1000);
     return false;
+  } finally {
+    clearTimeout(watchdog);
   }
   if (!job) {
     slot.release();

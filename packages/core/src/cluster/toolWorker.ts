@@ -9,6 +9,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from "../redis/redisConnection.js";
+import { retryTransient } from "../redis/retryTransient.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
@@ -142,8 +143,9 @@ async function runToolJob(
     args: data.args,
   };
   const origin = { sessionId: data.sessionId, runId: data.runId, workerId: ctx.workerId };
+  // A failover must not turn a running call into a failed one: events wait it out.
   const emit = (event: Parameters<typeof publishEvent>[3]) =>
-    publishEvent(ctx.command, ctx.keys, origin, event).then(() => undefined);
+    retryTransient(() => publishEvent(ctx.command, ctx.keys, origin, event)).then(() => undefined);
   const outcome = await executeInSpan(ctx, data, () => executePreparedToolCall(prep, signal, emit));
   ctx.log.debug(
     { jobId: job.id, tool: data.toolName, isError: outcome.isError },
@@ -188,7 +190,7 @@ async function readEarlierAttempt(
   job: Job<ToolJobData>,
 ): Promise<EarlierAttempt> {
   if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return { finished: false };
-  const marker = await ctx.command.get(ctx.keys.toolDone(job.id ?? ""));
+  const marker = await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? "")));
   return marker === null ? { finished: false } : { finished: true, result: parseMarker(marker) };
 }
 /**

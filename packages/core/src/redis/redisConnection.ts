@@ -61,9 +61,6 @@ function seedOf(text: string): { host: string; port: number } {
   return { host: url.hostname, port: Number(url.port || 6379) };
 }
 
-/** Redirections and retries a durable cluster command may take: minutes of failover. */
-const DURABLE_REDIRECTIONS = 1000;
-
 /** Opens an ioredis `Cluster` over the seed nodes with `overrides` for every node. */
 function connectCluster(nodes: string[], overrides: RedisOptions): Cluster {
   const { enableOfflineQueue, lazyConnect, retryStrategy, ...perNode } = overrides;
@@ -75,13 +72,33 @@ function connectCluster(nodes: string[], overrides: RedisOptions): Cluster {
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 200,
-    // Durable connections wait out a failover as a single Redis's wait out a restart (every
-    // redirection or retry counts against this; 16, the default, is spent in ~4 s).
+    // Durable connections wait out a failover (every redirection or retry counts; ioredis'
+    // default of 16 is spent in about 4 s, and BullMQ fails a finished job on that error).
     maxRedirections: perNode.maxRetriesPerRequest === null ? DURABLE_REDIRECTIONS : 16,
     slotsRefreshTimeout: 2000,
     redisOptions: { ...nodeOptionsOf(nodes[0]), ...perNode },
   };
-  return new Cluster(nodes.map(seedOf), options);
+  return withQuickBlockingDuplicates(new Cluster(nodes.map(seedOf), options));
+}
+
+/** Redirections and retries a durable cluster command may take: minutes of failover. */
+const DURABLE_REDIRECTIONS = 1000;
+
+/** Redirections a blocking fetch may take: it must fail within BullMQ's 2 s watchdog. */
+const BLOCKING_REDIRECTIONS = 4;
+
+/**
+ * BullMQ duplicates the connection it is given for its blocking fetch (`BZPOPMIN`), and
+ * reconnects that duplicate when the fetch outlives its watchdog (the block time plus 1 s).
+ * On a cluster that reconnect can wait forever for an `end` that never comes, and the
+ * worker never fetches again. Its duplicates therefore give up after a few redirections: the
+ * fetch fails fast and BullMQ's own error path retries it.
+ */
+function withQuickBlockingDuplicates(cluster: Cluster): Cluster {
+  const duplicate = cluster.duplicate.bind(cluster);
+  cluster.duplicate = (nodes, options = {}) =>
+    duplicate(nodes, { maxRedirections: BLOCKING_REDIRECTIONS, ...options });
+  return cluster;
 }
 
 /**

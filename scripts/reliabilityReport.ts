@@ -55,6 +55,33 @@ configured detection times, which the suite shortens through configuration:
 \`YIEM_LOCK_MS=4000\` and \`YIEM_STALLED_INTERVAL_MS=2000\` (BullMQ notices a dead worker or
 coordinator), \`YIEM_LEASE_MS=3000\` (a dead coordinator's hold on a session expires). The
 production defaults are 30 s, 30 s and 10 s.
+
+## Failover on a Redis Cluster
+
+Redis Cluster replicates asynchronously: a write a master acknowledged just before it died
+may be missing on the replica that takes its place. What Yiem guarantees then:
+
+- **Session writes wait for a replica.** The writes a run cannot lose (recording an input,
+  opening a run, moving inputs into it, appending to the transcript, storing the response,
+  approval requests and decisions) are followed, in the same round trip and on the same
+  node, by \`WAIT 1 250\` (\`YIEM_REPLICA_ACKS\`, default 1 on a cluster). They count as done
+  once a replica has them. A write no replica acknowledged within 250 ms stands but is
+  unprotected; the coordinator logs a warning (at most one per 10 s). Lease writes are not
+  waited for: a lease lost in a failover only fences its holder out, and the run is resumed.
+- **What is lost anyway is redone.** A request job stays in the coordinator queue until its
+  run's response is stored, so an input record lost with a master is recorded again when the
+  job is handed out again; a run whose lease or state went back in time is taken over and
+  resumed from its transcript.
+- **Tool calls are at-least-once.** BullMQ's own writes (adding, completing jobs) are not
+  waited for. A tool job whose completion was lost is handed out again: the worker finds the
+  job's finished marker and completes it with the stored result, without running the tool.
+  Only when the marker was lost too does the tool run again; the scenario above counts these
+  ("ran twice"). A transcript never holds two results for one call.
+- **Processes ride it out.** Connections that must not give up wait through the failover
+  (ioredis redirections and retries); BullMQ's blocking fetch fails fast instead and is
+  retried, because its watchdog's reconnect of a cluster connection can otherwise hang and the
+  coordinator would stop fetching. The cost of the replica acknowledgements is measured in
+  \`docs/PERFORMANCE.md\` ("Redis Cluster").
 `;
 }
 

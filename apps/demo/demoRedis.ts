@@ -1,12 +1,21 @@
 import { spawnSync } from "node:child_process";
+import type { RedisTarget } from "@yiem/core";
 import { startTestRedis } from "../../test/support/redisServer.js";
 
 /** The Redis the demo uses and how to let go of it. */
 export interface DemoRedis {
-  url: string;
+  /** The environment that points a Yiem process at it (`REDIS_URL` or `REDIS_CLUSTER_NODES`). */
+  env: Record<string, string>;
+  /** The same, for a `YiemClient`. */
+  target: RedisTarget;
   prefix: string;
   source: string;
   stop(): Promise<void>;
+}
+
+/** A demo Redis at a single URL. */
+function atUrl(url: string, prefix: string, source: string, stop = async () => {}): DemoRedis {
+  return { env: { REDIS_URL: url }, target: url, prefix, source, stop };
 }
 
 function hasRedisServer(): boolean {
@@ -17,26 +26,33 @@ async function startContainer(): Promise<DemoRedis> {
   const { GenericContainer } = await import("testcontainers");
   const container = await new GenericContainer("redis:7-alpine").withExposedPorts(6379).start();
   const url = `redis://${container.getHost()}:${container.getMappedPort(6379)}`;
-  return {
-    url,
-    prefix: "yiem-demo",
-    source: "a Redis container (testcontainers)",
-    stop: async () => void (await container.stop()),
-  };
+  return atUrl(url, "yiem-demo", "a Redis container (testcontainers)", async () => {
+    await container.stop();
+  });
 }
 
 /**
- * Finds a Redis for the demo: `REDIS_URL` when set, else a private `redis-server` from PATH,
- * else a Redis container through testcontainers. Throws with what to install when none works.
+ * Finds a Redis for the demo: the Redis Cluster of `REDIS_CLUSTER_NODES` when set, else
+ * `REDIS_URL`, else a private `redis-server` from PATH, else a Redis container through
+ * testcontainers. Throws with what to install when none works.
  */
 export async function startDemoRedis(): Promise<DemoRedis> {
   const prefix = `yiem-demo-${Date.now().toString(36)}`;
-  if (process.env.REDIS_URL) {
-    return { url: process.env.REDIS_URL, prefix, source: "REDIS_URL", stop: async () => {} };
+  const clusterNodes = process.env.REDIS_CLUSTER_NODES?.trim();
+  if (clusterNodes) {
+    const nodes = clusterNodes.split(",").map((node) => node.trim());
+    return {
+      env: { REDIS_CLUSTER_NODES: clusterNodes },
+      target: { clusterNodes: nodes },
+      prefix,
+      source: `the Redis Cluster of REDIS_CLUSTER_NODES (${nodes.length} seed nodes)`,
+      stop: async () => {},
+    };
   }
+  if (process.env.REDIS_URL) return atUrl(process.env.REDIS_URL, prefix, "REDIS_URL");
   if (hasRedisServer()) {
     const redis = await startTestRedis({ privateServer: true });
-    return { url: redis.url, prefix, source: "a private redis-server", stop: redis.stop };
+    return atUrl(redis.url, prefix, "a private redis-server", redis.stop);
   }
   try {
     return await startContainer();

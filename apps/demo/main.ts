@@ -68,6 +68,13 @@ async function ask(client: YiemClient, question: string): Promise<AssistantMessa
   return client.waitForResponse(runId, { timeoutMs: 10_000 });
 }
 
+/** `NAME=value` pairs for a shell line. */
+function envAssignments(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(" ");
+}
+
 async function main(): Promise<void> {
   const once = process.argv.includes("--once");
   const question =
@@ -89,7 +96,7 @@ async function main(): Promise<void> {
     const statusPage = await startStatusPage();
     closers.push(statusPage.close);
     const env = {
-      REDIS_URL: redis.url,
+      ...redis.env,
       YIEM_PREFIX: redis.prefix,
       YIEM_SYSTEM_PROMPT: `You are a helpful assistant. The team's status page is ${statusPage.url}.`,
       ...(await modelEnv(statusPage.url, closers)),
@@ -99,7 +106,7 @@ async function main(): Promise<void> {
     console.log(
       `Cluster: 1 coordinator (pid ${cluster.coordinator.pid}), ${cluster.workers.length} tool workers. Bull Board: ${cluster.boardUrl}`,
     );
-    const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
+    const client = new YiemClient({ redis: redis.target, prefix: redis.prefix });
     closers.push(() => client.close());
     console.log(`\n> ${question}\n`);
     const started = Date.now();
@@ -110,7 +117,7 @@ async function main(): Promise<void> {
     if (!once) {
       console.log(`\nThe cluster keeps running: Bull Board at ${cluster.boardUrl}`);
       console.log(
-        `Send more: REDIS_URL=${redis.url} YIEM_PREFIX=${redis.prefix} npm run yiem -- send "…"   (Ctrl-C to stop)`,
+        `Send more: ${envAssignments(redis.env)} YIEM_PREFIX=${redis.prefix} npm run yiem -- send "…"   (Ctrl-C to stop)`,
       );
       return;
     }

@@ -14,14 +14,14 @@ const BOARD_AUTH = {
 
 /** The worker role of docs/SECURITY.md: BullMQ keys, event keys and channels, its own announcement; no session data. */
 const WORKER_ACL = [
-  `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:worker:* ~*:workers ~*:toolDone:* ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
+  `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:{workers}:* ~*:toolDone:* ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
 ];
 
 const CLIENT_PASSWORD = "client-canary-pass-5b2";
 
 /** The client role of docs/SECURITY.md: add coordinator jobs, read events, responses, transcripts and workers. */
 const CLIENT_ACL = [
-  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* %R~*:bull:tools-tool.* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:s:*:approvals %R~*:s:*:decisions %R~*:approvalsPending %R~*:response:* %R~*:workers %R~*:worker:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
+  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* ~*:bull:{coordinator}:* %R~*:bull:tools-tool.* %R~*:bull:{tools-tool.* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:s:*:approvals %R~*:s:*:decisions %R~*:approvalsPending %R~*:s:*:response:* %R~*:{workers}:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
 ];
 
 function respond(request: ScriptedRequest): ScriptedReply {
@@ -128,7 +128,7 @@ describe("secrets and access", () => {
         () => asClient.rpush(`${session}:messages`, '{"role":"assistant","content":[]}'),
         () => asClient.hset(`${session}:inputs`, "forged", "{}"),
         () => asClient.set(`${session}:lease`, "mine"),
-        () => asClient.set(`${cluster.redis.prefix}:response:${runId}`, "{}"),
+        () => asClient.set(`${session}:response:${runId}`, "{}"),
       ]) {
         await expect(write()).rejects.toThrow(/NOPERM/);
       }

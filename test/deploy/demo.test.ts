@@ -1,12 +1,17 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "../support/processes.js";
+import { redisSupportsCluster, startTestRedisCluster } from "../support/redisCluster.js";
 
-/** Runs `npm run demo -- --once` as a user would and returns what it printed. */
-function runDemo(): Promise<{ code: number | null; output: string }> {
+/** Runs `npm run demo -- --once` as a user would (with `extraEnv`) and returns what it printed. */
+function runDemo(
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const env = { ...process.env };
-    for (const name of ["REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY"]) delete env[name];
+    for (const name of ["REDIS_URL", "REDIS_CLUSTER_NODES", "OPENAI_BASE_URL", "OPENAI_API_KEY"])
+      delete env[name];
+    Object.assign(env, extraEnv);
     const child = spawn("npm", ["run", "-s", "demo", "--", "--once"], { cwd: repoRoot, env });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -31,4 +36,22 @@ describe("npm run demo", () => {
     expect(output.match(/✔ getTime/g)).toHaveLength(3);
     expect(output).toContain("The status page says STATUS: all green, 3 regions up.");
   }, 90_000);
+
+  it.skipIf(!redisSupportsCluster())(
+    "runs the same on a Redis Cluster with REDIS_CLUSTER_NODES set",
+    async () => {
+      const redisCluster = await startTestRedisCluster();
+      try {
+        const { code, output } = await runDemo({ REDIS_CLUSTER_NODES: redisCluster.nodesEnv });
+        expect(code).toBe(0);
+        expect(output).toContain("Redis: the Redis Cluster of REDIS_CLUSTER_NODES (6 seed nodes)");
+        expect(new Set(output.match(/ on worker-\d/g)).size).toBeGreaterThanOrEqual(2);
+        expect(output.match(/✔ getWeather/g)).toHaveLength(3);
+        expect(output).toContain("The status page says STATUS: all green, 3 regions up.");
+      } finally {
+        await redisCluster.stop();
+      }
+    },
+    120_000,
+  );
 });

@@ -247,7 +247,7 @@ export class SessionStore {
   /**
    * Closes the run: stores its response for every input it answers (`inputIds`, as the
    * holder tracked them from `startRun` and `drainInputs`) and publishes its `agentEnd`
-   * event, atomically (see FINISH_RUN). Returns false when the lease is lost.
+   * event, atomically (see `finishRun.lua`). Returns false when the lease is lost.
    */
   async finishRun(
     sessionId: string,

@@ -36,7 +36,7 @@ export interface TestClusterOptions {
    * Run on a 3+3 Redis Cluster of its own (`startTestRedisCluster`) instead: every process
    * gets `REDIS_CLUSTER_NODES`, the client `{ clusterNodes }`.
    */
-  redisCluster?: boolean;
+  redisCluster?: boolean | { requirePass?: string };
 }
 
 /** A real cluster for a test: Redis, a scripted model, coordinator and worker processes, a client. */
@@ -71,7 +71,9 @@ export interface TestCluster {
  * named `worker-1`, `worker-2`…; short lock and lease times let fault tests recover quickly.
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
-  const redisCluster = options.redisCluster ? await startTestRedisCluster() : undefined;
+  const redisCluster = options.redisCluster
+    ? await startTestRedisCluster(options.redisCluster === true ? {} : options.redisCluster)
+    : undefined;
   const redis = redisCluster ? standInFor(redisCluster) : await startTestRedis(options.redis);
   const redisUrl = options.redisUrl?.(redis) ?? redis.url;
   const redisTarget: RedisTarget = redisCluster

@@ -160,6 +160,8 @@ async function distinctFreePorts(count: number): Promise<number[]> {
 }
 
 const runningServers = new Set<ChildProcess>();
+/** The password of each node started with one (by port), for this fixture's own connections. */
+const passwords = new Map<number, string>();
 let exitHookInstalled = false;
 
 /** Makes sure no `redis-server` outlives this process, even when `stop()` is never called. */
@@ -176,6 +178,7 @@ async function startNode(
   port: number,
   busPort: number,
   nodeTimeoutMs: number,
+  requirePass?: string,
 ): Promise<ClusterNodeProcess> {
   const dir = await mkdtemp(join(tmpdir(), `yiem-redis-cluster-${port}-`));
   const args = [
@@ -188,7 +191,10 @@ async function startNode(
     "--cluster-config-file",
     `nodes-${port}.conf`,
     ...clusterDirectives(busPort, nodeTimeoutMs),
+    ...(requirePass ? ["--requirepass", requirePass, "--masterauth", requirePass] : []),
   ];
+  if (requirePass) passwords.set(port, requirePass);
+  const auth = requirePass ? `:${encodeURIComponent(requirePass)}@` : "";
   const log = openSync(join(dir, "redis.log"), "a");
   const child = spawn("redis-server", args, { stdio: ["ignore", log, log] });
   closeSync(log);
@@ -196,7 +202,7 @@ async function startNode(
   runningServers.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => runningServers.delete(child));
-  return { port, url: `redis://127.0.0.1:${port}`, dir, child, exited };
+  return { port, url: `redis://${auth}127.0.0.1:${port}`, dir, child, exited };
 }
 
 /** Whether the node's process has exited. */
@@ -215,6 +221,7 @@ async function withNode<T>(port: number, use: (redis: Redis) => Promise<T>): Pro
   const redis = new Redis({
     host: "127.0.0.1",
     port,
+    password: passwords.get(port),
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
@@ -327,9 +334,18 @@ async function everyNodeAnswersPing(nodes: ClusterNodeProcess[]): Promise<boolea
 /** `redis-cli --cluster create` over the nodes: 3 masters, one replica each. */
 async function createCluster(nodes: ClusterNodeProcess[]): Promise<void> {
   const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
+  const password = passwords.get(nodes[0]?.port ?? 0);
   await execFileAsync(
     "redis-cli",
-    ["--cluster", "create", ...addresses, "--cluster-replicas", "1", "--cluster-yes"],
+    [
+      "--cluster",
+      "create",
+      ...addresses,
+      "--cluster-replicas",
+      "1",
+      "--cluster-yes",
+      ...(password ? ["-a", password, "--no-auth-warning"] : []),
+    ],
     { timeout: 30_000 },
   );
 }
@@ -374,7 +390,7 @@ function dataCommandCalls(commandStats: string): number {
  * Requires `redisSupportsCluster()`.
  */
 export async function startTestRedisCluster(
-  options: { nodeTimeoutMs?: number } = {},
+  options: { nodeTimeoutMs?: number; requirePass?: string } = {},
 ): Promise<TestRedisCluster> {
   killServersOnExit();
   const ports = await distinctFreePorts(NODE_COUNT * 2);
@@ -382,7 +398,9 @@ export async function startTestRedisCluster(
   const nodes = await Promise.all(
     ports
       .slice(0, NODE_COUNT)
-      .map((port, i) => startNode(port, ports[NODE_COUNT + i] ?? 0, nodeTimeoutMs)),
+      .map((port, i) =>
+        startNode(port, ports[NODE_COUNT + i] ?? 0, nodeTimeoutMs, options.requirePass),
+      ),
   );
   try {
     await formCluster(nodes);
@@ -410,6 +428,7 @@ async function formCluster(nodes: ClusterNodeProcess[]): Promise<void> {
 /** SIGKILLs every node and removes their folders. */
 async function stopNodes(nodes: ClusterNodeProcess[]): Promise<void> {
   await Promise.all(nodes.map((node) => killNode(node, "SIGKILL")));
+  for (const node of nodes) passwords.delete(node.port);
   await Promise.all(nodes.map((node) => rm(node.dir, { recursive: true, force: true })));
 }
 

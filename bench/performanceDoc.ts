@@ -1,20 +1,11 @@
+import { clusterSection, clusterTargetWords } from "./clusterDoc.js";
+import { count, num, table } from "./markdown.js";
 import { IDLE_BEFORE_MS } from "./measurements/breakdown.js";
 import type { BurstFigures, FollowUpBurst } from "./measurements/followUpBurst.js";
 import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
 import type { Throughput } from "./measurements/throughput.js";
 import type { BenchResults, Measured, TargetCheck } from "./results.js";
 import { type Summary, summarize } from "./stats.js";
-
-/** A number as text with `digits` decimals (NaN as "n/a"). */
-function num(value: number, digits = 2): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
-}
-
-/** A Markdown table. */
-function table(header: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
-}
 
 function headerSection(r: BenchResults): string {
   const e = r.details.environment;
@@ -53,6 +44,13 @@ function figuresSection(r: BenchResults, meanings: Map<string, string>): string 
     ["`sessionsHealthzP99Ms`", num(r.sessionsHealthzP99Ms, 1), "ms"],
     ["`sessionsWallS`", num(r.sessionsWallS), "s"],
     ["`sessionsWallSDefault`", num(r.sessionsWallSDefault), "s"],
+    ["`clusterMaxMasterSharePct`", num(r.clusterMaxMasterSharePct, 1), "%"],
+    ["`clusterRunP50Ms`", num(r.clusterRunP50Ms, 1), "ms"],
+    ["`clusterRunP99Ms`", num(r.clusterRunP99Ms, 1), "ms"],
+    ["`clusterRunsPerS`", num(r.clusterRunsPerS, 0), "runs/s"],
+    ["`clusterRunP50MsNoWait`", num(r.clusterRunP50MsNoWait, 1), "ms"],
+    ["`clusterRunP99MsNoWait`", num(r.clusterRunP99MsNoWait, 1), "ms"],
+    ["`clusterRunsPerSNoWait`", num(r.clusterRunsPerSNoWait, 0), "runs/s"],
     ["`cores`", String(r.cores), ""],
     ["`node`", r.node, ""],
     ["`redis`", r.redis, ""],
@@ -75,6 +73,7 @@ function targetVerdict(t: TargetCheck): string {
 /** Decimals a target's figures are shown with. */
 function targetDigits(t: TargetCheck): number {
   if (t.unit === "ms") return 3;
+  if (t.unit === "%") return 1;
   return t.unit === "commands" ? 1 : 0;
 }
 
@@ -104,7 +103,8 @@ at p99 (target ≤ 250 ms); see [Follow-up burst](#follow-up-burst). With ${coun
 sessions at once on one coordinator, a run cost it ${num(r.sessionsCoordinatorCpuMsPerRun)} ms of CPU
 at concurrency ${count(m.sessions.large.concurrency)} (${num(r.sessionsCpuRatio)}× its raw parts) and
 ${num(r.sessionsCoordinatorCpuMsPerRunDefault)} ms at the default ${m.sessions.defaultConcurrency}
-(${num(r.sessionsCpuRatioDefault)}×; target ≤ 1.5×); see [Sessions](#sessions).`;
+(${num(r.sessionsCpuRatioDefault)}×; target ≤ 1.5×); see [Sessions](#sessions).
+${clusterTargetWords(m.cluster)}`;
 }
 
 function methodSection(m: Measured): string {
@@ -163,8 +163,10 @@ function methodSection(m: Measured): string {
 - **Follow-up burst** (\`followUpCommands*\`, \`otherSessionDuringBurst*\`): after the
   measurements above have stopped their processes, a cluster of its own, started as the tests
   start one: see [Follow-up burst](#follow-up-burst).
-- **Sessions** (\`sessions*\`): last, a cluster of compiled processes of its own, started as
+- **Sessions** (\`sessions*\`): then a cluster of compiled processes of its own, started as
   deployed: see [Sessions](#sessions).
+- **Redis Cluster** (\`cluster*\`): last, two clusters of their own, each on a 3+3 Redis
+  Cluster, one with replica acknowledgements and one without: see [Redis Cluster](#redis-cluster).
 - The whole run took ${m.durationS} s.`;
 }
 
@@ -336,11 +338,6 @@ script call in Redis, a socket write and a reply to read on the coordinator side
 worker, Yiem's processor takes the job's abort signal (BullMQ then creates an
 \`AbortController\` per job) and runs \`executePreparedToolCall\`; the raw processor returns a
 constant.`;
-}
-
-/** A count with thousands separated by commas (2000 → "2,000"). */
-function count(value: number): string {
-  return value.toLocaleString("en-US");
 }
 
 function burstRow(b: BurstFigures, before: number): string[] {
@@ -673,7 +670,8 @@ writes a CPU profile of every worker process there (\`<workerId>.cpuprofile\`).
 \`npm run bench -- --only followUpBurst\` runs the follow-up burst alone and prints its figures
 without writing any file; \`--only sessions\` does the same for the sessions, which need the
 compiled build (\`npm run build\`). With \`BENCH_CPU_PROF_DIR\` set, the sessions' coordinators
-run with \`node --cpu-prof\` and write their profiles there too.`;
+run with \`node --cpu-prof\` and write their profiles there too. \`--only cluster\` runs the
+Redis Cluster scenario alone (it needs \`redis-server\` 7 or newer, and is skipped without).`;
 }
 
 /** The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure. */
@@ -691,6 +689,7 @@ export function performanceMarkdown(results: BenchResults, meanings: Map<string,
     throughputSection(m, results.cores),
     followUpBurstSection(m),
     sessionsSection(m),
+    clusterSection(m),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;
 }

@@ -1,6 +1,7 @@
 /**
  * Sample counts and time bounds of every measurement. The whole run stays under 10 min (about
- * two); the follow-up burst and the sessions, each on a cluster of its own, take about half.
+ * two); the follow-up burst, the sessions and the Redis Cluster runs, each on a cluster of its
+ * own, take about half.
  */
 export const PLAN = {
   /** Single no-op calls: remote, raw BullMQ, in-process, in alternating blocks. */
@@ -57,6 +58,21 @@ export const PLAN = {
     sdkAnchor: { warmup: 500, count: 2_000, inFlight: 64 },
     bullmqAnchor: { warmup: 3_000, count: 8_000, inFlight: 64 },
     bullmqWorkers: 2,
+  },
+  /**
+   * Runs on two 3+3 Redis Clusters (one coordinator, two tool workers each), one with
+   * `YIEM_REPLICA_ACKS=0` and one with 1: after a warm-up, 4 rounds of 100 runs on each in
+   * turn, 32 in flight, each block followed by 20 runs one at a time (every run to a fresh
+   * session); a run is two parallel no-op tool calls, then the answer.
+   */
+  cluster: {
+    warmupRuns: 40,
+    rounds: 4,
+    runsPerRound: 100,
+    inFlight: 32,
+    soloRunsPerRound: 20,
+    workers: 2,
+    maxRunMs: 20_000,
   },
 } as const;
 

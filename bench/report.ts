@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../test/support/processes.js";
+import type { AcksPhase, ClusterScenario } from "./measurements/clusterSpread.js";
 import type { FollowUpBurst } from "./measurements/followUpBurst.js";
 import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
 import { performanceMarkdown } from "./performanceDoc.js";
@@ -136,6 +137,32 @@ export const HEADLINES: Headline[] = [
     unit: "s",
     meaning: "the same at the default concurrency (its ideal: ⌈2,000 / concurrency⌉ × 0.4 s)",
   },
+  {
+    key: "clusterMaxMasterSharePct",
+    unit: "%",
+    meaning:
+      "on a 3+3 Redis Cluster (one coordinator, two tool workers, `YIEM_REPLICA_ACKS=1`, the default there), while 400 runs to fresh sessions are answered 32 at a time (and 80 one at a time): the largest master's share of the data commands (`INFO commandstats` per master, topology housekeeping left out) (target ≤ 50)",
+  },
+  {
+    key: "clusterRunP50Ms",
+    unit: "ms",
+    meaning:
+      "one run on that cluster (two parallel no-op tool calls, then the answer): `YiemClient.send` → `waitForResponse` resolved, 32 in flight, session writes followed by `WAIT 1 250` (median)",
+  },
+  { key: "clusterRunP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
+  { key: "clusterRunsPerS", unit: "runs/s", meaning: "runs answered per second, the same load" },
+  {
+    key: "clusterRunP50MsNoWait",
+    unit: "ms",
+    meaning:
+      "the same on a cluster of its own with `YIEM_REPLICA_ACKS=0` (no `WAIT`), measured in blocks alternating with the other (median)",
+  },
+  { key: "clusterRunP99MsNoWait", unit: "ms", meaning: "the same, 99th percentile" },
+  {
+    key: "clusterRunsPerSNoWait",
+    unit: "runs/s",
+    meaning: "runs answered per second with `YIEM_REPLICA_ACKS=0`",
+  },
   { key: "cores", unit: "", meaning: "`os.cpus().length`" },
   { key: "node", unit: "", meaning: "Node.js version" },
   { key: "redis", unit: "", meaning: "Redis version (INFO server `redis_version`)" },
@@ -146,6 +173,7 @@ export const HEADLINES: Headline[] = [
 /** A headline's value as text. */
 export function headlineValue(results: BenchResults, headline: Headline): string {
   const value = results[headline.key];
+  if (value === null) return "n/a";
   return typeof value === "number" ? String(round(value, 3)) : String(value);
 }
 
@@ -186,6 +214,7 @@ export function printReport(results: BenchResults): void {
   console.log(`${textTable(change)}\n`);
   printFollowUpBurst(results.details.followUpBurst);
   printSessions(results.details.sessions);
+  printCluster(results.details.cluster);
 }
 
 function fmtMs(value: number): string {
@@ -312,6 +341,65 @@ export function printSessions(s: Sessions): void {
     `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete pair ${round(s.bullmq.pairCpuMsPerJob, 3)} ms (producer ${round(s.bullmq.producerCpuMsPerJob, 3)} + workers ${round(s.bullmq.workerCpuMsPerJob, 3)}; ${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
   );
   console.log(`raw parts of a run (2 SDK calls + 2 pairs): ${round(s.rawPartsCpuMs, 3)} ms CPU\n`);
+}
+
+/** One row of the cluster table: a figure without and with `WAIT`, and their ratio. */
+function clusterRow(
+  name: string,
+  value: (phase: AcksPhase) => number,
+  without: AcksPhase,
+  withWait: AcksPhase,
+  digits = 1,
+): string[] {
+  const a = value(without);
+  const b = value(withWait);
+  const ratio = a ? fmt(round(b / a, 2)) : "";
+  return [name, fmt(round(a, digits)), fmt(round(b, digits)), ratio];
+}
+
+/** Prints the Redis Cluster figures: runs without and with `WAIT`, then the spread per master. */
+export function printCluster(c: ClusterScenario): void {
+  if (!c.measured) {
+    console.log(`Redis Cluster: skipped (${c.reason})\n`);
+    return;
+  }
+  const a = c.withoutWait;
+  const b = c.withWait;
+  const rows = [
+    ["Redis Cluster, one run", "YIEM_REPLICA_ACKS=0", "=1 (WAIT 1 250)", "ratio"],
+    [
+      `runs answered (${a.runs} at ${a.inFlight} in flight)`,
+      `${a.answered}/${a.runs}`,
+      `${b.answered}/${b.runs}`,
+      "",
+    ],
+    clusterRow("run latency p50 (ms)", (p) => p.latency.p50, a, b),
+    clusterRow("run latency p99 (ms)", (p) => p.latency.p99, a, b),
+    clusterRow("runs/s", (p) => p.runsPerS, a, b, 0),
+    clusterRow("one at a time: latency p50 (ms)", (p) => p.soloLatency.p50, a, b),
+    clusterRow("one at a time: latency p99 (ms)", (p) => p.soloLatency.p99, a, b),
+    clusterRow("data commands per run", (p) => p.commandsPerRun, a, b),
+    clusterRow("WAIT per run", (p) => p.waitsPerRun, a, b),
+  ];
+  console.log(`${textTable(rows)}\n`);
+  const spread = [
+    ["master, by its slots", "holds", "ACKS=0 commands", "share", "ACKS=1 commands", "share"],
+  ];
+  b.spread.masters.forEach((m, i) => {
+    const m0 = a.spread.masters[i];
+    spread.push([
+      m.slots,
+      m.holds.join(" ") || "sessions only",
+      String(m0?.commands ?? ""),
+      m0 ? `${round(m0.share * 100, 1)} %` : "",
+      String(m.commands),
+      `${round(m.share * 100, 1)} %`,
+    ]);
+  });
+  console.log(textTable(spread));
+  console.log(
+    `largest master's share (≤ 50 %): ${round(a.spread.maxShare * 100, 1)} % without WAIT, ${round(b.spread.maxShare * 100, 1)} % with\n`,
+  );
 }
 
 /** Writes `bench/results.json` and `docs/PERFORMANCE.md`; returns their paths. */

@@ -1,6 +1,7 @@
 import type { BenchEnvironment } from "./environment.js";
 import type { Breakdown } from "./measurements/breakdown.js";
 import type { CallLatency } from "./measurements/callLatency.js";
+import type { ClusterScenario, ClusterSpread } from "./measurements/clusterSpread.js";
 import type { EventRelay } from "./measurements/eventRelay.js";
 import type { FanoutLatency } from "./measurements/fanout.js";
 import type { FollowUpBurst } from "./measurements/followUpBurst.js";
@@ -21,6 +22,8 @@ export interface Measured {
   throughput: { yiem: Throughput; raw: Throughput };
   followUpBurst: FollowUpBurst;
   sessions: Sessions;
+  /** Runs on a 3+3 Redis Cluster with and without replica acknowledgements, or why not. */
+  cluster: ClusterScenario;
   durationS: number;
 }
 
@@ -65,6 +68,14 @@ export interface BenchResults {
   sessionsHealthzP99Ms: number;
   sessionsWallS: number;
   sessionsWallSDefault: number;
+  /** `null` when the cluster scenario was skipped (as are the other `cluster*` figures). */
+  clusterMaxMasterSharePct: number | null;
+  clusterRunP50Ms: number | null;
+  clusterRunP99Ms: number | null;
+  clusterRunsPerS: number | null;
+  clusterRunP50MsNoWait: number | null;
+  clusterRunP99MsNoWait: number | null;
+  clusterRunsPerSNoWait: number | null;
   cores: number;
   node: string;
   redis: string;
@@ -120,10 +131,40 @@ function checkSessionsTargets(s: Sessions, c: SessionsConfiguration): TargetChec
   ];
 }
 
+/** The Redis Cluster target (none when the scenario was skipped): no master over half. */
+function checkClusterTargets(cluster: ClusterScenario): TargetCheck[] {
+  if (!cluster.measured) return [];
+  return [
+    check(
+      "no Redis Cluster master serves more than 50 % of the data commands (YIEM_REPLICA_ACKS=1)",
+      cluster.withWait.spread.maxShare * 100,
+      50,
+      "%",
+    ),
+  ];
+}
+
+/** The headline figures of the cluster scenario (each `null` when it was skipped). */
+function clusterHeadlines(cluster: ClusterScenario) {
+  const c: ClusterSpread | undefined = cluster.measured ? cluster : undefined;
+  const fig = (value: number | undefined, digits: number) =>
+    value === undefined ? null : round(value, digits);
+  return {
+    clusterMaxMasterSharePct: fig(c && c.withWait.spread.maxShare * 100, 1),
+    clusterRunP50Ms: fig(c?.withWait.latency.p50, 1),
+    clusterRunP99Ms: fig(c?.withWait.latency.p99, 1),
+    clusterRunsPerS: fig(c?.withWait.runsPerS, 0),
+    clusterRunP50MsNoWait: fig(c?.withoutWait.latency.p50, 1),
+    clusterRunP99MsNoWait: fig(c?.withoutWait.latency.p99, 1),
+    clusterRunsPerSNoWait: fig(c?.withoutWait.runsPerS, 0),
+  };
+}
+
 /**
  * Checks the targets: remote p50 vs raw, fan-out p50, throughput vs raw, for the follow-up
  * burst the commands per follow-up (2,000 vs 200) and another session's wait during it, and
- * for the sessions the coordinator's CPU, memory and `/healthz` in both configurations.
+ * for the sessions the coordinator's CPU, memory and `/healthz` in both configurations, and on
+ * the Redis Cluster the largest master's share of the data commands.
  */
 export function checkTargets(m: Measured): TargetCheck[] {
   return [
@@ -155,6 +196,7 @@ export function checkTargets(m: Measured): TargetCheck[] {
     ),
     ...checkSessionsTargets(m.sessions, m.sessions.large),
     ...checkSessionsTargets(m.sessions, m.sessions.standard),
+    ...checkClusterTargets(m.cluster),
   ];
 }
 
@@ -184,6 +226,7 @@ export function toResults(m: Measured): BenchResults {
     sessionsHealthzP99Ms: round(m.sessions.large.healthz.p99, 1),
     sessionsWallS: round(m.sessions.large.wallMs / 1000, 2),
     sessionsWallSDefault: round(m.sessions.standard.wallMs / 1000, 2),
+    ...clusterHeadlines(m.cluster),
     cores: m.environment.cores,
     node: m.environment.node,
     redis: m.environment.redis,

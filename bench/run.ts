@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: measures Yiem's remote tool calls against plain BullMQ on one private Redis,
  * then a burst of follow-ups on a cluster of its own, then 2,000 concurrent sessions on one
- * compiled coordinator (a cluster of its own too), prints a table, and writes
+ * compiled coordinator (a cluster of its own too), then runs on a 3+3 Redis Cluster with and
+ * without replica acknowledgements (a cluster of its own per phase), prints a table, and writes
  * `bench/results.json` and `docs/PERFORMANCE.md`. The coordinator side of the call
  * measurements runs in this process; tool workers (Yiem and plain BullMQ alike) are child
  * processes. It prints figures; it never asserts timings.
  *
- * `npm run bench -- --only followUpBurst` (or `--only sessions`) runs that scenario alone and
+ * `npm run bench -- --only followUpBurst` (or `--only sessions`, `--only cluster`) runs that scenario alone and
  * only prints its figures (no file is written: the files always come from one full run).
  */
 
@@ -17,6 +18,7 @@ import { loadAverage, readEnvironment } from "./environment.js";
 import { type Harness, openHarness } from "./harness.js";
 import { measureBreakdown } from "./measurements/breakdown.js";
 import { measureCallLatency } from "./measurements/callLatency.js";
+import { type ClusterScenario, measureClusterSpread } from "./measurements/clusterSpread.js";
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
@@ -31,7 +33,13 @@ import {
 } from "./measurements/throughput.js";
 import { PLAN } from "./plan.js";
 import { openRawClient, type RawClient, WORKER_CONCURRENCY } from "./rawBullmq.js";
-import { printFollowUpBurst, printReport, printSessions, writeResults } from "./report.js";
+import {
+  printCluster,
+  printFollowUpBurst,
+  printReport,
+  printSessions,
+  writeResults,
+} from "./report.js";
 import { type Measured, toResults } from "./results.js";
 import { processCpuMs, type WorkerKind, type WorkerPool, workerPool } from "./workerPool.js";
 
@@ -82,7 +90,7 @@ async function measureThroughput(
 }
 
 /** What the shared rig measured: everything but the scenarios on clusters of their own. */
-type RigMeasured = Omit<Measured, "followUpBurst" | "sessions" | "durationS">;
+type RigMeasured = Omit<Measured, "followUpBurst" | "sessions" | "cluster" | "durationS">;
 
 async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
   const environment = await readEnvironment(rig.harness.command);
@@ -122,6 +130,8 @@ async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
         "startTestCluster: one coordinator and one tool worker process (node + tsx), a private redis-server, a scripted model answering at once; requests added with plain BullMQ, answers seen through QueueEvents 'completed'",
       sessions:
         "compiled processes as deployed (node apps/…/dist/main.js): one coordinator per configuration, two tool workers, a private redis-server, a scripted model answering after 200 ms; CPU from /proc/<pid>/stat around the load, RSS sampled from /proc/<pid>/status, /healthz probed from a process of its own",
+      cluster:
+        "two startTestCluster({ redisCluster: true }), YIEM_REPLICA_ACKS 0 and 1: a 3+3 Redis Cluster each, one coordinator and two tool worker processes (node + tsx), a scripted model answering at once; runs sent with YiemClient.send + waitForResponse in blocks alternating between the two; data commands per master from INFO commandstats after CONFIG RESETSTAT",
     },
     calls,
     fanout,
@@ -172,9 +182,20 @@ function measureSessionsScenario(): Promise<Sessions> {
   return measureSessions(p, progress);
 }
 
+/** Measures runs on a Redis Cluster with and without replica acknowledgements (or skips). */
+async function measureClusterScenario(): Promise<ClusterScenario> {
+  const p = PLAN.cluster;
+  progress(
+    `cluster: ${p.rounds * p.runsPerRound} runs to fresh sessions on each of two 3+3 Redis Clusters (YIEM_REPLICA_ACKS 0 and 1), ${p.inFlight} in flight`,
+  );
+  const cluster = await measureClusterSpread(p, progress);
+  if (!cluster.measured) progress(`cluster: skipped, ${cluster.reason}`);
+  return cluster;
+}
+
 /**
  * Runs every measurement: the shared rig first (closed before the burst), then the burst, then
- * the sessions.
+ * the sessions, then the Redis Cluster runs.
  */
 async function measureAll(startedAt: number): Promise<Measured> {
   const rig = await openRig();
@@ -186,17 +207,19 @@ async function measureAll(startedAt: number): Promise<Measured> {
   }
   const followUpBurst = await measureBurst();
   const sessions = await measureSessionsScenario();
+  const cluster = await measureClusterScenario();
   return {
     ...onRig,
     environment: { ...onRig.environment, loadAverageAtEnd: loadAverage() },
     followUpBurst,
     sessions,
+    cluster,
     durationS: Math.round((performance.now() - startedAt) / 100) / 10,
   };
 }
 
 /** The scenarios that run on their own with `--only <name>`. */
-const ALONE = ["followUpBurst", "sessions"] as const;
+const ALONE = ["followUpBurst", "sessions", "cluster"] as const;
 type AloneScenario = (typeof ALONE)[number];
 
 /** The scenario named by `--only <name>`, if any. */
@@ -215,7 +238,8 @@ function readOnlyScenario(argv: readonly string[]): AloneScenario | undefined {
 async function runOnly(name: AloneScenario): Promise<void> {
   const startedAt = performance.now();
   if (name === "followUpBurst") printFollowUpBurst(await measureBurst());
-  else printSessions(await measureSessionsScenario());
+  else if (name === "sessions") printSessions(await measureSessionsScenario());
+  else printCluster(await measureClusterScenario());
   progress(`done in ${Math.round((performance.now() - startedAt) / 100) / 10} s (no file written)`);
 }
 

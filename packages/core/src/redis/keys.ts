@@ -1,3 +1,4 @@
+import { CLUSTER_SLOTS, keySlot } from "./keySlot.js";
 import { isClusterTarget, type RedisTarget } from "./redisConnection.js";
 
 /**
@@ -69,12 +70,33 @@ function queueNameIn(layout: KeyLayout, name: string): string {
   return layout.cluster ? `{${name}}` : name;
 }
 
+/**
+ * The hash tag of shard `index` of `shards` on a cluster: `<base>-<index>`, with a `.<n>`
+ * suffix when needed, so that its slot falls in the `index`-th of `shards` equal parts of the
+ * slot space. On a cluster whose masters split the slots evenly (as `redis-cli --cluster
+ * create` does) the shards therefore land on different masters, where plain names may
+ * happen to share one.
+ *
+ * @example spreadShardTag("tools-default", 1, 3) // "tools-default-1.2" (slot 7049, in 5461–10922)
+ */
+export function spreadShardTag(base: string, index: number, shards: number): string {
+  const from = Math.floor((index * CLUSTER_SLOTS) / shards);
+  const to = Math.floor(((index + 1) * CLUSTER_SLOTS) / shards);
+  for (let n = 0; ; n++) {
+    const tag = n === 0 ? `${base}-${index}` : `${base}-${index}.${n}`;
+    const slot = keySlot(tag);
+    if (slot >= from && slot < to) return tag;
+  }
+}
+
 /** The queue names of one tool queue, one per shard (a limited tool's own queue has one). */
 function toolQueuesIn(layout: KeyLayout, queue: string | undefined): string[] {
   const base = toolQueueName(queue);
   const shards = queue?.startsWith("tool.") ? 1 : layout.shards;
   if (shards <= 1) return [queueNameIn(layout, base)];
-  return Array.from({ length: shards }, (_, i) => queueNameIn(layout, `${base}-${i}`));
+  return Array.from({ length: shards }, (_, i) =>
+    layout.cluster ? `{${spreadShardTag(base, i, shards)}}` : `${base}-${i}`,
+  );
 }
 
 /**

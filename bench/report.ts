@@ -6,6 +6,7 @@ import type { FollowUpBurst } from "./measurements/followUpBurst.js";
 import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import type { BenchResults } from "./results.js";
+import { appendToHistory } from "./runHistory.js";
 import { round } from "./stats.js";
 
 /** A headline figure: its key in `results.json`, its unit and what it means. */
@@ -406,8 +407,10 @@ export function printCluster(c: ClusterScenario): void {
 export async function writeResults(results: BenchResults): Promise<string[]> {
   const json = join(repoRoot, "bench", "results.json");
   const doc = join(repoRoot, "docs", "PERFORMANCE.md");
+  const historyPath = join(repoRoot, "bench", "history.json");
   await writeFile(json, `${JSON.stringify(results, null, 2)}\n`);
+  const history = await appendToHistory(historyPath, results);
   const meanings = new Map(HEADLINES.map((h) => [String(h.key), h.meaning]));
-  await writeFile(doc, performanceMarkdown(results, meanings));
-  return [json, doc];
+  await writeFile(doc, performanceMarkdown(results, meanings, history));
+  return [json, historyPath, doc];
 }

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import type { BusEvent } from "@yiem/core";
 import { describe, expect, it } from "vitest";
 import { faultModel } from "../faults/scriptedFaultModel.js";
+import { runCli } from "../support/cliProcess.js";
 import { type TestCluster, useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
 import type { TestProcess } from "../support/processes.js";
@@ -11,7 +12,7 @@ import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelSer
 
 /**
  * The same scenarios on a single Redis and on a 3+3 Redis Cluster: a parallel batch over two
- * workers, a sequential batch, abort, a coordinator SIGKILLed mid-batch and a worker
+ * workers, the CLI, a sequential batch, abort, a coordinator SIGKILLed mid-batch and a worker
  * SIGKILLed mid-call. Each mode gets its own Redis, processes and ledger.
  */
 
@@ -115,6 +116,19 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
     const workers = new Set(events.flatMap((e) => (e.type === "toolExecEnd" ? [e.workerId] : [])));
     expect([...workers].sort()).toEqual(["worker-1", "worker-2"]);
   });
+
+  it.skipIf(skip)(
+    "serves the yiem CLI: send shows the calls and the answer, workers lists both",
+    async () => {
+      const sent = await runCli(["send", "parallel6"], cluster.env);
+      expect(sent.code).toBe(0);
+      expect(sent.stdout).toMatch(/✔ sleepFor\(.*"label":"call0".*\) on worker-[12]/);
+      expect(sent.stdout).toContain("call0 done | call1 done");
+      const workers = await runCli(["workers"], cluster.env);
+      expect(workers.code).toBe(0);
+      expect(workers.stdout).toMatch(/worker-1[\s\S]*worker-2|worker-2[\s\S]*worker-1/);
+    },
+  );
 
   it.skipIf(skip)("runs a sequential batch in the coordinator's process", async () => {
     const { runId } = await cluster.client.send("sequential");

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { BusEvent } from "@yiem/core";
+import { type BusEvent, YiemClient } from "@yiem/core";
+import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { faultModel } from "../faults/scriptedFaultModel.js";
 import { runCli } from "../support/cliProcess.js";
@@ -81,6 +82,30 @@ function workerOf(cluster: TestCluster, event: BusEvent): TestProcess {
   return worker;
 }
 
+/** Runs `use` with a client of its own (not the one that sent). */
+async function withClient<T>(cluster: TestCluster, use: (client: YiemClient) => Promise<T>) {
+  const client = new YiemClient({ redis: cluster.redisTarget, prefix: cluster.redis.prefix });
+  try {
+    return await use(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Removes a finished request job with plain BullMQ, as its retention would after an hour. */
+async function removeRequestJob(cluster: TestCluster, runId: string, onCluster: boolean) {
+  const connection = cluster.connectRedis();
+  const name = onCluster ? "{coordinator}" : "coordinator";
+  const queue = new Queue(name, { connection, prefix: `${cluster.redis.prefix}:bull` });
+  try {
+    await queue.remove(runId);
+    expect(await queue.getJob(runId)).toBeUndefined();
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}
+
 const modes = [
   { name: "a single Redis", redisCluster: false },
   { name: "a 3+3 Redis Cluster", redisCluster: true },
@@ -127,6 +152,22 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
       const workers = await runCli(["workers"], cluster.env);
       expect(workers.code).toBe(0);
       expect(workers.stdout).toMatch(/worker-1[\s\S]*worker-2|worker-2[\s\S]*worker-1/);
+    },
+  );
+
+  it.skipIf(skip)(
+    "lets another client wait for a run: through its job, or told its session once the job is gone",
+    async () => {
+      const { sessionId, runId } = await cluster.client.send("parallel6");
+      const viaJob = await withClient(cluster, (client) =>
+        client.waitForResponse(runId, { timeoutMs: 20_000 }),
+      );
+      expect(textOf(viaJob)).toContain("call0 done");
+      await removeRequestJob(cluster, runId, redisCluster);
+      const told = await withClient(cluster, (client) =>
+        client.waitForResponse(runId, { sessionId, timeoutMs: 5_000 }),
+      );
+      expect(told).toEqual(viaJob);
     },
   );
 

@@ -71,6 +71,9 @@ export interface DecisionOptions {
   timeoutMs?: number;
 }
 
+/** How many runs' sessions a client remembers for `waitForResponse`. */
+const REMEMBERED_RUNS = 10_000;
+
 /** The states of a request job no run has answered yet. */
 const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "active"] as const;
 
@@ -109,7 +112,10 @@ export class YiemClient {
   private readonly responses: ResponseWaiter;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
-  /** The session of each run this client sent and has not seen answered yet. */
+  /**
+   * The session of each run this client sent (or was told of) and has not seen answered yet;
+   * the oldest are forgotten past `REMEMBERED_RUNS` (a forgotten one is read from its job).
+   */
   private readonly sessionsOfRuns = new Map<string, string>();
 
   constructor(options: YiemClientOptions) {
@@ -170,8 +176,16 @@ export class YiemClient {
         { jobId: runId, ...REQUEST_JOB_RETENTION },
       ),
     );
-    this.sessionsOfRuns.set(runId, sessionId);
+    this.rememberRun(runId, sessionId);
     return { sessionId, runId };
+  }
+
+  /** Remembers the session of a run, forgetting the oldest past `REMEMBERED_RUNS`. */
+  private rememberRun(runId: string, sessionId: string): void {
+    this.sessionsOfRuns.set(runId, sessionId);
+    if (this.sessionsOfRuns.size <= REMEMBERED_RUNS) return;
+    const oldest = this.sessionsOfRuns.keys().next().value;
+    if (oldest !== undefined) this.sessionsOfRuns.delete(oldest);
   }
 
   /**
@@ -192,7 +206,7 @@ export class YiemClient {
     if (!job) return undefined;
     const named = (job.data as { sessionId?: unknown } | undefined)?.sessionId;
     const sessionId = typeof named === "string" ? named : sessionIdForJob(runId, job.timestamp);
-    this.sessionsOfRuns.set(runId, sessionId);
+    this.rememberRun(runId, sessionId);
     return sessionId;
   }
 
@@ -258,11 +272,16 @@ export class YiemClient {
     });
   }
 
-  /** The response of the run that answered `runId` (an id from `send`). */
+  /**
+   * The response of the run that answered `runId` (an id from `send`). The response is stored
+   * in the run's session: this client knows it for its own sends, finds it in the request job
+   * while the job is kept (an hour after it completed), or is told it (`sessionId`).
+   */
   async waitForResponse(
     runId: string,
-    options: { timeoutMs?: number } = {},
+    options: { timeoutMs?: number; sessionId?: string } = {},
   ): Promise<AssistantMessage> {
+    if (options.sessionId) this.rememberRun(runId, options.sessionId);
     return this.responses.wait(runId, options.timeoutMs ?? 120_000);
   }
 

@@ -3,7 +3,7 @@ import { redisBackoffMs } from "./redisBackoff.js";
 
 /** Messages of errors a Redis Cluster gives while a failover or a resharding is under way. */
 const CLUSTER_TRANSIENT =
-  /Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|MOVED|ASK|Connection is closed|Failed to refresh slots cache|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/;
+  /Too many Cluster redirections|\b(CLUSTERDOWN|TRYAGAIN|MOVED|ASK|LOADING|MASTERDOWN)\b|Connection is closed|Failed to refresh slots cache|\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b/;
 
 /**
  * Whether `err` says Redis is away for a moment (a lost connection, a cluster failing over)

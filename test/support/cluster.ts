@@ -36,7 +36,7 @@ export interface TestClusterOptions {
    * Run on a 3+3 Redis Cluster of its own (`startTestRedisCluster`) instead: every process
    * gets `REDIS_CLUSTER_NODES`, the client `{ clusterNodes }`.
    */
-  redisCluster?: boolean | { requirePass?: string };
+  redisCluster?: boolean | { requirePass?: string; aclUsers?: string[][] };
 }
 
 /** A real cluster for a test: Redis, a scripted model, coordinator and worker processes, a client. */
@@ -63,6 +63,8 @@ export interface TestCluster {
   addWorkerWith(env: Record<string, string>): Promise<TestProcess>;
   /** Starts one more coordinator. */
   addCoordinator(): Promise<TestProcess>;
+  /** Starts one more coordinator with extra environment (e.g. its own REDIS_CLUSTER_NODES). */
+  addCoordinatorWith(env: Record<string, string>): Promise<TestProcess>;
   stop(): Promise<void>;
 }
 
@@ -109,14 +111,19 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     return worker;
   };
   const addWorker = () => addWorkerWith({});
-  const addCoordinator = async () => {
+  const addCoordinatorWith = async (extra: Record<string, string>) => {
     const port = await freePort();
-    const coordinator = spawnApp("apps/coordinator/src/main.ts", { ...env, PORT: String(port) });
+    const coordinator = spawnApp("apps/coordinator/src/main.ts", {
+      ...env,
+      ...extra,
+      PORT: String(port),
+    });
     coordinators.push(coordinator);
     coordinatorUrls.push(`http://127.0.0.1:${port}`);
     await coordinator.waitForLine(logMessage("coordinator ready"));
     return coordinator;
   };
+  const addCoordinator = () => addCoordinatorWith({});
   const client = new YiemClient({ redis: redisTarget, prefix: redis.prefix });
   try {
     await Promise.all([
@@ -141,6 +148,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     addWorker,
     addWorkerWith,
     addCoordinator,
+    addCoordinatorWith,
     async stop() {
       await client.close();
       await Promise.all([...coordinators, ...workers].map((p) => p.stop(3000)));

@@ -386,11 +386,13 @@ function dataCommandCalls(commandStats: string): number {
  * (3 masters with one replica each; see `clusterDirectives` for the settings), creates it with
  * `redis-cli --cluster create` and resolves once every node reports `cluster_state:ok`, all
  * 16384 slots are assigned and every replica is in sync (about 2 s). `nodeTimeoutMs`
- * (`cluster-node-timeout`, default 2000) sets how soon a dead master is failed over.
+ * (`cluster-node-timeout`, default 2000) sets how soon a dead master is failed over;
+ * `requirePass` protects every node (the node URLs carry it); `aclUsers` are `ACL SETUSER`
+ * rules (`["yiem", "on", ">pw", "~*", "&*", "+@all"]`) set on every node once it is formed.
  * Requires `redisSupportsCluster()`.
  */
 export async function startTestRedisCluster(
-  options: { nodeTimeoutMs?: number; requirePass?: string } = {},
+  options: { nodeTimeoutMs?: number; requirePass?: string; aclUsers?: string[][] } = {},
 ): Promise<TestRedisCluster> {
   killServersOnExit();
   const ports = await distinctFreePorts(NODE_COUNT * 2);
@@ -404,11 +406,21 @@ export async function startTestRedisCluster(
   );
   try {
     await formCluster(nodes);
+    await setAclUsers(nodes, options.aclUsers ?? []);
   } catch (err) {
     await stopNodes(nodes); // never leave servers behind a failed start
     throw err;
   }
   return testClusterHandle(nodes);
+}
+
+/** Sets each `ACL SETUSER` rule list on every node. */
+async function setAclUsers(nodes: ClusterNodeProcess[], users: string[][]): Promise<void> {
+  for (const node of nodes) {
+    for (const rules of users) {
+      await withNode(node.port, (redis) => redis.call("ACL", "SETUSER", ...rules));
+    }
+  }
 }
 
 /** Joins six started nodes into a cluster and waits until it is healthy and replicated. */

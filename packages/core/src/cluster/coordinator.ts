@@ -11,6 +11,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from "../redis/redisConnection.js";
+import { isConnectionError } from "../redis/redisErrors.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
@@ -32,7 +33,7 @@ import { JobLocks } from "./jobLocks.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { checkReadiness, type Readiness } from "./readiness.js";
-import { isConnectionError, type RedisWatch, watchRedis } from "./redisWatch.js";
+import { type RedisWatch, watchRedis } from "./redisWatch.js";
 import { ResultWaiter } from "./resultWaiter.js";
 import { RunSlots } from "./runSlots.js";
 import type { SessionRunnerDeps } from "./sessionRunner.js";

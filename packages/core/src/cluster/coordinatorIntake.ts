@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Job, Worker } from "bullmq";
+import { isConnectionError } from "../redis/redisErrors.js";
 import type { Logger } from "./logger.js";
-import { isConnectionError } from "./redisWatch.js";
 import type { RunSlots, Slot } from "./runSlots.js";
 
 /** What the intake loop needs. */

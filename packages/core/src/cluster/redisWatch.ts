@@ -18,35 +18,6 @@ export interface RedisWatchOptions {
   target: string;
 }
 
-/** Error codes of a connection that cannot reach Redis (as opposed to a failed command). */
-const CONNECTION_ERROR_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "ENOTFOUND",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EAI_AGAIN",
-]);
-
-/** ioredis's message for a command on a connection that closed under it. */
-const CONNECTION_CLOSED_MESSAGE = "Connection is closed.";
-
-/**
- * True for an error that only says Redis is out of reach (refused, reset, timed out, closed):
- * `watchRedis` reports those once per outage, so other listeners log them at debug level.
- * Never true for a command's own failure (`OOM`, `NOPERM`, a script error).
- */
-export function isConnectionError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as NodeJS.ErrnoException).code;
-  return (
-    (code !== undefined && CONNECTION_ERROR_CODES.has(code)) ||
-    err.message === CONNECTION_CLOSED_MESSAGE
-  );
-}
-
 type Reach = "starting" | "up" | "down";
 
 /**

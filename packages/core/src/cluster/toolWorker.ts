@@ -9,6 +9,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from "../redis/redisConnection.js";
+import { isConnectionError } from "../redis/redisErrors.js";
 import { retryTransient } from "../redis/retryTransient.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -23,7 +24,7 @@ import {
 import { parseControlMessage } from "./controlMessages.js";
 import { publishEvent } from "./eventBus.js";
 import { type Logger, silentLogger } from "./logger.js";
-import { isConnectionError, watchRedis } from "./redisWatch.js";
+import { watchRedis } from "./redisWatch.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "./toolJobs.js";
 import { applyToolLimits, isLimitedTool, limitedToolQueues, remoteQueueOf } from "./toolLimits.js";
 import { startWorkerHttp } from "./workerHttp.js";

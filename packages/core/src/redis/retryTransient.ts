@@ -1,19 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { redisBackoffMs } from "./redisBackoff.js";
-
-/** Messages of errors a Redis Cluster gives while a failover or a resharding is under way. */
-const CLUSTER_TRANSIENT =
-  /Too many Cluster redirections|\b(CLUSTERDOWN|TRYAGAIN|MOVED|ASK|LOADING|MASTERDOWN)\b|Connection is closed|Failed to refresh slots cache|\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b/;
-
-/**
- * Whether `err` says Redis is away for a moment (a lost connection, a cluster failing over)
- * rather than that the command is wrong.
- */
-export function isTransientRedisError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as NodeJS.ErrnoException).code ?? "";
-  return CLUSTER_TRANSIENT.test(`${err.message} ${code}`);
-}
+import { isTransientRedisError } from "./redisErrors.js";
 
 /**
  * Runs `command`, trying again after `redisBackoffMs` while it fails with a transient error

@@ -111,6 +111,13 @@ function toolQueuesIn(layout: KeyLayout, queue: string | undefined): string[] {
 export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAYOUT) {
   const session = (sessionId: string) => `${prefix}:s:{${sessionId}}`;
   const workersTag = `${prefix}:{workers}`;
+  // Every remote call looks its queue up: the names (a CRC search on a cluster) are made once.
+  const shardNames = new Map<string | undefined, string[]>();
+  const toolQueues = (queue: string | undefined): string[] => {
+    let names = shardNames.get(queue);
+    if (!names) shardNames.set(queue, (names = toolQueuesIn(layout, queue)));
+    return names;
+  };
   return {
     prefix,
     layout,
@@ -119,10 +126,10 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /** The coordinator queue's name in this layout. */
     coordinatorQueue: queueNameIn(layout, COORDINATOR_QUEUE),
     /** Every shard of tool queue `queue` (what a worker serves). */
-    toolQueues: (queue: string | undefined) => toolQueuesIn(layout, queue),
+    toolQueues,
     /** The shard of tool queue `queue` that a session's calls go to. */
     toolQueueFor: (queue: string | undefined, sessionId: string) => {
-      const shards = toolQueuesIn(layout, queue);
+      const shards = toolQueues(queue);
       return shards[shardOf(sessionId, shards.length)] as string;
     },
     messages: (sessionId: string) => `${session(sessionId)}:messages`,

@@ -171,6 +171,18 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
     },
   );
 
+  it.skipIf(!redisCluster || skip)(
+    "waits for a replica after the session writes of a run",
+    async () => {
+      const before = (await cluster.redisCluster?.commandCalls("wait")) ?? 0;
+      const { runId } = await cluster.client.send("sequential");
+      await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+      const waits = ((await cluster.redisCluster?.commandCalls("wait")) ?? 0) - before;
+      // input recorded, run opened, inputs drained twice, four messages appended, run closed
+      expect(waits).toBeGreaterThanOrEqual(6);
+    },
+  );
+
   it.skipIf(skip)("runs a sequential batch in the coordinator's process", async () => {
     const { runId } = await cluster.client.send("sequential");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });

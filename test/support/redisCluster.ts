@@ -46,6 +46,8 @@ export interface TestRedisCluster {
   waitForState(state: "ok", timeoutMs?: number): Promise<void>;
   /** Calls of data commands per live master URL, from `INFO commandstats` (see `dataCommandCalls`). */
   commandCountsPerMaster(): Promise<Map<string, number>>;
+  /** Calls of one command (e.g. `wait`) summed over the live masters, from `INFO commandstats`. */
+  commandCalls(command: string): Promise<number>;
   /** `CONFIG RESETSTAT` on every live node. */
   resetStats(): Promise<void>;
   /** Kills every node and removes their folders. */
@@ -497,6 +499,16 @@ async function dataCallsPerMaster(nodes: ClusterNodeProcess[]): Promise<Map<stri
   return counts;
 }
 
+/** Calls of `command` summed over the live masters. */
+async function callsOnMasters(nodes: ClusterNodeProcess[], command: string): Promise<number> {
+  let calls = 0;
+  for (const master of await liveMasters(nodes)) {
+    const stats = parseInfo(await withNode(master.port, (redis) => redis.info("commandstats")));
+    calls += Number(/calls=(\d+)/.exec(stats[`cmdstat_${command}`] ?? "")?.[1] ?? 0);
+  }
+  return calls;
+}
+
 /** The `TestRedisCluster` over started, formed nodes. */
 function testClusterHandle(nodes: ClusterNodeProcess[]): TestRedisCluster {
   const live = () => nodes.filter((node) => !hasExited(node));
@@ -514,6 +526,7 @@ function testClusterHandle(nodes: ClusterNodeProcess[]): TestRedisCluster {
         "the live nodes did not all report cluster_state:ok",
       ),
     commandCountsPerMaster: () => dataCallsPerMaster(nodes),
+    commandCalls: (command: string) => callsOnMasters(nodes, command),
     resetStats: async () => {
       await Promise.all(live().map((node) => withNode(node.port, (r) => r.config("RESETSTAT"))));
     },

@@ -11,3 +11,14 @@ export function monotonicMs(): number {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Resolves true when `promise` settles within `ms`, false otherwise. */
+export async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const result = await Promise.race([promise.then(() => true as const), timeout]);
+  clearTimeout(timer);
+  return result;
+}

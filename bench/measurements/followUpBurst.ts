@@ -9,7 +9,7 @@ import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { startTestCluster, type TestCluster } from "../../test/support/cluster.js";
 import type { ScriptedReply } from "../../test/support/scriptedModelServer.js";
-import { sleep } from "../clock.js";
+import { settlesWithin, sleep } from "../clock.js";
 import { round, type Summary, summarize } from "../stats.js";
 
 /** Redis commands per follow-up before this change (quoted from the issue, not measured here). */
@@ -154,17 +154,6 @@ function watchJobs(events: QueueEvents, ids: readonly string[]): JobWatch {
       events.off("failed", onFailed);
     },
   };
-}
-
-/** Resolves true when `promise` settles within `ms`, false otherwise. */
-async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const result = await Promise.race([promise.then(() => true as const), timeout]);
-  clearTimeout(timer);
-  return result;
 }
 
 /**

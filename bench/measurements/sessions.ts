@@ -11,7 +11,7 @@ import { cpus } from "node:os";
 import { readClusterConfig } from "@yiem/core";
 import type { QueueEvents } from "bullmq";
 import { spawnApp, type TestProcess } from "../../test/support/processes.js";
-import { monotonicMs } from "../clock.js";
+import { monotonicMs, settlesWithin } from "../clock.js";
 import {
   countBusyCores,
   type ProcessGroups,
@@ -166,16 +166,6 @@ function watchRuns(events: QueueEvents, ids: readonly string[]): RunWatch {
   };
 }
 
-/** Resolves when `promise` settles or after `ms`, whichever comes first. */
-async function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([promise, timeout]);
-  clearTimeout(timer);
-}
-
 /** What one batch of sessions did. */
 interface LoadOutcome {
   answered: number;
@@ -200,7 +190,7 @@ async function runSessions(
   await cluster.queue.addBulk(
     ids.map((jobId) => ({ name: "session", data: { input: "run both steps" }, opts: { jobId } })),
   );
-  await waitAtMost(watch.settled, maxMs);
+  await settlesWithin(watch.settled, maxMs);
   watch.stop();
   const latencies = watch.answeredAt.map((at) => at - started);
   return {

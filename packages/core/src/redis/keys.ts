@@ -114,8 +114,10 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
   // Every remote call looks its queue up: the names (a CRC search on a cluster) are made once.
   const shardNames = new Map<string | undefined, string[]>();
   const toolQueues = (queue: string | undefined): string[] => {
-    let names = shardNames.get(queue);
-    if (!names) shardNames.set(queue, (names = toolQueuesIn(layout, queue)));
+    const known = shardNames.get(queue);
+    if (known) return known;
+    const names = toolQueuesIn(layout, queue);
+    shardNames.set(queue, names);
     return names;
   };
   return {

@@ -15,6 +15,7 @@ import {
   DURABLE_CONNECTION,
   type EmitFn,
   executeToolCalls,
+  PipelinedTranscript,
   publishEvent,
   SessionStore,
   type ToolExecutor,
@@ -97,6 +98,14 @@ export interface BenchSession {
   emit: EmitFn;
   /** The emitter before this change: each event's `publishEvent` awaited. */
   emitAwaited: EmitFn;
+  /**
+   * The session's transcript writes as the coordinator makes them: a batch's results appended
+   * without waiting for the reply, the next write (here: the next batch's append) right
+   * behind, guarded. `settle()` waits for the last one.
+   */
+  transcript: PipelinedTranscript;
+  /** The transcript's length as the session knows it. */
+  length: number;
 }
 
 /** Opens session `name`: takes its lease and builds its remote executor and emitters. */
@@ -107,7 +116,7 @@ export async function openSession(h: Harness, name: string): Promise<BenchSessio
   if (!(await h.store.acquire(sessionId, token, LEASE_MS)))
     throw new Error(`could not take the lease of ${sessionId}`);
   const origin = { sessionId, runId };
-  return {
+  const session: BenchSession = {
     sessionId,
     runId,
     token,
@@ -116,7 +125,10 @@ export async function openSession(h: Harness, name: string): Promise<BenchSessio
     emitAwaited: async (event) => {
       await publishEvent(h.command, h.keys, origin, event);
     },
+    transcript: new PipelinedTranscript(sessionId, () => session.length),
+    length: await h.command.llen(h.keys.messages(sessionId)),
   };
+  return session;
 }
 
 let callCounter = 0;
@@ -145,47 +157,60 @@ function assistantMessageOf(calls: AgentToolCall[]): AssistantMessage {
   };
 }
 
+/**
+ * How a batch's result messages go to the session's transcript under its lease:
+ * - `pipelined`: as the coordinator appends them now, one `SessionStore.appendMany` sent
+ *   without waiting for its reply (`PipelinedTranscript.appendBehind`); the next write waits
+ *   for it;
+ * - `awaited`: the same script, its reply waited for (the coordinator before the pipelined
+ *   append);
+ * - `oneByOne`: each message with `SessionStore.append`, one round trip after another (the
+ *   coordinator before `appendMany`);
+ * - `none`: not persisted.
+ */
+export type AppendMode = "pipelined" | "awaited" | "oneByOne" | "none";
+
 /** How a batch runs in the benchmark. */
 export interface BatchOptions {
   /** The executor; `undefined` is the default in-process executor. */
   executor: ToolExecutor | undefined;
   /** The event sink; the session's coordinator emitter (`session.emit`) unless given. */
   emit?: EmitFn;
-  /** Append the result messages to the session transcript under its lease. Default true. */
-  persist?: boolean;
-  /**
-   * The path before this change: each result message appended with `SessionStore.append`,
-   * one round trip after another, instead of all of them in one `SessionStore.appendMany`.
-   */
-  appendsOneByOne?: boolean;
+  /** How the result messages are persisted. Default `pipelined`. */
+  append?: AppendMode;
 }
 
 function leaseLost(session: BenchSession): Error {
   return new Error(`lease of ${session.sessionId} lost`);
 }
 
-async function appendResults(
+/** Appends a batch's result messages to the session's transcript as `mode` says. */
+export async function appendResults(
   h: Harness,
   session: BenchSession,
   messages: AgentMessage[],
-  oneByOne: boolean,
+  mode: AppendMode,
 ): Promise<void> {
-  if (!oneByOne) {
-    if (!(await h.store.appendMany(session.sessionId, session.token, messages)))
-      throw leaseLost(session);
-    return;
+  const { sessionId, token, transcript } = session;
+  if (mode === "none") return;
+  if (mode === "pipelined") {
+    transcript.appendBehind((expect) => h.store.appendMany(sessionId, token, messages, expect));
+  } else if (mode === "awaited") {
+    await transcript.write((expect) => h.store.appendMany(sessionId, token, messages, expect));
+  } else {
+    await transcript.settle();
+    for (const message of messages)
+      if ((await h.store.append(sessionId, token, message)) !== true) throw leaseLost(session);
   }
-  for (const message of messages)
-    if (!(await h.store.append(session.sessionId, session.token, message)))
-      throw leaseLost(session);
+  session.length += messages.length;
 }
 
 /**
  * Runs one batch of `count` calls of `toolName` through Yiem's pipeline as the coordinator
  * does: `executeToolCalls` in parallel mode with the session's emitter, then the result
- * messages appended to the session's transcript under its lease in one fenced script
- * (`SessionStore.appendMany`, as the coordinator's `appendMessages`). The options select the
- * path before this change instead.
+ * messages appended to the session's transcript under its lease in one fenced script sent
+ * without waiting for its reply (as the coordinator's `appendMessages`; its reply is waited
+ * for by the session's next write). The options select earlier paths instead.
  */
 export async function runBatch(
   h: Harness,
@@ -204,8 +229,7 @@ export async function runBatch(
     undefined,
     options.emit ?? session.emit,
   );
-  if (options.persist ?? true)
-    await appendResults(h, session, batch.messages, options.appendsOneByOne ?? false);
+  await appendResults(h, session, batch.messages, options.append ?? "pipelined");
   const failed = batch.messages.find((message) => message.isError);
   if (failed) throw new Error(`a benchmark call failed: ${JSON.stringify(failed.content)}`);
   return batch;

@@ -188,11 +188,13 @@ function row(name: string, s: Summary): string[] {
 function distributionsSection(m: Measured): string {
   const rows = [
     row("remote call", m.calls.remote),
+    row("remote call, append awaited", m.calls.remoteAppendAwaited),
     row("remote call, before this change", m.calls.remoteBefore),
     row("raw BullMQ job", m.calls.raw),
     row("in-process call (events + persistence)", m.calls.inProcess),
     row("in-process pipeline alone", m.calls.inProcessBare),
     row("fan-out of eight, remote", m.fanout.remote),
+    row("fan-out of eight, append awaited", m.fanout.appendAwaited),
     row("fan-out of eight, before this change", m.fanout.before),
     row("eight raw BullMQ jobs at once", m.fanout.raw),
     row("event relay, streamSessionEvents", m.relay.stream),
@@ -229,7 +231,12 @@ function breakdownSection(m: Measured): string {
       ...cells(y.execToResult, x.execToResult, z.execToResult),
     ],
     ["finalize + `toolExecEnd` sent (reply not awaited)", num(y.endEvent, 3), "–", "–"],
-    ["result message appended (`appendMany`)", num(y.append, 3), "–", "–"],
+    [
+      "result message's `appendMany` sent (reply awaited by the next write)",
+      num(y.append, 3),
+      "–",
+      "–",
+    ],
     ["whole call", ...cells(y.total, x.total, z.total)],
   ];
   const own = y.startEvent + y.prepare + y.endEvent + y.append;
@@ -240,15 +247,14 @@ function breakdownSection(m: Measured): string {
 
 ${table(["phase", "Yiem", "raw BullMQ", `raw, worker idle ${IDLE_BEFORE_MS} ms first`], rows)}
 
-Yiem's own steps (start event sent, prepare, finalize + end event sent, append) take
-${num(own, 3)} ms of the ${num(y.total, 3)} ms median. Of Yiem's three Redis writes only the
-append is a round trip waited for: the two event scripts go out on the same connection
-ahead of the \`queue.add\` and of the append, so whatever Redis still spends on them shows
-inside those two round trips (the add takes ${num(y.add, 3)} ms here against ${num(x.add, 3)} ms
-raw). The queue itself (add sent → tool ran → coordinator woken) takes ${num(queue, 3)} ms
+Yiem's own steps (start event sent, prepare, finalize + end event sent, append sent) take
+${num(own, 3)} ms of the ${num(y.total, 3)} ms median. None of Yiem's three Redis writes is a
+round trip the call waits for: the two event scripts go out on the same connection ahead of
+the \`queue.add\`, so whatever Redis still spends on them shows inside the add's round trip
+(${num(y.add, 3)} ms here against ${num(x.add, 3)} ms raw), and the append's reply is waited
+for by the session's next write, sent right behind it (see [The pipelined append](#the-pipelined-append)). The queue itself (add sent → tool ran → coordinator woken) takes ${num(queue, 3)} ms
 against ${num(rawQueue, 3)} ms for raw BullMQ (${num(z.dispatchToExec + z.execToResult, 3)} ms
-when the raw worker has sat idle for ${IDLE_BEFORE_MS} ms before each job, as a Yiem worker
-does between two calls of a session while the coordinator appends). The 1.3× target leaves
+when the raw worker has sat idle for ${IDLE_BEFORE_MS} ms before each job). The 1.3× target leaves
 ${num(budget, 3)} ms (30% of this run's raw p50) for everything Yiem adds to a call; Yiem's
 own steps use ${num((own / budget) * 100, 0)}% of it. Phase medians do not add up exactly to
 the median of the whole.`;
@@ -264,8 +270,17 @@ function fanoutSection(m: Measured): string {
     vsNow,
   ];
   const rows = [
-    line("**now**: events not awaited, one `appendMany` (`fanout8P50Ms`)", f.remote, "–"),
-    line("events awaited (as before), one `appendMany`", f.eventsAwaited, delta(f.eventsAwaited)),
+    line(
+      "**now**: events not awaited, one `appendMany`, its reply awaited by the next write (`fanout8P50Ms`)",
+      f.remote,
+      "–",
+    ),
+    line("events not awaited, one `appendMany` awaited", f.appendAwaited, delta(f.appendAwaited)),
+    line(
+      "events awaited (as before), one `appendMany` awaited",
+      f.eventsAwaited,
+      delta(f.eventsAwaited),
+    ),
     line(
       "events not awaited, appends one after another (as before)",
       f.appendsOneByOne,
@@ -291,12 +306,31 @@ only after eight event round trips; and the agent loop appended the eight result
 round trip after another. Now the emit returns once the event is sent (events still go in
 order on the one command connection, so Redis runs each start before the job added after it
 and start still precedes the worker's updates), and the eight messages go in one fenced
-script. In this run the batch went from ${num(f.before.p50, 3)} ms to ${num(f.remote.p50, 3)} ms at
+script, whose reply the session's next write waits for. In this run the batch went from ${num(f.before.p50, 3)} ms to ${num(f.remote.p50, 3)} ms at
 p50 (${num(gain, 3)} ms, ${num((gain / f.before.p50) * 100, 0)}% less). The floor, eight raw
 BullMQ jobs added at once and awaited together, is ${num(f.raw.p50, 3)} ms, so Yiem now adds
 ${num(f.remote.p50 - f.raw.p50, 3)} ms to a batch of eight (${num(f.remote.p50 / f.raw.p50)}× the
-floor; ${target} the 1.3× target). A single call gains less, having only two events and one append: ${num(m.calls.remoteBefore.p50, 3)} ms before,
+floor; ${target} the 1.3× target). A single call: ${num(m.calls.remoteBefore.p50, 3)} ms before,
 ${num(m.calls.remote.p50, 3)} ms now (p50).`;
+}
+
+function pipelinedAppendSection(m: Measured): string {
+  const c = m.calls;
+  const f = m.fanout;
+  const saved = c.remoteAppendAwaited.p50 - c.remote.p50;
+  return `### The pipelined append
+
+The coordinator appends a batch's result messages (one fenced \`appendMany\`) without waiting
+for Redis's reply. The session's next write (the next turn's drain of waiting input, or the
+run's close) goes out right behind it on the same connection, carrying the transcript length it
+expects, and the two replies are awaited together (\`PipelinedTranscript\`). If the append did
+not land, that write changes nothing and fails with the append's error, so the transcript never
+has a write after a missing append; a remote call's result is durable before the coordinator
+hears of it anyway (the completed job, the worker's \`toolDone\` marker). A turn therefore waits
+for one round trip fewer. Here, with the append's reply waited for, a single call took
+${num(c.remoteAppendAwaited.p50, 3)} ms at p50 (${num(c.remoteAppendAwaited.p50 / c.raw.p50)}× raw) against
+${num(c.remote.p50, 3)} ms pipelined (${num(c.remote.p50 / c.raw.p50)}×): ${num(saved, 3)} ms: the round trip, and
+the worker sits idle for less time before the next call. A fan-out of eight: ${num(f.appendAwaited.p50, 3)} ms awaited, ${num(f.remote.p50, 3)} ms pipelined.`;
 }
 
 function costRow(name: string, y: number, x: number, digits = 0): string[] {
@@ -693,6 +727,7 @@ export function performanceMarkdown(
     distributionsSection(m),
     "## Where the time goes",
     breakdownSection(m),
+    pipelinedAppendSection(m),
     fanoutSection(m),
     throughputSection(m, results.cores),
     followUpBurstSection(m),

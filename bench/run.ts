@@ -86,6 +86,7 @@ async function measureThroughput(
       await measureRawRound(rig.raw, rig.rawConnection, options, workerCpu(rig.pool, "raw")),
     );
   }
+  await Promise.all(sessions.map((session) => session.transcript.settle()));
   return { yiem: combineRounds(yiem), raw: combineRounds(raw) };
 }
 
@@ -122,7 +123,7 @@ async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
       events:
         "createEventPublisher(command, keys, origin).emit: publishEvent sent in order on the command connection, reply not awaited",
       persistence:
-        "SessionStore.appendMany under a held lease: one fenced Lua script per batch of result messages",
+        "SessionStore.appendMany under a held lease: one fenced Lua script per batch of result messages, sent without waiting for its reply (PipelinedTranscript.appendBehind; the session's next write, guarded, waits for it)",
       before:
         "the path before this change: each publishEvent awaited, SessionStore.append one message after another",
       rawWait: "job.waitUntilFinished(queueEvents, 10000)",

@@ -56,6 +56,17 @@ configured detection times, which the suite shortens through configuration:
 coordinator), \`YIEM_LEASE_MS=3000\` (a dead coordinator's hold on a session expires). The
 production defaults are 30 s, 30 s and 10 s.
 
+## Transcript writes that are not waited for
+
+A batch's results are appended without waiting for Redis's reply; the run's next write goes
+right behind them and both replies are awaited together (\`cluster/pipelinedTranscript.ts\`).
+That next write carries the transcript length it expects, so it changes nothing when the
+append did not land (a lost lease, a refused write), and the run stops with the append's
+error as it did when the append was awaited; the session is then resumed from what Redis
+holds. A coordinator killed between the two loses at most the unanswered append, which the
+resume redoes: remote calls attach to their finished jobs, in-process calls are handled as
+any interrupted call. The scenarios above run with it.
+
 ## Failover on a Redis Cluster
 
 Redis Cluster replicates asynchronously: a write a master acknowledged just before it died

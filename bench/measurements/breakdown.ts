@@ -1,6 +1,12 @@
 import { type EmitFn, TOOL_JOB_RETENTION, type ToolJobResult, toolJobId } from "@yiem/core";
 import { monotonicMs, sleep } from "../clock.js";
-import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
+import {
+  appendResults,
+  type BenchSession,
+  type Harness,
+  openSession,
+  runBatch,
+} from "../harness.js";
 import { type LoopBounds, sampleInterleaved, sampleSequential } from "../loop.js";
 import { RAW_TRACED_JOB, type RawClient, rawJobData } from "../rawBullmq.js";
 import { summarize } from "../stats.js";
@@ -21,7 +27,10 @@ export interface RemotePhases {
   execToResult: number;
   /** Finalize + `toolExecEnd` sent (its reply is not awaited). */
   endEvent: number;
-  /** The result message appended to the transcript (`SessionStore.appendMany`, one round trip). */
+  /**
+   * The result message's append sent (`SessionStore.appendMany`); its reply is waited for by
+   * the session's next write, sent right behind it.
+   */
   append: number;
   /** The whole call. */
   total: number;
@@ -74,13 +83,12 @@ async function tracedRemoteCall(h: Harness, session: BenchSession): Promise<Remo
   const batch = await runBatch(h, session, TRACED_TOOL, 1, {
     executor: session.remote,
     emit,
-    persist: false,
+    append: "none",
   });
   const message = batch.messages[0];
   if (!message) throw new Error("no result message");
   const batchDone = monotonicMs();
-  if (!(await h.store.appendMany(session.sessionId, session.token, batch.messages)))
-    throw new Error(`lease of ${session.sessionId} lost`);
+  await appendResults(h, session, batch.messages, "pipelined");
   const appended = monotonicMs();
   const jobId = toolJobId(session.sessionId, session.runId, message.toolCallId);
   const mark: Partial<JobMarks> = h.waiter.take(jobId) ?? {};
@@ -170,6 +178,7 @@ export async function measureBreakdown(
     h.waiter.tracing = false;
     h.waiter.marks.clear();
   }
+  await session.transcript.settle();
   return {
     remote: medians(remote, [
       "startEvent",

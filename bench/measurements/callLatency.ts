@@ -1,5 +1,5 @@
 import type { BenchSession, Harness } from "../harness.js";
-import { openSession, runBatch } from "../harness.js";
+import { type AppendMode, openSession, runBatch } from "../harness.js";
 import type { LoopBounds, Step } from "../loop.js";
 import { sampleInterleaved } from "../loop.js";
 import type { RawClient } from "../rawBullmq.js";
@@ -11,9 +11,12 @@ import { NOOP_TOOL } from "../tools.js";
 export interface CallLatency {
   /**
    * Yiem's remote path as the coordinator runs it: events sent without awaiting each reply,
-   * a tool worker process, the result message persisted (`SessionStore.appendMany`).
+   * a tool worker process, the result message appended (`SessionStore.appendMany`) without
+   * waiting for the reply (the session's next write waits for it, sent right behind it).
    */
   remote: Summary;
+  /** The same with the append's reply waited for (the coordinator before the pipelined append). */
+  remoteAppendAwaited: Summary;
   /** Plain BullMQ: `queue.add` → `waitUntilFinished`, a plain worker process. */
   raw: Summary;
   /** Yiem's pipeline with the default in-process executor, events and persistence included. */
@@ -30,9 +33,13 @@ export interface CallLatency {
 const noEmit = () => undefined;
 
 /** One remote no-op call through `executeToolCalls` + `createRemoteExecutor`, persisted. */
-export function remoteCallStep(h: Harness, session: BenchSession): Step {
+export function remoteCallStep(
+  h: Harness,
+  session: BenchSession,
+  append: AppendMode = "pipelined",
+): Step {
   return async () => {
-    await runBatch(h, session, NOOP_TOOL, 1, { executor: session.remote });
+    await runBatch(h, session, NOOP_TOOL, 1, { executor: session.remote, append });
     return undefined;
   };
 }
@@ -43,7 +50,7 @@ export function remoteCallBeforeStep(h: Harness, session: BenchSession): Step {
     await runBatch(h, session, NOOP_TOOL, 1, {
       executor: session.remote,
       emit: session.emitAwaited,
-      appendsOneByOne: true,
+      append: "oneByOne",
     });
     return undefined;
   };
@@ -71,9 +78,11 @@ export async function measureCallLatency(
   const localSession = await openSession(h, "local");
   const bareSession = await openSession(h, "bare");
   const beforeSession = await openSession(h, "before");
+  const awaitedSession = await openSession(h, "append-awaited");
   const samples = await sampleInterleaved(
     {
       remote: remoteCallStep(h, remoteSession),
+      remoteAppendAwaited: remoteCallStep(h, awaitedSession, "awaited"),
       remoteBefore: remoteCallBeforeStep(h, beforeSession),
       raw: rawCallStep(raw, "bench-remote"),
       inProcess: async () => {
@@ -84,15 +93,17 @@ export async function measureCallLatency(
         await runBatch(h, bareSession, NOOP_TOOL, 1, {
           executor: undefined,
           emit: noEmit,
-          persist: false,
+          append: "none",
         });
         return undefined;
       },
     },
     bounds,
   );
+  await Promise.all([remoteSession, localSession].map((s) => s.transcript.settle()));
   return {
     remote: summarize(samples.remote ?? []),
+    remoteAppendAwaited: summarize(samples.remoteAppendAwaited ?? []),
     raw: summarize(samples.raw ?? []),
     inProcess: summarize(samples.inProcess ?? []),
     inProcessBare: summarize(samples.inProcessBare ?? []),

@@ -110,6 +110,7 @@ export async function measureEventRelay(
     await reader;
     plain.disconnect();
   }
+  await session.transcript.settle();
   return {
     stream: summarize(arrivals.latencies.stream),
     pubsub: summarize(arrivals.latencies.pubsub),

@@ -1,4 +1,10 @@
-import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
+import {
+  type AppendMode,
+  type BenchSession,
+  type Harness,
+  openSession,
+  runBatch,
+} from "../harness.js";
 import { type LoopBounds, type Step, sampleInterleaved } from "../loop.js";
 import { type RawClient, rawJobData } from "../rawBullmq.js";
 import { type Summary, summarize } from "../stats.js";
@@ -12,10 +18,12 @@ export interface FanoutLatency {
   /**
    * Through Yiem's remote path as the coordinator runs it: events sent in order without
    * awaiting each reply (`createEventPublisher`), the results appended in one fenced script
-   * (`SessionStore.appendMany`).
+   * (`SessionStore.appendMany`) without waiting for its reply.
    */
   remote: Summary;
-  /** As `remote`, but each event awaited (`publishEvent`) as before this change. */
+  /** As `remote`, but the append's reply waited for (before the pipelined append). */
+  appendAwaited: Summary;
+  /** As `appendAwaited`, but each event awaited (`publishEvent`) as before. */
   eventsAwaited: Summary;
   /** As `remote`, but the results appended one after another (`SessionStore.append`) as before. */
   appendsOneByOne: Summary;
@@ -25,10 +33,10 @@ export interface FanoutLatency {
   raw: Summary;
 }
 
-/** Which parts of the remote batch run as before this change. */
+/** Which parts of the remote batch run as before. */
 interface Variant {
   eventsAwaited?: boolean;
-  appendsOneByOne?: boolean;
+  append?: AppendMode;
 }
 
 function remoteStep(h: Harness, session: BenchSession, variant: Variant): Step {
@@ -37,7 +45,7 @@ function remoteStep(h: Harness, session: BenchSession, variant: Variant): Step {
     await runBatch(h, session, NOOP_TOOL, FANOUT, {
       executor: session.remote,
       emit,
-      appendsOneByOne: variant.appendsOneByOne ?? false,
+      append: variant.append ?? "pipelined",
     });
     return undefined;
   };
@@ -68,15 +76,18 @@ export async function measureFanout(
     {
       remote: remoteStep(h, session, {}),
       raw: rawStep(raw),
-      eventsAwaited: remoteStep(h, session, { eventsAwaited: true }),
-      appendsOneByOne: remoteStep(h, session, { appendsOneByOne: true }),
-      before: remoteStep(h, session, { eventsAwaited: true, appendsOneByOne: true }),
+      appendAwaited: remoteStep(h, session, { append: "awaited" }),
+      eventsAwaited: remoteStep(h, session, { eventsAwaited: true, append: "awaited" }),
+      appendsOneByOne: remoteStep(h, session, { append: "oneByOne" }),
+      before: remoteStep(h, session, { eventsAwaited: true, append: "oneByOne" }),
     },
     bounds,
   );
+  await session.transcript.settle();
   const of = (name: keyof FanoutLatency) => summarize(samples[name] ?? []);
   return {
     remote: of("remote"),
+    appendAwaited: of("appendAwaited"),
     eventsAwaited: of("eventsAwaited"),
     appendsOneByOne: of("appendsOneByOne"),
     before: of("before"),

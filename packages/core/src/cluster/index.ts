@@ -13,6 +13,7 @@ export * from "./eventBus.js";
 export * from "./httpListen.js";
 export * from "./logger.js";
 export * from "./metrics.js";
+export * from "./pipelinedTranscript.js";
 export * from "./readiness.js";
 export * from "./redisWatch.js";
 export * from "./remoteExecutor.js";

@@ -27,6 +27,7 @@ import { createEventPublisher, type EventPublisher, readEventsAfter } from "./ev
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import type { Logger } from "./logger.js";
 import { logModelErrors } from "./modelErrorLog.js";
+import { PipelinedTranscript } from "./pipelinedTranscript.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";
 import type { ResultWaiter } from "./resultWaiter.js";
 import { summarizeRun } from "./runSummary.js";
@@ -149,21 +150,6 @@ async function startedBefore(h: Holding, start: OpenRun): Promise<Set<string>> {
   );
 }
 
-/** Runs a store write; a Redis failure becomes `SessionStoreError`, a fenced-off write `LeaseLostError`. */
-async function writeFenced<T>(
-  sessionId: string,
-  write: () => Promise<T | undefined | false>,
-): Promise<T> {
-  let result: T | undefined | false;
-  try {
-    result = await write();
-  } catch (err) {
-    throw new SessionStoreError(sessionId, err);
-  }
-  if (result === undefined || result === false) throw new LeaseLostError(sessionId);
-  return result;
-}
-
 /** Errors a run must not turn into its response: the session task recovers from them. */
 function isRecoverable(err: unknown): boolean {
   return (
@@ -204,20 +190,25 @@ type OpenRun = Extract<RunStart, { kind: "new" | "resume" }>;
 
 /**
  * The loop's view of the session's transcript: every write goes to Redis first, fenced. A
- * batch with calls awaiting approval is not appended: the run parks (`parkRun`).
+ * batch's results are appended without waiting for the reply; the next write goes right
+ * behind them, guarded (`PipelinedTranscript`). A batch with calls awaiting approval is not
+ * appended: the run parks (`parkRun`).
  */
 function transcriptWriters(
   h: Holding,
   start: OpenRun,
   inputIds: string[],
   executor: ApprovalExecutor,
+  transcript: PipelinedTranscript,
 ) {
   const { deps, sessionId, token, state } = h;
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   return {
     drainInput: async () => {
       await deps.syncWrittenTools?.();
-      const drained = await writeFenced(sessionId, () => deps.store.drainInputs(sessionId, token));
+      const drained = await transcript.write((expect) =>
+        deps.store.drainInputs(sessionId, token, expect),
+      );
       inputIds.push(...drained.inputIds);
       const moved = [...opening, ...drained.messages];
       opening = []; // the opening message is in the transcript already (startRun put it there)
@@ -225,14 +216,20 @@ function transcriptWriters(
       return moved;
     },
     appendMessages: async (messages: AgentMessage[]) => {
+      await transcript.settle();
       if (executor.parked.size > 0) await parkRun(h, executor);
-      await writeFenced(sessionId, () => deps.store.appendMany(sessionId, token, messages));
+      transcript.appendBehind((expect) =>
+        deps.store.appendMany(sessionId, token, messages, expect),
+      );
       state.messages.push(...messages);
       executor.finished.clear();
-      if (executor.touched()) await deps.approvals.clear(sessionId).catch(() => undefined); // stale entries are harmless
+      if (!executor.touched()) return;
+      // The stored outcomes of a parked batch go only once its results are surely appended.
+      await transcript.settle();
+      await deps.approvals.clear(sessionId).catch(() => undefined); // stale entries are harmless
     },
     appendMessage: async (message: AgentMessage) => {
-      await writeFenced(sessionId, () => deps.store.append(sessionId, token, message));
+      await transcript.write((expect) => deps.store.append(sessionId, token, message, expect));
       state.messages.push(message);
     },
   };
@@ -282,6 +279,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
     defaultTimeoutMs: deps.approvalTimeoutMs,
     stored: start.kind === "resume" ? await deps.approvals.storedOutcomes(sessionId) : new Map(),
   });
+  const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const response =
     finishedAnswer(h, start) ??
     (await runLoopInSpan(h, start, {
@@ -293,13 +291,13 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
       emit: runEmitter(h, publisher, executor, held),
       signal: controller.signal,
       rethrow: isRecoverable,
-      ...transcriptWriters(h, start, inputIds, executor),
+      ...transcriptWriters(h, start, inputIds, executor, transcript),
     }));
   h.held.controller = undefined;
   await publisher.flush();
   const agentEnd: AgentEvent = held.end ?? { type: "agentEnd", response };
   const run = { runId: start.runId, inputIds, event: agentEnd };
-  await writeFenced(sessionId, () => deps.store.finishRun(sessionId, token, response, run));
+  await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
   deps.onRunFinished?.(sessionId, inputIds, response);
   return response;
 }

@@ -39,6 +39,21 @@ export type EnqueueOutcome =
   | { kind: "known" }
   | { kind: "queued" };
 
+/**
+ * What a guarded write reports when the transcript was not the length it expected: a write
+ * sent right behind another whose reply is still on its way finds that the other did not land,
+ * and changes nothing (see `PipelinedTranscript`).
+ */
+export const NOT_AS_EXPECTED = "notAsExpected" as const;
+
+/** A guarded write's `NOT_AS_EXPECTED` outcome. */
+export type NotAsExpected = typeof NOT_AS_EXPECTED;
+
+/** The `expectLength` argument of a script: the length, or '' for no guard. */
+function guardArg(expectLength: number | undefined): number | string {
+  return expectLength ?? "";
+}
+
 /** How an input enters its session: joining the current run, or a run of its own after it. */
 export type InputKind = "input" | "followUp";
 
@@ -175,12 +190,15 @@ export class SessionStore {
 
   /**
    * Moves waiting plain inputs submitted after the open run's first input into the transcript
-   * and the run; returns their ids and messages, or `undefined` when the lease is lost.
+   * and the run; returns their ids and messages, or `undefined` when the lease is lost. With
+   * `expectLength`, moves nothing and returns `NOT_AS_EXPECTED` unless the transcript has
+   * that many messages.
    */
   async drainInputs(
     sessionId: string,
     token: string,
-  ): Promise<{ inputIds: string[]; messages: UserMessage[] } | undefined> {
+    expectLength?: number,
+  ): Promise<{ inputIds: string[]; messages: UserMessage[] } | NotAsExpected | undefined> {
     const k = this.keys;
     const [code, ...pairs] = await this.redis.yiemDrainInputs(
       k.lease(sessionId),
@@ -190,8 +208,10 @@ export class SessionStore {
       k.messages(sessionId),
       k.run(sessionId),
       token,
+      guardArg(expectLength),
     );
     if (code === -1) return undefined;
+    if (code === -2) return NOT_AS_EXPECTED;
     const inputIds: string[] = [];
     const messages: UserMessage[] = [];
     for (let i = 0; i < pairs.length; i += 2) {
@@ -201,8 +221,17 @@ export class SessionStore {
     return { inputIds, messages };
   }
 
-  /** Appends a message to the transcript (a tool result clears its running mark); false when the lease is lost. */
-  async append(sessionId: string, token: string, message: AgentMessage): Promise<boolean> {
+  /**
+   * Appends a message to the transcript (a tool result clears its running mark); false when
+   * the lease is lost; `NOT_AS_EXPECTED` (nothing written) when `expectLength` is given and the
+   * transcript has another length.
+   */
+  async append(
+    sessionId: string,
+    token: string,
+    message: AgentMessage,
+    expectLength?: number,
+  ): Promise<boolean | NotAsExpected> {
     const k = this.keys;
     const callId = message.role === "toolResult" ? message.toolCallId : "";
     const length = await this.redis.yiemAppendMessage(
@@ -212,12 +241,22 @@ export class SessionStore {
       token,
       JSON.stringify(message),
       callId,
+      guardArg(expectLength),
     );
-    return length !== -1;
+    return length === -2 ? NOT_AS_EXPECTED : length !== -1;
   }
 
-  /** Appends several messages in order, in one round trip; false when the lease is lost. */
-  async appendMany(sessionId: string, token: string, messages: AgentMessage[]): Promise<boolean> {
+  /**
+   * Appends several messages in order, in one round trip; false when the lease is lost;
+   * `NOT_AS_EXPECTED` (nothing written) when `expectLength` is given and the transcript has
+   * another length.
+   */
+  async appendMany(
+    sessionId: string,
+    token: string,
+    messages: AgentMessage[],
+    expectLength?: number,
+  ): Promise<boolean | NotAsExpected> {
     if (messages.length === 0) return true;
     const k = this.keys;
     const pairs = messages.flatMap((m) => [
@@ -229,9 +268,10 @@ export class SessionStore {
       k.messages(sessionId),
       k.running(sessionId),
       token,
+      guardArg(expectLength),
       ...pairs,
     );
-    return length !== -1;
+    return length === -2 ? NOT_AS_EXPECTED : length !== -1;
   }
 
   /** Marks a tool call as running in the holder's own process (so a successor knows it was interrupted). */
@@ -247,14 +287,17 @@ export class SessionStore {
   /**
    * Closes the run: stores its response for every input it answers (`inputIds`, as the
    * holder tracked them from `startRun` and `drainInputs`) and publishes its `agentEnd`
-   * event, atomically (see `finishRun.lua`). Returns false when the lease is lost.
+   * event, atomically (see `finishRun.lua`). Returns false when the lease is lost;
+   * `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given and the transcript has
+   * another length.
    */
   async finishRun(
     sessionId: string,
     token: string,
     response: AssistantMessage,
     run: { runId: string; inputIds: string[]; event: AgentEvent },
-  ): Promise<boolean> {
+    expectLength?: number,
+  ): Promise<boolean | NotAsExpected> {
     const k = this.keys;
     const eventJson = JSON.stringify({
       ...run.event,
@@ -288,8 +331,9 @@ export class SessionStore {
       DEFAULT_STREAM_LENGTH,
       SESSION_TTL_SECONDS,
       JSON.stringify(run.inputIds),
+      guardArg(expectLength),
     );
-    return done === 1;
+    return done === -2 ? NOT_AS_EXPECTED : done === 1;
   }
 
   /** The whole transcript. */

@@ -10,10 +10,12 @@
     ARGV[1] token
     ARGV[2] message JSON
     ARGV[3] tool call id, or ''
+    ARGV[4] the transcript's expected length before this append, or '' (see appendMessages-3)
 
   Output:
-    the transcript's length · -1 not ours
+    the transcript's length · -1 not ours · -2 not the expected length (nothing written)
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if ARGV[4] ~= '' and redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[4]) then return -2 end
 if ARGV[3] ~= '' then redis.call('HDEL', KEYS[3], ARGV[3]) end
 return redis.call('RPUSH', KEYS[2], ARGV[2])

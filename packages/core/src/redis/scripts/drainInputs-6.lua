@@ -13,11 +13,13 @@
     KEYS[6] run
 
     ARGV[1] token
+    ARGV[2] the transcript's expected length, or '' (see appendMessages-3)
 
   Output:
-    {-1} not ours · {1, id, message, id, message, ...}
+    {-1} not ours · {-2} not the expected length (nothing moved) · {1, id, message, ...}
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+if ARGV[2] ~= '' and redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[2]) then return {-2} end
 local opened = redis.call('HGET', KEYS[6], 'order') or '-inf'
 local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. opened, '+inf')
 local moved = {1}

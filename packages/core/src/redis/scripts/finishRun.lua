@@ -28,11 +28,13 @@
     ARGV[7] stream max length
     ARGV[8] session ttl s
     ARGV[9] JSON array of the input ids
+    ARGV[10] the transcript's expected length, or '' (see appendMessages-3)
 
   Output:
-    1 closed · -1 not ours
+    1 closed · -1 not ours · -2 not the expected length (nothing changed)
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then return -2 end
 for i = 11, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 local ids = redis.call('LRANGE', KEYS[3], 0, -1)
 for _, id in ipairs(ids) do redis.call('HDEL', KEYS[4], id) end

@@ -1,0 +1,200 @@
+import { randomUUID } from "node:crypto";
+import {
+  type AgentMessage,
+  type AssistantMessage,
+  clusterKeys,
+  connectRedis,
+  LeaseLostError,
+  NOT_AS_EXPECTED,
+  PipelinedTranscript,
+  type RedisClient,
+  SessionStore,
+  type UserMessage,
+} from "@yiem/core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startTestRedis, type TestRedis } from "../support/redisServer.js";
+
+/**
+ * A run's results are appended without waiting for the reply, and the run's next write goes
+ * right behind them. These scenarios check, on a real Redis, that such a write never lands
+ * when the append before it did not.
+ */
+
+const LEASE_MS = 60_000;
+
+let server: TestRedis;
+let redis: RedisClient;
+let store: SessionStore;
+
+beforeAll(async () => {
+  server = await startTestRedis();
+  redis = connectRedis(server.url);
+  store = new SessionStore(redis, clusterKeys(server.prefix));
+});
+
+afterAll(async () => {
+  await redis.quit();
+  await server.stop();
+});
+
+function userMessage(text: string): UserMessage {
+  return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+}
+
+function toolResult(id: string): AgentMessage {
+  return {
+    role: "toolResult",
+    toolCallId: id,
+    toolName: "noop",
+    content: [{ type: "text", text: `result of ${id}` }],
+    details: {},
+    isError: false,
+    timestamp: Date.now(),
+  };
+}
+
+function finalAnswer(): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text: "done" }],
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+}
+
+/** A held session with an open run, and one more plain input waiting to be drained into it. */
+interface OpenSession {
+  sessionId: string;
+  token: string;
+  runId: string;
+  /** The transcript as the holder knows it. */
+  messages: AgentMessage[];
+}
+
+let order = Date.now() * 1024;
+
+async function openSessionWithWaitingInput(): Promise<OpenSession> {
+  const sessionId = `s-${randomUUID()}`;
+  const token = randomUUID();
+  await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), ++order);
+  expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+  const start = await store.startRun(sessionId, token);
+  if (start.kind !== "new") throw new Error(`expected a new run, got ${start.kind}`);
+  await store.enqueueInput(sessionId, "in-2", "input", userMessage("second"), ++order);
+  return { sessionId, token, runId: start.runId, messages: [start.message] };
+}
+
+function textsOf(messages: AgentMessage[]): string[] {
+  return messages.map((m) =>
+    m.role === "user"
+      ? m.content.map((block) => (block.type === "text" ? block.text : "")).join("")
+      : m.role === "toolResult"
+        ? `result ${m.toolCallId}`
+        : m.role,
+  );
+}
+
+describe("a run's transcript with pipelined result appends", () => {
+  let s: OpenSession;
+  beforeEach(async () => {
+    s = await openSessionWithWaitingInput();
+  });
+
+  it("drains the waiting input right behind the appended results, in order", async () => {
+    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
+    const results = [toolResult("c1"), toolResult("c2")];
+    transcript.appendBehind((expect) => store.appendMany(s.sessionId, s.token, results, expect));
+    s.messages.push(...results);
+    const drained = await transcript.write((expect) =>
+      store.drainInputs(s.sessionId, s.token, expect),
+    );
+    expect(drained.inputIds).toEqual(["in-2"]);
+    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual([
+      "first",
+      "result c1",
+      "result c2",
+      "second",
+    ]);
+  });
+
+  it("moves no input behind an append that did not land, and throws what the append failed with", async () => {
+    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
+    // The append is fenced off (a stale token): it writes nothing, as any failed append.
+    transcript.appendBehind((expect) =>
+      store.appendMany(s.sessionId, "stale-token", [toolResult("c1")], expect),
+    );
+    s.messages.push(toolResult("c1"));
+    const drain = transcript.write((expect) => store.drainInputs(s.sessionId, s.token, expect));
+    await expect(drain).rejects.toBeInstanceOf(LeaseLostError);
+    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual(["first"]);
+    // The input still waits: the next drain (once the results are in) takes it.
+    expect(await store.appendMany(s.sessionId, s.token, [toolResult("c1")])).toBe(true);
+    const later = await store.drainInputs(s.sessionId, s.token);
+    expect(later).not.toBe(NOT_AS_EXPECTED);
+    expect(later && later !== NOT_AS_EXPECTED ? later.inputIds : []).toEqual(["in-2"]);
+  });
+
+  it("does not close the run behind an append that did not land", async () => {
+    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
+    transcript.appendBehind((expect) =>
+      store.appendMany(s.sessionId, "stale-token", [toolResult("c1")], expect),
+    );
+    s.messages.push(toolResult("c1"));
+    const response = finalAnswer();
+    const run = {
+      runId: s.runId,
+      inputIds: ["in-1"],
+      event: { type: "agentEnd" as const, response },
+    };
+    const finish = transcript.write((expect) =>
+      store.finishRun(s.sessionId, s.token, response, run, expect),
+    );
+    await expect(finish).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await store.readResponse(s.sessionId, "in-1")).toBeUndefined();
+    const resumed = await store.startRun(s.sessionId, s.token);
+    expect(resumed.kind).toBe("resume");
+  });
+
+  it("keeps two appends in order when the second goes out before the first is answered", async () => {
+    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
+    for (const batch of [["c1", "c2"], ["c3"]]) {
+      const results = batch.map(toolResult);
+      transcript.appendBehind((expect) => store.appendMany(s.sessionId, s.token, results, expect));
+      s.messages.push(...results);
+    }
+    await transcript.settle();
+    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual([
+      "first",
+      "result c1",
+      "result c2",
+      "result c3",
+    ]);
+  });
+
+  it("writes again without the guard when the run miscounted its transcript but the append landed", async () => {
+    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length + 5);
+    transcript.appendBehind((expect) =>
+      store.appendMany(s.sessionId, s.token, [toolResult("c1")], expect),
+    );
+    s.messages.push(toolResult("c1"));
+    const drained = await transcript.write((expect) =>
+      store.drainInputs(s.sessionId, s.token, expect),
+    );
+    expect(drained.inputIds).toEqual(["in-2"]);
+    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual([
+      "first",
+      "result c1",
+      "second",
+    ]);
+  });
+
+  it("refuses a guarded write whose expected length is not the transcript's, changing nothing", async () => {
+    expect(await store.drainInputs(s.sessionId, s.token, 7)).toBe(NOT_AS_EXPECTED);
+    expect(await store.append(s.sessionId, s.token, toolResult("c9"), 0)).toBe(NOT_AS_EXPECTED);
+    expect(await store.appendMany(s.sessionId, s.token, [toolResult("c9")], 3)).toBe(
+      NOT_AS_EXPECTED,
+    );
+    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual(["first"]);
+    expect(await store.drainInputs(s.sessionId, s.token, 1)).toMatchObject({ inputIds: ["in-2"] });
+  });
+});

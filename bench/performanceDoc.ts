@@ -584,7 +584,8 @@ function sessionsSection(m: Measured): string {
   return `## Sessions
 
 ${count(p.sessions)} sessions at once on **one** coordinator process, the compiled build started as
-deployed (\`node apps/coordinator/dist/main.js\`, \`LOG_LEVEL=info\`), with two compiled tool
+deployed (\`node apps/coordinator/dist/main.js\`, \`LOG_LEVEL=info\`, \`YIEM_HEAP_GROWTH_PERCENT\` at
+its default 150), with two compiled tool
 workers (\`node apps/tool-worker/dist/main.js\`, \`WORKER_CONCURRENCY\` at its default), a private
 \`redis-server\` and a scripted model (in the benchmark process) that answers every request
 after ${s.modelDelayMs} ms, streamed as the coordinator asks. The tool is a bench-only plain-JS

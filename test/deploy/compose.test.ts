@@ -150,6 +150,17 @@ describe("docker-compose.yml", () => {
     expect(worker.queues).toEqual(["default"]);
   });
 
+  it("caps a coordinator's heap growth at 150 % unless YIEM_HEAP_GROWTH_PERCENT says otherwise", () => {
+    expect(readClusterConfig({}).heapGrowthPercent).toBe(150);
+    expect(readClusterConfig({ YIEM_HEAP_GROWTH_PERCENT: "0" }).heapGrowthPercent).toBe(0);
+    expect(readClusterConfig({ YIEM_HEAP_GROWTH_PERCENT: "300" }).heapGrowthPercent).toBe(300);
+    for (const bad of ["abc", "-5", "1.5"]) {
+      expect(() => readClusterConfig({ YIEM_HEAP_GROWTH_PERCENT: bad })).toThrow(
+        /YIEM_HEAP_GROWTH_PERCENT/,
+      );
+    }
+  });
+
   it("passes the model and admin settings through from the host", () => {
     const raw = service("coordinator").environment;
     const text = JSON.stringify(raw);

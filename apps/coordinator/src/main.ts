@@ -10,6 +10,7 @@ import {
   createLogger,
   createOpenAILlmCall,
   describeStartFailure,
+  limitHeapGrowth,
   onShutdownSignal,
   readClusterConfig,
   redisTargetOf,
@@ -23,6 +24,7 @@ import { warnIfNoApiKey } from "./apiKeyWarning.js";
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
+  limitHeapGrowth(config.heapGrowthPercent);
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
   const adminHost = chooseAdminHost(config.adminHost, credentials !== undefined);

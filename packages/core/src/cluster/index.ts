@@ -10,6 +10,7 @@ export * from "./coordinatorDecision.js";
 export * from "./coordinatorJob.js";
 export * from "./errors.js";
 export * from "./eventBus.js";
+export * from "./heapGrowth.js";
 export * from "./httpListen.js";
 export * from "./logger.js";
 export * from "./metrics.js";

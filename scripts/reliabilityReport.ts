@@ -65,7 +65,10 @@ append did not land (a lost lease, a refused write), and the run stops with the 
 error as it did when the append was awaited; the session is then resumed from what Redis
 holds. A coordinator killed between the two loses at most the unanswered append, which the
 resume redoes: remote calls attach to their finished jobs, in-process calls are handled as
-any interrupted call. The scenarios above run with it.
+any interrupted call. A holder that loses its lease at that moment may already have published
+the results' \`messageEnd\` and \`turnEnd\` (as it publishes each call's \`toolExecEnd\` before
+the append); the next holder publishes them again when it resumes, so a watcher may see an end
+twice, never miss one. The scenarios above run with it.
 
 ## Failover on a Redis Cluster
 

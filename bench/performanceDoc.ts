@@ -675,8 +675,12 @@ figures, before → now at p50:
 2. **A batch's result messages are appended in one fenced script**
    (\`SessionStore.appendMany\`, used by the agent loop's \`appendMessages\`). Fan-out, this
    change alone: ${num(f.before.p50, 3)} → ${num(f.eventsAwaited.p50, 3)} ms. Both: fan-out
-   ${num(f.before.p50, 3)} → ${num(f.remote.p50, 3)} ms; single call ${num(c.remoteBefore.p50, 3)} →
-   ${num(c.remote.p50, 3)} ms (${num(c.remoteBefore.p50 / c.raw.p50)}× → ${num(c.remote.p50 / c.raw.p50)}× raw BullMQ).
+   ${num(f.before.p50, 3)} → ${num(f.appendAwaited.p50, 3)} ms; single call ${num(c.remoteBefore.p50, 3)} →
+   ${num(c.remoteAppendAwaited.p50, 3)} ms (${num(c.remoteBefore.p50 / c.raw.p50)}× → ${num(c.remoteAppendAwaited.p50 / c.raw.p50)}× raw BullMQ).
+3. **The append's reply is not waited for** (\`PipelinedTranscript\`, see
+   [The pipelined append](#the-pipelined-append)): fan-out ${num(f.appendAwaited.p50, 3)} →
+   ${num(f.remote.p50, 3)} ms; single call ${num(c.remoteAppendAwaited.p50, 3)} → ${num(c.remote.p50, 3)} ms
+   (${num(c.remoteAppendAwaited.p50 / c.raw.p50)}× → ${num(c.remote.p50 / c.raw.p50)}× raw BullMQ).
 - **No leaked connections**: \`ResultWaiter\` hands \`QueueEvents\` its command connection and
   the workers hand BullMQ \`ctx.command\`, so BullMQ's own blocking duplicates are the only
   extra connections and they close with their owners. The benchmark's lazy command
@@ -686,7 +690,7 @@ figures, before → now at p50:
 
 Still open (not made here):
 
-3. **Publish \`toolExecEnd\` and append the result in one script** (both are fenced writes of
+4. **Publish \`toolExecEnd\` and append the result in one script** (both are fenced writes of
    the same session; for a batch, one script for its end events and its messages). Now that
    the end event is not awaited this saves a command rather than a wait: per call one script
    call in Redis, one socket write and one reply on the coordinator side. That counts for
@@ -694,12 +698,14 @@ Still open (not made here):
    ${num(x.callsPerS, 0)} jobs/s, ${num(totalCpu(y), 0)} µs of CPU per call in all processes
    against ${num(totalCpu(x), 0)} µs); the single-call latency would gain less (remote p50 now ${num(r.remoteCallP50Ms, 3)} ms against
    ${num(r.rawBullmqP50Ms, 3)} ms raw).
-4. **ioredis auto-pipelining on the coordinator's command connection**
+5. **ioredis auto-pipelining on the coordinator's command connection**
    (\`enableAutoPipelining\`): commands issued in the same tick of the event loop (the start
    events and adds of a batch, and under load the commands of many sessions) would go out in
    one socket write, which lowers the coordinator's CPU per call rather than Redis's work.
-   An idea, not measured here: BullMQ's duplicates of that connection would inherit the
-   option, so it wants a run of this benchmark (fan-out and throughput) before it is adopted.
+   Tried once outside this benchmark (the single-call cases only, on Yiem's connections and
+   the workers'): the single call got slower (about 0.98 → 1.07 ms at p50), since every
+   command then waits for the end of its tick (ioredis flushes on \`setImmediate\`). Not
+   adopted; a throughput run might still favour it.
 
 ## Reproduce
 

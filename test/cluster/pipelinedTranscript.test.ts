@@ -100,33 +100,41 @@ describe("a run's transcript with pipelined result appends", () => {
     s = await openSessionWithWaitingInput();
   });
 
-  it("drains the waiting input right behind the appended results, in order", async () => {
-    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
-    const results = [toolResult("c1"), toolResult("c2")];
-    transcript.appendBehind((expect) => store.appendMany(s.sessionId, s.token, results, expect));
+  /** The run's transcript writes, counting the holder's transcript (plus `miscount`). */
+  function transcriptOf(miscount = 0): PipelinedTranscript {
+    return new PipelinedTranscript(s.sessionId, () => s.messages.length + miscount);
+  }
+
+  /** Sends the results of calls `ids` without waiting (with `token`, the holder's unless given). */
+  function appendResults(transcript: PipelinedTranscript, ids: string[], token = s.token): void {
+    const results = ids.map(toolResult);
+    transcript.appendBehind((expect) => store.appendMany(s.sessionId, token, results, expect));
     s.messages.push(...results);
-    const drained = await transcript.write((expect) =>
-      store.drainInputs(s.sessionId, s.token, expect),
-    );
+  }
+
+  /** Drains the waiting input, right behind whatever append is pending. */
+  function drain(transcript: PipelinedTranscript) {
+    return transcript.write((expect) => store.drainInputs(s.sessionId, s.token, expect));
+  }
+
+  async function storedTexts(): Promise<string[]> {
+    return textsOf(await store.loadMessages(s.sessionId));
+  }
+
+  it("drains the waiting input right behind the appended results, in order", async () => {
+    const transcript = transcriptOf();
+    appendResults(transcript, ["c1", "c2"]);
+    const drained = await drain(transcript);
     expect(drained.inputIds).toEqual(["in-2"]);
-    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual([
-      "first",
-      "result c1",
-      "result c2",
-      "second",
-    ]);
+    expect(await storedTexts()).toEqual(["first", "result c1", "result c2", "second"]);
   });
 
   it("moves no input behind an append that did not land, and throws what the append failed with", async () => {
-    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
+    const transcript = transcriptOf();
     // The append is fenced off (a stale token): it writes nothing, as any failed append.
-    transcript.appendBehind((expect) =>
-      store.appendMany(s.sessionId, "stale-token", [toolResult("c1")], expect),
-    );
-    s.messages.push(toolResult("c1"));
-    const drain = transcript.write((expect) => store.drainInputs(s.sessionId, s.token, expect));
-    await expect(drain).rejects.toBeInstanceOf(LeaseLostError);
-    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual(["first"]);
+    appendResults(transcript, ["c1"], "stale-token");
+    await expect(drain(transcript)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await storedTexts()).toEqual(["first"]);
     // The input still waits: the next drain (once the results are in) takes it.
     expect(await store.appendMany(s.sessionId, s.token, [toolResult("c1")])).toBe(true);
     const later = await store.drainInputs(s.sessionId, s.token);
@@ -135,11 +143,8 @@ describe("a run's transcript with pipelined result appends", () => {
   });
 
   it("does not close the run behind an append that did not land", async () => {
-    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
-    transcript.appendBehind((expect) =>
-      store.appendMany(s.sessionId, "stale-token", [toolResult("c1")], expect),
-    );
-    s.messages.push(toolResult("c1"));
+    const transcript = transcriptOf();
+    appendResults(transcript, ["c1"], "stale-token");
     const response = finalAnswer();
     const run = {
       runId: s.runId,
@@ -156,36 +161,19 @@ describe("a run's transcript with pipelined result appends", () => {
   });
 
   it("keeps two appends in order when the second goes out before the first is answered", async () => {
-    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length);
-    for (const batch of [["c1", "c2"], ["c3"]]) {
-      const results = batch.map(toolResult);
-      transcript.appendBehind((expect) => store.appendMany(s.sessionId, s.token, results, expect));
-      s.messages.push(...results);
-    }
+    const transcript = transcriptOf();
+    appendResults(transcript, ["c1", "c2"]);
+    appendResults(transcript, ["c3"]);
     await transcript.settle();
-    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual([
-      "first",
-      "result c1",
-      "result c2",
-      "result c3",
-    ]);
+    expect(await storedTexts()).toEqual(["first", "result c1", "result c2", "result c3"]);
   });
 
   it("writes again without the guard when the run miscounted its transcript but the append landed", async () => {
-    const transcript = new PipelinedTranscript(s.sessionId, () => s.messages.length + 5);
-    transcript.appendBehind((expect) =>
-      store.appendMany(s.sessionId, s.token, [toolResult("c1")], expect),
-    );
-    s.messages.push(toolResult("c1"));
-    const drained = await transcript.write((expect) =>
-      store.drainInputs(s.sessionId, s.token, expect),
-    );
+    const transcript = transcriptOf(5);
+    appendResults(transcript, ["c1"]);
+    const drained = await drain(transcript);
     expect(drained.inputIds).toEqual(["in-2"]);
-    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual([
-      "first",
-      "result c1",
-      "second",
-    ]);
+    expect(await storedTexts()).toEqual(["first", "result c1", "second"]);
   });
 
   it("refuses a guarded write whose expected length is not the transcript's, changing nothing", async () => {
@@ -194,7 +182,7 @@ describe("a run's transcript with pipelined result appends", () => {
     expect(await store.appendMany(s.sessionId, s.token, [toolResult("c9")], 3)).toBe(
       NOT_AS_EXPECTED,
     );
-    expect(textsOf(await store.loadMessages(s.sessionId))).toEqual(["first"]);
+    expect(await storedTexts()).toEqual(["first"]);
     expect(await store.drainInputs(s.sessionId, s.token, 1)).toMatchObject({ inputIds: ["in-2"] });
   });
 });

@@ -183,6 +183,33 @@ describe("human approval of tool calls", () => {
     expect(ends.sort()).toEqual(["m1-1", "m1-2", "m1-3"]); // each call ends once
   });
 
+  it("ends a parked run when its session is aborted: the waiting call is denied, the others keep their results, the model is not asked again", async () => {
+    const { sessionId, runId } = await sendAndWaitForApprovals("mixed ab1");
+    await waitUntilParked(sessionId);
+    const asked = cluster.model.requests.length;
+    await cluster.client.abort(sessionId);
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    expect(response.stopReason).toBe("aborted");
+    expect(cluster.model.requests.length).toBe(asked);
+    const results = await toolResultsOf(sessionId);
+    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([
+      ["ab1-1", false],
+      ["ab1-2", true],
+      ["ab1-3", false],
+    ]);
+    expect(results[1]?.details.approval).toMatchObject({
+      decision: "denied",
+      reason: "the session was aborted",
+    });
+    const counts = await ledger.countsByCall();
+    expect([counts.get("ab1-1"), counts.get("ab1-2"), counts.get("ab1-3")]).toEqual([
+      1,
+      undefined,
+      1,
+    ]);
+    expect(await cluster.client.pendingApprovals(sessionId)).toEqual([]);
+  });
+
   it("reuses an in-process call's result after the approval: not run again, not 'interrupted'", async () => {
     const { sessionId, runId } = await sendAndWaitForApprovals("local s1");
     await waitUntilParked(sessionId);

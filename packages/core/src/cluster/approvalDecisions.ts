@@ -1,6 +1,10 @@
 import type { ApprovalDecision, ApprovalStore } from "./approvalStore.js";
 import type { DecisionJobResult, DecisionRequest } from "./coordinatorDecision.js";
 import type { Logger } from "./logger.js";
+import type { SessionStore } from "./sessionStore.js";
+
+/** The reason a call awaiting approval is denied with when its session is aborted. */
+export const ABORTED_APPROVAL_REASON = "the session was aborted";
 
 /** What recording decisions needs: the store, and a way to resume a session that may go on. */
 export interface DecisionDeps {
@@ -51,6 +55,29 @@ export async function recordDecision(
     ok: true,
     result: { sessionId, toolCallId: callKey, approved, resumed: outcome.resume },
   };
+}
+
+/**
+ * Carries an abort to a run no coordinator may be holding: marks the session's open run
+ * aborted (whoever resumes it stops it at once) and denies each of its calls awaiting
+ * approval, so a parked run resumes, gives those calls their denial as the result and ends
+ * with `stopReason: "aborted"` without asking the model again. Any coordinator may do it;
+ * repeats are no-ops. Never throws: a Redis error is logged.
+ */
+export async function abortWaitingRun(
+  deps: DecisionDeps,
+  store: SessionStore,
+  sessionId: string,
+): Promise<void> {
+  try {
+    if (!(await store.markRunAborted(sessionId))) return;
+    for (const { callKey } of await deps.approvals.pending(sessionId)) {
+      const reason = ABORTED_APPROVAL_REASON;
+      await recordDecision(deps, { sessionId, callKey, approved: false, reason });
+    }
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message, sessionId }, "could not abort a waiting run");
+  }
 }
 
 /**

@@ -23,7 +23,7 @@ import {
 } from "../writtenTools/index.js";
 import { checkAdminCredentials, startAdminServer } from "./adminServer.js";
 import { AnswerWaiters } from "./answerWaiters.js";
-import { type DecisionDeps, denyExpiredApprovals } from "./approvalDecisions.js";
+import { abortWaitingRun, type DecisionDeps, denyExpiredApprovals } from "./approvalDecisions.js";
 import { ApprovalStore } from "./approvalStore.js";
 import { DEFAULT_COORDINATOR_CONCURRENCY } from "./clusterConfig.js";
 import { parseControlMessage } from "./controlMessages.js";
@@ -182,12 +182,16 @@ async function enableWrittenTools(
   return written;
 }
 
-/** Aborts the current run of a session this coordinator holds. */
+/**
+ * Aborts the current run of a session this coordinator holds, and carries the abort to a run
+ * nobody may be holding (`onAbort`: parked for approval, or its holder gone).
+ */
 function listenForAborts(
   tasks: SessionTasks,
   subscriber: RedisClient,
   channel: string,
   log: Logger,
+  onAbort: (sessionId: string) => Promise<void>,
 ): void {
   subscriber.on("message", (from: string, text: string) => {
     if (from !== channel) return;
@@ -198,6 +202,7 @@ function listenForAborts(
       log.info({ sessionId: message.sessionId }, "run aborted");
       held.controller.abort();
     }
+    void onAbort(message.sessionId);
   });
 }
 
@@ -295,7 +300,9 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     log,
   };
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
-  const subscriber = await subscribeToChannels(ctx, tasks, answers, log);
+  const subscriber = await subscribeToChannels(ctx, tasks, answers, log, (sessionId) =>
+    abortWaitingRun(decisions, store, sessionId),
+  );
   await openToolQueues(options.toolStore, ctx);
   const coordinatorQueue = new Queue(keys.coordinatorQueue, {
     connection: command,
@@ -430,6 +437,7 @@ async function subscribeToChannels(
   tasks: SessionTasks,
   answers: AnswerWaiters,
   log: Logger,
+  onAbort: (sessionId: string) => Promise<void>,
 ): Promise<RedisClient> {
   const subscriber = duplicateConnection(ctx.command);
   for (const connection of [ctx.command, subscriber]) {
@@ -437,7 +445,7 @@ async function subscribeToChannels(
       log.debug({ err: err.message }, "redis connection error (reconnecting)"),
     );
   }
-  listenForAborts(tasks, subscriber, ctx.keys.controlChannel, log);
+  listenForAborts(tasks, subscriber, ctx.keys.controlChannel, log, onAbort);
   await subscriber.subscribe(ctx.keys.controlChannel);
   await answers.listen(subscriber, ctx.keys.responsesChannel);
   return subscriber;

@@ -200,7 +200,9 @@ function transcriptWriters(
   inputIds: string[],
   executor: ApprovalExecutor,
   transcript: PipelinedTranscript,
+  afterResumedBatch?: () => void,
 ) {
+  let onAppended = afterResumedBatch;
   const { deps, sessionId, token, state } = h;
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   return {
@@ -223,6 +225,8 @@ function transcriptWriters(
       );
       state.messages.push(...messages);
       executor.finished.clear();
+      onAppended?.();
+      onAppended = undefined;
       if (!executor.touched()) return;
       // The stored outcomes of a parked batch go only once its results are surely appended.
       await transcript.settle();
@@ -233,6 +237,25 @@ function transcriptWriters(
       state.messages.push(message);
     },
   };
+}
+
+/**
+ * Stops a resumed run that was aborted while no one held it (parked for approval, or its
+ * holder gone; `markRunAborted`). The calls it left unanswered get their results first
+ * (stored outcomes, denials, their jobs' ends): the returned callback aborts the run once
+ * that batch is appended. With none left, the run is aborted at once.
+ */
+async function abortIfAbortedMeanwhile(
+  h: Holding,
+  start: OpenRun,
+  controller: AbortController,
+): Promise<(() => void) | undefined> {
+  if (start.kind !== "resume" || !(await h.deps.store.isRunAborted(h.sessionId))) return undefined;
+  h.deps.log.info({ sessionId: h.sessionId, runId: start.runId }, "resumed run was aborted");
+  const abort = () => controller.abort();
+  if (findUnansweredToolCalls(h.state.messages)) return abort;
+  abort();
+  return undefined;
 }
 
 /** Runs the agent loop in a `yiem.run` span: its LLM and tool-call spans (and the workers') are children. */
@@ -259,6 +282,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
   const inputIds = [...start.inputIds];
   const controller = new AbortController();
   h.held.controller = controller;
+  const afterResumedBatch = await abortIfAbortedMeanwhile(h, start, controller);
   const held = { end: undefined as AgentEvent | undefined, started: await startedBefore(h, start) };
   const publisher = createEventPublisher(deps.command, deps.keys, {
     sessionId,
@@ -291,7 +315,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
       emit: runEmitter(h, publisher, executor, held),
       signal: controller.signal,
       rethrow: isRecoverable,
-      ...transcriptWriters(h, start, inputIds, executor, transcript),
+      ...transcriptWriters(h, start, inputIds, executor, transcript, afterResumedBatch),
     }));
   h.held.controller = undefined;
   await publisher.flush();

@@ -98,6 +98,19 @@ export class SessionStore {
     return result === 1 ? "released" : result === 0 ? "busy" : "lost";
   }
 
+  /**
+   * Marks the session's open run as aborted (see `markRunAborted-1.lua`); false when no run is
+   * open. Not fenced: an abort may come from any coordinator.
+   */
+  async markRunAborted(sessionId: string): Promise<boolean> {
+    return (await this.redis.yiemMarkRunAborted(this.keys.run(sessionId))) === 1;
+  }
+
+  /** Whether the session's open run was marked aborted (`markRunAborted`). */
+  async isRunAborted(sessionId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.run(sessionId), "aborted")) === "1";
+  }
+
   /** Releases the lease whatever is pending (a hand-over); the run stays open for the next holder. */
   async release(sessionId: string, token: string): Promise<void> {
     await this.redis.yiemReleaseLease(this.keys.lease(sessionId), token);

@@ -32,6 +32,7 @@ const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
   "yiemRequestApproval",
   "yiemDecideApproval",
   "yiemParkRun",
+  "yiemMarkRunAborted",
 ]);
 
 type Reply = [Error | null, unknown];

@@ -39,6 +39,7 @@ export interface YiemScripts {
   yiemRequestApproval: Script<number>;
   yiemDecideApproval: Script<ScriptReply>;
   yiemParkRun: Script<number>;
+  yiemMarkRunAborted: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
   yiemSaveWrittenTool: Script<[number, string]>;

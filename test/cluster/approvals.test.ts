@@ -138,6 +138,7 @@ describe("human approval of tool calls", () => {
     );
     expect(denied.code).toBe(0);
     const sent = await send.done;
+    expect(sent.stdout).toContain("⊘ ledgerApproval denied by bo: not on a Friday");
     expect(sent.stdout).toContain("final d1: The call was not run: denied by bo: not on a Friday");
     expect(sent.code).toBe(0);
     expect((await ledger.countsByCall()).get("d1-1")).toBeUndefined();
@@ -175,12 +176,25 @@ describe("human approval of tool calls", () => {
       "m1-3",
     ]);
     const ends: string[] = [];
+    const order: string[] = [];
     for await (const event of cluster.client.events(sessionId, {
       fromStart: true,
       untilAgentEnd: true,
-    }))
+    })) {
       if (event.type === "toolExecEnd") ends.push(event.toolCallId);
+      if ("toolCallId" in event && event.toolCallId === "m1-2" && event.type !== "toolExecUpdate")
+        order.push(event.type);
+      if (event.type === "toolApprovalDecided")
+        expect(event).toMatchObject({ callKey: "m1-2", approved: true, by: "cy" });
+    }
     expect(ends.sort()).toEqual(["m1-1", "m1-2", "m1-3"]); // each call ends once
+    // The decision is on the bus once, between the request and the call's end.
+    expect(order).toEqual([
+      "toolExecStart",
+      "toolApprovalRequested",
+      "toolApprovalDecided",
+      "toolExecEnd",
+    ]);
   });
 
   it("ends a parked run when its session is aborted: the waiting call is denied, the others keep their results, the model is not asked again", async () => {

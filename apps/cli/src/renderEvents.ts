@@ -163,6 +163,12 @@ function createCallTracker(tty: boolean) {
       `⏸ ${escapeControlChars(event.toolName)}(${args}) awaits approval: ${showText(event.reason, 80)} — yiem approve ${target} / yiem deny ${target}`,
     ];
   };
+  const decided = (event: Extract<AgentEvent, { type: "toolApprovalDecided" }>) => {
+    const name = escapeControlChars(event.toolName);
+    const by = event.by ? ` by ${showText(event.by, 40)}` : "";
+    if (event.approved) return [`▶ ${name} approved${by}: its run resumes`];
+    return [`⊘ ${name} denied${by}: ${showText(event.reason ?? "no reason given", 80)}`];
+  };
   const linesFor = (event: AgentEvent, origin: EventOrigin): string[] => {
     if (event.type === "toolExecStart")
       return start(event.toolCallId, event.toolName, event.arguments, origin);
@@ -171,6 +177,7 @@ function createCallTracker(tty: boolean) {
     if (event.type === "toolExecEnd")
       return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
     if (event.type === "toolApprovalRequested") return awaiting(event, origin);
+    if (event.type === "toolApprovalDecided") return decided(event);
     return [];
   };
   /** Flags the calls whose worker is gone; returns a "waiting for" line for each. */

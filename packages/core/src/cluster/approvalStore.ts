@@ -2,7 +2,8 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
-import type { ExecutedOutcome, ToolArgs } from "../types/index.js";
+import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../types/index.js";
+import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
 
 /** A call awaiting a human decision, as recorded when its run parked. */
 export interface ApprovalRequest {
@@ -39,6 +40,25 @@ export type DecideOutcome =
   | { kind: "notWaiting" }
   | { kind: "alreadyDecided"; decision: ApprovalDecision };
 
+/** The bus event of a decision, as `publishEvent` would send it (without its number). */
+function decidedEventJson(
+  sessionId: string,
+  request: ApprovalRequest,
+  decision: ApprovalDecision,
+): string {
+  const event: ToolApprovalDecidedEvent = {
+    type: "toolApprovalDecided",
+    toolCallId: request.toolCallId,
+    callKey: request.callKey,
+    toolName: request.toolName,
+    approved: decision.approved,
+    ...(decision.by ? { by: decision.by } : {}),
+    ...(decision.reason ? { reason: decision.reason } : {}),
+    decidedAt: decision.decidedAt,
+  };
+  return JSON.stringify({ ...event, sessionId, runId: request.runId, ts: Date.now() });
+}
+
 /** The member naming one call in the cluster-wide sorted sets (session ids have no spaces). */
 function memberOf(sessionId: string, callKey: string): string {
   return `${sessionId} ${callKey}`;
@@ -54,7 +74,7 @@ function parseMember(member: string): { sessionId: string; callKey: string } {
  * The durable side of human approval: which calls of a session's parked batch await a
  * decision, the decisions taken, and the outcomes of the batch's other calls (so a resume
  * never runs them again). Requests and parking are fenced by the holder's lease; decisions
- * are recorded by any coordinator, each at most once (see `decideApproval-3.lua`).
+ * are recorded by any coordinator, each at most once (see `decideApproval-5.lua`).
  */
 export class ApprovalStore {
   private readonly redis: ScriptedRedis;
@@ -138,8 +158,9 @@ export class ApprovalStore {
   }
 
   /**
-   * Records a decision at most once (see `decideApproval-3.lua`), then drops the call from the
-   * cluster-wide index whatever the outcome (it no longer waits).
+   * Records a decision at most once and publishes its `toolApprovalDecided` event in the same
+   * step (see `decideApproval-5.lua`), then drops the call from the cluster-wide index whatever
+   * the outcome (it no longer waits).
    */
   async decide(
     sessionId: string,
@@ -147,12 +168,18 @@ export class ApprovalStore {
     decision: ApprovalDecision,
   ): Promise<DecideOutcome> {
     const k = this.keys;
+    const request = await this.requestOf(sessionId, callKey);
     const [code, existing] = await this.redis.yiemDecideApproval(
       k.approvals(sessionId),
       k.decisions(sessionId),
       k.run(sessionId),
+      k.seq(sessionId),
+      k.stream(sessionId),
       callKey,
       JSON.stringify(decision),
+      request ? decidedEventJson(sessionId, request, decision) : "",
+      k.eventChannel(sessionId),
+      DEFAULT_STREAM_LENGTH,
     );
     const member = memberOf(sessionId, callKey);
     await Promise.all([

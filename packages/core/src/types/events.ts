@@ -47,6 +47,24 @@ export interface ToolApprovalRequestedEvent {
   deadline?: number;
 }
 
+/**
+ * A call awaiting approval was approved or denied (by a person, or by its timeout or an abort
+ * of its session). Published once per call, when the decision is recorded; the call's
+ * `toolExecStart`/`toolExecEnd` follow when its run resumes.
+ */
+export interface ToolApprovalDecidedEvent {
+  type: "toolApprovalDecided";
+  toolCallId: string;
+  callKey: string;
+  toolName: string;
+  approved: boolean;
+  /** Who decided (free text), when given. */
+  by?: string;
+  reason?: string;
+  /** Epoch ms. */
+  decidedAt: number;
+}
+
 /** A run began. */
 export interface AgentStartEvent {
   type: "agentStart";
@@ -97,6 +115,7 @@ export type AgentEvent =
   | ToolExecUpdateEvent
   | ToolExecEndEvent
   | ToolApprovalRequestedEvent
+  | ToolApprovalDecidedEvent
   | AgentStartEvent
   | TurnStartEvent
   | MessageUpdateEvent

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { freePort } from "./redisServer.js";
+import { freePort, loopbackServerArgs, uniquePrefix } from "./redisServer.js";
 
 /** How many hash slots a Redis Cluster has. */
 export const CLUSTER_SLOT_COUNT = 16384;
@@ -149,11 +149,6 @@ function clusterDirectives(busPort: number, nodeTimeoutMs: number): string[] {
   ];
 }
 
-/** A fresh key prefix, as `startTestRedis` gives one. */
-function uniquePrefix(): string {
-  return `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-}
-
 /** `count` distinct free TCP ports on 127.0.0.1. */
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
@@ -184,12 +179,7 @@ async function startNode(
 ): Promise<ClusterNodeProcess> {
   const dir = await mkdtemp(join(tmpdir(), `yiem-redis-cluster-${port}-`));
   const args = [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
+    ...loopbackServerArgs(port, dir),
     "--cluster-config-file",
     `nodes-${port}.conf`,
     ...clusterDirectives(busPort, nodeTimeoutMs),

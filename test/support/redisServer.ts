@@ -22,6 +22,11 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
+/** `redis-server` arguments every test server starts with: `port` on 127.0.0.1, data in `dir`. */
+export function loopbackServerArgs(port: number, dir: string): string[] {
+  return ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir];
+}
+
 /** A free TCP port on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -62,7 +67,8 @@ async function waitForPing(
   }
 }
 
-function uniquePrefix(): string {
+/** A fresh key prefix, so tests sharing a Redis never see each other's keys. */
+export function uniquePrefix(): string {
   return `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 }
 
@@ -97,12 +103,7 @@ export async function startTestRedis(
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), "yiem-redis-"));
   const args = [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
+    ...loopbackServerArgs(port, dir),
     "--save",
     "",
     "--appendonly",

@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalStore } from "./approvalStore.js";
+import type { ApprovalDecision, ApprovalRequest, ApprovalStore } from "./approvalStore.js";
 import type { DecisionJobResult, DecisionRequest } from "./coordinatorDecision.js";
 import type { Logger } from "./logger.js";
 import type { SessionStore } from "./sessionStore.js";
@@ -29,12 +29,14 @@ function describeDecided(decision: ApprovalDecision): string {
  * Records a decision on a call awaiting approval, at most once, and resumes the run when no
  * undecided call of its batch is left. A call that no longer waits, or was decided already,
  * is a no-op reported as `{ ok: false, reason: "no-op: …" }`: it never runs a call twice.
+ * `known` is the call's approval request when the caller read it already (not read again).
  * Throws only when Redis fails.
  */
 export async function recordDecision(
   deps: DecisionDeps,
   request: DecisionRequest,
   now = Date.now(),
+  known?: ApprovalRequest,
 ): Promise<DecisionOutcome> {
   const { sessionId, callKey, approved } = request;
   const decision: ApprovalDecision = {
@@ -43,7 +45,7 @@ export async function recordDecision(
     ...(request.by ? { by: request.by } : {}),
     ...(request.reason ? { reason: request.reason } : {}),
   };
-  const outcome = await deps.approvals.decide(sessionId, callKey, decision);
+  const outcome = await deps.approvals.decide(sessionId, callKey, decision, known);
   const call = `call ${callKey} of session ${sessionId}`;
   if (outcome.kind === "notWaiting")
     return { ok: false, reason: `no-op: ${call} is not awaiting approval` };
@@ -71,9 +73,10 @@ export async function abortWaitingRun(
 ): Promise<void> {
   try {
     if (!(await store.markRunAborted(sessionId))) return;
-    for (const { callKey } of await deps.approvals.pending(sessionId)) {
+    for (const waiting of await deps.approvals.pending(sessionId)) {
       const reason = ABORTED_APPROVAL_REASON;
-      await recordDecision(deps, { sessionId, callKey, approved: false, reason });
+      const denial = { sessionId, callKey: waiting.callKey, approved: false, reason };
+      await recordDecision(deps, denial, Date.now(), waiting);
     }
   } catch (err) {
     deps.log.warn({ err: (err as Error).message, sessionId }, "could not abort a waiting run");
@@ -93,7 +96,8 @@ export async function denyExpiredApprovals(deps: DecisionDeps, now = Date.now())
         waited !== undefined
           ? `no decision within ${waited} ms (approval timeout)`
           : "no decision before the approval timeout";
-      await recordDecision(deps, { sessionId, callKey, approved: false, reason }, now);
+      const denial = { sessionId, callKey, approved: false, reason };
+      await recordDecision(deps, denial, now, request);
     }
   } catch (err) {
     deps.log.debug({ err: (err as Error).message }, "could not sweep approval timeouts");

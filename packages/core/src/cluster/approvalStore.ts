@@ -160,15 +160,16 @@ export class ApprovalStore {
   /**
    * Records a decision at most once and publishes its `toolApprovalDecided` event in the same
    * step (see `decideApproval-5.lua`), then drops the call from the cluster-wide index whatever
-   * the outcome (it no longer waits).
+   * the outcome (it no longer waits). `known`: the call's request when the caller has it.
    */
   async decide(
     sessionId: string,
     callKey: string,
     decision: ApprovalDecision,
+    known?: ApprovalRequest,
   ): Promise<DecideOutcome> {
     const k = this.keys;
-    const request = await this.requestOf(sessionId, callKey);
+    const request = known ?? (await this.requestOf(sessionId, callKey));
     const [code, existing] = await this.redis.yiemDecideApproval(
       k.approvals(sessionId),
       k.decisions(sessionId),

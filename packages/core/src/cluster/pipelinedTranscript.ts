@@ -14,7 +14,7 @@ export type GuardedWrite<T> = (
  * Runs a store write; a Redis failure becomes `SessionStoreError`, a fenced-off write
  * `LeaseLostError`.
  */
-export async function writeFenced<T>(
+async function writeFenced<T>(
   sessionId: string,
   write: () => Promise<T | undefined | false>,
 ): Promise<T> {

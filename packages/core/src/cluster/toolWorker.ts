@@ -25,7 +25,12 @@ import { parseControlMessage } from "./controlMessages.js";
 import { publishEvent } from "./eventBus.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { watchRedis } from "./redisWatch.js";
-import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "./toolJobs.js";
+import {
+  ABORTED_JOB_REASON,
+  TOOL_JOB_RETENTION,
+  type ToolJobData,
+  type ToolJobResult,
+} from "./toolJobs.js";
 import { applyToolLimits, isLimitedTool, limitedToolQueues, remoteQueueOf } from "./toolLimits.js";
 import { startWorkerHttp } from "./workerHttp.js";
 import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
@@ -66,8 +71,15 @@ export interface ToolWorkerHandle {
   close(): Promise<void>;
 }
 
-/** How long a finished tool job's marker lives: as long as a failed job is kept (24 h). */
-const TOOL_DONE_TTL_S = 24 * 3600;
+/**
+ * How long a finished tool job's marker lives: as long as the job it guards is kept. A marker
+ * with a result belongs to a job that completes (kept 1 h); one without, to a job that fails
+ * (aborted or refused, kept 24 h). So a result is not kept in Redis a day longer than its job.
+ */
+function markerTtlS(withResult: boolean): number {
+  const { removeOnComplete, removeOnFail } = TOOL_JOB_RETENTION;
+  return withResult ? removeOnComplete.age : removeOnFail.age;
+}
 
 interface WorkerContext {
   options: ToolWorkerOptions;
@@ -162,7 +174,12 @@ async function runToolJob(
  */
 function markFinished(ctx: WorkerContext, jobId: string, result?: ToolJobResult): void {
   ctx.command
-    .set(ctx.keys.toolDone(jobId), result ? JSON.stringify(result) : "1", "EX", TOOL_DONE_TTL_S)
+    .set(
+      ctx.keys.toolDone(jobId),
+      result ? JSON.stringify(result) : "1",
+      "EX",
+      markerTtlS(result !== undefined),
+    )
     .catch((err: Error) =>
       ctx.log.warn({ err: err.message, jobId }, "could not record a finished tool job"),
     );

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { readClusterConfig } from "../../packages/core/src/cluster/clusterConfig.js";
+import { readClusterConfig } from "../../packages/core/src/ops/clusterConfig.js";
 
 // Static checks of the deployment files: there is no Docker engine in CI, so the test reads
 // docker-compose.yml, Dockerfile and .dockerignore and checks them against the repository.
@@ -38,7 +38,7 @@ const compose: ComposeFile = parse(composeText);
 const packageJson: { scripts: Record<string, string>; workspaces: string[] } = JSON.parse(
   readText("package.json"),
 );
-const clusterConfigSource = readText("packages/core/src/cluster/clusterConfig.ts");
+const clusterConfigSource = readText("packages/core/src/ops/clusterConfig.ts");
 
 function service(name: string): ComposeService {
   const found = compose.services[name];

@@ -6,7 +6,7 @@
  */
 
 export * from "./agent/index.js";
-export * from "./cluster/index.js";
+export * from "./clusterExports.js";
 export * from "./llm/index.js";
 export * from "./sandbox/index.js";
 export * from "./tools/index.js";

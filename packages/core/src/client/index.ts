@@ -1,0 +1,37 @@
+/**
+ * `@yiem/core/client`: what a program that only talks to a cluster needs (the `yiem` CLI):
+ * `YiemClient`, reading the configuration, the errors it reports, the event and message
+ * types. It loads Redis' client and nothing of the coordinator, the workers or the model
+ * adapter (no express, Bull Board, openai or QuickJS); BullMQ loads on the first `send`.
+ */
+
+export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
+export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
+export type { DecisionJobData, DecisionJobResult } from "../protocol/coordinatorDecision.js";
+export type { CoordinatorJobData, CoordinatorJobResult } from "../protocol/coordinatorJob.js";
+export {
+  DecisionRefusedError,
+  InvalidCoordinatorJobError,
+  RedisUnavailableError,
+  ResponseTimeoutError,
+} from "../protocol/errors.js";
+export { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+export {
+  connectRedis,
+  describeRedisTarget,
+  type RedisClient,
+  type RedisTarget,
+  redisTargetOf,
+} from "../redis/redisConnection.js";
+export type { PendingApproval } from "../state/approvalStore.js";
+export { latestSeq, readEventsAfter } from "../state/eventBus.js";
+export type { WorkerInfo } from "../state/workerRegistry.js";
+export type * from "../types/index.js";
+export {
+  type DecisionOptions,
+  type EventsOptions,
+  type LimitedToolLoad,
+  type SendOptions,
+  YiemClient,
+  type YiemClientOptions,
+} from "./yiemClient.js";

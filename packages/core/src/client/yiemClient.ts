@@ -1,0 +1,467 @@
+import { randomUUID } from "node:crypto";
+import type { Queue } from "bullmq";
+import type { BusEvent } from "../protocol/busEvent.js";
+import {
+  type DecisionJobData,
+  type DecisionJobResult,
+  readDecisionJob,
+} from "../protocol/coordinatorDecision.js";
+import {
+  type CoordinatorJobData,
+  readCoordinatorJob,
+  sessionIdForJob,
+} from "../protocol/coordinatorJob.js";
+import {
+  DecisionRefusedError,
+  RedisUnavailableError,
+  ResponseTimeoutError,
+} from "../protocol/errors.js";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
+import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
+import { streamSessionEvents } from "../state/sessionEventStream.js";
+import { SessionStore } from "../state/sessionStore.js";
+import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
+import type { AssistantMessage, UserInput } from "../types/index.js";
+import { ResponseWaiter } from "./responseWaiter.js";
+
+/** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
+export interface LimitedToolLoad {
+  tool: string;
+  /** Its tool queue, e.g. `tool.search`. */
+  queue: string;
+  waiting: number;
+  running: number;
+}
+
+/** Options of `YiemClient`. */
+export interface YiemClientOptions {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
+  redis: RedisTarget;
+  prefix?: string;
+  /** Tool queue shards (`YIEM_SHARDS`); only `limitedToolLoad` reads queues, which are never sharded. */
+  shards?: number;
+  /** Largest input `send` accepts, in bytes of its JSON (default 1 MiB, as the coordinators). */
+  maxInputBytes?: number;
+}
+
+/** Options of `send`. */
+export interface SendOptions {
+  /** The session to send to; a new one when absent. */
+  sessionId?: string;
+  /** A follow-up: its own run after the current one, instead of joining it. */
+  followUp?: boolean;
+}
+
+/** Options of `events`. */
+export interface EventsOptions {
+  /** Replay the session's stored events first. */
+  fromStart?: boolean;
+  /** End after an `agentEnd` (of `runId` when given). */
+  untilAgentEnd?: boolean;
+  runId?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of `approve` and `deny`. */
+export interface DecisionOptions {
+  /** Who decides (free text, kept in the transcript). */
+  by?: string;
+  /** Why (for a denial, the text the model reads). */
+  reason?: string;
+  /** How long to wait for a coordinator to record it (default 30 s). */
+  timeoutMs?: number;
+}
+
+/** How many runs' sessions a client remembers for `waitForResponse`. */
+const REMEMBERED_RUNS = 10_000;
+
+/** The states of a request job no run has answered yet. */
+const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "active"] as const;
+
+/** How many of the newest unanswered requests of each state `hasSession` looks through. */
+const QUEUED_SCAN_LIMIT = 10_000;
+
+/** How long finished request jobs stay (for Bull Board and `waitUntilFinished`). */
+const REQUEST_JOB_RETENTION = {
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 24 * 3600, count: 10_000 },
+} as const;
+
+function pick(options: DecisionOptions): { by?: string; reason?: string } {
+  return {
+    ...(options.by ? { by: options.by } : {}),
+    ...(options.reason ? { reason: options.reason } : {}),
+  };
+}
+
+/**
+ * Talks to a Yiem cluster: sends input to sessions, watches their events, waits for
+ * responses, aborts runs and lists workers. Fails fast with `RedisUnavailableError` when
+ * Redis cannot be reached.
+ *
+ * @example
+ * const client = new YiemClient({ redis: "redis://127.0.0.1:6379" });
+ * const { sessionId, runId } = await client.send("What time is it in Tokyo?");
+ * for await (const event of client.events(sessionId, { untilAgentEnd: true, runId })) console.log(event.type);
+ * const answer = await client.waitForResponse(runId);
+ */
+export class YiemClient {
+  private readonly keys: ClusterKeys;
+  private readonly command: RedisClient;
+  private readonly store: SessionStore;
+  private queue: Promise<Queue> | undefined;
+  private readonly responses: ResponseWaiter;
+  private readonly target: string;
+  private readonly maxInputBytes: number | undefined;
+  /**
+   * The session of each run this client sent (or was told of) and has not seen answered yet;
+   * the oldest are forgotten past `REMEMBERED_RUNS` (a forgotten one is read from its job).
+   */
+  private readonly sessionsOfRuns = new Map<string, string>();
+
+  constructor(options: YiemClientOptions) {
+    this.maxInputBytes = options.maxInputBytes;
+    this.keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
+    this.target = describeRedisTarget(options.redis);
+    this.command = connectRedis(options.redis, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 3000,
+    });
+    this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
+    this.store = new SessionStore(this.command, this.keys);
+    this.responses = new ResponseWaiter(this.command, this.keys.responsesChannel, (id) =>
+      this.readResponseOf(id),
+    );
+  }
+
+  /**
+   * The coordinator queue, created once Redis has answered (BullMQ dislikes a dead
+   * connection). BullMQ itself loads on first use: watching, aborting and listing never need it.
+   */
+  private coordinatorQueue(): Promise<Queue> {
+    this.queue ??= import("bullmq").then(({ Queue }) => {
+      const queue = new Queue(this.keys.coordinatorQueue, {
+        connection: this.command,
+        prefix: this.keys.bullPrefix,
+      });
+      queue.on("error", () => undefined);
+      return queue;
+    });
+    return this.queue;
+  }
+
+  /**
+   * Sends input to a session (a new one by default): adds one job to the coordinator queue,
+   * exactly as any BullMQ client may (`CoordinatorJobData`), with the returned `runId` as its
+   * job id. Refuses an input the coordinators would refuse (`InvalidCoordinatorJobError`,
+   * naming the field) before anything reaches Redis.
+   */
+  async send(
+    message: UserInput,
+    options: SendOptions = {},
+  ): Promise<{ sessionId: string; runId: string }> {
+    const sessionId = options.sessionId ?? randomUUID();
+    const data: CoordinatorJobData = {
+      input: message,
+      sessionId,
+      followUp: options.followUp ?? false,
+    };
+    const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
+    await this.ready();
+    const runId = randomUUID();
+    await this.guard(async () =>
+      (await this.coordinatorQueue()).add(
+        "request",
+        { ...data, input: request.message },
+        { jobId: runId, ...REQUEST_JOB_RETENTION },
+      ),
+    );
+    this.rememberRun(runId, sessionId);
+    return { sessionId, runId };
+  }
+
+  /** Remembers the session of a run, forgetting the oldest past `REMEMBERED_RUNS`. */
+  private rememberRun(runId: string, sessionId: string): void {
+    this.sessionsOfRuns.set(runId, sessionId);
+    if (this.sessionsOfRuns.size <= REMEMBERED_RUNS) return;
+    const oldest = this.sessionsOfRuns.keys().next().value;
+    if (oldest !== undefined) this.sessionsOfRuns.delete(oldest);
+  }
+
+  /**
+   * The stored response of run `runId`, read in its session: known for runs this client sent,
+   * else read from the request job (its `sessionId`, or the one a job without it starts).
+   */
+  private async readResponseOf(runId: string): Promise<AssistantMessage | undefined> {
+    const sessionId = this.sessionsOfRuns.get(runId) ?? (await this.sessionOfRequest(runId));
+    if (!sessionId) return undefined;
+    const response = await this.store.readResponse(sessionId, runId);
+    if (response) this.sessionsOfRuns.delete(runId);
+    return response;
+  }
+
+  /** The session a request job is for, when the job is still in the coordinator queue. */
+  private async sessionOfRequest(runId: string): Promise<string | undefined> {
+    const job = await (await this.coordinatorQueue()).getJob(runId);
+    if (!job) return undefined;
+    const named = (job.data as { sessionId?: unknown } | undefined)?.sessionId;
+    const sessionId = typeof named === "string" ? named : sessionIdForJob(runId, job.timestamp);
+    this.rememberRun(runId, sessionId);
+    return sessionId;
+  }
+
+  /**
+   * True when the cluster knows the session: it has a stored transcript, events, input or a
+   * run, or a request for it still waits in the coordinator queue (sent while no coordinator
+   * ran; the newest 10 000 unanswered requests are looked at).
+   */
+  async hasSession(sessionId: string): Promise<boolean> {
+    await this.ready();
+    return this.guard(async () => {
+      const k = this.keys;
+      const stored = await this.command.exists(
+        k.messages(sessionId),
+        k.seq(sessionId),
+        k.inputs(sessionId),
+        k.run(sessionId),
+        k.lease(sessionId),
+      );
+      return stored > 0 || (await this.hasQueuedRequest(sessionId));
+    });
+  }
+
+  /** Whether an unanswered request job of the coordinator queue is for `sessionId`. */
+  private async hasQueuedRequest(sessionId: string): Promise<boolean> {
+    const queue = await this.coordinatorQueue();
+    const page = 500;
+    const isFor = (job: { data?: unknown } | undefined) =>
+      (job?.data as { sessionId?: unknown } | undefined)?.sessionId === sessionId;
+    for (const state of UNANSWERED_STATES) {
+      for (let start = 0; start < QUEUED_SCAN_LIMIT; start += page) {
+        const jobs = await queue.getJobs([state], start, start + page - 1);
+        if (jobs.some(isFor)) return true;
+        if (jobs.length < page) break;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The session's events, each once, in order (see `streamSessionEvents`); streamed answer
+   * text (`messageUpdate`, `live: true`) comes live only, never in a replay.
+   */
+  events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<BusEvent> {
+    const { runId } = options;
+    const until = options.untilAgentEnd
+      ? (event: BusEvent) =>
+          event.type === "agentEnd" &&
+          (!runId || event.runId === runId || (event.inputIds ?? []).includes(runId))
+      : undefined;
+    return streamSessionEvents({
+      command: this.command,
+      subscriber: duplicateConnection(this.command, {
+        lazyConnect: false,
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+      }),
+      keys: this.keys,
+      sessionId,
+      fromStart: options.fromStart,
+      until,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * The response of the run that answered `runId` (an id from `send`). The response is stored
+   * in the run's session: this client knows it for its own sends, finds it in the request job
+   * while the job is kept (an hour after it completed), or is told it (`sessionId`).
+   */
+  async waitForResponse(
+    runId: string,
+    options: { timeoutMs?: number; sessionId?: string } = {},
+  ): Promise<AssistantMessage> {
+    if (options.sessionId) this.rememberRun(runId, options.sessionId);
+    return this.responses.wait(runId, options.timeoutMs ?? 120_000);
+  }
+
+  /** Aborts the session's current run, wherever its calls run. */
+  async abort(sessionId: string): Promise<void> {
+    await this.ready();
+    await this.guard(() =>
+      this.command.publish(this.keys.controlChannel, JSON.stringify({ type: "abort", sessionId })),
+    );
+  }
+
+  /** The live tool workers. */
+  async workers(): Promise<WorkerInfo[]> {
+    await this.ready();
+    return this.guard(() => listWorkers(this.command, this.keys));
+  }
+
+  /**
+   * The cluster-wide load of each limited tool's own queue (`tool.<name>`, see
+   * `remoteQueueOf`) that a live worker serves: calls waiting (including those held back by
+   * the tool's limits) and calls running.
+   */
+  async limitedToolLoad(): Promise<LimitedToolLoad[]> {
+    const workers = await this.workers();
+    const queues = [...new Set(workers.flatMap((w) => w.queues))].filter((q) =>
+      q.startsWith("tool."),
+    );
+    if (queues.length === 0) return [];
+    const { QueueKeys } = await import("bullmq");
+    const keysOf = new QueueKeys(this.keys.bullPrefix);
+    return Promise.all(
+      queues
+        .sort()
+        .map((name) => this.readLoad(name, keysOf.getKeys(this.keys.toolQueues(name)[0] ?? name))),
+    );
+  }
+
+  /** Counts one queue's waiting and running jobs with plain reads (a read-only ACL suffices). */
+  private async readLoad(queue: string, keys: Record<string, string>): Promise<LimitedToolLoad> {
+    const replies = await this.guard(() =>
+      this.command
+        .pipeline()
+        .llen(keys.wait ?? "")
+        .zcard(keys.prioritized ?? "")
+        .zcard(keys.delayed ?? "")
+        .llen(keys.active ?? "")
+        .exec(),
+    );
+    const [wait = 0, prioritized = 0, delayed = 0, active = 0] = (replies ?? []).map(([err, n]) => {
+      if (err) throw new RedisUnavailableError(this.target, err);
+      return Number(n);
+    });
+    return {
+      tool: queue.slice("tool.".length),
+      queue,
+      waiting: wait + prioritized + delayed,
+      running: active,
+    };
+  }
+
+  /**
+   * Approves a tool call awaiting approval (`toolCallId`: the call key `pending` lists): adds
+   * a decision job to the coordinator queue and waits until a coordinator recorded it. Throws
+   * `DecisionRefusedError` (`no-op: …`) when the call no longer waits or was decided already;
+   * never makes a call run twice.
+   */
+  approve(
+    sessionId: string,
+    toolCallId: string,
+    options: DecisionOptions = {},
+  ): Promise<DecisionJobResult> {
+    return this.decide(
+      { sessionId, toolCallId, approved: true, ...pick(options) },
+      options.timeoutMs,
+    );
+  }
+
+  /** Denies a tool call awaiting approval; the model reads `reason` as the call's error result. As `approve`. */
+  deny(
+    sessionId: string,
+    toolCallId: string,
+    options: DecisionOptions = {},
+  ): Promise<DecisionJobResult> {
+    return this.decide(
+      { sessionId, toolCallId, approved: false, ...pick(options) },
+      options.timeoutMs,
+    );
+  }
+
+  /** Tool calls awaiting approval, oldest first: of one session, or of the whole cluster. */
+  async pendingApprovals(sessionId?: string): Promise<PendingApproval[]> {
+    await this.ready();
+    return this.guard(() => new ApprovalStore(this.command, this.keys).pending(sessionId));
+  }
+
+  private async decide(
+    decision: DecisionJobData["decision"],
+    timeoutMs = 30_000,
+  ): Promise<DecisionJobResult> {
+    const data: DecisionJobData = { decision };
+    readDecisionJob(data);
+    await this.ready();
+    const queue = await this.coordinatorQueue();
+    const job = await this.guard(() =>
+      queue.add("decision", data, { jobId: randomUUID(), ...REQUEST_JOB_RETENTION }),
+    );
+    const id = job.id ?? "";
+    for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+      const state = await this.guard(() => queue.getJobState(id));
+      if (state === "completed" || state === "failed") {
+        const done = await this.guard(() => queue.getJob(id));
+        if (state === "failed") throw new DecisionRefusedError(done?.failedReason ?? "failed");
+        return done?.returnvalue as DecisionJobResult;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new ResponseTimeoutError(id, timeoutMs);
+  }
+
+  /** The stored transcript of a session. */
+  async messages(sessionId: string) {
+    await this.ready();
+    return this.guard(() => this.store.loadMessages(sessionId));
+  }
+
+  /** Closes the connections. */
+  async close(): Promise<void> {
+    this.responses.close();
+    await this.queue?.then((queue) => queue.close()).catch(() => undefined);
+    const redis = this.command;
+    if (redis.status === "connecting" || redis.status === "connect") {
+      // Let the attempt in flight settle first: disconnecting in the middle of it leaves
+      // ioredis with a connect promise that rejects with nobody listening.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 3000);
+        for (const event of ["ready", "close", "end"]) {
+          redis.once(event, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }
+      });
+    }
+    redis.disconnect();
+  }
+
+  /** Waits for the connection, or fails fast with `RedisUnavailableError`. */
+  private async ready(): Promise<void> {
+    if (this.command.status === "ready") return;
+    const redis = this.command;
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: unknown) => {
+        clearTimeout(timer);
+        redis.off("ready", onReady);
+        redis.off("error", onError);
+        if (err) reject(new RedisUnavailableError(this.target, err));
+        else resolve();
+      };
+      const onReady = () => done();
+      const onError = (err: unknown) => done(err);
+      const timer = setTimeout(() => done(new Error("connection timed out")), 3000);
+      redis.once("ready", onReady);
+      redis.once("error", onError);
+      if (redis.status === "wait" || redis.status === "end") redis.connect().catch(() => undefined);
+    });
+  }
+
+  private async guard<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (err) {
+      throw new RedisUnavailableError(this.target, err);
+    }
+  }
+}

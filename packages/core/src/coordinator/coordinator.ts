@@ -1,0 +1,477 @@
+import { hostname } from "node:os";
+import { Queue, Worker } from "bullmq";
+import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
+import type { UserInputLimits } from "../agent/toUserMessage.js";
+import { DEFAULT_COORDINATOR_CONCURRENCY } from "../ops/clusterConfig.js";
+import { type Logger, silentLogger } from "../ops/logger.js";
+import { type RedisWatch, watchRedis } from "../ops/redisWatch.js";
+import { parseControlMessage } from "../protocol/controlMessages.js";
+import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
+import { isConnectionError } from "../redis/redisErrors.js";
+import type { ReplicaAcks } from "../redis/replicaAcks.js";
+import { ApprovalStore } from "../state/approvalStore.js";
+import { SessionStore } from "../state/sessionStore.js";
+import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
+import { registerTool, type ToolStore } from "../tools/toolStore.js";
+import type { AgentEvent, AgentLoopConfig, LlmCall } from "../types/index.js";
+import {
+  createWriteTool,
+  createWrittenToolsSync,
+  isWriteToolAllowed,
+} from "../writtenTools/index.js";
+import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
+import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
+import { checkReadiness, type Readiness } from "./http/readiness.js";
+import { AnswerWaiters } from "./intake/answerWaiters.js";
+import {
+  abortWaitingRun,
+  type DecisionDeps,
+  denyExpiredApprovals,
+} from "./intake/approvalDecisions.js";
+import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
+import { JobLocks } from "./intake/jobLocks.js";
+import { RequestJobs } from "./intake/requestJobs.js";
+import { RunSlots } from "./intake/runSlots.js";
+import { ResultWaiter } from "./run/resultWaiter.js";
+import type { SessionRunnerDeps } from "./run/sessionRunner.js";
+import { SessionTasks } from "./run/sessionTasks.js";
+
+/**
+ * Options of `startCoordinator`. They are the loop's configuration too (`AgentLoopConfig`:
+ * hooks, `toolExecution`, `maxTurns`, `limits`): this object goes as is to every run, which
+ * adds its own executor (tool queues and approvals).
+ */
+export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
+  redis: RedisTarget;
+  prefix?: string;
+  llmCall: LlmCall;
+  toolStore: ToolStore;
+  systemPrompt?: string;
+  /**
+   * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
+   * (256 KiB); on a request's input, `maxInputBytes` (1 MiB); on the transcript sent to the
+   * model in one request, `maxContextBytes` (4 MiB, oldest turns dropped).
+   */
+  limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
+  /**
+   * Deny a tool call awaiting approval on its own after this many milliseconds (a tool's
+   * `approvalTimeoutMs` wins). Default: no timeout.
+   */
+  approvalTimeoutMs?: number;
+  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  shards?: number;
+  /**
+   * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
+   * write): default 1 on a cluster, 0 on a single Redis. See docs/RELIABILITY.md, "Failover".
+   */
+  replicaAcks?: number;
+  /** How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`). Default 250 ms. */
+  replicaAckTimeoutMs?: number;
+  /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
+  concurrency?: number;
+  /** How long a hold on a session lasts without renewal. Default 10 s. */
+  leaseMs?: number;
+  /** BullMQ lock of a coordinator job; a coordinator silent this long is considered dead. Default 30 s. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  coordinatorId?: string;
+  logger?: Logger;
+  /** Sees every event this coordinator publishes (metrics). */
+  observe?: (event: AgentEvent) => void;
+  /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
+  port?: number;
+  /** Bull Board basic auth and read-only mode. */
+  admin?: { user?: string; password?: string; readOnly?: boolean; host?: string };
+}
+
+/** A running coordinator. */
+export interface CoordinatorHandle {
+  coordinatorId: string;
+  /** Tool queues and the coordinator queue, for dashboards. */
+  queues(): Queue[];
+  /** Sessions held right now. */
+  heldSessions(): number;
+  /**
+   * Whether this coordinator can take work: Redis answers a PING and the coordinator queue's
+   * counts can be read, within 1 s (see `checkReadiness`). Never throws.
+   */
+  readiness(): Promise<Readiness>;
+  /** The HTTP server's base URL when `port` was given. */
+  url?: string;
+  /**
+   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default 10 s),
+   * hands the rest over to other coordinators, then closes every connection.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+interface CoordinatorContext {
+  keys: ClusterKeys;
+  command: RedisClient;
+  acks: ReplicaAcks;
+  toolQueues: Map<string, Promise<Queue>>;
+  /** The tool queues created so far (for dashboards). */
+  readyQueues: Queue[];
+  waiter: ResultWaiter;
+}
+
+/** How long between two warnings that replicas did not acknowledge writes in time. */
+const SHORT_ACK_WARN_MS = 10_000;
+
+/**
+ * The replica acknowledgements session writes wait for: `replicaAcks` (default 1 on a cluster,
+ * 0 on a single Redis). Writes that were not acknowledged in time are warned about, at most
+ * once every 10 s.
+ */
+function replicaAcksOf(options: CoordinatorOptions, cluster: boolean, log: Logger): ReplicaAcks {
+  let warnedAt = 0;
+  return {
+    replicas: options.replicaAcks ?? (cluster ? 1 : 0),
+    timeoutMs: options.replicaAckTimeoutMs ?? 250,
+    onShort(script, acked) {
+      if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
+      warnedAt = Date.now();
+      log.warn({ script, acked }, "session write not acknowledged by a replica in time");
+    },
+  };
+}
+
+/** Opens (once) the BullMQ queue named `name` and starts listening for its jobs' ends. */
+function openQueue(ctx: CoordinatorContext, name: string): Promise<Queue> {
+  let created = ctx.toolQueues.get(name);
+  if (!created) {
+    const q = new Queue(name, { connection: ctx.command, prefix: ctx.keys.bullPrefix });
+    created = ctx.waiter.listen(q).then(() => {
+      ctx.readyQueues.push(q);
+      return q;
+    });
+    ctx.toolQueues.set(name, created);
+  }
+  return created;
+}
+
+/** The queue (shard) of tool queue `queue` that a session's calls go to. */
+function queueFactory(ctx: CoordinatorContext) {
+  return (queue: string | undefined, sessionId: string): Promise<Queue> =>
+    openQueue(ctx, ctx.keys.toolQueueFor(queue, sessionId));
+}
+
+/**
+ * With `YIEM_ALLOW_WRITE_TOOL=1`: registers `writeTool` and the tools written so far, and
+ * returns the sync that picks up tools written elsewhere before each LLM call.
+ */
+async function enableWrittenTools(
+  options: CoordinatorOptions,
+  command: RedisClient,
+  keys: ClusterKeys,
+) {
+  if (!isWriteToolAllowed()) return undefined;
+  const store = options.toolStore;
+  const written = createWrittenToolsSync({ redis: command, prefix: keys.prefix, store });
+  registerTool(
+    store,
+    createWriteTool({ redis: command, prefix: keys.prefix, store, allowed: true }),
+  );
+  await written.sync();
+  return written;
+}
+
+/**
+ * Aborts the current run of a session this coordinator holds, and carries the abort to a run
+ * nobody may be holding (`onAbort`: parked for approval, or its holder gone).
+ */
+function listenForAborts(
+  tasks: SessionTasks,
+  subscriber: RedisClient,
+  channel: string,
+  log: Logger,
+  onAbort: (sessionId: string) => Promise<void>,
+): void {
+  subscriber.on("message", (from: string, text: string) => {
+    if (from !== channel) return;
+    const message = parseControlMessage(text);
+    if (!message) return;
+    const held = tasks.held.get(message.sessionId);
+    if (held?.controller) {
+      log.info({ sessionId: message.sessionId }, "run aborted");
+      held.controller.abort();
+    }
+    void onAbort(message.sessionId);
+  });
+}
+
+/** What `/readyz` says while the coordinator is still connecting to Redis. */
+const STARTING: Readiness = { ready: false, reason: "starting: connecting to redis" };
+
+/**
+ * Starts a coordinator (see `startCoordinatorRuntime` below for what it does) and, when
+ * `port` is given, its HTTP side: Bull Board at `/admin/queues` with every queue, `/healthz`,
+ * `/readyz` and Prometheus `/metrics` (tool calls by tool and outcome, durations, queue depths,
+ * LLM latency, process metrics). The HTTP side listens before Redis is reached, so a port in
+ * use fails the start (`PortInUseError`) before the coordinator takes any work.
+ *
+ * @example
+ * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore, port: 3000 });
+ * process.on("SIGTERM", () => coordinator.close());
+ */
+export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+  if (options.port === undefined) return startCoordinatorRuntime(options);
+  checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
+  const metrics = createCoordinatorMetrics({ isRegistered: (n) => options.toolStore.tools.has(n) });
+  const observe = (event: AgentEvent) => {
+    metrics.observe(event);
+    options.observe?.(event);
+  };
+  // Listen first: a port in use fails the start before any session is taken.
+  let runtime: CoordinatorHandle | undefined;
+  const admin = await startAdminServer({
+    port: options.port,
+    queues: () => runtime?.queues() ?? [],
+    metrics,
+    health: () =>
+      runtime
+        ? { coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }
+        : { starting: true },
+    readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
+    adminUser: options.admin?.user,
+    adminPassword: options.admin?.password,
+    host: options.admin?.host,
+    readOnly: options.admin?.readOnly,
+  });
+  try {
+    runtime = await startCoordinatorRuntime({
+      ...options,
+      llmCall: metrics.timeLlmCall(options.llmCall),
+      observe,
+    });
+  } catch (err) {
+    await admin.close();
+    throw err;
+  }
+  return {
+    ...runtime,
+    url: admin.url,
+    async close(graceMs) {
+      await runtime.close(graceMs);
+      await admin.close();
+    },
+  };
+}
+
+/**
+ * The coordinator itself: takes requests from the coordinator queue (any BullMQ client may
+ * add them; see `CoordinatorJobData`), holds each session it works on with a renewed, fenced
+ * lease, runs the agent loop and the LLM calls, runs sequential batches in this process and
+ * sends parallel batches to the tool queues, publishes every event, and completes each
+ * request's job with the response that answered it.
+ *
+ * @example
+ * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
+ * process.on("SIGTERM", () => coordinator.close());
+ */
+async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
+  const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const log = options.logger ?? silentLogger;
+  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
+  const coordinatorId = options.coordinatorId ?? `${hostname()}-${process.pid}`;
+  const ctx: CoordinatorContext = {
+    keys,
+    command,
+    toolQueues: new Map(),
+    readyQueues: [],
+    waiter: new ResultWaiter(command, keys.bullPrefix),
+    acks: replicaAcksOf(options, keys.layout.cluster, log),
+  };
+  const store = new SessionStore(command, keys, ctx.acks);
+  const answers = new AnswerWaiters(store, log);
+  const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
+  const deps = await runnerDeps(options, ctx, store, log);
+  const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
+  const decisions: DecisionDeps = {
+    approvals: deps.approvals,
+    resume: (sessionId) => tasks.ensureRunning(sessionId),
+    log,
+  };
+  deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
+  const subscriber = await subscribeToChannels(ctx, tasks, answers, log, (sessionId) =>
+    abortWaitingRun(decisions, store, sessionId),
+  );
+  await openToolQueues(options.toolStore, ctx);
+  const coordinatorQueue = new Queue(keys.coordinatorQueue, {
+    connection: command,
+    prefix: keys.bullPrefix,
+  });
+  const lockDurationMs = options.lockDurationMs ?? 30_000;
+  const worker = new Worker(keys.coordinatorQueue, undefined, {
+    connection: command, // BullMQ duplicates it for its blocking reads
+    prefix: keys.bullPrefix,
+    lockDuration: lockDurationMs,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
+    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
+    name: coordinatorId,
+  });
+  // Outages are logged once by the watch; BullMQ repeats them on every retry.
+  worker.on("error", (err) =>
+    log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message }, "coordinator queue error"),
+  );
+  await worker.waitUntilReady();
+  await worker.startStalledCheckTimer();
+  const locks = new JobLocks(worker, lockDurationMs, log);
+  locks.start();
+  const requests = new RequestJobs({
+    store,
+    tasks,
+    answers,
+    locks,
+    limits: options.limits ?? {},
+    log,
+    decisions,
+  });
+  const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
+  tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
+  const intake = startIntake({
+    worker,
+    slots,
+    log,
+    handle: (job, token, slot) => requests.handle(job, token, slot),
+  });
+  log.info({ coordinatorId }, "coordinator started");
+  const parts: RuntimeParts = {
+    ctx,
+    worker,
+    intake,
+    tasks,
+    requests,
+    answers,
+    locks,
+    subscriber,
+    coordinatorQueue,
+    log,
+    watch,
+    approvalSweep,
+  };
+  return {
+    coordinatorId,
+    heldSessions: () => tasks.held.size,
+    readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
+    queues: () => [coordinatorQueue, ...ctx.readyQueues],
+    close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
+  };
+}
+
+/** What a running coordinator is made of (for closing it in order). */
+interface RuntimeParts {
+  ctx: CoordinatorContext;
+  worker: Worker;
+  intake: Intake;
+  tasks: SessionTasks;
+  requests: RequestJobs;
+  answers: AnswerWaiters;
+  locks: JobLocks;
+  subscriber: RedisClient;
+  coordinatorQueue: Queue;
+  log: Logger;
+  watch: RedisWatch;
+  approvalSweep: NodeJS.Timeout;
+}
+
+/** How often a coordinator denies the calls whose approval timeout has passed. */
+const APPROVAL_SWEEP_MS = 500;
+
+/**
+ * Opens every shard of the tool queues the store's tools go to (the default one too), and
+ * sets the limits of limited tools on theirs (`applyToolLimits`; never sharded).
+ */
+async function openToolQueues(toolStore: ToolStore, ctx: CoordinatorContext): Promise<void> {
+  const tools = [...toolStore.tools.values()];
+  const queues = new Set([undefined, ...tools.map(remoteQueueOf)]);
+  const names = [...queues].flatMap((queue) => ctx.keys.toolQueues(queue));
+  await Promise.all(names.map((name) => openQueue(ctx, name)));
+  for (const [queue, tool] of limitedToolQueues(tools)) {
+    await applyToolLimits(await openQueue(ctx, ctx.keys.toolQueueFor(queue, "")), tool);
+  }
+}
+
+/** What every session this coordinator runs gets from it. */
+async function runnerDeps(
+  options: CoordinatorOptions,
+  ctx: CoordinatorContext,
+  store: SessionStore,
+  log: Logger,
+): Promise<SessionRunnerDeps> {
+  const { command, keys } = ctx;
+  const written = await enableWrittenTools(options, command, keys);
+  return {
+    store,
+    approvals: new ApprovalStore(command, keys, ctx.acks),
+    approvalTimeoutMs: options.approvalTimeoutMs,
+    command,
+    keys,
+    leaseMs: options.leaseMs ?? 10_000,
+    llmCall: options.llmCall,
+    toolStore: options.toolStore,
+    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    config: options,
+    queueFor: queueFactory(ctx),
+    waiter: ctx.waiter,
+    log,
+    observe: options.observe,
+    syncWrittenTools: written ? () => written.sync() : undefined,
+  };
+}
+
+/**
+ * Subscribes to the control channel (aborts) and the responses channel (answers to held
+ * jobs) on one connection; both connections log errors and reconnect by themselves.
+ */
+async function subscribeToChannels(
+  ctx: CoordinatorContext,
+  tasks: SessionTasks,
+  answers: AnswerWaiters,
+  log: Logger,
+  onAbort: (sessionId: string) => Promise<void>,
+): Promise<RedisClient> {
+  const subscriber = duplicateConnection(ctx.command);
+  for (const connection of [ctx.command, subscriber]) {
+    connection.on("error", (err: Error) =>
+      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
+    );
+  }
+  listenForAborts(tasks, subscriber, ctx.keys.controlChannel, log, onAbort);
+  await subscriber.subscribe(ctx.keys.controlChannel);
+  await answers.listen(subscriber, ctx.keys.responsesChannel);
+  return subscriber;
+}
+
+/**
+ * Stops fetching, lets held sessions finish for up to `graceMs` and hands the rest over,
+ * hands the jobs still waiting for answers back to the queue, then closes every connection.
+ */
+async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
+  const { ctx, log } = parts;
+  clearInterval(parts.approvalSweep);
+  await parts.intake.stop();
+  await parts.tasks.close(graceMs);
+  await parts.requests.close();
+  parts.locks.stop();
+  parts.answers.close();
+  await parts.worker.close();
+  parts.watch.stop();
+  parts.subscriber.disconnect();
+  await ctx.waiter.close();
+  await Promise.all([parts.coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));
+  await ctx.command.quit().catch(() => undefined);
+  log.info("coordinator stopped");
+}

@@ -1,0 +1,109 @@
+import type { Logger } from "../../ops/logger.js";
+import type { DecisionJobResult, DecisionRequest } from "../../protocol/coordinatorDecision.js";
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalStore,
+} from "../../state/approvalStore.js";
+import type { SessionStore } from "../../state/sessionStore.js";
+
+/** The reason a call awaiting approval is denied with when its session is aborted. */
+export const ABORTED_APPROVAL_REASON = "the session was aborted";
+
+/** What recording decisions needs: the store, and a way to resume a session that may go on. */
+export interface DecisionDeps {
+  approvals: ApprovalStore;
+  /** Starts working the session here if no coordinator holds it (see `SessionTasks.ensureRunning`). */
+  resume: (sessionId: string) => Promise<void>;
+  log: Logger;
+}
+
+/** What a decision did: recorded (with the job's result), or a no-op with the reason its job fails with. */
+export type DecisionOutcome =
+  | { ok: true; result: DecisionJobResult }
+  | { ok: false; reason: string };
+
+function describeDecided(decision: ApprovalDecision): string {
+  const verb = decision.approved ? "approved" : "denied";
+  const by = decision.by ? ` by ${decision.by}` : "";
+  return `${verb}${by} at ${new Date(decision.decidedAt).toISOString()}`;
+}
+
+/**
+ * Records a decision on a call awaiting approval, at most once, and resumes the run when no
+ * undecided call of its batch is left. A call that no longer waits, or was decided already,
+ * is a no-op reported as `{ ok: false, reason: "no-op: …" }`: it never runs a call twice.
+ * `known` is the call's approval request when the caller read it already (not read again).
+ * Throws only when Redis fails.
+ */
+export async function recordDecision(
+  deps: DecisionDeps,
+  request: DecisionRequest,
+  now = Date.now(),
+  known?: ApprovalRequest,
+): Promise<DecisionOutcome> {
+  const { sessionId, callKey, approved } = request;
+  const decision: ApprovalDecision = {
+    approved,
+    decidedAt: now,
+    ...(request.by ? { by: request.by } : {}),
+    ...(request.reason ? { reason: request.reason } : {}),
+  };
+  const outcome = await deps.approvals.decide(sessionId, callKey, decision, known);
+  const call = `call ${callKey} of session ${sessionId}`;
+  if (outcome.kind === "notWaiting")
+    return { ok: false, reason: `no-op: ${call} is not awaiting approval` };
+  if (outcome.kind === "alreadyDecided")
+    return { ok: false, reason: `no-op: ${call} was already ${describeDecided(outcome.decision)}` };
+  deps.log.info({ sessionId, callKey, approved, by: request.by }, "tool call decided");
+  if (outcome.resume) await deps.resume(sessionId);
+  return {
+    ok: true,
+    result: { sessionId, toolCallId: callKey, approved, resumed: outcome.resume },
+  };
+}
+
+/**
+ * Carries an abort to a run no coordinator may be holding: marks the session's open run
+ * aborted (whoever resumes it stops it at once) and denies each of its calls awaiting
+ * approval, so a parked run resumes, gives those calls their denial as the result and ends
+ * with `stopReason: "aborted"` without asking the model again. Any coordinator may do it;
+ * repeats are no-ops. Never throws: a Redis error is logged.
+ */
+export async function abortWaitingRun(
+  deps: DecisionDeps,
+  store: SessionStore,
+  sessionId: string,
+): Promise<void> {
+  try {
+    if (!(await store.markRunAborted(sessionId))) return;
+    for (const waiting of await deps.approvals.pending(sessionId)) {
+      const reason = ABORTED_APPROVAL_REASON;
+      const denial = { sessionId, callKey: waiting.callKey, approved: false, reason };
+      await recordDecision(deps, denial, Date.now(), waiting);
+    }
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message, sessionId }, "could not abort a waiting run");
+  }
+}
+
+/**
+ * Denies every call whose approval timeout has passed (any coordinator may sweep; a call
+ * decided meanwhile is a no-op). Never throws: a Redis error waits for the next sweep.
+ */
+export async function denyExpiredApprovals(deps: DecisionDeps, now = Date.now()): Promise<void> {
+  try {
+    for (const { sessionId, callKey } of await deps.approvals.due(now)) {
+      const request = await deps.approvals.requestOf(sessionId, callKey);
+      const waited = request?.deadline ? request.deadline - request.requestedAt : undefined;
+      const reason =
+        waited !== undefined
+          ? `no decision within ${waited} ms (approval timeout)`
+          : "no decision before the approval timeout";
+      const denial = { sessionId, callKey, approved: false, reason };
+      await recordDecision(deps, denial, now, request);
+    }
+  } catch (err) {
+    deps.log.debug({ err: (err as Error).message }, "could not sweep approval timeouts");
+  }
+}

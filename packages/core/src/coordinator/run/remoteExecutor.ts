@@ -1,0 +1,131 @@
+import type { Queue } from "bullmq";
+import { LeaseLostError } from "../../protocol/errors.js";
+import {
+  ABORTED_JOB_REASON,
+  TOOL_JOB_RETENTION,
+  type ToolJobData,
+  toolJobId,
+} from "../../protocol/toolJobs.js";
+import { remoteQueueOf } from "../../protocol/toolQueues.js";
+import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
+import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
+import { createErrorToolResult, describeError } from "../../tools/toolResults.js";
+import { injectTraceContext } from "../../tracing/spans.js";
+import type { ExecutedOutcome, PreparedToolCall, ToolExecutor } from "../../types/index.js";
+import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
+
+/** What a remote executor needs: where the run belongs and how to reach the tool queues. */
+export interface RemoteExecutorOptions {
+  sessionId: string;
+  runId: string;
+  /** The BullMQ queue of a tool queue name (created on first use). */
+  /** The BullMQ queue of tool queue `queue` that `sessionId`'s calls go to (its shard). */
+  queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
+  waiter: ResultWaiter;
+  /**
+   * Called before a call runs in this process; an outcome returned here replaces running it
+   * (the cluster uses it to refuse re-running an interrupted call that is not idempotent).
+   */
+  beforeLocalCall?: (prep: PreparedToolCall) => Promise<ExecutedOutcome | undefined>;
+}
+
+function errorOutcome(message: string): ExecutedOutcome {
+  return { result: createErrorToolResult(message), isError: true };
+}
+
+/** States of a job no worker has taken yet (a paused queue's jobs read as `waiting`). */
+const NOT_STARTED = new Set<string>(["waiting", "delayed", "prioritized", "paused"]);
+
+/**
+ * Removes a tool job only while no worker has taken it: a running job is left to its
+ * worker's cancel, a finished one stays for Bull Board. A job that moves on between the
+ * state read and the remove is the one remaining race.
+ */
+async function removeIfNotStarted(queue: Queue, jobId: string): Promise<void> {
+  const state = await queue.getJobState(jobId);
+  if (NOT_STARTED.has(state)) await queue.remove(jobId);
+}
+
+/**
+ * The outcome of a call whose run was aborted while it waited: its job is removed if no
+ * worker has taken it, unless the coordinator lost or handed over the session (the next
+ * holder attaches to the job).
+ */
+async function abandonJob(
+  queue: Queue,
+  jobId: string,
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
+  if (!(signal?.reason instanceof LeaseLostError)) {
+    await removeIfNotStarted(queue, jobId).catch(() => undefined);
+  }
+  return errorOutcome(ABORTED_MESSAGE);
+}
+
+/** Turns how a job ended into the call's outcome; a completed one names its worker. */
+function outcomeOf(
+  prep: PreparedToolCall,
+  end: Exclude<JobEnd, { kind: "aborted" }>,
+): ExecutedOutcome {
+  const name = prep.tool.name;
+  if (end.kind === "completed") {
+    const { result, isError, workerId } = end.value;
+    return { result, isError, workerId };
+  }
+  if (end.kind === "missing")
+    return errorOutcome(`${name}: the tool job disappeared before it finished`);
+  if (end.reason === ABORTED_JOB_REASON) return errorOutcome(ABORTED_MESSAGE);
+  if (/stalled/i.test(end.reason)) {
+    return errorOutcome(
+      `${name}: the worker running this call stopped and the call was not retried further (${end.reason})`,
+    );
+  }
+  return errorOutcome(`${name}: the tool job failed: ${end.reason}`);
+}
+
+/**
+ * The cluster's `ToolExecutor`. Calls of a parallel batch, and every call of a tool with an
+ * explicit `queue` or a cluster-wide limit (`remoteQueueOf`), become jobs on the tool queues; other calls (sequential batches) run in
+ * this process. Job ids derive from session, run and call id, so a re-dispatch after a crash
+ * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
+ * error results.
+ */
+export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
+  return {
+    async execute(prep, signal, emit, context) {
+      if (context?.mode !== "parallel" && !remoteQueueOf(prep.tool)) {
+        const replaced = await options.beforeLocalCall?.(prep);
+        return replaced ?? executePreparedToolCall(prep, signal, emit);
+      }
+      return runRemote(options, prep, signal);
+    },
+  };
+}
+
+async function runRemote(
+  options: RemoteExecutorOptions,
+  prep: PreparedToolCall,
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
+  if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
+  const { sessionId, runId, waiter } = options;
+  const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
+  try {
+    const queue = await options.queueFor(remoteQueueOf(prep.tool), sessionId);
+    const data: ToolJobData = {
+      sessionId,
+      runId,
+      toolCallId: prep.toolCall.id,
+      toolName: prep.tool.name,
+      args: prep.args,
+      retries: prep.tool.retries ?? 0,
+      trace: injectTraceContext(),
+    };
+    const add = () =>
+      queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
+    const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
+    return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
+  } catch (err) {
+    return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
+  }
+}

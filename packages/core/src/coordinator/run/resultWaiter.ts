@@ -1,0 +1,136 @@
+import { Job, type Queue, QueueEvents } from "bullmq";
+import type { ToolJobResult } from "../../protocol/toolJobs.js";
+import type { RedisClient } from "../../redis/redisConnection.js";
+import { onAbort } from "../../tools/abortListener.js";
+
+/** How a tool job ended, as the coordinator sees it (`aborted`: the caller stopped waiting). */
+export type JobEnd =
+  | { kind: "completed"; value: ToolJobResult }
+  | { kind: "failed"; reason: string }
+  | { kind: "missing" }
+  | { kind: "aborted" };
+
+interface Waiter {
+  queue: Queue;
+  resolve: (end: JobEnd) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Waits for tool jobs to finish (`waitForJobEnd`) with a low-latency wake-up: one
+ * `QueueEvents` reader per tool queue resolves waiters as `completed` / `failed` events
+ * arrive. Each waiter also polls the job itself (first after `firstPollMs`, then every
+ * `pollMs`), so a missed event or a job that had already finished before anyone waited
+ * (attach after a crash) is still seen: the stored job is the truth.
+ */
+export class ResultWaiter {
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly readers = new Map<string, QueueEvents>();
+
+  constructor(
+    private readonly connection: RedisClient,
+    private readonly bullPrefix: string,
+    private readonly timing = { firstPollMs: 250, pollMs: 1000 },
+  ) {}
+
+  /** Starts listening to `queue` (idempotent); resolves once its reader is connected. */
+  async listen(queue: Queue): Promise<void> {
+    if (this.readers.has(queue.name)) return;
+    const reader = new QueueEvents(queue.name, {
+      connection: this.connection, // QueueEvents makes its own blocking duplicate
+      prefix: this.bullPrefix,
+    });
+    this.readers.set(queue.name, reader);
+    reader.on("completed", ({ jobId, returnvalue }) => {
+      this.settle(jobId, { kind: "completed", value: returnvalue as unknown as ToolJobResult });
+    });
+    reader.on("failed", ({ jobId, failedReason }) =>
+      this.settle(jobId, { kind: "failed", reason: failedReason }),
+    );
+    reader.on("error", () => undefined); // reconnects by itself; the polls cover the gap
+    await reader.waitUntilReady();
+  }
+
+  /**
+   * Adds a job with `add` and resolves with how job `jobId` of `queue` ended: the one call a
+   * caller makes. It registers before `add` runs (so no event is missed), polls the stored job
+   * once `add` has returned, and stops waiting with `{ kind: "aborted" }` when `signal` aborts
+   * (heard only after the add, so an abort never races it). Forgets the job however the wait
+   * ends. Rejects only when `add` throws; `listen(queue)` must have run first.
+   */
+  async waitForJobEnd(
+    queue: Queue,
+    jobId: string,
+    add: () => Promise<unknown>,
+    signal?: AbortSignal,
+  ): Promise<JobEnd> {
+    const ended = new Promise<JobEnd>((resolve) => {
+      this.waiters.set(jobId, { queue, resolve, timer: undefined });
+    });
+    try {
+      await add();
+    } catch (err) {
+      this.forget(jobId);
+      throw err;
+    }
+    this.startPolling(jobId);
+    const stopListening = signal
+      ? onAbort(signal, () => this.settle(jobId, { kind: "aborted" }))
+      : undefined;
+    try {
+      return await ended;
+    } finally {
+      stopListening?.();
+    }
+  }
+
+  /** Starts the safety polls of a waiter whose job now exists. */
+  private startPolling(jobId: string): void {
+    const waiter = this.waiters.get(jobId);
+    if (waiter && !waiter.timer)
+      waiter.timer = setTimeout(() => this.poll(jobId), this.timing.firstPollMs);
+  }
+
+  /** Stops waiting for a job. */
+  private forget(jobId: string): void {
+    const waiter = this.waiters.get(jobId);
+    if (waiter?.timer) clearTimeout(waiter.timer);
+    this.waiters.delete(jobId);
+  }
+
+  private settle(jobId: string, end: JobEnd): void {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    this.forget(jobId);
+    waiter.resolve(end);
+  }
+
+  private async poll(jobId: string): Promise<void> {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    try {
+      const end = await readJobEnd(waiter.queue, jobId);
+      if (end) return this.settle(jobId, end);
+    } catch {
+      // Redis away: poll again later.
+    }
+    if (this.waiters.get(jobId) === waiter)
+      waiter.timer = setTimeout(() => this.poll(jobId), this.timing.pollMs);
+  }
+
+  /** Closes every reader. */
+  async close(): Promise<void> {
+    for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { kind: "missing" });
+    await Promise.all([...this.readers.values()].map((reader) => reader.close()));
+    this.readers.clear();
+  }
+}
+
+/** How a job ended according to Redis, or nothing while it is still waiting or running. */
+export async function readJobEnd(queue: Queue, jobId: string): Promise<JobEnd | undefined> {
+  const job = await Job.fromId<unknown, ToolJobResult>(queue, jobId);
+  if (!job) return { kind: "missing" };
+  if (job.finishedOn && job.failedReason) return { kind: "failed", reason: job.failedReason };
+  if (job.finishedOn) return { kind: "completed", value: job.returnvalue };
+  return undefined;
+}

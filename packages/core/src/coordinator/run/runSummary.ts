@@ -1,0 +1,25 @@
+import type { AgentMessage } from "../../types/index.js";
+
+/** What a run did, counted from the messages it added to the transcript. */
+export interface RunSummary {
+  /** Model answers (assistant messages). */
+  turns: number;
+  /** Tool calls, counted by their results (each call has exactly one). */
+  toolCalls: number;
+}
+
+/**
+ * Counts the turns and tool calls in `messages` (the messages one run added). Never reads
+ * anything else; user messages count as neither.
+ *
+ * @example summarizeRun(state.messages.slice(before)) // { turns: 2, toolCalls: 3 }
+ */
+export function summarizeRun(messages: readonly AgentMessage[]): RunSummary {
+  let turns = 0;
+  let toolCalls = 0;
+  for (const message of messages) {
+    if (message.role === "assistant") turns++;
+    else if (message.role === "toolResult") toolCalls++;
+  }
+  return { turns, toolCalls };
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "../../ops/logger.js";
+import { redisBackoffMs } from "../../redis/redisBackoff.js";
+import type { AnswerWaiters } from "../intake/answerWaiters.js";
+import type { RunSlots, Slot } from "../intake/runSlots.js";
+import {
+  type HeldSession,
+  processSession,
+  type SessionOutcome,
+  type SessionRunnerDeps,
+} from "./sessionRunner.js";
+
+/** What the session tasks of one coordinator share. */
+export interface SessionTasksOptions {
+  deps: SessionRunnerDeps;
+  slots: RunSlots;
+  answers: AnswerWaiters;
+  coordinatorId: string;
+  log: Logger;
+}
+
+/**
+ * The sessions this coordinator runs: at most one task per session, each holding a run slot
+ * and the session's lease while it works the session's runs. A task whose Redis writes fail
+ * (OOM, a reset connection, a failover) keeps its session and tries again with backoff, so
+ * no run is left open with nothing behind it. Sessions that this coordinator waits on but
+ * another holds are checked every `watchMs`: when their holder is gone, this coordinator
+ * takes them over.
+ */
+export class SessionTasks {
+  /** Sessions held now, for aborts and hand-over. */
+  readonly held = new Map<string, HeldSession>();
+  private readonly running = new Map<string, Promise<void>>();
+  private watch: NodeJS.Timeout | undefined;
+  private closing = false;
+
+  constructor(private readonly options: SessionTasksOptions) {}
+
+  /** Checks the watched sessions every `watchMs`. */
+  startWatching(watchMs: number): void {
+    this.watch = setInterval(() => void this.takeOverOrphans(), watchMs);
+  }
+
+  /**
+   * Makes sure the session is being worked: by a task of this coordinator (started now when
+   * its lease is free, with `slot` or a free one), or by another coordinator (then this one
+   * watches it). Gives `slot` back when it is not used. Never throws.
+   */
+  async ensureRunning(sessionId: string, slot?: Slot): Promise<void> {
+    const taken = slot ?? this.options.slots.tryTake();
+    if (!taken || this.closing || this.running.has(sessionId)) return taken?.release();
+    const token = `${this.options.coordinatorId}:${randomUUID()}`;
+    const { deps } = this.options;
+    const acquired = await deps.store.acquire(sessionId, token, deps.leaseMs).catch(() => false);
+    if (!acquired || this.running.has(sessionId)) return taken.release();
+    const task = this.work(sessionId, token).then(
+      (outcome) => this.ended(sessionId, taken, outcome),
+      () => this.ended(sessionId, taken, undefined),
+    );
+    this.running.set(sessionId, task);
+  }
+
+  /** Sessions running now. */
+  get size(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops starting sessions, lets running ones finish for up to `graceMs`, then hands the
+   * rest over (their runs stay open for the next holder) and waits for them to stop.
+   */
+  async close(graceMs: number): Promise<void> {
+    this.closing = true;
+    clearInterval(this.watch);
+    const all = () => Promise.all(this.running.values());
+    const timer = setTimeout(() => {
+      this.options.log.info({ sessions: this.held.size }, "handing over the sessions still held");
+      for (const held of this.held.values()) void held.handOver();
+    }, graceMs);
+    await all();
+    clearTimeout(timer);
+  }
+
+  private async work(sessionId: string, token: string): Promise<SessionOutcome | undefined> {
+    const { deps, log } = this.options;
+    const register = (held: HeldSession | undefined) => {
+      if (held) this.held.set(sessionId, held);
+      else this.held.delete(sessionId);
+    };
+    for (let attempt = 0; ; attempt++) {
+      let outcome: SessionOutcome;
+      try {
+        outcome = await processSession(deps, sessionId, token, register);
+      } catch (err) {
+        log.warn(
+          { sessionId, err: (err as Error).message, attempt },
+          "session interrupted by a Redis error; retrying",
+        );
+        if (!(await this.retryLater(sessionId, token, attempt))) return undefined;
+        continue;
+      }
+      log.debug({ sessionId, outcome }, "session released");
+      return outcome;
+    }
+  }
+
+  /** Waits before another try; false when the session is no longer ours to work. */
+  private async retryLater(sessionId: string, token: string, attempt: number): Promise<boolean> {
+    const { deps } = this.options;
+    for (let wait = attempt; ; wait++) {
+      await sleep(redisBackoffMs(wait + 1));
+      if (this.closing) return false;
+      try {
+        return await deps.store.acquire(sessionId, token, deps.leaseMs);
+      } catch {
+        // Redis still failing: keep waiting.
+      }
+    }
+  }
+
+  private ended(sessionId: string, slot: Slot, outcome: SessionOutcome | undefined): void {
+    this.running.delete(sessionId);
+    slot.release();
+    // A parked run waits for a decision: the decision (or the watch) resumes it.
+    if (outcome === "parked") return;
+    // Inputs that arrived while the task was letting go must not wait for the next watch tick.
+    if (this.options.answers.hasWaitsIn(sessionId)) void this.ensureRunning(sessionId);
+  }
+
+  /** Takes over the watched sessions whose holder is gone. Never throws. */
+  private async takeOverOrphans(): Promise<void> {
+    const watched = this.options.answers.sessions().filter((id) => !this.running.has(id));
+    if (watched.length === 0) return;
+    try {
+      // A parked run (waiting for approvals) is left alone until a decision un-parks it.
+      const orphaned = await this.options.deps.store.needHolder(watched);
+      for (const [i, sessionId] of watched.entries()) {
+        if (orphaned[i]) await this.ensureRunning(sessionId);
+      }
+    } catch (err) {
+      this.options.log.debug({ err: (err as Error).message }, "could not check watched sessions");
+    }
+  }
+}

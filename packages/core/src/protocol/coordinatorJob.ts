@@ -1,0 +1,108 @@
+import { createHash } from "node:crypto";
+import {
+  InvalidUserInputError,
+  toUserMessage,
+  type UserInputLimits,
+} from "../agent/toUserMessage.js";
+import type { InputKind } from "../state/sessionStore.js";
+import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
+import type { DecisionJobData } from "./coordinatorDecision.js";
+import { InvalidCoordinatorJobError } from "./errors.js";
+
+/**
+ * The data of a coordinator-queue job: one request. Any BullMQ client may add it, under any
+ * job name. `input` is a string or a user message (`{ role: "user", content }`, content a
+ * string or text / image / image_url parts). Without `sessionId` the job starts a new session.
+ * With `followUp: true` the input gets its own run after the current one instead of joining it.
+ *
+ * @example await queue.add("ask", { input: "What time is it in Lima?", sessionId: "s-42" })
+ */
+export interface CoordinatorJobData {
+  input: UserInput;
+  sessionId?: string;
+  followUp?: boolean;
+}
+
+/**
+ * Everything a coordinator-queue job may carry: a request (`CoordinatorJobData`), or a
+ * decision on a tool call awaiting approval (`DecisionJobData`, `{ decision: … }`, see
+ * `coordinatorDecision.ts`). A job with a `decision` field is read as a decision.
+ */
+export type CoordinatorQueueJobData = CoordinatorJobData | DecisionJobData;
+
+/** The return value of a coordinator-queue job: the assistant message that answered its input. */
+export interface CoordinatorJobResult {
+  sessionId: string;
+  /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
+  runId: string;
+  response: AssistantMessage;
+}
+
+/** A validated request: what the coordinator records for the session. */
+export interface CoordinatorRequest {
+  sessionId: string | undefined;
+  kind: InputKind;
+  message: UserMessage;
+}
+
+/** Session ids are part of Redis key names (inside a hash tag): a plain, bounded alphabet. */
+const SESSION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+function readSessionId(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || !SESSION_ID.test(value)) {
+    throw new InvalidCoordinatorJobError(
+      "sessionId",
+      "must be 1-128 characters of letters, digits, '_', '.', ':' or '-'",
+    );
+  }
+  return value;
+}
+
+function readFollowUp(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value !== "boolean")
+    throw new InvalidCoordinatorJobError("followUp", "must be a boolean");
+  return value;
+}
+
+/**
+ * Reads a coordinator job's data as a request: validates every field, and re-encodes the
+ * input as a user message with only the fields Yiem knows. Throws
+ * `InvalidCoordinatorJobError` naming the field (`input`, `input.content[0].text`,
+ * `sessionId`, `followUp`); never trusts anything the job carries as transcript.
+ *
+ * @example readCoordinatorJob({ input: "hi" }) // { sessionId: undefined, kind: "input", message }
+ */
+export function readCoordinatorJob(
+  data: unknown,
+  limits: UserInputLimits = {},
+): CoordinatorRequest {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new InvalidCoordinatorJobError(
+      "data",
+      "must be an object like { input, sessionId?, followUp? }",
+    );
+  }
+  const fields = data as Record<string, unknown>;
+  if (fields.input === undefined) throw new InvalidCoordinatorJobError("input", "is required");
+  const sessionId = readSessionId(fields.sessionId);
+  const kind: InputKind = readFollowUp(fields.followUp) ? "followUp" : "input";
+  try {
+    return { sessionId, kind, message: toUserMessage(fields.input, limits, "input") };
+  } catch (err) {
+    if (err instanceof InvalidUserInputError) {
+      throw new InvalidCoordinatorJobError(err.field, err.message.slice(err.field.length + 2));
+    }
+    throw err;
+  }
+}
+
+/**
+ * The session a job without `sessionId` starts: derived from the job's id and creation time,
+ * so a job delivered twice (a retry, a dead coordinator) lands in the same session.
+ */
+export function sessionIdForJob(jobId: string, createdAt: number): string {
+  const hex = createHash("sha256").update(`${jobId}\n${createdAt}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}

@@ -1,0 +1,129 @@
+import type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
+import { withScripts } from "../redis/scripts.js";
+import type { AgentEvent } from "../types/index.js";
+
+/** How many events a session's replay stream keeps (approximately). */
+export const DEFAULT_STREAM_LENGTH = 10_000;
+
+/**
+ * Publishes an event: numbered, appended to the session's capped replay stream and sent
+ * live on `<prefix>:events:<sessionId>`, atomically. Returns its sequence number.
+ * Throws only when Redis fails.
+ */
+export async function publishEvent(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  origin: EventOrigin,
+  event: AgentEvent,
+  maxLen = DEFAULT_STREAM_LENGTH,
+): Promise<number> {
+  const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
+  const { sessionId } = origin;
+  return withScripts(redis).yiemPublishEvent(
+    keys.seq(sessionId),
+    keys.stream(sessionId),
+    keys.eventChannel(sessionId),
+    payload,
+    maxLen,
+  );
+}
+
+/**
+ * Publishes a live-only event (`messageUpdate`) on `<prefix>:events:<sessionId>`: not stored,
+ * not numbered. It goes out with `live: true` and the sequence number of the session's latest
+ * stored event, so `streamSessionEvents` passes it on only in its place. Returns that number.
+ * Throws only when Redis fails.
+ */
+export async function publishLiveEvent(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  origin: EventOrigin,
+  event: AgentEvent,
+): Promise<number> {
+  const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
+  const { sessionId } = origin;
+  return withScripts(redis).yiemPublishLiveEvent(
+    keys.seq(sessionId),
+    keys.eventChannel(sessionId),
+    payload,
+  );
+}
+
+/** Parses one bus message; returns nothing for anything that is not a bus event. */
+export function parseBusEvent(text: string): BusEvent | undefined {
+  try {
+    const value = JSON.parse(text) as BusEvent;
+    return typeof value.seq === "number" && typeof value.type === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every stored event of a session with a sequence number above `afterSeq`, in order. */
+export async function readEventsAfter(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  sessionId: string,
+  afterSeq: number,
+): Promise<BusEvent[]> {
+  const entries = await redis.xrange(keys.stream(sessionId), `(${afterSeq}-1`, "+");
+  const events: BusEvent[] = [];
+  for (const [, fields] of entries) {
+    const event = parseBusEvent(fields[1] ?? "");
+    if (event) events.push(event);
+  }
+  return events;
+}
+
+/** The sequence number of the session's latest event (0 when it has none). */
+export async function latestSeq(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  sessionId: string,
+): Promise<number> {
+  return Number((await redis.get(keys.seq(sessionId))) ?? 0);
+}
+
+/** Publishes a run's events without waiting for each reply, and waits for all of them on `flush`. */
+export interface EventPublisher {
+  /** Sends the event to Redis and returns at once. Never throws; a failed publish is dropped. */
+  emit(event: AgentEvent, extra?: Partial<EventOrigin>): Promise<void>;
+  /** The same for a live-only event (see `publishLiveEvent`), in order with the others. */
+  emitLive(event: AgentEvent): Promise<void>;
+  /** Resolves once every event sent so far has been published (or has failed). */
+  flush(): Promise<void>;
+}
+
+/**
+ * A publisher for one origin (session and run). Events go out on one connection, so Redis
+ * applies them in the order they were sent, before any command sent after them on the same
+ * connection (a job added for a call is always behind the call's start event); waiting for
+ * each reply would only add a round trip per event to the run.
+ */
+export function createEventPublisher(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  origin: EventOrigin,
+): EventPublisher {
+  const pending = new Set<Promise<unknown>>();
+  const track = (sent: Promise<unknown>) => {
+    pending.add(sent);
+    void sent.finally(() => pending.delete(sent));
+    return Promise.resolve();
+  };
+  return {
+    emit(event, extra = {}) {
+      return track(
+        publishEvent(redis, keys, { ...origin, ...extra }, event).catch(() => undefined),
+      );
+    },
+    emitLive(event) {
+      return track(publishLiveEvent(redis, keys, origin, event).catch(() => undefined));
+    },
+    async flush() {
+      await Promise.all(pending);
+    },
+  };
+}

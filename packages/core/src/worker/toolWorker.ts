@@ -1,0 +1,446 @@
+import { hostname } from "node:os";
+import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import { type Logger, silentLogger } from "../ops/logger.js";
+import { watchRedis } from "../ops/redisWatch.js";
+import { parseControlMessage } from "../protocol/controlMessages.js";
+import {
+  ABORTED_JOB_REASON,
+  TOOL_JOB_RETENTION,
+  type ToolJobData,
+  type ToolJobResult,
+} from "../protocol/toolJobs.js";
+import {
+  applyToolLimits,
+  isLimitedTool,
+  limitedToolQueues,
+  remoteQueueOf,
+} from "../protocol/toolQueues.js";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
+import { isConnectionError } from "../redis/redisErrors.js";
+import { retryTransient } from "../redis/retryTransient.js";
+import { publishEvent } from "../state/eventBus.js";
+import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
+import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
+import { createErrorToolResult } from "../tools/toolResults.js";
+import type { ToolStore } from "../tools/toolStore.js";
+import { extractTraceContext, inSpan, markSpanError, SpanKind } from "../tracing/spans.js";
+import type { ExecutedOutcome, PreparedToolCall } from "../types/index.js";
+import {
+  createWrittenToolsSync,
+  isWriteToolAllowed,
+  type WrittenToolsSync,
+} from "../writtenTools/index.js";
+import { startWorkerHttp } from "./workerHttp.js";
+import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
+
+/** Options of `startToolWorker`. */
+export interface ToolWorkerOptions {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
+  redis: RedisTarget;
+  prefix?: string;
+  toolStore: ToolStore;
+  /** Tool queue names to serve. Default `["default"]`. */
+  queues?: string[];
+  /** Calls run at once, per tool queue (shared out over its shards). Default 16. */
+  concurrency?: number;
+  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  shards?: number;
+  workerId?: string;
+  /** BullMQ job lock; a worker silent for this long is considered dead. Default 30 s. */
+  lockDurationMs?: number;
+  /** How often BullMQ looks for stalled jobs. Default 30 s. */
+  stalledIntervalMs?: number;
+  logger?: Logger;
+  /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
+  port?: number;
+  /** The address that HTTP side listens on. Default `127.0.0.1`. */
+  host?: string;
+}
+
+/** A running tool worker. */
+export interface ToolWorkerHandle {
+  workerId: string;
+  /** Calls running now. */
+  running(): number;
+  /** The HTTP side's base URL when `port` was given. */
+  url?: string;
+  /** Stops taking calls, waits for the running ones to finish, withdraws the announcement. */
+  close(): Promise<void>;
+}
+
+/**
+ * How long a finished tool job's marker lives: as long as the job it guards is kept. A marker
+ * with a result belongs to a job that completes (kept 1 h); one without, to a job that fails
+ * (aborted or refused, kept 24 h). So a result is not kept in Redis a day longer than its job.
+ */
+function markerTtlS(withResult: boolean): number {
+  const { removeOnComplete, removeOnFail } = TOOL_JOB_RETENTION;
+  return withResult ? removeOnComplete.age : removeOnFail.age;
+}
+
+interface WorkerContext {
+  options: ToolWorkerOptions;
+  workerId: string;
+  keys: ClusterKeys;
+  command: RedisClient;
+  active: Map<string, { sessionId: string; worker: Worker }>;
+  log: Logger;
+  /** Picks up tools written through writeTool (when allowed). */
+  written?: WrittenToolsSync;
+  /** Counts and times the calls (when the worker serves `/metrics`). */
+  metrics?: WorkerMetrics;
+}
+
+function jobResult(
+  ctx: WorkerContext,
+  started: number,
+  outcome: Omit<ToolJobResult, "workerId" | "durationMs">,
+): ToolJobResult {
+  return { ...outcome, workerId: ctx.workerId, durationMs: Date.now() - started };
+}
+
+/** Runs a call in a `yiem.tool_execute` span, a child of the coordinator's span carried in the job. */
+function executeInSpan(
+  ctx: WorkerContext,
+  data: ToolJobData,
+  execute: () => Promise<ExecutedOutcome>,
+): Promise<ExecutedOutcome> {
+  const attributes = {
+    "yiem.tool": data.toolName,
+    "yiem.tool_call_id": data.toolCallId,
+    "yiem.session_id": data.sessionId,
+    "yiem.worker_id": ctx.workerId,
+  };
+  const parent = extractTraceContext(data.trace);
+  return inSpan(
+    "yiem.tool_execute",
+    { kind: SpanKind.CONSUMER, parent, attributes },
+    async (span) => {
+      const outcome = await execute();
+      if (outcome.isError) markSpanError(span, "the call's result is an error");
+      return outcome;
+    },
+  );
+}
+
+/** Runs one tool job. Never throws: a missing tool, spent retries and tool failures are results. */
+async function runToolJob(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  signal?: AbortSignal,
+): Promise<ToolJobResult> {
+  const started = Date.now();
+  const data = job.data;
+  await ctx.written?.sync();
+  const tool = ctx.options.toolStore.tools.get(data.toolName);
+  if (!tool) {
+    const message = `Tool "${data.toolName}" is not available on worker ${ctx.workerId} (it has: ${[...ctx.options.toolStore.tools.keys()].join(", ")})`;
+    return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
+  }
+  if (job.attemptsStarted > data.retries + 1) {
+    const message = `${data.toolName}: the worker running this call stopped ${job.attemptsStarted - 1} times; giving up after ${data.retries} retries`;
+    return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
+  }
+  const prep: PreparedToolCall = {
+    kind: "prepared",
+    tool,
+    toolCall: {
+      type: "function",
+      id: data.toolCallId,
+      name: data.toolName,
+      arguments: data.args,
+    },
+    args: data.args,
+  };
+  const origin = { sessionId: data.sessionId, runId: data.runId, workerId: ctx.workerId };
+  // A failover must not turn a running call into a failed one: events wait it out.
+  const emit = (event: Parameters<typeof publishEvent>[3]) =>
+    retryTransient(() => publishEvent(ctx.command, ctx.keys, origin, event)).then(() => undefined);
+  const outcome = await executeInSpan(ctx, data, () => executePreparedToolCall(prep, signal, emit));
+  ctx.log.debug(
+    { jobId: job.id, tool: data.toolName, isError: outcome.isError },
+    "tool call finished",
+  );
+  return jobResult(ctx, started, outcome);
+}
+
+/**
+ * Records that a tool job finished, with its result (none for an aborted or refused job).
+ * Not awaited: it goes out on the connection BullMQ then completes or fails the job on, so
+ * Redis stores the marker before the job is finished.
+ */
+function markFinished(ctx: WorkerContext, jobId: string, result?: ToolJobResult): void {
+  ctx.command
+    .set(
+      ctx.keys.toolDone(jobId),
+      result ? JSON.stringify(result) : "1",
+      "EX",
+      markerTtlS(result !== undefined),
+    )
+    .catch((err: Error) =>
+      ctx.log.warn({ err: err.message, jobId }, "could not record a finished tool job"),
+    );
+}
+
+/** What an earlier attempt of a job left: nothing, or that it finished (with its result, if kept). */
+type EarlierAttempt = { finished: false } | { finished: true; result?: ToolJobResult };
+
+/** Reads a marker's result; `undefined` for a marker without one. */
+function parseMarker(text: string): ToolJobResult | undefined {
+  if (text === "1") return undefined;
+  try {
+    return JSON.parse(text) as ToolJobResult;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a job BullMQ hands out again already finished once. Only a re-run (a later
+ * attempt) reads Redis: a fresh job costs no round trip. A worker that died mid-call left no
+ * marker, so the stalled checker's re-run goes ahead.
+ */
+async function readEarlierAttempt(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+): Promise<EarlierAttempt> {
+  if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return { finished: false };
+  const marker = await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? "")));
+  return marker === null ? { finished: false } : { finished: true, result: parseMarker(marker) };
+}
+/**
+ * Completes a job whose tool finished but whose completion never reached Redis (the lock ran
+ * out during an outage or a failover, and the stalled checker handed the job out again):
+ * with the result the tool gave, without running it again.
+ */
+function completeWithEarlierResult(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  result: ToolJobResult,
+): ToolJobResult {
+  ctx.log.info(
+    { jobId: job.id, tool: job.data.toolName },
+    "completed a tool job with its earlier result (its first completion was lost)",
+  );
+  return result;
+}
+
+/** Fails a re-run of a finished job for good, with the reason in the job's log too. */
+async function refuseRerun(ctx: WorkerContext, job: Job<ToolJobData>): Promise<never> {
+  const { toolCallId, sessionId } = job.data;
+  const reason = `refused: tool call ${toolCallId} of session ${sessionId} already finished; a retry would run its side effects twice`;
+  await job.log(reason).catch(() => 0);
+  markFinished(ctx, job.id ?? ""); // the refused job is kept as long as the marker now
+  ctx.log.warn({ jobId: job.id, tool: job.data.toolName }, "refused to re-run a finished tool job");
+  throw new UnrecoverableError(reason);
+}
+
+/**
+ * The tool queues' processor. A job handed out again after its tool finished but its
+ * completion was lost completes with the stored result. A retry of a job that already
+ * finished (Bull Board's retry of a completed or failed job) is refused: the job fails with a `refused: …` reason, runs no
+ * tool and publishes no events, since a tool call may have side effects. A re-run after a
+ * worker died mid-call still runs (see `runToolJob` for its retry limit). A retry through the
+ * API that resets both `attemptsStarted` and `attemptsMade` looks like a new job and runs.
+ * A call whose session was aborted while it ran fails with `aborted`, without a retry.
+ */
+async function processToolJob(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  signal: AbortSignal | undefined,
+): Promise<ToolJobResult> {
+  const earlier = await readEarlierAttempt(ctx, job);
+  if (earlier.finished && earlier.result && job.attemptsMade === 0) {
+    return completeWithEarlierResult(ctx, job, earlier.result);
+  }
+  if (earlier.finished) return refuseRerun(ctx, job);
+  const result = await runToolJob(ctx, job, signal);
+  markFinished(ctx, job.id ?? "", signal?.aborted ? undefined : result);
+  if (signal?.aborted) throw new UnrecoverableError(ABORTED_JOB_REASON);
+  return result;
+}
+
+/**
+ * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once.
+ */
+function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number): Worker {
+  const { options } = ctx;
+  const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
+    queue,
+    async (job, _token, signal) => {
+      const jobId = job.id ?? "";
+      ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
+      try {
+        const { toolName } = job.data;
+        return await measureToolCall(ctx.metrics, toolName, signal, () =>
+          processToolJob(ctx, job, signal),
+        );
+      } finally {
+        ctx.active.delete(jobId);
+      }
+    },
+    {
+      connection: ctx.command, // BullMQ duplicates it for its blocking reads
+      prefix: ctx.keys.bullPrefix,
+      concurrency,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      maxStalledCount: 1000, // retries are counted per tool in runToolJob
+      name: ctx.workerId,
+    },
+  );
+  // Outages are logged once by the Redis watch; BullMQ repeats them on every retry.
+  worker.on("error", (err) =>
+    ctx.log[isConnectionError(err) ? "debug" : "warn"](
+      { err: err.message, queue },
+      "tool queue worker error",
+    ),
+  );
+  return worker;
+}
+
+/**
+ * Serves every shard of tool queue `queue`; its `concurrency` is shared out over the shards
+ * (rounded up), so a tool queue runs about as many calls at once however it is sharded.
+ */
+function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
+  const shards = ctx.keys.toolQueues(queue);
+  const concurrency = Math.ceil((ctx.options.concurrency ?? 16) / shards.length);
+  return shards.map((name) => startQueueWorker(ctx, name, concurrency));
+}
+
+/** Cancels every running call of an aborted session (its tool's signal fires). */
+function listenForAborts(ctx: WorkerContext, subscriber: RedisClient): void {
+  subscriber.on("message", (_channel, text) => {
+    const message = parseControlMessage(text);
+    if (!message) return;
+    for (const [jobId, entry] of ctx.active) {
+      if (entry.sessionId === message.sessionId) entry.worker.cancelJob(jobId, ABORTED_JOB_REASON);
+    }
+  });
+}
+
+/** Announces the worker now and every third of the announcement's lifetime; returns the timer. */
+async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<NodeJS.Timeout> {
+  const startedAt = Date.now();
+  const announce = () =>
+    announceWorker(ctx.command, ctx.keys, {
+      workerId: ctx.workerId,
+      hostname: hostname(),
+      pid: process.pid,
+      queues,
+      tools: [...ctx.options.toolStore.tools.keys()],
+      concurrency: ctx.options.concurrency ?? 16,
+      running: ctx.active.size,
+      startedAt,
+      lastSeen: Date.now(),
+    }).catch(() => undefined);
+  await announce();
+  return setInterval(announce, WORKER_TTL_MS / 3);
+}
+
+/**
+ * The queues a worker serves: `options.queues` (default `["default"]`), plus, when it serves
+ * the default queue, the own queues of the limited tools it has (see `remoteQueueOf`).
+ */
+function queuesToServe(options: ToolWorkerOptions): string[] {
+  const queues = options.queues ?? ["default"];
+  if (!queues.includes("default")) return queues;
+  const own = [...options.toolStore.tools.values()].filter((t) => !t.queue && isLimitedTool(t));
+  return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];
+}
+
+/** Sets the cluster-wide limits of the limited tools on the queues this worker serves. */
+async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
+  for (const [name, tool] of limitedToolQueues(ctx.options.toolStore.tools.values())) {
+    if (!queues.includes(name)) continue;
+    const queue = new Queue(ctx.keys.toolQueueFor(name, ""), {
+      connection: ctx.command,
+      prefix: ctx.keys.bullPrefix,
+    });
+    await applyToolLimits(queue, tool).finally(() => queue.close());
+  }
+}
+
+/**
+ * Starts a tool worker: serves the given tool queues with `concurrency` calls at once each,
+ * publishes each call's partial results as events, announces itself every few seconds so
+ * `client.workers()` lists it, and cancels a session's calls when it is aborted. With `port`,
+ * serves `/healthz` and `/metrics` (calls by tool and outcome, durations, calls in flight,
+ * process metrics), listening before Redis is reached: a port in use fails the start with
+ * `PortInUseError` before the worker takes any call.
+ *
+ * @example
+ * const worker = await startToolWorker({ redis: "redis://127.0.0.1:6379", toolStore });
+ * process.on("SIGTERM", () => worker.close());
+ */
+export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
+  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
+  const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
+  const log = options.logger ?? silentLogger;
+  const metrics =
+    options.port === undefined
+      ? undefined
+      : createWorkerMetrics({ isRegistered: (name) => options.toolStore.tools.has(name) });
+  const http =
+    metrics &&
+    (await startWorkerHttp({
+      port: options.port ?? 0,
+      host: options.host,
+      metrics,
+      health: () => ({ workerId, running: metrics.inFlight() }),
+    }));
+  const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
+  const written = isWriteToolAllowed()
+    ? createWrittenToolsSync({ redis: command, prefix: keys.prefix, store: options.toolStore })
+    : undefined;
+  await written?.sync();
+  const ctx: WorkerContext = {
+    written,
+    options,
+    workerId,
+    keys,
+    command,
+    active: new Map(),
+    log,
+    metrics,
+  };
+  const queues = queuesToServe(options);
+  await applyLimitsOfServedTools(ctx, queues);
+  const subscriber = duplicateConnection(command);
+  for (const connection of [command, subscriber]) {
+    connection.on("error", (err: Error) =>
+      ctx.log.debug({ err: err.message }, "redis connection error (reconnecting)"),
+    );
+  }
+  listenForAborts(ctx, subscriber);
+  await subscriber.subscribe(keys.controlChannel);
+  const workers = queues.flatMap((queue) => startShardWorkers(ctx, queue));
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const heartbeat = await startHeartbeat(ctx, queues);
+  ctx.log.info({ workerId, queues }, "tool worker started");
+  return {
+    workerId,
+    running: () => ctx.active.size,
+    url: http?.url,
+    async close() {
+      clearInterval(heartbeat);
+      watch.stop();
+      await Promise.all(workers.map((worker) => worker.close()));
+      await withdrawWorker(command, keys, workerId).catch(() => undefined);
+      subscriber.disconnect();
+      await command.quit().catch(() => undefined);
+      await http?.close();
+      ctx.log.info({ workerId }, "tool worker stopped");
+    },
+  };
+}

@@ -667,7 +667,7 @@ Made (in \`packages/core\`, as earlier runs of this benchmark proposed), with th
 figures, before → now at p50:
 
 1. **Events are sent without awaiting each reply**: the coordinator emits through
-   \`createEventPublisher\` (\`cluster/eventBus.ts\`), which sends each event in order on the
+   \`createEventPublisher\` (\`state/eventBus.ts\`), which sends each event in order on the
    one command connection and waits for them all only at the end of a run, so a parallel batch
    no longer waits one round trip per \`toolExecStart\` before dispatching the next call, and
    \`toolExecEnd\` is not awaited before the append. Fan-out, this change alone:

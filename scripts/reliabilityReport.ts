@@ -59,7 +59,7 @@ production defaults are 30 s, 30 s and 10 s.
 ## Transcript writes that are not waited for
 
 A batch's results are appended without waiting for Redis's reply; the run's next write goes
-right behind them and both replies are awaited together (\`cluster/pipelinedTranscript.ts\`).
+right behind them and both replies are awaited together (\`state/pipelinedTranscript.ts\`).
 That next write carries the transcript length it expects, so it changes nothing when the
 append did not land (a lost lease, a refused write), and the run stops with the append's
 error as it did when the append was awaited; the session is then resumed from what Redis

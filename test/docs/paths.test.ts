@@ -8,7 +8,7 @@
  * - a path inside `packages/core/src`, as docs/ARCHITECTURE.md writes them: it has a `/` and
  *   its first folder is one of that folder's (`worker/toolWorker.ts`, `client/`);
  * - a bare file name (`keys.ts`, `startRun-7.lua`): some file of the repository has it;
- * - a `*` in the last part (`tools/*`, `redis/scripts/*.lua`): the folder has a match.
+ * - a `*` stands for any name within one folder (`tools/*`, `redis/scripts/*.lua`): one matches.
  * Left out: code with spaces or placeholders (`<id>`, `…`), URLs and keys (a `:`), package
  * names (`@yiem/core`), HTTP paths (`/healthz`), and build output (a `dist/` folder).
  * Relative Markdown links (`[text](path)`) must exist too, from the document's folder.
@@ -75,21 +75,28 @@ function resolveSpan(span: string): string | undefined {
   return undefined;
 }
 
-/** Whether `path` (repo-relative; a `*` allowed in its last part) exists. */
+/** A path segment with `*` as a pattern matching whole names. */
+function segmentPattern(segment: string): RegExp {
+  const parts = segment.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(`^${parts.join(".*")}$`);
+}
+
+/** Whether `path` (repo-relative; `*` matches any name within one segment) exists. */
 function pathExists(path: string): boolean {
-  const trimmed = path.replace(/\/$/, "");
-  if (!trimmed.includes("*")) return existsSync(join(repoRoot, trimmed));
-  const folder = dirname(trimmed);
-  const pattern = new RegExp(
-    `^${trimmed
-      .slice(folder.length + 1)
-      .split("*")
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-  );
-  const full = join(repoRoot, folder);
-  if (!existsSync(full) || !statSync(full).isDirectory()) return false;
-  return readdirSync(full).some((name) => pattern.test(name));
+  let found = [""];
+  for (const segment of path.replace(/\/$/, "").split("/")) {
+    found = found.flatMap((dir) => {
+      const full = join(repoRoot, dir);
+      if (!segment.includes("*"))
+        return existsSync(join(full, segment)) ? [join(dir, segment)] : [];
+      if (!existsSync(full) || !statSync(full).isDirectory()) return [];
+      const pattern = segmentPattern(segment);
+      return readdirSync(full)
+        .filter((name) => pattern.test(name))
+        .map((name) => join(dir, name));
+    });
+  }
+  return found.length > 0;
 }
 
 /** The paths `doc` cites that do not exist, each as "`span` (looked for at …)". */

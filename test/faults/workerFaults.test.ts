@@ -106,7 +106,7 @@ describe("faults: tool workers die", () => {
       lost: 0,
       duplicated: 0,
       recoveryMs: Date.now() - killedAt,
-      note: "error result, run completed",
+      note: "error result once the lost worker had one more lock duration to report, run completed",
     });
     await cluster.addWorker();
   });

@@ -56,6 +56,24 @@ configured detection times, which the suite shortens through configuration:
 coordinator), \`YIEM_LEASE_MS=3000\` (a dead coordinator's hold on a session expires). The
 production defaults are 30 s, 30 s and 10 s.
 
+## Finished tool calls
+
+A worker records each tool job it finishes in a marker (\`toolDone:<jobId>\`, written before
+the job is completed, kept as long as the job: 1 h with a result, 24 h without). The marker,
+not the job, is what keeps a remote call from running twice across faults:
+
+- **A removed job is not a reason to run again.** A run resumed after its coordinator died
+  reads the marker of each unanswered remote call before adding its job again. A call whose
+  finished job was removed meanwhile (a board "clean completed", or 10,000 later completions
+  trimming the queue, seconds at full throughput) gets the result it had, and its tool does
+  not run. A first dispatch reads nothing: only a resume can meet a job that existed before.
+- **A stopped worker is not a dead one.** A call handed out again after its worker went silent
+  past its lock, with no retries left, waits one more lock duration (\`YIEM_LOCK_MS\`) for
+  that worker's marker. A worker that was only stopped (SIGSTOP, a blocked event loop) and
+  finishes in that time gives the model its real result, not "giving up"; the "giving up"
+  result is recorded only where no result was. A worker that stays away longer, or died,
+  leaves the call with the error result once that lock duration has passed.
+
 ## Transcript writes that are not waited for
 
 A batch's results are appended without waiting for Redis's reply; the run's next write goes

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { BusEvent } from "@yiem/core";
+import { type BusEvent, toolJobId, toolQueueName } from "@yiem/core";
+import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import {
@@ -35,13 +36,17 @@ const cluster = useTestCluster(async () => {
   };
 });
 
-/** Kills the coordinator holding `sessionId` with SIGKILL and starts a replacement. */
-async function killHolder(sessionId: string): Promise<number> {
+/**
+ * Kills the coordinator holding `sessionId` with SIGKILL, runs `whileDead` (before the
+ * session's lease runs out, so before anyone resumes it) and starts a replacement.
+ */
+async function killHolder(sessionId: string, whileDead?: () => Promise<void>): Promise<number> {
   const pid = await leaseHolderPid(cluster.redis.url, cluster.redis.prefix, sessionId);
   const holder = cluster.coordinators.find((c) => c.pid === pid);
   if (!holder) throw new Error(`no coordinator holds ${sessionId} (lease pid ${pid})`);
   holder.signal("SIGKILL");
   await holder.exited;
+  await whileDead?.();
   await cluster.addCoordinator();
   return Date.now();
 }
@@ -137,6 +142,57 @@ describe("faults: a coordinator is SIGKILLed at each step of a turn", () => {
       lost: 0,
       duplicated: 0,
       recoveryMs,
+    });
+  });
+
+  it("does not run a finished call again when its tool job was removed before the run resumed", async () => {
+    const sessionId = randomUUID();
+    const queue = new Queue(toolQueueName("default"), {
+      connection: { url: cluster.redis.url },
+      prefix: `${cluster.redis.prefix}:bull`,
+    });
+    let killing: Promise<number> | undefined;
+    let runId = "";
+    const removedJob = (async () => {
+      for await (const event of cluster.client.events(sessionId, { fromStart: true })) {
+        if (event.type !== "toolExecEnd" || event.toolCallId !== "rm-1") continue;
+        // rm-2 still runs, so no result is appended yet: the resumed run dispatches rm-1 again.
+        const jobId = toolJobId(sessionId, event.runId, "rm-1");
+        killing = killHolder(sessionId, async () => {
+          await queue.clean(0, 1000, "completed"); // Bull Board's "clean completed"
+        });
+        await killing;
+        return queue.getJob(jobId);
+      }
+    })();
+    try {
+      ({ runId } = await cluster.client.send("ledgerRemote rm 100,3000 2", { sessionId }));
+      expect(await removedJob).toBeUndefined();
+    } finally {
+      await queue.close();
+    }
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 45_000 });
+    const recoveryMs = Date.now() - ((await killing) ?? Date.now());
+    expect(response.content).toEqual([
+      { type: "text", text: "final rm: rm-1 recorded | rm-2 recorded" },
+    ]);
+    const runs = (await ledger.entries()).filter((e) => e.callId === "rm-1");
+    expect(runs).toHaveLength(1);
+    const results = (await cluster.client.messages(sessionId)).filter(
+      (m) => m.role === "toolResult",
+    );
+    expect(results.map((m) => [m.toolCallId, m.details])).toEqual([
+      ["rm-1", { pid: runs[0]?.pid }],
+      ["rm-2", expect.anything()],
+    ]);
+    await recordFigure({
+      scenario: "coordinator SIGKILLed, a finished tool job removed before the resume",
+      runs: 1,
+      calls: 2,
+      lost: 0,
+      duplicated: 0,
+      recoveryMs,
+      note: "the resumed run took the call's result from its finished marker; the tool ran once",
     });
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { BusEvent } from "@yiem/core";
+import { type BusEvent, toolJobId, toolQueueName } from "@yiem/core";
+import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
@@ -45,6 +46,23 @@ async function toolResults(sessionId: string) {
   return (await cluster.client.messages(sessionId)).filter((m) => m.role === "toolResult");
 }
 
+/** Resolves once tool job `jobId` was handed out again after its worker lost it (plain BullMQ). */
+async function handedOutAgain(jobId: string): Promise<void> {
+  const queue = new Queue(toolQueueName("default"), {
+    connection: { url: cluster.redis.url },
+    prefix: `${cluster.redis.prefix}:bull`,
+  });
+  try {
+    for (;;) {
+      const job = await queue.getJob(jobId);
+      if ((job?.attemptsStarted ?? 0) >= 2) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await queue.close();
+  }
+}
+
 describe("faults: tool workers die", () => {
   it("retries a call whose worker was SIGKILLed mid-call on another worker, and the run completes", async () => {
     const { runId, sessionId, worker } = await sendAndFindWorker("ledgerRemote k1 2500", "k1-1");
@@ -88,7 +106,7 @@ describe("faults: tool workers die", () => {
       lost: 0,
       duplicated: 0,
       recoveryMs: Date.now() - killedAt,
-      note: "error result, run completed",
+      note: "error result once the lost worker had one more lock duration to report, run completed",
     });
     await cluster.addWorker();
   });
@@ -117,6 +135,28 @@ describe("faults: tool workers die", () => {
     });
     await cluster.addWorker();
     await cluster.addWorker();
+  });
+
+  it("gives the model a stopped worker's real result when it wakes up after its call was handed out again with no retries left", async () => {
+    const { runId, sessionId, worker } = await sendAndFindWorker("ledgerNoRetry z5 1000", "z5-1");
+    worker.signal("SIGSTOP");
+    await handedOutAgain(toolJobId(sessionId, runId, "z5-1"));
+    worker.signal("SIGCONT"); // its sleep is long over: it finishes the call at once
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    expect(textOf(response)).toBe("final z5: z5-1 recorded");
+    const runs = (await ledger.entries()).filter((e) => e.callId === "z5-1");
+    expect(runs.map((r) => r.pid)).toEqual([worker.pid]);
+    const results = await toolResults(sessionId);
+    expect(results.map((m) => m.role === "toolResult" && m.isError)).toEqual([false]);
+    expect(worker.child.exitCode).toBeNull();
+    await recordFigure({
+      scenario: "zombie worker, no retries left (SIGSTOP past its lock, SIGCONT)",
+      runs: 1,
+      calls: 1,
+      lost: 0,
+      duplicated: 0,
+      note: "1 execution; the model read its real result, not 'giving up'",
+    });
   });
 
   it("records exactly one result when a zombie worker wakes up after another worker finished its call", async () => {

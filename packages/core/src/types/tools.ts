@@ -94,8 +94,8 @@ export interface AgentToolCall {
   argumentsError?: string;
   /**
    * The call's identity in its session, unique even when the model repeats an id: the id for
-   * its first use, `<id>#<n>` for its n-th repeat (see `assignCallKeys`). A cluster derives
-   * the call's job from it.
+   * its first use, `<id>#<n>` for its n-th repeat, n raised past keys other calls already have
+   * (see `assignCallKeys`). A cluster derives the call's job from it.
    */
   key?: string;
 }

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import { type Logger, silentLogger } from "../ops/logger.js";
 import { watchRedis } from "../ops/redisWatch.js";
@@ -27,6 +28,7 @@ import {
 import { isConnectionError } from "../redis/redisErrors.js";
 import { retryTransient } from "../redis/retryTransient.js";
 import { publishEvent } from "../state/eventBus.js";
+import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -131,6 +133,11 @@ function executeInSpan(
   );
 }
 
+/** Whether job `job` was handed out again after its worker stopped more often than its tool's `retries` allow. */
+function retriesSpent(job: Job<ToolJobData>): boolean {
+  return job.attemptsStarted > job.data.retries + 1;
+}
+
 /** Runs one tool job. Never throws: a missing tool, spent retries and tool failures are results. */
 async function runToolJob(
   ctx: WorkerContext,
@@ -145,7 +152,7 @@ async function runToolJob(
     const message = `Tool "${data.toolName}" is not available on worker ${ctx.workerId} (it has: ${[...ctx.options.toolStore.tools.keys()].join(", ")})`;
     return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
   }
-  if (job.attemptsStarted > data.retries + 1) {
+  if (retriesSpent(job)) {
     const message = `${data.toolName}: the worker running this call stopped ${job.attemptsStarted - 1} times; giving up after ${data.retries} retries`;
     return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
   }
@@ -190,31 +197,60 @@ function markFinished(ctx: WorkerContext, jobId: string, result?: ToolJobResult)
     );
 }
 
-/** What an earlier attempt of a job left: nothing, or that it finished (with its result, if kept). */
-type EarlierAttempt = { finished: false } | { finished: true; result?: ToolJobResult };
-
-/** Reads a marker's result; `undefined` for a marker without one. */
-function parseMarker(text: string): ToolJobResult | undefined {
-  if (text === "1") return undefined;
-  try {
-    return JSON.parse(text) as ToolJobResult;
-  } catch {
-    return undefined;
-  }
+/**
+ * Records the "giving up" result of a job whose retries are spent, unless an earlier attempt
+ * recorded its own result meanwhile (a stopped worker that woke up): then that result is the
+ * job's. Awaited, so a job never completes as "giving up" over a result already recorded.
+ */
+async function recordGivingUp(
+  ctx: WorkerContext,
+  job: Job<ToolJobData>,
+  givingUp: ToolJobResult,
+): Promise<ToolJobResult> {
+  const key = ctx.keys.toolDone(job.id ?? "");
+  const text = JSON.stringify(givingUp);
+  const set = await retryTransient(() => ctx.command.set(key, text, "EX", markerTtlS(true), "NX"));
+  if (set === "OK") return givingUp;
+  const earlier = parseToolDone(await retryTransient(() => ctx.command.get(key)));
+  return earlier.finished && earlier.result
+    ? completeWithEarlierResult(ctx, job, earlier.result)
+    : givingUp;
 }
 
 /**
  * Whether a job BullMQ hands out again already finished once. Only a re-run (a later
- * attempt) reads Redis: a fresh job costs no round trip. A worker that died mid-call left no
- * marker, so the stalled checker's re-run goes ahead.
+ * attempt) reads Redis: a fresh job costs no round trip (a coordinator that dispatches a call
+ * again reads the marker itself first, see `remoteExecutor.ts`). A worker that died mid-call
+ * left no marker, so the stalled checker's re-run goes ahead.
  */
-async function readEarlierAttempt(
+async function readEarlierAttempt(ctx: WorkerContext, job: Job<ToolJobData>): Promise<ToolDone> {
+  if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return { finished: false };
+  return parseToolDone(
+    await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? ""))),
+  );
+}
+
+/**
+ * For a job handed out again with its retries spent: the worker that lost it may only have
+ * stopped (SIGSTOP, a long pause, an event loop blocked past its lock), not died, and finish
+ * the call yet. It gets one more lock duration to record its result, polled here; an abort
+ * ends the wait. Whatever the marker says then.
+ */
+async function awaitEarlierAttempt(
   ctx: WorkerContext,
   job: Job<ToolJobData>,
-): Promise<EarlierAttempt> {
-  if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return { finished: false };
-  const marker = await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? "")));
-  return marker === null ? { finished: false } : { finished: true, result: parseMarker(marker) };
+  signal: AbortSignal | undefined,
+): Promise<ToolDone> {
+  const lockMs = ctx.options.lockDurationMs ?? 30_000;
+  const pollMs = Math.min(1000, Math.max(50, lockMs / 8));
+  const deadline = Date.now() + lockMs;
+  for (;;) {
+    const done = parseToolDone(
+      await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? ""))),
+    );
+    if (done.finished || signal?.aborted || Date.now() >= deadline) return done;
+    await sleep(pollMs);
+  }
 }
 /**
  * Completes a job whose tool finished but whose completion never reached Redis (the lock ran
@@ -248,8 +284,10 @@ async function refuseRerun(ctx: WorkerContext, job: Job<ToolJobData>): Promise<n
  * completion was lost completes with the stored result. A retry of a job that already
  * finished (Bull Board's retry of a completed or failed job) is refused: the job fails with a `refused: …` reason, runs no
  * tool and publishes no events, since a tool call may have side effects. A re-run after a
- * worker died mid-call still runs (see `runToolJob` for its retry limit). A retry through the
- * API that resets both `attemptsStarted` and `attemptsMade` looks like a new job and runs.
+ * worker died mid-call still runs (see `runToolJob` for its retry limit); once its retries are
+ * spent, the worker that lost the job gets one more lock duration to report its result
+ * (`awaitEarlierAttempt`) before the call gets its "giving up" error result. A retry through
+ * the API that resets both `attemptsStarted` and `attemptsMade` looks like a new job and runs.
  * A call whose session was aborted while it ran fails with `aborted`, without a retry.
  */
 async function processToolJob(
@@ -257,12 +295,14 @@ async function processToolJob(
   job: Job<ToolJobData>,
   signal: AbortSignal | undefined,
 ): Promise<ToolJobResult> {
-  const earlier = await readEarlierAttempt(ctx, job);
+  let earlier = await readEarlierAttempt(ctx, job);
+  if (!earlier.finished && retriesSpent(job)) earlier = await awaitEarlierAttempt(ctx, job, signal);
   if (earlier.finished && earlier.result && job.attemptsMade === 0) {
     return completeWithEarlierResult(ctx, job, earlier.result);
   }
   if (earlier.finished) return refuseRerun(ctx, job);
   const result = await runToolJob(ctx, job, signal);
+  if (!signal?.aborted && retriesSpent(job)) return recordGivingUp(ctx, job, result);
   markFinished(ctx, job.id ?? "", signal?.aborted ? undefined : result);
   if (signal?.aborted) throw new UnrecoverableError(ABORTED_JOB_REASON);
   return result;

@@ -7,6 +7,7 @@ import {
   toolJobId,
 } from "../../protocol/toolJobs.js";
 import { remoteQueueOf } from "../../protocol/toolQueues.js";
+import type { ToolDone } from "../../state/toolDoneMarkers.js";
 import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
 import { createErrorToolResult, describeError } from "../../tools/toolResults.js";
@@ -27,6 +28,11 @@ export interface RemoteExecutorOptions {
    * (the cluster uses it to refuse re-running an interrupted call that is not idempotent).
    */
   beforeLocalCall?: (prep: PreparedToolCall) => Promise<ExecutedOutcome | undefined>;
+  /**
+   * The finished marker of job `jobId` when call `prep` may have been dispatched before (a
+   * resumed run's unanswered calls); `undefined` for calls this run dispatches first.
+   */
+  readFinished?: (prep: PreparedToolCall, jobId: string) => Promise<ToolDone | undefined>;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -84,10 +90,36 @@ function outcomeOf(
 }
 
 /**
+ * Before a call is dispatched again: a call a previous holder dispatched may have finished and
+ * had its job removed since (a board "clean completed", retention trimming it), and adding the
+ * job again would run the tool twice. The job's finished marker answers it instead, with the
+ * result it kept; a job that ended without one (aborted, refused) and is gone gets an error
+ * result. `undefined` when the call never finished, or its job is there to attach to.
+ */
+async function recallFinishedCall(
+  options: RemoteExecutorOptions,
+  prep: PreparedToolCall,
+  queue: Queue,
+  jobId: string,
+): Promise<ExecutedOutcome | undefined> {
+  const done = await options.readFinished?.(prep, jobId);
+  if (!done?.finished) return undefined;
+  if (done.result) {
+    const { result, isError, workerId } = done.result;
+    return { result, isError, workerId };
+  }
+  if ((await queue.getJobState(jobId)) !== "unknown") return undefined;
+  return errorOutcome(
+    `${prep.tool.name}: the tool job ended without a result and was removed; the call is not run again`,
+  );
+}
+
+/**
  * The cluster's `ToolExecutor`. Calls of a parallel batch, and every call of a tool with an
  * explicit `queue` or a cluster-wide limit (`remoteQueueOf`), become jobs on the tool queues; other calls (sequential batches) run in
- * this process. Job ids derive from session, run and call id, so a re-dispatch after a crash
- * attaches to the existing job. Never throws: queue errors, dead workers and aborts become
+ * this process. Job ids derive from session, run and call key, so a re-dispatch after a crash
+ * attaches to the existing job, or, when that job finished and was removed since, takes the
+ * result its finished marker kept (`readFinished`). Never throws: queue errors, dead workers and aborts become
  * error results.
  */
 export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
@@ -112,6 +144,8 @@ async function runRemote(
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
     const queue = await options.queueFor(remoteQueueOf(prep.tool), sessionId);
+    const recalled = await recallFinishedCall(options, prep, queue, jobId);
+    if (recalled) return recalled;
     const data: ToolJobData = {
       sessionId,
       runId,

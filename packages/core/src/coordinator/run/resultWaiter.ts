@@ -10,9 +10,10 @@ export type JobEnd =
   | { kind: "missing" }
   | { kind: "aborted" };
 
+/** Everyone waiting for one job: the job is polled and listened for once, for all of them. */
 interface Waiter {
   queue: Queue;
-  resolve: (end: JobEnd) => void;
+  resolves: Set<(end: JobEnd) => void>;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -21,7 +22,8 @@ interface Waiter {
  * `QueueEvents` reader per tool queue resolves waiters as `completed` / `failed` events
  * arrive. Each waiter also polls the job itself (first after `firstPollMs`, then every
  * `pollMs`), so a missed event or a job that had already finished before anyone waited
- * (attach after a crash) is still seen: the stored job is the truth.
+ * (attach after a crash) is still seen: the stored job is the truth. Two waits on one job id
+ * share it: both get its end (neither replaces the other).
  */
 export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();
@@ -55,8 +57,10 @@ export class ResultWaiter {
    * Adds a job with `add` and resolves with how job `jobId` of `queue` ended: the one call a
    * caller makes. It registers before `add` runs (so no event is missed), polls the stored job
    * once `add` has returned, and stops waiting with `{ kind: "aborted" }` when `signal` aborts
-   * (heard only after the add, so an abort never races it). Forgets the job however the wait
-   * ends. Rejects only when `add` throws; `listen(queue)` must have run first.
+   * (heard only after the add, so an abort never races it). A second wait for a job already
+   * waited for joins the first: each gets the job's end, and an abort or a failed `add` ends
+   * only its own wait. Forgets the job once no one waits for it. Rejects only when `add`
+   * throws; `listen(queue)` must have run first.
    */
   async waitForJobEnd(
     queue: Queue,
@@ -64,24 +68,43 @@ export class ResultWaiter {
     add: () => Promise<unknown>,
     signal?: AbortSignal,
   ): Promise<JobEnd> {
-    const ended = new Promise<JobEnd>((resolve) => {
-      this.waiters.set(jobId, { queue, resolve, timer: undefined });
+    let resolve: (end: JobEnd) => void = () => undefined;
+    const ended = new Promise<JobEnd>((settle) => {
+      resolve = settle;
     });
+    this.join(queue, jobId, resolve);
     try {
       await add();
     } catch (err) {
-      this.forget(jobId);
+      this.leave(jobId, resolve);
       throw err;
     }
     this.startPolling(jobId);
     const stopListening = signal
-      ? onAbort(signal, () => this.settle(jobId, { kind: "aborted" }))
+      ? onAbort(signal, () => {
+          this.leave(jobId, resolve);
+          resolve({ kind: "aborted" });
+        })
       : undefined;
     try {
       return await ended;
     } finally {
       stopListening?.();
     }
+  }
+
+  /** Adds `resolve` to the waiters of job `jobId`, the first of them registering the job. */
+  private join(queue: Queue, jobId: string, resolve: (end: JobEnd) => void): void {
+    const waiter = this.waiters.get(jobId);
+    if (waiter) waiter.resolves.add(resolve);
+    else this.waiters.set(jobId, { queue, resolves: new Set([resolve]), timer: undefined });
+  }
+
+  /** Ends one wait for job `jobId`; the job is forgotten when it was the last. */
+  private leave(jobId: string, resolve: (end: JobEnd) => void): void {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter?.resolves.delete(resolve) || waiter.resolves.size > 0) return;
+    this.forget(jobId);
   }
 
   /** Starts the safety polls of a waiter whose job now exists. */
@@ -102,7 +125,7 @@ export class ResultWaiter {
     const waiter = this.waiters.get(jobId);
     if (!waiter) return;
     this.forget(jobId);
-    waiter.resolve(end);
+    for (const resolve of waiter.resolves) resolve(end);
   }
 
   private async poll(jobId: string): Promise<void> {

@@ -17,6 +17,7 @@ import {
 } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
+import { readToolDone } from "../../state/toolDoneMarkers.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { ToolStore } from "../../tools/toolStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
@@ -140,11 +141,19 @@ function runEmitter(
   };
 }
 
-/** On resume: the unanswered calls of this run whose `toolExecStart` a previous holder published. */
-async function startedBefore(h: Holding, start: OpenRun): Promise<Set<string>> {
+/** On resume: the ids of the calls the run left unanswered (a previous holder may have run them). */
+function unansweredCallIds(h: Holding, start: OpenRun): Set<string> {
   const pending = start.kind === "resume" ? findUnansweredToolCalls(h.state.messages) : undefined;
-  if (!pending) return new Set();
-  const unanswered = new Set(pending.calls.map((call) => call.id));
+  return new Set(pending?.calls.map((call) => call.id));
+}
+
+/** On resume: the `unanswered` calls of this run whose `toolExecStart` a previous holder published. */
+async function startedBefore(
+  h: Holding,
+  start: OpenRun,
+  unanswered: Set<string>,
+): Promise<Set<string>> {
+  if (unanswered.size === 0) return new Set();
   const events = await readEventsAfter(h.deps.command, h.deps.keys, h.sessionId, 0);
   const started = events.filter((e) => e.type === "toolExecStart" && e.runId === start.runId);
   return new Set(
@@ -287,7 +296,9 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
   const controller = new AbortController();
   h.held.controller = controller;
   const afterResumedBatch = await abortIfAbortedMeanwhile(h, start, controller);
-  const held = { end: undefined as AgentEvent | undefined, started: await startedBefore(h, start) };
+  const unanswered = unansweredCallIds(h, start);
+  const started = await startedBefore(h, start, unanswered);
+  const held = { end: undefined as AgentEvent | undefined, started };
   const publisher = createEventPublisher(deps.command, deps.keys, {
     sessionId,
     runId: start.runId,
@@ -298,6 +309,8 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
     queueFor: deps.queueFor,
     waiter: deps.waiter,
     beforeLocalCall: (prep) => guardLocalCall(h, prep),
+    readFinished: async (prep, jobId) =>
+      unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
   });
   const executor = createApprovalExecutor(remote, {
     approvals: deps.approvals,

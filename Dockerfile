@@ -10,7 +10,9 @@ COPY packages/tools/package.json packages/tools/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts here and below: no root `prepare` (the whole repo's build on install, for a
+# clone); this stage compiles the shipped packages itself once their sources are in.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.base.json ./
 COPY packages packages
 COPY apps/coordinator apps/coordinator
@@ -27,7 +29,7 @@ COPY packages/tools/package.json packages/tools/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/packages/core/dist packages/core/dist
 COPY --from=build /app/packages/tools/dist packages/tools/dist
 COPY --from=build /app/apps/coordinator/dist apps/coordinator/dist

@@ -34,14 +34,19 @@ export function spawnApp(entry: string, env: Record<string, string>): TestProces
 
 /**
  * Runs `command` (an exec-form command line, as a Dockerfile `CMD` or a compose `command`
- * has it; `node` means this Node) from the repository root as a real child process, with
- * `env` on top of this process's environment. The child's pid is the command's own.
+ * has it; `node` means this Node) from `cwd` (default: the repository root) as a real child
+ * process, with `env` on top of this process's environment. The child's pid is the
+ * command's own.
  */
-export function spawnCommand(command: string[], env: Record<string, string>): TestProcess {
+export function spawnCommand(
+  command: string[],
+  env: Record<string, string>,
+  cwd: string = repoRoot,
+): TestProcess {
   const [program = "node", ...args] = command;
-  const entry = args.join(" ");
+  const entry = args.join(" ") || program;
   const child = spawn(program === "node" ? process.execPath : program, args, {
-    cwd: repoRoot,
+    cwd,
     env: { ...process.env, LOG_LEVEL: "debug", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

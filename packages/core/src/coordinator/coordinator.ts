@@ -84,6 +84,12 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /** BullMQ lock of a coordinator job; a coordinator silent this long is considered dead. Default 30 s. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /**
+   * How long a completed request job stays in the coordinator queue, in seconds, when whoever
+   * added it set no `removeOnComplete` (`YIEM_REQUEST_RETENTION_S`): default 3600; a failed
+   * one stays at least a day; at most 10,000 of each state. A job's own options win.
+   */
+  requestRetentionS?: number;
   coordinatorId?: string;
   logger?: Logger;
   /** Sees every event this coordinator publishes (metrics). */
@@ -123,6 +129,25 @@ interface CoordinatorContext {
   /** The tool queues created so far (for dashboards). */
   readyQueues: Queue[];
   waiter: ResultWaiter;
+}
+
+/** Finished jobs of each state a queue keeps at most when their sender set no retention. */
+const RETAINED_JOBS = 10_000;
+
+/** Failed jobs are kept at least this long (seconds): what `YiemClient` gives its own. */
+const MIN_FAILED_RETENTION_S = 24 * 3600;
+
+/**
+ * The retention of finished jobs whose sender set none (BullMQ applies a worker's
+ * `removeOnComplete` / `removeOnFail` only to jobs without their own): completed ones for
+ * `requestRetentionS`, failed ones at least a day.
+ */
+function retentionOf(options: CoordinatorOptions) {
+  const age = options.requestRetentionS ?? 3600;
+  return {
+    removeOnComplete: { age, count: RETAINED_JOBS },
+    removeOnFail: { age: Math.max(age, MIN_FAILED_RETENTION_S), count: RETAINED_JOBS },
+  };
 }
 
 /** How long between two warnings that replicas did not acknowledge writes in time. */
@@ -321,6 +346,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     name: coordinatorId,
+    ...retentionOf(options), // jobs added without retention would stay forever
   });
   // Outages are logged once by the watch; BullMQ repeats them on every retry.
   worker.on("error", (err) =>

@@ -6,11 +6,7 @@ import {
   type DecisionJobResult,
   readDecisionJob,
 } from "../protocol/coordinatorDecision.js";
-import {
-  type CoordinatorJobData,
-  readCoordinatorJob,
-  sessionIdForJob,
-} from "../protocol/coordinatorJob.js";
+import { type CoordinatorJobData, readCoordinatorJob } from "../protocol/coordinatorJob.js";
 import {
   DecisionRefusedError,
   RedisUnavailableError,
@@ -25,6 +21,7 @@ import {
   type RedisTarget,
 } from "../redis/redisConnection.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
+import { RequestSessions } from "../state/requestSessions.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
@@ -208,13 +205,19 @@ export class YiemClient {
     return response;
   }
 
-  /** The session a request job is for, when the job is still in the coordinator queue. */
+  /**
+   * The session a request job is for, when the job is still in the coordinator queue: its
+   * `sessionId`, or the random one a coordinator recorded when it took in a job without one.
+   */
   private async sessionOfRequest(runId: string): Promise<string | undefined> {
     const job = await (await this.coordinatorQueue()).getJob(runId);
     if (!job) return undefined;
     const named = (job.data as { sessionId?: unknown } | undefined)?.sessionId;
-    const sessionId = typeof named === "string" ? named : sessionIdForJob(runId, job.timestamp);
-    this.rememberRun(runId, sessionId);
+    const sessionId =
+      typeof named === "string"
+        ? named
+        : await new RequestSessions(this.command, this.keys).read(runId);
+    if (sessionId) this.rememberRun(runId, sessionId);
     return sessionId;
   }
 

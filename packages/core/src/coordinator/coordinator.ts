@@ -19,6 +19,7 @@ import {
 import { isConnectionError } from "../redis/redisErrors.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { RequestSessions } from "../state/requestSessions.js";
 import { SessionStore } from "../state/sessionStore.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
@@ -363,6 +364,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     locks,
     limits: options.limits ?? {},
     log,
+    sessions: new RequestSessions(command, keys, ctx.acks),
     decisions,
   });
   const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);

@@ -172,6 +172,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     workers: `${workersTag}:workers`,
     /** One worker's heartbeat record (expires when the worker stops beating). */
     worker: (workerId: string) => `${workersTag}:worker:${workerId}`,
+    /**
+     * BullMQ's hash of coordinator-queue job `jobId` (BullMQ's layout: `<bullPrefix>:<queue>:<id>`).
+     * Coordinators add one field to it: the session of a job that names none
+     * (`state/requestSessions.ts`).
+     */
+    requestJob: (jobId: string) =>
+      `${prefix}:bull:${queueNameIn(layout, COORDINATOR_QUEUE)}:${jobId}`,
     /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
     toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
   };

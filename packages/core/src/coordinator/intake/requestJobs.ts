@@ -7,10 +7,11 @@ import {
   type CoordinatorJobResult,
   type CoordinatorRequest,
   readCoordinatorJob,
-  sessionIdForJob,
 } from "../../protocol/coordinatorJob.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
+import { retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
+import type { RequestSessions } from "../../state/requestSessions.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
@@ -26,6 +27,8 @@ export interface RequestJobsOptions {
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;
+  /** The random sessions of jobs that name none. */
+  sessions: RequestSessions;
   /** Records approval decisions (`{ decision: … }` jobs). */
   decisions: DecisionDeps;
 }
@@ -77,8 +80,38 @@ export class RequestJobs {
       slot.release();
       return this.refuse(job, token, err);
     }
+    if (request.sessionId) return this.hold(job, token, slot, request.sessionId, request);
+    return this.claimSession(job).then((sessionId) => {
+      if (sessionId) return this.hold(job, token, slot, sessionId, request);
+      slot.release(); // removed meanwhile, or Redis away: a live job comes back after its lock
+    });
+  }
+
+  /**
+   * The random session of a job that names none, the same however often the job is delivered
+   * (`RequestSessions`); `undefined` when the job is gone or Redis stays away.
+   */
+  private async claimSession(job: Job): Promise<string | undefined> {
+    try {
+      return await retryTransient(() => this.options.sessions.claim(job.id ?? ""));
+    } catch (err) {
+      this.options.log.warn(
+        { jobId: job.id, err: (err as Error).message },
+        "could not record the session of a request; it is delivered again after its lock",
+      );
+      return undefined;
+    }
+  }
+
+  /** Holds a request job of `sessionId` until the run that answers it stores its response. */
+  private hold(
+    job: Job,
+    token: string,
+    slot: Slot,
+    sessionId: string,
+    request: CoordinatorRequest,
+  ): Promise<void> {
     const jobId = job.id ?? "";
-    const sessionId = request.sessionId ?? sessionIdForJob(jobId, job.timestamp);
     const order = inputOrder(job.timestamp);
     const wait = this.options.answers.wait(sessionId, jobId);
     const entry = { job, token, wait } as InHand;

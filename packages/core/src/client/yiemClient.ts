@@ -113,7 +113,8 @@ export class YiemClient {
   private readonly keys: ClusterKeys;
   private readonly command: RedisClient;
   private readonly store: SessionStore;
-  private queue: Promise<Queue> | undefined;
+  /** The BullMQ queues opened so far (the coordinator queue, the decisions queue), by name. */
+  private readonly queues = new Map<string, Promise<Queue>>();
   private readonly responses: ResponseWaiter;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
@@ -140,19 +141,25 @@ export class YiemClient {
   }
 
   /**
-   * The coordinator queue, created once Redis has answered (BullMQ dislikes a dead
+   * The BullMQ queue `name`, created once Redis has answered (BullMQ dislikes a dead
    * connection). BullMQ itself loads on first use: watching, aborting and listing never need it.
    */
-  private coordinatorQueue(): Promise<Queue> {
-    this.queue ??= import("bullmq").then(({ Queue }) => {
-      const queue = new Queue(this.keys.coordinatorQueue, {
-        connection: this.command,
-        prefix: this.keys.bullPrefix,
+  private openQueue(name: string): Promise<Queue> {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = import("bullmq").then(({ Queue }) => {
+        const opened = new Queue(name, { connection: this.command, prefix: this.keys.bullPrefix });
+        opened.on("error", () => undefined);
+        return opened;
       });
-      queue.on("error", () => undefined);
-      return queue;
-    });
-    return this.queue;
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** The coordinator queue (requests). */
+  private coordinatorQueue(): Promise<Queue> {
+    return this.openQueue(this.keys.coordinatorQueue);
   }
 
   /**
@@ -355,7 +362,8 @@ export class YiemClient {
 
   /**
    * Approves a tool call awaiting approval (`toolCallId`: the call key `pending` lists): adds
-   * a decision job to the coordinator queue and waits until a coordinator recorded it. Throws
+   * a decision job to the decisions queue (the approver role's, `docs/SECURITY.md`) and waits
+   * until a coordinator recorded it. Throws
    * `DecisionRefusedError` (`no-op: …`) when the call no longer waits or was decided already;
    * never makes a call run twice.
    */
@@ -382,7 +390,10 @@ export class YiemClient {
     );
   }
 
-  /** Tool calls awaiting approval, oldest first: of one session, or of the whole cluster. */
+  /**
+   * Tool calls awaiting approval, with their arguments, oldest first: of one session, or of
+   * the whole cluster. Needs the approver role (`docs/SECURITY.md`).
+   */
   async pendingApprovals(sessionId?: string): Promise<PendingApproval[]> {
     await this.ready();
     return this.guard(() => new ApprovalStore(this.command, this.keys).pending(sessionId));
@@ -395,7 +406,7 @@ export class YiemClient {
     const data: DecisionJobData = { decision };
     readDecisionJob(data);
     await this.ready();
-    const queue = await this.coordinatorQueue();
+    const queue = await this.openQueue(this.keys.decisionsQueue);
     const job = await this.guard(() =>
       queue.add("decision", data, { jobId: randomUUID(), ...REQUEST_JOB_RETENTION }),
     );
@@ -421,7 +432,9 @@ export class YiemClient {
   /** Closes the connections. */
   async close(): Promise<void> {
     this.responses.close();
-    await this.queue?.then((queue) => queue.close()).catch(() => undefined);
+    await Promise.all(
+      [...this.queues.values()].map((queue) => queue.then((q) => q.close()).catch(() => undefined)),
+    );
     const redis = this.command;
     if (redis.status === "connecting" || redis.status === "connect") {
       // Let the attempt in flight settle first: disconnecting in the middle of it leaves

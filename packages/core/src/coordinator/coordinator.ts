@@ -39,6 +39,7 @@ import {
   denyExpiredApprovals,
 } from "./intake/approvalDecisions.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
+import { startDecisionJobs } from "./intake/decisionJobs.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
@@ -104,7 +105,7 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
 /** A running coordinator. */
 export interface CoordinatorHandle {
   coordinatorId: string;
-  /** Tool queues and the coordinator queue, for dashboards. */
+  /** Tool queues, the coordinator queue and the decisions queue, for dashboards. */
   queues(): Queue[];
   /** Sessions held right now. */
   heldSessions(): number;
@@ -296,7 +297,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
 /**
  * The coordinator itself: takes requests from the coordinator queue (any BullMQ client may
- * add them; see `CoordinatorJobData`), holds each session it works on with a renewed, fenced
+ * add them; see `CoordinatorJobData`) and approval decisions from the decisions queue
+ * (`DecisionJobData`), holds each session it works on with a renewed, fenced
  * lease, runs the agent loop and the LLM calls, runs sequential batches in this process and
  * sends parallel batches to the tool queues, publishes every event, and completes each
  * request's job with the response that answered it.
@@ -339,15 +341,18 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     prefix: keys.bullPrefix,
   });
   const lockDurationMs = options.lockDurationMs ?? 30_000;
-  const worker = new Worker(keys.coordinatorQueue, undefined, {
-    connection: command, // BullMQ duplicates it for its blocking reads
-    prefix: keys.bullPrefix,
+  const workerSettings = {
     lockDuration: lockDurationMs,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
     maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
-    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     name: coordinatorId,
     ...retentionOf(options), // jobs added without retention would stay forever
+  };
+  const worker = new Worker(keys.coordinatorQueue, undefined, {
+    connection: command, // BullMQ duplicates it for its blocking reads
+    prefix: keys.bullPrefix,
+    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
+    ...workerSettings,
   });
   // Outages are logged once by the watch; BullMQ repeats them on every retry.
   worker.on("error", (err) =>
@@ -365,7 +370,17 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     limits: options.limits ?? {},
     log,
     sessions: new RequestSessions(command, keys, ctx.acks),
+  });
+  const decisionJobs = startDecisionJobs({
+    connection: command,
+    keys,
     decisions,
+    log,
+    worker: workerSettings,
+  });
+  const decisionsQueue = new Queue(keys.decisionsQueue, {
+    connection: command,
+    prefix: keys.bullPrefix,
   });
   const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
@@ -386,6 +401,8 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     locks,
     subscriber,
     coordinatorQueue,
+    decisionJobs,
+    decisionsQueue,
     log,
     watch,
     approvalSweep,
@@ -394,7 +411,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     coordinatorId,
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
-    queues: () => [coordinatorQueue, ...ctx.readyQueues],
+    queues: () => [coordinatorQueue, decisionsQueue, ...ctx.readyQueues],
     close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
   };
 }
@@ -410,6 +427,9 @@ interface RuntimeParts {
   locks: JobLocks;
   subscriber: RedisClient;
   coordinatorQueue: Queue;
+  /** The worker of the decisions queue, and the queue itself (for dashboards). */
+  decisionJobs: Worker;
+  decisionsQueue: Queue;
   log: Logger;
   watch: RedisWatch;
   approvalSweep: NodeJS.Timeout;
@@ -490,6 +510,7 @@ async function subscribeToChannels(
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
   clearInterval(parts.approvalSweep);
+  await parts.decisionJobs.close(); // lets a decision in progress finish (it may resume a run)
   await parts.intake.stop();
   await parts.tasks.close(graceMs);
   await parts.requests.close();
@@ -499,7 +520,9 @@ async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<v
   parts.watch.stop();
   parts.subscriber.disconnect();
   await ctx.waiter.close();
-  await Promise.all([parts.coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));
+  await Promise.all(
+    [parts.coordinatorQueue, parts.decisionsQueue, ...ctx.readyQueues].map((q) => q.close()),
+  );
   await ctx.command.quit().catch(() => undefined);
   log.info("coordinator stopped");
 }

@@ -5,7 +5,6 @@ import {
 } from "../agent/toUserMessage.js";
 import type { InputKind } from "../state/sessionStore.js";
 import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
-import type { DecisionJobData } from "./coordinatorDecision.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
@@ -24,11 +23,11 @@ export interface CoordinatorJobData {
 }
 
 /**
- * Everything a coordinator-queue job may carry: a request (`CoordinatorJobData`), or a
- * decision on a tool call awaiting approval (`DecisionJobData`, `{ decision: … }`, see
- * `coordinatorDecision.ts`). A job with a `decision` field is read as a decision.
+ * Everything a coordinator-queue job may carry: a request. A job with a `decision` field is
+ * refused there: decisions travel on the decisions queue (`DecisionJobData`, see
+ * `coordinatorDecision.ts`), which only the approver role may write.
  */
-export type CoordinatorQueueJobData = CoordinatorJobData | DecisionJobData;
+export type CoordinatorQueueJobData = CoordinatorJobData;
 
 /** The return value of a coordinator-queue job: the assistant message that answered its input. */
 export interface CoordinatorJobResult {

@@ -2,12 +2,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
-import { isDecisionJob, readDecisionJob } from "../../protocol/coordinatorDecision.js";
+import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
 import {
   type CoordinatorJobResult,
   type CoordinatorRequest,
   readCoordinatorJob,
 } from "../../protocol/coordinatorJob.js";
+import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
 import { retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
@@ -15,7 +16,6 @@ import type { RequestSessions } from "../../state/requestSessions.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
-import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
@@ -29,9 +29,16 @@ export interface RequestJobsOptions {
   log: Logger;
   /** The random sessions of jobs that name none. */
   sessions: RequestSessions;
-  /** Records approval decisions (`{ decision: … }` jobs). */
-  decisions: DecisionDeps;
 }
+
+/**
+ * Why a `{ decision: … }` job on the coordinator queue is refused: whoever may add requests
+ * must not be able to decide, so decisions travel on a queue of their own.
+ */
+const DECISION_ON_COORDINATOR_QUEUE = new InvalidCoordinatorJobError(
+  "decision",
+  "decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
+);
 
 /** Why a job in hand was let go without an answer. */
 class JobLetGoError extends Error {
@@ -51,7 +58,8 @@ interface InHand {
 
 /**
  * The coordinator-queue jobs this coordinator holds. Each job is one request: validated (a
- * bad one fails at once, unrecoverably, naming the field), its input recorded for its session
+ * bad one, or a decision, which belongs on the decisions queue, fails at once, unrecoverably,
+ * naming the field), its input recorded for its session
  * exactly once however often the job is delivered, then held, without a run slot, until the
  * run that answers it stores its response; the job then completes with
  * `{ sessionId, runId, response }`. Redis errors while recording or completing are retried
@@ -70,8 +78,8 @@ export class RequestJobs {
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
     if (isDecisionJob(job.data)) {
-      slot.release(); // a decision runs nothing here: a resumed run takes a slot of its own
-      return this.decide(job, token);
+      slot.release();
+      return this.refuse(job, token, DECISION_ON_COORDINATOR_QUEUE);
     }
     let request: CoordinatorRequest;
     try {
@@ -212,33 +220,6 @@ export class RequestJobs {
         );
       }
       await sleep(redisBackoffMs(attempt));
-    }
-  }
-
-  /**
-   * Records a decision job's decision: completes the job with `DecisionJobResult`, or fails
-   * it unrecoverably with a `no-op: …` reason when the call no longer waits or was decided.
-   */
-  private async decide(job: Job, token: string): Promise<void> {
-    let request: ReturnType<typeof readDecisionJob>;
-    try {
-      request = readDecisionJob(job.data);
-    } catch (err) {
-      return this.refuse(job, token, err);
-    }
-    for (let attempt = 0; attempt < 8; attempt++) {
-      try {
-        const outcome = await recordDecision(this.options.decisions, request);
-        if (outcome.ok) await job.moveToCompleted(outcome.result, token, false);
-        else await job.moveToFailed(new UnrecoverableError(outcome.reason), token, false);
-        return;
-      } catch (err) {
-        this.options.log.warn(
-          { jobId: job.id, err: (err as Error).message },
-          "could not record a decision; retrying",
-        );
-        await sleep(redisBackoffMs(attempt));
-      }
     }
   }
 

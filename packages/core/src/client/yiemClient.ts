@@ -229,9 +229,10 @@ export class YiemClient {
   }
 
   /**
-   * True when the cluster knows the session: it has a stored transcript, events, input or a
-   * run, or a request for it still waits in the coordinator queue (sent while no coordinator
-   * ran; the newest 10 000 unanswered requests are looked at).
+   * True when the cluster knows the session: it has a stored transcript or events, a
+   * coordinator holds it, or a request for it is still in the coordinator queue (waiting, or
+   * taken in and not answered yet; the newest 10 000 of each state are looked at). Reads
+   * only keys the client role may read (`docs/SECURITY.md`).
    */
   async hasSession(sessionId: string): Promise<boolean> {
     await this.ready();
@@ -240,8 +241,6 @@ export class YiemClient {
       const stored = await this.command.exists(
         k.messages(sessionId),
         k.seq(sessionId),
-        k.inputs(sessionId),
-        k.run(sessionId),
         k.lease(sessionId),
       );
       return stored > 0 || (await this.hasQueuedRequest(sessionId));

@@ -59,9 +59,9 @@ interface InHand {
 /**
  * The coordinator-queue jobs this coordinator holds. Each job is one request: validated (a
  * bad one, or a decision, which belongs on the decisions queue, fails at once, unrecoverably,
- * naming the field), its input recorded for its session
- * exactly once however often the job is delivered, then held, without a run slot, until the
- * run that answers it stores its response; the job then completes with
+ * naming the field), its input recorded for its session (a random one, kept in the job, when
+ * it names none) exactly once however often the job is delivered, then held, without a run
+ * slot, until the run that answers it stores its response; the job then completes with
  * `{ sessionId, runId, response }`. Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  */

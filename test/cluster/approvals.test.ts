@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
+import { openPlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
@@ -232,6 +233,27 @@ describe("human approval of tool calls", () => {
     expect(textOf(response)).toBe("final s1: s1-1 recorded | s1-2 recorded");
     const counts = await ledger.countsByCall();
     expect([counts.get("s1-1"), counts.get("s1-2")]).toEqual([1, 1]);
+  });
+
+  it("refuses a decision added to the coordinator queue: decisions go to the decisions queue", async () => {
+    const { sessionId, runId } = await sendAndWaitForApprovals("one q1");
+    const plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
+    try {
+      const decision = { sessionId, toolCallId: "q1-1", approved: true, by: "a forged lead" };
+      const job = await plain.queue.add("decide", { decision });
+      await expect(job.waitUntilFinished(plain.events, 10_000)).rejects.toThrow(
+        "invalid request: decision: decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
+      );
+    } finally {
+      await plain.close();
+    }
+    expect((await cluster.client.pendingApprovals(sessionId)).map((p) => p.callKey)).toEqual([
+      "q1-1",
+    ]);
+    await cluster.client.approve(sessionId, "q1-1", { by: "ana" });
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    expect(textOf(response)).toBe("final q1: q1-1 recorded");
+    expect((await ledger.countsByCall()).get("q1-1")).toBe(1);
   });
 
   it("refuses approving twice, or a call that does not wait, as a clear no-op", async () => {

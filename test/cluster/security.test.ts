@@ -1,6 +1,7 @@
 import { toolJobId, YiemClient } from "@yiem/core";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { documentedAclLine } from "../support/aclRoles.js";
 import { useTestCluster } from "../support/cluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
@@ -12,17 +13,13 @@ const BOARD_AUTH = {
   authorization: `Basic ${Buffer.from(`admin:${BOARD_PASSWORD}`).toString("base64")}`,
 };
 
-/** The worker role of docs/SECURITY.md: BullMQ keys, event keys and channels, its own announcement; no session data. */
-const WORKER_ACL = [
-  `user worker on >${WORKER_PASSWORD} resetkeys ~*:bull:* ~*:s:*:seq ~*:s:*:events ~*:{workers}:* ~*:toolDone:* ~*{writtenTools}* resetchannels &*:events:* &*:control +@all -@admin -flushall -flushdb -keys`,
-];
+/** The worker role of docs/SECURITY.md: tool queues, event keys and channels, its own announcement; no session data. */
+const WORKER_ACL = [documentedAclLine("worker", WORKER_PASSWORD)];
 
 const CLIENT_PASSWORD = "client-canary-pass-5b2";
 
 /** The client role of docs/SECURITY.md: add coordinator jobs, read events, responses, transcripts and workers. */
-const CLIENT_ACL = [
-  `user client on >${CLIENT_PASSWORD} resetkeys ~*:bull:coordinator:* ~*:bull:{coordinator}:* %R~*:bull:tools-tool.* %R~*:bull:{tools-tool.* %R~*:s:*:events %R~*:s:*:seq %R~*:s:*:messages %R~*:s:*:lease %R~*:s:*:approvals %R~*:s:*:decisions %R~*:approvalsPending %R~*:s:*:response:* %R~*:{workers}:* resetchannels &*:events:* &*:responses &*:control +@all -@admin -flushall -flushdb -keys`,
-];
+const CLIENT_ACL = [documentedAclLine("client", CLIENT_PASSWORD)];
 
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;

@@ -33,6 +33,10 @@ export class UsageError extends CliError {
   }
 }
 
+/** What a refused ACL user is told: which role each command needs. */
+const ROLES_HINT =
+  "Its ACL role does not allow this command: pending, approve and deny need the approver role; send, watch, abort and workers the client role (docs/SECURITY.md).";
+
 function causeText(err: unknown): string {
   if (err instanceof AggregateError && !err.message)
     return err.errors.map(causeText).filter(Boolean).join("; ");
@@ -59,7 +63,9 @@ export async function describeFailure(
   if (err instanceof RedisUnavailableError) {
     const cause = escapeControlChars(causeText(err.cause) || "no answer").replace(/\.+$/, "");
     const target = escapeControlChars(err.target);
-    const line = `yiem: Redis unreachable at ${target}: ${cause}. Set REDIS_URL or start redis-server.`;
+    const line = cause.startsWith("NOPERM")
+      ? `yiem: Redis at ${target} refused this user: ${cause}. ${ROLES_HINT}`
+      : `yiem: Redis unreachable at ${target}: ${cause}. Set REDIS_URL or start redis-server.`;
     return { lines: [line], exitCode: EXIT.setup };
   }
   if (err instanceof ConfigError)

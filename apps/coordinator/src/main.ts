@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     approvalTimeoutMs: config.approvalTimeoutMs,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
+    requestRetentionS: config.requestRetentionS,
     logger: log,
     port: config.port,
     limits: {

@@ -6,11 +6,7 @@ import {
   type DecisionJobResult,
   readDecisionJob,
 } from "../protocol/coordinatorDecision.js";
-import {
-  type CoordinatorJobData,
-  readCoordinatorJob,
-  sessionIdForJob,
-} from "../protocol/coordinatorJob.js";
+import { type CoordinatorJobData, readCoordinatorJob } from "../protocol/coordinatorJob.js";
 import {
   DecisionRefusedError,
   RedisUnavailableError,
@@ -25,6 +21,7 @@ import {
   type RedisTarget,
 } from "../redis/redisConnection.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
+import { RequestSessions } from "../state/requestSessions.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
@@ -116,7 +113,8 @@ export class YiemClient {
   private readonly keys: ClusterKeys;
   private readonly command: RedisClient;
   private readonly store: SessionStore;
-  private queue: Promise<Queue> | undefined;
+  /** The BullMQ queues opened so far (the coordinator queue, the decisions queue), by name. */
+  private readonly queues = new Map<string, Promise<Queue>>();
   private readonly responses: ResponseWaiter;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
@@ -143,19 +141,25 @@ export class YiemClient {
   }
 
   /**
-   * The coordinator queue, created once Redis has answered (BullMQ dislikes a dead
+   * The BullMQ queue `name`, created once Redis has answered (BullMQ dislikes a dead
    * connection). BullMQ itself loads on first use: watching, aborting and listing never need it.
    */
-  private coordinatorQueue(): Promise<Queue> {
-    this.queue ??= import("bullmq").then(({ Queue }) => {
-      const queue = new Queue(this.keys.coordinatorQueue, {
-        connection: this.command,
-        prefix: this.keys.bullPrefix,
+  private openQueue(name: string): Promise<Queue> {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = import("bullmq").then(({ Queue }) => {
+        const opened = new Queue(name, { connection: this.command, prefix: this.keys.bullPrefix });
+        opened.on("error", () => undefined);
+        return opened;
       });
-      queue.on("error", () => undefined);
-      return queue;
-    });
-    return this.queue;
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** The coordinator queue (requests). */
+  private coordinatorQueue(): Promise<Queue> {
+    return this.openQueue(this.keys.coordinatorQueue);
   }
 
   /**
@@ -208,20 +212,27 @@ export class YiemClient {
     return response;
   }
 
-  /** The session a request job is for, when the job is still in the coordinator queue. */
+  /**
+   * The session a request job is for, when the job is still in the coordinator queue: its
+   * `sessionId`, or the random one a coordinator recorded when it took in a job without one.
+   */
   private async sessionOfRequest(runId: string): Promise<string | undefined> {
     const job = await (await this.coordinatorQueue()).getJob(runId);
     if (!job) return undefined;
     const named = (job.data as { sessionId?: unknown } | undefined)?.sessionId;
-    const sessionId = typeof named === "string" ? named : sessionIdForJob(runId, job.timestamp);
-    this.rememberRun(runId, sessionId);
+    const sessionId =
+      typeof named === "string"
+        ? named
+        : await new RequestSessions(this.command, this.keys).read(runId);
+    if (sessionId) this.rememberRun(runId, sessionId);
     return sessionId;
   }
 
   /**
-   * True when the cluster knows the session: it has a stored transcript, events, input or a
-   * run, or a request for it still waits in the coordinator queue (sent while no coordinator
-   * ran; the newest 10 000 unanswered requests are looked at).
+   * True when the cluster knows the session: it has a stored transcript or events, a
+   * coordinator holds it, or a request for it is still in the coordinator queue (waiting, or
+   * taken in and not answered yet; the newest 10 000 of each state are looked at). Reads
+   * only keys the client role may read (`docs/SECURITY.md`).
    */
   async hasSession(sessionId: string): Promise<boolean> {
     await this.ready();
@@ -230,8 +241,6 @@ export class YiemClient {
       const stored = await this.command.exists(
         k.messages(sessionId),
         k.seq(sessionId),
-        k.inputs(sessionId),
-        k.run(sessionId),
         k.lease(sessionId),
       );
       return stored > 0 || (await this.hasQueuedRequest(sessionId));
@@ -352,7 +361,8 @@ export class YiemClient {
 
   /**
    * Approves a tool call awaiting approval (`toolCallId`: the call key `pending` lists): adds
-   * a decision job to the coordinator queue and waits until a coordinator recorded it. Throws
+   * a decision job to the decisions queue (the approver role's, `docs/SECURITY.md`) and waits
+   * until a coordinator recorded it. Throws
    * `DecisionRefusedError` (`no-op: …`) when the call no longer waits or was decided already;
    * never makes a call run twice.
    */
@@ -379,7 +389,10 @@ export class YiemClient {
     );
   }
 
-  /** Tool calls awaiting approval, oldest first: of one session, or of the whole cluster. */
+  /**
+   * Tool calls awaiting approval, with their arguments, oldest first: of one session, or of
+   * the whole cluster. Needs the approver role (`docs/SECURITY.md`).
+   */
   async pendingApprovals(sessionId?: string): Promise<PendingApproval[]> {
     await this.ready();
     return this.guard(() => new ApprovalStore(this.command, this.keys).pending(sessionId));
@@ -392,7 +405,7 @@ export class YiemClient {
     const data: DecisionJobData = { decision };
     readDecisionJob(data);
     await this.ready();
-    const queue = await this.coordinatorQueue();
+    const queue = await this.openQueue(this.keys.decisionsQueue);
     const job = await this.guard(() =>
       queue.add("decision", data, { jobId: randomUUID(), ...REQUEST_JOB_RETENTION }),
     );
@@ -418,7 +431,9 @@ export class YiemClient {
   /** Closes the connections. */
   async close(): Promise<void> {
     this.responses.close();
-    await this.queue?.then((queue) => queue.close()).catch(() => undefined);
+    await Promise.all(
+      [...this.queues.values()].map((queue) => queue.then((q) => q.close()).catch(() => undefined)),
+    );
     const redis = this.command;
     if (redis.status === "connecting" || redis.status === "connect") {
       // Let the attempt in flight settle first: disconnecting in the middle of it leaves

@@ -19,6 +19,7 @@ import {
 import { isConnectionError } from "../redis/redisErrors.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { RequestSessions } from "../state/requestSessions.js";
 import { SessionStore } from "../state/sessionStore.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
@@ -38,6 +39,7 @@ import {
   denyExpiredApprovals,
 } from "./intake/approvalDecisions.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
+import { startDecisionJobs } from "./intake/decisionJobs.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
@@ -84,6 +86,12 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /** BullMQ lock of a coordinator job; a coordinator silent this long is considered dead. Default 30 s. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /**
+   * How long a completed request job stays in the coordinator queue, in seconds, when whoever
+   * added it set no `removeOnComplete` (`YIEM_REQUEST_RETENTION_S`): default 3600; a failed
+   * one stays at least a day; at most 10,000 of each state. A job's own options win.
+   */
+  requestRetentionS?: number;
   coordinatorId?: string;
   logger?: Logger;
   /** Sees every event this coordinator publishes (metrics). */
@@ -97,7 +105,7 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
 /** A running coordinator. */
 export interface CoordinatorHandle {
   coordinatorId: string;
-  /** Tool queues and the coordinator queue, for dashboards. */
+  /** Tool queues, the coordinator queue and the decisions queue, for dashboards. */
   queues(): Queue[];
   /** Sessions held right now. */
   heldSessions(): number;
@@ -123,6 +131,25 @@ interface CoordinatorContext {
   /** The tool queues created so far (for dashboards). */
   readyQueues: Queue[];
   waiter: ResultWaiter;
+}
+
+/** Finished jobs of each state a queue keeps at most when their sender set no retention. */
+const RETAINED_JOBS = 10_000;
+
+/** Failed jobs are kept at least this long (seconds): what `YiemClient` gives its own. */
+const MIN_FAILED_RETENTION_S = 24 * 3600;
+
+/**
+ * The retention of finished jobs whose sender set none (BullMQ applies a worker's
+ * `removeOnComplete` / `removeOnFail` only to jobs without their own): completed ones for
+ * `requestRetentionS`, failed ones at least a day.
+ */
+function retentionOf(options: CoordinatorOptions) {
+  const age = options.requestRetentionS ?? 3600;
+  return {
+    removeOnComplete: { age, count: RETAINED_JOBS },
+    removeOnFail: { age: Math.max(age, MIN_FAILED_RETENTION_S), count: RETAINED_JOBS },
+  };
 }
 
 /** How long between two warnings that replicas did not acknowledge writes in time. */
@@ -270,7 +297,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
 /**
  * The coordinator itself: takes requests from the coordinator queue (any BullMQ client may
- * add them; see `CoordinatorJobData`), holds each session it works on with a renewed, fenced
+ * add them; see `CoordinatorJobData`) and approval decisions from the decisions queue
+ * (`DecisionJobData`), holds each session it works on with a renewed, fenced
  * lease, runs the agent loop and the LLM calls, runs sequential batches in this process and
  * sends parallel batches to the tool queues, publishes every event, and completes each
  * request's job with the response that answered it.
@@ -313,14 +341,18 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     prefix: keys.bullPrefix,
   });
   const lockDurationMs = options.lockDurationMs ?? 30_000;
-  const worker = new Worker(keys.coordinatorQueue, undefined, {
-    connection: command, // BullMQ duplicates it for its blocking reads
-    prefix: keys.bullPrefix,
+  const workerSettings = {
     lockDuration: lockDurationMs,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
     maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
-    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     name: coordinatorId,
+    ...retentionOf(options), // jobs added without retention would stay forever
+  };
+  const worker = new Worker(keys.coordinatorQueue, undefined, {
+    connection: command, // BullMQ duplicates it for its blocking reads
+    prefix: keys.bullPrefix,
+    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
+    ...workerSettings,
   });
   // Outages are logged once by the watch; BullMQ repeats them on every retry.
   worker.on("error", (err) =>
@@ -337,7 +369,18 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     locks,
     limits: options.limits ?? {},
     log,
+    sessions: new RequestSessions(command, keys, ctx.acks),
+  });
+  const decisionJobs = startDecisionJobs({
+    connection: command,
+    keys,
     decisions,
+    log,
+    worker: workerSettings,
+  });
+  const decisionsQueue = new Queue(keys.decisionsQueue, {
+    connection: command,
+    prefix: keys.bullPrefix,
   });
   const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
@@ -358,6 +401,8 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     locks,
     subscriber,
     coordinatorQueue,
+    decisionJobs,
+    decisionsQueue,
     log,
     watch,
     approvalSweep,
@@ -366,7 +411,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     coordinatorId,
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
-    queues: () => [coordinatorQueue, ...ctx.readyQueues],
+    queues: () => [coordinatorQueue, decisionsQueue, ...ctx.readyQueues],
     close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
   };
 }
@@ -382,6 +427,9 @@ interface RuntimeParts {
   locks: JobLocks;
   subscriber: RedisClient;
   coordinatorQueue: Queue;
+  /** The worker of the decisions queue, and the queue itself (for dashboards). */
+  decisionJobs: Worker;
+  decisionsQueue: Queue;
   log: Logger;
   watch: RedisWatch;
   approvalSweep: NodeJS.Timeout;
@@ -462,6 +510,7 @@ async function subscribeToChannels(
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
   clearInterval(parts.approvalSweep);
+  await parts.decisionJobs.close(); // lets a decision in progress finish (it may resume a run)
   await parts.intake.stop();
   await parts.tasks.close(graceMs);
   await parts.requests.close();
@@ -471,7 +520,9 @@ async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<v
   parts.watch.stop();
   parts.subscriber.disconnect();
   await ctx.waiter.close();
-  await Promise.all([parts.coordinatorQueue, ...ctx.readyQueues].map((q) => q.close()));
+  await Promise.all(
+    [parts.coordinatorQueue, parts.decisionsQueue, ...ctx.readyQueues].map((q) => q.close()),
+  );
   await ctx.command.quit().catch(() => undefined);
   log.info("coordinator stopped");
 }

@@ -75,6 +75,11 @@ export interface ClusterConfig {
   maxArgumentBytes: number;
   /** `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON). */
   maxInputBytes: number;
+  /**
+   * `YIEM_REQUEST_RETENTION_S`: how long a completed request job stays in the coordinator queue
+   * when whoever added it set no `removeOnComplete` (default 3600; failed ones at least a day).
+   */
+  requestRetentionS: number;
   /** `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns dropped). */
   maxContextBytes: number;
   /** `LOG_LEVEL`: pino level. */
@@ -185,6 +190,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
     maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", 1024 * 1024),
     maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", 4 * 1024 * 1024),
+    requestRetentionS: readInt(env, "YIEM_REQUEST_RETENTION_S", 3600),
     logLevel: readString(env, "LOG_LEVEL") ?? "info",
   };
 }

@@ -1,11 +1,13 @@
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
- * The data of a coordinator-queue job that decides on a tool call awaiting approval. Any
- * BullMQ client may add it (clients only add coordinator jobs: `docs/SECURITY.md`). `toolCallId`
- * is the call's key as `toolApprovalRequested` and `yiem pending` show it; `by` is free text.
+ * The data of a decisions-queue job (`decisions`, `{decisions}` on a Redis Cluster, under the
+ * same BullMQ prefix), which decides on a tool call awaiting approval. Only the approver role
+ * may add it (`docs/SECURITY.md`); the same data on the coordinator queue is refused.
+ * `toolCallId` is the call's key as `toolApprovalRequested` and `yiem pending` show it; `by`
+ * is free text, a label, not an identity.
  *
- * @example await queue.add("decide", { decision: { sessionId: "s-42", toolCallId: "call_1", approved: true, by: "ana" } })
+ * @example await new Queue("decisions", { connection, prefix: "yiem:bull" }).add("decide", { decision: { sessionId: "s-42", toolCallId: "call_1", approved: true, by: "ana" } })
  */
 export interface DecisionJobData {
   decision: {
@@ -37,7 +39,10 @@ export interface DecisionJobResult {
 const SESSION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const MAX_TEXT = 2000;
 
-/** True when a coordinator job's data is a decision (`{ decision: … }`), not a request. */
+/**
+ * True when a job's data is a decision (`{ decision: … }`), not a request: coordinators
+ * refuse such a job on the coordinator queue (decisions have a queue of their own).
+ */
 export function isDecisionJob(data: unknown): boolean {
   return typeof data === "object" && data !== null && "decision" in data;
 }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   InvalidUserInputError,
   toUserMessage,
@@ -6,13 +5,13 @@ import {
 } from "../agent/toUserMessage.js";
 import type { InputKind } from "../state/sessionStore.js";
 import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
-import type { DecisionJobData } from "./coordinatorDecision.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
  * The data of a coordinator-queue job: one request. Any BullMQ client may add it, under any
  * job name. `input` is a string or a user message (`{ role: "user", content }`, content a
- * string or text / image / image_url parts). Without `sessionId` the job starts a new session.
+ * string or text / image / image_url parts). Without `sessionId` the job starts a new session
+ * with a random id (`state/requestSessions.ts`), returned in `CoordinatorJobResult`.
  * With `followUp: true` the input gets its own run after the current one instead of joining it.
  *
  * @example await queue.add("ask", { input: "What time is it in Lima?", sessionId: "s-42" })
@@ -24,11 +23,11 @@ export interface CoordinatorJobData {
 }
 
 /**
- * Everything a coordinator-queue job may carry: a request (`CoordinatorJobData`), or a
- * decision on a tool call awaiting approval (`DecisionJobData`, `{ decision: … }`, see
- * `coordinatorDecision.ts`). A job with a `decision` field is read as a decision.
+ * Everything a coordinator-queue job may carry: a request. A job with a `decision` field is
+ * refused there: decisions travel on the decisions queue (`DecisionJobData`, see
+ * `coordinatorDecision.ts`), which only the approver role may write.
  */
-export type CoordinatorQueueJobData = CoordinatorJobData | DecisionJobData;
+export type CoordinatorQueueJobData = CoordinatorJobData;
 
 /** The return value of a coordinator-queue job: the assistant message that answered its input. */
 export interface CoordinatorJobResult {
@@ -96,13 +95,4 @@ export function readCoordinatorJob(
     }
     throw err;
   }
-}
-
-/**
- * The session a job without `sessionId` starts: derived from the job's id and creation time,
- * so a job delivered twice (a retry, a dead coordinator) lands in the same session.
- */
-export function sessionIdForJob(jobId: string, createdAt: number): string {
-  const hex = createHash("sha256").update(`${jobId}\n${createdAt}`).digest("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }

@@ -43,6 +43,12 @@ export function keyLayoutOf(target: RedisTarget, shards?: number): KeyLayout {
 export const COORDINATOR_QUEUE = "coordinator";
 
 /**
+ * The BullMQ queue of approval decisions, by its name on a single Redis: coordinators consume
+ * it; only the approver role may add to it (`docs/SECURITY.md`).
+ */
+export const DECISIONS_QUEUE = "decisions";
+
+/**
  * The BullMQ queue name of a tool queue (`tool.queue`, default `default`), by its name on a
  * single Redis with one shard. Use `clusterKeys(...).toolQueues` for the names in a layout.
  */
@@ -106,6 +112,7 @@ function toolQueuesIn(layout: KeyLayout, queue: string | undefined): string[] {
  * const keys = clusterKeys("yiem");
  * keys.messages("s-1")          // "yiem:s:{s-1}:messages"
  * keys.coordinatorQueue         // "coordinator" ("{coordinator}" on a cluster)
+ * keys.decisionsQueue           // "decisions" ("{decisions}" on a cluster)
  * keys.toolQueueFor(undefined, "s-1") // "tools-default"
  */
 export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAYOUT) {
@@ -127,6 +134,8 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     bullPrefix: `${prefix}:bull`,
     /** The coordinator queue's name in this layout. */
     coordinatorQueue: queueNameIn(layout, COORDINATOR_QUEUE),
+    /** The decisions queue's name in this layout ("{decisions}" on a cluster). */
+    decisionsQueue: queueNameIn(layout, DECISIONS_QUEUE),
     /** Every shard of tool queue `queue` (what a worker serves). */
     toolQueues,
     /** The shard of tool queue `queue` that a session's calls go to. */
@@ -172,6 +181,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     workers: `${workersTag}:workers`,
     /** One worker's heartbeat record (expires when the worker stops beating). */
     worker: (workerId: string) => `${workersTag}:worker:${workerId}`,
+    /**
+     * BullMQ's hash of coordinator-queue job `jobId` (BullMQ's layout: `<bullPrefix>:<queue>:<id>`).
+     * Coordinators add one field to it: the session of a job that names none
+     * (`state/requestSessions.ts`).
+     */
+    requestJob: (jobId: string) =>
+      `${prefix}:bull:${queueNameIn(layout, COORDINATOR_QUEUE)}:${jobId}`,
     /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
     toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
   };

@@ -18,8 +18,8 @@ export interface ReplicaAcks {
 export const NO_REPLICA_ACKS: ReplicaAcks = { replicas: 0, timeoutMs: 0 };
 
 /**
- * The scripts whose writes a run cannot lose: inputs, runs, the transcript, responses and
- * approval decisions. Lease scripts are not among them: a lease lost in a failover only
+ * The scripts whose writes a run cannot lose: inputs, runs, the transcript, responses,
+ * approval decisions and the session a request job without `sessionId` started. Lease scripts are not among them: a lease lost in a failover only
  * fences its holder out (its next write fails), which the coordinator already survives.
  */
 const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
@@ -33,6 +33,7 @@ const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
   "yiemDecideApproval",
   "yiemParkRun",
   "yiemMarkRunAborted",
+  "yiemClaimRequestSession",
 ]);
 
 type Reply = [Error | null, unknown];

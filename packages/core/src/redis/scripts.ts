@@ -44,6 +44,7 @@ export interface YiemScripts {
   yiemPublishLiveEvent: Script<number>;
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;
+  yiemClaimRequestSession: Script<string>;
 }
 
 /** A connection with Yiem's scripts defined on it. */

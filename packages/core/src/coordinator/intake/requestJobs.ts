@@ -2,19 +2,20 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
-import { isDecisionJob, readDecisionJob } from "../../protocol/coordinatorDecision.js";
+import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
 import {
   type CoordinatorJobResult,
   type CoordinatorRequest,
   readCoordinatorJob,
-  sessionIdForJob,
 } from "../../protocol/coordinatorJob.js";
+import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
+import { retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
+import type { RequestSessions } from "../../state/requestSessions.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
-import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
@@ -26,9 +27,18 @@ export interface RequestJobsOptions {
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;
-  /** Records approval decisions (`{ decision: … }` jobs). */
-  decisions: DecisionDeps;
+  /** The random sessions of jobs that name none. */
+  sessions: RequestSessions;
 }
+
+/**
+ * Why a `{ decision: … }` job on the coordinator queue is refused: whoever may add requests
+ * must not be able to decide, so decisions travel on a queue of their own.
+ */
+const DECISION_ON_COORDINATOR_QUEUE = new InvalidCoordinatorJobError(
+  "decision",
+  "decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
+);
 
 /** Why a job in hand was let go without an answer. */
 class JobLetGoError extends Error {
@@ -48,9 +58,10 @@ interface InHand {
 
 /**
  * The coordinator-queue jobs this coordinator holds. Each job is one request: validated (a
- * bad one fails at once, unrecoverably, naming the field), its input recorded for its session
- * exactly once however often the job is delivered, then held, without a run slot, until the
- * run that answers it stores its response; the job then completes with
+ * bad one, or a decision, which belongs on the decisions queue, fails at once, unrecoverably,
+ * naming the field), its input recorded for its session (a random one, kept in the job, when
+ * it names none) exactly once however often the job is delivered, then held, without a run
+ * slot, until the run that answers it stores its response; the job then completes with
  * `{ sessionId, runId, response }`. Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  */
@@ -67,8 +78,8 @@ export class RequestJobs {
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
     if (isDecisionJob(job.data)) {
-      slot.release(); // a decision runs nothing here: a resumed run takes a slot of its own
-      return this.decide(job, token);
+      slot.release();
+      return this.refuse(job, token, DECISION_ON_COORDINATOR_QUEUE);
     }
     let request: CoordinatorRequest;
     try {
@@ -77,8 +88,38 @@ export class RequestJobs {
       slot.release();
       return this.refuse(job, token, err);
     }
+    if (request.sessionId) return this.hold(job, token, slot, request.sessionId, request);
+    return this.claimSession(job).then((sessionId) => {
+      if (sessionId) return this.hold(job, token, slot, sessionId, request);
+      slot.release(); // removed meanwhile, or Redis away: a live job comes back after its lock
+    });
+  }
+
+  /**
+   * The random session of a job that names none, the same however often the job is delivered
+   * (`RequestSessions`); `undefined` when the job is gone or Redis stays away.
+   */
+  private async claimSession(job: Job): Promise<string | undefined> {
+    try {
+      return await retryTransient(() => this.options.sessions.claim(job.id ?? ""));
+    } catch (err) {
+      this.options.log.warn(
+        { jobId: job.id, err: (err as Error).message },
+        "could not record the session of a request; it is delivered again after its lock",
+      );
+      return undefined;
+    }
+  }
+
+  /** Holds a request job of `sessionId` until the run that answers it stores its response. */
+  private hold(
+    job: Job,
+    token: string,
+    slot: Slot,
+    sessionId: string,
+    request: CoordinatorRequest,
+  ): Promise<void> {
     const jobId = job.id ?? "";
-    const sessionId = request.sessionId ?? sessionIdForJob(jobId, job.timestamp);
     const order = inputOrder(job.timestamp);
     const wait = this.options.answers.wait(sessionId, jobId);
     const entry = { job, token, wait } as InHand;
@@ -179,33 +220,6 @@ export class RequestJobs {
         );
       }
       await sleep(redisBackoffMs(attempt));
-    }
-  }
-
-  /**
-   * Records a decision job's decision: completes the job with `DecisionJobResult`, or fails
-   * it unrecoverably with a `no-op: …` reason when the call no longer waits or was decided.
-   */
-  private async decide(job: Job, token: string): Promise<void> {
-    let request: ReturnType<typeof readDecisionJob>;
-    try {
-      request = readDecisionJob(job.data);
-    } catch (err) {
-      return this.refuse(job, token, err);
-    }
-    for (let attempt = 0; attempt < 8; attempt++) {
-      try {
-        const outcome = await recordDecision(this.options.decisions, request);
-        if (outcome.ok) await job.moveToCompleted(outcome.result, token, false);
-        else await job.moveToFailed(new UnrecoverableError(outcome.reason), token, false);
-        return;
-      } catch (err) {
-        this.options.log.warn(
-          { jobId: job.id, err: (err as Error).message },
-          "could not record a decision; retrying",
-        );
-        await sleep(redisBackoffMs(attempt));
-      }
     }
   }
 

@@ -1,0 +1,112 @@
+/**
+ * Request jobs added as the README shows, with plain bullmq and no options: the coordinator
+ * removes them once their retention has passed (`YIEM_REQUEST_RETENTION_S`, 1 s here), and a
+ * job without `sessionId` starts a session whose id nobody can guess, kept if the job is
+ * delivered again.
+ */
+import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Job, Queue, QueueEvents } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
+import {
+  openPlainCoordinatorQueue,
+  type PlainCoordinatorQueue,
+} from "../support/plainCoordinatorQueue.js";
+import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+
+type Answer = { sessionId: string; runId: string };
+
+/** How many model requests asked about "crash …" (the first one hangs). */
+let crashRequests = 0;
+
+/** "crash …": the first request hangs (its coordinator is killed meanwhile); otherwise "done". */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const last = String(messages.findLast((m) => m.role === "user")?.content ?? "");
+  if (last.startsWith("crash") && crashRequests++ === 0) return { kind: "hang" };
+  return { kind: "text", text: `done: ${last}` };
+}
+
+/** The session id a job without one got before: sha256 of its sequential id and its millisecond. */
+function guessableSessionId(jobId: string, createdAt: number): string {
+  const hex = createHash("sha256").update(`${jobId}\n${createdAt}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+const RETENTION_S = 1;
+
+const cluster = useTestCluster({
+  workers: 0,
+  model: { respond },
+  env: { YIEM_REQUEST_RETENTION_S: String(RETENTION_S) },
+});
+
+let plain: PlainCoordinatorQueue;
+let queue: Queue;
+let events: QueueEvents;
+
+beforeAll(async () => {
+  plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
+  ({ queue, events } = plain);
+});
+
+afterAll(async () => {
+  await plain.close();
+});
+
+/** Adds a request job as the README does (no options) and waits for its answer. */
+async function ask(data: unknown): Promise<{ job: Job; answer: Answer }> {
+  const job = await queue.add("ask", data);
+  const answer = (await job.waitUntilFinished(events, 20_000)) as Answer;
+  return { job, answer };
+}
+
+describe("request jobs added without options", () => {
+  it("are removed once their retention has passed", async () => {
+    const { job: first } = await ask({ input: "first" });
+    expect(await queue.getJob(first.id ?? "")).toBeDefined(); // kept until its retention passed
+    await sleep(RETENTION_S * 1000 + 500);
+    // BullMQ removes finished jobs past their age when another job finishes: the next one.
+    const { job: next } = await ask({ input: "next" });
+    expect(await queue.getJob(first.id ?? "")).toBeUndefined();
+    expect(await queue.getJob(next.id ?? "")).toBeDefined();
+  });
+});
+
+describe("the session of a job without sessionId", () => {
+  it("is random: not derived from the job's sequential id and creation time", async () => {
+    const answers = await Promise.all([ask({ input: "one" }), ask({ input: "two" })]);
+    for (const { job, answer } of answers) {
+      expect(answer.sessionId).toMatch(UUID_V4);
+      expect(answer.sessionId).not.toBe(guessableSessionId(job.id ?? "", job.timestamp));
+    }
+    expect(answers[0]?.answer.sessionId).not.toBe(answers[1]?.answer.sessionId);
+    // A client that did not send the job finds its session in the job, and so its response.
+    const response = await cluster.client.waitForResponse(answers[0]?.job.id ?? "", {
+      timeoutMs: 10_000,
+    });
+    expect(response.content).toEqual([{ type: "text", text: "done: one" }]);
+  });
+
+  it("stays the same when the job is delivered again after its coordinator died", async () => {
+    const job = await queue.add("ask", { input: "crash r1" });
+    while (crashRequests === 0) await sleep(50); // the run is on the model: the input is recorded
+    const field = await plain.connection.hget(
+      `${cluster.redis.prefix}:bull:coordinator:${job.id}`,
+      "yiemSessionId",
+    );
+    expect(field).toMatch(UUID_V4);
+    const [first] = cluster.coordinators;
+    first?.signal("SIGKILL");
+    await first?.exited;
+    await cluster.addCoordinator();
+    const answer = (await job.waitUntilFinished(events, 30_000)) as Answer;
+    expect(crashRequests).toBe(2); // asked again by the coordinator that took the job over
+    expect(answer.sessionId).toBe(field);
+    const messages = await cluster.client.messages(answer.sessionId);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+});

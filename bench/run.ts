@@ -14,8 +14,6 @@
 import type { RedisClient } from "@yiem/core";
 import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
 import { startTestRedis, type TestRedis } from "../test/support/redisServer.js";
-import { loadAverage, readEnvironment } from "./environment.js";
-import { type Harness, openHarness } from "./harness.js";
 import { measureBreakdown } from "./measurements/breakdown.js";
 import { measureCallLatency } from "./measurements/callLatency.js";
 import { type ClusterScenario, measureClusterSpread } from "./measurements/clusterSpread.js";
@@ -32,16 +30,18 @@ import {
   type SustainedRound,
 } from "./measurements/throughput.js";
 import { PLAN } from "./plan.js";
-import { openRawClient, type RawClient, WORKER_CONCURRENCY } from "./rawBullmq.js";
 import {
   printCluster,
   printFollowUpBurst,
   printReport,
   printSessions,
   writeResults,
-} from "./report.js";
-import { type Measured, toResults } from "./results.js";
-import { processCpuMs, type WorkerKind, type WorkerPool, workerPool } from "./workerPool.js";
+} from "./report/printReport.js";
+import { type Measured, toResults } from "./report/results.js";
+import { loadAverage, readEnvironment } from "./sampling/environment.js";
+import { type Harness, openHarness } from "./setup/harness.js";
+import { openRawClient, type RawClient, WORKER_CONCURRENCY } from "./setup/rawBullmq.js";
+import { processCpuMs, type WorkerKind, type WorkerPool, workerPool } from "./setup/workerPool.js";
 
 function progress(text: string): void {
   console.log(`[bench] ${text}`);

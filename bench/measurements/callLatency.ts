@@ -1,11 +1,11 @@
-import type { BenchSession, Harness } from "../harness.js";
-import { type AppendMode, openSession, runBatch } from "../harness.js";
-import type { LoopBounds, Step } from "../loop.js";
-import { sampleInterleaved } from "../loop.js";
-import type { RawClient } from "../rawBullmq.js";
-import { rawJobData } from "../rawBullmq.js";
-import { type Summary, summarize } from "../stats.js";
-import { NOOP_TOOL } from "../tools.js";
+import type { LoopBounds, Step } from "../sampling/loop.js";
+import { sampleInterleaved } from "../sampling/loop.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import type { BenchSession, Harness } from "../setup/harness.js";
+import { type AppendMode, openSession, runBatch } from "../setup/harness.js";
+import type { RawClient } from "../setup/rawBullmq.js";
+import { rawJobData } from "../setup/rawBullmq.js";
+import { NOOP_TOOL } from "../setup/tools.js";
 
 /** Latencies of one no-op call by each path. */
 export interface CallLatency {

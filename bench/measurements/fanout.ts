@@ -1,14 +1,14 @@
+import { type LoopBounds, type Step, sampleInterleaved } from "../sampling/loop.js";
+import { type Summary, summarize } from "../sampling/stats.js";
 import {
   type AppendMode,
   type BenchSession,
   type Harness,
   openSession,
   runBatch,
-} from "../harness.js";
-import { type LoopBounds, type Step, sampleInterleaved } from "../loop.js";
-import { type RawClient, rawJobData } from "../rawBullmq.js";
-import { type Summary, summarize } from "../stats.js";
-import { NOOP_TOOL } from "../tools.js";
+} from "../setup/harness.js";
+import { type RawClient, rawJobData } from "../setup/rawBullmq.js";
+import { NOOP_TOOL } from "../setup/tools.js";
 
 /** How many parallel calls one batch carries. */
 export const FANOUT = 8;

@@ -9,8 +9,8 @@ import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { startTestCluster, type TestCluster } from "../../test/support/cluster.js";
 import type { ScriptedReply } from "../../test/support/scriptedModelServer.js";
-import { settlesWithin, sleep } from "../clock.js";
-import { round, type Summary, summarize } from "../stats.js";
+import { settlesWithin, sleep } from "../sampling/clock.js";
+import { round, type Summary, summarize } from "../sampling/stats.js";
 
 /** Redis commands per follow-up before this change (quoted from the issue, not measured here). */
 export const COMMANDS_PER_FOLLOW_UP_BEFORE = { small: 152, large: 946 } as const;

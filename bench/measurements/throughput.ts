@@ -1,9 +1,9 @@
 import type { RedisClient } from "@yiem/core";
-import { sleep } from "../clock.js";
-import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
-import { type RawClient, rawJobData } from "../rawBullmq.js";
-import { type Summary, summarize } from "../stats.js";
-import { NOOP_TOOL } from "../tools.js";
+import { sleep } from "../sampling/clock.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import { type BenchSession, type Harness, openSession, runBatch } from "../setup/harness.js";
+import { type RawClient, rawJobData } from "../setup/rawBullmq.js";
+import { NOOP_TOOL } from "../setup/tools.js";
 
 /** How a sustained run is shaped. */
 export interface SustainedOptions {

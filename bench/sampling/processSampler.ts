@@ -4,8 +4,8 @@
  */
 import { readFile } from "node:fs/promises";
 import type { RedisClient } from "@yiem/core";
+import { processCpuMs } from "../setup/workerPool.js";
 import { sleep } from "./clock.js";
-import { processCpuMs } from "./workerPool.js";
 
 /** Named groups of process ids (a group's figures are the sum over its processes). */
 export type ProcessGroups<K extends string> = Record<K, readonly number[]>;

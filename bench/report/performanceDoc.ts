@@ -1,13 +1,13 @@
+import { IDLE_BEFORE_MS } from "../measurements/breakdown.js";
+import type { BurstFigures, FollowUpBurst } from "../measurements/followUpBurst.js";
+import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
+import type { Throughput } from "../measurements/throughput.js";
+import { type Summary, summarize } from "../sampling/stats.js";
 import { clusterSection, clusterTargetWords } from "./clusterDoc.js";
 import { historySection } from "./historyDoc.js";
 import { count, num, table } from "./markdown.js";
-import { IDLE_BEFORE_MS } from "./measurements/breakdown.js";
-import type { BurstFigures, FollowUpBurst } from "./measurements/followUpBurst.js";
-import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
-import type { Throughput } from "./measurements/throughput.js";
 import type { BenchResults, Measured, TargetCheck } from "./results.js";
 import type { HistoryEntry } from "./runHistory.js";
-import { type Summary, summarize } from "./stats.js";
 
 function headerSection(r: BenchResults): string {
   const e = r.details.environment;
@@ -589,7 +589,7 @@ its default 150), with two compiled tool
 workers (\`node apps/tool-worker/dist/main.js\`, \`WORKER_CONCURRENCY\` at its default), a private
 \`redis-server\` and a scripted model (in the benchmark process) that answers every request
 after ${s.modelDelayMs} ms, streamed as the coordinator asks. The tool is a bench-only plain-JS
-file (\`bench/sessionTools/noopStep.mjs\`, through \`YIEM_TOOLS_DIR\`) that answers at once. Each
+file (\`bench/setup/sessionTools/noopStep.mjs\`, through \`YIEM_TOOLS_DIR\`) that answers at once. Each
 session's one request makes one model call asking for two parallel \`noopStep\` calls (two
 tool jobs), then a second model call that answers. A fresh coordinator per configuration first
 runs ${p.warmupSessions} sessions (warm-up, not measured); then ${count(p.sessions)} requests without

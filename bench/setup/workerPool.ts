@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { logMessage, spawnApp, type TestProcess } from "../test/support/processes.js";
+import { logMessage, spawnApp, type TestProcess } from "../../test/support/processes.js";
 
 /** Which worker a benchmark process runs: Yiem's `startToolWorker` or a plain BullMQ worker. */
 export type WorkerKind = "yiem" | "raw";

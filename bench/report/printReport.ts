@@ -1,13 +1,13 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { repoRoot } from "../test/support/processes.js";
-import type { AcksPhase, ClusterScenario } from "./measurements/clusterSpread.js";
-import type { FollowUpBurst } from "./measurements/followUpBurst.js";
-import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
+import { repoRoot } from "../../test/support/processes.js";
+import type { AcksPhase, ClusterScenario } from "../measurements/clusterSpread.js";
+import type { FollowUpBurst } from "../measurements/followUpBurst.js";
+import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
+import { round } from "../sampling/stats.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import type { BenchResults } from "./results.js";
 import { appendToHistory } from "./runHistory.js";
-import { round } from "./stats.js";
 
 /** A headline figure: its key in `results.json`, its unit and what it means. */
 export interface Headline {

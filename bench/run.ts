@@ -9,6 +9,8 @@
  *
  * `npm run bench -- --only followUpBurst` (or `--only sessions`, `--only cluster`) runs that scenario alone and
  * only prints its figures (no file is written: the files always come from one full run).
+ * `npm run bench -- --render-only` measures nothing: it renders `docs/PERFORMANCE.md` again from
+ * the committed `bench/results.json` and `bench/history.json`.
  */
 
 import type { RedisClient } from "@yiem/core";
@@ -35,8 +37,8 @@ import {
   printFollowUpBurst,
   printReport,
   printSessions,
-  writeResults,
 } from "./report/printReport.js";
+import { renderFromFiles, writeResults } from "./report/resultFiles.js";
 import { type Measured, toResults } from "./report/results.js";
 import { loadAverage, readEnvironment } from "./sampling/environment.js";
 import { type Harness, openHarness } from "./setup/harness.js";
@@ -245,7 +247,12 @@ async function runOnly(name: AloneScenario): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const only = readOnlyScenario(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes("--render-only")) {
+    progress(`wrote ${await renderFromFiles()} from the committed results (nothing measured)`);
+    return;
+  }
+  const only = readOnlyScenario(argv);
   if (only) {
     await runOnly(only);
     watchForHangingHandles();

@@ -8,9 +8,9 @@ import type {
   ClusterScenario,
   ClusterSpread,
   ClusterSpreadPlan,
-} from "../measurements/clusterSpread.js";
+} from "../../measurements/clusterSpread.js";
+import type { Measured } from "../results.js";
 import { count, num, table } from "./markdown.js";
-import type { Measured } from "./results.js";
 
 /** The largest share a master may serve (%), as issue 11 asks. */
 const MAX_SHARE_PCT = 50;

@@ -97,11 +97,9 @@ type RigMeasured = Omit<Measured, "followUpBurst" | "sessions" | "cluster" | "du
 
 async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
   const environment = await readEnvironment(rig.harness.command);
-  progress(
-    "single-call latency: remote (now, before), raw BullMQ, in-process (one worker process each)",
-  );
+  progress("single-call latency: remote, raw BullMQ, in-process (one worker process each)");
   const calls = await measureCallLatency(rig.harness, rig.raw, PLAN.calls);
-  progress("fan-out of eight: now, before this change, raw BullMQ");
+  progress("fan-out of eight: remote, raw BullMQ");
   const fanout = await measureFanout(rig.harness, rig.raw, PLAN.fanout);
   progress("event relay");
   const relay = await measureEventRelay(rig.harness, PLAN.relay);
@@ -126,8 +124,6 @@ async function measureOnRig(rig: Required<Rig>): Promise<RigMeasured> {
         "createEventPublisher(command, keys, origin).emit: publishEvent sent in order on the command connection, reply not awaited",
       persistence:
         "SessionStore.appendMany under a held lease: one fenced Lua script per batch of result messages, sent without waiting for its reply (PipelinedTranscript.appendBehind; the session's next write, guarded, waits for it)",
-      before:
-        "the path before this change: each publishEvent awaited, SessionStore.append one message after another",
       rawWait: "job.waitUntilFinished(queueEvents, 10000)",
       followUpBurst:
         "startTestCluster: one coordinator and one tool worker process (node + tsx), a private redis-server, a scripted model answering at once; requests added with plain BullMQ, answers seen through QueueEvents 'completed'",

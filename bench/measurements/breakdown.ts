@@ -83,12 +83,12 @@ async function tracedRemoteCall(h: Harness, session: BenchSession): Promise<Remo
   const batch = await runBatch(h, session, TRACED_TOOL, 1, {
     executor: session.remote,
     emit,
-    append: "none",
+    persist: false,
   });
   const message = batch.messages[0];
   if (!message) throw new Error("no result message");
   const batchDone = monotonicMs();
-  await appendResults(h, session, batch.messages, "pipelined");
+  appendResults(h, session, batch.messages);
   const appended = monotonicMs();
   const jobId = toolJobId(session.sessionId, session.runId, message.toolCallId);
   const mark: Partial<JobMarks> = h.waiter.take(jobId) ?? {};

@@ -31,7 +31,7 @@ export function performanceMarkdown(
     distributionsSection(m),
     "## Where the time goes",
     breakdownSection(m),
-    pipelinedAppendSection(m),
+    pipelinedAppendSection(),
     fanoutSection(m),
     throughputSection(m, results.cores),
     followUpBurstSection(m),

@@ -35,17 +35,6 @@ export function printReport(results: BenchResults): void {
     ]);
   }
   console.log(`${textTable(targets)}\n`);
-  const { calls, fanout } = results.details;
-  const change = [["before this change → now (p50)", "before", "now", "unit"]];
-  change.push(["remote call", fmt(calls.remoteBefore.p50), fmt(calls.remote.p50), "ms"]);
-  change.push([
-    "remote call, append awaited → pipelined",
-    fmt(calls.remoteAppendAwaited.p50),
-    fmt(calls.remote.p50),
-    "ms",
-  ]);
-  change.push(["fan-out of eight", fmt(fanout.before.p50), fmt(fanout.remote.p50), "ms"]);
-  console.log(`${textTable(change)}\n`);
   printFollowUpBurst(results.details.followUpBurst);
   printSessions(results.details.sessions);
   printCluster(results.details.cluster);
@@ -57,27 +46,16 @@ function fmtMs(value: number): string {
 
 /** Prints the follow-up burst figures: commands per follow-up, wall times, other sessions' wait. */
 export function printFollowUpBurst(f: FollowUpBurst): void {
-  const bursts = [["follow-up burst", "answered", "commands/follow-up", "before", "wall time"]];
-  for (const [burst, before] of [
-    [f.small, f.before.small],
-    [f.large, f.before.large],
-  ] as const) {
+  const bursts = [["follow-up burst", "answered", "commands/follow-up", "wall time"]];
+  for (const burst of [f.small, f.large]) {
     bursts.push([
       `${burst.size} follow-ups`,
       `${burst.answered}/${burst.size}`,
       fmt(round(burst.commandsPerFollowUp, 1)),
-      String(before),
       `${round(burst.wallMs / 1000, 2)} s`,
     ]);
   }
-  const ratioBefore = f.before.large / f.before.small;
-  bursts.push([
-    "ratio large/small (≤ 1.5)",
-    "",
-    fmt(round(f.ratio, 2)),
-    fmt(round(ratioBefore, 2)),
-    "",
-  ]);
+  bursts.push(["ratio large/small (≤ 1.5)", "", fmt(round(f.ratio, 2)), ""]);
   console.log(`${textTable(bursts)}\n`);
   const waits = [["plain message to another session", "n", "median", "p99", "max"]];
   const wait = (name: string, s: FollowUpBurst["idle"]) => [

@@ -24,14 +24,10 @@ function row(name: string, s: Summary): string[] {
 export function distributionsSection(m: Measured): string {
   const rows = [
     row("remote call", m.calls.remote),
-    row("remote call, append awaited", m.calls.remoteAppendAwaited),
-    row("remote call, before this change", m.calls.remoteBefore),
     row("raw BullMQ job", m.calls.raw),
     row("in-process call (events + persistence)", m.calls.inProcess),
     row("in-process pipeline alone", m.calls.inProcessBare),
     row("fan-out of eight, remote", m.fanout.remote),
-    row("fan-out of eight, append awaited", m.fanout.appendAwaited),
-    row("fan-out of eight, before this change", m.fanout.before),
     row("eight raw BullMQ jobs at once", m.fanout.raw),
     row("event relay, streamSessionEvents", m.relay.stream),
     row("event relay, plain pub/sub subscriber", m.relay.pubsub),
@@ -100,63 +96,31 @@ the median of the whole.`;
 /** A batch of eight parallel calls against eight raw BullMQ jobs at once. */
 export function fanoutSection(m: Measured): string {
   const f = m.fanout;
-  const delta = (s: Summary) => `${num(s.p50 - f.remote.p50, 3)} ms`;
-  const line = (name: string, s: Summary, vsNow: string) => [
-    name,
-    num(s.p50, 3),
-    num(s.p90, 3),
-    vsNow,
-  ];
+  const line = (name: string, s: Summary) => [name, num(s.p50, 3), num(s.p90, 3)];
   const rows = [
     line(
-      "**now**: events not awaited, one `appendMany`, its reply awaited by the next write (`fanout8P50Ms`)",
+      "Yiem: events not awaited, one `appendMany`, its reply awaited by the next write (`fanout8P50Ms`)",
       f.remote,
-      "–",
     ),
-    line("events not awaited, one `appendMany` awaited", f.appendAwaited, delta(f.appendAwaited)),
-    line(
-      "events awaited (as before), one `appendMany` awaited",
-      f.eventsAwaited,
-      delta(f.eventsAwaited),
-    ),
-    line(
-      "events not awaited, appends one after another (as before)",
-      f.appendsOneByOne,
-      delta(f.appendsOneByOne),
-    ),
-    line(
-      "**before this change**: events awaited, appends one after another",
-      f.before,
-      delta(f.before),
-    ),
-    line("eight raw BullMQ jobs at once (the floor)", f.raw, delta(f.raw)),
+    line("eight raw BullMQ jobs at once (the floor)", f.raw),
   ];
-  const gain = f.before.p50 - f.remote.p50;
   const target = f.remote.p50 <= 1.3 * f.raw.p50 ? "within" : "over";
-  return `### Fan-out of eight: now, before this change, and the floor (ms)
+  return `### Fan-out of eight and the floor (ms)
 
-${table(["variant", "p50", "p90", "vs now (p50)"], rows)}
+${table(["case", "p50", "p90"], rows)}
 
-Before this change two waits were serial in a batch. The coordinator's emit awaited each
-\`publishEvent\`, and \`executeToolCallsParallel\` awaits the emit of a call's
-\`toolExecStart\` before it prepares and dispatches the next call, so the eighth job was added
-only after eight event round trips; and the agent loop appended the eight result messages one
-round trip after another. Now the emit returns once the event is sent (events still go in
-order on the one command connection, so Redis runs each start before the job added after it
-and start still precedes the worker's updates), and the eight messages go in one fenced
-script, whose reply the session's next write waits for. In this run the batch went from ${num(f.before.p50, 3)} ms to ${num(f.remote.p50, 3)} ms at
-p50 (${num(gain, 3)} ms, ${num((gain / f.before.p50) * 100, 0)}% less). The floor, eight raw
-BullMQ jobs added at once and awaited together, is ${num(f.raw.p50, 3)} ms, so Yiem now adds
-${num(f.remote.p50 - f.raw.p50, 3)} ms to a batch of eight (${num(f.remote.p50 / f.raw.p50)}× the
-floor; ${target} the 1.3× target). A single call: ${num(m.calls.remoteBefore.p50, 3)} ms before,
-${num(m.calls.remote.p50, 3)} ms now (p50).`;
+\`executeToolCallsParallel\` awaits the emit of a call's \`toolExecStart\` before it prepares and
+dispatches the next call, and the coordinator's emit returns once the event is sent (events
+still go in order on the one command connection, so Redis runs each start before the job added
+after it and start still precedes the worker's updates): the eighth job is added without
+waiting for any event's round trip. The eight result messages go in one fenced script, whose
+reply the session's next write waits for. The floor, eight raw BullMQ jobs added at once and
+awaited together, is ${num(f.raw.p50, 3)} ms, so Yiem adds ${num(f.remote.p50 - f.raw.p50, 3)} ms to a
+batch of eight (${num(f.remote.p50 / f.raw.p50)}× the floor; ${target} the 1.3× target).`;
 }
 
 /** How the coordinator appends a batch's results without waiting for the reply. */
-export function pipelinedAppendSection(m: Measured): string {
-  const c = m.calls;
-  const f = m.fanout;
-  const saved = c.remoteAppendAwaited.p50 - c.remote.p50;
+export function pipelinedAppendSection(): string {
   return `### The pipelined append
 
 The coordinator appends a batch's result messages (one fenced \`appendMany\`) without waiting
@@ -165,11 +129,9 @@ run's close) goes out right behind it on the same connection, carrying the trans
 expects, and the two replies are awaited together (\`PipelinedTranscript\`). If the append did
 not land, that write changes nothing and fails with the append's error, so the transcript never
 has a write after a missing append; a remote call's result is durable before the coordinator
-hears of it anyway (the completed job, the worker's \`toolDone\` marker). A turn therefore waits
-for one round trip fewer. Here, with the append's reply waited for, a single call took
-${num(c.remoteAppendAwaited.p50, 3)} ms at p50 (${num(c.remoteAppendAwaited.p50 / c.raw.p50)}× raw) against
-${num(c.remote.p50, 3)} ms pipelined (${num(c.remote.p50 / c.raw.p50)}×): ${num(saved, 3)} ms: the round trip, and
-the worker sits idle for less time before the next call. A fan-out of eight: ${num(f.appendAwaited.p50, 3)} ms awaited, ${num(f.remote.p50, 3)} ms pipelined.`;
+hears of it anyway (the completed job, the worker's \`toolDone\` marker). A turn therefore does
+not wait for the append's round trip, and the worker sits idle for less time before the next
+call.`;
 }
 
 function costRow(name: string, y: number, x: number, digits = 0): string[] {

@@ -3,12 +3,11 @@ import { type Summary, summarize } from "../../sampling/stats.js";
 import type { Measured } from "../results.js";
 import { count, num, table } from "./markdown.js";
 
-function burstRow(b: BurstFigures, before: number): string[] {
+function burstRow(b: BurstFigures): string[] {
   return [
     count(b.size),
     `${count(b.answered)}/${count(b.size)}`,
     num(b.commandsPerFollowUp, 1),
-    String(before),
     `${num(b.wallMs / 1000)} s`,
     num(b.answered / (b.wallMs / 1000), 0),
   ];
@@ -53,13 +52,12 @@ export function followUpBurstSection(m: Measured): string {
   const p = m.plan.followUpBurst;
   const target = f.otherSession.p99 <= 250 ? "**met**" : "**missed**";
   const bursts = [
-    burstRow(f.small, f.before.small),
-    burstRow(f.large, f.before.large),
+    burstRow(f.small),
+    burstRow(f.large),
     [
       `ratio ${count(f.large.size)} / ${count(f.small.size)} (target ≤ 1.5)`,
       "",
       num(f.ratio),
-      num(f.before.large / f.before.small),
       "",
       "",
     ],
@@ -89,10 +87,9 @@ explicit job ids) to one fresh session; then ${count(f.large.size)} to another. 
 before the \`addBulk\` and after the last answer, divided by the burst size. The wall time runs
 from the \`addBulk\` to the last answer.
 
-${table(["burst", "answered", "Redis commands per follow-up", "before this change", "wall time", "answered/s"], bursts)}
+${table(["burst", "answered", "Redis commands per follow-up", "wall time", "answered/s"], bursts)}
 
-The figures before this change are those of the issue (the coordinator before the change; this
-run does not measure them). The ${count(f.large.size)} figure includes the probes below:
+The ${count(f.large.size)} figure includes the probes below:
 ${p.probes} plain messages at ${num(f.commandsPerMessage, 1)} commands each (as measured on the
 idle cluster) add ${num(probeShare, 1)} commands per follow-up.
 

@@ -27,12 +27,6 @@ export function methodSection(m: Measured): string {
   \`appendMessages\` does). When the append's reply arrives every event sent before it has
   been published, so the run's closing \`flush\` would add nothing. The agent loop's
   \`messageEnd\` events and the LLM call are not part of it.
-- **Before this change** (\`remoteBefore\`, fan-out \`eventsAwaited\`, \`appendsOneByOne\`,
-  \`before\` in \`bench/results.json\`): the same calls with the coordinator's previous
-  path, in part or whole: an emit that awaits \`publishEvent\` for each event, and/or each
-  result message appended with \`SessionStore.append\`, one round trip after another. They
-  are sampled in the same alternating blocks as the new path, so the gain is measured within
-  this run.
 - **Raw BullMQ** (\`rawBullmq*\`): \`queue.add\` (same retention options as Yiem's tool jobs,
   a payload of the same shape and size as Yiem's \`ToolJobData\`) then
   \`job.waitUntilFinished(queueEvents, 10000)\`; the processor returns a value of the same

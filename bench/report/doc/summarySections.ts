@@ -92,12 +92,8 @@ ${table(["target", "limit", "measured", "verdict"], rows)}
 
 Remote p50 is ${num(ratio)}× raw BullMQ p50 (target ≤ 1.3×), and a fan-out of eight
 ${num(m.fanout.remote.p50 / m.fanout.raw.p50)}× eight raw jobs at once (target ≤ 1.3×); Yiem's sustained throughput is
-${num(tpRatio)}× raw BullMQ's (target ≥ 0.5×). By the path before this change, measured in
-the same run: remote p50 ${num(m.calls.remoteBefore.p50, 3)} ms
-(${num(m.calls.remoteBefore.p50 / m.calls.raw.p50)}× raw), fan-out p50
-${num(m.fanout.before.p50, 3)} ms. A follow-up costs ${num(r.followUpCommandsRatio)}× as many
-Redis commands in a burst of 2,000 as in a burst of 200 (target ≤ 1.5×; before this change
-${num(m.followUpBurst.before.large / m.followUpBurst.before.small)}×), and another session's
+${num(tpRatio)}× raw BullMQ's (target ≥ 0.5×). A follow-up costs ${num(r.followUpCommandsRatio)}× as many
+Redis commands in a burst of 2,000 as in a burst of 200 (target ≤ 1.5×), and another session's
 plain message sent during that burst was answered in ${num(r.otherSessionDuringBurstP99Ms, 1)} ms
 at p99 (target ≤ 250 ms); see [Follow-up burst](#follow-up-burst). With ${count(m.sessions.large.sessions)}
 sessions at once on one coordinator, a run cost it ${num(r.sessionsCoordinatorCpuMsPerRun)} ms of CPU

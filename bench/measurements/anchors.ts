@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { clusterKeys, connectRedis, DURABLE_CONNECTION } from "@yiem/core";
 import { spawnApp } from "../../test/support/processes.js";
 import type { ScriptedRequest } from "../../test/support/scriptedModelServer.js";
+import { processCpuMs } from "../sampling/processSampler.js";
 import { openRawClient, type RawClient, rawJobData } from "../setup/rawBullmq.js";
 import type { SessionsCluster } from "../setup/sessionsCluster.js";
-import { processCpuMs, workerPool } from "../setup/workerPool.js";
+import { workerPool } from "../setup/workerPool.js";
 
 /** Sizes of the anchor loops. */
 export interface AnchorPlan {

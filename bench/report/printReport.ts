@@ -1,7 +1,12 @@
+import type { Breakdown, RawPhases, RemotePhases } from "../measurements/breakdown.js";
+import type { CallLatency } from "../measurements/callLatency.js";
 import type { AcksPhase, ClusterScenario } from "../measurements/clusterSpread.js";
+import type { EventRelay } from "../measurements/eventRelay.js";
+import type { FanoutLatency } from "../measurements/fanout.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
 import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
-import { round } from "../sampling/stats.js";
+import type { ThroughputPair } from "../measurements/throughput.js";
+import { round, type Summary } from "../sampling/stats.js";
 import { HEADLINES, headlineValue } from "./headlines.js";
 import type { BenchResults } from "./results.js";
 
@@ -212,4 +217,75 @@ export function printCluster(c: ClusterScenario): void {
   console.log(
     `largest master's share (≤ 50 %): ${round(a.spread.maxShare * 100, 1)} % without WAIT, ${round(b.spread.maxShare * 100, 1)} % with\n`,
   );
+}
+
+/** Latency summaries as a text table: case, n, p50, p90, p99, max (ms). */
+function summaryTable(title: string, cases: Array<[string, Summary]>): string {
+  const rows = [[title, "n", "p50", "p90", "p99", "max"]];
+  for (const [name, s] of cases)
+    rows.push([name, String(s.count), fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max)]);
+  return textTable(rows);
+}
+
+/** Prints the single-call latencies and the remote ÷ raw ratio at p50. */
+export function printCallLatency(c: CallLatency): void {
+  const cases: Array<[string, Summary]> = [
+    ["remote call", c.remote],
+    ["raw BullMQ job", c.raw],
+    ["in-process call (events + persistence)", c.inProcess],
+    ["in-process pipeline alone", c.inProcessBare],
+  ];
+  console.log(summaryTable("one no-op call (ms)", cases));
+  console.log(`remote p50 ÷ raw p50: ${fmt(round(c.remote.p50 / c.raw.p50, 2))} (≤ 1.3)\n`);
+}
+
+/** Prints the fan-out of eight against eight raw jobs at once, and their ratio at p50. */
+export function printFanout(f: FanoutLatency): void {
+  const cases: Array<[string, Summary]> = [
+    ["fan-out of eight, remote", f.remote],
+    ["eight raw BullMQ jobs at once", f.raw],
+  ];
+  console.log(summaryTable("batch of eight (ms)", cases));
+  console.log(`remote p50 ÷ raw p50: ${fmt(round(f.remote.p50 / f.raw.p50, 2))} (≤ 1.3)\n`);
+}
+
+/** Prints the event relay latencies and the updates that did not arrive. */
+export function printEventRelay(r: EventRelay): void {
+  const cases: Array<[string, Summary]> = [
+    ["streamSessionEvents", r.stream],
+    ["plain pub/sub subscriber", r.pubsub],
+  ];
+  console.log(summaryTable("partial result relayed (ms)", cases));
+  console.log(`updates that did not arrive within 2 s: ${r.missed}\n`);
+}
+
+/** Prints the median phases of a remote call beside those of a raw job. */
+export function printBreakdown(b: Breakdown): void {
+  const rawValue = (phases: RawPhases, key: keyof RemotePhases) =>
+    key in phases ? fmt(phases[key as keyof RawPhases]) : "–";
+  const rows = [["phase (median ms)", "Yiem", "raw BullMQ", "raw, worker idle first"]];
+  for (const key of Object.keys(b.remote) as Array<keyof RemotePhases>)
+    rows.push([key, fmt(b.remote[key]), rawValue(b.raw, key), rawValue(b.rawAfterIdle, key)]);
+  console.log(`${textTable(rows)}\n`);
+}
+
+/** Prints sustained throughput and what a call cost, Yiem against raw BullMQ. */
+export function printThroughput(t: ThroughputPair): void {
+  const row = (name: string, pick: (side: ThroughputPair["yiem"]) => number, digits = 0) => [
+    name,
+    fmt(round(pick(t.yiem), digits)),
+    fmt(round(pick(t.raw), digits)),
+  ];
+  const rows = [
+    ["sustained load", "Yiem", "raw BullMQ"],
+    row("calls/s", (s) => s.callsPerS),
+    row("latency p50 (ms)", (s) => s.latency.p50, 3),
+    row("Redis commands per call", (s) => s.redisCommandsPerCall, 1),
+    row("Redis CPU per call (µs)", (s) => s.redisCpuUsPerCall),
+    row("coordinator-side CPU per call (µs)", (s) => s.coordinatorCpuUsPerCall),
+    row("worker CPU per call (µs)", (s) => s.workerCpuUsPerCall),
+  ];
+  console.log(textTable(rows));
+  const ratio = t.yiem.callsPerS / t.raw.callsPerS;
+  console.log(`Yiem calls/s ÷ raw jobs/s: ${fmt(round(ratio, 2))} (≥ 0.5)\n`);
 }

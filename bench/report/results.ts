@@ -5,7 +5,7 @@ import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
 import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
-import type { Throughput } from "../measurements/throughput.js";
+import type { ThroughputPair } from "../measurements/throughput.js";
 import type { Plan } from "../plan.js";
 import type { BenchEnvironment } from "../sampling/environment.js";
 import { round } from "../sampling/stats.js";
@@ -19,7 +19,7 @@ export interface Measured {
   fanout: FanoutLatency;
   relay: EventRelay;
   breakdown: Breakdown;
-  throughput: { yiem: Throughput; raw: Throughput };
+  throughput: ThroughputPair;
   followUpBurst: FollowUpBurst;
   sessions: Sessions;
   /** Runs on a 3+3 Redis Cluster with and without replica acknowledgements, or why not. */

@@ -35,5 +35,9 @@ writes a CPU profile of every worker process there (\`<workerId>.cpuprofile\`).
 without writing any file; \`--only sessions\` does the same for the sessions, which need the
 compiled build (\`npm run build\`). With \`BENCH_CPU_PROF_DIR\` set, the sessions' coordinators
 run with \`node --cpu-prof\` and write their profiles there too. \`--only cluster\` runs the
-Redis Cluster scenario alone (it needs \`redis-server\` 7 or newer, and is skipped without).`;
+Redis Cluster scenario alone (it needs \`redis-server\` 7 or newer, and is skipped without);
+\`--only calls\`, \`fanout\`, \`relay\`, \`breakdown\` and \`throughput\` run one measurement of
+the shared rig alone. \`npm run bench -- --render-only\` measures nothing and renders this
+document again from \`bench/results.json\` and \`bench/history.json\`. What is where:
+\`bench/README.md\`.`;
 }

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { clusterKeys, connectRedis, DURABLE_CONNECTION } from "@yiem/core";
 import { spawnApp } from "../../test/support/processes.js";
 import type { ScriptedRequest } from "../../test/support/scriptedModelServer.js";
-import { openRawClient, type RawClient, rawJobData } from "../rawBullmq.js";
-import type { SessionsCluster } from "../sessionsCluster.js";
-import { processCpuMs, workerPool } from "../workerPool.js";
+import { processCpuMs } from "../sampling/processSampler.js";
+import { openRawClient, type RawClient, rawJobData } from "../setup/rawBullmq.js";
+import type { SessionsCluster } from "../setup/sessionsCluster.js";
+import { workerPool } from "../setup/workerPool.js";
 
 /** Sizes of the anchor loops. */
 export interface AnchorPlan {
@@ -119,8 +120,8 @@ function readOwnCpuMs(): number {
 
 /**
  * Plain BullMQ on the cluster's Redis: `workerProcesses` plain worker processes (constant
- * processor, as `bench/rawBullmq.ts` defines them) and a producer in this process adding jobs
- * of Yiem's tool-job size and awaiting each with `waitUntilFinished`. CPU is this process's
+ * processor, as `bench/setup/rawBullmq.ts` defines them) and a producer in this process adding
+ * jobs of Yiem's tool-job size and awaiting each with `waitUntilFinished`. CPU is this process's
  * (`process.cpuUsage()`) plus the workers' (`/proc`), around the measured jobs.
  */
 export async function measureBullmqAnchor(

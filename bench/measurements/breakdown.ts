@@ -1,17 +1,17 @@
 import { type EmitFn, TOOL_JOB_RETENTION, type ToolJobResult, toolJobId } from "@yiem/core";
-import { monotonicMs, sleep } from "../clock.js";
+import { monotonicMs, sleep } from "../sampling/clock.js";
+import { type LoopBounds, sampleInterleaved, sampleSequential } from "../sampling/loop.js";
+import { summarize } from "../sampling/stats.js";
 import {
   appendResults,
   type BenchSession,
   type Harness,
   openSession,
   runBatch,
-} from "../harness.js";
-import { type LoopBounds, sampleInterleaved, sampleSequential } from "../loop.js";
-import { RAW_TRACED_JOB, type RawClient, rawJobData } from "../rawBullmq.js";
-import { summarize } from "../stats.js";
-import { TRACED_TOOL } from "../tools.js";
-import type { JobMarks } from "../tracingWaiter.js";
+} from "../setup/harness.js";
+import { RAW_TRACED_JOB, type RawClient, rawJobData } from "../setup/rawBullmq.js";
+import { TRACED_TOOL } from "../setup/tools.js";
+import type { JobMarks } from "../setup/tracingWaiter.js";
 
 /** Median milliseconds of each phase of a remote call (the coordinator's path), in order. */
 export interface RemotePhases {
@@ -83,12 +83,12 @@ async function tracedRemoteCall(h: Harness, session: BenchSession): Promise<Remo
   const batch = await runBatch(h, session, TRACED_TOOL, 1, {
     executor: session.remote,
     emit,
-    append: "none",
+    persist: false,
   });
   const message = batch.messages[0];
   if (!message) throw new Error("no result message");
   const batchDone = monotonicMs();
-  await appendResults(h, session, batch.messages, "pipelined");
+  appendResults(h, session, batch.messages);
   const appended = monotonicMs();
   const jobId = toolJobId(session.sessionId, session.runId, message.toolCallId);
   const mark: Partial<JobMarks> = h.waiter.take(jobId) ?? {};

@@ -1,11 +1,11 @@
-import type { BenchSession, Harness } from "../harness.js";
-import { type AppendMode, openSession, runBatch } from "../harness.js";
-import type { LoopBounds, Step } from "../loop.js";
-import { sampleInterleaved } from "../loop.js";
-import type { RawClient } from "../rawBullmq.js";
-import { rawJobData } from "../rawBullmq.js";
-import { type Summary, summarize } from "../stats.js";
-import { NOOP_TOOL } from "../tools.js";
+import type { LoopBounds, Step } from "../sampling/loop.js";
+import { sampleInterleaved } from "../sampling/loop.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import type { BenchSession, Harness } from "../setup/harness.js";
+import { openSession, runBatch } from "../setup/harness.js";
+import type { RawClient } from "../setup/rawBullmq.js";
+import { rawJobData } from "../setup/rawBullmq.js";
+import { NOOP_TOOL } from "../setup/tools.js";
 
 /** Latencies of one no-op call by each path. */
 export interface CallLatency {
@@ -15,43 +15,20 @@ export interface CallLatency {
    * waiting for the reply (the session's next write waits for it, sent right behind it).
    */
   remote: Summary;
-  /** The same with the append's reply waited for (the coordinator before the pipelined append). */
-  remoteAppendAwaited: Summary;
   /** Plain BullMQ: `queue.add` → `waitUntilFinished`, a plain worker process. */
   raw: Summary;
   /** Yiem's pipeline with the default in-process executor, events and persistence included. */
   inProcess: Summary;
   /** The pipeline alone: in-process executor, no-op emit, nothing persisted. */
   inProcessBare: Summary;
-  /**
-   * The remote call by the path before this change: each event awaited (`publishEvent`),
-   * the result message appended with `SessionStore.append`.
-   */
-  remoteBefore: Summary;
 }
 
 const noEmit = () => undefined;
 
 /** One remote no-op call through `executeToolCalls` + `createRemoteExecutor`, persisted. */
-export function remoteCallStep(
-  h: Harness,
-  session: BenchSession,
-  append: AppendMode = "pipelined",
-): Step {
+export function remoteCallStep(h: Harness, session: BenchSession): Step {
   return async () => {
-    await runBatch(h, session, NOOP_TOOL, 1, { executor: session.remote, append });
-    return undefined;
-  };
-}
-
-/** The same call by the path before this change (events awaited, `SessionStore.append`). */
-export function remoteCallBeforeStep(h: Harness, session: BenchSession): Step {
-  return async () => {
-    await runBatch(h, session, NOOP_TOOL, 1, {
-      executor: session.remote,
-      emit: session.emitAwaited,
-      append: "oneByOne",
-    });
+    await runBatch(h, session, NOOP_TOOL, 1, { executor: session.remote });
     return undefined;
   };
 }
@@ -66,7 +43,7 @@ export function rawCallStep(raw: RawClient, sessionId: string): Step {
 }
 
 /**
- * Samples the single-call latency of the five cases in alternating blocks, one worker
+ * Samples the single-call latency of the four cases in alternating blocks, one worker
  * process of each kind serving.
  */
 export async function measureCallLatency(
@@ -77,13 +54,9 @@ export async function measureCallLatency(
   const remoteSession = await openSession(h, "remote");
   const localSession = await openSession(h, "local");
   const bareSession = await openSession(h, "bare");
-  const beforeSession = await openSession(h, "before");
-  const awaitedSession = await openSession(h, "append-awaited");
   const samples = await sampleInterleaved(
     {
       remote: remoteCallStep(h, remoteSession),
-      remoteAppendAwaited: remoteCallStep(h, awaitedSession, "awaited"),
-      remoteBefore: remoteCallBeforeStep(h, beforeSession),
       raw: rawCallStep(raw, "bench-remote"),
       inProcess: async () => {
         await runBatch(h, localSession, NOOP_TOOL, 1, { executor: undefined });
@@ -93,7 +66,7 @@ export async function measureCallLatency(
         await runBatch(h, bareSession, NOOP_TOOL, 1, {
           executor: undefined,
           emit: noEmit,
-          append: "none",
+          persist: false,
         });
         return undefined;
       },
@@ -103,10 +76,8 @@ export async function measureCallLatency(
   await Promise.all([remoteSession, localSession].map((s) => s.transcript.settle()));
   return {
     remote: summarize(samples.remote ?? []),
-    remoteAppendAwaited: summarize(samples.remoteAppendAwaited ?? []),
     raw: summarize(samples.raw ?? []),
     inProcess: summarize(samples.inProcess ?? []),
     inProcessBare: summarize(samples.inProcessBare ?? []),
-    remoteBefore: summarize(samples.remoteBefore ?? []),
   };
 }

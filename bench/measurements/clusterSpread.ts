@@ -10,8 +10,8 @@
 import { startTestCluster, type TestCluster } from "../../test/support/cluster.js";
 import { redisSupportsCluster } from "../../test/support/redisCluster.js";
 import type { ScriptedReply, ScriptedRequest } from "../../test/support/scriptedModelServer.js";
-import { readSpread, type Spread } from "../clusterMasters.js";
-import { type Summary, summarize } from "../stats.js";
+import { readSpread, type Spread } from "../sampling/clusterMasters.js";
+import { type Summary, summarize } from "../sampling/stats.js";
 
 /** Sizes and bounds of the scenario. */
 export interface ClusterSpreadPlan {

@@ -1,9 +1,9 @@
 import { type BusEvent, parseBusEvent, streamSessionEvents } from "@yiem/core";
-import { monotonicMs, sleep } from "../clock.js";
-import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
-import { type LoopBounds, sampleSequential } from "../loop.js";
-import { type Summary, summarize } from "../stats.js";
-import { PARTIAL_TOOL } from "../tools.js";
+import { monotonicMs, sleep } from "../sampling/clock.js";
+import { type LoopBounds, sampleSequential } from "../sampling/loop.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import { type BenchSession, type Harness, openSession, runBatch } from "../setup/harness.js";
+import { PARTIAL_TOOL } from "../setup/tools.js";
 
 /** Partial result on a worker → received here, by two kinds of subscriber. */
 export interface EventRelay {

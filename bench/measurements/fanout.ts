@@ -1,19 +1,13 @@
-import {
-  type AppendMode,
-  type BenchSession,
-  type Harness,
-  openSession,
-  runBatch,
-} from "../harness.js";
-import { type LoopBounds, type Step, sampleInterleaved } from "../loop.js";
-import { type RawClient, rawJobData } from "../rawBullmq.js";
-import { type Summary, summarize } from "../stats.js";
-import { NOOP_TOOL } from "../tools.js";
+import { type LoopBounds, type Step, sampleInterleaved } from "../sampling/loop.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import { type BenchSession, type Harness, openSession, runBatch } from "../setup/harness.js";
+import { type RawClient, rawJobData } from "../setup/rawBullmq.js";
+import { NOOP_TOOL } from "../setup/tools.js";
 
 /** How many parallel calls one batch carries. */
 export const FANOUT = 8;
 
-/** Latency of a batch of `FANOUT` parallel no-op calls, now and by the path before this change. */
+/** Latency of a batch of `FANOUT` parallel no-op calls, Yiem's and the raw floor. */
 export interface FanoutLatency {
   /**
    * Through Yiem's remote path as the coordinator runs it: events sent in order without
@@ -21,32 +15,13 @@ export interface FanoutLatency {
    * (`SessionStore.appendMany`) without waiting for its reply.
    */
   remote: Summary;
-  /** As `remote`, but the append's reply waited for (before the pipelined append). */
-  appendAwaited: Summary;
-  /** As `appendAwaited`, but each event awaited (`publishEvent`) as before. */
-  eventsAwaited: Summary;
-  /** As `remote`, but the results appended one after another (`SessionStore.append`) as before. */
-  appendsOneByOne: Summary;
-  /** The path before this change: events awaited and results appended one after another. */
-  before: Summary;
   /** `FANOUT` raw BullMQ jobs added at once and awaited together (the floor). */
   raw: Summary;
 }
 
-/** Which parts of the remote batch run as before. */
-interface Variant {
-  eventsAwaited?: boolean;
-  append?: AppendMode;
-}
-
-function remoteStep(h: Harness, session: BenchSession, variant: Variant): Step {
-  const emit = variant.eventsAwaited ? session.emitAwaited : session.emit;
+function remoteStep(h: Harness, session: BenchSession): Step {
   return async () => {
-    await runBatch(h, session, NOOP_TOOL, FANOUT, {
-      executor: session.remote,
-      emit,
-      append: variant.append ?? "pipelined",
-    });
+    await runBatch(h, session, NOOP_TOOL, FANOUT, { executor: session.remote });
     return undefined;
   };
 }
@@ -62,10 +37,7 @@ function rawStep(raw: RawClient): Step {
   };
 }
 
-/**
- * Samples a batch of eight parallel no-op calls, Yiem now, Yiem by (parts of) the path before
- * this change, and raw BullMQ, in alternating blocks.
- */
+/** Samples a batch of eight parallel no-op calls, Yiem's and raw BullMQ's, in alternating blocks. */
 export async function measureFanout(
   h: Harness,
   raw: RawClient,
@@ -73,24 +45,9 @@ export async function measureFanout(
 ): Promise<FanoutLatency> {
   const session = await openSession(h, "fanout");
   const samples = await sampleInterleaved(
-    {
-      remote: remoteStep(h, session, {}),
-      raw: rawStep(raw),
-      appendAwaited: remoteStep(h, session, { append: "awaited" }),
-      eventsAwaited: remoteStep(h, session, { eventsAwaited: true, append: "awaited" }),
-      appendsOneByOne: remoteStep(h, session, { append: "oneByOne" }),
-      before: remoteStep(h, session, { eventsAwaited: true, append: "oneByOne" }),
-    },
+    { remote: remoteStep(h, session), raw: rawStep(raw) },
     bounds,
   );
   await session.transcript.settle();
-  const of = (name: keyof FanoutLatency) => summarize(samples[name] ?? []);
-  return {
-    remote: of("remote"),
-    appendAwaited: of("appendAwaited"),
-    eventsAwaited: of("eventsAwaited"),
-    appendsOneByOne: of("appendsOneByOne"),
-    before: of("before"),
-    raw: of("raw"),
-  };
+  return { remote: summarize(samples.remote ?? []), raw: summarize(samples.raw ?? []) };
 }

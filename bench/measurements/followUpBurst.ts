@@ -9,11 +9,8 @@ import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { startTestCluster, type TestCluster } from "../../test/support/cluster.js";
 import type { ScriptedReply } from "../../test/support/scriptedModelServer.js";
-import { settlesWithin, sleep } from "../clock.js";
-import { round, type Summary, summarize } from "../stats.js";
-
-/** Redis commands per follow-up before this change (quoted from the issue, not measured here). */
-export const COMMANDS_PER_FOLLOW_UP_BEFORE = { small: 152, large: 946 } as const;
+import { settlesWithin, sleep } from "../sampling/clock.js";
+import { round, type Summary, summarize } from "../sampling/stats.js";
 
 /** Sizes and bounds of the scenario. */
 export interface FollowUpBurstPlan {
@@ -52,8 +49,6 @@ export interface FollowUpBurst {
   large: BurstFigures;
   /** Commands per follow-up, large burst / small burst (target ≤ 1.5). */
   ratio: number;
-  /** Commands per follow-up before this change, for comparison. */
-  before: { small: number; large: number };
   /** Plain messages to fresh sessions on the idle cluster: `queue.add` → completed (ms). */
   idle: Summary;
   /** Redis commands per plain message on the idle cluster. */
@@ -284,7 +279,6 @@ export async function measureFollowUpBurst(plan: FollowUpBurstPlan): Promise<Fol
       small: small.figures,
       large: large.figures,
       ratio: large.figures.commandsPerFollowUp / small.figures.commandsPerFollowUp,
-      before: { ...COMMANDS_PER_FOLLOW_UP_BEFORE },
       idle: summarize(answeredOnly(idle.latencies)),
       commandsPerMessage: idle.commandsPerMessage,
       otherSession: summarize(answeredOnly(probes)),

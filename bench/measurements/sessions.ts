@@ -11,7 +11,7 @@ import { cpus } from "node:os";
 import { readClusterConfig } from "@yiem/core";
 import type { QueueEvents } from "bullmq";
 import { spawnApp, type TestProcess } from "../../test/support/processes.js";
-import { monotonicMs, settlesWithin } from "../clock.js";
+import { monotonicMs, settlesWithin } from "../sampling/clock.js";
 import {
   countBusyCores,
   type ProcessGroups,
@@ -19,9 +19,13 @@ import {
   readMachineTicks,
   startRssSampler,
   subtractCpu,
-} from "../processSampler.js";
-import { openSessionsCluster, SESSION_ANSWER, type SessionsCluster } from "../sessionsCluster.js";
-import { type Summary, summarize } from "../stats.js";
+} from "../sampling/processSampler.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import {
+  openSessionsCluster,
+  SESSION_ANSWER,
+  type SessionsCluster,
+} from "../setup/sessionsCluster.js";
 import {
   type AnchorPlan,
   type BullmqAnchor,

@@ -1,9 +1,10 @@
 import type { RedisClient } from "@yiem/core";
-import { sleep } from "../clock.js";
-import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
-import { type RawClient, rawJobData } from "../rawBullmq.js";
-import { type Summary, summarize } from "../stats.js";
-import { NOOP_TOOL } from "../tools.js";
+import { sleep } from "../sampling/clock.js";
+import { type Summary, summarize } from "../sampling/stats.js";
+import { type BenchSession, type Harness, openSession, runBatch } from "../setup/harness.js";
+import { type RawClient, rawJobData } from "../setup/rawBullmq.js";
+import { type Rig, workerCpu } from "../setup/rig.js";
+import { NOOP_TOOL } from "../setup/tools.js";
 
 /** How a sustained run is shaped. */
 export interface SustainedOptions {
@@ -186,4 +187,35 @@ export function measureRawRound(
     command,
     workerCpuMs,
   );
+}
+
+/** Sustained throughput of both sides: Yiem's remote calls and raw BullMQ jobs. */
+export interface ThroughputPair {
+  yiem: Throughput;
+  raw: Throughput;
+}
+
+/**
+ * Measures sustained load on the rig (whose pool should run two workers of each kind by now):
+ * `rounds` windows per side, alternating Yiem and raw, `options.concurrency` loops each.
+ */
+export async function measureThroughput(
+  rig: Rig,
+  options: SustainedOptions,
+  rounds: number,
+  progress: (text: string) => void,
+): Promise<ThroughputPair> {
+  const sessions = await openLoadSessions(rig.harness, options.concurrency);
+  const yiem: SustainedRound[] = [];
+  const raw: SustainedRound[] = [];
+  for (let round = 0; round < rounds; round++) {
+    progress(`throughput round ${round + 1}/${rounds}: Yiem`);
+    yiem.push(await measureYiemRound(rig.harness, sessions, options, workerCpu(rig.pool, "yiem")));
+    progress(`throughput round ${round + 1}/${rounds}: raw BullMQ`);
+    raw.push(
+      await measureRawRound(rig.raw, rig.rawConnection, options, workerCpu(rig.pool, "raw")),
+    );
+  }
+  await Promise.all(sessions.map((session) => session.transcript.settle()));
+  return { yiem: combineRounds(yiem), raw: combineRounds(raw) };
 }

@@ -13,8 +13,8 @@ import {
   rawResult,
   rawTracedResult,
   WORKER_CONCURRENCY,
-} from "../rawBullmq.js";
-import { benchToolStore } from "../tools.js";
+} from "../setup/rawBullmq.js";
+import { benchToolStore } from "../setup/tools.js";
 import { startCpuProfile } from "./cpuProfile.js";
 
 interface WorkerEnv {

@@ -5,7 +5,7 @@
  * previous one started (at once when that one took longer), and prints one JSON line per probe:
  * `{"probe":{"atMs":<monotonic start>,"ms":<latency>,"ok":<2xx>}}`. Stops on SIGTERM.
  */
-import { monotonicMs, sleep } from "../clock.js";
+import { monotonicMs, sleep } from "../sampling/clock.js";
 
 /** How long one probe may take before it counts as failed. */
 const PROBE_TIMEOUT_MS = 10_000;

@@ -1,5 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { logMessage, spawnApp, type TestProcess } from "../test/support/processes.js";
+import { logMessage, spawnApp, type TestProcess } from "../../test/support/processes.js";
 
 /** Which worker a benchmark process runs: Yiem's `startToolWorker` or a plain BullMQ worker. */
 export type WorkerKind = "yiem" | "raw";
@@ -35,19 +34,4 @@ export function workerPool(url: string, prefix: string): WorkerPool {
       await Promise.all(started.map((w) => w.process.stop(3000)));
     },
   };
-}
-
-/**
- * CPU time (user + system, milliseconds) used so far by process `pid`, from `/proc`;
- * `undefined` where `/proc` is not available.
- */
-export async function processCpuMs(pid: number): Promise<number | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
-    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
-  } catch {
-    return undefined;
-  }
 }

@@ -7,15 +7,15 @@
 import { fileURLToPath } from "node:url";
 import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
-import { logMessage, spawnCommand, type TestProcess } from "../test/support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../test/support/redisServer.js";
+import { logMessage, spawnCommand, type TestProcess } from "../../test/support/processes.js";
+import { freePort, startTestRedis, type TestRedis } from "../../test/support/redisServer.js";
 import {
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../test/support/scriptedModelServer.js";
-import { readRedisPid } from "./processSampler.js";
+} from "../../test/support/scriptedModelServer.js";
+import { readRedisPid } from "../sampling/processSampler.js";
 
 /** The folder of the bench-only plain-JS tool (`noopStep`), loaded by the compiled processes. */
 export const SESSION_TOOLS_DIR = fileURLToPath(new URL("./sessionTools/", import.meta.url));

@@ -16,7 +16,6 @@ import {
   type EmitFn,
   executeToolCalls,
   PipelinedTranscript,
-  publishEvent,
   SessionStore,
   type ToolExecutor,
 } from "@yiem/core";
@@ -96,8 +95,6 @@ export interface BenchSession {
    * event (`publishEvent`) on the command connection and returns without awaiting the reply.
    */
   emit: EmitFn;
-  /** The emitter before this change: each event's `publishEvent` awaited. */
-  emitAwaited: EmitFn;
   /**
    * The session's transcript writes as the coordinator makes them: a batch's results appended
    * without waiting for the reply, the next write (here: the next batch's append) right
@@ -122,9 +119,6 @@ export async function openSession(h: Harness, name: string): Promise<BenchSessio
     token,
     remote: createRemoteExecutor({ sessionId, runId, queueFor: h.queueFor, waiter: h.waiter }),
     emit: createEventPublisher(h.command, h.keys, origin).emit,
-    emitAwaited: async (event) => {
-      await publishEvent(h.command, h.keys, origin, event);
-    },
     transcript: new PipelinedTranscript(sessionId, () => session.length),
     length: await h.command.llen(h.keys.messages(sessionId)),
   };
@@ -157,51 +151,24 @@ function assistantMessageOf(calls: AgentToolCall[]): AssistantMessage {
   };
 }
 
-/**
- * How a batch's result messages go to the session's transcript under its lease:
- * - `pipelined`: as the coordinator appends them now, one `SessionStore.appendMany` sent
- *   without waiting for its reply (`PipelinedTranscript.appendBehind`); the next write waits
- *   for it;
- * - `awaited`: the same script, its reply waited for (the coordinator before the pipelined
- *   append);
- * - `oneByOne`: each message with `SessionStore.append`, one round trip after another (the
- *   coordinator before `appendMany`);
- * - `none`: not persisted.
- */
-export type AppendMode = "pipelined" | "awaited" | "oneByOne" | "none";
-
 /** How a batch runs in the benchmark. */
 export interface BatchOptions {
   /** The executor; `undefined` is the default in-process executor. */
   executor: ToolExecutor | undefined;
   /** The event sink; the session's coordinator emitter (`session.emit`) unless given. */
   emit?: EmitFn;
-  /** How the result messages are persisted. Default `pipelined`. */
-  append?: AppendMode;
+  /** Whether the result messages go to the session's transcript (`appendResults`). Default true. */
+  persist?: boolean;
 }
 
-function leaseLost(session: BenchSession): Error {
-  return new Error(`lease of ${session.sessionId} lost`);
-}
-
-/** Appends a batch's result messages to the session's transcript as `mode` says. */
-export async function appendResults(
-  h: Harness,
-  session: BenchSession,
-  messages: AgentMessage[],
-  mode: AppendMode,
-): Promise<void> {
+/**
+ * Appends a batch's result messages to the session's transcript under its lease as the
+ * coordinator does: one `SessionStore.appendMany` sent without waiting for its reply
+ * (`PipelinedTranscript.appendBehind`); the session's next write waits for it.
+ */
+export function appendResults(h: Harness, session: BenchSession, messages: AgentMessage[]): void {
   const { sessionId, token, transcript } = session;
-  if (mode === "none") return;
-  if (mode === "pipelined") {
-    transcript.appendBehind((expect) => h.store.appendMany(sessionId, token, messages, expect));
-  } else if (mode === "awaited") {
-    await transcript.write((expect) => h.store.appendMany(sessionId, token, messages, expect));
-  } else {
-    await transcript.settle();
-    for (const message of messages)
-      if ((await h.store.append(sessionId, token, message)) !== true) throw leaseLost(session);
-  }
+  transcript.appendBehind((expect) => h.store.appendMany(sessionId, token, messages, expect));
   session.length += messages.length;
 }
 
@@ -210,7 +177,8 @@ export async function appendResults(
  * does: `executeToolCalls` in parallel mode with the session's emitter, then the result
  * messages appended to the session's transcript under its lease in one fenced script sent
  * without waiting for its reply (as the coordinator's `appendMessages`; its reply is waited
- * for by the session's next write). The options select earlier paths instead.
+ * for by the session's next write). The options replace the emitter or leave the results
+ * unpersisted.
  */
 export async function runBatch(
   h: Harness,
@@ -229,7 +197,7 @@ export async function runBatch(
     undefined,
     options.emit ?? session.emit,
   );
-  await appendResults(h, session, batch.messages, options.append ?? "pipelined");
+  if (options.persist ?? true) appendResults(h, session, batch.messages);
   const failed = batch.messages.find((message) => message.isError);
   if (failed) throw new Error(`a benchmark call failed: ${JSON.stringify(failed.content)}`);
   return batch;

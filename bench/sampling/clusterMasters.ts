@@ -7,7 +7,7 @@
 
 import { clusterKeys, DEFAULT_CLUSTER_SHARDS } from "@yiem/core";
 import { Redis } from "ioredis";
-import type { TestRedisCluster } from "../test/support/redisCluster.js";
+import type { TestRedisCluster } from "../../test/support/redisCluster.js";
 
 /** One master's part of the data commands. */
 export interface MasterShare {

@@ -3,14 +3,14 @@
  * without replica acknowledgements (`WAIT`), and how the data commands spread over the masters.
  */
 import { DEFAULT_CLUSTER_SHARDS } from "@yiem/core";
-import { count, num, table } from "./markdown.js";
 import type {
   AcksPhase,
   ClusterScenario,
   ClusterSpread,
   ClusterSpreadPlan,
-} from "./measurements/clusterSpread.js";
-import type { Measured } from "./results.js";
+} from "../../measurements/clusterSpread.js";
+import type { Measured } from "../results.js";
+import { count, num, table } from "./markdown.js";
 
 /** The largest share a master may serve (%), as issue 11 asks. */
 const MAX_SHARE_PCT = 50;

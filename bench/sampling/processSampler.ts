@@ -5,7 +5,21 @@
 import { readFile } from "node:fs/promises";
 import type { RedisClient } from "@yiem/core";
 import { sleep } from "./clock.js";
-import { processCpuMs } from "./workerPool.js";
+
+/**
+ * CPU time (user + system, milliseconds) used so far by process `pid`, from `/proc`;
+ * `undefined` where `/proc` is not available.
+ */
+export async function processCpuMs(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
+    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
 
 /** Named groups of process ids (a group's figures are the sum over its processes). */
 export type ProcessGroups<K extends string> = Record<K, readonly number[]>;

@@ -1,6 +1,6 @@
 import { type JobEnd, ResultWaiter } from "@yiem/core";
 import type { Queue } from "bullmq";
-import { monotonicMs } from "./clock.js";
+import { monotonicMs } from "../sampling/clock.js";
 
 /** When a traced job was handed to the waiter, added to its queue, and seen finished. */
 export interface JobMarks {

@@ -1,5 +1,5 @@
+import { type HistoryEntry, metInARow } from "../runHistory.js";
 import { num, table } from "./markdown.js";
-import { type HistoryEntry, metInARow } from "./runHistory.js";
 
 /** A run's value of one target: the measured figure and ✓ or ✗. */
 function cell(entry: HistoryEntry, target: string): string {

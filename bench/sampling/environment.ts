@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { cpus, loadavg, platform, release } from "node:os";
 import { join } from "node:path";
 import type { RedisClient } from "@yiem/core";
-import { repoRoot } from "../test/support/processes.js";
+import { repoRoot } from "../../test/support/processes.js";
 
 /** Where the figures were taken. */
 export interface BenchEnvironment {

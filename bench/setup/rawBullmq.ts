@@ -1,7 +1,7 @@
 import type { RedisClient } from "@yiem/core";
 import { TOOL_JOB_RETENTION, type ToolJobData, type ToolJobResult } from "@yiem/core";
 import { Queue, QueueEvents } from "bullmq";
-import { monotonicMs } from "./clock.js";
+import { monotonicMs } from "../sampling/clock.js";
 
 /** The queue of the raw BullMQ baseline (beside Yiem's `tools-default`, same BullMQ prefix). */
 export const RAW_QUEUE = "bench-raw";

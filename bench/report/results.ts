@@ -1,14 +1,14 @@
-import type { BenchEnvironment } from "./environment.js";
-import type { Breakdown } from "./measurements/breakdown.js";
-import type { CallLatency } from "./measurements/callLatency.js";
-import type { ClusterScenario, ClusterSpread } from "./measurements/clusterSpread.js";
-import type { EventRelay } from "./measurements/eventRelay.js";
-import type { FanoutLatency } from "./measurements/fanout.js";
-import type { FollowUpBurst } from "./measurements/followUpBurst.js";
-import type { Sessions, SessionsConfiguration } from "./measurements/sessions.js";
-import type { Throughput } from "./measurements/throughput.js";
-import type { Plan } from "./plan.js";
-import { round } from "./stats.js";
+import type { Breakdown } from "../measurements/breakdown.js";
+import type { CallLatency } from "../measurements/callLatency.js";
+import type { ClusterScenario, ClusterSpread } from "../measurements/clusterSpread.js";
+import type { EventRelay } from "../measurements/eventRelay.js";
+import type { FanoutLatency } from "../measurements/fanout.js";
+import type { FollowUpBurst } from "../measurements/followUpBurst.js";
+import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
+import type { ThroughputPair } from "../measurements/throughput.js";
+import type { Plan } from "../plan.js";
+import type { BenchEnvironment } from "../sampling/environment.js";
+import { round } from "../sampling/stats.js";
 
 /** Everything one run measured, before it is turned into headline figures. */
 export interface Measured {
@@ -19,7 +19,7 @@ export interface Measured {
   fanout: FanoutLatency;
   relay: EventRelay;
   breakdown: Breakdown;
-  throughput: { yiem: Throughput; raw: Throughput };
+  throughput: ThroughputPair;
   followUpBurst: FollowUpBurst;
   sessions: Sessions;
   /** Runs on a 3+3 Redis Cluster with and without replica acknowledgements, or why not. */

@@ -1,5 +1,5 @@
 import { type AgentTool, registerTool, ToolStore } from "@yiem/core";
-import { monotonicMs } from "./clock.js";
+import { monotonicMs } from "../sampling/clock.js";
 
 /** The no-op tool: returns "ok" at once. */
 export const NOOP_TOOL = "noop";

@@ -1,0 +1,176 @@
+import { round } from "../sampling/stats.js";
+import type { BenchResults } from "./results.js";
+
+/** A headline figure: its key in `results.json`, its unit and what it means. */
+export interface Headline {
+  key: keyof BenchResults;
+  unit: string;
+  meaning: string;
+}
+
+/** The headline figures in table order. */
+export const HEADLINES: Headline[] = [
+  {
+    key: "remoteCallP50Ms",
+    unit: "ms",
+    meaning:
+      "one no-op call coordinator → tool worker process → coordinator through `executeToolCalls` + `createRemoteExecutor` as the coordinator runs it: start/end events sent without awaiting each reply (`createEventPublisher`), result appended to the transcript (`SessionStore.appendMany`) without awaiting the reply, which the session's next write awaits (median)",
+  },
+  { key: "remoteCallP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
+  {
+    key: "rawBullmqP50Ms",
+    unit: "ms",
+    meaning:
+      "plain BullMQ `queue.add` → `job.waitUntilFinished` with a no-op worker process, same payload size and concurrency (median)",
+  },
+  { key: "rawBullmqP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
+  {
+    key: "inProcessCallP50Ms",
+    unit: "ms",
+    meaning:
+      "the same no-op call through `executeToolCalls` with the default in-process executor, events and persistence included (median)",
+  },
+  {
+    key: "fanout8P50Ms",
+    unit: "ms",
+    meaning:
+      "a batch of eight parallel no-op calls through the remote path, events and persistence (one `appendMany`, its reply awaited by the next write) included (median)",
+  },
+  {
+    key: "throughputCallsPerS",
+    unit: "calls/s",
+    meaning: "sustained remote no-op calls, 64 concurrent sessions, two tool worker processes",
+  },
+  {
+    key: "rawBullmqJobsPerS",
+    unit: "jobs/s",
+    meaning: "sustained raw BullMQ jobs, 64 concurrent loops, two plain worker processes",
+  },
+  {
+    key: "eventRelayP50Ms",
+    unit: "ms",
+    meaning:
+      "a partial result emitted by a tool on a worker → received by `streamSessionEvents` here (median, monotonic clock)",
+  },
+  {
+    key: "followUpCommandsBurst200",
+    unit: "commands",
+    meaning:
+      "Redis commands (`INFO stats` `total_commands_processed`, whole server) per follow-up while a burst of 200 follow-ups (`followUp: true`, one `queue.addBulk`) to one fresh session is answered by a real coordinator process",
+  },
+  {
+    key: "followUpCommandsBurst2000",
+    unit: "commands",
+    meaning:
+      "the same for a burst of 2,000 follow-ups (the plain messages sent to other sessions meanwhile included)",
+  },
+  {
+    key: "followUpCommandsRatio",
+    unit: "",
+    meaning: "commands per follow-up, burst of 2,000 / burst of 200 (target ≤ 1.5)",
+  },
+  {
+    key: "otherSessionDuringBurstP50Ms",
+    unit: "ms",
+    meaning:
+      "a plain message to another, fresh session sent while the burst of 2,000 is answered: `queue.add` → its `completed` event (`QueueEvents`), messages one after another (median)",
+  },
+  {
+    key: "otherSessionDuringBurstP99Ms",
+    unit: "ms",
+    meaning: "the same, 99th percentile (target ≤ 250 ms)",
+  },
+  {
+    key: "sessionsCoordinatorCpuMsPerRun",
+    unit: "ms",
+    meaning:
+      "CPU time (`/proc/<pid>/stat` user + system) of one compiled coordinator process (`node apps/coordinator/dist/main.js`, `YIEM_COORDINATOR_CONCURRENCY=2000`) per run, while 2,000 fresh sessions started at once (one `queue.addBulk`) each run one request: a model call asking for two parallel tool calls (run by two compiled tool workers), then a model call that answers; the scripted model answers after 200 ms",
+  },
+  {
+    key: "sessionsCoordinatorCpuMsPerRunDefault",
+    unit: "ms",
+    meaning: "the same on a coordinator of the default concurrency",
+  },
+  {
+    key: "sessionsRawPartsCpuMs",
+    unit: "ms",
+    meaning:
+      "the raw parts of such a run measured alone: 2 × the `openai` SDK's CPU per streamed chat completion (a process of its own, the coordinator's own request bodies, same scripted model) + 2 × the CPU of one plain BullMQ add/complete pair (producer + plain worker processes)",
+  },
+  {
+    key: "sessionsCpuRatio",
+    unit: "",
+    meaning: "coordinator CPU per run ÷ its raw parts, concurrency 2,000 (target ≤ 1.5)",
+  },
+  {
+    key: "sessionsCpuRatioDefault",
+    unit: "",
+    meaning: "the same at the default concurrency",
+  },
+  {
+    key: "sessionsCoordinatorRssPeakMb",
+    unit: "MB",
+    meaning:
+      "the coordinator's highest RSS (`VmRSS`, sampled every 100 ms, MiB) during the 2,000 sessions at concurrency 2,000 (target ≤ 300)",
+  },
+  {
+    key: "sessionsHealthzP99Ms",
+    unit: "ms",
+    meaning:
+      "`GET /healthz` on that coordinator from a process of its own, one probe every 50 ms during the load, 99th percentile (target ≤ 200)",
+  },
+  {
+    key: "sessionsWallS",
+    unit: "s",
+    meaning:
+      "`queue.addBulk` sent → the last of the 2,000 jobs completed, concurrency 2,000 (one run's ideal: 2 model answers × 200 ms = 0.4 s)",
+  },
+  {
+    key: "sessionsWallSDefault",
+    unit: "s",
+    meaning: "the same at the default concurrency (its ideal: ⌈2,000 / concurrency⌉ × 0.4 s)",
+  },
+  {
+    key: "clusterMaxMasterSharePct",
+    unit: "%",
+    meaning:
+      "on a 3+3 Redis Cluster (one coordinator, two tool workers, `YIEM_REPLICA_ACKS=1`, the default there), while 400 runs to fresh sessions are answered 32 at a time (and 80 one at a time): the largest master's share of the data commands (`INFO commandstats` per master, topology housekeeping left out) (target ≤ 50)",
+  },
+  {
+    key: "clusterRunP50Ms",
+    unit: "ms",
+    meaning:
+      "one run on that cluster (two parallel no-op tool calls, then the answer): `YiemClient.send` → `waitForResponse` resolved, 32 in flight, session writes followed by `WAIT 1 250` (median)",
+  },
+  { key: "clusterRunP99Ms", unit: "ms", meaning: "the same, 99th percentile" },
+  { key: "clusterRunsPerS", unit: "runs/s", meaning: "runs answered per second, the same load" },
+  {
+    key: "clusterRunP50MsNoWait",
+    unit: "ms",
+    meaning:
+      "the same on a cluster of its own with `YIEM_REPLICA_ACKS=0` (no `WAIT`), measured in blocks alternating with the other (median)",
+  },
+  { key: "clusterRunP99MsNoWait", unit: "ms", meaning: "the same, 99th percentile" },
+  {
+    key: "clusterRunsPerSNoWait",
+    unit: "runs/s",
+    meaning: "runs answered per second with `YIEM_REPLICA_ACKS=0`",
+  },
+  { key: "cores", unit: "", meaning: "`os.cpus().length`" },
+  { key: "node", unit: "", meaning: "Node.js version" },
+  { key: "redis", unit: "", meaning: "Redis version (INFO server `redis_version`)" },
+  { key: "bullmq", unit: "", meaning: "BullMQ version" },
+  { key: "date", unit: "", meaning: "when this run started" },
+];
+
+/** A headline's value as text. */
+export function headlineValue(results: BenchResults, headline: Headline): string {
+  const value = results[headline.key];
+  if (value === null) return "n/a";
+  return typeof value === "number" ? String(round(value, 3)) : String(value);
+}
+
+/** What each headline figure means, by its key (the "what it is" column of the document). */
+export function headlineMeanings(): Map<string, string> {
+  return new Map(HEADLINES.map((h) => [String(h.key), h.meaning]));
+}

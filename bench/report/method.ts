@@ -1,0 +1,29 @@
+import type { Plan } from "../plan.js";
+import { WORKER_CONCURRENCY } from "../setup/rawBullmq.js";
+
+/**
+ * How a full run measured, in words and numbers, as `bench/results.json` keeps it
+ * (`details.method`): which process runs what, and how each scenario is set up.
+ */
+export function describeMethod(plan: Plan): Record<string, string | number> {
+  return {
+    coordinatorSide: "this process (the bench): queues, ResultWaiter, events, transcript",
+    workers: "child processes (node + tsx, as the apps run): startToolWorker / plain BullMQ Worker",
+    workerConcurrency: WORKER_CONCURRENCY,
+    latencyWorkers: 1,
+    throughputWorkers: 2,
+    throughputConcurrency: plan.load.concurrency,
+    throughputWindowS: (plan.load.measureMs * plan.loadRounds) / 1000,
+    events:
+      "createEventPublisher(command, keys, origin).emit: publishEvent sent in order on the command connection, reply not awaited",
+    persistence:
+      "SessionStore.appendMany under a held lease: one fenced Lua script per batch of result messages, sent without waiting for its reply (PipelinedTranscript.appendBehind; the session's next write, guarded, waits for it)",
+    rawWait: "job.waitUntilFinished(queueEvents, 10000)",
+    followUpBurst:
+      "startTestCluster: one coordinator and one tool worker process (node + tsx), a private redis-server, a scripted model answering at once; requests added with plain BullMQ, answers seen through QueueEvents 'completed'",
+    sessions:
+      "compiled processes as deployed (node apps/…/dist/main.js): one coordinator per configuration, two tool workers, a private redis-server, a scripted model answering after 200 ms; CPU from /proc/<pid>/stat around the load, RSS sampled from /proc/<pid>/status, /healthz probed from a process of its own",
+    cluster:
+      "two startTestCluster({ redisCluster: true }), YIEM_REPLICA_ACKS 0 and 1: a 3+3 Redis Cluster each, one coordinator and two tool worker processes (node + tsx), a scripted model answering at once; runs sent with YiemClient.send + waitForResponse in blocks alternating between the two; data commands per master from INFO commandstats after CONFIG RESETSTAT",
+  };
+}

@@ -1,0 +1,42 @@
+import {
+  breakdownSection,
+  distributionsSection,
+  fanoutSection,
+  pipelinedAppendSection,
+  throughputSection,
+} from "./doc/callSections.js";
+import { clusterSection } from "./doc/clusterSection.js";
+import { followUpBurstSection } from "./doc/followUpBurstSection.js";
+import { historySection } from "./doc/historySection.js";
+import { methodSection } from "./doc/methodSection.js";
+import { proposalsSection } from "./doc/proposalsSection.js";
+import { sessionsSection } from "./doc/sessionsSection.js";
+import { figuresSection, headerSection, targetsSection } from "./doc/summarySections.js";
+import type { BenchResults } from "./results.js";
+import type { HistoryEntry } from "./runHistory.js";
+
+/** The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure. */
+export function performanceMarkdown(
+  results: BenchResults,
+  meanings: Map<string, string>,
+  history: HistoryEntry[],
+): string {
+  const m = results.details;
+  return `${[
+    headerSection(results),
+    figuresSection(results, meanings),
+    targetsSection(results),
+    historySection(history),
+    methodSection(m),
+    distributionsSection(m),
+    "## Where the time goes",
+    breakdownSection(m),
+    pipelinedAppendSection(),
+    fanoutSection(m),
+    throughputSection(m, results.cores),
+    followUpBurstSection(m),
+    sessionsSection(m),
+    clusterSection(m),
+    proposalsSection(m, results),
+  ].join("\n\n")}\n`;
+}

@@ -5,7 +5,6 @@ export * from "./executePreparedToolCall.js";
 export * from "./executeToolCalls.js";
 export {
   DEFAULT_MAX_TOOL_CALLS,
-  type ExtractToolCallsOptions,
   extractToolCalls,
   normalizeToolCallBlocks,
 } from "./extractToolCalls.js";

@@ -10,16 +10,18 @@ import {
   type ClusterKeys,
   clusterKeys,
   connectRedis,
+  type EmitFn,
+  executeToolCalls,
+  type ToolExecutor,
+} from "@yiem/core";
+import {
   createEventPublisher,
   createRemoteExecutor,
   DURABLE_CONNECTION,
-  type EmitFn,
-  executeToolCalls,
   PipelinedTranscript,
   publishEvent,
   SessionStore,
-  type ToolExecutor,
-} from "@yiem/core";
+} from "@yiem/core/internal";
 import { Queue } from "bullmq";
 import { benchTools } from "./tools.js";
 import { TracingWaiter } from "./tracingWaiter.js";

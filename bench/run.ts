@@ -12,7 +12,8 @@
  */
 
 import type { RedisClient } from "@yiem/core";
-import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
+import { connectRedis } from "@yiem/core";
+import { DURABLE_CONNECTION } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "../test/support/redisServer.js";
 import { loadAverage, readEnvironment } from "./environment.js";
 import { type Harness, openHarness } from "./harness.js";

@@ -1,4 +1,5 @@
-import { type BusEvent, parseBusEvent, streamSessionEvents } from "@yiem/core";
+import type { BusEvent } from "@yiem/core";
+import { parseBusEvent, streamSessionEvents } from "@yiem/core/internal";
 import { monotonicMs, sleep } from "../clock.js";
 import { type BenchSession, type Harness, openSession, runBatch } from "../harness.js";
 import { type LoopBounds, sampleSequential } from "../loop.js";

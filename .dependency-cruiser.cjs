@@ -82,6 +82,20 @@ module.exports = {
       from: { path: lifecycleFolders },
       to: { path: clusterFolders },
     },
+    {
+      name: "outside-imports-packages-by-name",
+      severity: "error",
+      comment:
+        "test/, bench/, scripts/ and apps/ import @yiem/core, @yiem/core/client, @yiem/core/internal or @yiem/tools, never a file under packages/*/src.",
+      from: { path: "^(test|bench|scripts|apps)/" },
+      to: {
+        path: "^packages/[^/]+/src/",
+        // `@yiem/core` resolves (yiem-source condition) to packages/core/src/index.ts too, as
+        // an aliased workspace; a relative import ("../../packages/…") is local only.
+        dependencyTypes: ["local"],
+        dependencyTypesNot: ["aliased", "aliased-workspace"],
+      },
+    },
   ],
   options: {
     doNotFollow: { path: "(^|/)node_modules/" },

@@ -36,8 +36,8 @@ module.exports = {
     {
       // TEMPORARY exception, for exactly one import: client/responseWaiter.ts takes parseIds
       // from coordinator/intake/answerWaiters.ts until the two waiters on the responses
-      // channel become one (issue 17, "Each concept once"). When they merge, delete this rule
-      // and the `pathNot` of the rule above.
+      // channel become one. When they merge, delete this rule and the `pathNot` of the rule
+      // above (and the sentence on it in docs/ARCHITECTURE.md).
       name: "client-imports-no-coordinator-or-worker",
       severity: "error",
       comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",

@@ -6,7 +6,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { clusterKeys, connectRedis, DURABLE_CONNECTION } from "@yiem/core";
+import { clusterKeys, connectRedis } from "@yiem/core";
+import { DURABLE_CONNECTION } from "@yiem/core/internal";
 import { spawnApp } from "../../test/support/processes.js";
 import type { ScriptedRequest } from "../../test/support/scriptedModelServer.js";
 import { processCpuMs } from "../sampling/processSampler.js";

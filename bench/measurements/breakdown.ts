@@ -1,4 +1,5 @@
-import { type EmitFn, TOOL_JOB_RETENTION, type ToolJobResult, toolJobId } from "@yiem/core";
+import type { EmitFn, ToolJobResult } from "@yiem/core";
+import { TOOL_JOB_RETENTION, toolJobId } from "@yiem/core/internal";
 import { monotonicMs, sleep } from "../sampling/clock.js";
 import { type LoopBounds, sampleInterleaved, sampleSequential } from "../sampling/loop.js";
 import { summarize } from "../sampling/stats.js";

@@ -1,4 +1,5 @@
-import { type BusEvent, parseBusEvent, streamSessionEvents } from "@yiem/core";
+import type { BusEvent } from "@yiem/core";
+import { parseBusEvent, streamSessionEvents } from "@yiem/core/internal";
 import { monotonicMs, sleep } from "../sampling/clock.js";
 import { type LoopBounds, sampleSequential } from "../sampling/loop.js";
 import { type Summary, summarize } from "../sampling/stats.js";

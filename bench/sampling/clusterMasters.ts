@@ -5,7 +5,8 @@
  * registry: where they land decides much of the spread), and its `WAIT` calls.
  */
 
-import { clusterKeys, DEFAULT_CLUSTER_SHARDS } from "@yiem/core";
+import { clusterKeys } from "@yiem/core";
+import { DEFAULT_CLUSTER_SHARDS } from "@yiem/core/internal";
 import { Redis } from "ioredis";
 import type { TestRedisCluster } from "../../test/support/redisCluster.js";
 

@@ -10,15 +10,17 @@ import {
   type ClusterKeys,
   clusterKeys,
   connectRedis,
+  type EmitFn,
+  executeToolCalls,
+  type ToolExecutor,
+} from "@yiem/core";
+import {
   createEventPublisher,
   createRemoteExecutor,
   DURABLE_CONNECTION,
-  type EmitFn,
-  executeToolCalls,
   PipelinedTranscript,
   SessionStore,
-  type ToolExecutor,
-} from "@yiem/core";
+} from "@yiem/core/internal";
 import { Queue } from "bullmq";
 import { benchTools } from "./tools.js";
 import { TracingWaiter } from "./tracingWaiter.js";

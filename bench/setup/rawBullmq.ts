@@ -1,5 +1,5 @@
-import type { RedisClient } from "@yiem/core";
-import { TOOL_JOB_RETENTION, type ToolJobData, type ToolJobResult } from "@yiem/core";
+import type { RedisClient, ToolJobData, ToolJobResult } from "@yiem/core";
+import { TOOL_JOB_RETENTION } from "@yiem/core/internal";
 import { Queue, QueueEvents } from "bullmq";
 import { monotonicMs } from "../sampling/clock.js";
 

@@ -4,7 +4,8 @@
  * the raw BullMQ producer.
  */
 import type { RedisClient } from "@yiem/core";
-import { connectRedis, DURABLE_CONNECTION } from "@yiem/core";
+import { connectRedis } from "@yiem/core";
+import { DURABLE_CONNECTION } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "../../test/support/redisServer.js";
 import { processCpuMs } from "../sampling/processSampler.js";
 import { type Harness, openHarness } from "./harness.js";

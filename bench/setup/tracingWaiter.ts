@@ -1,4 +1,4 @@
-import { type JobEnd, ResultWaiter } from "@yiem/core";
+import { type JobEnd, ResultWaiter } from "@yiem/core/internal";
 import type { Queue } from "bullmq";
 import { monotonicMs } from "../sampling/clock.js";
 

@@ -5,7 +5,8 @@
  * `{"msg":"bench worker ready"}` when listening, and close cleanly on SIGTERM. With
  * `BENCH_CPU_PROF_DIR` set, each writes a CPU profile there when it stops.
  */
-import { clusterKeys, connectRedis, DURABLE_CONNECTION, startToolWorker } from "@yiem/core";
+import { clusterKeys, connectRedis, startToolWorker } from "@yiem/core";
+import { DURABLE_CONNECTION } from "@yiem/core/internal";
 import { Worker } from "bullmq";
 import {
   RAW_QUEUE,

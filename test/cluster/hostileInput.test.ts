@@ -1,4 +1,4 @@
-import { toolQueueName } from "@yiem/core";
+import { toolQueueName } from "@yiem/core/internal";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";

@@ -4,13 +4,15 @@ import {
   type AssistantMessage,
   clusterKeys,
   connectRedis,
+  type RedisClient,
+  type UserMessage,
+} from "@yiem/core";
+import {
   LeaseLostError,
   NOT_AS_EXPECTED,
   PipelinedTranscript,
-  type RedisClient,
   SessionStore,
-  type UserMessage,
-} from "@yiem/core";
+} from "@yiem/core/internal";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestRedis, type TestRedis } from "../support/redisServer.js";
 

@@ -3,14 +3,8 @@
  * tool job id (a model's colliding call ids once made them) must both end, never replace
  * each other and hang a run.
  */
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  type JobEnd,
-  type RedisClient,
-  ResultWaiter,
-  type ToolJobResult,
-} from "@yiem/core";
+import { connectRedis, type RedisClient, type ToolJobResult } from "@yiem/core";
+import { DURABLE_CONNECTION, type JobEnd, ResultWaiter } from "@yiem/core/internal";
 import { Queue, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestRedis, type TestRedis } from "../support/redisServer.js";

@@ -1,4 +1,5 @@
-import { toolJobId, YiemClient } from "@yiem/core";
+import { YiemClient } from "@yiem/core";
+import { toolJobId } from "@yiem/core/internal";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { documentedAclLine } from "../support/aclRoles.js";

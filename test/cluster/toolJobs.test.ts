@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type BusEvent, type ToolJobResult, toolJobId, toolQueueName } from "@yiem/core";
+import type { BusEvent, ToolJobResult } from "@yiem/core";
+import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import { type Job, Queue, Worker } from "bullmq";
 import { afterAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";

@@ -1,12 +1,12 @@
 import {
   type AgentTool,
-  batchMode,
   executeToolCalls,
   executeToolCallsSequential,
   localToolExecutor,
   shouldTerminate,
   type ToolExecutor,
 } from "@yiem/core";
+import { batchMode } from "@yiem/core/internal";
 import { describe, expect, it } from "vitest";
 import {
   assistantWith,

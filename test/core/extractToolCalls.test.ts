@@ -1,9 +1,5 @@
-import {
-  extractToolCalls,
-  normalizeToolCallBlocks,
-  parseToolArguments,
-  validateRequiredArgs,
-} from "@yiem/core";
+import { extractToolCalls, validateRequiredArgs } from "@yiem/core";
+import { normalizeToolCallBlocks, parseToolArguments } from "@yiem/core/internal";
 import { describe, expect, it } from "vitest";
 
 describe("lifecycle §7 tool call extraction", () => {

@@ -1,6 +1,5 @@
+import { isTransientRedisError, retryTransient } from "@yiem/core/internal";
 import { describe, expect, it } from "vitest";
-import { isTransientRedisError } from "../../packages/core/src/redis/redisErrors.js";
-import { retryTransient } from "../../packages/core/src/redis/retryTransient.js";
 
 describe("retrying a Redis command through a failover", () => {
   it("tries again while the cluster fails over, then returns the answer", async () => {

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { readClusterConfig } from "@yiem/core";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { readClusterConfig } from "../../packages/core/src/ops/clusterConfig.js";
 
 // Static checks of the deployment files: there is no Docker engine in CI, so the test reads
 // docker-compose.yml, Dockerfile and .dockerignore and checks them against the repository.

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type BusEvent, toolJobId, toolQueueName } from "@yiem/core";
+import type { BusEvent } from "@yiem/core";
+import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";

@@ -1,7 +1,7 @@
 import { clusterKeys, connectRedis } from "@yiem/core";
+import { keySlot } from "@yiem/core/internal";
 import type { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keySlot } from "../../packages/core/src/redis/keySlot.js";
 import {
   redisSupportsCluster,
   startTestRedisCluster,

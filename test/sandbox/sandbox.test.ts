@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import type { ExecutedOutcome } from "@yiem/core";
+import { executePreparedToolCall } from "@yiem/core";
 import {
   checkSandboxCode,
   runInSandbox,
   type SandboxOutcome,
-} from "../../packages/core/src/sandbox/index.js";
-import { executePreparedToolCall } from "../../packages/core/src/tools/executePreparedToolCall.js";
-import type { ExecutedOutcome } from "../../packages/core/src/types/index.js";
-import { toAgentTool } from "../../packages/core/src/writtenTools/index.js";
+  SandboxSlots,
+  toAgentTool,
+} from "@yiem/core/internal";
+import { describe, expect, it } from "vitest";
 import { firstText, sleep } from "../support/toolFixtures.js";
 
 /** Runs `code` as the written tool `probe`, through the real pipeline step that executes calls. */
@@ -273,7 +274,6 @@ describe("hostile written tools end as error results within their limits", () =>
 
 describe("sandbox slots", () => {
   it("lets at most `limit` runs hold a slot at once and hands slots over in order", async () => {
-    const { SandboxSlots } = await import("../../packages/core/src/sandbox/sandboxSlots.js");
     const slots = new SandboxSlots(2);
     const order: string[] = [];
     const first = await slots.acquire();

@@ -1,9 +1,5 @@
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executeToolCalls } from "../../packages/core/src/tools/executeToolCalls.js";
-import { LIST_TOOLS_NAME, listTool } from "../../packages/core/src/tools/listTool.js";
-import { registerTool, ToolStore } from "../../packages/core/src/tools/toolStore.js";
-import type { AgentTool, ToolArgs } from "../../packages/core/src/types/index.js";
+import type { AgentTool, ToolArgs } from "@yiem/core";
+import { executeToolCalls, LIST_TOOLS_NAME, listTool, registerTool, ToolStore } from "@yiem/core";
 import {
   createWriteTool,
   createWrittenToolsSync,
@@ -18,7 +14,9 @@ import {
   type WrittenToolsRedis,
   writtenToolHistory,
   writtenToolOf,
-} from "../../packages/core/src/writtenTools/index.js";
+} from "@yiem/core/internal";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestRedis, type TestRedis } from "../support/redisServer.js";
 import {
   assistantWith,

@@ -1,10 +1,8 @@
+import { formatZonedTime } from "@yiem/tools";
 import { describe, expect, it } from "vitest";
-import {
-  executeTool,
-  formatZonedTime,
-  prepareArguments,
-  validateRequiredArgs,
-} from "../../packages/tools/src/tools/getTime.js";
+import { builtinTool } from "./builtinTool.js";
+
+const { executeTool, prepareArguments, validateRequiredArgs } = builtinTool("getTime");
 
 const noProgress = (): void => {};
 

@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { describeWeatherCode } from "@yiem/tools";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  describeWeatherCode,
-  executeTool,
-  prepareArguments,
-  validateRequiredArgs,
-} from "../../packages/tools/src/tools/getWeather.js";
 import { type LocalHttpServer, startLocalHttpServer } from "../support/localHttpServer.js";
+import { builtinTool } from "./builtinTool.js";
+
+const { executeTool, prepareArguments, validateRequiredArgs } = builtinTool("getWeather");
 
 const noProgress = (): void => {};
 

@@ -2,7 +2,7 @@
  * The "Redis Cluster" section of `docs/PERFORMANCE.md`: runs on a 3+3 Redis Cluster with and
  * without replica acknowledgements (`WAIT`), and how the data commands spread over the masters.
  */
-import { DEFAULT_CLUSTER_SHARDS } from "@yiem/core";
+import { DEFAULT_CLUSTER_SHARDS } from "@yiem/core/internal";
 import type {
   AcksPhase,
   ClusterScenario,

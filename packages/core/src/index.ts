@@ -1,15 +1,167 @@
 /**
- * @yiem/core: the YiemAgent tool lifecycle in TypeScript.
- * Folders: `types` (messages, tools, events), `tools` (store, loading, validation, the
- * prepare → execute → finalize pipeline, batches), `agent` (loop, queues, the agent class),
- * `llm` (OpenAI-compatible adapter and message formatting), `cluster` (BullMQ, Redis).
+ * `@yiem/core`: the YiemAgent tool lifecycle in TypeScript, in-process (`YiemAgent`) or on a
+ * cluster (`startCoordinator`, `startToolWorker`, `YiemClient`). This file is the whole public
+ * API, by name; `api/core.api.md` is its report. `@yiem/core/client` is the part a client
+ * needs (everything it exports is here too); `@yiem/core/internal` holds what only the repo's
+ * tests and benchmarks use, with no stability promise.
  */
 
-export * from "./agent/index.js";
-export * from "./clusterExports.js";
-export * from "./llm/index.js";
-export * from "./sandbox/index.js";
-export * from "./tools/index.js";
-export * from "./tracing/index.js";
-export type * from "./types/index.js";
-export * from "./writtenTools/index.js";
+// The agent: the class, its free functions, the loop and its parts (lifecycle §1–§8).
+export type { AgentState } from "./agent/agentState.js";
+export { prepareContext } from "./agent/prepareContext.js";
+export { AgentShutdownError } from "./agent/responseQueue.js";
+export { type AgentLoopDeps, runAgentLoop } from "./agent/runAgentLoop.js";
+export { InvalidUserInputError, type UserInputLimits } from "./agent/toUserMessage.js";
+export {
+  followUp,
+  runAgent,
+  takeResponse,
+  YiemAgent,
+  type YiemAgentOptions,
+} from "./agent/yiemAgent.js";
+// The client side of a cluster and the shapes every process shares: all of `@yiem/core/client`.
+export {
+  type AgentEndEvent,
+  type AgentEvent,
+  type AgentMessage,
+  type AgentStartEvent,
+  type AgentTool,
+  type AgentToolCall,
+  type AgentToolResult,
+  type ApprovalRequest,
+  type AssistantContent,
+  type AssistantMessage,
+  type BusEvent,
+  type ClusterConfig,
+  type ClusterKeys,
+  ConfigError,
+  type CoordinatorJobData,
+  type CoordinatorJobResult,
+  clusterKeys,
+  connectRedis,
+  type DecisionJobData,
+  type DecisionJobResult,
+  type DecisionOptions,
+  DecisionRefusedError,
+  describeRedisTarget,
+  type EmitFn,
+  type EventOrigin,
+  type EventsOptions,
+  type ImageContent,
+  InvalidCoordinatorJobError,
+  type JsonSchema,
+  type KeyLayout,
+  keyLayoutOf,
+  type LimitedToolLoad,
+  type LlmUsage,
+  latestSeq,
+  type MessageContent,
+  type MessageEndEvent,
+  type MessageUpdateEvent,
+  type OpenAIUserPart,
+  type PartialResultCallback,
+  type PendingApproval,
+  type RedisClient,
+  type RedisTarget,
+  RedisUnavailableError,
+  ResponseTimeoutError,
+  readClusterConfig,
+  readEventsAfter,
+  redisTargetOf,
+  type SendOptions,
+  type StopReason,
+  type TextContent,
+  type ThinkingContent,
+  type ToolApprovalDecidedEvent,
+  type ToolApprovalRequestedEvent,
+  type ToolArgs,
+  type ToolCallContent,
+  type ToolExecEndEvent,
+  type ToolExecStartEvent,
+  type ToolExecUpdateEvent,
+  type ToolExecuteFn,
+  type ToolResultMessage,
+  type TurnEndEvent,
+  type TurnStartEvent,
+  type UserInput,
+  type UserMessage,
+  type WorkerInfo,
+  YiemClient,
+  type YiemClientOptions,
+} from "./client/index.js";
+// The coordinator process.
+export {
+  type CoordinatorHandle,
+  type CoordinatorOptions,
+  startCoordinator,
+} from "./coordinator/coordinator.js";
+export {
+  type AdminCredentials,
+  AdminCredentialsError,
+  checkAdminCredentials,
+  chooseAdminHost,
+} from "./coordinator/http/adminServer.js";
+export type { Readiness } from "./coordinator/http/readiness.js";
+// The model adapter.
+export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
+export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmCall.js";
+// What a process of the cluster needs around it: heap, logs, HTTP start-up, signals.
+export { limitHeapGrowth } from "./ops/heapGrowth.js";
+export { describeStartFailure, PortInUseError } from "./ops/httpListen.js";
+export { createLogger, type Logger } from "./ops/logger.js";
+export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
+// What travels between processes: job shapes any BullMQ client or worker may use.
+export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";
+export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
+export { COORDINATOR_QUEUE } from "./redis/keys.js";
+// The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
+export { localToolExecutor } from "./tools/batchSteps.js";
+export { executePreparedToolCall } from "./tools/executePreparedToolCall.js";
+export {
+  executeToolCalls,
+  executeToolCallsParallel,
+  executeToolCallsSequential,
+} from "./tools/executeToolCalls.js";
+export { extractToolCalls } from "./tools/extractToolCalls.js";
+export { finalizeExecutedToolCall } from "./tools/finalizeExecutedToolCall.js";
+export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
+export { type LoadToolsResult, loadTools, type ToolLoadFailure } from "./tools/loadTools.js";
+export { prepareToolCall } from "./tools/prepareToolCall.js";
+export { shouldTerminate } from "./tools/toolResults.js";
+export { clearTools, getTools, registerTool, ToolStore } from "./tools/toolStore.js";
+export { validateRequiredArgs } from "./tools/validateArguments.js";
+// Tracing (OpenTelemetry), off unless the OTEL_* variables ask for it.
+export { isTracingConfigured, startTracing, type Tracing } from "./tracing/startTracing.js";
+// The shapes: messages, tools, events, the pipeline's steps and the model call.
+export type {
+  AfterToolCallContext,
+  AfterToolCallHook,
+  AfterToolCallResult,
+  AgentContext,
+  AgentLoopConfig,
+  AgentToolCallBatch,
+  BeforeToolCallContext,
+  BeforeToolCallHook,
+  BeforeToolCallResult,
+  ChatContentPart,
+  ChatMessage,
+  ChatTool,
+  ChatToolCall,
+  ExecutedOutcome,
+  ExecutionContext,
+  ExtractToolCallsOptions,
+  FinalizedOutcome,
+  ImmediateOutcome,
+  LlmCall,
+  LlmCallOptions,
+  LlmRequest,
+  PreparedToolCall,
+  ToolExecutionMode,
+  ToolExecutor,
+} from "./types/index.js";
+// A tool worker process.
+export {
+  startToolWorker,
+  type ToolWorkerHandle,
+  type ToolWorkerOptions,
+} from "./worker/toolWorker.js";

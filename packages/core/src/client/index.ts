@@ -15,7 +15,7 @@ export {
   RedisUnavailableError,
   ResponseTimeoutError,
 } from "../protocol/errors.js";
-export { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+export { type ClusterKeys, clusterKeys, type KeyLayout, keyLayoutOf } from "../redis/keys.js";
 export {
   connectRedis,
   describeRedisTarget,
@@ -23,10 +23,45 @@ export {
   type RedisTarget,
   redisTargetOf,
 } from "../redis/redisConnection.js";
-export type { PendingApproval } from "../state/approvalStore.js";
+export type { ApprovalRequest, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export type { WorkerInfo } from "../state/workerRegistry.js";
-export type * from "../types/index.js";
+export type {
+  AgentEndEvent,
+  AgentEvent,
+  AgentMessage,
+  AgentStartEvent,
+  AgentTool,
+  AgentToolCall,
+  AgentToolResult,
+  AssistantContent,
+  AssistantMessage,
+  EmitFn,
+  ImageContent,
+  JsonSchema,
+  LlmUsage,
+  MessageContent,
+  MessageEndEvent,
+  MessageUpdateEvent,
+  OpenAIUserPart,
+  PartialResultCallback,
+  StopReason,
+  TextContent,
+  ThinkingContent,
+  ToolApprovalDecidedEvent,
+  ToolApprovalRequestedEvent,
+  ToolArgs,
+  ToolCallContent,
+  ToolExecEndEvent,
+  ToolExecStartEvent,
+  ToolExecUpdateEvent,
+  ToolExecuteFn,
+  ToolResultMessage,
+  TurnEndEvent,
+  TurnStartEvent,
+  UserInput,
+  UserMessage,
+} from "../types/index.js";
 export {
   type DecisionOptions,
   type EventsOptions,

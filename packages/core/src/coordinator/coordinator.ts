@@ -21,9 +21,13 @@ import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { SessionStore } from "../state/sessionStore.js";
-import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
-import type { AgentEvent, AgentLoopConfig, LlmCall } from "../types/index.js";
+import type {
+  AgentEvent,
+  AgentLoopConfig,
+  ExtractToolCallsOptions,
+  LlmCall,
+} from "../types/index.js";
 import {
   createWriteTool,
   createWrittenToolsSync,

@@ -1,5 +1,11 @@
 import { Counter, Histogram, type Registry } from "prom-client";
 
+/** The `tool` label of every call whose name is not a registered tool. */
+export const UNKNOWN_TOOL_LABEL = "unknown";
+
+/** How a tool call ended, as the `outcome` label: `ok`, `error`, or `aborted` (the run was aborted). */
+export type ToolCallOutcome = "ok" | "error" | "aborted";
+
 /** The two series every process that sees tool calls keeps: a count and a duration. */
 export interface ToolCallSeries {
   /** `<prefix>_total{tool,outcome}`. */

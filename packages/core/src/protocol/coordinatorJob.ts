@@ -3,7 +3,6 @@ import {
   toUserMessage,
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
-import type { InputKind } from "../state/sessionStore.js";
 import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
@@ -36,6 +35,9 @@ export interface CoordinatorJobResult {
   runId: string;
   response: AssistantMessage;
 }
+
+/** How an input enters its session: joining the current run, or a run of its own after it. */
+export type InputKind = "input" | "followUp";
 
 /** A validated request: what the coordinator records for the session. */
 export interface CoordinatorRequest {

@@ -1,3 +1,4 @@
+import type { InputKind } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
@@ -53,9 +54,6 @@ export type NotAsExpected = typeof NOT_AS_EXPECTED;
 function guardArg(expectLength: number | undefined): number | string {
   return expectLength ?? "";
 }
-
-/** How an input enters its session: joining the current run, or a run of its own after it. */
-export type InputKind = "input" | "followUp";
 
 /**
  * A session's durable state in Redis: its transcript, the inputs waiting for a run, the run in

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { AgentToolCall, ToolCallContent } from "../types/index.js";
+import type { AgentToolCall, ExtractToolCallsOptions, ToolCallContent } from "../types/index.js";
 import {
   DEFAULT_MAX_ARGUMENT_BYTES,
   type ParsedArguments,
@@ -8,12 +8,6 @@ import {
 
 /** Default cap on tool calls in one assistant message; calls past it become error results. */
 export const DEFAULT_MAX_TOOL_CALLS = 64;
-
-/** Options of `extractToolCalls`. */
-export interface ExtractToolCallsOptions {
-  maxToolCalls?: number;
-  maxArgumentBytes?: number;
-}
 
 type Block = Record<string, unknown>;
 

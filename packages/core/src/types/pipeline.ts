@@ -1,4 +1,3 @@
-import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import type { MessageContent } from "./content.js";
 import type { EmitFn } from "./events.js";
 import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
@@ -115,6 +114,12 @@ export interface ToolExecutor {
     emit: EmitFn,
     context?: ExecutionContext,
   ): Promise<ExecutedOutcome>;
+}
+
+/** Options of `extractToolCalls`. */
+export interface ExtractToolCallsOptions {
+  maxToolCalls?: number;
+  maxArgumentBytes?: number;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import {
+  createToolCallSeries,
   type ToolCallOutcome,
   UNKNOWN_TOOL_LABEL,
-} from "../coordinator/http/coordinatorMetrics.js";
-import { createToolCallSeries } from "../ops/toolCallSeries.js";
+} from "../ops/toolCallSeries.js";
 
 /** A tool worker's Prometheus metrics. */
 export interface WorkerMetrics {

@@ -1,4 +1,3 @@
-export { writtenToolKeys } from "../redis/keys.js";
 export {
   createWrittenToolsSync,
   syncWrittenTools,

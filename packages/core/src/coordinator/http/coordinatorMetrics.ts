@@ -1,6 +1,10 @@
 import type { Queue } from "bullmq";
 import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
-import { createToolCallSeries } from "../../ops/toolCallSeries.js";
+import {
+  createToolCallSeries,
+  type ToolCallOutcome,
+  UNKNOWN_TOOL_LABEL,
+} from "../../ops/toolCallSeries.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
 import type { AgentEvent, LlmCall, ToolExecEndEvent } from "../../types/index.js";
 import { createQueueDepths } from "./queueDepths.js";
@@ -31,12 +35,6 @@ export interface CoordinatorMetricsOptions {
    */
   isRegistered: (toolName: string) => boolean;
 }
-
-/** The `tool` label of every call whose name is not a registered tool. */
-export const UNKNOWN_TOOL_LABEL = "unknown";
-
-/** How a tool call ended, as the `outcome` label: `ok`, `error`, or `aborted` (the run was aborted). */
-export type ToolCallOutcome = "ok" | "error" | "aborted";
 
 /** The outcome of an ended call; `aborted` only for the exact "Operation aborted" error result. */
 function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {

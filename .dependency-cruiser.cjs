@@ -1,0 +1,112 @@
+/**
+ * Import rules of the repo, checked by `npm run lint` (`depcruise`). They are the rules of
+ * docs/ARCHITECTURE.md, "Code layout: a folder per process": a file's folder says which
+ * process runs it, and a folder imports only what every process that runs it also runs.
+ */
+
+const core = "^packages/core/src/";
+const lifecycleFolders = `${core}(types|tools|agent|llm)/`;
+const clusterFolders = `${core}(protocol|state|ops|coordinator|worker|client|redis)/`;
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "No import cycles anywhere: the folders and the files in them form a DAG.",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "protocol-imports-no-cluster-folder",
+      severity: "error",
+      comment:
+        "protocol/ is what travels between processes: it imports nothing of the other cluster folders.",
+      from: { path: `${core}protocol/` },
+      to: { path: `${core}(state|ops|coordinator|worker|client|redis)/` },
+    },
+    {
+      name: "client-imports-no-coordinator-or-worker",
+      severity: "error",
+      comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",
+      from: { path: `${core}client/`, pathNot: `${core}client/responseWaiter\\.ts$` },
+      to: { path: `${core}(coordinator|worker)/` },
+    },
+    {
+      // TEMPORARY exception, for exactly one import: client/responseWaiter.ts takes parseIds
+      // from coordinator/intake/answerWaiters.ts until the two waiters on the responses
+      // channel become one. When they merge, delete this rule and the `pathNot` of the rule
+      // above (and the sentence on it in docs/ARCHITECTURE.md).
+      name: "client-imports-no-coordinator-or-worker",
+      severity: "error",
+      comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",
+      from: { path: `${core}client/responseWaiter\\.ts$` },
+      to: {
+        path: `${core}(coordinator|worker)/`,
+        pathNot: `${core}coordinator/intake/answerWaiters\\.ts$`,
+      },
+    },
+    {
+      name: "client-reaches-no-server-package",
+      severity: "error",
+      comment:
+        "@yiem/core/client loads no express, Bull Board, openai or QuickJS, not even through another file.",
+      from: { path: `${core}client/` },
+      to: {
+        path: "(^|/)node_modules/(express|@bull-board|openai|quickjs-emscripten[^/]*|@jitl)/",
+        reachable: true,
+      },
+    },
+    {
+      name: "coordinator-imports-no-worker",
+      severity: "error",
+      comment:
+        "The coordinator and a tool worker are separate processes: neither imports the other.",
+      from: { path: `${core}coordinator/` },
+      to: { path: `${core}worker/` },
+    },
+    {
+      name: "worker-imports-no-coordinator",
+      severity: "error",
+      comment:
+        "The coordinator and a tool worker are separate processes: neither imports the other.",
+      from: { path: `${core}worker/` },
+      to: { path: `${core}coordinator/` },
+    },
+    {
+      name: "lifecycle-imports-no-cluster-folder",
+      severity: "error",
+      comment:
+        "The tool lifecycle (types/, tools/, agent/, llm/) runs without a cluster: it imports no cluster folder.",
+      from: { path: lifecycleFolders },
+      to: { path: clusterFolders },
+    },
+    {
+      name: "outside-imports-packages-by-name",
+      severity: "error",
+      comment:
+        "test/, bench/, scripts/ and apps/ import @yiem/core, @yiem/core/client, @yiem/core/internal or @yiem/tools, never a file under packages/*/src.",
+      from: { path: "^(test|bench|scripts|apps)/" },
+      to: {
+        path: "^packages/[^/]+/src/",
+        // `@yiem/core` resolves (yiem-source condition) to packages/core/src/index.ts too, as
+        // an aliased workspace; a relative import ("../../packages/…") is local only.
+        dependencyTypes: ["local"],
+        dependencyTypesNot: ["aliased", "aliased-workspace"],
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "(^|/)node_modules/" },
+    exclude: { path: "(^|/)dist/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.base.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["yiem-source", "import", "types", "default"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".d.ts", ".json"],
+      mainFields: ["module", "main", "types"],
+    },
+  },
+};

@@ -1,0 +1,84 @@
+/**
+ * `@yiem/core/internal`: the parts of the runtime that the repo's own tests, benchmarks and
+ * scripts reach for (session state, the pipelined transcript, the remote executor and its
+ * result waiter, key builders, Redis helpers, the sandbox, written tools).
+ *
+ * No stability promise: any name here may change or go in any release, without notice and
+ * without a note in the changelog. A program that uses Yiem imports `@yiem/core` or
+ * `@yiem/core/client`; this entry has no API report.
+ */
+
+export {
+  createRemoteExecutor,
+  type RemoteExecutorOptions,
+} from "./coordinator/run/remoteExecutor.js";
+export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultWaiter.js";
+export { LeaseLostError } from "./protocol/errors.js";
+export { TOOL_JOB_RETENTION, toolJobId } from "./protocol/toolJobs.js";
+export { keySlot } from "./redis/keySlot.js";
+export {
+  DEFAULT_CLUSTER_SHARDS,
+  SINGLE_REDIS_LAYOUT,
+  toolQueueName,
+  writtenToolKeys,
+} from "./redis/keys.js";
+export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
+export { isTransientRedisError } from "./redis/redisErrors.js";
+export { retryTransient } from "./redis/retryTransient.js";
+export {
+  checkSandboxCode,
+  runInSandbox,
+  type SandboxOutcome,
+  type SandboxRunOptions,
+} from "./sandbox/runInSandbox.js";
+export { SandboxSlots } from "./sandbox/sandboxSlots.js";
+export {
+  createEventPublisher,
+  type EventPublisher,
+  parseBusEvent,
+  publishEvent,
+} from "./state/eventBus.js";
+export { type GuardedWrite, PipelinedTranscript } from "./state/pipelinedTranscript.js";
+export {
+  type SessionEventStreamOptions,
+  streamSessionEvents,
+} from "./state/sessionEventStream.js";
+export {
+  type EnqueueOutcome,
+  NOT_AS_EXPECTED,
+  type NotAsExpected,
+  type RunStart,
+  SessionStore,
+} from "./state/sessionStore.js";
+export { batchMode } from "./tools/executeToolCalls.js";
+export { normalizeToolCallBlocks } from "./tools/extractToolCalls.js";
+export { type ParsedArguments, parseToolArguments } from "./tools/parseToolArguments.js";
+export {
+  createWrittenToolsSync,
+  syncWrittenTools,
+  type WrittenToolsSync,
+  type WrittenToolsSyncOptions,
+  type WrittenToolsSyncResult,
+} from "./writtenTools/syncWrittenTools.js";
+export { toAgentTool, writtenToolOf } from "./writtenTools/toAgentTool.js";
+export {
+  createWriteTool,
+  isWriteToolAllowed,
+  WRITE_TOOL_DISABLED,
+  WRITE_TOOL_NAME,
+  type WriteToolOptions,
+} from "./writtenTools/writeTool.js";
+export {
+  loadWrittenTools,
+  loadWrittenToolVersion,
+  readWrittenToolsRev,
+  type SavedWrittenTool,
+  saveWrittenTool,
+  type WrittenToolsSnapshot,
+  writtenToolHistory,
+} from "./writtenTools/writtenToolStore.js";
+export type {
+  WrittenToolDefinition,
+  WrittenToolSpec,
+  WrittenToolsRedis,
+} from "./writtenTools/writtenToolTypes.js";

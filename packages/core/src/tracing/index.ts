@@ -1,2 +1,0 @@
-export * from "./spans.js";
-export * from "./startTracing.js";

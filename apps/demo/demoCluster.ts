@@ -1,5 +1,4 @@
-import { logMessage, spawnApp, type TestProcess } from "../../test/support/processes.js";
-import { freePort } from "../../test/support/redisServer.js";
+import { freePort, logMessage, spawnApp, type TestProcess } from "@yiem/testing";
 
 /** The demo's processes: one coordinator, three tool workers. */
 export interface DemoCluster {

@@ -1,5 +1,47 @@
 /**
- * `@yiem/testing`: fixtures for testing Yiem and the tools and agents built on it. Its exports
- * are listed here as the fixtures move in from test/support.
+ * `@yiem/testing`: fixtures for testing Yiem and the tools and agents built on it — private
+ * Redis servers and Redis Clusters, a scripted OpenAI-compatible model server, real child
+ * processes with their log lines, and small local HTTP servers.
  */
-export {};
+export {
+  type LocalHttpHandler,
+  type LocalHttpServer,
+  startLocalHttpServer,
+} from "./http/localHttpServer.js";
+export {
+  type CollectedSpan,
+  type OtlpCollector,
+  startOtlpCollector,
+} from "./http/otlpCollector.js";
+export { sampleOf, scrape, waitForSample } from "./http/prometheus.js";
+export { LOG_LEVELS, type LogEntry, logEntries } from "./processes/logLines.js";
+export {
+  logMessage,
+  repoRoot,
+  spawnApp,
+  spawnCommand,
+  type TestProcess,
+} from "./processes/processes.js";
+export {
+  CLUSTER_SLOT_COUNT,
+  type ClusterMaster,
+  redisSupportsCluster,
+  startTestRedisCluster,
+  type TestRedisCluster,
+} from "./redis/redisCluster.js";
+export {
+  freePort,
+  loopbackServerArgs,
+  startTestRedis,
+  type TestRedis,
+  uniquePrefix,
+} from "./redis/redisServer.js";
+export {
+  type ChatCompletionRequestBody,
+  type ScriptedModelOptions,
+  type ScriptedModelServer,
+  type ScriptedReply,
+  type ScriptedRequest,
+  type ScriptedToolCall,
+  startScriptedModelServer,
+} from "./scriptedModel/scriptedModelServer.js";

@@ -17,9 +17,10 @@ export { sampleOf, scrape, waitForSample } from "./http/prometheus.js";
 export { LOG_LEVELS, type LogEntry, logEntries } from "./processes/logLines.js";
 export {
   logMessage,
-  repoRoot,
-  spawnApp,
+  type SpawnOptions,
+  type SpawnTypeScriptOptions,
   spawnCommand,
+  spawnTypeScript,
   type TestProcess,
 } from "./processes/processes.js";
 export {

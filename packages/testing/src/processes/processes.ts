@@ -1,8 +1,4 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-
-/** The repository root. */
-export const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
 /** A Yiem process started by a test, with its log lines. */
 export interface TestProcess {
@@ -20,28 +16,46 @@ export interface TestProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** Where and how a test process runs. */
+export interface SpawnOptions {
+  /** The working directory. Default: this process's. */
+  cwd?: string;
+}
+
+/** Options of {@link spawnTypeScript}. */
+export interface SpawnTypeScriptOptions extends SpawnOptions {
+  /** Extra export conditions, passed as `--conditions=` (e.g. `yiem-source` for sources). */
+  conditions?: string[];
+}
+
 /**
- * Runs a TypeScript entry point of the repo (`apps/.../main.ts`) with tsx as a real child
- * process (workspace packages from their sources), with `env` on top of this process's
- * environment.
+ * Runs a TypeScript entry point (`entry`, relative to `cwd`) with tsx as a real child process,
+ * with `env` on top of this process's environment. tsx must resolve from `cwd`.
  */
-export function spawnApp(entry: string, env: Record<string, string>): TestProcess {
-  return spawnCommand(
-    [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry],
-    env,
-  );
+export function spawnTypeScript(
+  entry: string,
+  env: Record<string, string>,
+  options: SpawnTypeScriptOptions = {},
+): TestProcess {
+  const conditions = (options.conditions ?? []).map((condition) => `--conditions=${condition}`);
+  return spawnCommand([process.execPath, ...conditions, "--import", "tsx", entry], env, options);
 }
 
 /**
  * Runs `command` (an exec-form command line, as a Dockerfile `CMD` or a compose `command`
- * has it; `node` means this Node) from the repository root as a real child process, with
- * `env` on top of this process's environment. The child's pid is the command's own.
+ * has it; `node` means this Node) in `options.cwd` as a real child process, with `env` on top
+ * of this process's environment and `LOG_LEVEL=debug` unless `env` sets it. The child's pid is
+ * the command's own.
  */
-export function spawnCommand(command: string[], env: Record<string, string>): TestProcess {
+export function spawnCommand(
+  command: string[],
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): TestProcess {
   const [program = "node", ...args] = command;
   const entry = args.join(" ");
   const child = spawn(program === "node" ? process.execPath : program, args, {
-    cwd: repoRoot,
+    cwd: options.cwd ?? process.cwd(),
     env: { ...process.env, LOG_LEVEL: "debug", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

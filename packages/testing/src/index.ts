@@ -14,6 +14,20 @@ export {
   startOtlpCollector,
 } from "./http/otlpCollector.js";
 export { sampleOf, scrape, waitForSample } from "./http/prometheus.js";
+export { loadModelScript } from "./modelScript/loadModelScript.js";
+export { ModelScriptError } from "./modelScript/modelScriptError.js";
+export { parseModelScript } from "./modelScript/parseModelScript.js";
+export { createScriptResponder, type ScriptDecision } from "./modelScript/scriptResponder.js";
+export type {
+  ModelScript,
+  RuleMatch,
+  ScriptRule,
+  ScriptStep,
+  ScriptSteps,
+  ScriptToolCall,
+  TextStep,
+  ToolCallsStep,
+} from "./modelScript/types.js";
 export { LOG_LEVELS, type LogEntry, logEntries } from "./processes/logLines.js";
 export {
   logMessage,

@@ -39,31 +39,43 @@ export async function runScriptedModelCommand(args: string[]): Promise<number> {
 async function serve(commandLine: Extract<CommandLine, { kind: "serve" }>): Promise<void> {
   const script = await loadModelScript(commandLine.script);
   const model = commandLine.model ?? script.model ?? "scripted-model";
+  // Listening for the signals before printing the URL: whoever reads it may stop us at once.
+  const stopSignal = nextStopSignal();
   const server = await startScriptedModelServer({
     host: commandLine.host,
     port: commandLine.port,
     model,
     respond: createScriptResponder(script, (decision) => console.log(describeDecision(decision))),
+  }).catch((err: unknown) => {
+    stopSignal.cancel();
+    throw err;
   });
   console.log(
     `${COMMAND}: serving ${commandLine.script} (${describeScript(script)}) at ${server.baseURL}`,
   );
   console.log(`  OPENAI_BASE_URL=${server.baseURL} OPENAI_API_KEY=any YIEM_MODEL=${model}`);
-  const signal = await nextStopSignal();
+  const signal = await stopSignal.received;
   await server.close();
   console.log(`${COMMAND}: stopped (${signal})`);
 }
 
-function nextStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      resolve(signal);
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
+/** Resolves `received` on the first SIGTERM or SIGINT; `cancel` stops listening. */
+function nextStopSignal(): { received: Promise<NodeJS.Signals>; cancel(): void } {
+  let resolve: (signal: NodeJS.Signals) => void = () => {};
+  const received = new Promise<NodeJS.Signals>((done) => {
+    resolve = done;
   });
+  const cancel = () => {
+    process.off("SIGTERM", stop);
+    process.off("SIGINT", stop);
+  };
+  const stop = (signal: NodeJS.Signals) => {
+    cancel();
+    resolve(signal);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  return { received, cancel };
 }
 
 function describeScript(script: ModelScript): string {

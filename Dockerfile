@@ -7,6 +7,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
 COPY packages/tools/package.json packages/tools/
+COPY packages/testing/package.json packages/testing/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/
@@ -26,6 +27,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
 COPY packages/tools/package.json packages/tools/
+COPY packages/testing/package.json packages/testing/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/

@@ -1,5 +1,8 @@
-import { logMessage, spawnApp, type TestProcess } from "../../test/support/processes.js";
-import { freePort } from "../../test/support/redisServer.js";
+import { fileURLToPath } from "node:url";
+import { freePort, logMessage, spawnTypeScript, type TestProcess } from "@yiem/testing";
+
+/** The repository root, where the apps' entry points are. */
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The demo's processes: one coordinator, three tool workers. */
 export interface DemoCluster {
@@ -7,6 +10,11 @@ export interface DemoCluster {
   workers: TestProcess[];
   boardUrl: string;
   stop(): Promise<void>;
+}
+
+/** Runs an app of the repo from its TypeScript sources (workspace packages from theirs too). */
+function spawnApp(entry: string, env: Record<string, string>): TestProcess {
+  return spawnTypeScript(entry, env, { cwd: repoRoot, conditions: ["yiem-source"] });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import type { RedisTarget } from "@yiem/core";
-import { startTestRedis } from "../../test/support/redisServer.js";
+import { startTestRedis } from "@yiem/testing";
 
 /** The Redis the demo uses and how to let go of it. */
 export interface DemoRedis {

@@ -1,4 +1,4 @@
-import { startLocalHttpServer } from "../../test/support/localHttpServer.js";
+import { startLocalHttpServer } from "@yiem/testing";
 
 const CITIES: Record<
   string,

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type AssistantMessage, YiemClient } from "@yiem/core";
-import { startScriptedModelServer } from "../../test/support/scriptedModelServer.js";
+import { startScriptedModelServer } from "@yiem/testing";
 import { createEventRenderer } from "../cli/src/renderEvents.js";
 import { startDemoCluster } from "./demoCluster.js";
 import { startDemoRedis } from "./demoRedis.js";

@@ -1,4 +1,4 @@
-import type { ScriptedReply, ScriptedRequest } from "../../test/support/scriptedModelServer.js";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 
 interface WireMessage {
   role: string;

@@ -1,4 +1,4 @@
-import { startLocalHttpServer } from "../../test/support/localHttpServer.js";
+import { startLocalHttpServer } from "@yiem/testing";
 
 /**
  * Serves the demo's status page: about 64 KiB of HTML sent in slow chunks, so `httpFetch`

@@ -1,0 +1,116 @@
+import { type ChildProcess, spawn } from "node:child_process";
+
+/** A Yiem process started by a test, with its log lines. */
+export interface TestProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Every line written so far (pino JSON for the apps). */
+  lines: string[];
+  /** Resolves with the first line (parsed when JSON) that matches. */
+  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Sends a signal. */
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Where and how a test process runs. */
+export interface SpawnOptions {
+  /** The working directory. Default: this process's. */
+  cwd?: string;
+}
+
+/** Options of {@link spawnTypeScript}. */
+export interface SpawnTypeScriptOptions extends SpawnOptions {
+  /** Extra export conditions, passed as `--conditions=` (e.g. `yiem-source` for sources). */
+  conditions?: string[];
+}
+
+/**
+ * Runs a TypeScript entry point (`entry`, relative to `cwd`) with tsx as a real child process,
+ * with `env` on top of this process's environment. tsx must resolve from `cwd`.
+ */
+export function spawnTypeScript(
+  entry: string,
+  env: Record<string, string>,
+  options: SpawnTypeScriptOptions = {},
+): TestProcess {
+  const conditions = (options.conditions ?? []).map((condition) => `--conditions=${condition}`);
+  return spawnCommand([process.execPath, ...conditions, "--import", "tsx", entry], env, options);
+}
+
+/**
+ * Runs `command` (an exec-form command line, as a Dockerfile `CMD` or a compose `command`
+ * has it; `node` means this Node) in `options.cwd` as a real child process, with `env` on top
+ * of this process's environment and `LOG_LEVEL=debug` unless `env` sets it. The child's pid is
+ * the command's own.
+ */
+export function spawnCommand(
+  command: string[],
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): TestProcess {
+  const [program = "node", ...args] = command;
+  const entry = args.join(" ") || program;
+  const child = spawn(program === "node" ? process.execPath : program, args, {
+    cwd: options.cwd ?? process.cwd(),
+    env: { ...process.env, LOG_LEVEL: "debug", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const listeners = new Set<(line: string) => void>();
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line.trim()) continue;
+      lines.push(line);
+      for (const listener of listeners) listener(line);
+    }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => resolve(code)),
+  );
+  const waitForLine = (match: (line: string) => boolean, timeoutMs = 20_000) =>
+    new Promise<string>((resolve, reject) => {
+      const found = lines.find(match);
+      if (found) return resolve(found);
+      const timer = setTimeout(() => {
+        listeners.delete(listener);
+        reject(
+          new Error(
+            `${entry}: no matching line within ${timeoutMs} ms. Last lines:\n${lines.slice(-10).join("\n")}`,
+          ),
+        );
+      }, timeoutMs);
+      const listener = (line: string) => {
+        if (!match(line)) return;
+        clearTimeout(timer);
+        listeners.delete(listener);
+        resolve(line);
+      };
+      listeners.add(listener);
+    });
+  return {
+    child,
+    pid: child.pid ?? -1,
+    lines,
+    waitForLine,
+    signal: (signal) => child.kill(signal),
+    exited,
+    async stop(graceMs = 5000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A matcher for a pino line whose `msg` equals `message`. */
+export function logMessage(message: string): (line: string) => boolean {
+  return (line) => line.includes(`"msg":"${message}"`);
+}

@@ -232,6 +232,38 @@ describe("the packed packages", () => {
     SCENARIO_TIMEOUT_MS,
   );
 
+  it(
+    "run the installed yiem-scripted-model with its shipped example script, and the README's example against it",
+    async () => {
+      const bin = join(project, "node_modules", ".bin", "yiem-scripted-model");
+      const script = join(installedDir("@yiem/testing"), "examples", "time.json");
+      const port = String(await freePort());
+      const server = spawnCommand(
+        [bin, "--script", script, "--port", port],
+        scratchEnvironment(),
+        project,
+      );
+      try {
+        await server.waitForLine((line) => line.includes("OPENAI_BASE_URL="), 30_000);
+        const example = join(project, "example-scripted.mjs");
+        await writeFile(example, await readmeInProcessExample());
+        const stdout = await runIn(project, process.execPath, [example], {
+          OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          OPENAI_API_KEY: "any",
+        });
+        const line = stdout.split("\n").find((l) => l.startsWith("EXAMPLE "));
+        const { answer } = JSON.parse(line?.slice("EXAMPLE ".length) ?? "{}");
+        // The script's "tokyo and lima" rule: two getTime calls, then their results quoted.
+        expect(firstText(answer)).toMatch(
+          /^Here you are:\n.*\d{2}:\d{2}:\d{2}[\s\S]*\d{2}:\d{2}:\d{2}/,
+        );
+      } finally {
+        await server.stop(2000);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
   describe("a cluster from the installed bins", () => {
     let redis: TestRedis;
     const started: TestProcess[] = [];
@@ -277,7 +309,12 @@ describe("the packed packages", () => {
       const bins = packed.flatMap((pkg) =>
         Object.entries(pkg.manifest.bin ?? {}).map(([bin, target]) => ({ pkg, bin, target })),
       );
-      expect(bins.map((b) => b.bin).sort()).toEqual(["yiem", "yiem-coordinator", "yiem-worker"]);
+      expect(bins.map((b) => b.bin).sort()).toEqual([
+        "yiem",
+        "yiem-coordinator",
+        "yiem-scripted-model",
+        "yiem-worker",
+      ]);
       for (const { pkg, bin, target } of bins) {
         const resolved = await realpath(join(project, "node_modules", ".bin", bin));
         expect(resolved).toBe(join(installedDir(pkg.manifest.name), target));

@@ -17,6 +17,7 @@ const run = promisify(execFile);
 export const SHIPPED_PACKAGE_DIRS: readonly string[] = [
   "packages/core",
   "packages/tools",
+  "packages/testing",
   "apps/coordinator",
   "apps/tool-worker",
   "apps/cli",

@@ -116,16 +116,6 @@ export class SessionStore {
     await this.redis.yiemReleaseLease(this.keys.lease(sessionId), token);
   }
 
-  /** Which of these sessions are held by a coordinator right now (one command per session, sent at once). */
-  async areHeld(sessionIds: string[]): Promise<boolean[]> {
-    if (sessionIds.length === 0) return [];
-    // One command per session, sent together: sessions live in different slots.
-    const counts = await Promise.all(
-      sessionIds.map((id) => this.redis.exists(this.keys.lease(id))),
-    );
-    return counts.map((count) => count === 1);
-  }
-
   /**
    * Which of these sessions need a holder: no coordinator holds them and their open run (if
    * any) is not parked waiting for approvals. Sent at once.

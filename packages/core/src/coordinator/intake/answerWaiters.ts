@@ -105,16 +105,6 @@ export class AnswerWaiters {
     }
   }
 
-  /** Ends every open wait with `reason` (closing). */
-  cancelAll(reason: Error): void {
-    for (const [inputId, waiters] of [...this.waiters]) {
-      for (const waiter of [...waiters]) {
-        this.remove(inputId, waiter);
-        waiter.reject(reason);
-      }
-    }
-  }
-
   /** Stops the safety sweep. */
   close(): void {
     clearInterval(this.sweep);

@@ -59,11 +59,6 @@ export class RequestJobs {
 
   constructor(private readonly options: RequestJobsOptions) {}
 
-  /** Jobs held now. */
-  get size(): number {
-    return this.inHand.size;
-  }
-
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
     if (isDecisionJob(job.data)) {

@@ -61,11 +61,6 @@ export class SessionTasks {
     this.running.set(sessionId, task);
   }
 
-  /** Sessions running now. */
-  get size(): number {
-    return this.running.size;
-  }
-
   /**
    * Stops starting sessions, lets running ones finish for up to `graceMs`, then hands the
    * rest over (their runs stay open for the next holder) and waits for them to stop.

@@ -1,4 +1,5 @@
 export { writtenToolKeys } from "../redis/keys.js";
+export { canonicalJson } from "../tools/canonicalJson.js";
 export {
   createWrittenToolsSync,
   syncWrittenTools,
@@ -16,7 +17,6 @@ export {
   type WriteToolOptions,
 } from "./writeTool.js";
 export {
-  canonicalJson,
   describeInvalidSpec,
   hashWrittenTool,
   WRITTEN_TOOL_LIMITS,

@@ -1,8 +1,8 @@
 import { writtenToolKeys } from "../redis/keys.js";
 import { SaveWrittenToolReply } from "../redis/scriptReplies.js";
 import { withScripts } from "../redis/scripts.js";
+import { canonicalJson } from "../tools/canonicalJson.js";
 import {
-  canonicalJson,
   describeInvalidSpec,
   hashWrittenTool,
   parseDefinition,

@@ -1,4 +1,4 @@
-import { type EmitFn, TOOL_JOB_RETENTION, type ToolJobResult, toolJobId } from "@yiem/core";
+import { type EmitFn, JOB_RETENTION, type ToolJobResult, toolJobId } from "@yiem/core";
 import { monotonicMs, sleep } from "../clock.js";
 import {
   appendResults,
@@ -112,7 +112,7 @@ async function tracedRawCall(raw: RawClient, n: number): Promise<Record<keyof Ra
   const t0 = monotonicMs();
   const job = await raw.queue.add(RAW_TRACED_JOB, rawJobData("bench-traced", "r0000000", n), {
     attempts: 1,
-    ...TOOL_JOB_RETENTION,
+    ...JOB_RETENTION,
   });
   const added = monotonicMs();
   const value = (await job.waitUntilFinished(raw.events, 10_000)) as ToolJobResult;

@@ -16,6 +16,7 @@ export * from "./protocol/busEvent.js";
 export * from "./protocol/coordinatorDecision.js";
 export * from "./protocol/coordinatorJob.js";
 export * from "./protocol/errors.js";
+export * from "./protocol/jobRetention.js";
 export * from "./protocol/toolJobs.js";
 export * from "./protocol/toolQueues.js";
 export * from "./redis/keys.js";

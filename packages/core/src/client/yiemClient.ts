@@ -16,6 +16,7 @@ import {
   RedisUnavailableError,
   ResponseTimeoutError,
 } from "../protocol/errors.js";
+import { JOB_RETENTION } from "../protocol/jobRetention.js";
 import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
 import {
   connectRedis,
@@ -87,12 +88,6 @@ const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "activ
 
 /** How many of the newest unanswered requests of each state `hasSession` looks through. */
 const QUEUED_SCAN_LIMIT = 10_000;
-
-/** How long finished request jobs stay (for Bull Board and `waitUntilFinished`). */
-const REQUEST_JOB_RETENTION = {
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: { age: 24 * 3600, count: 10_000 },
-} as const;
 
 function pick(options: DecisionOptions): { by?: string; reason?: string } {
   return {
@@ -181,7 +176,7 @@ export class YiemClient {
       (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
-        { jobId: runId, ...REQUEST_JOB_RETENTION },
+        { jobId: runId, ...JOB_RETENTION },
       ),
     );
     this.rememberRun(runId, sessionId);
@@ -394,7 +389,7 @@ export class YiemClient {
     await this.ready();
     const queue = await this.coordinatorQueue();
     const job = await this.guard(() =>
-      queue.add("decision", data, { jobId: randomUUID(), ...REQUEST_JOB_RETENTION }),
+      queue.add("decision", data, { jobId: randomUUID(), ...JOB_RETENTION }),
     );
     const id = job.id ?? "";
     for (const until = Date.now() + timeoutMs; Date.now() < until; ) {

@@ -3,12 +3,8 @@ import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import { type Logger, silentLogger } from "../ops/logger.js";
 import { watchRedis } from "../ops/redisWatch.js";
 import { parseControlMessage } from "../protocol/controlMessages.js";
-import {
-  ABORTED_JOB_REASON,
-  TOOL_JOB_RETENTION,
-  type ToolJobData,
-  type ToolJobResult,
-} from "../protocol/toolJobs.js";
+import { JOB_RETENTION } from "../protocol/jobRetention.js";
+import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import {
   applyToolLimits,
   isLimitedTool,
@@ -82,7 +78,7 @@ export interface ToolWorkerHandle {
  * (aborted or refused, kept 24 h). So a result is not kept in Redis a day longer than its job.
  */
 function markerTtlS(withResult: boolean): number {
-  const { removeOnComplete, removeOnFail } = TOOL_JOB_RETENTION;
+  const { removeOnComplete, removeOnFail } = JOB_RETENTION;
   return withResult ? removeOnComplete.age : removeOnFail.age;
 }
 

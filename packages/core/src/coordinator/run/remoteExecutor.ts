@@ -1,11 +1,7 @@
 import type { Queue } from "bullmq";
 import { LeaseLostError } from "../../protocol/errors.js";
-import {
-  ABORTED_JOB_REASON,
-  TOOL_JOB_RETENTION,
-  type ToolJobData,
-  toolJobId,
-} from "../../protocol/toolJobs.js";
+import { JOB_RETENTION } from "../../protocol/jobRetention.js";
+import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
 import { remoteQueueOf } from "../../protocol/toolQueues.js";
 import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
@@ -121,8 +117,7 @@ async function runRemote(
       retries: prep.tool.retries ?? 0,
       trace: injectTraceContext(),
     };
-    const add = () =>
-      queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
+    const add = () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
     return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
   } catch (err) {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
@@ -9,7 +8,7 @@ import {
   readCoordinatorJob,
   sessionIdForJob,
 } from "../../protocol/coordinatorJob.js";
-import { redisBackoffMs } from "../../redis/redisBackoff.js";
+import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
@@ -38,6 +37,12 @@ class JobLetGoError extends Error {
 }
 
 type OrderedRequest = CoordinatorRequest & { order: number };
+
+/** Tries at recording a decision and completing its job (about 6 s of pauses in all). */
+const DECISION_ATTEMPTS = 8;
+
+/** Tries at failing an invalid job (under 1 s of pauses in all). */
+const REFUSE_ATTEMPTS = 5;
 
 interface InHand {
   job: Job;
@@ -127,53 +132,47 @@ export class RequestJobs {
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
-    const released = entry.wait.promise.then(
-      () => undefined,
-      (err: unknown) => err,
+    const letGo = new AbortController();
+    entry.wait.promise.catch((err: unknown) => {
+      if (err instanceof JobLetGoError) letGo.abort(err);
+    });
+    return retryTransient(
+      () => store.enqueueInput(sessionId, runId, request.kind, request.message, request.order),
+      {
+        attempts: Number.POSITIVE_INFINITY,
+        retryIf: anyError,
+        signal: letGo.signal,
+        onRetry: (err) =>
+          log.warn(
+            { sessionId, runId, err: (err as Error).message },
+            "could not record an input; retrying",
+          ),
+      },
     );
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await store.enqueueInput(
-          sessionId,
-          runId,
-          request.kind,
-          request.message,
-          request.order,
-        );
-      } catch (err) {
-        log.warn(
-          { sessionId, runId, err: (err as Error).message },
-          "could not record an input; retrying",
-        );
-      }
-      const letGo = await Promise.race([released, sleep(redisBackoffMs(attempt))]);
-      if (letGo instanceof JobLetGoError) throw letGo;
-    }
   }
 
   /** Completes the job with its answer, retrying Redis errors while the job is still ours. */
   private async complete(entry: InHand, result: CoordinatorJobResult): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await entry.job.moveToCompleted(result, entry.token, false);
-        return;
-      } catch (err) {
-        if (
-          !this.inHand.has(result.runId) ||
-          /lock|not in the active state|does not exist/i.test((err as Error).message)
-        ) {
-          this.options.log.info(
-            { runId: result.runId, err: (err as Error).message },
-            "a coordinator job moved on before it could complete",
-          );
-          return;
-        }
-        this.options.log.warn(
-          { runId: result.runId, err: (err as Error).message },
-          "could not complete a coordinator job; retrying",
-        );
-      }
-      await sleep(redisBackoffMs(attempt));
+    const { log } = this.options;
+    const { runId } = result;
+    const movedOn = (err: unknown) =>
+      !this.inHand.has(runId) ||
+      /lock|not in the active state|does not exist/i.test((err as Error).message);
+    try {
+      await retryTransient(() => entry.job.moveToCompleted(result, entry.token, false), {
+        attempts: Number.POSITIVE_INFINITY,
+        retryIf: (err) => !movedOn(err),
+        onRetry: (err) =>
+          log.warn(
+            { runId, err: (err as Error).message },
+            "could not complete a coordinator job; retrying",
+          ),
+      });
+    } catch (err) {
+      log.info(
+        { runId, err: (err as Error).message },
+        "a coordinator job moved on before it could complete",
+      );
     }
   }
 
@@ -188,32 +187,32 @@ export class RequestJobs {
     } catch (err) {
       return this.refuse(job, token, err);
     }
-    for (let attempt = 0; attempt < 8; attempt++) {
-      try {
+    const { log } = this.options;
+    const warn = (err: unknown, what: string) =>
+      log.warn({ jobId: job.id, err: (err as Error).message }, what);
+    await retryTransient(
+      async () => {
         const outcome = await recordDecision(this.options.decisions, request);
         if (outcome.ok) await job.moveToCompleted(outcome.result, token, false);
         else await job.moveToFailed(new UnrecoverableError(outcome.reason), token, false);
-        return;
-      } catch (err) {
-        this.options.log.warn(
-          { jobId: job.id, err: (err as Error).message },
-          "could not record a decision; retrying",
-        );
-        await sleep(redisBackoffMs(attempt));
-      }
-    }
+      },
+      {
+        attempts: DECISION_ATTEMPTS,
+        retryIf: anyError,
+        onRetry: (err) => warn(err, "could not record a decision; retrying"),
+      },
+    ).catch((err: unknown) =>
+      // Its lock runs out unrenewed: the stalled check hands the job out again.
+      warn(err, "could not record a decision; giving up until the job is handed out again"),
+    );
   }
 
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
     const reason = `invalid request: ${(err as Error).message}`;
     this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await job.moveToFailed(new UnrecoverableError(reason), token, false);
-        return;
-      } catch {
-        await sleep(redisBackoffMs(attempt));
-      }
-    }
+    await retryTransient(() => job.moveToFailed(new UnrecoverableError(reason), token, false), {
+      attempts: REFUSE_ATTEMPTS,
+      retryIf: anyError,
+    }).catch(() => undefined);
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../ops/logger.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
+import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import type { AnswerWaiters } from "../intake/answerWaiters.js";
 import type { RunSlots, Slot } from "../intake/runSlots.js";
 import {
@@ -83,35 +83,25 @@ export class SessionTasks {
       if (held) this.held.set(sessionId, held);
       else this.held.delete(sessionId);
     };
-    for (let attempt = 0; ; attempt++) {
-      let outcome: SessionOutcome;
-      try {
-        outcome = await processSession(deps, sessionId, token, register);
-      } catch (err) {
+    // After a failure the session is taken again first: it may have moved on meanwhile.
+    const workOnce = async (attempt: number): Promise<SessionOutcome | undefined> => {
+      if (attempt === 0) return processSession(deps, sessionId, token, register);
+      if (this.closing) return undefined;
+      if (!(await deps.store.acquire(sessionId, token, deps.leaseMs))) return undefined;
+      return processSession(deps, sessionId, token, register);
+    };
+    const outcome = await retryTransient(workOnce, {
+      attempts: Number.POSITIVE_INFINITY,
+      retryIf: anyError, // OOM, a reset connection, a failover: the run must not be left open
+      backoffMs: (attempt) => redisBackoffMs(attempt + 1), // a whole session: 100 ms at first
+      onRetry: (err, attempt) =>
         log.warn(
           { sessionId, err: (err as Error).message, attempt },
           "session interrupted by a Redis error; retrying",
-        );
-        if (!(await this.retryLater(sessionId, token, attempt))) return undefined;
-        continue;
-      }
-      log.debug({ sessionId, outcome }, "session released");
-      return outcome;
-    }
-  }
-
-  /** Waits before another try; false when the session is no longer ours to work. */
-  private async retryLater(sessionId: string, token: string, attempt: number): Promise<boolean> {
-    const { deps } = this.options;
-    for (let wait = attempt; ; wait++) {
-      await sleep(redisBackoffMs(wait + 1));
-      if (this.closing) return false;
-      try {
-        return await deps.store.acquire(sessionId, token, deps.leaseMs);
-      } catch {
-        // Redis still failing: keep waiting.
-      }
-    }
+        ),
+    });
+    if (outcome) log.debug({ sessionId, outcome }, "session released");
+    return outcome;
   }
 
   private ended(sessionId: string, slot: Slot, outcome: SessionOutcome | undefined): void {

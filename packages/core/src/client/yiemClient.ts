@@ -26,11 +26,11 @@ import {
   type RedisTarget,
 } from "../redis/redisConnection.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
+import { ResponseWaits } from "../state/responseWaits.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
 import type { AssistantMessage, UserInput } from "../types/index.js";
-import { ResponseWaiter } from "./responseWaiter.js";
 
 /** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
 export interface LimitedToolLoad {
@@ -80,6 +80,9 @@ export interface DecisionOptions {
   timeoutMs?: number;
 }
 
+/** How often `waitForResponse` reads a response it was not told of, in case the announcement was missed. */
+const RESPONSE_RECHECK_MS = 1000;
+
 /** How many runs' sessions a client remembers for `waitForResponse`. */
 const REMEMBERED_RUNS = 10_000;
 
@@ -112,7 +115,9 @@ export class YiemClient {
   private readonly command: RedisClient;
   private readonly store: SessionStore;
   private queue: Promise<Queue> | undefined;
-  private readonly responses: ResponseWaiter;
+  private readonly responses: ResponseWaits;
+  /** The subscription `responses` listens on, opened on the first `waitForResponse`. */
+  private responsesListening: { subscriber: RedisClient; ready: Promise<void> } | undefined;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
   /**
@@ -132,9 +137,13 @@ export class YiemClient {
     });
     this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
     this.store = new SessionStore(this.command, this.keys);
-    this.responses = new ResponseWaiter(this.command, this.keys.responsesChannel, (id) =>
-      this.readResponseOf(id),
-    );
+    this.responses = new ResponseWaits({
+      read: (inputs) =>
+        Promise.all(
+          inputs.map(({ inputId }) => this.readResponseOf(inputId).catch(() => undefined)),
+        ),
+      recheckMs: RESPONSE_RECHECK_MS,
+    });
   }
 
   /**
@@ -285,7 +294,24 @@ export class YiemClient {
     options: { timeoutMs?: number; sessionId?: string } = {},
   ): Promise<AssistantMessage> {
     if (options.sessionId) this.rememberRun(runId, options.sessionId);
-    return this.responses.wait(runId, options.timeoutMs ?? 120_000);
+    await this.listenForResponses();
+    const wait = this.responses.wait(runId, { timeoutMs: options.timeoutMs ?? 120_000 });
+    void this.responses.recheck([runId]); // it may be stored already
+    return wait.promise;
+  }
+
+  /** Subscribes (once) to the responses channel on a connection of its own. */
+  private listenForResponses(): Promise<void> {
+    if (this.responsesListening) return this.responsesListening.ready;
+    const subscriber = duplicateConnection(this.command, {
+      lazyConnect: false,
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+    });
+    subscriber.on("error", () => undefined);
+    const ready = this.responses.listen(subscriber, this.keys.responsesChannel);
+    this.responsesListening = { subscriber, ready };
+    return ready;
   }
 
   /** Aborts the session's current run, wherever its calls run. */
@@ -413,6 +439,7 @@ export class YiemClient {
   /** Closes the connections. */
   async close(): Promise<void> {
     this.responses.close();
+    this.responsesListening?.subscriber.disconnect();
     await this.queue?.then((queue) => queue.close()).catch(() => undefined);
     const redis = this.command;
     if (redis.status === "connecting" || redis.status === "connect") {

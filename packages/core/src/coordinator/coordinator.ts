@@ -19,6 +19,7 @@ import {
 import { isConnectionError } from "../redis/redisErrors.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionStore } from "../state/sessionStore.js";
 import type { ExtractToolCallsOptions } from "../tools/extractToolCalls.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
@@ -31,7 +32,6 @@ import {
 import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
-import { AnswerWaiters } from "./intake/answerWaiters.js";
 import {
   abortWaitingRun,
   type DecisionDeps,
@@ -210,6 +210,25 @@ function listenForAborts(
   });
 }
 
+/** How often a coordinator's open waits read their responses, in case an announcement was missed. */
+const ANSWER_RECHECK_MS = 15_000;
+
+/**
+ * The coordinator's waits for the responses of the jobs it holds: answered by its own runs
+ * (`settle`) or by another coordinator's (the responses channel), read from the session store.
+ */
+function answerWaits(store: SessionStore, log: Logger): ResponseWaits {
+  return new ResponseWaits({
+    read: (inputs) =>
+      store.readResponses(
+        inputs.map(({ inputId, sessionId }) => ({ inputId, sessionId: sessionId ?? "" })),
+      ),
+    recheckMs: ANSWER_RECHECK_MS,
+    onReadError: (err) =>
+      log.debug({ err: (err as Error).message }, "could not read responses; retrying later"),
+  });
+}
+
 /** What `/readyz` says while the coordinator is still connecting to Redis. */
 const STARTING: Readiness = { ready: false, reason: "starting: connecting to redis" };
 
@@ -294,7 +313,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     acks: replicaAcksOf(options, keys.layout.cluster, log),
   };
   const store = new SessionStore(command, keys, ctx.acks);
-  const answers = new AnswerWaiters(store, log);
+  const answers = answerWaits(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
   const deps = await runnerDeps(options, ctx, store, log);
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
@@ -378,7 +397,7 @@ interface RuntimeParts {
   intake: Intake;
   tasks: SessionTasks;
   requests: RequestJobs;
-  answers: AnswerWaiters;
+  answers: ResponseWaits;
   locks: JobLocks;
   subscriber: RedisClient;
   coordinatorQueue: Queue;
@@ -439,7 +458,7 @@ async function runnerDeps(
 async function subscribeToChannels(
   ctx: CoordinatorContext,
   tasks: SessionTasks,
-  answers: AnswerWaiters,
+  answers: ResponseWaits,
   log: Logger,
   onAbort: (sessionId: string) => Promise<void>,
 ): Promise<RedisClient> {

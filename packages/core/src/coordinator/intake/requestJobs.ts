@@ -10,9 +10,9 @@ import {
 } from "../../protocol/coordinatorJob.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
+import type { ResponseWait, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
-import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
 import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
@@ -21,7 +21,7 @@ import type { Slot } from "./runSlots.js";
 export interface RequestJobsOptions {
   store: SessionStore;
   tasks: SessionTasks;
-  answers: AnswerWaiters;
+  answers: ResponseWaits;
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;
@@ -47,7 +47,7 @@ const REFUSE_ATTEMPTS = 5;
 interface InHand {
   job: Job;
   token: string;
-  wait: AnswerWait;
+  wait: ResponseWait;
   done: Promise<void>;
 }
 
@@ -80,7 +80,7 @@ export class RequestJobs {
     const jobId = job.id ?? "";
     const sessionId = request.sessionId ?? sessionIdForJob(jobId, job.timestamp);
     const order = inputOrder(job.timestamp);
-    const wait = this.options.answers.wait(sessionId, jobId);
+    const wait = this.options.answers.wait(jobId, { sessionId });
     const entry = { job, token, wait } as InHand;
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "../../ops/logger.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
-import type { AnswerWaiters } from "../intake/answerWaiters.js";
+import type { ResponseWaits } from "../../state/responseWaits.js";
 import type { RunSlots, Slot } from "../intake/runSlots.js";
 import {
   type HeldSession,
@@ -15,7 +15,7 @@ import {
 export interface SessionTasksOptions {
   deps: SessionRunnerDeps;
   slots: RunSlots;
-  answers: AnswerWaiters;
+  answers: ResponseWaits;
   coordinatorId: string;
   log: Logger;
 }

@@ -1,22 +1,13 @@
-import { hostname } from "node:os";
 import { Queue, Worker } from "bullmq";
 import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { DEFAULT_COORDINATOR_CONCURRENCY } from "../ops/clusterConfig.js";
-import { type Logger, silentLogger } from "../ops/logger.js";
-import { type RedisWatch, watchRedis } from "../ops/redisWatch.js";
-import { parseControlMessage } from "../protocol/controlMessages.js";
+import type { Logger } from "../ops/logger.js";
+import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
+import type { RedisWatch } from "../ops/redisWatch.js";
 import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
-import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  describeRedisTarget,
-  duplicateConnection,
-  type RedisClient,
-  type RedisTarget,
-} from "../redis/redisConnection.js";
-import { isConnectionError } from "../redis/redisErrors.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -190,24 +181,18 @@ async function enableWrittenTools(
  * Aborts the current run of a session this coordinator holds, and carries the abort to a run
  * nobody may be holding (`onAbort`: parked for approval, or its holder gone).
  */
-function listenForAborts(
+function abortSession(
   tasks: SessionTasks,
-  subscriber: RedisClient,
-  channel: string,
   log: Logger,
+  sessionId: string,
   onAbort: (sessionId: string) => Promise<void>,
 ): void {
-  subscriber.on("message", (from: string, text: string) => {
-    if (from !== channel) return;
-    const message = parseControlMessage(text);
-    if (!message) return;
-    const held = tasks.held.get(message.sessionId);
-    if (held?.controller) {
-      log.info({ sessionId: message.sessionId }, "run aborted");
-      held.controller.abort();
-    }
-    void onAbort(message.sessionId);
-  });
+  const held = tasks.held.get(sessionId);
+  if (held?.controller) {
+    log.info({ sessionId }, "run aborted");
+    held.controller.abort();
+  }
+  void onAbort(sessionId);
 }
 
 /** How often a coordinator's open waits read their responses, in case an announcement was missed. */
@@ -299,11 +284,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
  * process.on("SIGTERM", () => coordinator.close());
  */
 async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<CoordinatorHandle> {
-  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
-  const command = connectRedis(options.redis, DURABLE_CONNECTION);
-  const log = options.logger ?? silentLogger;
-  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
-  const coordinatorId = options.coordinatorId ?? `${hostname()}-${process.pid}`;
+  const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
+  const { keys, command, log, watch, id: coordinatorId } = runtime;
   const ctx: CoordinatorContext = {
     keys,
     command,
@@ -323,7 +305,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     log,
   };
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
-  const subscriber = await subscribeToChannels(ctx, tasks, answers, log, (sessionId) =>
+  await subscribeToChannels(runtime, tasks, answers, (sessionId) =>
     abortWaitingRun(decisions, store, sessionId),
   );
   await openToolQueues(options.toolStore, ctx);
@@ -331,23 +313,14 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     connection: command,
     prefix: keys.bullPrefix,
   });
-  const lockDurationMs = options.lockDurationMs ?? 30_000;
   const worker = new Worker(keys.coordinatorQueue, undefined, {
-    connection: command, // BullMQ duplicates it for its blocking reads
-    prefix: keys.bullPrefix,
-    lockDuration: lockDurationMs,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
+    ...runtime.workerOptions,
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
-    name: coordinatorId,
   });
-  // Outages are logged once by the watch; BullMQ repeats them on every retry.
-  worker.on("error", (err) =>
-    log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message }, "coordinator queue error"),
-  );
+  runtime.logWorkerErrors(worker, "coordinator queue error");
   await worker.waitUntilReady();
   await worker.startStalledCheckTimer();
-  const locks = new JobLocks(worker, lockDurationMs, log);
+  const locks = new JobLocks(worker, runtime.lockDurationMs, log);
   locks.start();
   const requests = new RequestJobs({
     store,
@@ -375,7 +348,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     requests,
     answers,
     locks,
-    subscriber,
+    subscriber: runtime.subscriber,
     coordinatorQueue,
     log,
     watch,
@@ -453,25 +426,18 @@ async function runnerDeps(
 
 /**
  * Subscribes to the control channel (aborts) and the responses channel (answers to held
- * jobs) on one connection; both connections log errors and reconnect by themselves.
+ * jobs) on the process's subscriber connection.
  */
 async function subscribeToChannels(
-  ctx: CoordinatorContext,
+  runtime: ProcessRuntime,
   tasks: SessionTasks,
   answers: ResponseWaits,
-  log: Logger,
   onAbort: (sessionId: string) => Promise<void>,
-): Promise<RedisClient> {
-  const subscriber = duplicateConnection(ctx.command);
-  for (const connection of [ctx.command, subscriber]) {
-    connection.on("error", (err: Error) =>
-      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
-    );
-  }
-  listenForAborts(tasks, subscriber, ctx.keys.controlChannel, log, onAbort);
-  await subscriber.subscribe(ctx.keys.controlChannel);
-  await answers.listen(subscriber, ctx.keys.responsesChannel);
-  return subscriber;
+): Promise<void> {
+  await runtime.listenForAborts((sessionId) =>
+    abortSession(tasks, runtime.log, sessionId, onAbort),
+  );
+  await answers.listen(runtime.subscriber, runtime.keys.responsesChannel);
 }
 
 /**

@@ -1,8 +1,7 @@
 import { hostname } from "node:os";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import { type Logger, silentLogger } from "../ops/logger.js";
-import { watchRedis } from "../ops/redisWatch.js";
-import { parseControlMessage } from "../protocol/controlMessages.js";
+import type { Logger } from "../ops/logger.js";
+import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { JOB_RETENTION } from "../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import {
@@ -11,16 +10,8 @@ import {
   limitedToolQueues,
   remoteQueueOf,
 } from "../protocol/toolQueues.js";
-import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  describeRedisTarget,
-  duplicateConnection,
-  type RedisClient,
-  type RedisTarget,
-} from "../redis/redisConnection.js";
-import { isConnectionError } from "../redis/redisErrors.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import { retryTransient } from "../redis/retryTransient.js";
 import { publishEvent } from "../state/eventBus.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
@@ -84,6 +75,7 @@ function markerTtlS(withResult: boolean): number {
 
 interface WorkerContext {
   options: ToolWorkerOptions;
+  runtime: ProcessRuntime;
   workerId: string;
   keys: ClusterKeys;
   command: RedisClient;
@@ -268,7 +260,6 @@ async function processToolJob(
  * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once.
  */
 function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number): Worker {
-  const { options } = ctx;
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
     queue,
     async (job, _token, signal) => {
@@ -283,23 +274,9 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
         ctx.active.delete(jobId);
       }
     },
-    {
-      connection: ctx.command, // BullMQ duplicates it for its blocking reads
-      prefix: ctx.keys.bullPrefix,
-      concurrency,
-      lockDuration: options.lockDurationMs ?? 30_000,
-      stalledInterval: options.stalledIntervalMs ?? 30_000,
-      maxStalledCount: 1000, // retries are counted per tool in runToolJob
-      name: ctx.workerId,
-    },
+    { ...ctx.runtime.workerOptions, concurrency }, // retries are counted per tool in runToolJob
   );
-  // Outages are logged once by the Redis watch; BullMQ repeats them on every retry.
-  worker.on("error", (err) =>
-    ctx.log[isConnectionError(err) ? "debug" : "warn"](
-      { err: err.message, queue },
-      "tool queue worker error",
-    ),
-  );
+  ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });
   return worker;
 }
 
@@ -314,14 +291,10 @@ function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
 }
 
 /** Cancels every running call of an aborted session (its tool's signal fires). */
-function listenForAborts(ctx: WorkerContext, subscriber: RedisClient): void {
-  subscriber.on("message", (_channel, text) => {
-    const message = parseControlMessage(text);
-    if (!message) return;
-    for (const [jobId, entry] of ctx.active) {
-      if (entry.sessionId === message.sessionId) entry.worker.cancelJob(jobId, ABORTED_JOB_REASON);
-    }
-  });
+function cancelCallsOf(ctx: WorkerContext, sessionId: string): void {
+  for (const [jobId, entry] of ctx.active) {
+    if (entry.sessionId === sessionId) entry.worker.cancelJob(jobId, ABORTED_JOB_REASON);
+  }
 }
 
 /** Announces the worker now and every third of the announcement's lifetime; returns the timer. */
@@ -379,9 +352,7 @@ async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): P
  * process.on("SIGTERM", () => worker.close());
  */
 export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
-  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
-  const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
-  const log = options.logger ?? silentLogger;
+  const workerId = processIdOf(options.workerId); // known before Redis: the HTTP side starts first
   const metrics =
     options.port === undefined
       ? undefined
@@ -394,8 +365,8 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
       metrics,
       health: () => ({ workerId, running: metrics.inFlight() }),
     }));
-  const command = connectRedis(options.redis, DURABLE_CONNECTION);
-  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
+  const runtime = startProcessRuntime({ ...options, id: workerId });
+  const { keys, command, log, watch, subscriber } = runtime;
   const written = isWriteToolAllowed()
     ? createWrittenToolsSync({ redis: command, prefix: keys.prefix, store: options.toolStore })
     : undefined;
@@ -403,6 +374,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   const ctx: WorkerContext = {
     written,
     options,
+    runtime,
     workerId,
     keys,
     command,
@@ -412,14 +384,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   };
   const queues = queuesToServe(options);
   await applyLimitsOfServedTools(ctx, queues);
-  const subscriber = duplicateConnection(command);
-  for (const connection of [command, subscriber]) {
-    connection.on("error", (err: Error) =>
-      ctx.log.debug({ err: err.message }, "redis connection error (reconnecting)"),
-    );
-  }
-  listenForAborts(ctx, subscriber);
-  await subscriber.subscribe(keys.controlChannel);
+  await runtime.listenForAborts((sessionId) => cancelCallsOf(ctx, sessionId));
   const workers = queues.flatMap((queue) => startShardWorkers(ctx, queue));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const heartbeat = await startHeartbeat(ctx, queues);

@@ -7,6 +7,7 @@ export * from "./coordinator/run/approvalExecutor.js";
 export * from "./coordinator/run/remoteExecutor.js";
 export * from "./coordinator/run/resultWaiter.js";
 export * from "./ops/clusterConfig.js";
+export * from "./ops/defaults.js";
 export * from "./ops/heapGrowth.js";
 export * from "./ops/httpListen.js";
 export * from "./ops/logger.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
+import { DEFAULTS } from "../ops/defaults.js";
 import type { BusEvent } from "../protocol/busEvent.js";
 import {
   type DecisionJobData,
@@ -45,10 +46,14 @@ export interface LimitedToolLoad {
 export interface YiemClientOptions {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
   /** Tool queue shards (`YIEM_SHARDS`); only `limitedToolLoad` reads queues, which are never sharded. */
   shards?: number;
-  /** Largest input `send` accepts, in bytes of its JSON (default 1 MiB, as the coordinators). */
+  /**
+   * Largest input `send` accepts, in bytes of its JSON (as the coordinators).
+   * @defaultValue `DEFAULTS.maxInputBytes`
+   */
   maxInputBytes?: number;
 }
 
@@ -76,7 +81,10 @@ export interface DecisionOptions {
   by?: string;
   /** Why (for a denial, the text the model reads). */
   reason?: string;
-  /** How long to wait for a coordinator to record it (default 30 s). */
+  /**
+   * How long to wait for a coordinator to record it.
+   * @defaultValue `DEFAULTS.decisionTimeoutMs`
+   */
   timeoutMs?: number;
 }
 
@@ -128,7 +136,10 @@ export class YiemClient {
 
   constructor(options: YiemClientOptions) {
     this.maxInputBytes = options.maxInputBytes;
-    this.keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
+    this.keys = clusterKeys(
+      options.prefix ?? DEFAULTS.prefix,
+      keyLayoutOf(options.redis, options.shards),
+    );
     this.target = describeRedisTarget(options.redis);
     this.command = connectRedis(options.redis, {
       enableOfflineQueue: false,
@@ -287,7 +298,8 @@ export class YiemClient {
   /**
    * The response of the run that answered `runId` (an id from `send`). The response is stored
    * in the run's session: this client knows it for its own sends, finds it in the request job
-   * while the job is kept (an hour after it completed), or is told it (`sessionId`).
+   * while the job is kept (an hour after it completed), or is told it (`sessionId`). Rejects
+   * with `ResponseTimeoutError` after `timeoutMs` (default `DEFAULTS.responseTimeoutMs`).
    */
   async waitForResponse(
     runId: string,
@@ -295,7 +307,8 @@ export class YiemClient {
   ): Promise<AssistantMessage> {
     if (options.sessionId) this.rememberRun(runId, options.sessionId);
     await this.listenForResponses();
-    const wait = this.responses.wait(runId, { timeoutMs: options.timeoutMs ?? 120_000 });
+    const timeoutMs = options.timeoutMs ?? DEFAULTS.responseTimeoutMs;
+    const wait = this.responses.wait(runId, { timeoutMs });
     void this.responses.recheck([runId]); // it may be stored already
     return wait.promise;
   }
@@ -408,7 +421,7 @@ export class YiemClient {
 
   private async decide(
     decision: DecisionJobData["decision"],
-    timeoutMs = 30_000,
+    timeoutMs: number = DEFAULTS.decisionTimeoutMs,
   ): Promise<DecisionJobResult> {
     const data: DecisionJobData = { decision };
     readDecisionJob(data);

@@ -1,7 +1,6 @@
 import { Queue, Worker } from "bullmq";
-import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
-import { DEFAULT_COORDINATOR_CONCURRENCY } from "../ops/clusterConfig.js";
+import { DEFAULTS } from "../ops/defaults.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
@@ -44,14 +43,17 @@ import { SessionTasks } from "./run/sessionTasks.js";
 export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
   llmCall: LlmCall;
   toolStore: ToolStore;
+  /** @defaultValue `DEFAULTS.systemPrompt` */
   systemPrompt?: string;
   /**
-   * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
-   * (256 KiB); on a request's input, `maxInputBytes` (1 MiB); on the transcript sent to the
-   * model in one request, `maxContextBytes` (4 MiB, oldest turns dropped).
+   * Caps: on the model's tool calls, `maxToolCalls` per message and `maxArgumentBytes`; on a
+   * request's input, `maxInputBytes`; on the transcript sent to the model in one request,
+   * `maxContextBytes` (oldest turns dropped).
+   * @defaultValue `DEFAULTS.maxToolCalls`, `DEFAULTS.maxArgumentBytes`, `DEFAULTS.maxInputBytes`, `DEFAULTS.maxContextBytes`
    */
   limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
   /**
@@ -59,22 +61,43 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * `approvalTimeoutMs` wins). Default: no timeout.
    */
   approvalTimeoutMs?: number;
-  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  /**
+   * Tool queue shards (`YIEM_SHARDS`).
+   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
+   */
   shards?: number;
   /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
-   * write): default 1 on a cluster, 0 on a single Redis. See docs/RELIABILITY.md, "Failover".
+   * write). See docs/RELIABILITY.md, "Failover".
+   * @defaultValue 0 on a single Redis, `DEFAULTS.clusterReplicaAcks` on a cluster
    */
   replicaAcks?: number;
-  /** How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`). Default 250 ms. */
+  /**
+   * How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`).
+   * @defaultValue `DEFAULTS.replicaAckTimeoutMs`
+   */
   replicaAckTimeoutMs?: number;
-  /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
+  /**
+   * Sessions run at once (jobs that wait for a running session take no slot).
+   * @defaultValue `DEFAULTS.coordinatorConcurrency`
+   */
   concurrency?: number;
-  /** How long a hold on a session lasts without renewal. Default 10 s. */
+  /**
+   * How long a hold on a session lasts without renewal.
+   * @defaultValue `DEFAULTS.leaseMs`
+   */
   leaseMs?: number;
-  /** BullMQ lock of a coordinator job; a coordinator silent this long is considered dead. Default 30 s. */
+  /**
+   * BullMQ lock of a coordinator job; a coordinator silent this long is considered dead.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
   lockDurationMs?: number;
+  /**
+   * How often BullMQ looks for stalled coordinator jobs.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
   stalledIntervalMs?: number;
+  /** @defaultValue `<hostname>-<pid>` */
   coordinatorId?: string;
   logger?: Logger;
   /** Sees every event this coordinator publishes (metrics). */
@@ -100,8 +123,9 @@ export interface CoordinatorHandle {
   /** The HTTP server's base URL when `port` was given. */
   url?: string;
   /**
-   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default 10 s),
-   * hands the rest over to other coordinators, then closes every connection.
+   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default
+   * `DEFAULTS.shutdownGraceMs`), hands the rest over to other coordinators, then closes every
+   * connection.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -120,15 +144,15 @@ interface CoordinatorContext {
 const SHORT_ACK_WARN_MS = 10_000;
 
 /**
- * The replica acknowledgements session writes wait for: `replicaAcks` (default 1 on a cluster,
- * 0 on a single Redis). Writes that were not acknowledged in time are warned about, at most
- * once every 10 s.
+ * The replica acknowledgements session writes wait for: `replicaAcks` (by default
+ * `DEFAULTS.clusterReplicaAcks` on a cluster, none on a single Redis). Writes that were not
+ * acknowledged in time are warned about, at most once every 10 s.
  */
 function replicaAcksOf(options: CoordinatorOptions, cluster: boolean, log: Logger): ReplicaAcks {
   let warnedAt = 0;
   return {
-    replicas: options.replicaAcks ?? (cluster ? 1 : 0),
-    timeoutMs: options.replicaAckTimeoutMs ?? 250,
+    replicas: options.replicaAcks ?? (cluster ? DEFAULTS.clusterReplicaAcks : 0),
+    timeoutMs: options.replicaAckTimeoutMs ?? DEFAULTS.replicaAckTimeoutMs,
     onShort(script, acked) {
       if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
       warnedAt = Date.now();
@@ -296,7 +320,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   };
   const store = new SessionStore(command, keys, ctx.acks);
   const answers = answerWaits(store, log);
-  const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
+  const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
   const deps = await runnerDeps(options, ctx, store, log);
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
   const decisions: DecisionDeps = {
@@ -359,7 +383,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, ...ctx.readyQueues],
-    close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
+    close: (graceMs = DEFAULTS.shutdownGraceMs) => closeCoordinator(parts, graceMs),
   };
 }
 
@@ -411,10 +435,10 @@ async function runnerDeps(
     approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,
-    leaseMs: options.leaseMs ?? 10_000,
+    leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
     llmCall: options.llmCall,
     toolStore: options.toolStore,
-    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    systemPrompt: options.systemPrompt ?? DEFAULTS.systemPrompt,
     config: options,
     queueFor: queueFactory(ctx),
     waiter: ctx.waiter,

@@ -11,6 +11,7 @@ import {
   type RedisTarget,
 } from "../redis/redisConnection.js";
 import { isConnectionError } from "../redis/redisErrors.js";
+import { DEFAULTS } from "./defaults.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { type RedisWatch, watchRedis } from "./redisWatch.js";
 
@@ -18,15 +19,28 @@ import { type RedisWatch, watchRedis } from "./redisWatch.js";
 export interface ProcessRuntimeOptions {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
-  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  /**
+   * Tool queue shards (`YIEM_SHARDS`).
+   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
+   */
   shards?: number;
-  /** The process's id (its BullMQ worker name). Default `<hostname>-<pid>`. */
+  /**
+   * The process's id (its BullMQ worker name).
+   * @defaultValue `<hostname>-<pid>`
+   */
   id?: string;
   logger?: Logger;
-  /** BullMQ job lock; a process silent this long is considered dead. Default 30 s. */
+  /**
+   * BullMQ job lock; a process silent this long is considered dead.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
   lockDurationMs?: number;
-  /** How often BullMQ looks for stalled jobs. Default 30 s. */
+  /**
+   * How often BullMQ looks for stalled jobs.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
   stalledIntervalMs?: number;
 }
 
@@ -70,7 +84,10 @@ export function processIdOf(given?: string): string {
  * @example const runtime = startProcessRuntime({ redis: "redis://127.0.0.1:6379", logger });
  */
 export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRuntime {
-  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
+  const keys = clusterKeys(
+    options.prefix ?? DEFAULTS.prefix,
+    keyLayoutOf(options.redis, options.shards),
+  );
   const log = options.logger ?? silentLogger;
   const id = processIdOf(options.id);
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
@@ -81,7 +98,7 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
       log.debug({ err: err.message }, "redis connection error (reconnecting)"),
     );
   }
-  const lockDurationMs = options.lockDurationMs ?? 30_000;
+  const lockDurationMs = options.lockDurationMs ?? DEFAULTS.lockDurationMs;
   return {
     id,
     keys,
@@ -94,7 +111,7 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
       connection: command,
       prefix: keys.bullPrefix,
       lockDuration: lockDurationMs,
-      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs,
       maxStalledCount: 1000,
       name: id,
     },

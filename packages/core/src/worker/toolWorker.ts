@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import { DEFAULTS } from "../ops/defaults.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { JOB_RETENTION } from "../protocol/jobRetention.js";
@@ -32,23 +33,43 @@ import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./work
 export interface ToolWorkerOptions {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
   toolStore: ToolStore;
-  /** Tool queue names to serve. Default `["default"]`. */
+  /**
+   * Tool queue names to serve.
+   * @defaultValue `DEFAULTS.queues`
+   */
   queues?: string[];
-  /** Calls run at once, per tool queue (shared out over its shards). Default 16. */
+  /**
+   * Calls run at once, per tool queue (shared out over its shards).
+   * @defaultValue `DEFAULTS.workerConcurrency`
+   */
   concurrency?: number;
-  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  /**
+   * Tool queue shards (`YIEM_SHARDS`).
+   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
+   */
   shards?: number;
+  /** @defaultValue `<hostname>-<pid>` */
   workerId?: string;
-  /** BullMQ job lock; a worker silent for this long is considered dead. Default 30 s. */
+  /**
+   * BullMQ job lock; a worker silent for this long is considered dead.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
   lockDurationMs?: number;
-  /** How often BullMQ looks for stalled jobs. Default 30 s. */
+  /**
+   * How often BullMQ looks for stalled jobs.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
   stalledIntervalMs?: number;
   logger?: Logger;
   /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
   port?: number;
-  /** The address that HTTP side listens on. Default `127.0.0.1`. */
+  /**
+   * The address that HTTP side listens on.
+   * @defaultValue `DEFAULTS.workerHost`
+   */
   host?: string;
 }
 
@@ -286,7 +307,7 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
  */
 function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
   const shards = ctx.keys.toolQueues(queue);
-  const concurrency = Math.ceil((ctx.options.concurrency ?? 16) / shards.length);
+  const concurrency = Math.ceil(concurrencyOf(ctx.options) / shards.length);
   return shards.map((name) => startQueueWorker(ctx, name, concurrency));
 }
 
@@ -307,7 +328,7 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
       pid: process.pid,
       queues,
       tools: [...ctx.options.toolStore.tools.keys()],
-      concurrency: ctx.options.concurrency ?? 16,
+      concurrency: concurrencyOf(ctx.options),
       running: ctx.active.size,
       startedAt,
       lastSeen: Date.now(),
@@ -316,12 +337,17 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
   return setInterval(announce, WORKER_TTL_MS / 3);
 }
 
+/** Calls a worker runs at once, per tool queue. */
+function concurrencyOf(options: ToolWorkerOptions): number {
+  return options.concurrency ?? DEFAULTS.workerConcurrency;
+}
+
 /**
- * The queues a worker serves: `options.queues` (default `["default"]`), plus, when it serves
+ * The queues a worker serves: `options.queues` (default `DEFAULTS.queues`), plus, when it serves
  * the default queue, the own queues of the limited tools it has (see `remoteQueueOf`).
  */
 function queuesToServe(options: ToolWorkerOptions): string[] {
-  const queues = options.queues ?? ["default"];
+  const queues = options.queues ?? [...DEFAULTS.queues];
   if (!queues.includes("default")) return queues;
   const own = [...options.toolStore.tools.values()].filter((t) => !t.queue && isLimitedTool(t));
   return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];

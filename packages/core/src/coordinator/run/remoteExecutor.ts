@@ -1,4 +1,5 @@
 import type { Queue } from "bullmq";
+import { DEFAULTS } from "../../ops/defaults.js";
 import { LeaseLostError } from "../../protocol/errors.js";
 import { JOB_RETENTION } from "../../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
@@ -114,7 +115,7 @@ async function runRemote(
       toolCallId: prep.toolCall.id,
       toolName: prep.tool.name,
       args: prep.args,
-      retries: prep.tool.retries ?? 0,
+      retries: prep.tool.retries ?? DEFAULTS.toolRetries,
       trace: injectTraceContext(),
     };
     const add = () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });

@@ -211,10 +211,10 @@ function abortSession(
   sessionId: string,
   onAbort: (sessionId: string) => Promise<void>,
 ): void {
-  const held = tasks.held.get(sessionId);
-  if (held?.controller) {
+  const controller = tasks.held.get(sessionId)?.controller;
+  if (controller) {
     log.info({ sessionId }, "run aborted");
-    held.controller.abort();
+    controller.abort();
   }
   void onAbort(sessionId);
 }

@@ -17,7 +17,7 @@ import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
-/** What handling coordinator-queue jobs needs. */
+/** What handling coordinator-queue jobs (requests and decisions) needs. */
 export interface RequestJobsOptions {
   store: SessionStore;
   tasks: SessionTasks;
@@ -44,6 +44,7 @@ const DECISION_ATTEMPTS = 8;
 /** Tries at failing an invalid job (under 1 s of pauses in all). */
 const REFUSE_ATTEMPTS = 5;
 
+/** A request job held until its run answers it. */
 interface InHand {
   job: Job;
   token: string;
@@ -52,12 +53,14 @@ interface InHand {
 }
 
 /**
- * The coordinator-queue jobs this coordinator holds. Each job is one request: validated (a
- * bad one fails at once, unrecoverably, naming the field), its input recorded for its session
- * exactly once however often the job is delivered, then held, without a run slot, until the
- * run that answers it stores its response; the job then completes with
- * `{ sessionId, runId, response }`. Redis errors while recording or completing are retried
- * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
+ * What this coordinator does with the jobs it fetches from the coordinator queue, and the
+ * request jobs it holds. A request job is validated (a bad one fails at once, unrecoverably,
+ * naming the field), its input recorded for its session exactly once however often the job is
+ * delivered, then held, without a run slot, until the run that answers it stores its
+ * response; the job then completes with `{ sessionId, runId, response }`. A decision job
+ * (`{ decision }`) is recorded and completed at once. Errors while recording or completing
+ * are retried (a request's while its lock is kept); a closing coordinator hands its request
+ * jobs back to the queue.
  */
 export class RequestJobs {
   private readonly inHand = new Map<string, InHand>();
@@ -124,7 +127,7 @@ export class RequestJobs {
     }
   }
 
-  /** Records the input, retrying Redis errors until it is recorded or the job is let go. */
+  /** Records the input, retrying any error until it is recorded or the job is let go. */
   private async record(
     entry: InHand,
     sessionId: string,
@@ -151,7 +154,7 @@ export class RequestJobs {
     );
   }
 
-  /** Completes the job with its answer, retrying Redis errors while the job is still ours. */
+  /** Completes the job with its answer, retrying any error while the job is still ours. */
   private async complete(entry: InHand, result: CoordinatorJobResult): Promise<void> {
     const { log } = this.options;
     const { runId } = result;

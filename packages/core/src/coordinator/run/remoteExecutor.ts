@@ -15,8 +15,7 @@ import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
 export interface RemoteExecutorOptions {
   sessionId: string;
   runId: string;
-  /** The BullMQ queue of a tool queue name (created on first use). */
-  /** The BullMQ queue of tool queue `queue` that `sessionId`'s calls go to (its shard). */
+  /** The BullMQ queue of tool queue `queue` that `sessionId`'s calls go to (its shard, created on first use). */
   queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
   waiter: ResultWaiter;
   /**

@@ -5,8 +5,8 @@ import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import type { ResponseWaits } from "../../state/responseWaits.js";
 import type { RunSlots, Slot } from "../intake/runSlots.js";
 import {
-  type HeldSession,
   processSession,
+  type SessionControl,
   type SessionOutcome,
   type SessionRunnerDeps,
 } from "./sessionRunner.js";
@@ -29,8 +29,8 @@ export interface SessionTasksOptions {
  * takes them over.
  */
 export class SessionTasks {
-  /** Sessions held now, for aborts and hand-over. */
-  readonly held = new Map<string, HeldSession>();
+  /** The sessions held now, each with its control (for aborts and hand-over). */
+  readonly held = new Map<string, SessionControl>();
   private readonly running = new Map<string, Promise<void>>();
   private watch: NodeJS.Timeout | undefined;
   private closing = false;
@@ -71,7 +71,7 @@ export class SessionTasks {
     const all = () => Promise.all(this.running.values());
     const timer = setTimeout(() => {
       this.options.log.info({ sessions: this.held.size }, "handing over the sessions still held");
-      for (const held of this.held.values()) void held.handOver();
+      for (const control of this.held.values()) void control.handOver();
     }, graceMs);
     await all();
     clearTimeout(timer);
@@ -79,8 +79,8 @@ export class SessionTasks {
 
   private async work(sessionId: string, token: string): Promise<SessionOutcome | undefined> {
     const { deps, log } = this.options;
-    const register = (held: HeldSession | undefined) => {
-      if (held) this.held.set(sessionId, held);
+    const register = (control: SessionControl | undefined) => {
+      if (control) this.held.set(sessionId, control);
       else this.held.delete(sessionId);
     };
     // After a failure the session is taken again first: it may have moved on meanwhile.

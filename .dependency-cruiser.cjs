@@ -30,22 +30,8 @@ module.exports = {
       name: "client-imports-no-coordinator-or-worker",
       severity: "error",
       comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",
-      from: { path: `${core}client/`, pathNot: `${core}client/responseWaiter\\.ts$` },
+      from: { path: `${core}client/` },
       to: { path: `${core}(coordinator|worker)/` },
-    },
-    {
-      // TEMPORARY exception, for exactly one import: client/responseWaiter.ts takes parseIds
-      // from coordinator/intake/answerWaiters.ts until the two waiters on the responses
-      // channel become one. When they merge, delete this rule and the `pathNot` of the rule
-      // above (and the sentence on it in docs/ARCHITECTURE.md).
-      name: "client-imports-no-coordinator-or-worker",
-      severity: "error",
-      comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",
-      from: { path: `${core}client/responseWaiter\\.ts$` },
-      to: {
-        path: `${core}(coordinator|worker)/`,
-        pathNot: `${core}coordinator/intake/answerWaiters\\.ts$`,
-      },
     },
     {
       name: "client-reaches-no-server-package",

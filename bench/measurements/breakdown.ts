@@ -1,5 +1,5 @@
 import type { EmitFn, ToolJobResult } from "@yiem/core";
-import { TOOL_JOB_RETENTION, toolJobId } from "@yiem/core/internal";
+import { JOB_RETENTION, toolJobId } from "@yiem/core/internal";
 import { monotonicMs, sleep } from "../sampling/clock.js";
 import { type LoopBounds, sampleInterleaved, sampleSequential } from "../sampling/loop.js";
 import { summarize } from "../sampling/stats.js";
@@ -113,7 +113,7 @@ async function tracedRawCall(raw: RawClient, n: number): Promise<Record<keyof Ra
   const t0 = monotonicMs();
   const job = await raw.queue.add(RAW_TRACED_JOB, rawJobData("bench-traced", "r0000000", n), {
     attempts: 1,
-    ...TOOL_JOB_RETENTION,
+    ...JOB_RETENTION,
   });
   const added = monotonicMs();
   const value = (await job.waitUntilFinished(raw.events, 10_000)) as ToolJobResult;

@@ -1,5 +1,5 @@
 import type { RedisClient, ToolJobData, ToolJobResult } from "@yiem/core";
-import { TOOL_JOB_RETENTION } from "@yiem/core/internal";
+import { JOB_RETENTION } from "@yiem/core/internal";
 import { Queue, QueueEvents } from "bullmq";
 import { monotonicMs } from "../sampling/clock.js";
 
@@ -72,7 +72,7 @@ export async function openRawClient(
     queue,
     events,
     async call(name, data) {
-      const job = await queue.add(name, data, { attempts: 1, ...TOOL_JOB_RETENTION });
+      const job = await queue.add(name, data, { attempts: 1, ...JOB_RETENTION });
       return (await job.waitUntilFinished(events, 10_000)) as ToolJobResult;
     },
     async close() {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BusEvent } from "@yiem/core";
+import { type BusEvent, ResponseTimeoutError, YiemClient } from "@yiem/core";
 import { toolQueueName } from "@yiem/core/internal";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
@@ -94,6 +94,24 @@ describe("sessions on a cluster of two coordinators", () => {
       sends.map(({ runId }) => cluster.client.waitForResponse(runId, { timeoutMs: 30_000 })),
     );
     expect(responses.map(textOf)).toEqual(sends.map((_, i) => `answer to solo ${i}`));
+  });
+
+  it("waits for a run another client sent, answered before or after the wait began, and gives up on one nobody answers", async () => {
+    const other = new YiemClient({ redis: cluster.redis.url, prefix: cluster.redis.prefix });
+    try {
+      const early = await other.send("early");
+      await other.waitForResponse(early.runId, { timeoutMs: 30_000 }); // stored before we wait
+      const late = await other.send("late");
+      const [before, after] = await Promise.all([
+        cluster.client.waitForResponse(early.runId, { timeoutMs: 30_000 }),
+        cluster.client.waitForResponse(late.runId, { timeoutMs: 30_000 }),
+      ]);
+      expect([textOf(before), textOf(after)]).toEqual(["answer to early", "answer to late"]);
+    } finally {
+      await other.close();
+    }
+    const nobody = cluster.client.waitForResponse(randomUUID(), { timeoutMs: 300 });
+    await expect(nobody).rejects.toBeInstanceOf(ResponseTimeoutError);
   });
 
   it("aborts a run: the worker's tool sees its signal, waiting calls are removed, no further LLM call", async () => {

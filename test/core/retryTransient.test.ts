@@ -1,4 +1,4 @@
-import { isTransientRedisError, retryTransient } from "@yiem/core/internal";
+import { anyError, isTransientRedisError, retryTransient } from "@yiem/core/internal";
 import { describe, expect, it } from "vitest";
 
 describe("retrying a Redis command through a failover", () => {
@@ -30,10 +30,45 @@ describe("retrying a Redis command through a failover", () => {
 
   it("gives up after its attempts, with the last error", async () => {
     let calls = 0;
-    const never = retryTransient(async () => {
-      calls++;
-      throw new Error(`Connection is closed. (${calls})`);
-    }, 3);
+    const never = retryTransient(
+      async () => {
+        calls++;
+        throw new Error(`Connection is closed. (${calls})`);
+      },
+      { attempts: 3 },
+    );
     await expect(never).rejects.toThrow("Connection is closed. (3)");
+  });
+
+  it("with retryIf anyError and no cap, tries every error again until it succeeds, telling onRetry", async () => {
+    const told: number[] = [];
+    const answer = await retryTransient(
+      async (attempt) => {
+        if (attempt < 3) throw new Error("OOM command not allowed when used memory > 'maxmemory'");
+        return attempt;
+      },
+      {
+        attempts: Number.POSITIVE_INFINITY,
+        retryIf: anyError,
+        backoffMs: () => 1,
+        onRetry: (_err, attempt) => told.push(attempt),
+      },
+    );
+    expect([answer, told]).toEqual([3, [0, 1, 2]]);
+  });
+
+  it("stops when its signal aborts, in the middle of a pause, with the signal's reason", async () => {
+    const letGo = new AbortController();
+    let calls = 0;
+    const stopped = retryTransient(
+      async () => {
+        calls++;
+        setTimeout(() => letGo.abort(new Error("the job was let go")), 10);
+        throw new Error("Connection is closed.");
+      },
+      { attempts: Number.POSITIVE_INFINITY, backoffMs: () => 60_000, signal: letGo.signal },
+    );
+    await expect(stopped).rejects.toThrow("the job was let go");
+    expect(calls).toBe(1);
   });
 });

@@ -110,6 +110,21 @@ describe("lifecycle §8.1 prepare phase: every failure becomes an immediate erro
     );
   });
 
+  it("compares uniqueItems as JSON does: a key whose value is undefined is left out", async () => {
+    const tool = makeTool("t", {
+      inputSchema: {
+        type: "object",
+        properties: { records: { type: "array", uniqueItems: true, items: { type: "object" } } },
+      },
+      // A hook may leave optional keys undefined; as JSON the two records are the same.
+      prepareArguments: () => ({ records: [{ id: 1, note: undefined }, { id: 1 }] }),
+    });
+    const outcome = await prepare(tool, {});
+    expect(outcome.kind === "immediate" && firstText(outcome.result)).toBe(
+      't: invalid arguments: "records" must NOT have duplicate items (items ## 0 and 1 are identical)',
+    );
+  });
+
   it("uses the tool's own validateRequiredArgs instead of the schema when it has one", async () => {
     const tool = makeTool("t", {
       inputSchema: citySchema,

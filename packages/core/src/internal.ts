@@ -14,7 +14,8 @@ export {
 } from "./coordinator/run/remoteExecutor.js";
 export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultWaiter.js";
 export { LeaseLostError } from "./protocol/errors.js";
-export { TOOL_JOB_RETENTION, toolJobId } from "./protocol/toolJobs.js";
+export { JOB_RETENTION } from "./protocol/jobRetention.js";
+export { toolJobId } from "./protocol/toolJobs.js";
 export { keySlot } from "./redis/keySlot.js";
 export {
   DEFAULT_CLUSTER_SHARDS,
@@ -24,7 +25,7 @@ export {
 } from "./redis/keys.js";
 export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
 export { isTransientRedisError } from "./redis/redisErrors.js";
-export { retryTransient } from "./redis/retryTransient.js";
+export { anyError, retryTransient } from "./redis/retryTransient.js";
 export {
   checkSandboxCode,
   runInSandbox,

@@ -6,6 +6,7 @@
  */
 
 export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
+export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
 export type { DecisionJobData, DecisionJobResult } from "../protocol/coordinatorDecision.js";
 export type { CoordinatorJobData, CoordinatorJobResult } from "../protocol/coordinatorJob.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
+import { DEFAULTS } from "../ops/defaults.js";
 import type { BusEvent } from "../protocol/busEvent.js";
 import {
   type DecisionJobData,
@@ -12,6 +13,7 @@ import {
   RedisUnavailableError,
   ResponseTimeoutError,
 } from "../protocol/errors.js";
+import { JOB_RETENTION } from "../protocol/jobRetention.js";
 import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
 import {
   connectRedis,
@@ -22,11 +24,11 @@ import {
 } from "../redis/redisConnection.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
+import { ResponseWaits } from "../state/responseWaits.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
 import type { AssistantMessage, UserInput } from "../types/index.js";
-import { ResponseWaiter } from "./responseWaiter.js";
 
 /** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
 export interface LimitedToolLoad {
@@ -41,10 +43,14 @@ export interface LimitedToolLoad {
 export interface YiemClientOptions {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
   /** Tool queue shards (`YIEM_SHARDS`); only `limitedToolLoad` reads queues, which are never sharded. */
   shards?: number;
-  /** Largest input `send` accepts, in bytes of its JSON (default 1 MiB, as the coordinators). */
+  /**
+   * Largest input `send` accepts, in bytes of its JSON (as the coordinators).
+   * @defaultValue `DEFAULTS.maxInputBytes`
+   */
   maxInputBytes?: number;
 }
 
@@ -72,9 +78,15 @@ export interface DecisionOptions {
   by?: string;
   /** Why (for a denial, the text the model reads). */
   reason?: string;
-  /** How long to wait for a coordinator to record it (default 30 s). */
+  /**
+   * How long to wait for a coordinator to record it.
+   * @defaultValue `DEFAULTS.decisionTimeoutMs`
+   */
   timeoutMs?: number;
 }
+
+/** How often `waitForResponse` reads a response it was not told of, in case the announcement was missed. */
+const RESPONSE_RECHECK_MS = 1000;
 
 /** How many runs' sessions a client remembers for `waitForResponse`. */
 const REMEMBERED_RUNS = 10_000;
@@ -84,12 +96,6 @@ const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "activ
 
 /** How many of the newest unanswered requests of each state `hasSession` looks through. */
 const QUEUED_SCAN_LIMIT = 10_000;
-
-/** How long finished request jobs stay (for Bull Board and `waitUntilFinished`). */
-const REQUEST_JOB_RETENTION = {
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: { age: 24 * 3600, count: 10_000 },
-} as const;
 
 function pick(options: DecisionOptions): { by?: string; reason?: string } {
   return {
@@ -115,7 +121,9 @@ export class YiemClient {
   private readonly store: SessionStore;
   /** The BullMQ queues opened so far (the coordinator queue, the decisions queue), by name. */
   private readonly queues = new Map<string, Promise<Queue>>();
-  private readonly responses: ResponseWaiter;
+  private readonly responses: ResponseWaits;
+  /** The subscription `responses` listens on, opened on the first `waitForResponse`. */
+  private responsesListening: { subscriber: RedisClient; ready: Promise<void> } | undefined;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
   /**
@@ -126,7 +134,10 @@ export class YiemClient {
 
   constructor(options: YiemClientOptions) {
     this.maxInputBytes = options.maxInputBytes;
-    this.keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
+    this.keys = clusterKeys(
+      options.prefix ?? DEFAULTS.prefix,
+      keyLayoutOf(options.redis, options.shards),
+    );
     this.target = describeRedisTarget(options.redis);
     this.command = connectRedis(options.redis, {
       enableOfflineQueue: false,
@@ -135,9 +146,13 @@ export class YiemClient {
     });
     this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
     this.store = new SessionStore(this.command, this.keys);
-    this.responses = new ResponseWaiter(this.command, this.keys.responsesChannel, (id) =>
-      this.readResponseOf(id),
-    );
+    this.responses = new ResponseWaits({
+      read: (inputs) =>
+        Promise.all(
+          inputs.map(({ inputId }) => this.readResponseOf(inputId).catch(() => undefined)),
+        ),
+      recheckMs: RESPONSE_RECHECK_MS,
+    });
   }
 
   /**
@@ -185,7 +200,7 @@ export class YiemClient {
       (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
-        { jobId: runId, ...REQUEST_JOB_RETENTION },
+        { jobId: runId, ...JOB_RETENTION },
       ),
     );
     this.rememberRun(runId, sessionId);
@@ -292,14 +307,33 @@ export class YiemClient {
   /**
    * The response of the run that answered `runId` (an id from `send`). The response is stored
    * in the run's session: this client knows it for its own sends, finds it in the request job
-   * while the job is kept (an hour after it completed), or is told it (`sessionId`).
+   * while the job is kept (an hour after it completed), or is told it (`sessionId`). Rejects
+   * with `ResponseTimeoutError` after `timeoutMs` (default `DEFAULTS.responseTimeoutMs`).
    */
   async waitForResponse(
     runId: string,
     options: { timeoutMs?: number; sessionId?: string } = {},
   ): Promise<AssistantMessage> {
     if (options.sessionId) this.rememberRun(runId, options.sessionId);
-    return this.responses.wait(runId, options.timeoutMs ?? 120_000);
+    await this.listenForResponses();
+    const timeoutMs = options.timeoutMs ?? DEFAULTS.responseTimeoutMs;
+    const wait = this.responses.wait(runId, { timeoutMs });
+    void this.responses.recheck([runId]); // it may be stored already
+    return wait.promise;
+  }
+
+  /** Subscribes (once) to the responses channel on a connection of its own. */
+  private listenForResponses(): Promise<void> {
+    if (this.responsesListening) return this.responsesListening.ready;
+    const subscriber = duplicateConnection(this.command, {
+      lazyConnect: false,
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+    });
+    subscriber.on("error", () => undefined);
+    const ready = this.responses.listen(subscriber, this.keys.responsesChannel);
+    this.responsesListening = { subscriber, ready };
+    return ready;
   }
 
   /** Aborts the session's current run, wherever its calls run. */
@@ -400,14 +434,14 @@ export class YiemClient {
 
   private async decide(
     decision: DecisionJobData["decision"],
-    timeoutMs = 30_000,
+    timeoutMs: number = DEFAULTS.decisionTimeoutMs,
   ): Promise<DecisionJobResult> {
     const data: DecisionJobData = { decision };
     readDecisionJob(data);
     await this.ready();
     const queue = await this.openQueue(this.keys.decisionsQueue);
     const job = await this.guard(() =>
-      queue.add("decision", data, { jobId: randomUUID(), ...REQUEST_JOB_RETENTION }),
+      queue.add("decision", data, { jobId: randomUUID(), ...JOB_RETENTION }),
     );
     const id = job.id ?? "";
     for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
@@ -431,6 +465,7 @@ export class YiemClient {
   /** Closes the connections. */
   async close(): Promise<void> {
     this.responses.close();
+    this.responsesListening?.subscriber.disconnect();
     await Promise.all(
       [...this.queues.values()].map((queue) => queue.then((q) => q.close()).catch(() => undefined)),
     );

@@ -1,25 +1,16 @@
-import { hostname } from "node:os";
 import { Queue, Worker } from "bullmq";
-import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
-import { DEFAULT_COORDINATOR_CONCURRENCY } from "../ops/clusterConfig.js";
-import { type Logger, silentLogger } from "../ops/logger.js";
-import { type RedisWatch, watchRedis } from "../ops/redisWatch.js";
-import { parseControlMessage } from "../protocol/controlMessages.js";
+import { DEFAULTS } from "../ops/defaults.js";
+import type { Logger } from "../ops/logger.js";
+import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
+import type { RedisWatch } from "../ops/redisWatch.js";
 import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
-import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  describeRedisTarget,
-  duplicateConnection,
-  type RedisClient,
-  type RedisTarget,
-} from "../redis/redisConnection.js";
-import { isConnectionError } from "../redis/redisErrors.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
+import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
@@ -36,7 +27,6 @@ import {
 import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
-import { AnswerWaiters } from "./intake/answerWaiters.js";
 import {
   abortWaitingRun,
   type DecisionDeps,
@@ -59,14 +49,17 @@ import { SessionTasks } from "./run/sessionTasks.js";
 export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
   llmCall: LlmCall;
   toolStore: ToolStore;
+  /** @defaultValue `DEFAULTS.systemPrompt` */
   systemPrompt?: string;
   /**
-   * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
-   * (256 KiB); on a request's input, `maxInputBytes` (1 MiB); on the transcript sent to the
-   * model in one request, `maxContextBytes` (4 MiB, oldest turns dropped).
+   * Caps: on the model's tool calls, `maxToolCalls` per message and `maxArgumentBytes`; on a
+   * request's input, `maxInputBytes`; on the transcript sent to the model in one request,
+   * `maxContextBytes` (oldest turns dropped).
+   * @defaultValue `DEFAULTS.maxToolCalls`, `DEFAULTS.maxArgumentBytes`, `DEFAULTS.maxInputBytes`, `DEFAULTS.maxContextBytes`
    */
   limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
   /**
@@ -74,21 +67,41 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * `approvalTimeoutMs` wins). Default: no timeout.
    */
   approvalTimeoutMs?: number;
-  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  /**
+   * Tool queue shards (`YIEM_SHARDS`).
+   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
+   */
   shards?: number;
   /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
-   * write): default 1 on a cluster, 0 on a single Redis. See docs/RELIABILITY.md, "Failover".
+   * write). See docs/RELIABILITY.md, "Failover".
+   * @defaultValue 0 on a single Redis, `DEFAULTS.clusterReplicaAcks` on a cluster
    */
   replicaAcks?: number;
-  /** How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`). Default 250 ms. */
+  /**
+   * How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`).
+   * @defaultValue `DEFAULTS.replicaAckTimeoutMs`
+   */
   replicaAckTimeoutMs?: number;
-  /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
+  /**
+   * Sessions run at once (jobs that wait for a running session take no slot).
+   * @defaultValue `DEFAULTS.coordinatorConcurrency`
+   */
   concurrency?: number;
-  /** How long a hold on a session lasts without renewal. Default 10 s. */
+  /**
+   * How long a hold on a session lasts without renewal.
+   * @defaultValue `DEFAULTS.leaseMs`
+   */
   leaseMs?: number;
-  /** BullMQ lock of a coordinator job; a coordinator silent this long is considered dead. Default 30 s. */
+  /**
+   * BullMQ lock of a coordinator job; a coordinator silent this long is considered dead.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
   lockDurationMs?: number;
+  /**
+   * How often BullMQ looks for stalled coordinator jobs.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
   stalledIntervalMs?: number;
   /**
    * How long a completed request job stays in the coordinator queue, in seconds, when whoever
@@ -96,6 +109,7 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * one stays at least a day; at most 10,000 of each state. A job's own options win.
    */
   requestRetentionS?: number;
+  /** @defaultValue `<hostname>-<pid>` */
   coordinatorId?: string;
   logger?: Logger;
   /** Sees every event this coordinator publishes (metrics). */
@@ -121,8 +135,9 @@ export interface CoordinatorHandle {
   /** The HTTP server's base URL when `port` was given. */
   url?: string;
   /**
-   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default 10 s),
-   * hands the rest over to other coordinators, then closes every connection.
+   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default
+   * `DEFAULTS.shutdownGraceMs`), hands the rest over to other coordinators, then closes every
+   * connection.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -149,7 +164,7 @@ const MIN_FAILED_RETENTION_S = 24 * 3600;
  * `requestRetentionS`, failed ones at least a day.
  */
 function retentionOf(options: CoordinatorOptions) {
-  const age = options.requestRetentionS ?? 3600;
+  const age = options.requestRetentionS ?? DEFAULTS.requestRetentionS;
   return {
     removeOnComplete: { age, count: RETAINED_JOBS },
     removeOnFail: { age: Math.max(age, MIN_FAILED_RETENTION_S), count: RETAINED_JOBS },
@@ -160,15 +175,15 @@ function retentionOf(options: CoordinatorOptions) {
 const SHORT_ACK_WARN_MS = 10_000;
 
 /**
- * The replica acknowledgements session writes wait for: `replicaAcks` (default 1 on a cluster,
- * 0 on a single Redis). Writes that were not acknowledged in time are warned about, at most
- * once every 10 s.
+ * The replica acknowledgements session writes wait for: `replicaAcks` (by default
+ * `DEFAULTS.clusterReplicaAcks` on a cluster, none on a single Redis). Writes that were not
+ * acknowledged in time are warned about, at most once every 10 s.
  */
 function replicaAcksOf(options: CoordinatorOptions, cluster: boolean, log: Logger): ReplicaAcks {
   let warnedAt = 0;
   return {
-    replicas: options.replicaAcks ?? (cluster ? 1 : 0),
-    timeoutMs: options.replicaAckTimeoutMs ?? 250,
+    replicas: options.replicaAcks ?? (cluster ? DEFAULTS.clusterReplicaAcks : 0),
+    timeoutMs: options.replicaAckTimeoutMs ?? DEFAULTS.replicaAckTimeoutMs,
     onShort(script, acked) {
       if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
       warnedAt = Date.now();
@@ -221,23 +236,36 @@ async function enableWrittenTools(
  * Aborts the current run of a session this coordinator holds, and carries the abort to a run
  * nobody may be holding (`onAbort`: parked for approval, or its holder gone).
  */
-function listenForAborts(
+function abortSession(
   tasks: SessionTasks,
-  subscriber: RedisClient,
-  channel: string,
   log: Logger,
+  sessionId: string,
   onAbort: (sessionId: string) => Promise<void>,
 ): void {
-  subscriber.on("message", (from: string, text: string) => {
-    if (from !== channel) return;
-    const message = parseControlMessage(text);
-    if (!message) return;
-    const held = tasks.held.get(message.sessionId);
-    if (held?.controller) {
-      log.info({ sessionId: message.sessionId }, "run aborted");
-      held.controller.abort();
-    }
-    void onAbort(message.sessionId);
+  const controller = tasks.held.get(sessionId)?.controller;
+  if (controller) {
+    log.info({ sessionId }, "run aborted");
+    controller.abort();
+  }
+  void onAbort(sessionId);
+}
+
+/** How often a coordinator's open waits read their responses, in case an announcement was missed. */
+const ANSWER_RECHECK_MS = 15_000;
+
+/**
+ * The coordinator's waits for the responses of the jobs it holds: answered by its own runs
+ * (`settle`) or by another coordinator's (the responses channel), read from the session store.
+ */
+function answerWaits(store: SessionStore, log: Logger): ResponseWaits {
+  return new ResponseWaits({
+    read: (inputs) =>
+      store.readResponses(
+        inputs.map(({ inputId, sessionId }) => ({ inputId, sessionId: sessionId ?? "" })),
+      ),
+    recheckMs: ANSWER_RECHECK_MS,
+    onReadError: (err) =>
+      log.debug({ err: (err as Error).message }, "could not read responses; retrying later"),
   });
 }
 
@@ -312,11 +340,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
  * process.on("SIGTERM", () => coordinator.close());
  */
 async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<CoordinatorHandle> {
-  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
-  const command = connectRedis(options.redis, DURABLE_CONNECTION);
-  const log = options.logger ?? silentLogger;
-  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
-  const coordinatorId = options.coordinatorId ?? `${hostname()}-${process.pid}`;
+  const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
+  const { keys, command, log, watch, id: coordinatorId } = runtime;
   const ctx: CoordinatorContext = {
     keys,
     command,
@@ -326,8 +351,8 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     acks: replicaAcksOf(options, keys.layout.cluster, log),
   };
   const store = new SessionStore(command, keys, ctx.acks);
-  const answers = new AnswerWaiters(store, log);
-  const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
+  const answers = answerWaits(store, log);
+  const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
   const deps = await runnerDeps(options, ctx, store, log);
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
   const decisions: DecisionDeps = {
@@ -336,7 +361,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     log,
   };
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
-  const subscriber = await subscribeToChannels(ctx, tasks, answers, log, (sessionId) =>
+  await subscribeToChannels(runtime, tasks, answers, (sessionId) =>
     abortWaitingRun(decisions, store, sessionId),
   );
   await openToolQueues(options.toolStore, ctx);
@@ -344,27 +369,16 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     connection: command,
     prefix: keys.bullPrefix,
   });
-  const lockDurationMs = options.lockDurationMs ?? 30_000;
-  const workerSettings = {
-    lockDuration: lockDurationMs,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 1000, // a stall is a dead coordinator: always let another resume
-    name: coordinatorId,
-    ...retentionOf(options), // jobs added without retention would stay forever
-  };
+  // Jobs added without retention would stay forever: the coordinator sets it on finishing.
+  const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
   const worker = new Worker(keys.coordinatorQueue, undefined, {
-    connection: command, // BullMQ duplicates it for its blocking reads
-    prefix: keys.bullPrefix,
-    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     ...workerSettings,
+    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
   });
-  // Outages are logged once by the watch; BullMQ repeats them on every retry.
-  worker.on("error", (err) =>
-    log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message }, "coordinator queue error"),
-  );
+  runtime.logWorkerErrors(worker, "coordinator queue error");
   await worker.waitUntilReady();
   await worker.startStalledCheckTimer();
-  const locks = new JobLocks(worker, lockDurationMs, log);
+  const locks = new JobLocks(worker, runtime.lockDurationMs, log);
   locks.start();
   const requests = new RequestJobs({
     store,
@@ -403,7 +417,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     requests,
     answers,
     locks,
-    subscriber,
+    subscriber: runtime.subscriber,
     coordinatorQueue,
     decisionJobs,
     decisionsQueue,
@@ -416,7 +430,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, decisionsQueue, ...ctx.readyQueues],
-    close: (graceMs = 10_000) => closeCoordinator(parts, graceMs),
+    close: (graceMs = DEFAULTS.shutdownGraceMs) => closeCoordinator(parts, graceMs),
   };
 }
 
@@ -427,7 +441,7 @@ interface RuntimeParts {
   intake: Intake;
   tasks: SessionTasks;
   requests: RequestJobs;
-  answers: AnswerWaiters;
+  answers: ResponseWaits;
   locks: JobLocks;
   subscriber: RedisClient;
   coordinatorQueue: Queue;
@@ -471,10 +485,10 @@ async function runnerDeps(
     approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,
-    leaseMs: options.leaseMs ?? 10_000,
+    leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
     llmCall: options.llmCall,
     toolStore: options.toolStore,
-    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    systemPrompt: options.systemPrompt ?? DEFAULTS.systemPrompt,
     config: options,
     queueFor: queueFactory(ctx),
     waiter: ctx.waiter,
@@ -486,25 +500,18 @@ async function runnerDeps(
 
 /**
  * Subscribes to the control channel (aborts) and the responses channel (answers to held
- * jobs) on one connection; both connections log errors and reconnect by themselves.
+ * jobs) on the process's subscriber connection.
  */
 async function subscribeToChannels(
-  ctx: CoordinatorContext,
+  runtime: ProcessRuntime,
   tasks: SessionTasks,
-  answers: AnswerWaiters,
-  log: Logger,
+  answers: ResponseWaits,
   onAbort: (sessionId: string) => Promise<void>,
-): Promise<RedisClient> {
-  const subscriber = duplicateConnection(ctx.command);
-  for (const connection of [ctx.command, subscriber]) {
-    connection.on("error", (err: Error) =>
-      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
-    );
-  }
-  listenForAborts(tasks, subscriber, ctx.keys.controlChannel, log, onAbort);
-  await subscriber.subscribe(ctx.keys.controlChannel);
-  await answers.listen(subscriber, ctx.keys.responsesChannel);
-  return subscriber;
+): Promise<void> {
+  await runtime.listenForAborts((sessionId) =>
+    abortSession(tasks, runtime.log, sessionId, onAbort),
+  );
+  await answers.listen(runtime.subscriber, runtime.keys.responsesChannel);
 }
 
 /**

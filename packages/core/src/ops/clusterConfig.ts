@@ -1,6 +1,14 @@
-/** The configuration every Yiem process reads from its environment (the README's table). */
+import { DEFAULTS } from "./defaults.js";
+
+/**
+ * The configuration every Yiem process reads from its environment (the README's table); a
+ * variable left unset takes its value from `DEFAULTS`.
+ */
 export interface ClusterConfig {
-  /** `REDIS_URL`: `redis://` or `rediss://`, with a password or ACL user when needed. */
+  /**
+   * `REDIS_URL`: `redis://` or `rediss://`, with a password or ACL user when needed.
+   * @defaultValue `DEFAULTS.redisUrl`
+   */
   redisUrl: string;
   /**
    * `REDIS_CLUSTER_NODES`: comma-separated seed URLs of a Redis Cluster. When set, every
@@ -8,43 +16,71 @@ export interface ClusterConfig {
    */
   redisClusterNodes: string[];
   /**
-   * `YIEM_SHARDS`: BullMQ queues per tool queue, chosen by session (default 1 on a single
-   * Redis, 3 on a cluster, so tool traffic spreads over the masters).
+   * `YIEM_SHARDS`: BullMQ queues per tool queue, chosen by session; unset means 1 on a single
+   * Redis and `DEFAULTS.clusterShards` on a cluster.
    */
   shards: number | undefined;
-  /** `YIEM_REPLICA_ACKS`: replicas that acknowledge each session write (default 1 on a cluster, 0 otherwise). */
+  /**
+   * `YIEM_REPLICA_ACKS`: replicas that acknowledge each session write; unset means 0 on a
+   * single Redis and `DEFAULTS.clusterReplicaAcks` on a cluster.
+   */
   replicaAcks: number | undefined;
-  /** `YIEM_REPLICA_ACK_TIMEOUT_MS`: how long a write waits for them (default 250). */
+  /**
+   * `YIEM_REPLICA_ACK_TIMEOUT_MS`: how long a write waits for them; unset means
+   * `DEFAULTS.replicaAckTimeoutMs`.
+   */
   replicaAckTimeoutMs: number | undefined;
-  /** `YIEM_PREFIX`: the namespace of every key and queue. */
+  /**
+   * `YIEM_PREFIX`: the namespace of every key and queue.
+   * @defaultValue `DEFAULTS.prefix`
+   */
   prefix: string;
   /** `OPENAI_BASE_URL`: any OpenAI-compatible server; unset means the OpenAI API. */
   openaiBaseUrl: string | undefined;
   /** `OPENAI_API_KEY`: never logged. */
   openaiApiKey: string | undefined;
-  /** `YIEM_MODEL`. */
+  /**
+   * `YIEM_MODEL`.
+   * @defaultValue `DEFAULTS.model`
+   */
   model: string;
   /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
   toolsDir: string | undefined;
-  /** `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics). */
+  /**
+   * `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics).
+   * @defaultValue `DEFAULTS.port`
+   */
   port: number;
   /** `WORKER_PORT`: a tool worker's HTTP port (`/healthz`, `/metrics`); unset means none. */
   workerPort: number | undefined;
-  /** `WORKER_HOST`: the address a worker's HTTP side listens on. Default `127.0.0.1`. */
+  /**
+   * `WORKER_HOST`: the address a worker's HTTP side listens on; unset means
+   * `DEFAULTS.workerHost`.
+   */
   workerHost: string | undefined;
-  /** `WORKER_CONCURRENCY`: tool calls one worker runs at once. */
+  /**
+   * `WORKER_CONCURRENCY`: tool calls one worker runs at once.
+   * @defaultValue `DEFAULTS.workerConcurrency`
+   */
   workerConcurrency: number;
-  /** `YIEM_QUEUES`: the tool queues a worker takes, comma-separated. */
+  /**
+   * `YIEM_QUEUES`: the tool queues a worker takes, comma-separated.
+   * @defaultValue `DEFAULTS.queues`
+   */
   queues: string[];
-  /** `YIEM_COORDINATOR_CONCURRENCY`: sessions one coordinator runs at once (default 512). */
+  /**
+   * `YIEM_COORDINATOR_CONCURRENCY`: sessions one coordinator runs at once.
+   * @defaultValue `DEFAULTS.coordinatorConcurrency`
+   */
   coordinatorConcurrency: number;
   /**
    * `YIEM_HEAP_GROWTH_PERCENT`: how far a coordinator's heap may grow past what was live after
-   * a full garbage collection before the next one, in percent (default 150: 2.5×); 0 leaves
-   * V8's own factor (up to 4×). See `limitHeapGrowth`.
+   * a full garbage collection before the next one, in percent; 0 leaves V8's own factor (up to
+   * 4×). See `limitHeapGrowth`.
+   * @defaultValue `DEFAULTS.heapGrowthPercent`
    */
   heapGrowthPercent: number;
-  /** `YIEM_SYSTEM_PROMPT`. */
+  /** `YIEM_SYSTEM_PROMPT`; unset means `DEFAULTS.systemPrompt`. */
   systemPrompt: string | undefined;
   /**
    * `YIEM_ADMIN_USER` / `YIEM_ADMIN_PASSWORD`: basic auth for Bull Board. Both or neither: the
@@ -61,45 +97,65 @@ export interface ClusterConfig {
   adminReadOnly: boolean;
   /** `YIEM_APPROVAL_TIMEOUT_MS`: deny a call awaiting approval on its own after this long (none when unset). */
   approvalTimeoutMs: number | undefined;
-  /** `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal. */
+  /**
+   * `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal.
+   * @defaultValue `DEFAULTS.leaseMs`
+   */
   leaseMs: number;
-  /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
+  /**
+   * `YIEM_LOCK_MS`: BullMQ's job lock.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
   lockDurationMs: number;
+  /**
+   * `YIEM_STALLED_INTERVAL_MS`: BullMQ's stalled-check period.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
   stalledIntervalMs: number;
-  /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
+  /**
+   * `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before
+   * handing them over.
+   * @defaultValue `DEFAULTS.shutdownGraceMs`
+   */
   shutdownGraceMs: number;
-  /** `YIEM_WORKER_DRAIN_MS`: how long a stopping worker lets running calls finish before it exits. */
+  /**
+   * `YIEM_WORKER_DRAIN_MS`: how long a stopping worker lets running calls finish before it exits.
+   * @defaultValue `DEFAULTS.workerDrainMs`
+   */
   workerDrainMs: number;
-  /** `YIEM_MAX_TOOL_CALLS` / `YIEM_MAX_ARGUMENT_BYTES`: caps on one model message's tool calls. */
+  /**
+   * `YIEM_MAX_TOOL_CALLS`: a cap on one model message's tool calls.
+   * @defaultValue `DEFAULTS.maxToolCalls`
+   */
   maxToolCalls: number;
+  /**
+   * `YIEM_MAX_ARGUMENT_BYTES`: a cap on one tool call's arguments.
+   * @defaultValue `DEFAULTS.maxArgumentBytes`
+   */
   maxArgumentBytes: number;
-  /** `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON). */
+  /**
+   * `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON).
+   * @defaultValue `DEFAULTS.maxInputBytes`
+   */
   maxInputBytes: number;
   /**
    * `YIEM_REQUEST_RETENTION_S`: how long a completed request job stays in the coordinator queue
-   * when whoever added it set no `removeOnComplete` (default 3600; failed ones at least a day).
+   * when whoever added it set no `removeOnComplete` (failed ones at least a day).
+   * @defaultValue `DEFAULTS.requestRetentionS`
    */
   requestRetentionS: number;
-  /** `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns dropped). */
+  /**
+   * `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns
+   * dropped).
+   * @defaultValue `DEFAULTS.maxContextBytes`
+   */
   maxContextBytes: number;
-  /** `LOG_LEVEL`: pino level. */
+  /**
+   * `LOG_LEVEL`: pino level.
+   * @defaultValue `DEFAULTS.logLevel`
+   */
   logLevel: string;
 }
-
-/**
- * Sessions one coordinator runs at once unless told otherwise. Runs mostly wait on the model,
- * so a coordinator can hold many: at 2,000 live sessions one process stayed under 300 MB and
- * answered /healthz within 200 ms at p99 (docs/PERFORMANCE.md, "Sessions"), while 64 left it
- * idle behind a slow model.
- */
-export const DEFAULT_COORDINATOR_CONCURRENCY = 512;
-
-/**
- * The coordinator's default heap growth (`YIEM_HEAP_GROWTH_PERCENT`): 150 % past the live heap
- * (2.5×). With 2,000 sessions at once, V8's own factor let the heap fill with garbage to
- * about 300 MB of RSS; this keeps it near 250 MB at no CPU cost measurable on the benchmark.
- */
-export const DEFAULT_HEAP_GROWTH_PERCENT = 150;
 
 /** Thrown for a setting that cannot be read; names the variable. */
 export class ConfigError extends Error {
@@ -145,52 +201,48 @@ function readList(env: NodeJS.ProcessEnv, name: string): string[] {
 }
 
 /**
- * Reads the configuration from the environment, with the defaults the README lists.
+ * Reads the configuration from the environment, with `DEFAULTS` (the README lists them).
  * Throws `ConfigError` naming the variable when one is malformed.
  *
  * @example const config = readClusterConfig(); // REDIS_URL=redis://127.0.0.1:6379 by default
  */
 export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): ClusterConfig {
   const queues = readList(env, "YIEM_QUEUES");
+  const d = DEFAULTS;
   return {
-    redisUrl: readString(env, "REDIS_URL") ?? "redis://127.0.0.1:6379",
+    redisUrl: readString(env, "REDIS_URL") ?? d.redisUrl,
     redisClusterNodes: readList(env, "REDIS_CLUSTER_NODES"),
     shards: readOptionalInt(env, "YIEM_SHARDS"),
     replicaAcks: readOptionalCount(env, "YIEM_REPLICA_ACKS"),
     replicaAckTimeoutMs: readOptionalInt(env, "YIEM_REPLICA_ACK_TIMEOUT_MS"),
-    prefix: readString(env, "YIEM_PREFIX") ?? "yiem",
+    prefix: readString(env, "YIEM_PREFIX") ?? d.prefix,
     openaiBaseUrl: readString(env, "OPENAI_BASE_URL"),
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
-    model: readString(env, "YIEM_MODEL") ?? "gpt-4o-mini",
+    model: readString(env, "YIEM_MODEL") ?? d.model,
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
-    port: readInt(env, "PORT", 3000),
+    port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),
-    workerConcurrency: readInt(env, "WORKER_CONCURRENCY", 16),
-    queues: queues.length > 0 ? queues : ["default"],
-    coordinatorConcurrency: readInt(
-      env,
-      "YIEM_COORDINATOR_CONCURRENCY",
-      DEFAULT_COORDINATOR_CONCURRENCY,
-    ),
-    heapGrowthPercent:
-      readOptionalCount(env, "YIEM_HEAP_GROWTH_PERCENT") ?? DEFAULT_HEAP_GROWTH_PERCENT,
+    workerConcurrency: readInt(env, "WORKER_CONCURRENCY", d.workerConcurrency),
+    queues: queues.length > 0 ? queues : [...d.queues],
+    coordinatorConcurrency: readInt(env, "YIEM_COORDINATOR_CONCURRENCY", d.coordinatorConcurrency),
+    heapGrowthPercent: readOptionalCount(env, "YIEM_HEAP_GROWTH_PERCENT") ?? d.heapGrowthPercent,
     systemPrompt: readString(env, "YIEM_SYSTEM_PROMPT"),
     adminUser: readString(env, "YIEM_ADMIN_USER"),
     adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
     adminHost: readString(env, "YIEM_ADMIN_HOST"),
     adminReadOnly: readString(env, "YIEM_ADMIN_READONLY") === "1",
     approvalTimeoutMs: readOptionalInt(env, "YIEM_APPROVAL_TIMEOUT_MS"),
-    leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
-    lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
-    stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),
-    shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", 10_000),
-    workerDrainMs: readInt(env, "YIEM_WORKER_DRAIN_MS", 30_000),
-    maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", 64),
-    maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
-    maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", 1024 * 1024),
-    maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", 4 * 1024 * 1024),
-    requestRetentionS: readInt(env, "YIEM_REQUEST_RETENTION_S", 3600),
-    logLevel: readString(env, "LOG_LEVEL") ?? "info",
+    leaseMs: readInt(env, "YIEM_LEASE_MS", d.leaseMs),
+    lockDurationMs: readInt(env, "YIEM_LOCK_MS", d.lockDurationMs),
+    stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", d.stalledIntervalMs),
+    shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", d.shutdownGraceMs),
+    workerDrainMs: readInt(env, "YIEM_WORKER_DRAIN_MS", d.workerDrainMs),
+    maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", d.maxToolCalls),
+    maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", d.maxArgumentBytes),
+    maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", d.maxInputBytes),
+    maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", d.maxContextBytes),
+    requestRetentionS: readInt(env, "YIEM_REQUEST_RETENTION_S", d.requestRetentionS),
+    logLevel: readString(env, "LOG_LEVEL") ?? d.logLevel,
   };
 }

@@ -51,11 +51,5 @@ export function toolJobId(sessionId: string, runId: string, callKey: string): st
   return `${joined}.${digest().slice(0, 16)}`;
 }
 
-/** How long finished tool jobs are kept for Bull Board and attach-after-crash. */
-export const TOOL_JOB_RETENTION = {
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: { age: 24 * 3600, count: 10_000 },
-} as const;
-
 /** The `failedReason` of a tool job whose session was aborted while it ran. */
 export const ABORTED_JOB_REASON = "aborted";

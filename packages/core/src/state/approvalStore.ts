@@ -1,6 +1,7 @@
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
+import { DecideApprovalReply, ParkRunReply, RequestApprovalReply } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../types/index.js";
 import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
@@ -111,7 +112,8 @@ export class ApprovalStore {
       request.callKey,
       JSON.stringify(request),
     );
-    return code === 1 ? "new" : code === 0 ? "known" : "lost";
+    if (code === RequestApprovalReply.recordedNow) return "new";
+    return code === RequestApprovalReply.alreadyKnown ? "known" : "lost";
   }
 
   /** The recorded request of a call awaiting (or decided on) approval, if any. */
@@ -154,7 +156,8 @@ export class ApprovalStore {
       token,
       ...pairs,
     );
-    return code === 1 ? "parked" : code === 0 ? "decided" : "lost";
+    if (code === ParkRunReply.parkedAndReleased) return "parked";
+    return code === ParkRunReply.allDecided ? "decided" : "lost";
   }
 
   /**
@@ -187,10 +190,10 @@ export class ApprovalStore {
       this.redis.zrem(k.approvalsPending, member),
       this.redis.zrem(k.approvalDeadlines, member),
     ]);
-    if (code === -1) return { kind: "notWaiting" };
-    if (code === -2)
+    if (code === DecideApprovalReply.notWaiting) return { kind: "notWaiting" };
+    if (code === DecideApprovalReply.decidedAlready)
       return { kind: "alreadyDecided", decision: JSON.parse(String(existing)) as ApprovalDecision };
-    return { kind: "recorded", resume: code === 2 };
+    return { kind: "recorded", resume: code === DecideApprovalReply.recordedMayResume };
   }
 
   /** Forgets the batch's approvals once its results are in the transcript. */

@@ -2,6 +2,17 @@ import type { InputKind } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
+import {
+  AcquireLeaseReply,
+  AppendReply,
+  DrainInputsReply,
+  EnqueueInputReply,
+  FinishRunReply,
+  MarkRunAbortedReply,
+  ReleaseLeaseIfIdleReply,
+  RenewLeaseReply,
+  StartRunReply,
+} from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
 import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
@@ -75,12 +86,14 @@ export class SessionStore {
   /** Takes the lease (or renews it when already ours). */
   async acquire(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
     const k = this.keys;
-    return (await this.redis.yiemAcquireLease(k.lease(sessionId), token, leaseMs)) === 1;
+    const reply = await this.redis.yiemAcquireLease(k.lease(sessionId), token, leaseMs);
+    return reply === AcquireLeaseReply.acquired;
   }
 
   /** Extends the lease; false when it is no longer ours. */
   async renew(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.yiemRenewLease(this.keys.lease(sessionId), token, leaseMs)) === 1;
+    const reply = await this.redis.yiemRenewLease(this.keys.lease(sessionId), token, leaseMs);
+    return reply === RenewLeaseReply.renewed;
   }
 
   /** Releases the lease only when no input waits and no run is open: "released" | "busy" | "lost". */
@@ -93,7 +106,8 @@ export class SessionStore {
       k.run(sessionId),
       token,
     );
-    return result === 1 ? "released" : result === 0 ? "busy" : "lost";
+    if (result === ReleaseLeaseIfIdleReply.released) return "released";
+    return result === ReleaseLeaseIfIdleReply.workPending ? "busy" : "lost";
   }
 
   /**
@@ -101,7 +115,8 @@ export class SessionStore {
    * open. Not fenced: an abort may come from any coordinator.
    */
   async markRunAborted(sessionId: string): Promise<boolean> {
-    return (await this.redis.yiemMarkRunAborted(this.keys.run(sessionId))) === 1;
+    const reply = await this.redis.yiemMarkRunAborted(this.keys.run(sessionId));
+    return reply === MarkRunAbortedReply.marked;
   }
 
   /** Whether the session's open run was marked aborted (`markRunAborted`). */
@@ -112,16 +127,6 @@ export class SessionStore {
   /** Releases the lease whatever is pending (a hand-over); the run stays open for the next holder. */
   async release(sessionId: string, token: string): Promise<void> {
     await this.redis.yiemReleaseLease(this.keys.lease(sessionId), token);
-  }
-
-  /** Which of these sessions are held by a coordinator right now (one command per session, sent at once). */
-  async areHeld(sessionIds: string[]): Promise<boolean[]> {
-    if (sessionIds.length === 0) return [];
-    // One command per session, sent together: sessions live in different slots.
-    const counts = await Promise.all(
-      sessionIds.map((id) => this.redis.exists(this.keys.lease(id))),
-    );
-    return counts.map((count) => count === 1);
   }
 
   /**
@@ -163,8 +168,10 @@ export class SessionStore {
       JSON.stringify(message),
       String(order),
     );
-    if (code === 2) return { kind: "answered", response: JSON.parse(String(response)) };
-    return { kind: code === 1 ? "known" : "queued" };
+    if (code === EnqueueInputReply.answered) {
+      return { kind: "answered", response: JSON.parse(String(response)) };
+    }
+    return { kind: code === EnqueueInputReply.alreadyKnown ? "known" : "queued" };
   }
 
   /** Opens the next run from the waiting inputs, or reports the run in progress. */
@@ -182,10 +189,10 @@ export class SessionStore {
       token,
       String(settledBefore),
     );
-    if (code === -1) return { kind: "lost" };
-    if (code === 0) return { kind: "idle" };
-    if (code === 4) return { kind: "parked" };
-    if (code === 3) {
+    if (code === StartRunReply.notOurs) return { kind: "lost" };
+    if (code === StartRunReply.nothingToDo) return { kind: "idle" };
+    if (code === StartRunReply.parked) return { kind: "parked" };
+    if (code === StartRunReply.followUpWaits) {
       const createdAt = Math.floor(Number(id) / 1024);
       const retryInMs = Math.min(
         FOLLOW_UP_SETTLE_MS,
@@ -194,7 +201,7 @@ export class SessionStore {
       return { kind: "settling", retryInMs };
     }
     const runId = String(id);
-    if (code === 2) return { kind: "resume", runId, inputIds: rest.map(String) };
+    if (code === StartRunReply.resume) return { kind: "resume", runId, inputIds: rest.map(String) };
     const message = JSON.parse(String(rest[0])) as UserMessage;
     return { kind: "new", runId, inputIds: [runId], message };
   }
@@ -221,8 +228,8 @@ export class SessionStore {
       token,
       guardArg(expectLength),
     );
-    if (code === -1) return undefined;
-    if (code === -2) return NOT_AS_EXPECTED;
+    if (code === DrainInputsReply.notOurs) return undefined;
+    if (code === DrainInputsReply.notExpectedLength) return NOT_AS_EXPECTED;
     const inputIds: string[] = [];
     const messages: UserMessage[] = [];
     for (let i = 0; i < pairs.length; i += 2) {
@@ -254,7 +261,9 @@ export class SessionStore {
       callId,
       guardArg(expectLength),
     );
-    return length === -2 ? NOT_AS_EXPECTED : length !== -1;
+    return length === AppendReply.notExpectedLength
+      ? NOT_AS_EXPECTED
+      : length !== AppendReply.notOurs;
   }
 
   /**
@@ -282,7 +291,9 @@ export class SessionStore {
       guardArg(expectLength),
       ...pairs,
     );
-    return length === -2 ? NOT_AS_EXPECTED : length !== -1;
+    return length === AppendReply.notExpectedLength
+      ? NOT_AS_EXPECTED
+      : length !== AppendReply.notOurs;
   }
 
   /** Marks a tool call as running in the holder's own process (so a successor knows it was interrupted). */
@@ -344,7 +355,9 @@ export class SessionStore {
       JSON.stringify(run.inputIds),
       guardArg(expectLength),
     );
-    return done === -2 ? NOT_AS_EXPECTED : done === 1;
+    return done === FinishRunReply.notExpectedLength
+      ? NOT_AS_EXPECTED
+      : done === FinishRunReply.closed;
   }
 
   /** The whole transcript. */

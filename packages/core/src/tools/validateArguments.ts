@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { JsonSchema, ToolArgs } from "../types/index.js";
+import { canonicalJson } from "./canonicalJson.js";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -26,20 +27,6 @@ const ajv = new Ajv({
   code: { regExp: re2Engine },
 });
 addFormats(ajv);
-
-/** A JSON value as text with object keys sorted: equal JSON values give equal texts. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .map(
-        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-      );
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
 
 /**
  * `uniqueItems` in linear time. ajv compares items of objects pairwise (quadratic): one

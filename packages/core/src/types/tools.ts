@@ -56,7 +56,10 @@ export interface AgentTool {
   queue?: string;
   /** Cluster and in-process: abort the call after this many milliseconds. */
   timeoutMs?: number;
-  /** Cluster: how many times a call whose worker died is tried again. Default 0. */
+  /**
+   * Cluster: how many times a call whose worker died is tried again.
+   * @defaultValue `DEFAULTS.toolRetries` (none)
+   */
   retries?: number;
   /** Safe to run twice with the same arguments (a coordinator may re-run it after a crash). */
   idempotent?: boolean;

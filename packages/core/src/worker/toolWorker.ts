@@ -1,31 +1,19 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import { type Logger, silentLogger } from "../ops/logger.js";
-import { watchRedis } from "../ops/redisWatch.js";
-import { parseControlMessage } from "../protocol/controlMessages.js";
-import {
-  ABORTED_JOB_REASON,
-  TOOL_JOB_RETENTION,
-  type ToolJobData,
-  type ToolJobResult,
-} from "../protocol/toolJobs.js";
+import { DEFAULTS } from "../ops/defaults.js";
+import type { Logger } from "../ops/logger.js";
+import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
+import { JOB_RETENTION } from "../protocol/jobRetention.js";
+import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import {
   applyToolLimits,
   isLimitedTool,
   limitedToolQueues,
   remoteQueueOf,
 } from "../protocol/toolQueues.js";
-import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
-import {
-  connectRedis,
-  DURABLE_CONNECTION,
-  describeRedisTarget,
-  duplicateConnection,
-  type RedisClient,
-  type RedisTarget,
-} from "../redis/redisConnection.js";
-import { isConnectionError } from "../redis/redisErrors.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import { retryTransient } from "../redis/retryTransient.js";
 import { publishEvent } from "../state/eventBus.js";
 import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
@@ -47,23 +35,43 @@ import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./work
 export interface ToolWorkerOptions {
   /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
   redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
   toolStore: ToolStore;
-  /** Tool queue names to serve. Default `["default"]`. */
+  /**
+   * Tool queue names to serve.
+   * @defaultValue `DEFAULTS.queues`
+   */
   queues?: string[];
-  /** Calls run at once, per tool queue (shared out over its shards). Default 16. */
+  /**
+   * Calls run at once, per tool queue (shared out over its shards).
+   * @defaultValue `DEFAULTS.workerConcurrency`
+   */
   concurrency?: number;
-  /** Tool queue shards (`YIEM_SHARDS`): default 1 on a single Redis, 3 on a cluster. */
+  /**
+   * Tool queue shards (`YIEM_SHARDS`).
+   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
+   */
   shards?: number;
+  /** @defaultValue `<hostname>-<pid>` */
   workerId?: string;
-  /** BullMQ job lock; a worker silent for this long is considered dead. Default 30 s. */
+  /**
+   * BullMQ job lock; a worker silent for this long is considered dead.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
   lockDurationMs?: number;
-  /** How often BullMQ looks for stalled jobs. Default 30 s. */
+  /**
+   * How often BullMQ looks for stalled jobs.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
   stalledIntervalMs?: number;
   logger?: Logger;
   /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
   port?: number;
-  /** The address that HTTP side listens on. Default `127.0.0.1`. */
+  /**
+   * The address that HTTP side listens on.
+   * @defaultValue `DEFAULTS.workerHost`
+   */
   host?: string;
 }
 
@@ -84,12 +92,13 @@ export interface ToolWorkerHandle {
  * (aborted or refused, kept 24 h). So a result is not kept in Redis a day longer than its job.
  */
 function markerTtlS(withResult: boolean): number {
-  const { removeOnComplete, removeOnFail } = TOOL_JOB_RETENTION;
+  const { removeOnComplete, removeOnFail } = JOB_RETENTION;
   return withResult ? removeOnComplete.age : removeOnFail.age;
 }
 
 interface WorkerContext {
   options: ToolWorkerOptions;
+  runtime: ProcessRuntime;
   workerId: string;
   keys: ClusterKeys;
   command: RedisClient;
@@ -312,7 +321,6 @@ async function processToolJob(
  * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once.
  */
 function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number): Worker {
-  const { options } = ctx;
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
     queue,
     async (job, _token, signal) => {
@@ -327,23 +335,9 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
         ctx.active.delete(jobId);
       }
     },
-    {
-      connection: ctx.command, // BullMQ duplicates it for its blocking reads
-      prefix: ctx.keys.bullPrefix,
-      concurrency,
-      lockDuration: options.lockDurationMs ?? 30_000,
-      stalledInterval: options.stalledIntervalMs ?? 30_000,
-      maxStalledCount: 1000, // retries are counted per tool in runToolJob
-      name: ctx.workerId,
-    },
+    { ...ctx.runtime.workerOptions, concurrency }, // retries are counted per tool in runToolJob
   );
-  // Outages are logged once by the Redis watch; BullMQ repeats them on every retry.
-  worker.on("error", (err) =>
-    ctx.log[isConnectionError(err) ? "debug" : "warn"](
-      { err: err.message, queue },
-      "tool queue worker error",
-    ),
-  );
+  ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });
   return worker;
 }
 
@@ -353,19 +347,15 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
  */
 function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
   const shards = ctx.keys.toolQueues(queue);
-  const concurrency = Math.ceil((ctx.options.concurrency ?? 16) / shards.length);
+  const concurrency = Math.ceil(concurrencyOf(ctx.options) / shards.length);
   return shards.map((name) => startQueueWorker(ctx, name, concurrency));
 }
 
 /** Cancels every running call of an aborted session (its tool's signal fires). */
-function listenForAborts(ctx: WorkerContext, subscriber: RedisClient): void {
-  subscriber.on("message", (_channel, text) => {
-    const message = parseControlMessage(text);
-    if (!message) return;
-    for (const [jobId, entry] of ctx.active) {
-      if (entry.sessionId === message.sessionId) entry.worker.cancelJob(jobId, ABORTED_JOB_REASON);
-    }
-  });
+function cancelCallsOf(ctx: WorkerContext, sessionId: string): void {
+  for (const [jobId, entry] of ctx.active) {
+    if (entry.sessionId === sessionId) entry.worker.cancelJob(jobId, ABORTED_JOB_REASON);
+  }
 }
 
 /** Announces the worker now and every third of the announcement's lifetime; returns the timer. */
@@ -378,7 +368,7 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
       pid: process.pid,
       queues,
       tools: [...ctx.options.toolStore.tools.keys()],
-      concurrency: ctx.options.concurrency ?? 16,
+      concurrency: concurrencyOf(ctx.options),
       running: ctx.active.size,
       startedAt,
       lastSeen: Date.now(),
@@ -387,12 +377,17 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
   return setInterval(announce, WORKER_TTL_MS / 3);
 }
 
+/** Calls a worker runs at once, per tool queue. */
+function concurrencyOf(options: ToolWorkerOptions): number {
+  return options.concurrency ?? DEFAULTS.workerConcurrency;
+}
+
 /**
- * The queues a worker serves: `options.queues` (default `["default"]`), plus, when it serves
+ * The queues a worker serves: `options.queues` (default `DEFAULTS.queues`), plus, when it serves
  * the default queue, the own queues of the limited tools it has (see `remoteQueueOf`).
  */
 function queuesToServe(options: ToolWorkerOptions): string[] {
-  const queues = options.queues ?? ["default"];
+  const queues = options.queues ?? [...DEFAULTS.queues];
   if (!queues.includes("default")) return queues;
   const own = [...options.toolStore.tools.values()].filter((t) => !t.queue && isLimitedTool(t));
   return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];
@@ -423,9 +418,7 @@ async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): P
  * process.on("SIGTERM", () => worker.close());
  */
 export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
-  const keys = clusterKeys(options.prefix ?? "yiem", keyLayoutOf(options.redis, options.shards));
-  const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
-  const log = options.logger ?? silentLogger;
+  const workerId = processIdOf(options.workerId); // known before Redis: the HTTP side starts first
   const metrics =
     options.port === undefined
       ? undefined
@@ -438,8 +431,8 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
       metrics,
       health: () => ({ workerId, running: metrics.inFlight() }),
     }));
-  const command = connectRedis(options.redis, DURABLE_CONNECTION);
-  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
+  const runtime = startProcessRuntime({ ...options, id: workerId });
+  const { keys, command, log, watch, subscriber } = runtime;
   const written = isWriteToolAllowed()
     ? createWrittenToolsSync({ redis: command, prefix: keys.prefix, store: options.toolStore })
     : undefined;
@@ -447,6 +440,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   const ctx: WorkerContext = {
     written,
     options,
+    runtime,
     workerId,
     keys,
     command,
@@ -456,14 +450,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
   };
   const queues = queuesToServe(options);
   await applyLimitsOfServedTools(ctx, queues);
-  const subscriber = duplicateConnection(command);
-  for (const connection of [command, subscriber]) {
-    connection.on("error", (err: Error) =>
-      ctx.log.debug({ err: err.message }, "redis connection error (reconnecting)"),
-    );
-  }
-  listenForAborts(ctx, subscriber);
-  await subscriber.subscribe(keys.controlChannel);
+  await runtime.listenForAborts((sessionId) => cancelCallsOf(ctx, sessionId));
   const workers = queues.flatMap((queue) => startShardWorkers(ctx, queue));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const heartbeat = await startHeartbeat(ctx, queues);

@@ -1,15 +1,19 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { DEFAULTS } from "../ops/defaults.js";
 import { closeServer, listenOn } from "../ops/httpListen.js";
 import type { WorkerMetrics } from "./workerMetrics.js";
 
-/** Where a worker listens without `host`: this host only. */
+/** The loopback address: what a URL names when the server listens on every interface. */
 const LOOPBACK_HOST = "127.0.0.1";
 
 /** Options of `startWorkerHttp`. */
 export interface WorkerHttpOptions {
   /** The port (0: any free one). */
   port: number;
-  /** The address to listen on. Default `127.0.0.1`. */
+  /**
+   * The address to listen on.
+   * @defaultValue `DEFAULTS.workerHost`
+   */
   host?: string;
   metrics: WorkerMetrics;
   /** Facts for `/healthz` besides `status` (read at each request). */
@@ -44,12 +48,12 @@ async function route(options: WorkerHttpOptions, req: IncomingMessage, res: Serv
 
 /**
  * Serves a tool worker's `/healthz` (liveness: 200 while the process runs, with `health()`'s
- * facts) and `/metrics` (Prometheus) on `port`, `127.0.0.1` unless `host` says otherwise.
+ * facts) and `/metrics` (Prometheus) on `port`, this host only unless `host` says otherwise.
  * Read-only: it serves nothing else and never touches Redis. Rejects with `PortInUseError`
  * when the port is taken, before serving anything.
  */
 export async function startWorkerHttp(options: WorkerHttpOptions): Promise<WorkerHttpHandle> {
-  const host = options.host ?? LOOPBACK_HOST;
+  const host = options.host ?? DEFAULTS.workerHost;
   const server = createServer((req, res) => {
     route(options, req, res).catch((err: unknown) =>
       send(res, 500, "text/plain", `${err instanceof Error ? err.message : String(err)}\n`),

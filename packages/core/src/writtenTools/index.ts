@@ -15,7 +15,6 @@ export {
   type WriteToolOptions,
 } from "./writeTool.js";
 export {
-  canonicalJson,
   describeInvalidSpec,
   hashWrittenTool,
   WRITTEN_TOOL_LIMITS,

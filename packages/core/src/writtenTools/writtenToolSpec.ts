@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../tools/canonicalJson.js";
 import { validateRequiredArgs } from "../tools/validateArguments.js";
 import type { WrittenToolDefinition, WrittenToolSpec } from "./writtenToolTypes.js";
 
@@ -14,18 +15,6 @@ export const WRITTEN_TOOL_LIMITS = {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** JSON with object keys sorted at every depth: one text per content. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (isRecord(value)) {
-    const keys = Object.keys(value)
-      .filter((key) => value[key] !== undefined)
-      .sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 /** The spec fields of a spec or definition, nothing else. */

@@ -1,7 +1,8 @@
 import { writtenToolKeys } from "../redis/keys.js";
+import { SaveWrittenToolReply } from "../redis/scriptReplies.js";
 import { withScripts } from "../redis/scripts.js";
+import { canonicalJson } from "../tools/canonicalJson.js";
 import {
-  canonicalJson,
   describeInvalidSpec,
   hashWrittenTool,
   parseDefinition,
@@ -63,7 +64,7 @@ export async function saveWrittenTool(
   );
   const definition = parseDefinition(reply[1]);
   if (!definition) throw new Error(`the stored definition of ${clean.name} cannot be read`);
-  return { definition, changed: reply[0] === 1 };
+  return { definition, changed: reply[0] === SaveWrittenToolReply.saved };
 }
 
 /** The revision counter of written tools (0 before the first save). Rejects when Redis fails. */

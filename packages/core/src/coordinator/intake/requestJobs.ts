@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
@@ -9,21 +8,20 @@ import {
   readCoordinatorJob,
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
-import { redisBackoffMs } from "../../redis/redisBackoff.js";
-import { retryTransient } from "../../redis/retryTransient.js";
+import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
+import type { ResponseWait, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
-import type { AnswerWait, AnswerWaiters } from "./answerWaiters.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
-/** What handling coordinator-queue jobs needs. */
+/** What handling coordinator-queue jobs (requests and decisions) needs. */
 export interface RequestJobsOptions {
   store: SessionStore;
   tasks: SessionTasks;
-  answers: AnswerWaiters;
+  answers: ResponseWaits;
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;
@@ -49,10 +47,14 @@ class JobLetGoError extends Error {
 
 type OrderedRequest = CoordinatorRequest & { order: number };
 
+/** Tries at failing an invalid job (under 1 s of pauses in all). */
+const REFUSE_ATTEMPTS = 5;
+
+/** A request job held until its run answers it. */
 interface InHand {
   job: Job;
   token: string;
-  wait: AnswerWait;
+  wait: ResponseWait;
   done: Promise<void>;
 }
 
@@ -69,11 +71,6 @@ export class RequestJobs {
   private readonly inHand = new Map<string, InHand>();
 
   constructor(private readonly options: RequestJobsOptions) {}
-
-  /** Jobs held now. */
-  get size(): number {
-    return this.inHand.size;
-  }
 
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
@@ -121,7 +118,7 @@ export class RequestJobs {
   ): Promise<void> {
     const jobId = job.id ?? "";
     const order = inputOrder(job.timestamp);
-    const wait = this.options.answers.wait(sessionId, jobId);
+    const wait = this.options.answers.wait(jobId, { sessionId });
     const entry = { job, token, wait } as InHand;
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
@@ -165,7 +162,7 @@ export class RequestJobs {
     }
   }
 
-  /** Records the input, retrying Redis errors until it is recorded or the job is let go. */
+  /** Records the input, retrying any error until it is recorded or the job is let go. */
   private async record(
     entry: InHand,
     sessionId: string,
@@ -173,66 +170,56 @@ export class RequestJobs {
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
-    const released = entry.wait.promise.then(
-      () => undefined,
-      (err: unknown) => err,
+    const letGo = new AbortController();
+    entry.wait.promise.catch((err: unknown) => {
+      if (err instanceof JobLetGoError) letGo.abort(err);
+    });
+    return retryTransient(
+      () => store.enqueueInput(sessionId, runId, request.kind, request.message, request.order),
+      {
+        attempts: Number.POSITIVE_INFINITY,
+        retryIf: anyError,
+        signal: letGo.signal,
+        onRetry: (err) =>
+          log.warn(
+            { sessionId, runId, err: (err as Error).message },
+            "could not record an input; retrying",
+          ),
+      },
     );
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await store.enqueueInput(
-          sessionId,
-          runId,
-          request.kind,
-          request.message,
-          request.order,
-        );
-      } catch (err) {
-        log.warn(
-          { sessionId, runId, err: (err as Error).message },
-          "could not record an input; retrying",
-        );
-      }
-      const letGo = await Promise.race([released, sleep(redisBackoffMs(attempt))]);
-      if (letGo instanceof JobLetGoError) throw letGo;
-    }
   }
 
-  /** Completes the job with its answer, retrying Redis errors while the job is still ours. */
+  /** Completes the job with its answer, retrying any error while the job is still ours. */
   private async complete(entry: InHand, result: CoordinatorJobResult): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await entry.job.moveToCompleted(result, entry.token, false);
-        return;
-      } catch (err) {
-        if (
-          !this.inHand.has(result.runId) ||
-          /lock|not in the active state|does not exist/i.test((err as Error).message)
-        ) {
-          this.options.log.info(
-            { runId: result.runId, err: (err as Error).message },
-            "a coordinator job moved on before it could complete",
-          );
-          return;
-        }
-        this.options.log.warn(
-          { runId: result.runId, err: (err as Error).message },
-          "could not complete a coordinator job; retrying",
-        );
-      }
-      await sleep(redisBackoffMs(attempt));
+    const { log } = this.options;
+    const { runId } = result;
+    const movedOn = (err: unknown) =>
+      !this.inHand.has(runId) ||
+      /lock|not in the active state|does not exist/i.test((err as Error).message);
+    try {
+      await retryTransient(() => entry.job.moveToCompleted(result, entry.token, false), {
+        attempts: Number.POSITIVE_INFINITY,
+        retryIf: (err) => !movedOn(err),
+        onRetry: (err) =>
+          log.warn(
+            { runId, err: (err as Error).message },
+            "could not complete a coordinator job; retrying",
+          ),
+      });
+    } catch (err) {
+      log.info(
+        { runId, err: (err as Error).message },
+        "a coordinator job moved on before it could complete",
+      );
     }
   }
 
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
     const reason = `invalid request: ${(err as Error).message}`;
     this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await job.moveToFailed(new UnrecoverableError(reason), token, false);
-        return;
-      } catch {
-        await sleep(redisBackoffMs(attempt));
-      }
-    }
+    await retryTransient(() => job.moveToFailed(new UnrecoverableError(reason), token, false), {
+      attempts: REFUSE_ATTEMPTS,
+      retryIf: anyError,
+    }).catch(() => undefined);
   }
 }

@@ -14,11 +14,6 @@ export class RunSlots {
 
   constructor(readonly capacity: number) {}
 
-  /** Sessions running (slots taken) now. */
-  get inUse(): number {
-    return this.used;
-  }
-
   /** A slot now, or `undefined` when all are taken. */
   tryTake(): Slot | undefined {
     if (this.used >= this.capacity) return undefined;

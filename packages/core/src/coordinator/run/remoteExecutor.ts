@@ -1,11 +1,8 @@
 import type { Queue } from "bullmq";
+import { DEFAULTS } from "../../ops/defaults.js";
 import { LeaseLostError } from "../../protocol/errors.js";
-import {
-  ABORTED_JOB_REASON,
-  TOOL_JOB_RETENTION,
-  type ToolJobData,
-  toolJobId,
-} from "../../protocol/toolJobs.js";
+import { JOB_RETENTION } from "../../protocol/jobRetention.js";
+import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
 import { remoteQueueOf } from "../../protocol/toolQueues.js";
 import type { ToolDone } from "../../state/toolDoneMarkers.js";
 import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
@@ -19,8 +16,7 @@ import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
 export interface RemoteExecutorOptions {
   sessionId: string;
   runId: string;
-  /** The BullMQ queue of a tool queue name (created on first use). */
-  /** The BullMQ queue of tool queue `queue` that `sessionId`'s calls go to (its shard). */
+  /** The BullMQ queue of tool queue `queue` that `sessionId`'s calls go to (its shard, created on first use). */
   queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
   waiter: ResultWaiter;
   /**
@@ -152,11 +148,10 @@ async function runRemote(
       toolCallId: prep.toolCall.id,
       toolName: prep.tool.name,
       args: prep.args,
-      retries: prep.tool.retries ?? 0,
+      retries: prep.tool.retries ?? DEFAULTS.toolRetries,
       trace: injectTraceContext(),
     };
-    const add = () =>
-      queue.add(prep.tool.name, data, { jobId, attempts: 1, ...TOOL_JOB_RETENTION });
+    const add = () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
     return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
   } catch (err) {

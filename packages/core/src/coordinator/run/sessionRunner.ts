@@ -64,8 +64,8 @@ export interface SessionRunnerDeps {
   onRunFinished?: (sessionId: string, inputIds: string[], response: AssistantMessage) => void;
 }
 
-/** One held session: how the coordinator aborts or hands over its current run. */
-export interface HeldSession {
+/** How the coordinator aborts or hands over the current run of a session it holds. */
+export interface SessionControl {
   controller: AbortController | undefined;
   handOver(): Promise<void>;
 }
@@ -82,18 +82,19 @@ export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while t
  * model decides. Every call that does run is marked, so a successor can tell.
  */
 async function guardLocalCall(
-  h: Holding,
+  hold: SessionHold,
   prep: PreparedToolCall,
 ): Promise<ExecutedOutcome | undefined> {
   const id = prep.toolCall.id;
-  if (h.interrupted.has(id) && !prep.tool.idempotent) {
+  if (hold.interrupted.has(id) && !prep.tool.idempotent) {
     return { result: createErrorToolResult(INTERRUPTED_MESSAGE), isError: true };
   }
-  await h.deps.store.markRunning(h.sessionId, id);
+  await hold.deps.store.markRunning(hold.sessionId, id);
   return undefined;
 }
 
-interface Holding {
+/** This coordinator's hold on a session: its lease and token, the transcript as the loop sees it. */
+interface SessionHold {
   /** Calls a previous holder was running in its own process when it stopped. */
   interrupted: Set<string>;
   deps: SessionRunnerDeps;
@@ -102,7 +103,16 @@ interface Holding {
   lease: LeaseKeeper;
   state: AgentState;
   handedOver: boolean;
-  held: HeldSession;
+  /** Registered with the session tasks, for aborts and hand-over. */
+  control: SessionControl;
+}
+
+/** What a run's emitter keeps back instead of publishing. */
+interface KeptBack {
+  /** The run's `agentEnd`, for the caller to publish with the response (`finishRun`). */
+  agentEnd?: AgentEvent;
+  /** Resumed calls whose `toolExecStart` a previous holder published: not published twice. */
+  startedBefore: Set<string>;
 }
 
 /**
@@ -113,14 +123,14 @@ interface Holding {
  * in its `messageEnd`.
  */
 function runEmitter(
-  h: Holding,
+  hold: SessionHold,
   publisher: EventPublisher,
   executor: ApprovalExecutor,
-  held: { end?: AgentEvent; started: Set<string> },
+  keptBack: KeptBack,
 ) {
   return (event: AgentEvent): Promise<void> => {
     // A holder that lost or handed over the session stays silent: the next holder reports.
-    if (h.lease.lost || h.handedOver) return Promise.resolve();
+    if (hold.lease.lost || hold.handedOver) return Promise.resolve();
     // A call left waiting for approval has not ended; one answered from a parked batch's
     // store had its end published before the run parked.
     if (
@@ -128,33 +138,34 @@ function runEmitter(
       (executor.parked.has(event.toolCallId) || executor.reused.delete(event.toolCallId))
     )
       return Promise.resolve();
-    h.deps.observe?.(event);
+    hold.deps.observe?.(event);
     if (event.type === "agentEnd") {
-      held.end = event;
+      keptBack.agentEnd = event;
       return Promise.resolve();
     }
     if (event.type === "messageUpdate") return publisher.emitLive(event);
     // A resumed call whose start a previous holder already published is not started twice.
-    if (event.type === "toolExecStart" && held.started.delete(event.toolCallId))
+    if (event.type === "toolExecStart" && keptBack.startedBefore.delete(event.toolCallId))
       return Promise.resolve();
     return publisher.emit(event);
   };
 }
 
 /** On resume: the ids of the calls the run left unanswered (a previous holder may have run them). */
-function unansweredCallIds(h: Holding, start: OpenRun): Set<string> {
-  const pending = start.kind === "resume" ? findUnansweredToolCalls(h.state.messages) : undefined;
+function unansweredCallIds(hold: SessionHold, start: OpenRun): Set<string> {
+  const pending =
+    start.kind === "resume" ? findUnansweredToolCalls(hold.state.messages) : undefined;
   return new Set(pending?.calls.map((call) => call.id));
 }
 
 /** On resume: the `unanswered` calls of this run whose `toolExecStart` a previous holder published. */
 async function startedBefore(
-  h: Holding,
+  hold: SessionHold,
   start: OpenRun,
   unanswered: Set<string>,
 ): Promise<Set<string>> {
   if (unanswered.size === 0) return new Set();
-  const events = await readEventsAfter(h.deps.command, h.deps.keys, h.sessionId, 0);
+  const events = await readEventsAfter(hold.deps.command, hold.deps.keys, hold.sessionId, 0);
   const started = events.filter((e) => e.type === "toolExecStart" && e.runId === start.runId);
   return new Set(
     started.flatMap((e) =>
@@ -176,8 +187,8 @@ function isRecoverable(err: unknown): boolean {
  * Instead of appending a batch that has calls awaiting approval: stores its other outcomes
  * and parks the run (releasing the lease), then stops the loop with `RunParkedError`.
  */
-async function parkRun(h: Holding, executor: ApprovalExecutor): Promise<never> {
-  const { deps, sessionId, token } = h;
+async function parkRun(hold: SessionHold, executor: ApprovalExecutor): Promise<never> {
+  const { deps, sessionId, token } = hold;
   let parked: Awaited<ReturnType<ApprovalStore["park"]>>;
   try {
     parked = await deps.approvals.park(sessionId, token, executor.finished);
@@ -192,9 +203,9 @@ async function parkRun(h: Holding, executor: ApprovalExecutor): Promise<never> {
  * A resumed run whose transcript already ends with the model's final answer (its holder
  * stopped between storing the answer and closing the run): that answer is the response.
  */
-function finishedAnswer(h: Holding, start: OpenRun): AssistantMessage | undefined {
+function finishedAnswer(hold: SessionHold, start: OpenRun): AssistantMessage | undefined {
   if (start.kind !== "resume") return undefined;
-  const last = h.state.messages.at(-1);
+  const last = hold.state.messages.at(-1);
   if (last?.role !== "assistant") return undefined;
   return last.content.some((block) => block.type === "toolCall") ? undefined : last;
 }
@@ -208,7 +219,7 @@ type OpenRun = Extract<RunStart, { kind: "new" | "resume" }>;
  * appended: the run parks (`parkRun`).
  */
 function transcriptWriters(
-  h: Holding,
+  hold: SessionHold,
   start: OpenRun,
   inputIds: string[],
   executor: ApprovalExecutor,
@@ -216,7 +227,7 @@ function transcriptWriters(
   afterResumedBatch?: () => void,
 ) {
   let onAppended = afterResumedBatch;
-  const { deps, sessionId, token, state } = h;
+  const { deps, sessionId, token, state } = hold;
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   return {
     drainInput: async () => {
@@ -232,7 +243,7 @@ function transcriptWriters(
     },
     appendMessages: async (messages: AgentMessage[]) => {
       await transcript.settle();
-      if (executor.parked.size > 0) await parkRun(h, executor);
+      if (executor.parked.size > 0) await parkRun(hold, executor);
       transcript.appendBehind((expect) =>
         deps.store.appendMany(sessionId, token, messages, expect),
       );
@@ -259,26 +270,27 @@ function transcriptWriters(
  * that batch is appended. With none left, the run is aborted at once.
  */
 async function abortIfAbortedMeanwhile(
-  h: Holding,
+  hold: SessionHold,
   start: OpenRun,
   controller: AbortController,
 ): Promise<(() => void) | undefined> {
-  if (start.kind !== "resume" || !(await h.deps.store.isRunAborted(h.sessionId))) return undefined;
-  h.deps.log.info({ sessionId: h.sessionId, runId: start.runId }, "resumed run was aborted");
+  const { deps, sessionId } = hold;
+  if (start.kind !== "resume" || !(await deps.store.isRunAborted(sessionId))) return undefined;
+  deps.log.info({ sessionId, runId: start.runId }, "resumed run was aborted");
   const abort = () => controller.abort();
-  if (findUnansweredToolCalls(h.state.messages)) return abort;
+  if (findUnansweredToolCalls(hold.state.messages)) return abort;
   abort();
   return undefined;
 }
 
 /** Runs the agent loop in a `yiem.run` span: its LLM and tool-call spans (and the workers') are children. */
 function runLoopInSpan(
-  h: Holding,
+  hold: SessionHold,
   start: OpenRun,
   loopDeps: Parameters<typeof runAgentLoop>[0],
 ): Promise<AssistantMessage> {
   const attributes = {
-    "yiem.session_id": h.sessionId,
+    "yiem.session_id": hold.sessionId,
     "yiem.run_id": start.runId,
     "yiem.resumed": start.kind === "resume",
   };
@@ -290,15 +302,14 @@ function runLoopInSpan(
   });
 }
 
-async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
-  const { deps, sessionId, token, state } = h;
+async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessage> {
+  const { deps, sessionId, token, state } = hold;
   const inputIds = [...start.inputIds];
   const controller = new AbortController();
-  h.held.controller = controller;
-  const afterResumedBatch = await abortIfAbortedMeanwhile(h, start, controller);
-  const unanswered = unansweredCallIds(h, start);
-  const started = await startedBefore(h, start, unanswered);
-  const held = { end: undefined as AgentEvent | undefined, started };
+  hold.control.controller = controller;
+  const afterResumedBatch = await abortIfAbortedMeanwhile(hold, start, controller);
+  const unanswered = unansweredCallIds(hold, start);
+  const keptBack: KeptBack = { startedBefore: await startedBefore(hold, start, unanswered) };
   const publisher = createEventPublisher(deps.command, deps.keys, {
     sessionId,
     runId: start.runId,
@@ -308,7 +319,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
     runId: start.runId,
     queueFor: deps.queueFor,
     waiter: deps.waiter,
-    beforeLocalCall: (prep) => guardLocalCall(h, prep),
+    beforeLocalCall: (prep) => guardLocalCall(hold, prep),
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
   });
@@ -322,21 +333,21 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
   });
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const response =
-    finishedAnswer(h, start) ??
-    (await runLoopInSpan(h, start, {
+    finishedAnswer(hold, start) ??
+    (await runLoopInSpan(hold, start, {
       state,
       llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
       prepareContext,
       formatMsgForLLM,
       config: { ...deps.config, executor },
-      emit: runEmitter(h, publisher, executor, held),
+      emit: runEmitter(hold, publisher, executor, keptBack),
       signal: controller.signal,
       rethrow: isRecoverable,
-      ...transcriptWriters(h, start, inputIds, executor, transcript, afterResumedBatch),
+      ...transcriptWriters(hold, start, inputIds, executor, transcript, afterResumedBatch),
     }));
-  h.held.controller = undefined;
+  hold.control.controller = undefined;
   await publisher.flush();
-  const agentEnd: AgentEvent = held.end ?? { type: "agentEnd", response };
+  const agentEnd: AgentEvent = keptBack.agentEnd ?? { type: "agentEnd", response };
   const run = { runId: start.runId, inputIds, event: agentEnd };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
   deps.onRunFinished?.(sessionId, inputIds, response);
@@ -354,10 +365,10 @@ export async function processSession(
   deps: SessionRunnerDeps,
   sessionId: string,
   token: string,
-  register: (held: HeldSession | undefined) => void,
+  register: (control: SessionControl | undefined) => void,
 ): Promise<SessionOutcome> {
   const lease = keepLease(deps.store, sessionId, token, deps.leaseMs);
-  const h: Holding = {
+  const hold: SessionHold = {
     deps,
     sessionId,
     token,
@@ -371,65 +382,65 @@ export async function processSession(
       pendingToolCalls: new Set(),
       activeRun: false,
     },
-    held: { controller: undefined, handOver: async () => undefined },
+    control: { controller: undefined, handOver: async () => undefined },
   };
-  h.held.handOver = async () => {
-    h.handedOver = true;
+  hold.control.handOver = async () => {
+    hold.handedOver = true;
     await deps.store.release(sessionId, token).catch(() => undefined); // first: no write of ours may land after this
-    h.held.controller?.abort(new LeaseLostError(sessionId));
+    hold.control.controller?.abort(new LeaseLostError(sessionId));
   };
   // Losing the lease stops the run in progress without cancelling its remote calls: the
   // next holder attaches to them.
-  lease.onLost(() => h.held.controller?.abort(new LeaseLostError(sessionId)));
-  register(h.held);
+  lease.onLost(() => hold.control.controller?.abort(new LeaseLostError(sessionId)));
+  register(hold.control);
   try {
-    h.state.messages = await deps.store.loadMessages(sessionId);
-    h.interrupted = new Set(await deps.store.loadRunning(sessionId));
-    return await workSession(h);
+    hold.state.messages = await deps.store.loadMessages(sessionId);
+    hold.interrupted = new Set(await deps.store.loadRunning(sessionId));
+    return await workSession(hold);
   } finally {
     lease.stop();
     register(undefined);
   }
 }
 
-async function workSession(h: Holding): Promise<SessionOutcome> {
+async function workSession(hold: SessionHold): Promise<SessionOutcome> {
   for (;;) {
-    if (h.handedOver) return "handedOver";
-    if (h.lease.lost) return "lost";
-    const start = await h.deps.store.startRun(h.sessionId, h.token);
-    if (start.kind === "lost") return h.handedOver ? "handedOver" : "lost";
+    if (hold.handedOver) return "handedOver";
+    if (hold.lease.lost) return "lost";
+    const start = await hold.deps.store.startRun(hold.sessionId, hold.token);
+    if (start.kind === "lost") return hold.handedOver ? "handedOver" : "lost";
     if (start.kind === "parked") return "parked";
     if (start.kind === "settling") {
       await sleep(start.retryInMs);
       continue;
     }
     if (start.kind === "idle") {
-      const released = await h.deps.store.releaseIfIdle(h.sessionId, h.token);
+      const released = await hold.deps.store.releaseIfIdle(hold.sessionId, hold.token);
       if (released === "released") return "idle";
-      if (released === "lost") return h.handedOver ? "handedOver" : "lost";
+      if (released === "lost") return hold.handedOver ? "handedOver" : "lost";
       continue;
     }
-    if (start.kind === "new") h.state.messages.push(start.message);
-    const before = h.state.messages.length;
+    if (start.kind === "new") hold.state.messages.push(start.message);
+    const before = hold.state.messages.length;
     const startedAt = Date.now();
     let response: AssistantMessage;
     try {
-      response = await runOne(h, start);
+      response = await runOne(hold, start);
     } catch (err) {
       if (err instanceof RunParkedError) {
-        h.held.controller = undefined;
+        hold.control.controller = undefined;
         if (err.released) return "parked";
         continue; // every decision came in while the batch ran: resume now
       }
       if (!(err instanceof LeaseLostError)) throw err;
-      return h.handedOver ? "handedOver" : "lost";
+      return hold.handedOver ? "handedOver" : "lost";
     }
     // Counted from what this holder ran: a resumed run's earlier part was its predecessor's.
-    h.deps.log.info(
+    hold.deps.log.info(
       {
-        sessionId: h.sessionId,
+        sessionId: hold.sessionId,
         runId: start.runId,
-        ...summarizeRun(h.state.messages.slice(before)),
+        ...summarizeRun(hold.state.messages.slice(before)),
         durationMs: Date.now() - startedAt,
         stopReason: response.stopReason,
         ...(start.kind === "resume" ? { resumed: true } : {}),

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../ops/logger.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
-import type { AnswerWaiters } from "../intake/answerWaiters.js";
+import { anyError, retryTransient } from "../../redis/retryTransient.js";
+import type { ResponseWaits } from "../../state/responseWaits.js";
 import type { RunSlots, Slot } from "../intake/runSlots.js";
 import {
-  type HeldSession,
   processSession,
+  type SessionControl,
   type SessionOutcome,
   type SessionRunnerDeps,
 } from "./sessionRunner.js";
@@ -15,7 +15,7 @@ import {
 export interface SessionTasksOptions {
   deps: SessionRunnerDeps;
   slots: RunSlots;
-  answers: AnswerWaiters;
+  answers: ResponseWaits;
   coordinatorId: string;
   log: Logger;
 }
@@ -29,8 +29,8 @@ export interface SessionTasksOptions {
  * takes them over.
  */
 export class SessionTasks {
-  /** Sessions held now, for aborts and hand-over. */
-  readonly held = new Map<string, HeldSession>();
+  /** The sessions held now, each with its control (for aborts and hand-over). */
+  readonly held = new Map<string, SessionControl>();
   private readonly running = new Map<string, Promise<void>>();
   private watch: NodeJS.Timeout | undefined;
   private closing = false;
@@ -61,11 +61,6 @@ export class SessionTasks {
     this.running.set(sessionId, task);
   }
 
-  /** Sessions running now. */
-  get size(): number {
-    return this.running.size;
-  }
-
   /**
    * Stops starting sessions, lets running ones finish for up to `graceMs`, then hands the
    * rest over (their runs stay open for the next holder) and waits for them to stop.
@@ -76,7 +71,7 @@ export class SessionTasks {
     const all = () => Promise.all(this.running.values());
     const timer = setTimeout(() => {
       this.options.log.info({ sessions: this.held.size }, "handing over the sessions still held");
-      for (const held of this.held.values()) void held.handOver();
+      for (const control of this.held.values()) void control.handOver();
     }, graceMs);
     await all();
     clearTimeout(timer);
@@ -84,39 +79,29 @@ export class SessionTasks {
 
   private async work(sessionId: string, token: string): Promise<SessionOutcome | undefined> {
     const { deps, log } = this.options;
-    const register = (held: HeldSession | undefined) => {
-      if (held) this.held.set(sessionId, held);
+    const register = (control: SessionControl | undefined) => {
+      if (control) this.held.set(sessionId, control);
       else this.held.delete(sessionId);
     };
-    for (let attempt = 0; ; attempt++) {
-      let outcome: SessionOutcome;
-      try {
-        outcome = await processSession(deps, sessionId, token, register);
-      } catch (err) {
+    // After a failure the session is taken again first: it may have moved on meanwhile.
+    const workOnce = async (attempt: number): Promise<SessionOutcome | undefined> => {
+      if (attempt === 0) return processSession(deps, sessionId, token, register);
+      if (this.closing) return undefined;
+      if (!(await deps.store.acquire(sessionId, token, deps.leaseMs))) return undefined;
+      return processSession(deps, sessionId, token, register);
+    };
+    const outcome = await retryTransient(workOnce, {
+      attempts: Number.POSITIVE_INFINITY,
+      retryIf: anyError, // OOM, a reset connection, a failover: the run must not be left open
+      backoffMs: (attempt) => redisBackoffMs(attempt + 1), // a whole session: 100 ms at first
+      onRetry: (err, attempt) =>
         log.warn(
           { sessionId, err: (err as Error).message, attempt },
           "session interrupted by a Redis error; retrying",
-        );
-        if (!(await this.retryLater(sessionId, token, attempt))) return undefined;
-        continue;
-      }
-      log.debug({ sessionId, outcome }, "session released");
-      return outcome;
-    }
-  }
-
-  /** Waits before another try; false when the session is no longer ours to work. */
-  private async retryLater(sessionId: string, token: string, attempt: number): Promise<boolean> {
-    const { deps } = this.options;
-    for (let wait = attempt; ; wait++) {
-      await sleep(redisBackoffMs(wait + 1));
-      if (this.closing) return false;
-      try {
-        return await deps.store.acquire(sessionId, token, deps.leaseMs);
-      } catch {
-        // Redis still failing: keep waiting.
-      }
-    }
+        ),
+    });
+    if (outcome) log.debug({ sessionId, outcome }, "session released");
+    return outcome;
   }
 
   private ended(sessionId: string, slot: Slot, outcome: SessionOutcome | undefined): void {

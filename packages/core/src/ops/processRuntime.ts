@@ -1,0 +1,132 @@
+import { hostname } from "node:os";
+import type { Worker, WorkerOptions } from "bullmq";
+import { parseControlMessage } from "../protocol/controlMessages.js";
+import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import {
+  connectRedis,
+  DURABLE_CONNECTION,
+  describeRedisTarget,
+  duplicateConnection,
+  type RedisClient,
+  type RedisTarget,
+} from "../redis/redisConnection.js";
+import { isConnectionError } from "../redis/redisErrors.js";
+import { DEFAULTS } from "./defaults.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { type RedisWatch, watchRedis } from "./redisWatch.js";
+
+/** What a coordinator and a tool worker start from (their options of the same names). */
+export interface ProcessRuntimeOptions {
+  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
+  redis: RedisTarget;
+  /** @defaultValue `DEFAULTS.prefix` */
+  prefix?: string;
+  /**
+   * Tool queue shards (`YIEM_SHARDS`).
+   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
+   */
+  shards?: number;
+  /**
+   * The process's id (its BullMQ worker name).
+   * @defaultValue `<hostname>-<pid>`
+   */
+  id?: string;
+  logger?: Logger;
+  /**
+   * BullMQ job lock; a process silent this long is considered dead.
+   * @defaultValue `DEFAULTS.lockDurationMs`
+   */
+  lockDurationMs?: number;
+  /**
+   * How often BullMQ looks for stalled jobs.
+   * @defaultValue `DEFAULTS.stalledIntervalMs`
+   */
+  stalledIntervalMs?: number;
+}
+
+/** A cluster process's connections and identity, shared by everything the process runs. */
+export interface ProcessRuntime {
+  id: string;
+  keys: ClusterKeys;
+  /** The command connection (BullMQ duplicates it for its blocking reads). */
+  command: RedisClient;
+  /** A connection that only subscribes: the control channel, and what else the process listens to. */
+  subscriber: RedisClient;
+  /** Reachability of `command`, each change logged once; stop it before closing on purpose. */
+  watch: RedisWatch;
+  log: Logger;
+  /** The job lock, as in `workerOptions`. */
+  lockDurationMs: number;
+  /**
+   * The BullMQ worker options every queue worker of the process shares: the connection,
+   * prefix, lock, stalled check and name. A stalled job is always handed out again (a stall
+   * is a dead process; a tool's own retries are counted per call).
+   */
+  workerOptions: WorkerOptions;
+  /** Logs a BullMQ worker's errors: outages at debug (the watch reports them once), others at warn. */
+  logWorkerErrors(worker: Worker, message: string, fields?: Record<string, unknown>): void;
+  /** Calls `onAbort` with the session of each abort on the control channel; resolves once subscribed. */
+  listenForAborts(onAbort: (sessionId: string) => void): Promise<void>;
+}
+
+/** A process's id: `given`, or `<hostname>-<pid>`. */
+export function processIdOf(given?: string): string {
+  return given ?? `${hostname()}-${process.pid}`;
+}
+
+/**
+ * Starts what a coordinator and a tool worker both run on: the key layout, the command
+ * connection (retrying commands through outages) and its watch, a subscriber connection,
+ * both logging their errors at debug level while they reconnect by themselves, the process id
+ * (`<hostname>-<pid>` unless given) and the BullMQ worker options. Connects in the background;
+ * never throws.
+ *
+ * @example const runtime = startProcessRuntime({ redis: "redis://127.0.0.1:6379", logger });
+ */
+export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRuntime {
+  const keys = clusterKeys(
+    options.prefix ?? DEFAULTS.prefix,
+    keyLayoutOf(options.redis, options.shards),
+  );
+  const log = options.logger ?? silentLogger;
+  const id = processIdOf(options.id);
+  const command = connectRedis(options.redis, DURABLE_CONNECTION);
+  const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
+  const subscriber = duplicateConnection(command);
+  for (const connection of [command, subscriber]) {
+    connection.on("error", (err: Error) =>
+      log.debug({ err: err.message }, "redis connection error (reconnecting)"),
+    );
+  }
+  const lockDurationMs = options.lockDurationMs ?? DEFAULTS.lockDurationMs;
+  return {
+    id,
+    keys,
+    command,
+    subscriber,
+    watch,
+    log,
+    lockDurationMs,
+    workerOptions: {
+      connection: command,
+      prefix: keys.bullPrefix,
+      lockDuration: lockDurationMs,
+      stalledInterval: options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs,
+      maxStalledCount: 1000,
+      name: id,
+    },
+    logWorkerErrors(worker, message, fields = {}) {
+      worker.on("error", (err) =>
+        log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message, ...fields }, message),
+      );
+    },
+    async listenForAborts(onAbort) {
+      subscriber.on("message", (channel: string, text: string) => {
+        if (channel !== keys.controlChannel) return;
+        const message = parseControlMessage(text);
+        if (message) onAbort(message.sessionId);
+      });
+      await subscriber.subscribe(keys.controlChannel);
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The reply codes of Yiem's Lua scripts (`scripts/*.lua`), named as each script's header
+ * names them. A script that replies with an array puts its code first. Compare replies with
+ * these names, never with bare numbers.
+ */
+
+/** `acquireLease-1.lua`. */
+export const AcquireLeaseReply = {
+  /** Acquired, or already ours. */
+  acquired: 1,
+  heldByAnother: 0,
+} as const;
+
+/** `renewLease-1.lua`. */
+export const RenewLeaseReply = {
+  renewed: 1,
+  lost: 0,
+} as const;
+
+/** `releaseLeaseIfIdle-4.lua`. */
+export const ReleaseLeaseIfIdleReply = {
+  released: 1,
+  /** An input, a follow-up or an open run waits: the lease is kept. */
+  workPending: 0,
+  notOurs: -1,
+} as const;
+
+/** `enqueueInput-4.lua` (the first element; `answered` comes with the response JSON). */
+export const EnqueueInputReply = {
+  answered: 2,
+  alreadyKnown: 1,
+  queued: 0,
+} as const;
+
+/** `startRun-7.lua` (the first element; the rest depends on it, see the script's header). */
+export const StartRunReply = {
+  notOurs: -1,
+  nothingToDo: 0,
+  /** A new run, opened by input `runId`: `{1, runId, message}`. */
+  newRun: 1,
+  /** A run is open: `{2, runId, inputId...}`. */
+  resume: 2,
+  /** A follow-up waits, too fresh to open a run: `{3, order}`. */
+  followUpWaits: 3,
+  /** The open run is parked; the lease was released in the same step. */
+  parked: 4,
+} as const;
+
+/** `drainInputs-6.lua` (the first element; `moved` is followed by id, message pairs). */
+export const DrainInputsReply = {
+  moved: 1,
+  notOurs: -1,
+  /** Not the expected length: nothing moved. */
+  notExpectedLength: -2,
+} as const;
+
+/**
+ * `appendMessage-3.lua` and `appendMessages-3.lua`: the transcript's length, or one of these
+ * (both negative, so never a length).
+ */
+export const AppendReply = {
+  notOurs: -1,
+  /** Not the expected length: nothing written. */
+  notExpectedLength: -2,
+} as const;
+
+/** `finishRun.lua`. */
+export const FinishRunReply = {
+  closed: 1,
+  notOurs: -1,
+  /** Not the expected length: nothing changed. */
+  notExpectedLength: -2,
+} as const;
+
+/** `markRunAborted-1.lua`. */
+export const MarkRunAbortedReply = {
+  marked: 1,
+  noRunOpen: 0,
+} as const;
+
+/** `requestApproval-2.lua`. */
+export const RequestApprovalReply = {
+  recordedNow: 1,
+  alreadyKnown: 0,
+  notOurs: -1,
+} as const;
+
+/** `parkRun-5.lua`. */
+export const ParkRunReply = {
+  parkedAndReleased: 1,
+  /** Every call is decided already: resume now. */
+  allDecided: 0,
+  notOurs: -1,
+} as const;
+
+/** `decideApproval-5.lua` (the first element; `decidedAlready` comes with the decision JSON). */
+export const DecideApprovalReply = {
+  /** Recorded; other calls still wait. */
+  recorded: 1,
+  /** Recorded; the run may resume. */
+  recordedMayResume: 2,
+  notWaiting: -1,
+  decidedAlready: -2,
+} as const;
+
+/** `saveWrittenTool-4.lua` (the first element; the definition follows). */
+export const SaveWrittenToolReply = {
+  unchanged: 0,
+  saved: 1,
+} as const;

@@ -66,7 +66,8 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /**
    * Caps: on the model's tool calls, `maxToolCalls` per message (64) and `maxArgumentBytes`
    * (256 KiB); on a request's input, `maxInputBytes` (1 MiB); on the transcript sent to the
-   * model in one request, `maxContextBytes` (4 MiB, oldest turns dropped).
+   * model in one request, `maxContextBytes` (4 MiB; earlier tool results, then the oldest
+   * turns, then earlier answers are left out, see `trimContext`).
    */
   limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
   /**

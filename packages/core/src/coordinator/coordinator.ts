@@ -19,6 +19,7 @@ import {
 import { isConnectionError } from "../redis/redisErrors.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
@@ -84,6 +85,11 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   replicaAcks?: number;
   /** How long a write waits for those acknowledgements (`YIEM_REPLICA_ACK_TIMEOUT_MS`). Default 250 ms. */
   replicaAckTimeoutMs?: number;
+  /**
+   * The bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`):
+   * past them, its oldest events are trimmed. Default 8 MiB.
+   */
+  eventStreamMaxBytes?: number;
   /** Sessions run at once (jobs that wait for a running session take no slot). Default 512. */
   concurrency?: number;
   /** How long a hold on a session lasts without renewal. Default 10 s. */
@@ -132,6 +138,8 @@ interface CoordinatorContext {
   keys: ClusterKeys;
   command: RedisClient;
   acks: ReplicaAcks;
+  /** How each session's replay stream is capped. */
+  streamCaps: StreamCaps;
   toolQueues: Map<string, Promise<Queue>>;
   /** The tool queues created so far (for dashboards). */
   readyQueues: Queue[];
@@ -325,8 +333,9 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     readyQueues: [],
     waiter: new ResultWaiter(command, keys.bullPrefix),
     acks: replicaAcksOf(options, keys.layout.cluster, log),
+    streamCaps: streamCaps(options.eventStreamMaxBytes),
   };
-  const store = new SessionStore(command, keys, ctx.acks);
+  const store = new SessionStore(command, keys, ctx.acks, ctx.streamCaps);
   const answers = new AnswerWaiters(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULT_COORDINATOR_CONCURRENCY);
   const deps = await runnerDeps(options, ctx, store, log);
@@ -468,7 +477,8 @@ async function runnerDeps(
   const written = await enableWrittenTools(options, command, keys);
   return {
     store,
-    approvals: new ApprovalStore(command, keys, ctx.acks),
+    approvals: new ApprovalStore(command, keys, ctx.acks, ctx.streamCaps),
+    streamCaps: ctx.streamCaps,
     approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,

@@ -80,8 +80,13 @@ export interface ClusterConfig {
    * when whoever added it set no `removeOnComplete` (default 3600; failed ones at least a day).
    */
   requestRetentionS: number;
-  /** `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns dropped). */
+  /**
+   * `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (earlier tool
+   * results, then the oldest turns, then earlier answers left out; see `trimContext`).
+   */
   maxContextBytes: number;
+  /** `YIEM_EVENT_STREAM_MAX_BYTES`: the bytes of events a session's replay stream keeps (8 MiB). */
+  eventStreamMaxBytes: number;
   /** `LOG_LEVEL`: pino level. */
   logLevel: string;
 }
@@ -190,6 +195,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", 256 * 1024),
     maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", 1024 * 1024),
     maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", 4 * 1024 * 1024),
+    eventStreamMaxBytes: readInt(env, "YIEM_EVENT_STREAM_MAX_BYTES", 8 * 1024 * 1024),
     requestRetentionS: readInt(env, "YIEM_REQUEST_RETENTION_S", 3600),
     logLevel: readString(env, "LOG_LEVEL") ?? "info",
   };

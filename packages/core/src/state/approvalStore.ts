@@ -3,7 +3,7 @@ import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../types/index.js";
-import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
+import { type StreamCaps, streamCaps } from "./eventBus.js";
 
 /** A call awaiting a human decision, as recorded when its run parked. */
 export interface ApprovalRequest {
@@ -83,6 +83,8 @@ export class ApprovalStore {
     redis: RedisClient,
     private readonly keys: ClusterKeys,
     acks: ReplicaAcks = NO_REPLICA_ACKS,
+    /** How the session's replay stream is capped (the events this store publishes). */
+    private readonly caps: StreamCaps = streamCaps(),
   ) {
     this.redis = withReplicaAcks(withScripts(redis), acks);
   }
@@ -180,7 +182,8 @@ export class ApprovalStore {
       JSON.stringify(decision),
       request ? decidedEventJson(sessionId, request, decision) : "",
       k.eventChannel(sessionId),
-      DEFAULT_STREAM_LENGTH,
+      this.caps.maxLength,
+      this.caps.maxBytes,
     );
     const member = memberOf(sessionId, callKey);
     await Promise.all([

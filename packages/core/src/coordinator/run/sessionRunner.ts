@@ -14,6 +14,7 @@ import {
   createEventPublisher,
   type EventPublisher,
   readEventsAfter,
+  type StreamCaps,
 } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
@@ -47,6 +48,8 @@ export interface SessionRunnerDeps {
   approvalTimeoutMs?: number;
   command: RedisClient;
   keys: ClusterKeys;
+  /** How the session's replay stream is capped (the events the runs publish). */
+  streamCaps?: StreamCaps;
   leaseMs: number;
   llmCall: LlmCall;
   toolStore: ToolStore;
@@ -299,10 +302,12 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
   const unanswered = unansweredCallIds(h, start);
   const started = await startedBefore(h, start, unanswered);
   const held = { end: undefined as AgentEvent | undefined, started };
-  const publisher = createEventPublisher(deps.command, deps.keys, {
-    sessionId,
-    runId: start.runId,
-  });
+  const publisher = createEventPublisher(
+    deps.command,
+    deps.keys,
+    { sessionId, runId: start.runId },
+    deps.streamCaps,
+  );
   const remote = createRemoteExecutor({
     sessionId,
     runId: start.runId,

@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     requestRetentionS: config.requestRetentionS,
+    eventStreamMaxBytes: config.eventStreamMaxBytes,
     logger: log,
     port: config.port,
     limits: {

@@ -9,6 +9,7 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionStore } from "../state/sessionStore.js";
@@ -58,7 +59,8 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /**
    * Caps: on the model's tool calls, `maxToolCalls` per message and `maxArgumentBytes`; on a
    * request's input, `maxInputBytes`; on the transcript sent to the model in one request,
-   * `maxContextBytes` (oldest turns dropped).
+   * `maxContextBytes` (earlier tool results, then the oldest turns, then earlier answers are
+   * left out, see `trimContext`).
    * @defaultValue `DEFAULTS.maxToolCalls`, `DEFAULTS.maxArgumentBytes`, `DEFAULTS.maxInputBytes`, `DEFAULTS.maxContextBytes`
    */
   limits?: ExtractToolCallsOptions & UserInputLimits & { maxContextBytes?: number };
@@ -83,6 +85,12 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * @defaultValue `DEFAULTS.replicaAckTimeoutMs`
    */
   replicaAckTimeoutMs?: number;
+  /**
+   * The bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`):
+   * past them, its oldest events are trimmed.
+   * @defaultValue `DEFAULTS.eventStreamMaxBytes`
+   */
+  eventStreamMaxBytes?: number;
   /**
    * Sessions run at once (jobs that wait for a running session take no slot).
    * @defaultValue `DEFAULTS.coordinatorConcurrency`
@@ -146,6 +154,8 @@ interface CoordinatorContext {
   keys: ClusterKeys;
   command: RedisClient;
   acks: ReplicaAcks;
+  /** How each session's replay stream is capped. */
+  streamCaps: StreamCaps;
   toolQueues: Map<string, Promise<Queue>>;
   /** The tool queues created so far (for dashboards). */
   readyQueues: Queue[];
@@ -349,8 +359,9 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     readyQueues: [],
     waiter: new ResultWaiter(command, keys.bullPrefix),
     acks: replicaAcksOf(options, keys.layout.cluster, log),
+    streamCaps: streamCaps(options.eventStreamMaxBytes),
   };
-  const store = new SessionStore(command, keys, ctx.acks);
+  const store = new SessionStore(command, keys, ctx.acks, ctx.streamCaps);
   const answers = answerWaits(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
   const deps = await runnerDeps(options, ctx, store, log);
@@ -481,7 +492,8 @@ async function runnerDeps(
   const written = await enableWrittenTools(options, command, keys);
   return {
     store,
-    approvals: new ApprovalStore(command, keys, ctx.acks),
+    approvals: new ApprovalStore(command, keys, ctx.acks, ctx.streamCaps),
+    streamCaps: ctx.streamCaps,
     approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,

@@ -145,11 +145,16 @@ export interface ClusterConfig {
    */
   requestRetentionS: number;
   /**
-   * `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns
-   * dropped).
+   * `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (earlier tool
+   * results, then the oldest turns, then earlier answers left out; see `trimContext`).
    * @defaultValue `DEFAULTS.maxContextBytes`
    */
   maxContextBytes: number;
+  /**
+   * `YIEM_EVENT_STREAM_MAX_BYTES`: the bytes of events a session's replay stream keeps.
+   * @defaultValue `DEFAULTS.eventStreamMaxBytes`
+   */
+  eventStreamMaxBytes: number;
   /**
    * `LOG_LEVEL`: pino level.
    * @defaultValue `DEFAULTS.logLevel`
@@ -242,6 +247,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", d.maxArgumentBytes),
     maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", d.maxInputBytes),
     maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", d.maxContextBytes),
+    eventStreamMaxBytes: readInt(env, "YIEM_EVENT_STREAM_MAX_BYTES", d.eventStreamMaxBytes),
     requestRetentionS: readInt(env, "YIEM_REQUEST_RETENTION_S", d.requestRetentionS),
     logLevel: readString(env, "LOG_LEVEL") ?? d.logLevel,
   };

@@ -2,6 +2,7 @@ import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
 import { DEFAULT_MAX_INPUT_BYTES } from "../agent/toUserMessage.js";
 import { DEFAULT_MAX_CONTEXT_BYTES } from "../agent/trimContext.js";
 import { DEFAULT_CLUSTER_SHARDS } from "../redis/keys.js";
+import { DEFAULT_STREAM_MAX_BYTES } from "../state/eventBus.js";
 import { DEFAULT_MAX_TOOL_CALLS } from "../tools/extractToolCalls.js";
 import { DEFAULT_MAX_ARGUMENT_BYTES } from "../tools/parseToolArguments.js";
 
@@ -67,6 +68,8 @@ export const DEFAULTS = {
   maxInputBytes: DEFAULT_MAX_INPUT_BYTES,
   /** `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns dropped). */
   maxContextBytes: DEFAULT_MAX_CONTEXT_BYTES,
+  /** `YIEM_EVENT_STREAM_MAX_BYTES`: the bytes of events a session's replay stream keeps. */
+  eventStreamMaxBytes: DEFAULT_STREAM_MAX_BYTES,
   /** `YIEM_REQUEST_RETENTION_S`: seconds a completed request job is kept when its producer set no retention. */
   requestRetentionS: 3600,
   /** `LOG_LEVEL`: pino level. */

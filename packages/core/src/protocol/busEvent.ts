@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../types/index.js";
+import { cutEventArguments, EVENT_ARGUMENTS_MAX_BYTES } from "./eventArguments.js";
 
 /**
  * An agent event as it travels on the bus: the event plus its session, the run it belongs to,
@@ -25,4 +26,18 @@ export interface EventOrigin {
   runId: string;
   workerId?: string;
   inputIds?: string[];
+}
+
+/**
+ * The JSON text an event travels as on the bus, without its number (the publishing script
+ * splices `seq` in): the event with its large tool-call arguments cut (`cutEventArguments`),
+ * its origin, and the publish time `ts`.
+ */
+export function busEventJson(event: AgentEvent, origin: EventOrigin): string {
+  const ts = Date.now();
+  const json = JSON.stringify({ ...event, ...origin, ts });
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: shorter text cannot hold arguments to cut.
+  if (json.length * 3 <= EVENT_ARGUMENTS_MAX_BYTES) return json;
+  const cut = cutEventArguments(event);
+  return cut === event ? json : JSON.stringify({ ...cut, ...origin, ts });
 }

@@ -4,9 +4,21 @@ import type { RedisClient } from "./redisConnection.js";
 /**
  * The folder of Yiem's Lua scripts, one per file, each with a header naming its `KEYS[i]`
  * and `ARGV[i]`. Found from the package root, so the sources and the compiled `dist` read
- * the same files (the image ships this folder beside `dist`).
+ * the same files (the image ships this folder beside `dist`). A `<name>.lib.lua` file is no
+ * script: it holds Lua functions that scripts share, pasted where a script has the line
+ * `-- @include <name>`.
  */
 const SCRIPTS_DIR = new URL("../../src/redis/scripts/", import.meta.url);
+
+const LIBRARY_SUFFIX = ".lib.lua";
+const INCLUDE_LINE = /^-- @include (\w+)$/gm;
+
+/** A script's text with each `-- @include <name>` line replaced by `<name>.lib.lua`. */
+function withIncludes(lua: string): string {
+  return lua.replace(INCLUDE_LINE, (_line, name: string) =>
+    readFileSync(new URL(`${name}${LIBRARY_SUFFIX}`, SCRIPTS_DIR), "utf8"),
+  );
+}
 
 /** A script as loaded: `name-N.lua` has N keys; `name.lua` takes its key count first. */
 interface ScriptFile {
@@ -55,7 +67,7 @@ let loaded: ScriptFile[] | undefined;
 /** Reads the script files once per process. */
 function readScripts(): ScriptFile[] {
   loaded ??= readdirSync(SCRIPTS_DIR)
-    .filter((file) => file.endsWith(".lua"))
+    .filter((file) => file.endsWith(".lua") && !file.endsWith(LIBRARY_SUFFIX))
     .map((file) => {
       const match = /^(\w+?)(?:-(\d+))?\.lua$/.exec(file);
       if (!match?.[1]) throw new Error(`unexpected script file name: ${file}`);
@@ -63,7 +75,7 @@ function readScripts(): ScriptFile[] {
       return {
         command: `yiem${name[0]?.toUpperCase()}${name.slice(1)}`,
         numberOfKeys: match[2] === undefined ? undefined : Number(match[2]),
-        lua: readFileSync(new URL(file, SCRIPTS_DIR), "utf8"),
+        lua: withIncludes(readFileSync(new URL(file, SCRIPTS_DIR), "utf8")),
       };
     });
   return loaded;

@@ -4,7 +4,7 @@ import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/rep
 import { DecideApprovalReply, ParkRunReply, RequestApprovalReply } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../types/index.js";
-import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
+import { type StreamCaps, streamCaps } from "./eventBus.js";
 
 /** A call awaiting a human decision, as recorded when its run parked. */
 export interface ApprovalRequest {
@@ -84,6 +84,8 @@ export class ApprovalStore {
     redis: RedisClient,
     private readonly keys: ClusterKeys,
     acks: ReplicaAcks = NO_REPLICA_ACKS,
+    /** How the session's replay stream is capped (the events this store publishes). */
+    private readonly caps: StreamCaps = streamCaps(),
   ) {
     this.redis = withReplicaAcks(withScripts(redis), acks);
   }
@@ -183,7 +185,8 @@ export class ApprovalStore {
       JSON.stringify(decision),
       request ? decidedEventJson(sessionId, request, decision) : "",
       k.eventChannel(sessionId),
-      DEFAULT_STREAM_LENGTH,
+      this.caps.maxLength,
+      this.caps.maxBytes,
     );
     const member = memberOf(sessionId, callKey);
     await Promise.all([

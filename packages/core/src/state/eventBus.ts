@@ -1,4 +1,4 @@
-import type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
+import { type BusEvent, busEventJson, type EventOrigin } from "../protocol/busEvent.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
@@ -7,9 +7,27 @@ import type { AgentEvent } from "../types/index.js";
 /** How many events a session's replay stream keeps (approximately). */
 export const DEFAULT_STREAM_LENGTH = 10_000;
 
+/** How many bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`): 8 MiB. */
+export const DEFAULT_STREAM_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * How a session's replay stream is capped: at about `maxLength` events and at `maxBytes`
+ * bytes of event JSON; past either, the oldest events are trimmed (the newest always stays).
+ */
+export interface StreamCaps {
+  maxLength: number;
+  maxBytes: number;
+}
+
+/** The caps of a stream with `maxBytes` (default `DEFAULT_STREAM_MAX_BYTES`) and the default length. */
+export function streamCaps(maxBytes = DEFAULT_STREAM_MAX_BYTES): StreamCaps {
+  return { maxLength: DEFAULT_STREAM_LENGTH, maxBytes };
+}
+
 /**
  * Publishes an event: numbered, appended to the session's capped replay stream and sent
- * live on `<prefix>:events:<sessionId>`, atomically. Returns its sequence number.
+ * live on `<prefix>:events:<sessionId>`, atomically, as `busEventJson` encodes it (large
+ * tool-call arguments cut to a preview). Returns its sequence number.
  * Throws only when Redis fails.
  */
 export async function publishEvent(
@@ -17,16 +35,16 @@ export async function publishEvent(
   keys: ClusterKeys,
   origin: EventOrigin,
   event: AgentEvent,
-  maxLen = DEFAULT_STREAM_LENGTH,
+  caps: StreamCaps = streamCaps(),
 ): Promise<number> {
-  const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
   const { sessionId } = origin;
   return withScripts(redis).yiemPublishEvent(
     keys.seq(sessionId),
     keys.stream(sessionId),
     keys.eventChannel(sessionId),
-    payload,
-    maxLen,
+    busEventJson(event, origin),
+    caps.maxLength,
+    caps.maxBytes,
   );
 }
 
@@ -42,12 +60,11 @@ export async function publishLiveEvent(
   origin: EventOrigin,
   event: AgentEvent,
 ): Promise<number> {
-  const payload = JSON.stringify({ ...event, ...origin, ts: Date.now() });
   const { sessionId } = origin;
   return withScripts(redis).yiemPublishLiveEvent(
     keys.seq(sessionId),
     keys.eventChannel(sessionId),
-    payload,
+    busEventJson(event, origin),
   );
 }
 
@@ -106,6 +123,7 @@ export function createEventPublisher(
   redis: RedisClient,
   keys: ClusterKeys,
   origin: EventOrigin,
+  caps: StreamCaps = streamCaps(),
 ): EventPublisher {
   const pending = new Set<Promise<unknown>>();
   const track = (sent: Promise<unknown>) => {
@@ -116,7 +134,7 @@ export function createEventPublisher(
   return {
     emit(event, extra = {}) {
       return track(
-        publishEvent(redis, keys, { ...origin, ...extra }, event).catch(() => undefined),
+        publishEvent(redis, keys, { ...origin, ...extra }, event, caps).catch(() => undefined),
       );
     },
     emitLive(event) {

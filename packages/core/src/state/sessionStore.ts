@@ -1,3 +1,4 @@
+import { busEventJson } from "../protocol/busEvent.js";
 import type { InputKind } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
@@ -15,7 +16,7 @@ import {
 } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
-import { DEFAULT_STREAM_LENGTH } from "./eventBus.js";
+import { type StreamCaps, streamCaps } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
 
 /**
@@ -79,6 +80,8 @@ export class SessionStore {
     redis: RedisClient,
     private readonly keys: ClusterKeys,
     acks: ReplicaAcks = NO_REPLICA_ACKS,
+    /** How the session's replay stream is capped (the events this store publishes). */
+    private readonly caps: StreamCaps = streamCaps(),
   ) {
     this.redis = withReplicaAcks(withScripts(redis), acks);
   }
@@ -321,12 +324,10 @@ export class SessionStore {
     expectLength?: number,
   ): Promise<boolean | NotAsExpected> {
     const k = this.keys;
-    const eventJson = JSON.stringify({
-      ...run.event,
+    const eventJson = busEventJson(run.event, {
       sessionId,
       runId: run.runId,
       inputIds: run.inputIds,
-      ts: Date.now(),
     });
     const keys = [
       k.lease(sessionId),
@@ -350,10 +351,11 @@ export class SessionStore {
       k.responsesChannel,
       k.eventChannel(sessionId),
       eventJson,
-      DEFAULT_STREAM_LENGTH,
+      this.caps.maxLength,
       SESSION_TTL_SECONDS,
       JSON.stringify(run.inputIds),
       guardArg(expectLength),
+      this.caps.maxBytes,
     );
     return done === FinishRunReply.notExpectedLength
       ? NOT_AS_EXPECTED

@@ -30,6 +30,14 @@ export interface ToolCallContent {
   name: string;
   arguments: Record<string, unknown>;
   rawArguments?: string;
+  /**
+   * Only in a message carried by an event on a cluster's bus: `arguments` is a preview,
+   * because their JSON was over 4 KiB (see `cutEventArguments`), and `rawArguments` is left
+   * out; the transcript keeps the whole block. Never set in a transcript.
+   */
+  argsTruncated?: true;
+  /** With `argsTruncated`: the size of the whole arguments (the model's text), in bytes. */
+  argsBytes?: number;
 }
 
 /** Content a user message or a tool result may carry. */

@@ -7,6 +7,13 @@ export interface ToolExecStartEvent {
   toolCallId: string;
   toolName: string;
   arguments: ToolArgs;
+  /**
+   * On a cluster's bus: `arguments` is a preview, because their JSON was over 4 KiB (see
+   * `cutEventArguments`); the whole arguments are in the session's transcript.
+   */
+  argsTruncated?: true;
+  /** With `argsTruncated`: the size of the whole arguments' JSON, in bytes. */
+  argsBytes?: number;
 }
 
 /** A running tool reported progress through `onPartialResult`. */
@@ -15,6 +22,13 @@ export interface ToolExecUpdateEvent {
   toolCallId: string;
   toolName: string;
   arguments: ToolArgs;
+  /**
+   * On a cluster's bus: `arguments` is a preview, because their JSON was over 4 KiB (see
+   * `cutEventArguments`); the whole arguments are in the session's transcript.
+   */
+  argsTruncated?: true;
+  /** With `argsTruncated`: the size of the whole arguments' JSON, in bytes. */
+  argsBytes?: number;
   partialResult: unknown;
 }
 
@@ -42,6 +56,13 @@ export interface ToolApprovalRequestedEvent {
   callKey: string;
   toolName: string;
   arguments: ToolArgs;
+  /**
+   * On a cluster's bus: `arguments` is a preview, because their JSON was over 4 KiB (see
+   * `cutEventArguments`); the whole arguments are in the session's transcript.
+   */
+  argsTruncated?: true;
+  /** With `argsTruncated`: the size of the whole arguments' JSON, in bytes. */
+  argsBytes?: number;
   reason: string;
   /** When it is denied on its own (epoch ms), if it has a timeout. */
   deadline?: number;

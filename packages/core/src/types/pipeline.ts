@@ -139,7 +139,8 @@ export interface AgentLoopConfig {
   /**
    * Caps: `maxToolCalls` per model message (64) and `maxArgumentBytes` per call (256 KiB;
    * see `extractToolCalls`), and `maxContextBytes`, the transcript sent in one request
-   * (4 MiB, oldest turns left out; see `trimContext`).
+   * (4 MiB; past it, earlier tool results, then the oldest turns, then earlier answers are
+   * left out, the latest turn never; see `trimContext`).
    */
   limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
 }

@@ -15,7 +15,7 @@ import {
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import { retryTransient } from "../redis/retryTransient.js";
-import { publishEvent } from "../state/eventBus.js";
+import { publishEvent, streamCaps } from "../state/eventBus.js";
 import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
@@ -55,6 +55,12 @@ export interface ToolWorkerOptions {
   shards?: number;
   /** @defaultValue `<hostname>-<pid>` */
   workerId?: string;
+  /**
+   * The bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`;
+   * set it as the coordinators do): past them, its oldest events are trimmed.
+   * @defaultValue `DEFAULTS.eventStreamMaxBytes`
+   */
+  eventStreamMaxBytes?: number;
   /**
    * BullMQ job lock; a worker silent for this long is considered dead.
    * @defaultValue `DEFAULTS.lockDurationMs`
@@ -177,9 +183,12 @@ async function runToolJob(
     args: data.args,
   };
   const origin = { sessionId: data.sessionId, runId: data.runId, workerId: ctx.workerId };
+  const caps = streamCaps(ctx.options.eventStreamMaxBytes);
   // A failover must not turn a running call into a failed one: events wait it out.
   const emit = (event: Parameters<typeof publishEvent>[3]) =>
-    retryTransient(() => publishEvent(ctx.command, ctx.keys, origin, event)).then(() => undefined);
+    retryTransient(() => publishEvent(ctx.command, ctx.keys, origin, event, caps)).then(
+      () => undefined,
+    );
   const outcome = await executeInSpan(ctx, data, () => executePreparedToolCall(prep, signal, emit));
   ctx.log.debug(
     { jobId: job.id, tool: data.toolName, isError: outcome.isError },

@@ -14,6 +14,7 @@ import {
   createEventPublisher,
   type EventPublisher,
   readEventsAfter,
+  type StreamCaps,
 } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
@@ -47,6 +48,8 @@ export interface SessionRunnerDeps {
   approvalTimeoutMs?: number;
   command: RedisClient;
   keys: ClusterKeys;
+  /** How the session's replay stream is capped (the events the runs publish). */
+  streamCaps?: StreamCaps;
   leaseMs: number;
   llmCall: LlmCall;
   toolStore: ToolStore;
@@ -310,10 +313,12 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
   const afterResumedBatch = await abortIfAbortedMeanwhile(hold, start, controller);
   const unanswered = unansweredCallIds(hold, start);
   const keptBack: KeptBack = { startedBefore: await startedBefore(hold, start, unanswered) };
-  const publisher = createEventPublisher(deps.command, deps.keys, {
-    sessionId,
-    runId: start.runId,
-  });
+  const publisher = createEventPublisher(
+    deps.command,
+    deps.keys,
+    { sessionId, runId: start.runId },
+    deps.streamCaps,
+  );
   const remote = createRemoteExecutor({
     sessionId,
     runId: start.runId,

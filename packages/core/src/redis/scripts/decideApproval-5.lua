@@ -17,21 +17,18 @@
     ARGV[3] the event JSON (without seq), or '' for none
     ARGV[4] events channel
     ARGV[5] stream max length
+    ARGV[6] stream max bytes (see appendEvent.lib.lua)
 
   Output:
     {1} recorded, others wait · {2} recorded, the run may resume
     · {-1} the call does not wait for approval · {-2, decision JSON} decided already
 ]]
+-- @include appendEvent
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-1} end
 local existing = redis.call('HGET', KEYS[2], ARGV[1])
 if existing then return {-2, existing} end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-if ARGV[3] ~= '' then
-  local seq = redis.call('INCR', KEYS[4])
-  local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[3], 2)
-  redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[5], seq .. '-1', 'e', msg)
-  redis.call('PUBLISH', ARGV[4], msg)
-end
+if ARGV[3] ~= '' then appendEvent(KEYS[4], KEYS[5], ARGV[4], ARGV[3], ARGV[5], ARGV[6]) end
 if redis.call('HLEN', KEYS[2]) >= redis.call('HLEN', KEYS[1]) then
   redis.call('HDEL', KEYS[3], 'parked')
   return {2}

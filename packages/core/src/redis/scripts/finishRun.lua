@@ -29,19 +29,18 @@
     ARGV[8] session ttl s
     ARGV[9] JSON array of the input ids
     ARGV[10] the transcript's expected length, or '' (see appendMessages-3)
+    ARGV[11] stream max bytes (see appendEvent.lib.lua)
 
   Output:
     1 closed · -1 not ours · -2 not the expected length (nothing changed)
 ]]
+-- @include appendEvent
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then return -2 end
 for i = 11, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 local ids = redis.call('LRANGE', KEYS[3], 0, -1)
 for _, id in ipairs(ids) do redis.call('HDEL', KEYS[4], id) end
-local seq = redis.call('INCR', KEYS[5])
-local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[6], 2)
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'e', msg)
-redis.call('PUBLISH', ARGV[5], msg)
+appendEvent(KEYS[5], KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
 for i = 4, 10 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     requestRetentionS: config.requestRetentionS,
     logger: log,
     port: config.port,
+    http: { maxConnections: config.httpMaxConnections },
     limits: {
       maxToolCalls: config.maxToolCalls,
       maxArgumentBytes: config.maxArgumentBytes,

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     logger: log,
     port: config.workerPort,
     host: config.workerHost,
+    http: { maxConnections: config.httpMaxConnections },
   });
   log.info(
     {

@@ -3,6 +3,7 @@ import { Queue, Worker } from "bullmq";
 import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { DEFAULT_COORDINATOR_CONCURRENCY } from "../ops/clusterConfig.js";
+import type { HttpLimits } from "../ops/httpListen.js";
 import { type Logger, silentLogger } from "../ops/logger.js";
 import { type RedisWatch, watchRedis } from "../ops/redisWatch.js";
 import { parseControlMessage } from "../protocol/controlMessages.js";
@@ -104,6 +105,8 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   port?: number;
   /** Bull Board basic auth and read-only mode. */
   admin?: { user?: string; password?: string; readOnly?: boolean; host?: string };
+  /** The HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
+  http?: HttpLimits;
 }
 
 /** A running coordinator. */
@@ -278,6 +281,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     adminPassword: options.admin?.password,
     host: options.admin?.host,
     readOnly: options.admin?.readOnly,
+    limits: options.http,
   });
   try {
     runtime = await startCoordinatorRuntime({

@@ -36,6 +36,11 @@ export interface ClusterConfig {
   workerConcurrency: number;
   /** `YIEM_QUEUES`: the tool queues a worker takes, comma-separated. */
   queues: string[];
+  /**
+   * `YIEM_HTTP_MAX_CONNECTIONS`: connections each HTTP side (the coordinator's, a worker's)
+   * holds at once; unset means `HttpLimits`' default (256).
+   */
+  httpMaxConnections: number | undefined;
   /** `YIEM_COORDINATOR_CONCURRENCY`: sessions one coordinator runs at once (default 512). */
   coordinatorConcurrency: number;
   /**
@@ -167,6 +172,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),
     workerConcurrency: readInt(env, "WORKER_CONCURRENCY", 16),
+    httpMaxConnections: readOptionalInt(env, "YIEM_HTTP_MAX_CONNECTIONS"),
     queues: queues.length > 0 ? queues : ["default"],
     coordinatorConcurrency: readInt(
       env,

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import type { HttpLimits } from "../ops/httpListen.js";
 import { type Logger, silentLogger } from "../ops/logger.js";
 import { watchRedis } from "../ops/redisWatch.js";
 import { parseControlMessage } from "../protocol/controlMessages.js";
@@ -65,6 +66,8 @@ export interface ToolWorkerOptions {
   port?: number;
   /** The address that HTTP side listens on. Default `127.0.0.1`. */
   host?: string;
+  /** That HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
+  http?: HttpLimits;
 }
 
 /** A running tool worker. */
@@ -435,6 +438,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     (await startWorkerHttp({
       port: options.port ?? 0,
       host: options.host,
+      limits: options.http,
       metrics,
       health: () => ({ workerId, running: metrics.inFlight() }),
     }));

@@ -127,6 +127,7 @@ export { finalizeExecutedToolCall } from "./tools/finalizeExecutedToolCall.js";
 export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
 export { type LoadToolsResult, loadTools, type ToolLoadFailure } from "./tools/loadTools.js";
 export { prepareToolCall } from "./tools/prepareToolCall.js";
+export { InvalidToolError } from "./tools/toolNames.js";
 export { shouldTerminate } from "./tools/toolResults.js";
 export { clearTools, getTools, registerTool, ToolStore } from "./tools/toolStore.js";
 export { validateRequiredArgs } from "./tools/validateArguments.js";

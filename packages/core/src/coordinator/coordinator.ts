@@ -7,7 +7,7 @@ import type { HttpLimits } from "../ops/httpListen.js";
 import { type Logger, silentLogger } from "../ops/logger.js";
 import { type RedisWatch, watchRedis } from "../ops/redisWatch.js";
 import { parseControlMessage } from "../protocol/controlMessages.js";
-import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
+import { remoteQueueOf } from "../protocol/toolQueues.js";
 import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
 import {
   connectRedis,
@@ -22,6 +22,7 @@ import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { SessionStore } from "../state/sessionStore.js";
+import { syncToolLimits } from "../state/toolLimits.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
   AgentEvent,
@@ -343,7 +344,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   const subscriber = await subscribeToChannels(ctx, tasks, answers, log, (sessionId) =>
     abortWaitingRun(decisions, store, sessionId),
   );
-  await openToolQueues(options.toolStore, ctx);
+  await openToolQueues(options.toolStore, ctx, log);
   const coordinatorQueue = new Queue(keys.coordinatorQueue, {
     connection: command,
     prefix: keys.bullPrefix,
@@ -448,16 +449,18 @@ const APPROVAL_SWEEP_MS = 500;
 
 /**
  * Opens every shard of the tool queues the store's tools go to (the default one too), and
- * sets the limits of limited tools on theirs (`applyToolLimits`; never sharded).
+ * brings the limits stored on their queues in line with the tools (`syncToolLimits`).
  */
-async function openToolQueues(toolStore: ToolStore, ctx: CoordinatorContext): Promise<void> {
+async function openToolQueues(
+  toolStore: ToolStore,
+  ctx: CoordinatorContext,
+  log: Logger,
+): Promise<void> {
   const tools = [...toolStore.tools.values()];
   const queues = new Set([undefined, ...tools.map(remoteQueueOf)]);
   const names = [...queues].flatMap((queue) => ctx.keys.toolQueues(queue));
   await Promise.all(names.map((name) => openQueue(ctx, name)));
-  for (const [queue, tool] of limitedToolQueues(tools)) {
-    await applyToolLimits(await openQueue(ctx, ctx.keys.toolQueueFor(queue, "")), tool);
-  }
+  await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools, log });
 }
 
 /** What every session this coordinator runs gets from it. */

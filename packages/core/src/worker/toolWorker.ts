@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { HttpLimits } from "../ops/httpListen.js";
 import { type Logger, silentLogger } from "../ops/logger.js";
 import { watchRedis } from "../ops/redisWatch.js";
@@ -11,12 +11,7 @@ import {
   type ToolJobData,
   type ToolJobResult,
 } from "../protocol/toolJobs.js";
-import {
-  applyToolLimits,
-  isLimitedTool,
-  limitedToolQueues,
-  remoteQueueOf,
-} from "../protocol/toolQueues.js";
+import { isLimitedTool, remoteQueueOf } from "../protocol/toolQueues.js";
 import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
 import {
   connectRedis,
@@ -30,6 +25,7 @@ import { isConnectionError } from "../redis/redisErrors.js";
 import { retryTransient } from "../redis/retryTransient.js";
 import { publishEvent } from "../state/eventBus.js";
 import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
+import { syncToolLimits } from "../state/toolLimits.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -401,16 +397,16 @@ function queuesToServe(options: ToolWorkerOptions): string[] {
   return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];
 }
 
-/** Sets the cluster-wide limits of the limited tools on the queues this worker serves. */
-async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
-  for (const [name, tool] of limitedToolQueues(ctx.options.toolStore.tools.values())) {
-    if (!queues.includes(name)) continue;
-    const queue = new Queue(ctx.keys.toolQueueFor(name, ""), {
-      connection: ctx.command,
-      prefix: ctx.keys.bullPrefix,
-    });
-    await applyToolLimits(queue, tool).finally(() => queue.close());
-  }
+/**
+ * Brings the cluster-wide limits stored on the queues of the tools this worker serves in line
+ * with them (`syncToolLimits`): a tool with a `queue` when it serves that queue, any other
+ * when it serves the default queue (its limited tools' own queues with it).
+ */
+async function syncLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
+  const served = [...ctx.options.toolStore.tools.values()].filter((tool) =>
+    queues.includes(tool.queue ?? "default"),
+  );
+  await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools: served, log: ctx.log });
 }
 
 /**
@@ -459,7 +455,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     metrics,
   };
   const queues = queuesToServe(options);
-  await applyLimitsOfServedTools(ctx, queues);
+  await syncLimitsOfServedTools(ctx, queues);
   const subscriber = duplicateConnection(command);
   for (const connection of [command, subscriber]) {
     connection.on("error", (err: Error) =>

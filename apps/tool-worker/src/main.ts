@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     workerId: process.env.YIEM_WORKER_ID,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
+    limitedLockDurationMs: config.limitedLockDurationMs,
     logger: log,
     port: config.workerPort,
     host: config.workerHost,

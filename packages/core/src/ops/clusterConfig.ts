@@ -71,6 +71,11 @@ export interface ClusterConfig {
   /** `YIEM_LOCK_MS` / `YIEM_STALLED_INTERVAL_MS`: BullMQ job lock and stalled-check period. */
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /**
+   * `YIEM_LIMITED_LOCK_MS`: the lock on the queues of limited tools, when shorter than
+   * `YIEM_LOCK_MS`; unset means the worker's default (5 s, see `ToolWorkerOptions`).
+   */
+  limitedLockDurationMs: number | undefined;
   /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
   shutdownGraceMs: number;
   /** `YIEM_WORKER_DRAIN_MS`: how long a stopping worker lets running calls finish before it exits. */
@@ -190,6 +195,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     leaseMs: readInt(env, "YIEM_LEASE_MS", 10_000),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", 30_000),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", 30_000),
+    limitedLockDurationMs: readOptionalInt(env, "YIEM_LIMITED_LOCK_MS"),
     shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", 10_000),
     workerDrainMs: readInt(env, "YIEM_WORKER_DRAIN_MS", 30_000),
     maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", 64),

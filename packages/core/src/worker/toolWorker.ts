@@ -11,7 +11,7 @@ import {
   type ToolJobData,
   type ToolJobResult,
 } from "../protocol/toolJobs.js";
-import { isLimitedTool, remoteQueueOf } from "../protocol/toolQueues.js";
+import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
 import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
 import {
   connectRedis,
@@ -57,6 +57,14 @@ export interface ToolWorkerOptions {
   lockDurationMs?: number;
   /** How often BullMQ looks for stalled jobs. Default 30 s. */
   stalledIntervalMs?: number;
+  /**
+   * The job lock on the queues of limited tools (`YIEM_LIMITED_LOCK_MS`), when shorter than
+   * `lockDurationMs`: default 5 s, renewed every half of it, with a stalled check as often.
+   * A worker that dies mid-call holds one of the tool's few slots until its lock runs out and
+   * the call's new holder has waited one more lock for its result, so this bounds how long a
+   * crash blocks every call of that tool in the cluster (see `lockOfQueue`).
+   */
+  limitedLockDurationMs?: number;
   logger?: Logger;
   /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
   port?: number;
@@ -85,6 +93,40 @@ export interface ToolWorkerHandle {
 function markerTtlS(withResult: boolean): number {
   const { removeOnComplete, removeOnFail } = TOOL_JOB_RETENTION;
   return withResult ? removeOnComplete.age : removeOnFail.age;
+}
+
+/** The lock of a tool job unless told otherwise. */
+const DEFAULT_LOCK_MS = 30_000;
+
+/** The lock of a job of a limited tool's queue unless told otherwise. */
+const DEFAULT_LIMITED_LOCK_MS = 5000;
+
+/** A queue's BullMQ lock and stalled-check period. */
+interface QueueLock {
+  lockMs: number;
+  stalledIntervalMs: number;
+}
+
+/**
+ * The lock of tool queue `queue`: `lockDurationMs` and `stalledIntervalMs`, except on the
+ * queue of a limited tool, where a job's lock is at most `limitedLockDurationMs` (5 s) and
+ * stalled jobs are looked for every half lock. There a dead worker's call holds a slot the
+ * tool's other calls wait for, cluster-wide; elsewhere it holds only itself. The cost: a
+ * limited tool whose worker's event loop is blocked for more than half that lock loses its
+ * lock, and the call is handed out again (within its `retries`; with none, its new holder
+ * waits one lock for the first one's result).
+ */
+function lockOfQueue(options: ToolWorkerOptions, queue: string): QueueLock {
+  const lockMs = options.lockDurationMs ?? DEFAULT_LOCK_MS;
+  const stalledIntervalMs = options.stalledIntervalMs ?? 30_000;
+  if (!limitedToolQueues(options.toolStore.tools.values()).has(queue)) {
+    return { lockMs, stalledIntervalMs };
+  }
+  const limitedMs = Math.min(lockMs, options.limitedLockDurationMs ?? DEFAULT_LIMITED_LOCK_MS);
+  return {
+    lockMs: limitedMs,
+    stalledIntervalMs: Math.min(stalledIntervalMs, Math.max(1, Math.floor(limitedMs / 2))),
+  };
 }
 
 interface WorkerContext {
@@ -232,15 +274,15 @@ async function readEarlierAttempt(ctx: WorkerContext, job: Job<ToolJobData>): Pr
 /**
  * For a job handed out again with its retries spent: the worker that lost it may only have
  * stopped (SIGSTOP, a long pause, an event loop blocked past its lock), not died, and finish
- * the call yet. It gets one more lock duration to record its result, polled here; an abort
+ * the call yet. It gets one more lock duration (`lockMs`, its queue's) to record its result, polled here; an abort
  * ends the wait. Whatever the marker says then.
  */
 async function awaitEarlierAttempt(
   ctx: WorkerContext,
   job: Job<ToolJobData>,
   signal: AbortSignal | undefined,
+  lockMs: number,
 ): Promise<ToolDone> {
-  const lockMs = ctx.options.lockDurationMs ?? 30_000;
   const pollMs = Math.min(1000, Math.max(50, lockMs / 8));
   const deadline = Date.now() + lockMs;
   for (;;) {
@@ -293,9 +335,12 @@ async function processToolJob(
   ctx: WorkerContext,
   job: Job<ToolJobData>,
   signal: AbortSignal | undefined,
+  lock: QueueLock,
 ): Promise<ToolJobResult> {
   let earlier = await readEarlierAttempt(ctx, job);
-  if (!earlier.finished && retriesSpent(job)) earlier = await awaitEarlierAttempt(ctx, job, signal);
+  if (!earlier.finished && retriesSpent(job)) {
+    earlier = await awaitEarlierAttempt(ctx, job, signal, lock.lockMs);
+  }
   if (earlier.finished && earlier.result && job.attemptsMade === 0) {
     return completeWithEarlierResult(ctx, job, earlier.result);
   }
@@ -308,10 +353,15 @@ async function processToolJob(
 }
 
 /**
- * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once.
+ * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once, its
+ * jobs locked as `lock` says.
  */
-function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number): Worker {
-  const { options } = ctx;
+function startQueueWorker(
+  ctx: WorkerContext,
+  queue: string,
+  concurrency: number,
+  lock: QueueLock,
+): Worker {
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
     queue,
     async (job, _token, signal) => {
@@ -320,7 +370,7 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
       try {
         const { toolName } = job.data;
         return await measureToolCall(ctx.metrics, toolName, signal, () =>
-          processToolJob(ctx, job, signal),
+          processToolJob(ctx, job, signal, lock),
         );
       } finally {
         ctx.active.delete(jobId);
@@ -330,8 +380,8 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
       connection: ctx.command, // BullMQ duplicates it for its blocking reads
       prefix: ctx.keys.bullPrefix,
       concurrency,
-      lockDuration: options.lockDurationMs ?? 30_000,
-      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      lockDuration: lock.lockMs,
+      stalledInterval: lock.stalledIntervalMs,
       maxStalledCount: 1000, // retries are counted per tool in runToolJob
       name: ctx.workerId,
     },
@@ -353,7 +403,8 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
 function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
   const shards = ctx.keys.toolQueues(queue);
   const concurrency = Math.ceil((ctx.options.concurrency ?? 16) / shards.length);
-  return shards.map((name) => startQueueWorker(ctx, name, concurrency));
+  const lock = lockOfQueue(ctx.options, queue);
+  return shards.map((name) => startQueueWorker(ctx, name, concurrency, lock));
 }
 
 /** Cancels every running call of an aborted session (its tool's signal fires). */

@@ -54,7 +54,8 @@ Recovery is measured from the fault (kill, stop) to the run's response. It is bo
 configured detection times, which the suite shortens through configuration:
 \`YIEM_LOCK_MS=4000\` and \`YIEM_STALLED_INTERVAL_MS=2000\` (BullMQ notices a dead worker or
 coordinator), \`YIEM_LEASE_MS=3000\` (a dead coordinator's hold on a session expires). The
-production defaults are 30 s, 30 s and 10 s.
+production defaults are 30 s, 30 s and 10 s. The scenario of a concurrency-1 tool keeps the
+production lock times.
 
 ## Finished tool calls
 
@@ -73,6 +74,28 @@ not the job, is what keeps a remote call from running twice across faults:
   finishes in that time gives the model its real result, not "giving up"; the "giving up"
   result is recorded only where no result was. A worker that stays away longer, or died,
   leaves the call with the error result once that lock duration has passed.
+
+## A dead worker and a limited tool
+
+A call holds its job's lock until it ends; a worker that dies mid-call leaves the lock to run
+out, then BullMQ's stalled check hands the job out again, and a call with no retries left
+waits one more lock for the dead worker's result (see above) before it gets its error
+result. On an ordinary queue that delays only that call. On the queue of a tool limited to
+\`concurrency: 1\`, the job holds the only slot, so every call of that tool in the cluster
+waited: measured with the default 30 s lock and 30 s stalled check, the tool's next call
+started 90 s after the worker was SIGKILLed (30 s for the lock, up to 30 s for the check,
+30 s for the wait).
+
+Workers therefore lock the jobs of limited tools' queues for \`YIEM_LIMITED_LOCK_MS\` (5 s,
+when shorter than \`YIEM_LOCK_MS\`), renew that lock every 2.5 s and look for stalled jobs
+as often. The same kill now blocks the tool for about 15 s at most (the 5 s lock, a stalled
+check within 2.5 to 5 s, 5 s for the lost worker's result): 12.2 to 14.8 s measured over five
+runs of the scenario above ("worker SIGKILLed mid-call of a concurrency-1 tool"), which runs
+with the production defaults. With \`retries\`, the call runs again on another worker
+without that last wait (at most 10 s). The cost: a limited tool that blocks its worker's
+event loop for more than about 2.5 s loses its lock and is handed out again like a dead
+worker's call, within its \`retries\`; with none, the new holder waits for the first one's
+result, so it does not run twice. Raise \`YIEM_LIMITED_LOCK_MS\` for such a tool.
 
 ## Transcript writes that are not waited for
 

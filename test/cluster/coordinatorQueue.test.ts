@@ -138,6 +138,31 @@ describe("the coordinator queue, used with plain bullmq", () => {
     const ends = await agentEndsOf(sessionId, 2);
     expect(ends.flatMap((e) => e.inputIds).sort()).toEqual([...ids].sort());
   });
+
+  it("treats a job id as the request's key in its session: after the job is removed, the same input gets the stored answer, another input fails once and is never recorded", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const jobId = `req-${randomUUID()}`;
+    const first = await ask({ sessionId, input: "first" }, { jobId });
+    expect(textOf(first.answer)).toBe("seen: first");
+    await first.job.remove();
+    const again = await ask({ sessionId, input: "first" }, { jobId });
+    expect(again.answer).toEqual(first.answer);
+    await again.job.remove();
+    const other = await queue.add(
+      "ask",
+      { sessionId, input: "something else" },
+      { jobId, attempts: 3, backoff: { type: "fixed", delay: 10 } },
+    );
+    const reason = `invalid request: jobId: ${jobId} was already used in session ${sessionId} for a different input`;
+    await expect(other.waitUntilFinished(events, 10_000)).rejects.toThrow(reason);
+    const failed = await queue.getJob(jobId);
+    expect(await failed?.getState()).toBe("failed");
+    expect(failed?.failedReason).toBe(reason);
+    expect(failed?.attemptsStarted).toBe(1);
+    // The refused input never entered the session: the next one sees only "first".
+    const next = await ask({ sessionId, input: "next" });
+    expect(textOf(next.answer)).toBe("seen: first | next");
+  });
 });
 
 describe("bad jobs fail at once, naming the field", () => {

@@ -82,6 +82,24 @@ describe("lifecycle §4 and §17 loadTools", () => {
     for (const failure of result.failures) expect(failure.path.startsWith(dir)).toBe(true);
   });
 
+  it("refuses a limited tool whose name or queue would break queue names, naming the tool and the file", async () => {
+    const limited = (fields: string) =>
+      `export function getTool() { return { ${fields}, label: "L", description: "d", inputSchema: { type: "object" }, concurrency: 1, execute: () => ({ content: [], details: {} }) }; }`;
+    await writeFile(join(dir, "a_good.mjs"), goodTool("good"));
+    await writeFile(join(dir, "b_colon.mjs"), limited(`name: "search:web"`));
+    await writeFile(join(dir, "c_queue.mjs"), limited(`name: "gpuJob", queue: "gpu:1"`));
+    const store = new ToolStore({ name: "agent" });
+    const result = await loadTools(store, dir);
+    expect([...getTools(store).keys()]).toEqual(["good", "listTools"]);
+    expect(result.failures.map((f) => [f.path, f.error])).toEqual([
+      [join(dir, "b_colon.mjs"), expect.stringMatching(/^tool\.name "search:web" must match/)],
+      [
+        join(dir, "c_queue.mjs"),
+        expect.stringMatching(/^tool\.queue "gpu:1" of tool "gpuJob" must match/),
+      ],
+    ]);
+  });
+
   it("gives each file its own scope: same helper names in two files do not collide", async () => {
     const withHelper = (name: string) =>
       `function helper() { return "${name}"; }\n${goodTool(name).replace(`"${name}:"`, "helper() + ':'")}`;

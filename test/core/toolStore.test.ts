@@ -1,4 +1,11 @@
-import { clearTools, getTools, listTool, registerTool, ToolStore } from "@yiem/core";
+import {
+  clearTools,
+  getTools,
+  InvalidToolError,
+  listTool,
+  registerTool,
+  ToolStore,
+} from "@yiem/core";
 import { describe, expect, it } from "vitest";
 import { firstText, makeTool } from "../support/toolFixtures.js";
 
@@ -10,6 +17,33 @@ describe("lifecycle §4 tool stores", () => {
     registerTool(store, makeTool("b", { label: "new b" }));
     expect([...getTools(store).keys()]).toEqual(["b", "a"]);
     expect(getTools(store).get("b")?.label).toBe("new b");
+  });
+
+  it("refuses, naming the tool, a name the OpenAI API would refuse or a queue that is no queue name, and keeps the store as it was", () => {
+    const store = new ToolStore({ name: "agent" });
+    registerTool(store, makeTool("ok_name-2", { concurrency: 1 }));
+    const refused: Array<[string, Parameters<typeof makeTool>[1], RegExp]> = [
+      [
+        "a:b",
+        { concurrency: 1 },
+        /^tool "a:b" refused: tool\.name "a:b" must match \^\[a-zA-Z0-9_-\]\{1,64\}\$/,
+      ],
+      ["with space", {}, /tool "with space" refused/],
+      ["x".repeat(65), {}, /must match/],
+      ["", {}, /tool "" refused/],
+      [
+        "gpuTool",
+        { queue: "gpu:1", concurrency: 2 },
+        /^tool "gpuTool" refused: tool\.queue "gpu:1" of tool "gpuTool" must match/,
+      ],
+      ["braced", { queue: "{gpu}" }, /tool "braced" refused: tool\.queue/],
+    ];
+    for (const [name, extra, message] of refused) {
+      const attempt = () => registerTool(store, makeTool(name, extra));
+      expect(attempt, name).toThrow(InvalidToolError);
+      expect(attempt, name).toThrow(message);
+    }
+    expect([...getTools(store).keys()]).toEqual(["ok_name-2"]);
   });
 
   it("returns the live map, so changes through it reach the store", () => {

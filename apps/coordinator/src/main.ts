@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     eventStreamMaxBytes: config.eventStreamMaxBytes,
     logger: log,
     port: config.port,
+    http: { maxConnections: config.httpMaxConnections },
     limits: {
       maxToolCalls: config.maxToolCalls,
       maxArgumentBytes: config.maxArgumentBytes,

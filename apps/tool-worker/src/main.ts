@@ -36,9 +36,11 @@ async function main(): Promise<void> {
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     eventStreamMaxBytes: config.eventStreamMaxBytes,
+    limitedLockDurationMs: config.limitedLockDurationMs,
     logger: log,
     port: config.workerPort,
     host: config.workerHost,
+    http: { maxConnections: config.httpMaxConnections },
   });
   log.info(
     {

@@ -107,7 +107,7 @@ export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
 export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmCall.js";
 // What a process of the cluster needs around it: heap, logs, HTTP start-up, signals.
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
-export { describeStartFailure, PortInUseError } from "./ops/httpListen.js";
+export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";
 export { createLogger, type Logger } from "./ops/logger.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
 // What travels between processes: job shapes any BullMQ client or worker may use.
@@ -127,6 +127,7 @@ export { finalizeExecutedToolCall } from "./tools/finalizeExecutedToolCall.js";
 export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
 export { type LoadToolsResult, loadTools, type ToolLoadFailure } from "./tools/loadTools.js";
 export { prepareToolCall } from "./tools/prepareToolCall.js";
+export { InvalidToolError } from "./tools/toolNames.js";
 export { shouldTerminate } from "./tools/toolResults.js";
 export { clearTools, getTools, registerTool, ToolStore } from "./tools/toolStore.js";
 export { validateRequiredArgs } from "./tools/validateArguments.js";

@@ -1,10 +1,11 @@
 import { Queue, Worker } from "bullmq";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { DEFAULTS } from "../ops/defaults.js";
+import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
-import { applyToolLimits, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
+import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
@@ -13,6 +14,7 @@ import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionStore } from "../state/sessionStore.js";
+import { syncToolLimits } from "../state/toolLimits.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
   AgentEvent,
@@ -126,6 +128,8 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   port?: number;
   /** Bull Board basic auth and read-only mode. */
   admin?: { user?: string; password?: string; readOnly?: boolean; host?: string };
+  /** The HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
+  http?: HttpLimits;
 }
 
 /** A running coordinator. */
@@ -316,6 +320,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     adminPassword: options.admin?.password,
     host: options.admin?.host,
     readOnly: options.admin?.readOnly,
+    limits: options.http,
   });
   try {
     runtime = await startCoordinatorRuntime({
@@ -375,7 +380,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   await subscribeToChannels(runtime, tasks, answers, (sessionId) =>
     abortWaitingRun(decisions, store, sessionId),
   );
-  await openToolQueues(options.toolStore, ctx);
+  await openToolQueues(options.toolStore, ctx, log);
   const coordinatorQueue = new Queue(keys.coordinatorQueue, {
     connection: command,
     prefix: keys.bullPrefix,
@@ -469,16 +474,18 @@ const APPROVAL_SWEEP_MS = 500;
 
 /**
  * Opens every shard of the tool queues the store's tools go to (the default one too), and
- * sets the limits of limited tools on theirs (`applyToolLimits`; never sharded).
+ * brings the limits stored on their queues in line with the tools (`syncToolLimits`).
  */
-async function openToolQueues(toolStore: ToolStore, ctx: CoordinatorContext): Promise<void> {
+async function openToolQueues(
+  toolStore: ToolStore,
+  ctx: CoordinatorContext,
+  log: Logger,
+): Promise<void> {
   const tools = [...toolStore.tools.values()];
   const queues = new Set([undefined, ...tools.map(remoteQueueOf)]);
   const names = [...queues].flatMap((queue) => ctx.keys.toolQueues(queue));
   await Promise.all(names.map((name) => openQueue(ctx, name)));
-  for (const [queue, tool] of limitedToolQueues(tools)) {
-    await applyToolLimits(await openQueue(ctx, ctx.keys.toolQueueFor(queue, "")), tool);
-  }
+  await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools, log });
 }
 
 /** What every session this coordinator runs gets from it. */

@@ -69,6 +69,11 @@ export interface ClusterConfig {
    */
   queues: string[];
   /**
+   * `YIEM_HTTP_MAX_CONNECTIONS`: connections each HTTP side (the coordinator's, a worker's)
+   * holds at once; unset means `HttpLimits`' default (256).
+   */
+  httpMaxConnections: number | undefined;
+  /**
    * `YIEM_COORDINATOR_CONCURRENCY`: sessions one coordinator runs at once.
    * @defaultValue `DEFAULTS.coordinatorConcurrency`
    */
@@ -112,6 +117,11 @@ export interface ClusterConfig {
    * @defaultValue `DEFAULTS.stalledIntervalMs`
    */
   stalledIntervalMs: number;
+  /**
+   * `YIEM_LIMITED_LOCK_MS`: the lock on the queues of limited tools, when shorter than
+   * `YIEM_LOCK_MS`; unset means the worker's default (5 s, see `ToolWorkerOptions`).
+   */
+  limitedLockDurationMs: number | undefined;
   /**
    * `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before
    * handing them over.
@@ -229,6 +239,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),
     workerConcurrency: readInt(env, "WORKER_CONCURRENCY", d.workerConcurrency),
+    httpMaxConnections: readOptionalInt(env, "YIEM_HTTP_MAX_CONNECTIONS"),
     queues: queues.length > 0 ? queues : [...d.queues],
     coordinatorConcurrency: readInt(env, "YIEM_COORDINATOR_CONCURRENCY", d.coordinatorConcurrency),
     heapGrowthPercent: readOptionalCount(env, "YIEM_HEAP_GROWTH_PERCENT") ?? d.heapGrowthPercent,
@@ -241,6 +252,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     leaseMs: readInt(env, "YIEM_LEASE_MS", d.leaseMs),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", d.lockDurationMs),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", d.stalledIntervalMs),
+    limitedLockDurationMs: readOptionalInt(env, "YIEM_LIMITED_LOCK_MS"),
     shutdownGraceMs: readInt(env, "YIEM_SHUTDOWN_GRACE_MS", d.shutdownGraceMs),
     workerDrainMs: readInt(env, "YIEM_WORKER_DRAIN_MS", d.workerDrainMs),
     maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", d.maxToolCalls),

@@ -56,6 +56,11 @@ export const DEFAULTS = {
   lockDurationMs: 30_000,
   /** `YIEM_STALLED_INTERVAL_MS`: how often BullMQ looks for stalled jobs. */
   stalledIntervalMs: 30_000,
+  /**
+   * `YIEM_LIMITED_LOCK_MS`: the job lock on the queues of limited tools (a dead worker's call
+   * holds a cluster-wide slot until it expires), when shorter than `lockDurationMs`.
+   */
+  limitedLockDurationMs: 5000,
   /** `YIEM_SHUTDOWN_GRACE_MS`: how long a stopping coordinator lets held runs finish before handing them over. */
   shutdownGraceMs: 10_000,
   /** `YIEM_WORKER_DRAIN_MS`: how long a stopping worker lets running calls finish before it exits. */

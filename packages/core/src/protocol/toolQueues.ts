@@ -1,4 +1,3 @@
-import type { Queue } from "bullmq";
 import type { AgentTool } from "../types/index.js";
 
 /** True when the tool declares a cluster-wide `concurrency` or `rateLimit`. */
@@ -16,16 +15,6 @@ export function isLimitedTool(tool: AgentTool): boolean {
 export function remoteQueueOf(tool: AgentTool): string | undefined {
   if (tool.queue) return tool.queue;
   return isLimitedTool(tool) ? `tool.${tool.name}` : undefined;
-}
-
-/**
- * Applies a limited tool's `concurrency` and `rateLimit` to its queue with BullMQ's global
- * concurrency and global rate limiter (stored in Redis, so every worker obeys them).
- * Idempotent; coordinators and workers both apply them at start.
- */
-export async function applyToolLimits(queue: Queue, tool: AgentTool): Promise<void> {
-  if (tool.concurrency !== undefined) await queue.setGlobalConcurrency(tool.concurrency);
-  if (tool.rateLimit) await queue.setGlobalRateLimit(tool.rateLimit.max, tool.rateLimit.durationMs);
 }
 
 /** The limited tools of a store, by their queue name. */

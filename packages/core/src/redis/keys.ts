@@ -146,6 +146,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     messages: (sessionId: string) => `${session(sessionId)}:messages`,
     /** Inputs not yet answered: input id → the user message JSON the coordinator encoded. */
     inputs: (sessionId: string) => `${session(sessionId)}:inputs`,
+    /**
+     * Every input id recorded in the session → a digest of its input (kept 30 days past the
+     * last one): an id is the key of one request, so a reused id with another input is refused.
+     */
+    inputDigests: (sessionId: string) => `${session(sessionId)}:inputDigests`,
     /** Plain inputs waiting to join a run (a sorted set of ids, by submission order). */
     pendingInputs: (sessionId: string) => `${session(sessionId)}:pendingInputs`,
     /** Follow-ups waiting for a run of their own (a sorted set of ids, by submission order). */

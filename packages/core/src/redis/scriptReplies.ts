@@ -25,8 +25,10 @@ export const ReleaseLeaseIfIdleReply = {
   notOurs: -1,
 } as const;
 
-/** `enqueueInput-4.lua` (the first element; `answered` comes with the response JSON). */
+/** `enqueueInput-5.lua` (the first element; `answered` comes with the response JSON). */
 export const EnqueueInputReply = {
+  /** The id was recorded with another input (a job id is the key of one request). */
+  reused: 3,
   answered: 2,
   alreadyKnown: 1,
   queued: 0,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { busEventJson } from "../protocol/busEvent.js";
 import type { InputKind } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
@@ -28,6 +29,17 @@ export const SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;
 /** How long a stored response stays readable by `waitForResponse` (one day). */
 export const RESPONSE_TTL_SECONDS = 24 * 60 * 60;
 
+/**
+ * A digest of an input's content (128 bits of SHA-256, base64url): what makes two deliveries
+ * under one id the same request. The message's timestamp, set when it was read, is left out.
+ */
+export function inputDigest(message: UserMessage): string {
+  return createHash("sha256")
+    .update(JSON.stringify(message.content))
+    .digest("base64url")
+    .slice(0, 22);
+}
+
 /** What `startRun` found: a run to resume, a new run, or nothing to do. */
 export type RunStart =
   | { kind: "resume"; runId: string; inputIds: string[] }
@@ -46,10 +58,14 @@ export type RunStart =
  */
 export const FOLLOW_UP_SETTLE_MS = 25;
 
-/** What recording an input found: its run's response, an input already known, or a new one. */
+/**
+ * What recording an input found: its run's response, an input already known, a new one, or
+ * its id already recorded in the session with another input (`reused`: nothing recorded).
+ */
 export type EnqueueOutcome =
   | { kind: "answered"; response: AssistantMessage }
   | { kind: "known" }
+  | { kind: "reused" }
   | { kind: "queued" };
 
 /**
@@ -148,7 +164,10 @@ export class SessionStore {
 
   /**
    * Records an input for its session, once: delivering the same input id again (a retried
-   * or stalled job) returns its response when it was answered and changes nothing otherwise.
+   * or stalled job, or a job added again under the id with the same input) returns its
+   * response when it was answered and changes nothing otherwise. The id is the key of one
+   * input: under another one it is `reused`, and nothing is recorded. Inputs compare by
+   * content (`inputDigest`), not by the time they were read.
    * Waiting inputs run in ascending `order` (see `inputOrder`); a follow-up younger than
    * `FOLLOW_UP_SETTLE_MS` opens no run yet.
    * Not fenced: any coordinator records inputs; only the holder moves them into runs.
@@ -166,11 +185,15 @@ export class SessionStore {
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
       k.response(sessionId, inputId),
+      k.inputDigests(sessionId),
       inputId,
       kind,
       JSON.stringify(message),
       String(order),
+      inputDigest(message),
+      SESSION_TTL_SECONDS,
     );
+    if (code === EnqueueInputReply.reused) return { kind: "reused" };
     if (code === EnqueueInputReply.answered) {
       return { kind: "answered", response: JSON.parse(String(response)) };
     }

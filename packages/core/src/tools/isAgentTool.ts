@@ -1,4 +1,5 @@
 import type { AgentTool } from "../types/index.js";
+import { describeBadToolNaming } from "./toolNames.js";
 
 /**
  * Checks that a value has the shape of an `AgentTool`; returns what is wrong, or nothing.
@@ -12,9 +13,8 @@ export function describeInvalidTool(value: unknown): string | undefined {
       return `tool.${field} must be a non-empty string`;
     }
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(tool.name as string)) {
-    return `tool.name "${String(tool.name)}" must be letters, digits, _ or - (at most 64)`;
-  }
+  const naming = describeBadToolNaming(tool);
+  if (naming) return naming;
   if (typeof tool.inputSchema !== "object" || tool.inputSchema === null) {
     return "tool.inputSchema must be a JSON Schema object";
   }

@@ -37,8 +37,9 @@ export async function listToolFiles(dir: string): Promise<string[]> {
 /**
  * Loads every tool file of `dir` into `store` (lifecycle §4, §17): files sorted by name, each
  * imported in its own module scope, its `getTool()` called and the result checked. A file
- * that fails to import, has no `getTool`, throws, or returns an invalid tool is reported
- * in `failures` with its path; the others still load. `listTools` is registered last.
+ * that fails to import, has no `getTool`, throws, or returns an invalid tool (a name or
+ * queue `registerTool` refuses included, the message naming the tool) is reported in
+ * `failures` with its path; the others still load. `listTools` is registered last.
  * Never throws for a bad file; throws only when `dir` itself cannot be read.
  *
  * @example
@@ -53,7 +54,12 @@ export async function loadTools(store: ToolStore, dir: string): Promise<LoadTool
       result.failures.push({ path, error: loaded.error });
       continue;
     }
-    registerTool(store, loaded.tool);
+    try {
+      registerTool(store, loaded.tool);
+    } catch (err) {
+      result.failures.push({ path, error: describeError(err) });
+      continue;
+    }
     result.loaded.push({ path, toolName: loaded.tool.name });
   }
   registerTool(store, listTool(store));

@@ -1,4 +1,5 @@
 import type { AgentTool } from "../types/index.js";
+import { describeBadToolNaming, InvalidToolError } from "./toolNames.js";
 
 /**
  * A per-agent tool registry: an insertion-ordered `Map` keyed by tool name. Stores are fully
@@ -20,8 +21,16 @@ export class ToolStore {
   }
 }
 
-/** Adds a tool to the store; a tool with the same name is replaced in place (order kept). */
+/**
+ * Adds a tool to the store; a tool with the same name is replaced in place (order kept).
+ * Throws `InvalidToolError`, naming the tool, for a name the OpenAI API would refuse
+ * (`^[a-zA-Z0-9_-]{1,64}$`) or a `queue` that is no usable queue name
+ * (`^[a-zA-Z0-9_.-]{1,64}$`: a `:` would stop a coordinator or worker at start), and leaves
+ * the store as it was.
+ */
 export function registerTool(store: ToolStore, tool: AgentTool): void {
+  const problem = describeBadToolNaming(tool);
+  if (problem) throw new InvalidToolError(String(tool.name), `${problem}; store "${store.name}"`);
   store.tools.set(tool.name, tool);
 }
 

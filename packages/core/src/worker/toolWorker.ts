@@ -1,22 +1,19 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import { type Job, UnrecoverableError, Worker } from "bullmq";
 import { DEFAULTS } from "../ops/defaults.js";
+import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { JOB_RETENTION } from "../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
-import {
-  applyToolLimits,
-  isLimitedTool,
-  limitedToolQueues,
-  remoteQueueOf,
-} from "../protocol/toolQueues.js";
+import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import { retryTransient } from "../redis/retryTransient.js";
 import { publishEvent, streamCaps } from "../state/eventBus.js";
 import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
+import { syncToolLimits } from "../state/toolLimits.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
@@ -71,6 +68,14 @@ export interface ToolWorkerOptions {
    * @defaultValue `DEFAULTS.stalledIntervalMs`
    */
   stalledIntervalMs?: number;
+  /**
+   * The job lock on the queues of limited tools (`YIEM_LIMITED_LOCK_MS`), when shorter than
+   * `lockDurationMs`: default 5 s, renewed every half of it, with a stalled check as often.
+   * A worker that dies mid-call holds one of the tool's few slots until its lock runs out and
+   * the call's new holder has waited one more lock for its result, so this bounds how long a
+   * crash blocks every call of that tool in the cluster (see `lockOfQueue`).
+   */
+  limitedLockDurationMs?: number;
   logger?: Logger;
   /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
   port?: number;
@@ -79,6 +84,8 @@ export interface ToolWorkerOptions {
    * @defaultValue `DEFAULTS.workerHost`
    */
   host?: string;
+  /** That HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
+  http?: HttpLimits;
 }
 
 /** A running tool worker. */
@@ -100,6 +107,37 @@ export interface ToolWorkerHandle {
 function markerTtlS(withResult: boolean): number {
   const { removeOnComplete, removeOnFail } = JOB_RETENTION;
   return withResult ? removeOnComplete.age : removeOnFail.age;
+}
+
+/** A queue's BullMQ lock and stalled-check period. */
+interface QueueLock {
+  lockMs: number;
+  stalledIntervalMs: number;
+}
+
+/**
+ * The lock of tool queue `queue`: `lockDurationMs` and `stalledIntervalMs`, except on the
+ * queue of a limited tool, where a job's lock is at most `limitedLockDurationMs` (5 s) and
+ * stalled jobs are looked for every half lock. There a dead worker's call holds a slot the
+ * tool's other calls wait for, cluster-wide; elsewhere it holds only itself. The cost: a
+ * limited tool whose worker's event loop is blocked for more than half that lock loses its
+ * lock, and the call is handed out again (within its `retries`; with none, its new holder
+ * waits one lock for the first one's result).
+ */
+function lockOfQueue(options: ToolWorkerOptions, queue: string): QueueLock {
+  const lockMs = options.lockDurationMs ?? DEFAULTS.lockDurationMs;
+  const stalledIntervalMs = options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs;
+  if (!limitedToolQueues(options.toolStore.tools.values()).has(queue)) {
+    return { lockMs, stalledIntervalMs };
+  }
+  const limitedMs = Math.min(
+    lockMs,
+    options.limitedLockDurationMs ?? DEFAULTS.limitedLockDurationMs,
+  );
+  return {
+    lockMs: limitedMs,
+    stalledIntervalMs: Math.min(stalledIntervalMs, Math.max(1, Math.floor(limitedMs / 2))),
+  };
 }
 
 interface WorkerContext {
@@ -251,15 +289,15 @@ async function readEarlierAttempt(ctx: WorkerContext, job: Job<ToolJobData>): Pr
 /**
  * For a job handed out again with its retries spent: the worker that lost it may only have
  * stopped (SIGSTOP, a long pause, an event loop blocked past its lock), not died, and finish
- * the call yet. It gets one more lock duration to record its result, polled here; an abort
+ * the call yet. It gets one more lock duration (`lockMs`, its queue's) to record its result, polled here; an abort
  * ends the wait. Whatever the marker says then.
  */
 async function awaitEarlierAttempt(
   ctx: WorkerContext,
   job: Job<ToolJobData>,
   signal: AbortSignal | undefined,
+  lockMs: number,
 ): Promise<ToolDone> {
-  const lockMs = ctx.options.lockDurationMs ?? 30_000;
   const pollMs = Math.min(1000, Math.max(50, lockMs / 8));
   const deadline = Date.now() + lockMs;
   for (;;) {
@@ -312,9 +350,12 @@ async function processToolJob(
   ctx: WorkerContext,
   job: Job<ToolJobData>,
   signal: AbortSignal | undefined,
+  lock: QueueLock,
 ): Promise<ToolJobResult> {
   let earlier = await readEarlierAttempt(ctx, job);
-  if (!earlier.finished && retriesSpent(job)) earlier = await awaitEarlierAttempt(ctx, job, signal);
+  if (!earlier.finished && retriesSpent(job)) {
+    earlier = await awaitEarlierAttempt(ctx, job, signal, lock.lockMs);
+  }
   if (earlier.finished && earlier.result && job.attemptsMade === 0) {
     return completeWithEarlierResult(ctx, job, earlier.result);
   }
@@ -327,9 +368,15 @@ async function processToolJob(
 }
 
 /**
- * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once.
+ * Serves one BullMQ queue (one shard of a tool queue) with `concurrency` calls at once, its
+ * jobs locked as `lock` says.
  */
-function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number): Worker {
+function startQueueWorker(
+  ctx: WorkerContext,
+  queue: string,
+  concurrency: number,
+  lock: QueueLock,
+): Worker {
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
     queue,
     async (job, _token, signal) => {
@@ -338,13 +385,18 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
       try {
         const { toolName } = job.data;
         return await measureToolCall(ctx.metrics, toolName, signal, () =>
-          processToolJob(ctx, job, signal),
+          processToolJob(ctx, job, signal, lock),
         );
       } finally {
         ctx.active.delete(jobId);
       }
     },
-    { ...ctx.runtime.workerOptions, concurrency }, // retries are counted per tool in runToolJob
+    {
+      ...ctx.runtime.workerOptions,
+      concurrency,
+      lockDuration: lock.lockMs,
+      stalledInterval: lock.stalledIntervalMs,
+    }, // retries are counted per tool in runToolJob
   );
   ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });
   return worker;
@@ -357,7 +409,8 @@ function startQueueWorker(ctx: WorkerContext, queue: string, concurrency: number
 function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
   const shards = ctx.keys.toolQueues(queue);
   const concurrency = Math.ceil(concurrencyOf(ctx.options) / shards.length);
-  return shards.map((name) => startQueueWorker(ctx, name, concurrency));
+  const lock = lockOfQueue(ctx.options, queue);
+  return shards.map((name) => startQueueWorker(ctx, name, concurrency, lock));
 }
 
 /** Cancels every running call of an aborted session (its tool's signal fires). */
@@ -402,16 +455,16 @@ function queuesToServe(options: ToolWorkerOptions): string[] {
   return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];
 }
 
-/** Sets the cluster-wide limits of the limited tools on the queues this worker serves. */
-async function applyLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
-  for (const [name, tool] of limitedToolQueues(ctx.options.toolStore.tools.values())) {
-    if (!queues.includes(name)) continue;
-    const queue = new Queue(ctx.keys.toolQueueFor(name, ""), {
-      connection: ctx.command,
-      prefix: ctx.keys.bullPrefix,
-    });
-    await applyToolLimits(queue, tool).finally(() => queue.close());
-  }
+/**
+ * Brings the cluster-wide limits stored on the queues of the tools this worker serves in line
+ * with them (`syncToolLimits`): a tool with a `queue` when it serves that queue, any other
+ * when it serves the default queue (its limited tools' own queues with it).
+ */
+async function syncLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
+  const served = [...ctx.options.toolStore.tools.values()].filter((tool) =>
+    queues.includes(tool.queue ?? "default"),
+  );
+  await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools: served, log: ctx.log });
 }
 
 /**
@@ -437,6 +490,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     (await startWorkerHttp({
       port: options.port ?? 0,
       host: options.host,
+      limits: options.http,
       metrics,
       health: () => ({ workerId, running: metrics.inFlight() }),
     }));
@@ -458,7 +512,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     metrics,
   };
   const queues = queuesToServe(options);
-  await applyLimitsOfServedTools(ctx, queues);
+  await syncLimitsOfServedTools(ctx, queues);
   await runtime.listenForAborts((sessionId) => cancelCallsOf(ctx, sessionId));
   const workers = queues.flatMap((queue) => startShardWorkers(ctx, queue));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));

@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { DEFAULTS } from "../ops/defaults.js";
-import { closeServer, listenOn } from "../ops/httpListen.js";
+import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../ops/httpListen.js";
 import type { WorkerMetrics } from "./workerMetrics.js";
 
 /** The loopback address: what a URL names when the server listens on every interface. */
@@ -18,6 +18,8 @@ export interface WorkerHttpOptions {
   metrics: WorkerMetrics;
   /** Facts for `/healthz` besides `status` (read at each request). */
   health: () => Record<string, unknown>;
+  /** The connection cap and timeouts (`DEFAULT_HTTP_LIMITS` for each unset one). */
+  limits?: HttpLimits;
 }
 
 /** A running worker HTTP side. */
@@ -48,17 +50,18 @@ async function route(options: WorkerHttpOptions, req: IncomingMessage, res: Serv
 
 /**
  * Serves a tool worker's `/healthz` (liveness: 200 while the process runs, with `health()`'s
- * facts) and `/metrics` (Prometheus) on `port`, this host only unless `host` says otherwise.
- * Read-only: it serves nothing else and never touches Redis. Rejects with `PortInUseError`
+ * facts) and `/metrics` (Prometheus) on `port`, `127.0.0.1` unless `host` says otherwise.
+ * Read-only: it serves nothing else and never touches Redis. Slow clients are bounded by
+ * `limits` (`createHttpServer`). Rejects with `PortInUseError`
  * when the port is taken, before serving anything.
  */
 export async function startWorkerHttp(options: WorkerHttpOptions): Promise<WorkerHttpHandle> {
   const host = options.host ?? DEFAULTS.workerHost;
-  const server = createServer((req, res) => {
+  const server = createHttpServer((req, res) => {
     route(options, req, res).catch((err: unknown) =>
       send(res, 500, "text/plain", `${err instanceof Error ? err.message : String(err)}\n`),
     );
-  });
+  }, options.limits);
   const port = await listenOn(server, options.port, host);
   const urlHost = host === "0.0.0.0" || host === "::" ? LOOPBACK_HOST : host;
   return {

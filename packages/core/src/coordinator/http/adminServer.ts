@@ -1,12 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createServer } from "node:http";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { ConfigError } from "../../ops/clusterConfig.js";
-import { closeServer, listenOn } from "../../ops/httpListen.js";
+import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../../ops/httpListen.js";
 import type { CoordinatorMetrics } from "./coordinatorMetrics.js";
 import type { Readiness } from "./readiness.js";
 
@@ -27,6 +26,8 @@ export interface AdminServerOptions {
   adminPassword?: string;
   /** Bull Board without retry, remove or clean buttons. */
   readOnly?: boolean;
+  /** The connection cap and timeouts (`DEFAULT_HTTP_LIMITS` for each unset one). */
+  limits?: HttpLimits;
 }
 
 /** A running admin server. */
@@ -168,7 +169,8 @@ function localUrlOf(host: string, port: number): string {
  * or 503 with a one-line reason) and `/metrics` (Prometheus; answers within about half a
  * second whatever Redis does, with the last queue depths). Without credentials it listens on
  * `127.0.0.1` unless `host` says otherwise; with them, on every interface unless `host` says
- * otherwise. Credentials are compared in constant time.
+ * otherwise. Credentials are compared in constant time. Slow clients are bounded by `limits`
+ * (`createHttpServer`): a stalled one never locks a liveness probe out.
  *
  * Never starts with half-set credentials: throws `AdminCredentialsError` (see
  * `checkAdminCredentials`) before listening. Rejects with `PortInUseError` when the port is
@@ -195,7 +197,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       .send(await options.metrics.registry.metrics());
   });
   mountBullBoard(app, options, credentials);
-  const server = createServer(app);
+  const server = createHttpServer(app, options.limits);
   const port = await listenOn(server, options.port, host);
   return { url: localUrlOf(host, port), close: () => closeServer(server) };
 }

@@ -38,6 +38,17 @@ const DECISION_ON_COORDINATOR_QUEUE = new InvalidCoordinatorJobError(
   "decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
 );
 
+/**
+ * Why a job is refused whose id the session already recorded with another input: a job id is
+ * the key of one request (its job was removed, and the id added again for something else).
+ */
+function reusedJobId(jobId: string, sessionId: string): InvalidCoordinatorJobError {
+  return new InvalidCoordinatorJobError(
+    "jobId",
+    `${jobId} was already used in session ${sessionId} for a different input`,
+  );
+}
+
 /** Why a job in hand was let go without an answer. */
 class JobLetGoError extends Error {
   constructor(readonly why: "lockLost" | "closing") {
@@ -147,6 +158,11 @@ export class RequestJobs {
     wait.promise.catch(() => undefined); // a cancelled wait is handled below
     try {
       const recorded = await this.record(entry, sessionId, runId, request);
+      if (recorded.kind === "reused") {
+        slot.release();
+        wait.cancel(new JobLetGoError("closing"));
+        return await this.refuse(job, token, reusedJobId(runId, sessionId));
+      }
       if (recorded.kind === "answered") {
         slot.release();
         wait.cancel(new JobLetGoError("closing"));

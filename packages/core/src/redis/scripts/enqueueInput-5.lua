@@ -1,0 +1,39 @@
+--[[
+  Records an input once, however often its job is delivered. The input id (the job id) is the
+  request's key in its session: the input first recorded under it is the only one, so an id
+  that comes back with another input (its job was removed and added again) is refused. An
+  input already answered returns its response; one already known (waiting, or in the open
+  run) changes nothing. Waiting inputs are sorted sets ordered by `order`, so inputs fetched
+  by different coordinators still run in the order they were submitted. Not fenced: any
+  coordinator records inputs.
+
+  Input:
+    KEYS[1] inputs
+    KEYS[2] pendingInputs
+    KEYS[3] pendingFollowUps
+    KEYS[4] response (of this input)
+    KEYS[5] inputDigests
+
+    ARGV[1] input id
+    ARGV[2] kind: input | followUp
+    ARGV[3] message JSON
+    ARGV[4] order (the job's creation time, then arrival)
+    ARGV[5] the input's digest
+    ARGV[6] inputDigests ttl s
+
+  Output:
+    {3} the id was recorded with another input · {2, response JSON} answered ·
+    {1} already known · {0} queued now
+]]
+local digest = redis.call('HGET', KEYS[5], ARGV[1])
+if digest and digest ~= ARGV[5] then return {3} end
+local response = redis.call('GET', KEYS[4])
+if response then return {2, response} end
+if not digest then
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
+  redis.call('EXPIRE', KEYS[5], ARGV[6])
+end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3]) == 0 then return {1} end
+if ARGV[2] == 'followUp' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+else redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1]) end
+return {0}

@@ -1,9 +1,6 @@
 import { createOpenAILlmCall, YiemAgent } from "@yiem/core";
+import { type ScriptedModelServer, startScriptedModelServer } from "@yiem/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type ScriptedModelServer,
-  startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
 
 let server: ScriptedModelServer | undefined;
 let agent: YiemAgent | undefined;

@@ -6,15 +6,19 @@
  *   `examples/tool-file/tools`, and `client.mjs` (plain BullMQ) asking it two questions, one
  *   answered through the example tool file on the worker, one through a built-in tool.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnCommand, type TestProcess } from "../support/processes.js";
-import { startTestRedis, type TestRedis, uniquePrefix } from "../support/redisServer.js";
+
 import {
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+  uniquePrefix,
+} from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnCommand } from "../support/processes.js";
 
 type Wire = { role: string; content?: unknown };
 type WireTool = { function?: { name?: string } };

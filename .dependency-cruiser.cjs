@@ -72,7 +72,7 @@ module.exports = {
       name: "outside-imports-packages-by-name",
       severity: "error",
       comment:
-        "test/, bench/, scripts/ and apps/ import @yiem/core, @yiem/core/client, @yiem/core/internal or @yiem/tools, never a file under packages/*/src.",
+        "test/, bench/, scripts/ and apps/ import @yiem/core, @yiem/core/client, @yiem/core/internal, @yiem/tools or @yiem/testing, never a file under packages/*/src.",
       from: { path: "^(test|bench|scripts|apps)/" },
       to: {
         path: "^packages/[^/]+/src/",

@@ -2,8 +2,9 @@
  * The API reports of the public entry points, `api/<report>.api.md`, written by
  * `@microsoft/api-extractor` from the `.d.ts` files `tsc -b` puts in `dist/` (the npm scripts
  * build first). `npm run api` rewrites the reports; `npm run api:check` (run by
- * `npm run lint`) fails when a report differs from what the code exports, or when a public
- * signature names a type its entry does not export. `@yiem/core/internal` has no report: it
+ * `npm run lint`) fails when a report differs from what the code exports, when a public
+ * signature names a type its entry does not export, or when `@yiem/core` lacks a name of
+ * `@yiem/core/client` (it promises all of them). `@yiem/core/internal` has no report: it
  * promises nothing.
  */
 import { existsSync } from "node:fs";
@@ -14,6 +15,7 @@ import {
   ExtractorLogLevel,
   type IConfigFile,
 } from "@microsoft/api-extractor";
+import ts from "typescript";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 
@@ -31,7 +33,14 @@ const ENTRIES: ReportedEntry[] = [
   { report: "core", packageDir: "packages/core", types: "dist/index.d.ts" },
   { report: "core-client", packageDir: "packages/core", types: "dist/client/index.d.ts" },
   { report: "tools", packageDir: "packages/tools", types: "dist/index.d.ts" },
+  { report: "testing", packageDir: "packages/testing", types: "dist/index.d.ts" },
 ];
+
+/** `@yiem/core/client` is a part of `@yiem/core`: every name of the first is in the second. */
+const PART_OF = {
+  part: "packages/core/dist/client/index.d.ts",
+  whole: "packages/core/dist/index.d.ts",
+};
 
 /** The api-extractor configuration of one entry: a report only, no rollup, no doc model. */
 function configOf(entry: ReportedEntry): IConfigFile {
@@ -89,6 +98,36 @@ function reportEntry(entry: ReportedEntry, local: boolean): boolean {
   return false;
 }
 
+/** The names (values and types) a declaration file exports. */
+function exportedNames(program: ts.Program, file: string): Set<string> {
+  const source = program.getSourceFile(file);
+  const module = source && program.getTypeChecker().getSymbolAtLocation(source);
+  if (!module) throw new Error(`${file}: not a module`);
+  return new Set(
+    program
+      .getTypeChecker()
+      .getExportsOfModule(module)
+      .map((name) => name.name),
+  );
+}
+
+/** True when the whole entry exports every name of the part; else names the missing ones. */
+function checkPartOfWhole(): boolean {
+  const [part, whole] = [`${root}${PART_OF.part}`, `${root}${PART_OF.whole}`];
+  const program = ts.createProgram([part, whole], {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    noEmit: true,
+    skipLibCheck: true,
+  });
+  const wholeNames = exportedNames(program, whole);
+  const missing = [...exportedNames(program, part)].filter((name) => !wholeNames.has(name));
+  if (missing.length === 0) return true;
+  console.error(`${PART_OF.whole} does not export ${missing.join(", ")} of ${PART_OF.part}`);
+  return false;
+}
+
 const local = process.argv.includes("--local");
 const failed = ENTRIES.filter((entry) => !reportEntry(entry, local));
-if (failed.length > 0) process.exitCode = 1;
+const partOfWhole = checkPartOfWhole();
+if (failed.length > 0 || !partOfWhole) process.exitCode = 1;

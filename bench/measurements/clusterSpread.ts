@@ -7,9 +7,9 @@
  * `WAIT 1 250`), loaded in alternating blocks. Each run is one request to a fresh session: a
  * model call asking for two parallel no-op tool calls, then a model call that answers.
  */
+
+import { redisSupportsCluster, type ScriptedReply, type ScriptedRequest } from "@yiem/testing";
 import { startTestCluster, type TestCluster } from "../../test/support/cluster.js";
-import { redisSupportsCluster } from "../../test/support/redisCluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../../test/support/scriptedModelServer.js";
 import { readSpread, type Spread } from "../sampling/clusterMasters.js";
 import { type Summary, summarize } from "../sampling/stats.js";
 

@@ -5,10 +5,10 @@
  * burst is answered.
  */
 import { randomUUID } from "node:crypto";
+import type { ScriptedReply } from "@yiem/testing";
 import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { startTestCluster, type TestCluster } from "../../test/support/cluster.js";
-import type { ScriptedReply } from "../../test/support/scriptedModelServer.js";
 import { settlesWithin, sleep } from "../sampling/clock.js";
 import { round, type Summary, summarize } from "../sampling/stats.js";
 

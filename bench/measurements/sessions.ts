@@ -9,8 +9,9 @@
  */
 import { cpus } from "node:os";
 import { readClusterConfig } from "@yiem/core";
+import type { TestProcess } from "@yiem/testing";
 import type { QueueEvents } from "bullmq";
-import { spawnApp, type TestProcess } from "../../test/support/processes.js";
+import { spawnApp } from "../../test/support/processes.js";
 import { monotonicMs, settlesWithin } from "../sampling/clock.js";
 import {
   countBusyCores,

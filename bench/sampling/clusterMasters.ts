@@ -7,8 +7,8 @@
 
 import { clusterKeys } from "@yiem/core";
 import { DEFAULT_CLUSTER_SHARDS } from "@yiem/core/internal";
+import type { TestRedisCluster } from "@yiem/testing";
 import { Redis } from "ioredis";
-import type { TestRedisCluster } from "../../test/support/redisCluster.js";
 
 /** One master's part of the data commands. */
 export interface MasterShare {

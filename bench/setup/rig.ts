@@ -6,7 +6,7 @@
 import type { RedisClient } from "@yiem/core";
 import { connectRedis } from "@yiem/core";
 import { DURABLE_CONNECTION } from "@yiem/core/internal";
-import { startTestRedis, type TestRedis } from "../../test/support/redisServer.js";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { processCpuMs } from "../sampling/processSampler.js";
 import { type Harness, openHarness } from "./harness.js";
 import { openRawClient, type RawClient } from "./rawBullmq.js";

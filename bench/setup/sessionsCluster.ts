@@ -5,16 +5,20 @@
  * on demand (one per configuration) against the same Redis, model and tool workers.
  */
 import { fileURLToPath } from "node:url";
-import { Queue, QueueEvents } from "bullmq";
-import { Redis } from "ioredis";
-import { logMessage, spawnCommand, type TestProcess } from "../../test/support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../../test/support/redisServer.js";
 import {
+  freePort,
+  logMessage,
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../../test/support/scriptedModelServer.js";
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+} from "@yiem/testing";
+import { Queue, QueueEvents } from "bullmq";
+import { Redis } from "ioredis";
+import { spawnCommand } from "../../test/support/processes.js";
 import { readRedisPid } from "../sampling/processSampler.js";
 
 /** The folder of the bench-only plain-JS tool (`noopStep`), loaded by the compiled processes. */

@@ -1,4 +1,5 @@
-import { logMessage, spawnApp, type TestProcess } from "../../test/support/processes.js";
+import { logMessage, type TestProcess } from "@yiem/testing";
+import { spawnApp } from "../../test/support/processes.js";
 
 /** Which worker a benchmark process runs: Yiem's `startToolWorker` or a plain BullMQ worker. */
 export type WorkerKind = "yiem" | "raw";

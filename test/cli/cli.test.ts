@@ -1,12 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { freePort, type ScriptedReply, type ScriptedRequest, startTestRedis } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { type CliRun, runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/processes.js";
-import { freePort, startTestRedis } from "../support/redisServer.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /**
  * Text wrapped in the sequences a hostile model or tool may send: an OSC 52 clipboard write,

@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BusEvent, YiemClient } from "@yiem/core";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +16,6 @@ import { type AclRole, documentedAclLine, urlAs } from "../support/aclRoles.js";
 import { runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger } from "../support/faults.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 const ROLES: AclRole[] = ["coordinator", "worker", "client", "approver"];
 

@@ -1,11 +1,15 @@
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { logMessage, spawnApp, type TestProcess } from "../support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../support/redisServer.js";
 import {
+  freePort,
+  logMessage,
   type ScriptedModelServer,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+} from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnApp } from "../support/processes.js";
 
 const BOARD_USER = "board-admin";
 // A colon is allowed in a basic-auth password (only the first one splits user and password).

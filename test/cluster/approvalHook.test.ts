@@ -12,14 +12,15 @@ import {
   ToolStore,
   YiemClient,
 } from "@yiem/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRedis, type TestRedis } from "../support/redisServer.js";
 import {
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+  startTestRedis,
+  type TestRedis,
+} from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 type Wire = { role: string; content: unknown };
 

@@ -5,12 +5,12 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BusEvent, ToolResultMessage } from "@yiem/core";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
 import { openPlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
 

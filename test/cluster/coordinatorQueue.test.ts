@@ -4,6 +4,7 @@
  * `{ sessionId, runId, response }`; a bad job fails once, naming the field.
  */
 import { randomUUID } from "node:crypto";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import type { Job, Queue, QueueEvents } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -11,7 +12,6 @@ import {
   openPlainCoordinatorQueue,
   type PlainCoordinatorQueue,
 } from "../support/plainCoordinatorQueue.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
 type Answer = {

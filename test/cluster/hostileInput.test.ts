@@ -1,12 +1,8 @@
 import { toolQueueName } from "@yiem/core/internal";
+import type { ScriptedReply, ScriptedRequest, ScriptedToolCall } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import type {
-  ScriptedReply,
-  ScriptedRequest,
-  ScriptedToolCall,
-} from "../support/scriptedModelServer.js";
 
 const hostile: ScriptedToolCall[] = [
   { id: "h1", name: "sleepFor", arguments: '{"ms": 1, "label": ' },

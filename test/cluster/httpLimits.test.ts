@@ -6,9 +6,15 @@
  * clients are closed by the header timeout.
  */
 import { connect, type Socket } from "node:net";
+import {
+  freePort,
+  logMessage,
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+} from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { logMessage, spawnCommand, type TestProcess } from "../support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../support/redisServer.js";
+import { spawnCommand } from "../support/processes.js";
 
 /** The open-file limit each process runs under (the defect was seen at 1024 with 1,100 clients). */
 const FD_LIMIT = 512;

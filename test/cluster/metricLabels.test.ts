@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { logMessage, type ScriptedReply, type ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import { logMessage } from "../support/processes.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 const INVENTED = Array.from({ length: 200 }, (_, i) => `invented_tool_${i}_q7x`);
 

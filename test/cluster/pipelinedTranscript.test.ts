@@ -13,8 +13,8 @@ import {
   PipelinedTranscript,
   SessionStore,
 } from "@yiem/core/internal";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startTestRedis, type TestRedis } from "../support/redisServer.js";
 
 /**
  * A run's results are appended without waiting for the reply, and the run's next write goes

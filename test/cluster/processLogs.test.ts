@@ -1,10 +1,16 @@
 import { createServer, type Server } from "node:net";
+import {
+  freePort,
+  LOG_LEVELS,
+  logEntries,
+  logMessage,
+  type ScriptedReply,
+  type ScriptedRequest,
+  type TestProcess,
+} from "@yiem/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import { LOG_LEVELS, logEntries } from "../support/logLines.js";
-import { logMessage, spawnApp, type TestProcess } from "../support/processes.js";
-import { freePort } from "../support/redisServer.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+import { spawnApp } from "../support/processes.js";
 
 /** The API key every process of the cluster gets (`useTestCluster`): it must never be logged. */
 const API_KEY = "sk-test-canary-key";

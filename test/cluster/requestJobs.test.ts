@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import type { Job, Queue, QueueEvents } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -13,7 +14,6 @@ import {
   openPlainCoordinatorQueue,
   type PlainCoordinatorQueue,
 } from "../support/plainCoordinatorQueue.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Answer = { sessionId: string; runId: string };
 

@@ -5,9 +5,9 @@
  */
 import { connectRedis, type RedisClient, type ToolJobResult } from "@yiem/core";
 import { DURABLE_CONNECTION, type JobEnd, ResultWaiter } from "@yiem/core/internal";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { Queue, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRedis, type TestRedis } from "../support/redisServer.js";
 
 let redis: TestRedis;
 let command: RedisClient;

@@ -1,10 +1,10 @@
 import { YiemClient } from "@yiem/core";
 import { toolJobId } from "@yiem/core/internal";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { documentedAclLine } from "../support/aclRoles.js";
 import { useTestCluster } from "../support/cluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 const ADMIN_PASSWORD = "redis-canary-pass-7d1";
 const WORKER_PASSWORD = "worker-canary-pass-3c9";

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BusEvent, ResponseTimeoutError, YiemClient } from "@yiem/core";
 import { toolQueueName } from "@yiem/core/internal";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
 

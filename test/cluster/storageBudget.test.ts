@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** The turn: 64 calls of (almost) 256 KiB of arguments each, 16 MiB in all. */
 const CALLS = 64;

@@ -3,14 +3,10 @@
  * call must still be dispatched, answered with its own result, and never hang the run.
  */
 import { randomUUID } from "node:crypto";
+import type { ScriptedReply, ScriptedRequest, ScriptedToolCall } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger } from "../support/faults.js";
-import type {
-  ScriptedReply,
-  ScriptedRequest,
-  ScriptedToolCall,
-} from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
 

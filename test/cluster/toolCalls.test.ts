@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** Answers by the last user message: `parallel6`, `sequential`, `timeout`, `missing`, `withArgs`, else echoes the tool results. */
 function respond(request: ScriptedRequest): ScriptedReply {

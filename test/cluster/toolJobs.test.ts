@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent, ToolJobResult } from "@yiem/core";
 import { toolJobId, toolQueueName } from "@yiem/core/internal";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { type Job, Queue, Worker } from "bullmq";
 import { afterAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger } from "../support/faults.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 type Wire = { role: string; content: unknown };
 

@@ -9,11 +9,18 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  freePort,
+  LOG_LEVELS,
+  logEntries,
+  logMessage,
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+} from "@yiem/testing";
 import { Queue } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LOG_LEVELS, logEntries } from "../support/logLines.js";
-import { logMessage, spawnApp, type TestProcess } from "../support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../support/redisServer.js";
+import { spawnApp } from "../support/processes.js";
 
 const DIFFER = "tool limit in Redis differs from this process's; setting this process's";
 

@@ -3,14 +3,16 @@
  * and the worker's execution spans as children of the tool calls they ran, exported over
  * OTLP/HTTP to a real (test) collector with nothing but the standard OTEL_* variables.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
+
 import {
   type CollectedSpan,
   type OtlpCollector,
+  type ScriptedReply,
+  type ScriptedRequest,
   startOtlpCollector,
-} from "../support/otlpCollector.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+} from "@yiem/testing";
+import { afterAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
 
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string }>;

@@ -2,9 +2,10 @@
  * Schema validation runs on the coordinator's event loop: whatever the arguments, it must
  * stay bounded, so the coordinator keeps answering while a hostile run is validated.
  */
+
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** ~190 KB of distinct objects: ajv's own uniqueItems compares them pairwise. */
 const records = Array.from({ length: 4000 }, (_, i) => ({ id: i, note: "x".repeat(30) }));

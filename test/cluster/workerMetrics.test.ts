@@ -1,10 +1,15 @@
 import { randomUUID } from "node:crypto";
+import {
+  freePort,
+  logEntries,
+  type ScriptedReply,
+  type ScriptedRequest,
+  sampleOf,
+  scrape,
+  waitForSample,
+} from "@yiem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import { logEntries } from "../support/logLines.js";
-import { sampleOf, scrape, waitForSample } from "../support/prometheus.js";
-import { freePort } from "../support/redisServer.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /**
  * "sleep": two sleepFor calls; "missing": a coordinatorOnly call (the worker lacks that tool);

@@ -11,12 +11,12 @@ import {
   YiemAgent,
   type YiemAgentOptions,
 } from "@yiem/core";
-import { afterEach, describe, expect, it } from "vitest";
 import {
   type ScriptedModelServer,
   type ScriptedReply,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+} from "@yiem/testing";
+import { afterEach, describe, expect, it } from "vitest";
 import { deferred, firstText, makeTool, sleep, textResult } from "../support/toolFixtures.js";
 
 let server: ScriptedModelServer | undefined;

@@ -1,10 +1,10 @@
 import { type AgentTool, createOpenAILlmCall, YiemAgent } from "@yiem/core";
-import { afterEach, describe, expect, it } from "vitest";
 import {
   type ScriptedModelServer,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+} from "@yiem/testing";
+import { afterEach, describe, expect, it } from "vitest";
 import { makeTool, textResult } from "../support/toolFixtures.js";
 
 let server: ScriptedModelServer | undefined;

@@ -5,16 +5,19 @@
  */
 import { readFileSync } from "node:fs";
 import { type BusEvent, YiemClient } from "@yiem/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
-import { repoRoot, spawnCommand, type TestProcess } from "../support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../support/redisServer.js";
 import {
+  freePort,
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+} from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { repoRoot, spawnCommand } from "../support/processes.js";
 
 const compose = parse(readFileSync(`${repoRoot}/docker-compose.yml`, "utf8")) as {
   services: Record<string, { command: string[] }>;

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
+import { redisSupportsCluster, startTestRedisCluster } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "../support/processes.js";
-import { redisSupportsCluster, startTestRedisCluster } from "../support/redisCluster.js";
 
 /** Runs `npm run demo -- --once` as a user would (with `extraEnv`) and returns what it printed. */
 function runDemo(

@@ -21,16 +21,19 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import ts from "typescript";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, spawnCommand, type TestProcess } from "../support/processes.js";
-import { freePort, startTestRedis, type TestRedis } from "../support/redisServer.js";
 import {
+  freePort,
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+  startTestRedis,
+  type TestProcess,
+  type TestRedis,
+} from "@yiem/testing";
+import ts from "typescript";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot, spawnCommand } from "../support/processes.js";
 import {
   type PackedPackage,
   packPackages,

@@ -1,6 +1,7 @@
 /**
  * Every repository path the docs cite exists. The docs: README.md, CONTRIBUTING.md,
- * docs/*.md and examples/**\/README.md (not CHANGELOG.md: it names what was, on purpose).
+ * docs/*.md, examples/**\/README.md, bench/README.md and each package's README.md
+ * (packages/*, apps/*); not CHANGELOG.md: it names what was, on purpose.
  *
  * What counts as a cited path, in inline code (`…`) outside fenced blocks:
  * - a path from the repository root: its first folder is one of `ROOT_FOLDERS`
@@ -11,7 +12,9 @@
  * - a `*` stands for any name within one folder (`tools/*`, `redis/scripts/*.lua`): one matches.
  * Left out: code with spaces or placeholders (`<id>`, `…`), URLs and keys (a `:`), package
  * names (`@yiem/core`), HTTP paths (`/healthz`), and build output (a `dist/` folder).
- * Relative Markdown links (`[text](path)`) must exist too, from the document's folder.
+ * Relative Markdown links (`[text](path)`) must exist too, from the document's folder. A
+ * package's README is also read where the package is installed, so its paths may start from
+ * the package's folder instead (`examples/time.json` in packages/testing/README.md).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -19,7 +22,7 @@ import { describe, expect, it } from "vitest";
 import { repoRoot } from "../support/processes.js";
 
 /** Root folders whose paths the docs cite from the repository root. */
-const ROOT_FOLDERS = ["packages", "apps", "test", "bench", "scripts", "docs", "examples"];
+const ROOT_FOLDERS = ["packages", "apps", "test", "bench", "scripts", "docs", "examples", "api"];
 /** Folders never searched (dependencies, build output, git). */
 const IGNORED = new Set(["node_modules", "dist", ".git"]);
 const CORE_SRC = "packages/core/src";
@@ -48,7 +51,8 @@ const docs = allFiles
     (path) =>
       ["README.md", "CONTRIBUTING.md"].includes(path) ||
       /^docs\/[^/]+\.md$/.test(path) ||
-      /^examples\/(.+\/)?README\.md$/.test(path),
+      /^examples\/(.+\/)?README\.md$/.test(path) ||
+      /^(bench|(packages|apps)\/[^/]+)\/README\.md$/.test(path),
   )
   .sort();
 
@@ -99,13 +103,20 @@ function pathExists(path: string): boolean {
   return found.length > 0;
 }
 
+/** The folder of the package whose README `doc` is (`packages/testing/`), if it is one. */
+function packageFolderOf(doc: string): string | undefined {
+  return /^(packages|apps)\/[^/]+\//.exec(doc)?.[0];
+}
+
 /** The paths `doc` cites that do not exist, each as "`span` (looked for at …)". */
 function missingPaths(doc: string): string[] {
   const markdown = readFileSync(join(repoRoot, doc), "utf8");
+  const packageFolder = packageFolderOf(doc);
   const missing: string[] = [];
   for (const span of inlineCode(markdown)) {
     const path = resolveSpan(span);
-    if (path !== undefined && !pathExists(path))
+    const inPackage = packageFolder !== undefined && pathExists(`${packageFolder}${span}`);
+    if (path !== undefined && !pathExists(path) && !inPackage)
       missing.push(`${doc}: \`${span}\` (looked for at ${path})`);
     if (path === undefined && BARE_FILE.test(span) && !fileNames.has(span)) {
       missing.push(`${doc}: \`${span}\` (no file of the repository has this name)`);

@@ -11,10 +11,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { startTestCluster, type TestCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/processes.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 const execFileAsync = promisify(execFile);
 

@@ -1,83 +1,57 @@
 /**
- * The examples run as their READMEs say, each as a process of its own, against the repo's
- * scripted OpenAI-compatible model and a private Redis:
- * - `examples/in-process-agent/main.ts`: a YiemAgent with one tool;
- * - `examples/cluster-plain-bullmq/cluster.ts` with `YIEM_TOOLS_DIR` naming
+ * The examples run as their READMEs say, each as a process of its own, offline: against the
+ * shipped `yiem-scripted-model` command (the bin `npx yiem-scripted-model` runs) with the
+ * script file of the example's folder, and a private Redis:
+ * - `examples/in-process-agent/main.ts` with `model.json`: a YiemAgent with one tool;
+ * - `examples/cluster-plain-bullmq/cluster.ts` with `model.json` and `YIEM_TOOLS_DIR` naming
  *   `examples/tool-file/tools`, and `client.mjs` (plain BullMQ) asking it two questions, one
  *   answered through the example tool file on the worker, one through a built-in tool.
  */
+import { YiemClient } from "@yiem/core";
+import { startTestRedis, type TestProcess, type TestRedis, uniquePrefix } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnCommand, type TestProcess } from "../support/processes.js";
-import { startTestRedis, type TestRedis, uniquePrefix } from "../support/redisServer.js";
-import {
-  type ScriptedModelServer,
-  type ScriptedReply,
-  type ScriptedRequest,
-  startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+import { spawnCommand } from "../support/processes.js";
 
-type Wire = { role: string; content?: unknown };
-type WireTool = { function?: { name?: string } };
-
-/** The tool call a question asks for, among the tools offered; none when no tool fits. */
-function callFor(question: string, offered: Set<string>): ScriptedReply | undefined {
-  const celsius = /(-?\d+(?:\.\d+)?) ?°C/.exec(question);
-  if (celsius && offered.has("celsiusToFahrenheit")) {
-    const args = { celsius: Number(celsius[1]) };
-    return { kind: "toolCalls", calls: [{ name: "celsiusToFahrenheit", arguments: args }] };
-  }
-  const quoted = /"([^"]+)"/.exec(question);
-  if (quoted && offered.has("wordCount")) {
-    return { kind: "toolCalls", calls: [{ name: "wordCount", arguments: { text: quoted[1] } }] };
-  }
-  const zone = /Tokyo/.test(question) ? "Asia/Tokyo" : undefined;
-  if (zone && offered.has("getTime")) {
-    return { kind: "toolCalls", calls: [{ name: "getTime", arguments: { timezone: zone } }] };
-  }
-  return undefined;
-}
-
-/** Calls the tool the question needs, then answers with the tool's result. */
-function respond(request: ScriptedRequest): ScriptedReply {
-  const messages = (request.body.messages ?? []) as Wire[];
-  const last = messages.at(-1);
-  if (last?.role === "tool")
-    return { kind: "text", text: `The tool says: ${String(last.content)}` };
-  const offered = new Set(
-    ((request.body.tools ?? []) as WireTool[]).map((tool) => tool.function?.name ?? ""),
-  );
-  return callFor(String(last?.content), offered) ?? { kind: "text", text: "No tool fits." };
-}
+/** The bin `npx yiem-scripted-model` runs from the repository root. */
+const SCRIPTED_MODEL_BIN = "node_modules/.bin/yiem-scripted-model";
 
 let redis: TestRedis;
-let model: ScriptedModelServer;
 const processes: TestProcess[] = [];
 
 beforeAll(async () => {
   redis = await startTestRedis({ privateServer: true });
-  model = await startScriptedModelServer({ respond });
 });
 
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.stop(3000)));
-  await model?.close();
   await redis?.stop();
 });
-
-/** The model's settings, as a user exports them for a real one. */
-function modelEnv(): Record<string, string> {
-  return {
-    OPENAI_BASE_URL: model.baseURL,
-    OPENAI_API_KEY: "sk-test",
-    YIEM_MODEL: "scripted-model",
-  };
-}
 
 /** Starts `command` from the repository root (`node` is this Node) and remembers it. */
 function start(command: string[], env: Record<string, string>): TestProcess {
   const started = spawnCommand(command, env);
   processes.push(started);
   return started;
+}
+
+/**
+ * `npx yiem-scripted-model --script <script> --port 0`, as the examples' READMEs start it
+ * (on a free port here); resolves with the settings its start line says to export.
+ */
+async function startScriptedModel(script: string): Promise<Record<string, string>> {
+  const model = start(["node", SCRIPTED_MODEL_BIN, "--script", script, "--port", "0"], {});
+  const hint = await model.waitForLine((line) => line.trim().startsWith("OPENAI_BASE_URL="));
+  const env = Object.fromEntries(
+    hint
+      .trim()
+      .split(/\s+/)
+      .map((setting) => [
+        setting.slice(0, setting.indexOf("=")),
+        setting.slice(setting.indexOf("=") + 1),
+      ]),
+  );
+  expect(Object.keys(env)).toEqual(["OPENAI_BASE_URL", "OPENAI_API_KEY", "YIEM_MODEL"]);
+  return env;
 }
 
 /** `npx tsx --conditions=yiem-source <file>`, as the examples' READMEs run TypeScript. */
@@ -92,21 +66,21 @@ const tsx = (file: string, ...args: string[]) => [
 
 describe("examples/in-process-agent", () => {
   it("runs the agent's tool and prints each call and the answer", async () => {
-    const agent = start(tsx("examples/in-process-agent/main.ts", "What is 21 °C in °F?"), {
-      ...modelEnv(),
-    });
+    const modelEnv = await startScriptedModel("examples/in-process-agent/model.json");
+    const agent = start(tsx("examples/in-process-agent/main.ts", "What is 21 °C in °F?"), modelEnv);
     expect(await agent.exited).toBe(0);
     expect(agent.lines).toEqual([
       '→ celsiusToFahrenheit({"celsius":21})',
       "✔ celsiusToFahrenheit: 21 °C is 69.8 °F",
-      "The tool says: 21 °C is 69.8 °F",
+      "21 °C is 69.8 °F.",
     ]);
   }, 60_000);
 });
 
 describe("examples/cluster-plain-bullmq with examples/tool-file", () => {
   it("answers a plain BullMQ client through the tool file on the worker, then closes", async () => {
-    const env = { ...modelEnv(), REDIS_URL: redis.url, YIEM_PREFIX: uniquePrefix() };
+    const modelEnv = await startScriptedModel("examples/cluster-plain-bullmq/model.json");
+    const env = { ...modelEnv, REDIS_URL: redis.url, YIEM_PREFIX: uniquePrefix() };
     const cluster = start(tsx("examples/cluster-plain-bullmq/cluster.ts"), {
       ...env,
       YIEM_TOOLS_DIR: "examples/tool-file/tools",
@@ -118,13 +92,16 @@ describe("examples/cluster-plain-bullmq with examples/tool-file", () => {
     const client = start(["node", "examples/cluster-plain-bullmq/client.mjs", ...questions], env);
     expect(await client.exited).toBe(0);
     const [q1, a1, q2, a2, session] = client.lines;
-    expect([q1, a1]).toEqual([`> ${questions[0]}`, 'The tool says: 5 words; most frequent: "the"']);
+    expect([q1, a1]).toEqual([`> ${questions[0]}`, '5 words; most frequent: "the".']);
     expect(q2).toBe(`> ${questions[1]}`);
-    expect(a2).toMatch(/^The tool says: Current time in Asia\/Tokyo: /);
+    expect(a2).toMatch(/^Current time in Asia\/Tokyo: .+\.$/);
     expect(session).toMatch(/^session [0-9a-f-]{36}$/);
     // The second question was asked in the first one's session.
-    const last = model.requests.at(-1)?.body.messages as Wire[];
-    expect(last.filter((m) => m.role === "user").map((m) => m.content)).toEqual(questions);
+    const yiem = new YiemClient({ redis: redis.url, prefix: env.YIEM_PREFIX });
+    const transcript = await yiem.messages(session?.slice("session ".length) ?? "");
+    await yiem.close();
+    const asked = transcript.filter((m) => m.role === "user").map((m) => m.content);
+    expect(asked).toEqual(questions.map((text) => [{ type: "text", text }]));
 
     cluster.signal("SIGTERM");
     expect(await cluster.exited).toBe(0);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
 import { toolJobId, toolQueueName } from "@yiem/core/internal";
+import type { ScriptedRequest } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -11,7 +12,6 @@ import {
   normalizeTranscript,
   recordFigure,
 } from "../support/faults.js";
-import type { ScriptedRequest } from "../support/scriptedModelServer.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 let ledger: Ledger;

@@ -3,6 +3,7 @@
  * follow-up must not grow with the burst, and other sessions must not wait behind it.
  */
 import { randomUUID } from "node:crypto";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import type { Queue, QueueEvents } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,6 @@ import {
   openPlainCoordinatorQueue,
   type PlainCoordinatorQueue,
 } from "../support/plainCoordinatorQueue.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** Answers at once with the number of user messages it was sent (the session's length). */
 function respond(request: ScriptedRequest): ScriptedReply {

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { redisSupportsCluster } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { type TestCluster, useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
-import { redisSupportsCluster } from "../support/redisCluster.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 /**

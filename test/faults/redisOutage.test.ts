@@ -1,8 +1,13 @@
+import {
+  LOG_LEVELS,
+  logEntries,
+  logMessage,
+  sampleOf,
+  scrape,
+  type TestProcess,
+} from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import { LOG_LEVELS, logEntries } from "../support/logLines.js";
-import { logMessage, type TestProcess } from "../support/processes.js";
-import { sampleOf, scrape } from "../support/prometheus.js";
 
 const cluster = useTestCluster({
   workers: 1,

@@ -1,4 +1,4 @@
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 
 type Wire = { role: string; content: unknown };
 

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /** `slow N`: one sleepFor call (1.5 s; 6 s for a hand-over, longer than starting a coordinator under load), then "done N". */
 function respond(request: ScriptedRequest): ScriptedReply {

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
+import type { ScriptedReply } from "@yiem/testing";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
-import type { ScriptedReply } from "../support/scriptedModelServer.js";
 
 const cluster = useTestCluster(async () => {
   const respond = (): ScriptedReply => ({

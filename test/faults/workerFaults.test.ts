@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent } from "@yiem/core";
 import { toolJobId, toolQueueName } from "@yiem/core/internal";
+import type { TestProcess } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
-import type { TestProcess } from "../support/processes.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 let ledger: Ledger;

@@ -1,6 +1,6 @@
 import { createOpenAILlmCall } from "@yiem/core";
+import { startScriptedModelServer } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
-import { startScriptedModelServer } from "../support/scriptedModelServer.js";
 import { fastRetries, request, scriptedServer } from "./support.js";
 
 const SECRET = "sk-test-secret-0123456789";

@@ -1,10 +1,10 @@
 import type { LlmRequest } from "@yiem/core";
-import { afterEach } from "vitest";
 import {
   type ScriptedModelOptions,
   type ScriptedModelServer,
   startScriptedModelServer,
-} from "../support/scriptedModelServer.js";
+} from "@yiem/testing";
+import { afterEach } from "vitest";
 
 const servers: ScriptedModelServer[] = [];
 

@@ -1,15 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { type BusEvent, YiemClient } from "@yiem/core";
+import {
+  redisSupportsCluster,
+  type ScriptedReply,
+  type ScriptedRequest,
+  type TestProcess,
+} from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { faultModel } from "../faults/scriptedFaultModel.js";
 import { runCli } from "../support/cliProcess.js";
 import { type TestCluster, useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
-import type { TestProcess } from "../support/processes.js";
-import { redisSupportsCluster } from "../support/redisCluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 /**
  * The same scenarios on a single Redis and on a 3+3 Redis Cluster: a parallel batch over two

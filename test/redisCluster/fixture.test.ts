@@ -1,12 +1,12 @@
-import { Queue, QueueEvents, Worker } from "bullmq";
-import { Cluster, Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CLUSTER_SLOT_COUNT,
   redisSupportsCluster,
   startTestRedisCluster,
   type TestRedisCluster,
-} from "../support/redisCluster.js";
+} from "@yiem/testing";
+import { Queue, QueueEvents, Worker } from "bullmq";
+import { Cluster, Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 const clusterSupported = redisSupportsCluster();
 if (!clusterSupported)

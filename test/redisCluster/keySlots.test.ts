@@ -1,12 +1,8 @@
 import { clusterKeys, connectRedis } from "@yiem/core";
 import { keySlot } from "@yiem/core/internal";
+import { redisSupportsCluster, startTestRedisCluster, type TestRedisCluster } from "@yiem/testing";
 import type { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  redisSupportsCluster,
-  startTestRedisCluster,
-  type TestRedisCluster,
-} from "../support/redisCluster.js";
 
 describe.skipIf(!redisSupportsCluster())("key slots on a Redis Cluster", () => {
   let redisCluster: TestRedisCluster;

@@ -1,8 +1,7 @@
+import { redisSupportsCluster, type ScriptedReply, type ScriptedRequest } from "@yiem/testing";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import { redisSupportsCluster } from "../support/redisCluster.js";
-import type { ScriptedReply, ScriptedRequest } from "../support/scriptedModelServer.js";
 
 const PASSWORD = "cluster-canary-pass-7d1";
 const USER_PASSWORD = "cluster-user-pass-3e9";

@@ -15,9 +15,9 @@ import {
   writtenToolHistory,
   writtenToolOf,
 } from "@yiem/core/internal";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRedis, type TestRedis } from "../support/redisServer.js";
 import {
   assistantWith,
   configFor,

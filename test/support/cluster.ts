@@ -1,15 +1,20 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { connectRedis, type RedisClient, type RedisTarget, YiemClient } from "@yiem/core";
-import { afterAll, beforeAll } from "vitest";
-import { logMessage, spawnApp, type TestProcess } from "./processes.js";
-import { startTestRedisCluster, type TestRedisCluster } from "./redisCluster.js";
-import { freePort, startTestRedis, type TestRedis } from "./redisServer.js";
 import {
+  freePort,
+  logMessage,
   type ScriptedModelOptions,
   type ScriptedModelServer,
   startScriptedModelServer,
-} from "./scriptedModelServer.js";
+  startTestRedis,
+  startTestRedisCluster,
+  type TestProcess,
+  type TestRedis,
+  type TestRedisCluster,
+} from "@yiem/testing";
+import { afterAll, beforeAll } from "vitest";
+import { spawnApp } from "./processes.js";
 
 /** The tool files every test cluster loads besides the built-in tools. */
 export const clusterToolsDir = fileURLToPath(new URL("./clusterTools/", import.meta.url));

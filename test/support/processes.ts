@@ -1,8 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { spawnCommand as spawnCommandIn, spawnTypeScript, type TestProcess } from "@yiem/testing";
 
-export { logMessage, type TestProcess } from "@yiem/testing";
-
 /** The repository root. */
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 

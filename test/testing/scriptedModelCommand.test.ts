@@ -7,11 +7,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createOpenAILlmCall, YiemAgent } from "@yiem/core";
+import type { TestProcess } from "@yiem/testing";
 import { getBuiltinTools } from "@yiem/tools";
 import OpenAI, { BadRequestError } from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, spawnCommand, type TestProcess } from "../support/processes.js";
+import { repoRoot, spawnCommand } from "../support/processes.js";
 
 const BIN = "packages/testing/bin/yiem-scripted-model.js";
 const EXAMPLE_SCRIPT = join(repoRoot, "packages/testing/examples/time.json");

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type LocalHttpServer, startLocalHttpServer } from "@yiem/testing";
 import { describeWeatherCode } from "@yiem/tools";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type LocalHttpServer, startLocalHttpServer } from "../support/localHttpServer.js";
 import { builtinTool } from "./builtinTool.js";
 
 const { executeTool, prepareArguments, validateRequiredArgs } = builtinTool("getWeather");

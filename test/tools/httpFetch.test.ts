@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AgentToolResult, PartialResultCallback } from "@yiem/core";
+import { type LocalHttpServer, startLocalHttpServer } from "@yiem/testing";
 import { type HttpFetchProgress, isTextual } from "@yiem/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalHttpServer, startLocalHttpServer } from "../support/localHttpServer.js";
 import { builtinTool } from "./builtinTool.js";
 
 const { executeTool, prepareArguments, validateRequiredArgs } = builtinTool("httpFetch");

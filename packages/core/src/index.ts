@@ -39,6 +39,7 @@ export {
   type CoordinatorJobResult,
   clusterKeys,
   connectRedis,
+  DEFAULTS,
   type DecisionJobData,
   type DecisionJobResult,
   type DecisionOptions,

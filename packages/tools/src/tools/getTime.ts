@@ -79,7 +79,7 @@ function parseArgs(args: ToolArgs): { timezone: string } {
 }
 
 /**
- * Seed §17 `prepareArguments`: trims the zone and turns spaces into underscores, so
+ * Lifecycle §17 `prepareArguments`: trims the zone and turns spaces into underscores, so
  * `" America/New York "` becomes `"America/New_York"`.
  */
 export function prepareArguments(args: ToolArgs): ToolArgs {
@@ -89,14 +89,14 @@ export function prepareArguments(args: ToolArgs): ToolArgs {
 }
 
 /**
- * Seed §17 `validateRequiredArgs`: an error text when `timezone` is missing, blank or
+ * Lifecycle §17 `validateRequiredArgs`: an error text when `timezone` is missing, blank or
  * unknown to `Intl`, else `undefined`.
  */
 export const validateRequiredArgs: (args: ToolArgs) => string | undefined =
   validatorFrom(parseArgs);
 
 /**
- * Seed §17 `executeTool`: the current time in `args.timezone`.
+ * Lifecycle §17 `executeTool`: the current time in `args.timezone`.
  * Text: `Current time in Asia/Tokyo: 2026-11-30 14:05:09 (UTC+09:00)`;
  * details: `{ timezone, iso, utcOffset }`. Throws for an unknown zone.
  */
@@ -113,7 +113,7 @@ export function executeTool(
 }
 
 /**
- * Seed §17 `getTool`: the `getTime` tool (parallel-safe, idempotent).
+ * Lifecycle §17 `getTool`: the `getTime` tool (parallel-safe, idempotent).
  *
  * @example await getTool().execute("call-1", { timezone: "Asia/Tokyo" }, undefined, () => {})
  */

@@ -216,7 +216,7 @@ function toResult(place: Place, now: Current): AgentToolResult {
 }
 
 /**
- * Seed §17 `prepareArguments`: trims strings and turns numeric strings in `latitude` and
+ * Lifecycle §17 `prepareArguments`: trims strings and turns numeric strings in `latitude` and
  * `longitude` into numbers.
  */
 export function prepareArguments(args: ToolArgs): ToolArgs {
@@ -224,14 +224,14 @@ export function prepareArguments(args: ToolArgs): ToolArgs {
 }
 
 /**
- * Seed §17 `validateRequiredArgs`: an error text when `city` is missing or blank, a
+ * Lifecycle §17 `validateRequiredArgs`: an error text when `city` is missing or blank, a
  * coordinate is out of range, or only one of latitude/longitude is given; else `undefined`.
  */
 export const validateRequiredArgs: (args: ToolArgs) => string | undefined =
   validatorFrom(parseArgs);
 
 /**
- * Seed §17 `executeTool`: current weather for `args.city` from Open-Meteo (no API key).
+ * Lifecycle §17 `executeTool`: current weather for `args.city` from Open-Meteo (no API key).
  * Geocodes the city unless `latitude`/`longitude` are given, then reads the forecast's
  * current conditions. Base URLs come from `YIEM_GEOCODING_BASE_URL` / `YIEM_WEATHER_BASE_URL`
  * and the whole call is bounded by `YIEM_WEATHER_TIMEOUT_MS` (default 10000), all read at
@@ -268,7 +268,7 @@ export async function executeTool(
 }
 
 /**
- * Seed §17 `getTool`: the `getWeather` tool (parallel-safe, idempotent).
+ * Lifecycle §17 `getTool`: the `getWeather` tool (parallel-safe, idempotent).
  *
  * @example registerTool(store, getTool())
  */

@@ -195,7 +195,7 @@ function toResult(requested: URL, maxBytes: number, fetched: Fetched): AgentTool
 }
 
 /**
- * Seed §17 `prepareArguments`: trims the URL and turns numeric strings in `maxBytes` and
+ * Lifecycle §17 `prepareArguments`: trims the URL and turns numeric strings in `maxBytes` and
  * `timeoutMs` into numbers.
  */
 export function prepareArguments(args: ToolArgs): ToolArgs {
@@ -203,14 +203,14 @@ export function prepareArguments(args: ToolArgs): ToolArgs {
 }
 
 /**
- * Seed §17 `validateRequiredArgs`: an error text when `url` is missing, not absolute or
+ * Lifecycle §17 `validateRequiredArgs`: an error text when `url` is missing, not absolute or
  * not http(s), or `maxBytes`/`timeoutMs` are not integers in range; else `undefined`.
  */
 export const validateRequiredArgs: (args: ToolArgs) => string | undefined =
   validatorFrom(parseArgs);
 
 /**
- * Seed §17 `executeTool`: GETs `args.url` and returns at most `maxBytes` of its body.
+ * Lifecycle §17 `executeTool`: GETs `args.url` and returns at most `maxBytes` of its body.
  * Streams the body, reporting {@link HttpFetchProgress} at most every 100 ms plus once at
  * the end. Any HTTP status is a result (the model sees a 404 page); a network failure, a
  * non-http(s) URL, the timeout (`httpFetch timed out after N ms`) or an abort of `signal`
@@ -244,7 +244,7 @@ export async function executeTool(
 }
 
 /**
- * Seed §17 `getTool`: the `httpFetch` tool (parallel-safe, idempotent: it only GETs).
+ * Lifecycle §17 `getTool`: the `httpFetch` tool (parallel-safe, idempotent: it only GETs).
  *
  * @example getBuiltinTools().find((tool) => tool.name === "httpFetch")
  */

@@ -74,7 +74,7 @@ not the job, is what keeps a remote call from running twice across faults:
   result is recorded only where no result was. A worker that stays away longer, or died,
   leaves the call with the error result once that lock duration has passed.
 
-## Parked runs
+## Parked runs and aborts
 
 A run parked for approval is held by no coordinator: no lease, no run slot, no session state
 in memory. The request job that started it stays active, locked by the coordinator that took
@@ -87,6 +87,17 @@ and grows by 0.2 MiB (about 1 KiB a run) now. A coordinator killed while it hold
 loses nothing: their locks expire, BullMQ hands them out again, and whichever coordinator takes
 one records its input again (a no-op) and completes it with the response once the run is
 approved and answers (\`test/cluster/approvals.test.ts\`).
+
+An abort is recorded before it is announced, like a decision. \`YiemClient.abort\` and
+\`yiem abort\` write the session's \`abortRequested\` mark (the id of its open run) and then
+publish on the control channel. A coordinator started later meets the run through its request
+job, delivered again: a resumed run reads the mark and ends aborted once the calls it left
+unanswered have results (a call running on a worker was cancelled by the announcement), without
+asking the model again; a parked run gets its waiting calls denied (\`the session was aborted\`)
+and ends the same way. The mark is taken into the run, so the session's next input runs as
+usual; a mark naming a run that has ended is dropped, and a session with no open run gets none
+(\`yiem abort\` says there was nothing to abort). Each coordinator was SIGTERMed, the abort sent,
+a coordinator started: the scenario above and \`test/faults/durableAborts.test.ts\`.
 
 ## Transcript writes that are not waited for
 

@@ -88,16 +88,26 @@ loses nothing: their locks expire, BullMQ hands them out again, and whichever co
 one records its input again (a no-op) and completes it with the response once the run is
 approved and answers (\`test/cluster/approvals.test.ts\`).
 
-An abort is recorded before it is announced, like a decision. \`YiemClient.abort\` and
-\`yiem abort\` write the session's \`abortRequested\` mark (the id of its open run) and then
-publish on the control channel. A coordinator started later meets the run through its request
-job, delivered again: a resumed run reads the mark and ends aborted once the calls it left
-unanswered have results (a call running on a worker was cancelled by the announcement), without
-asking the model again; a parked run gets its waiting calls denied (\`the session was aborted\`)
-and ends the same way. The mark is taken into the run, so the session's next input runs as
-usual; a mark naming a run that has ended is dropped, and a session with no open run gets none
-(\`yiem abort\` says there was nothing to abort). Each coordinator was SIGTERMed, the abort sent,
-a coordinator started: the scenario above and \`test/faults/durableAborts.test.ts\`.
+An abort is recorded before it is announced, like a decision:
+
+- **Sent while no coordinator runs.** \`YiemClient.abort\` and \`yiem abort\` write the
+  session's \`abortRequested\` mark (the id of its open run) and then publish on the control
+  channel. A coordinator started later meets the run through its request job, delivered
+  again: a resumed run reads the mark and ends aborted once the calls it left unanswered have
+  results (a call running on a worker was cancelled by the announcement; one not dispatched
+  yet is not dispatched), without asking the model again; a parked run gets its waiting calls
+  denied (\`the session was aborted\`) and ends the same way. The mark is taken into the run,
+  so the session's next input runs as usual; a mark naming a run that has ended is dropped,
+  and a session with no open run gets none (\`yiem abort\` says there was nothing to abort).
+  Each coordinator was SIGTERMed, the abort sent, a coordinator started: the scenarios above
+  and \`test/faults/durableAborts.test.ts\`.
+- **Sent right after an approval.** The resumed run reads the mark again right before it
+  dispatches each call it left unanswered, the approved call included, as the last step
+  before adding the call's job: an abort recorded by then keeps the call from running (it
+  gets the aborted result, and the run ends aborted). Only an abort recorded after the job
+  was added lets the call start, and the announcement then cancels it on its worker. In the
+  trials above the abort is sent as soon as the approval is recorded; without the check the
+  approved call ran, dispatched after the abort was recorded, in the first trial.
 
 ## Transcript writes that are not waited for
 

@@ -1,11 +1,15 @@
 /**
  * An abort is recorded in the session before it is announced, like a decision: one sent while
- * no coordinator runs stops the open run as soon as a coordinator resumes it, and one sent to a
- * session with no open run does nothing and says so.
+ * no coordinator runs stops the open run as soon as a coordinator resumes it, one sent right
+ * after an approval keeps the approved call from running, and one sent to a session with no
+ * open run does nothing and says so.
  */
 import { randomUUID } from "node:crypto";
 import type { BusEvent, ToolResultMessage } from "@yiem/core";
-import { describe, expect, it } from "vitest";
+import { toolJobId } from "@yiem/core/internal";
+import { Job, Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { createLedger, type Ledger, leaseHolderPid, recordFigure } from "../support/faults.js";
@@ -44,6 +48,13 @@ const cluster = useTestCluster(async () => {
     model: { respond },
     env: { YIEM_TEST_LEDGER: ledger.path, YIEM_SHUTDOWN_GRACE_MS: "200" },
   };
+});
+
+let toolQueue: { queue: Queue; connection: Redis } | undefined;
+
+afterAll(async () => {
+  await toolQueue?.queue.close();
+  toolQueue?.connection.disconnect();
 });
 
 /** The first event of `type` in the session (replayed if it came already). */
@@ -85,6 +96,19 @@ function textOf(response: { content: Array<{ type: string; text?: string }> }): 
 async function toolResultsOf(sessionId: string): Promise<ToolResultMessage[]> {
   const messages = await cluster.client.messages(sessionId);
   return messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+}
+
+/** The tool job of call `callKey` of run `runId`, if it was ever added. */
+async function toolJobOf(sessionId: string, runId: string, callKey: string) {
+  if (!toolQueue) {
+    const connection = new Redis(cluster.redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue("tools-default", {
+      connection,
+      prefix: `${cluster.redis.prefix}:bull`,
+    });
+    toolQueue = { queue, connection };
+  }
+  return Job.fromId(toolQueue.queue, toolJobId(sessionId, runId, callKey));
 }
 
 describe("aborts are recorded, then announced", () => {
@@ -161,5 +185,45 @@ describe("aborts are recorded, then announced", () => {
     const next = await cluster.client.send("plain i2", { sessionId });
     const answer = await cluster.client.waitForResponse(next.runId, { timeoutMs: 20_000 });
     expect(answer.stopReason).toBe("stop");
+  });
+
+  it("keeps an approved call from running when the abort is recorded before the call is dispatched (many trials)", async () => {
+    await cluster.addCoordinator(); // the decision and the abort may land on either
+    const trials = 8;
+    let stoppedBeforeDispatch = 0;
+    for (let trial = 1; trial <= trials; trial++) {
+      const label = `t${trial}`;
+      const { sessionId, runId } = await sendAndWaitFor(`one ${label}`, "toolApprovalRequested");
+      await waitUntilParked(sessionId);
+      const decided = eventOf(sessionId, "toolApprovalDecided");
+      const approving = cluster.client.approve(sessionId, `${label}-1`).catch(() => undefined);
+      await decided; // the approval is recorded: the run resumes now, somewhere
+      const outcome = await cluster.client.abort(sessionId);
+      const abortRecordedBy = Date.now();
+      await approving;
+      expect(outcome).toEqual({ kind: "recorded", runId });
+
+      const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+      expect(response.stopReason).toBe("aborted");
+      const ran = (await ledger.countsByCall()).get(`${label}-1`) ?? 0;
+      expect(ran).toBeLessThanOrEqual(1);
+      const job = await toolJobOf(sessionId, runId, `${label}-1`);
+      if (ran === 0) stoppedBeforeDispatch++;
+      // A call that ran was dispatched before the abort was recorded, never after.
+      else expect(job?.timestamp ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(abortRecordedBy);
+      if (!job) {
+        const [result] = await toolResultsOf(sessionId);
+        expect(result).toMatchObject({ toolCallId: `${label}-1`, isError: true });
+      }
+    }
+    expect(stoppedBeforeDispatch).toBeGreaterThan(0); // the window was met
+    await recordFigure({
+      scenario: "approval, then an abort right away",
+      runs: trials,
+      calls: trials,
+      lost: 0,
+      duplicated: 0,
+      note: `${stoppedBeforeDispatch} of ${trials} aborts recorded before the approved call was dispatched: none of those ran; every run ended aborted`,
+    });
   });
 });

@@ -18,6 +18,7 @@ import {
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { readToolDone } from "../../state/toolDoneMarkers.js";
+import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { ToolStore } from "../../tools/toolStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
@@ -83,15 +84,20 @@ export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while t
 /**
  * Before a call runs in this process: a call a dead predecessor was running is run again
  * only when its tool is idempotent; otherwise it gets the "interrupted" error result and the
- * model decides. Every call that does run is marked, so a successor can tell.
+ * model decides. A call of a run aborted before it starts (`mayDispatch` says no) gets the
+ * aborted result. Every call that does run is marked, so a successor can tell.
  */
 async function guardLocalCall(
   hold: SessionHold,
   prep: PreparedToolCall,
+  mayDispatch: (prep: PreparedToolCall) => Promise<boolean>,
 ): Promise<ExecutedOutcome | undefined> {
   const id = prep.toolCall.id;
   if (hold.interrupted.has(id) && !prep.tool.idempotent) {
     return { result: createErrorToolResult(INTERRUPTED_MESSAGE), isError: true };
+  }
+  if (!(await mayDispatch(prep))) {
+    return { result: createErrorToolResult(ABORTED_MESSAGE), isError: true };
   }
   await hold.deps.store.markRunning(hold.sessionId, id);
   return undefined;
@@ -282,10 +288,12 @@ interface ResumedRunAbort {
 }
 
 /**
- * Watches a resumed run for an abort recorded while no one held it, read when the run
- * resumes. The run is not stopped at once while its resumed batch lacks results: those calls
- * get theirs first (stored outcomes, denials, their jobs' ends), and the run is aborted once
- * that batch is appended.
+ * Watches a resumed run for an abort recorded while no one held it. It is read when the run
+ * resumes and again right before each call the run left unanswered is dispatched (an approved
+ * call, say), so an abort recorded before that moment keeps the call from running. The run is
+ * not stopped at once while its resumed batch lacks results: those calls get theirs first
+ * (stored outcomes, denials, the ends of jobs already dispatched, the aborted result for the
+ * rest), and the run is aborted once that batch is appended.
  */
 function watchResumedRunAbort(
   hold: SessionHold,
@@ -334,6 +342,9 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
   const resumedAbort = watchResumedRunAbort(hold, start, controller);
   if ((await resumedAbort.check()) && !findUnansweredToolCalls(state.messages)) controller.abort();
   const unanswered = unansweredCallIds(hold, start);
+  // A call the run left unanswered is dispatched only if no abort was recorded meanwhile.
+  const mayDispatch = async (prep: PreparedToolCall) =>
+    !unanswered.has(prep.toolCall.id) || !(await resumedAbort.check());
   const keptBack: KeptBack = { startedBefore: await startedBefore(hold, start, unanswered) };
   const publisher = createEventPublisher(deps.command, deps.keys, {
     sessionId,
@@ -344,7 +355,8 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
     runId: start.runId,
     queueFor: deps.queueFor,
     waiter: deps.waiter,
-    beforeLocalCall: (prep) => guardLocalCall(hold, prep),
+    beforeLocalCall: (prep) => guardLocalCall(hold, prep, mayDispatch),
+    mayDispatch,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
   });

@@ -223,7 +223,7 @@ describe("aborts are recorded, then announced", () => {
       calls: trials,
       lost: 0,
       duplicated: 0,
-      note: `${stoppedBeforeDispatch} of ${trials} aborts recorded before the approved call was dispatched: none of those ran; every run ended aborted`,
+      note: `${stoppedBeforeDispatch} of ${trials} aborts recorded before the approved call was dispatched, none of those calls ran; ${trials - stoppedBeforeDispatch} dispatched before their abort ran; every run ended aborted`,
     });
   });
 });

@@ -151,9 +151,30 @@ describe("the Redis roles of docs/SECURITY.md, as real ACL users", () => {
 
     const aborted = await runCli(["abort", sessionId], cliAs("client"));
     expect(aborted.stderr).toBe("");
-    expect(aborted.stdout).toContain(`Abort sent to session ${sessionId}`);
+    expect(aborted.stdout).toContain(`Session ${sessionId} has no open run: nothing to abort.`);
     expect(aborted.code).toBe(0);
     expect((await runCli(["workers"], cliAs("client"))).code).toBe(0);
+  });
+
+  it("the client records the abort of an open run, and may write no other session state", async () => {
+    const sessionId = randomUUID();
+    const started = (async () => {
+      for await (const event of client.events(sessionId, { fromStart: true }))
+        if (event.type === "turnStart") return;
+    })();
+    const { runId } = await client.send("slow r1", { sessionId });
+    await started; // the run is open, its model call under way
+    const aborted = await runCli(["abort", sessionId], cliAs("client"));
+    expect(aborted.stderr).toBe("");
+    expect(aborted.stdout).toContain(`Abort sent to session ${sessionId}: its open run ${runId}`);
+    expect(aborted.code).toBe(0);
+    const response = await client.waitForResponse(runId, { timeoutMs: 20_000 });
+    expect(response.stopReason).toBe("aborted");
+    const asClient = redisAs("client");
+    const session = key(`s:{${sessionId}}`);
+    await expect(asClient.hset(`${session}:run`, "aborted", "1")).rejects.toThrow(/NOPERM/);
+    await expect(asClient.rpush(`${session}:messages`, "{}")).rejects.toThrow(/NOPERM/);
+    await expect(asClient.set(`${session}:lease`, "mine")).rejects.toThrow(/NOPERM/);
   });
 
   it("the client can neither list approvals nor decide; the approver lists and decides, and the call runs once", async () => {

@@ -125,6 +125,31 @@ describe("human approval of tool calls", () => {
     );
   });
 
+  it("completes a parked run's request job, added with plain BullMQ, with its answer after the approval, though its coordinator was SIGKILLed while it waited", async () => {
+    const plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
+    try {
+      const sessionId = randomUUID();
+      const requested = (async () => {
+        for await (const event of cluster.client.events(sessionId, { fromStart: true }))
+          if (event.type === "toolApprovalRequested") return;
+      })();
+      const job = await plain.queue.add("request", { input: "one k1", sessionId });
+      await requested;
+      await waitUntilParked(sessionId);
+      expect(await job.getState()).toBe("active"); // held by its coordinator, input let go
+      for (const coordinator of cluster.coordinators) coordinator.signal("SIGKILL");
+      await Promise.all(cluster.coordinators.map((c) => c.exited));
+      await cluster.addCoordinator();
+      await cluster.client.approve(sessionId, "k1-1", { by: "ana" });
+      const result = await job.waitUntilFinished(plain.events, 30_000);
+      expect(result).toMatchObject({ sessionId, runId: job.id });
+      expect(textOf(result.response)).toBe("final k1: k1-1 recorded");
+      expect((await ledger.countsByCall()).get("k1-1")).toBe(1);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it("gives the model a denial as the call's error result, with the reason", async () => {
     const sessionId = randomUUID();
     const send = startCli(["send", "one d1", "--session", sessionId], cluster.env);

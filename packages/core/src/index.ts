@@ -21,6 +21,7 @@ export {
 } from "./agent/yiemAgent.js";
 // The client side of a cluster and the shapes every process shares: all of `@yiem/core/client`.
 export {
+  type AbortOutcome,
   type AgentEndEvent,
   type AgentEvent,
   type AgentMessage,

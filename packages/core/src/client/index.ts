@@ -64,6 +64,7 @@ export type {
   UserMessage,
 } from "../types/index.js";
 export {
+  type AbortOutcome,
   type DecisionOptions,
   type EventsOptions,
   type LimitedToolLoad,

@@ -85,6 +85,12 @@ export interface DecisionOptions {
   timeoutMs?: number;
 }
 
+/**
+ * What `abort` did: recorded an abort of the session's open run (`runId`), or found no run
+ * open and did nothing.
+ */
+export type AbortOutcome = { kind: "recorded"; runId: string } | { kind: "noOpenRun" };
+
 /** How often `waitForResponse` reads a response it was not told of, in case the announcement was missed. */
 const RESPONSE_RECHECK_MS = 1000;
 
@@ -336,12 +342,23 @@ export class YiemClient {
     return ready;
   }
 
-  /** Aborts the session's current run, wherever its calls run. */
-  async abort(sessionId: string): Promise<void> {
+  /**
+   * Aborts the session's open run, wherever its calls run: records the abort in the session
+   * first (kept until a coordinator takes it, so a run no coordinator is alive to hear it, or
+   * a parked one, is stopped by whichever coordinator next holds or resumes it), then
+   * announces it on the control channel, where the holder stops the run and workers cancel its
+   * running calls. A session with no open run is left alone: `{ kind: "noOpenRun" }`, and no
+   * later run is aborted.
+   */
+  async abort(sessionId: string): Promise<AbortOutcome> {
     await this.ready();
-    await this.guard(() =>
-      this.command.publish(this.keys.controlChannel, JSON.stringify({ type: "abort", sessionId })),
-    );
+    return this.guard(async () => {
+      const runId = await this.store.requestAbort(sessionId);
+      if (runId === undefined) return { kind: "noOpenRun" };
+      const message = JSON.stringify({ type: "abort", sessionId });
+      await this.command.publish(this.keys.controlChannel, message);
+      return { kind: "recorded", runId };
+    });
   }
 
   /** The live tool workers. */

@@ -370,12 +370,19 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
   const answers = answerWaits(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
   const deps = await runnerDeps(options, ctx, store, log);
-  const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log });
   const decisions: DecisionDeps = {
     approvals: deps.approvals,
     resume: (sessionId) => tasks.ensureRunning(sessionId),
     log,
   };
+  const tasks = new SessionTasks({
+    deps,
+    slots,
+    answers,
+    coordinatorId,
+    log,
+    abortParkedRun: (sessionId) => abortWaitingRun(decisions, store, sessionId),
+  });
   deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
   await subscribeToChannels(runtime, tasks, answers, (sessionId) =>
     abortWaitingRun(decisions, store, sessionId),

@@ -159,6 +159,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     run: (sessionId: string) => `${session(sessionId)}:run`,
     /** Ids of the inputs the open run answers, in the order they joined it. */
     runInputs: (sessionId: string) => `${session(sessionId)}:runInputs`,
+    /**
+     * A client's abort of the open run: the run's id, until a coordinator takes it into the
+     * run (`aborted`). The one session key the client role may write.
+     */
+    abortRequested: (sessionId: string) => `${session(sessionId)}:abortRequested`,
     /** Tool calls running in a coordinator's process right now (call id → start time). */
     running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,

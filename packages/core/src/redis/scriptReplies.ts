@@ -74,10 +74,16 @@ export const FinishRunReply = {
   notExpectedLength: -2,
 } as const;
 
-/** `markRunAborted-1.lua`. */
+/** `markRunAborted-2.lua`. */
 export const MarkRunAbortedReply = {
   marked: 1,
   noRunOpen: 0,
+} as const;
+
+/** `takeAbortRequest-2.lua`. */
+export const TakeAbortRequestReply = {
+  aborted: 1,
+  notAborted: 0,
 } as const;
 
 /** `requestApproval-2.lua`. */

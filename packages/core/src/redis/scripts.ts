@@ -52,6 +52,7 @@ export interface YiemScripts {
   yiemDecideApproval: Script<ScriptReply>;
   yiemParkRun: Script<number>;
   yiemMarkRunAborted: Script<number>;
+  yiemTakeAbortRequest: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
   yiemSaveWrittenTool: Script<[number, string]>;

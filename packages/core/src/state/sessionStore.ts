@@ -14,6 +14,7 @@ import {
   ReleaseLeaseIfIdleReply,
   RenewLeaseReply,
   StartRunReply,
+  TakeAbortRequestReply,
 } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
@@ -85,7 +86,8 @@ function guardArg(expectLength: number | undefined): number | string {
 
 /**
  * A session's durable state in Redis: its transcript, the inputs waiting for a run, the run in
- * progress, and the lease that says which coordinator holds it. Only coordinators write it. Every write made on behalf
+ * progress, and the lease that says which coordinator holds it. Only coordinators write it,
+ * but for a client's abort request (`requestAbort`). Every write made on behalf
  * of a holder is fenced by its lease token; a write with a stale token changes nothing and
  * is reported (`false`, `lost`, or `LeaseLost` from the caller's point of view).
  */
@@ -130,17 +132,48 @@ export class SessionStore {
   }
 
   /**
-   * Marks the session's open run as aborted (see `markRunAborted-1.lua`); false when no run is
-   * open. Not fenced: an abort may come from any coordinator.
+   * Marks the session's open run as aborted, taking a client's abort request in the same step
+   * (see `markRunAborted-2.lua`); false when no run is open. Not fenced: an abort may come from
+   * any coordinator.
    */
   async markRunAborted(sessionId: string): Promise<boolean> {
-    const reply = await this.redis.yiemMarkRunAborted(this.keys.run(sessionId));
+    const k = this.keys;
+    const reply = await this.redis.yiemMarkRunAborted(
+      k.run(sessionId),
+      k.abortRequested(sessionId),
+    );
     return reply === MarkRunAbortedReply.marked;
   }
 
-  /** Whether the session's open run was marked aborted (`markRunAborted`). */
-  async isRunAborted(sessionId: string): Promise<boolean> {
-    return (await this.redis.hget(this.keys.run(sessionId), "aborted")) === "1";
+  /**
+   * Whether the session's open run is aborted: marked so (`markRunAborted`), or named by a
+   * client's abort request (`requestAbort`), which this takes into the run (see
+   * `takeAbortRequest-2.lua`). Not fenced: any coordinator may take it.
+   */
+  async takeAbortRequest(sessionId: string): Promise<boolean> {
+    const k = this.keys;
+    const reply = await this.redis.yiemTakeAbortRequest(
+      k.run(sessionId),
+      k.abortRequested(sessionId),
+    );
+    return reply === TakeAbortRequestReply.aborted;
+  }
+
+  /**
+   * Records an abort of the session's open run, durably: the `abortRequested` mark names the
+   * run, and whichever coordinator holds, resumes or next meets that run stops it
+   * (`takeAbortRequest`), even if none was alive to hear the announcement. Returns the run's
+   * id, or `undefined` when no run is open (nothing is recorded). What a client calls, with two
+   * plain commands (the client role may read the run and write only this mark, and a script's
+   * keys need write access): a run that ends between them leaves a mark naming it, which no
+   * later run matches, so an abort never reaches a later run. Kept as long as the session.
+   */
+  async requestAbort(sessionId: string): Promise<string | undefined> {
+    const k = this.keys;
+    const runId = await this.redis.hget(k.run(sessionId), "runId");
+    if (runId === null) return undefined;
+    await this.redis.set(k.abortRequested(sessionId), runId, "EX", SESSION_TTL_SECONDS);
+    return runId;
   }
 
   /** Releases the lease whatever is pending (a hand-over); the run stays open for the next holder. */

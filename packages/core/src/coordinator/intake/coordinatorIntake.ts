@@ -54,12 +54,10 @@ async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Pro
     slot.release();
     return false;
   }
-  const fetched = job;
-  void options.handle(fetched, token, slot).catch((err: unknown) => {
-    options.log.error(
-      { jobId: fetched.id, err: (err as Error).message },
-      "coordinator job handling failed",
-    );
+  // Only the id is kept for the log line: the job (its input) is the handler's to let go of.
+  const jobId = job.id;
+  void options.handle(job, token, slot).catch((err: unknown) => {
+    options.log.error({ jobId, err: (err as Error).message }, "coordinator job handling failed");
   });
   return true;
 }

@@ -58,10 +58,33 @@ class JobLetGoError extends Error {
 
 type OrderedRequest = CoordinatorRequest & { order: number };
 
+/**
+ * A signal that aborts when the job of `wait` is let go (`JobLetGoError`). Made apart from
+ * whatever holds the request: it lives as long as the wait, the request only until recorded.
+ */
+function letGoSignal(wait: ResponseWait): AbortSignal {
+  const letGo = new AbortController();
+  wait.promise.catch((err: unknown) => {
+    if (err instanceof JobLetGoError) letGo.abort(err);
+  });
+  return letGo.signal;
+}
+
+/**
+ * A fetched job without its data: what completing it, failing it or handing it back needs
+ * (its id, options and the worker's scripts) stays. A request's input may be a megabyte, and a
+ * run parked for approval may keep its job for days: once `readCoordinatorJob` has read it, it
+ * is not kept in memory.
+ */
+function withoutData(job: Job): Job {
+  job.data = undefined;
+  return job;
+}
+
 /** Tries at failing an invalid job (under 1 s of pauses in all). */
 const REFUSE_ATTEMPTS = 5;
 
-/** A request job held until its run answers it. */
+/** A request job held until its run answers it (without its data: see `withoutData`). */
 interface InHand {
   job: Job;
   token: string;
@@ -119,7 +142,11 @@ export class RequestJobs {
     }
   }
 
-  /** Holds a request job of `sessionId` until the run that answers it stores its response. */
+  /**
+   * Holds a request job of `sessionId` until the run that answers it stores its response.
+   * Only the job's id, options and lock are held: its input is recorded from `request` and
+   * then let go, so a run parked for approval keeps no input in memory however long it waits.
+   */
   private hold(
     job: Job,
     token: string,
@@ -130,10 +157,11 @@ export class RequestJobs {
     const jobId = job.id ?? "";
     const order = inputOrder(job.timestamp);
     const wait = this.options.answers.wait(jobId, { sessionId });
-    const entry = { job, token, wait } as InHand;
+    const entry = { job: withoutData(job), token, wait } as InHand;
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
-    entry.done = this.answer(entry, sessionId, { ...request, order }, slot).finally(() => {
+    const recorded = this.record(entry, sessionId, jobId, { ...request, order });
+    entry.done = this.answer(entry, sessionId, recorded, slot).finally(() => {
       this.options.locks.untrack(jobId);
       if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
     });
@@ -147,17 +175,18 @@ export class RequestJobs {
     await Promise.all(held.map((entry) => entry.done));
   }
 
+  /** Waits for the input to be `recorded`, then for its run's response, and completes the job. */
   private async answer(
     entry: InHand,
     sessionId: string,
-    request: OrderedRequest,
+    recording: Promise<EnqueueOutcome>,
     slot: Slot,
   ): Promise<void> {
     const { job, token, wait } = entry;
     const runId = job.id ?? "";
     wait.promise.catch(() => undefined); // a cancelled wait is handled below
     try {
-      const recorded = await this.record(entry, sessionId, runId, request);
+      const recorded = await recording;
       if (recorded.kind === "reused") {
         slot.release();
         wait.cancel(new JobLetGoError("closing"));
@@ -186,16 +215,12 @@ export class RequestJobs {
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
-    const letGo = new AbortController();
-    entry.wait.promise.catch((err: unknown) => {
-      if (err instanceof JobLetGoError) letGo.abort(err);
-    });
     return retryTransient(
       () => store.enqueueInput(sessionId, runId, request.kind, request.message, request.order),
       {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: anyError,
-        signal: letGo.signal,
+        signal: letGoSignal(entry.wait),
         onRetry: (err) =>
           log.warn(
             { sessionId, runId, err: (err as Error).message },

@@ -29,6 +29,12 @@ export interface RemoteExecutorOptions {
    * resumed run's unanswered calls); `undefined` for calls this run dispatches first.
    */
   readFinished?: (prep: PreparedToolCall, jobId: string) => Promise<ToolDone | undefined>;
+  /**
+   * Asked right before a remote call's job is added: false when its run was aborted
+   * meanwhile, and the call is then not dispatched (see `withdrawCall`). Default: always true.
+   * In-process calls ask `beforeLocalCall`.
+   */
+  mayDispatch?: (prep: PreparedToolCall) => Promise<boolean>;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -62,6 +68,27 @@ async function abandonJob(
     await removeIfNotStarted(queue, jobId).catch(() => undefined);
   }
   return errorOutcome(ABORTED_MESSAGE);
+}
+
+/**
+ * The outcome of a call that may not be dispatched (its run was aborted before it was): a job
+ * a previous holder of the session added for it is removed if no worker has taken it, or
+ * waited for if one has (the call then gets its real result); otherwise the call gets the
+ * aborted result, and no job is added.
+ */
+async function withdrawCall(
+  options: RemoteExecutorOptions,
+  prep: PreparedToolCall,
+  queue: Queue,
+  jobId: string,
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
+  await removeIfNotStarted(queue, jobId).catch(() => undefined);
+  if ((await queue.getJobState(jobId)) === "unknown") return errorOutcome(ABORTED_MESSAGE);
+  const end = await options.waiter.waitForJobEnd(queue, jobId, async () => undefined, signal);
+  return end.kind === "aborted" || end.kind === "missing"
+    ? errorOutcome(ABORTED_MESSAGE)
+    : outcomeOf(prep, end);
 }
 
 /** Turns how a job ended into the call's outcome; a completed one names its worker. */
@@ -142,6 +169,10 @@ async function runRemote(
     const queue = await options.queueFor(remoteQueueOf(prep.tool), sessionId);
     const recalled = await recallFinishedCall(options, prep, queue, jobId);
     if (recalled) return recalled;
+    // Checked as late as possible: an abort recorded before this point keeps the job out.
+    if (options.mayDispatch && !(await options.mayDispatch(prep)))
+      return withdrawCall(options, prep, queue, jobId, signal);
+    if (signal?.aborted) return abandonJob(queue, jobId, signal);
     const data: ToolJobData = {
       sessionId,
       runId,

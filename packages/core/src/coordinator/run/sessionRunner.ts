@@ -19,6 +19,7 @@ import {
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { readToolDone } from "../../state/toolDoneMarkers.js";
+import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { ToolStore } from "../../tools/toolStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
@@ -73,8 +74,12 @@ export interface SessionControl {
   handOver(): Promise<void>;
 }
 
-/** How processing a session ended. */
-export type SessionOutcome = "idle" | "lost" | "handedOver" | "parked";
+/**
+ * How processing a session ended. `parkedAborted`: its run is parked and was aborted meanwhile
+ * (the abort was recorded while no one held it): its calls awaiting approval are to be denied,
+ * which resumes it.
+ */
+export type SessionOutcome = "idle" | "lost" | "handedOver" | "parked" | "parkedAborted";
 
 /** The text a non-idempotent in-process call gets when a coordinator died while it ran. */
 export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while this call ran";
@@ -82,15 +87,20 @@ export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while t
 /**
  * Before a call runs in this process: a call a dead predecessor was running is run again
  * only when its tool is idempotent; otherwise it gets the "interrupted" error result and the
- * model decides. Every call that does run is marked, so a successor can tell.
+ * model decides. A call of a run aborted before it starts (`mayDispatch` says no) gets the
+ * aborted result. Every call that does run is marked, so a successor can tell.
  */
 async function guardLocalCall(
   hold: SessionHold,
   prep: PreparedToolCall,
+  mayDispatch: (prep: PreparedToolCall) => Promise<boolean>,
 ): Promise<ExecutedOutcome | undefined> {
   const id = prep.toolCall.id;
   if (hold.interrupted.has(id) && !prep.tool.idempotent) {
     return { result: createErrorToolResult(INTERRUPTED_MESSAGE), isError: true };
+  }
+  if (!(await mayDispatch(prep))) {
+    return { result: createErrorToolResult(ABORTED_MESSAGE), isError: true };
   }
   await hold.deps.store.markRunning(hold.sessionId, id);
   return undefined;
@@ -267,23 +277,45 @@ function transcriptWriters(
 }
 
 /**
- * Stops a resumed run that was aborted while no one held it (parked for approval, or its
- * holder gone; `markRunAborted`). The calls it left unanswered get their results first
- * (stored outcomes, denials, their jobs' ends): the returned callback aborts the run once
- * that batch is appended. With none left, the run is aborted at once.
+ * A resumed run's view of an abort recorded while no one could stop it (a parked run, a dead
+ * holder, every coordinator down: `markRunAborted`, or a client's `requestAbort`).
  */
-async function abortIfAbortedMeanwhile(
+interface ResumedRunAbort {
+  /**
+   * Whether the run is aborted, read from Redis (remembered once true); always false for a
+   * new run, which any abort reaches through its signal.
+   */
+  check(): Promise<boolean>;
+  /** Once the resumed batch is appended: aborts the run if an abort was seen. */
+  afterResumedBatch(): void;
+}
+
+/**
+ * Watches a resumed run for an abort recorded while no one held it. It is read when the run
+ * resumes and again right before each call the run left unanswered is dispatched (an approved
+ * call, say), so an abort recorded before that moment keeps the call from running. The run is
+ * not stopped at once while its resumed batch lacks results: those calls get theirs first
+ * (stored outcomes, denials, the ends of jobs already dispatched, the aborted result for the
+ * rest), and the run is aborted once that batch is appended.
+ */
+function watchResumedRunAbort(
   hold: SessionHold,
   start: OpenRun,
   controller: AbortController,
-): Promise<(() => void) | undefined> {
+): ResumedRunAbort {
   const { deps, sessionId } = hold;
-  if (start.kind !== "resume" || !(await deps.store.isRunAborted(sessionId))) return undefined;
-  deps.log.info({ sessionId, runId: start.runId }, "resumed run was aborted");
-  const abort = () => controller.abort();
-  if (findUnansweredToolCalls(hold.state.messages)) return abort;
-  abort();
-  return undefined;
+  let aborted = false;
+  return {
+    async check() {
+      if (aborted || start.kind !== "resume") return aborted;
+      aborted = await deps.store.takeAbortRequest(sessionId);
+      if (aborted) deps.log.info({ sessionId, runId: start.runId }, "resumed run was aborted");
+      return aborted;
+    },
+    afterResumedBatch() {
+      if (aborted) controller.abort();
+    },
+  };
 }
 
 /** Runs the agent loop in a `yiem.run` span: its LLM and tool-call spans (and the workers') are children. */
@@ -310,8 +342,12 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
   const inputIds = [...start.inputIds];
   const controller = new AbortController();
   hold.control.controller = controller;
-  const afterResumedBatch = await abortIfAbortedMeanwhile(hold, start, controller);
+  const resumedAbort = watchResumedRunAbort(hold, start, controller);
+  if ((await resumedAbort.check()) && !findUnansweredToolCalls(state.messages)) controller.abort();
   const unanswered = unansweredCallIds(hold, start);
+  // A call the run left unanswered is dispatched only if no abort was recorded meanwhile.
+  const mayDispatch = async (prep: PreparedToolCall) =>
+    !unanswered.has(prep.toolCall.id) || !(await resumedAbort.check());
   const keptBack: KeptBack = { startedBefore: await startedBefore(hold, start, unanswered) };
   const publisher = createEventPublisher(
     deps.command,
@@ -324,7 +360,8 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
     runId: start.runId,
     queueFor: deps.queueFor,
     waiter: deps.waiter,
-    beforeLocalCall: (prep) => guardLocalCall(hold, prep),
+    beforeLocalCall: (prep) => guardLocalCall(hold, prep, mayDispatch),
+    mayDispatch,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
   });
@@ -348,7 +385,9 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
       emit: runEmitter(hold, publisher, executor, keptBack),
       signal: controller.signal,
       rethrow: isRecoverable,
-      ...transcriptWriters(hold, start, inputIds, executor, transcript, afterResumedBatch),
+      ...transcriptWriters(hold, start, inputIds, executor, transcript, () =>
+        resumedAbort.afterResumedBatch(),
+      ),
     }));
   hold.control.controller = undefined;
   await publisher.flush();
@@ -408,13 +447,22 @@ export async function processSession(
   }
 }
 
+/**
+ * A parked run, no longer held: `parkedAborted` when an abort was recorded for it (a client's
+ * request is taken into the run here), so that its calls awaiting approval get denied.
+ */
+async function parkedOutcome(hold: SessionHold): Promise<SessionOutcome> {
+  const aborted = await hold.deps.store.takeAbortRequest(hold.sessionId);
+  return aborted ? "parkedAborted" : "parked";
+}
+
 async function workSession(hold: SessionHold): Promise<SessionOutcome> {
   for (;;) {
     if (hold.handedOver) return "handedOver";
     if (hold.lease.lost) return "lost";
     const start = await hold.deps.store.startRun(hold.sessionId, hold.token);
     if (start.kind === "lost") return hold.handedOver ? "handedOver" : "lost";
-    if (start.kind === "parked") return "parked";
+    if (start.kind === "parked") return parkedOutcome(hold);
     if (start.kind === "settling") {
       await sleep(start.retryInMs);
       continue;
@@ -434,7 +482,7 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
     } catch (err) {
       if (err instanceof RunParkedError) {
         hold.control.controller = undefined;
-        if (err.released) return "parked";
+        if (err.released) return parkedOutcome(hold);
         continue; // every decision came in while the batch ran: resume now
       }
       if (!(err instanceof LeaseLostError)) throw err;

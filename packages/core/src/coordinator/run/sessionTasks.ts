@@ -18,6 +18,11 @@ export interface SessionTasksOptions {
   answers: ResponseWaits;
   coordinatorId: string;
   log: Logger;
+  /**
+   * Denies the calls awaiting approval of a parked run found aborted (`parkedAborted`), which
+   * resumes it: here, or on the coordinator that records the last denial.
+   */
+  abortParkedRun: (sessionId: string) => Promise<void>;
 }
 
 /**
@@ -109,6 +114,11 @@ export class SessionTasks {
     slot.release();
     // A parked run waits for a decision: the decision (or the watch) resumes it.
     if (outcome === "parked") return;
+    // An abort recorded while no one held it: its denials are the decisions that resume it.
+    if (outcome === "parkedAborted") {
+      void this.options.abortParkedRun(sessionId);
+      return;
+    }
     // Inputs that arrived while the task was letting go must not wait for the next watch tick.
     if (this.options.answers.hasWaitsIn(sessionId)) void this.ensureRunning(sessionId);
   }

@@ -33,6 +33,7 @@ const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
   "yiemDecideApproval",
   "yiemParkRun",
   "yiemMarkRunAborted",
+  "yiemMarkRunning",
   "yiemClaimRequestSession",
 ]);
 

@@ -40,6 +40,7 @@ export interface YiemScripts {
   yiemDecideApproval: Script<ScriptReply>;
   yiemParkRun: Script<number>;
   yiemMarkRunAborted: Script<number>;
+  yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
   yiemSaveWrittenTool: Script<[number, string]>;

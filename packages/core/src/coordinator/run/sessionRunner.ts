@@ -76,10 +76,16 @@ export type SessionOutcome = "idle" | "lost" | "handedOver" | "parked";
 /** The text a non-idempotent in-process call gets when a coordinator died while it ran. */
 export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while this call ran";
 
+/** The text of an in-process call a holder did not start because it had lost the session. */
+const NOT_HOLDER_MESSAGE =
+  "not run: this coordinator lost the session; its next holder runs or reports this call";
+
 /**
  * Before a call runs in this process: a call a dead predecessor was running is run again
  * only when its tool is idempotent; otherwise it gets the "interrupted" error result and the
- * model decides. Every call that does run is marked, so a successor can tell.
+ * model decides. Every call that does run is marked first, under the lease, so a successor
+ * can tell; a holder whose lease is gone (another coordinator may be running this call) does
+ * not run it, and its error result never lands (its next transcript write is fenced out).
  */
 async function guardLocalCall(
   h: Holding,
@@ -89,7 +95,9 @@ async function guardLocalCall(
   if (h.interrupted.has(id) && !prep.tool.idempotent) {
     return { result: createErrorToolResult(INTERRUPTED_MESSAGE), isError: true };
   }
-  await h.deps.store.markRunning(h.sessionId, id);
+  if (!(await h.deps.store.markRunning(h.sessionId, h.token, id))) {
+    return { result: createErrorToolResult(NOT_HOLDER_MESSAGE), isError: true };
+  }
   return undefined;
 }
 

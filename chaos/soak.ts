@@ -1,4 +1,4 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -75,7 +75,9 @@ async function waitForDrain(topology: Topology): Promise<void> {
  * Runs one soak: starts the topology, the approver, the workload and the fault driver
  * together; once the driver has done its kills and the workload its runs (or time is up),
  * waits for the load to drain and for dead holders' leases to lapse, then reads Redis and
- * the ledger and runs the checker. Stops every process and server it started.
+ * the ledger and runs the checker; leaves the faults it injected (faults.json) and what the
+ * checker found (findings.json) in the run folder, beside the ledger and the logs. Stops
+ * every process and server it started.
  */
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const log = options.log ?? (() => undefined);
@@ -134,6 +136,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await sleep(Number(DETECTION_ENV.YIEM_LEASE_MS) + 2000); // a dead holder's lease lapses
     await approver.stop();
     const snapshot = await readSnapshot(topology.redis.target, topology.redis.prefix);
+    await writeFile(join(runDir, "faults.json"), `${JSON.stringify(driver.faults, null, 1)}\n`);
     const check = checkSoak({
       snapshot,
       ledger: await readLedger(topology.ledgerPath),
@@ -144,6 +147,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         .filter((c) => c.isAlive())
         .map((c) => c.current().pid),
     });
+    await writeFile(join(runDir, "findings.json"), `${JSON.stringify(check.findings, null, 1)}\n`);
     return {
       options,
       runDir,

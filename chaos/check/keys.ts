@@ -84,7 +84,10 @@ export function checkKeys(
     }
     kinds.set(kind.name, (kinds.get(kind.name) ?? 0) + 1);
     if (kind.lifetime === "absent") {
-      findings.push(violation("keys", record.key, `${kind.name} left after every run ended`));
+      const members = record.members ? ` (${record.members.join(", ")})` : "";
+      findings.push(
+        violation("keys", record.key, `${kind.name} left after every run ended${members}`),
+      );
     } else if (kind.lifetime !== "none") {
       if (record.ttlMs < 0)
         findings.push(violation("keys", record.key, `${kind.name} without a TTL`));

@@ -33,6 +33,8 @@ export interface KeyRecord {
   type: string;
   /** Time to live in ms; -1 when the key has none. */
   ttlMs: number;
+  /** The first members of an approval index (what a leftover entry names). */
+  members?: string[];
 }
 
 /** What Redis holds at the end of a soak, read once the load drained. */
@@ -78,11 +80,12 @@ async function scanKeys(redis: RedisClient, pattern: string): Promise<string[]> 
 async function readKeys(redis: RedisClient, prefix: string): Promise<KeyRecord[]> {
   const names = await scanKeys(redis, `${prefix}:*`);
   return Promise.all(
-    names.map(async (key) => ({
-      key,
-      type: await redis.type(key),
-      ttlMs: await redis.pttl(key),
-    })),
+    names.map(async (key) => {
+      const record: KeyRecord = { key, type: await redis.type(key), ttlMs: await redis.pttl(key) };
+      if (/:(approvalsPending|approvalDeadlines)$/.test(key))
+        record.members = await redis.zrange(key, 0, 9);
+      return record;
+    }),
   );
 }
 

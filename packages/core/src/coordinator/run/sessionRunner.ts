@@ -197,6 +197,21 @@ async function parkRun(h: Holding, executor: ApprovalExecutor): Promise<never> {
 }
 
 /**
+ * Before a run that parked or decided calls is closed: forgets its batches' approvals (as
+ * appending a decided batch does), so none outlives the run when that step was cut short (a
+ * holder killed between appending the batch and forgetting them, whose successor finds the
+ * answer already in the transcript). A Redis failure stops the run before it closes, to be
+ * resumed and forgotten again.
+ */
+async function forgetApprovals(h: Holding): Promise<void> {
+  try {
+    await h.deps.approvals.clear(h.sessionId);
+  } catch (err) {
+    throw new SessionStoreError(h.sessionId, err);
+  }
+}
+
+/**
  * A resumed run whose transcript already ends with the model's final answer (its holder
  * stopped between storing the answer and closing the run): that answer is the response.
  */
@@ -343,6 +358,7 @@ async function runOne(h: Holding, start: OpenRun): Promise<AssistantMessage> {
       ...transcriptWriters(h, start, inputIds, executor, transcript, afterResumedBatch),
     }));
   h.held.controller = undefined;
+  if (start.kind === "resume" || executor.touched()) await forgetApprovals(h);
   await publisher.flush();
   const agentEnd: AgentEvent = held.end ?? { type: "agentEnd", response };
   const run = { runId: start.runId, inputIds, event: agentEnd };

@@ -68,7 +68,7 @@ function faultWeights(redis: RedisUnderTest): Weighted[] {
     { kind: "coordinator SIGSTOP", weight: 1.5 },
     { kind: "worker SIGSTOP", weight: 1.5 },
     ...(redis.cluster
-      ? [{ kind: "Redis Cluster master SIGKILL" as const, weight: redis.canKillMaster() ? 0.4 : 0 }]
+      ? [{ kind: "Redis Cluster master SIGKILL" as const, weight: redis.canKillMaster() ? 1.5 : 0 }]
       : [
           { kind: "Redis SIGKILL" as const, weight: 0.6 },
           { kind: "Redis SHUTDOWN NOSAVE" as const, weight: 0.4 },

@@ -72,8 +72,8 @@ module.exports = {
       name: "outside-imports-packages-by-name",
       severity: "error",
       comment:
-        "test/, bench/, scripts/ and apps/ import @yiem/core, @yiem/core/client, @yiem/core/internal, @yiem/tools or @yiem/testing, never a file under packages/*/src.",
-      from: { path: "^(test|bench|scripts|apps)/" },
+        "test/, bench/, scripts/, chaos/ and apps/ import @yiem/core, @yiem/core/client, @yiem/core/internal, @yiem/tools or @yiem/testing, never a file under packages/*/src.",
+      from: { path: "^(test|bench|scripts|chaos|apps)/" },
       to: {
         path: "^packages/[^/]+/src/",
         // `@yiem/core` resolves (yiem-source condition) to packages/core/src/index.ts too, as

@@ -22,7 +22,17 @@ import { describe, expect, it } from "vitest";
 import { repoRoot } from "../support/processes.js";
 
 /** Root folders whose paths the docs cite from the repository root. */
-const ROOT_FOLDERS = ["packages", "apps", "test", "bench", "scripts", "docs", "examples", "api"];
+const ROOT_FOLDERS = [
+  "packages",
+  "apps",
+  "test",
+  "bench",
+  "scripts",
+  "docs",
+  "examples",
+  "api",
+  "chaos",
+];
 /** Folders never searched (dependencies, build output, git). */
 const IGNORED = new Set(["node_modules", "dist", ".git"]);
 const CORE_SRC = "packages/core/src";

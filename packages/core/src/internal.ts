@@ -33,6 +33,7 @@ export {
   type SandboxRunOptions,
 } from "./sandbox/runInSandbox.js";
 export { SandboxSlots } from "./sandbox/sandboxSlots.js";
+export { ApprovalStore } from "./state/approvalStore.js";
 export {
   createEventPublisher,
   type EventPublisher,

@@ -34,6 +34,7 @@ const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
   "yiemParkRun",
   "yiemMarkRunAborted",
   "yiemTakeAbortRequest",
+  "yiemMarkRunning",
   "yiemClaimRequestSession",
 ]);
 

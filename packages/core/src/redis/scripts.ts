@@ -53,6 +53,7 @@ export interface YiemScripts {
   yiemParkRun: Script<number>;
   yiemMarkRunAborted: Script<number>;
   yiemTakeAbortRequest: Script<number>;
+  yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
   yiemSaveWrittenTool: Script<[number, string]>;

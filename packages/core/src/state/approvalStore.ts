@@ -199,14 +199,27 @@ export class ApprovalStore {
     return { kind: "recorded", resume: code === DecideApprovalReply.recordedMayResume };
   }
 
-  /** Forgets the batch's approvals once its results are in the transcript. */
+  /**
+   * Forgets the batch's approvals once its results are in the transcript, and drops its calls
+   * from the cluster-wide index: a call answered without a decision (its run aborted while it
+   * waited) would otherwise stay in the index for good. The session's keys go first, so a
+   * crash in between leaves index entries without a request (skipped by readers), never a
+   * request of an answered call.
+   */
   async clear(sessionId: string): Promise<void> {
     const k = this.keys;
+    const callKeys = await this.redis.hkeys(k.approvals(sessionId));
     await this.redis.del(
       k.approvals(sessionId),
       k.decisions(sessionId),
       k.parkedResults(sessionId),
     );
+    if (callKeys.length === 0) return;
+    const members = callKeys.map((callKey) => memberOf(sessionId, callKey));
+    await Promise.all([
+      this.redis.zrem(k.approvalsPending, ...members),
+      this.redis.zrem(k.approvalDeadlines, ...members),
+    ]);
   }
 
   /** Calls whose approval deadline has passed (at most `limit`). */

@@ -355,9 +355,21 @@ export class SessionStore {
       : length !== AppendReply.notOurs;
   }
 
-  /** Marks a tool call as running in the holder's own process (so a successor knows it was interrupted). */
-  async markRunning(sessionId: string, toolCallId: string): Promise<void> {
-    await this.redis.hset(this.keys.running(sessionId), toolCallId, String(Date.now()));
+  /**
+   * Marks a tool call as running in the holder's own process (so a successor knows it was
+   * interrupted). False, and nothing written, when `token` no longer holds the lease: the
+   * caller must not run the call (see `markRunning-2.lua`).
+   */
+  async markRunning(sessionId: string, token: string, toolCallId: string): Promise<boolean> {
+    const k = this.keys;
+    const marked = await this.redis.yiemMarkRunning(
+      k.lease(sessionId),
+      k.running(sessionId),
+      token,
+      toolCallId,
+      Date.now(),
+    );
+    return marked === 1;
   }
 
   /** The tool calls a previous holder was running in its process when it stopped. */

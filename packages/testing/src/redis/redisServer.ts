@@ -74,13 +74,15 @@ export function uniquePrefix(): string {
 
 /**
  * A Redis for tests: `REDIS_URL` when set (unless `privateServer`), else a private
- * `redis-server` from PATH on a free port (AOF on when `appendOnly`). Tests that kill or
- * restart Redis must ask for `privateServer: true`.
+ * `redis-server` from PATH on a free port (AOF on when `appendOnly`, fsynced as `appendFsync`
+ * says: Redis's default `everysec` unless given). Tests that kill or restart Redis must ask for
+ * `privateServer: true`.
  */
 export async function startTestRedis(
   options: {
     privateServer?: boolean;
     appendOnly?: boolean;
+    appendFsync?: "always" | "everysec" | "no";
     requirePass?: string;
     aclLines?: string[];
     tls?: boolean;
@@ -108,6 +110,7 @@ export async function startTestRedis(
     "",
     "--appendonly",
     options.appendOnly ? "yes" : "no",
+    ...(options.appendOnly && options.appendFsync ? ["--appendfsync", options.appendFsync] : []),
   ];
   if (options.aclLines?.length) {
     // With an ACL file the default user's password lives in the file too.

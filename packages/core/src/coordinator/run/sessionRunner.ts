@@ -84,11 +84,17 @@ export type SessionOutcome = "idle" | "lost" | "handedOver" | "parked" | "parked
 /** The text a non-idempotent in-process call gets when a coordinator died while it ran. */
 export const INTERRUPTED_MESSAGE = "interrupted: the coordinator stopped while this call ran";
 
+/** The text of an in-process call a holder did not start because it had lost the session. */
+const NOT_HOLDER_MESSAGE =
+  "not run: this coordinator lost the session; its next holder runs or reports this call";
+
 /**
  * Before a call runs in this process: a call a dead predecessor was running is run again
  * only when its tool is idempotent; otherwise it gets the "interrupted" error result and the
  * model decides. A call of a run aborted before it starts (`mayDispatch` says no) gets the
- * aborted result. Every call that does run is marked, so a successor can tell.
+ * aborted result. Every call that does run is marked first, under the lease, so a successor
+ * can tell; a holder whose lease is gone (another coordinator may be running this call) does
+ * not run it, and its error result never lands (its next transcript write is fenced out).
  */
 async function guardLocalCall(
   hold: SessionHold,
@@ -102,7 +108,9 @@ async function guardLocalCall(
   if (!(await mayDispatch(prep))) {
     return { result: createErrorToolResult(ABORTED_MESSAGE), isError: true };
   }
-  await hold.deps.store.markRunning(hold.sessionId, id);
+  if (!(await hold.deps.store.markRunning(hold.sessionId, hold.token, id))) {
+    return { result: createErrorToolResult(NOT_HOLDER_MESSAGE), isError: true };
+  }
   return undefined;
 }
 
@@ -210,6 +218,21 @@ async function parkRun(hold: SessionHold, executor: ApprovalExecutor): Promise<n
   }
   if (parked === "lost") throw new LeaseLostError(sessionId);
   throw new RunParkedError(sessionId, parked === "parked");
+}
+
+/**
+ * Before a run that parked or decided calls is closed: forgets its batches' approvals (as
+ * appending a decided batch does), so none outlives the run when that step was cut short (a
+ * holder killed between appending the batch and forgetting them, whose successor finds the
+ * answer already in the transcript). A Redis failure stops the run before it closes, to be
+ * resumed and forgotten again.
+ */
+async function forgetApprovals(hold: SessionHold): Promise<void> {
+  try {
+    await hold.deps.approvals.clear(hold.sessionId);
+  } catch (err) {
+    throw new SessionStoreError(hold.sessionId, err);
+  }
 }
 
 /**
@@ -390,6 +413,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
       ),
     }));
   hold.control.controller = undefined;
+  if (start.kind === "resume" || executor.touched()) await forgetApprovals(hold);
   await publisher.flush();
   const agentEnd: AgentEvent = keptBack.agentEnd ?? { type: "agentEnd", response };
   const run = { runId: start.runId, inputIds, event: agentEnd };

@@ -1,0 +1,105 @@
+import { type Finding, violation } from "./findings.js";
+import type { KeyRecord } from "./snapshot.js";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * A kind of key under the prefix (`packages/core/src/redis/keys.ts`, BullMQ's layout) and
+ * what the docs say of its lifetime once every run has ended: `ttlMs` the longest expiry it
+ * may carry (it must carry one), `none` kept without an expiry by design, `absent` must not
+ * exist any more.
+ */
+interface KeyKind {
+  name: string;
+  match: RegExp;
+  lifetime: { ttlMs: number } | "none" | "absent";
+}
+
+/** The key kinds, matched against the key with the prefix removed. */
+const KEY_KINDS: KeyKind[] = [
+  // A session's state: kept 30 days after its last run (SESSION_TTL_SECONDS), response 1 day.
+  { name: "session transcript", match: /^s:\{[^}]+\}:messages$/, lifetime: { ttlMs: 30 * DAY_MS } },
+  { name: "session events", match: /^s:\{[^}]+\}:events$/, lifetime: { ttlMs: 30 * DAY_MS } },
+  { name: "session seq", match: /^s:\{[^}]+\}:seq$/, lifetime: { ttlMs: 30 * DAY_MS } },
+  {
+    name: "session inputs",
+    match: /^s:\{[^}]+\}:(inputs|pendingInputs|pendingFollowUps|running)$/,
+    lifetime: { ttlMs: 30 * DAY_MS },
+  },
+  { name: "stored response", match: /^s:\{[^}]+\}:response:.+$/, lifetime: { ttlMs: DAY_MS } },
+  { name: "session lease", match: /^s:\{[^}]+\}:lease$/, lifetime: { ttlMs: 60_000 } },
+  // An open run, or one parked for approval: none may be left once every run ended.
+  {
+    name: "open run",
+    match: /^s:\{[^}]+\}:(run|runInputs|approvals|decisions|parkedResults)$/,
+    lifetime: "absent",
+  },
+  // Indexes of calls awaiting approval: emptied (so gone) once nothing waits.
+  { name: "approval index", match: /^(approvalsPending|approvalDeadlines)$/, lifetime: "absent" },
+  // The worker registry: the set lives on, each worker's record expires when it stops beating.
+  { name: "worker registry", match: /^\{workers\}:workers$/, lifetime: "none" },
+  { name: "worker heartbeat", match: /^\{workers\}:worker:.+$/, lifetime: { ttlMs: 5 * 60_000 } },
+  // A finished tool job's marker: as long as the job, 1 h with a result, 24 h without.
+  { name: "finished marker", match: /^toolDone:.+$/, lifetime: { ttlMs: DAY_MS } },
+  // Written tools are kept until replaced (none in the soak, listed for completeness).
+  { name: "written tools", match: /^\{writtenTools\}(:.*)?$/, lifetime: "none" },
+  // BullMQ: job locks expire; job hashes and queue structures are removed by the jobs'
+  // retention (checked on the jobs), not by a TTL.
+  { name: "job lock", match: /^bull:[^:]+:[^:]+:lock$/, lifetime: { ttlMs: 5 * 60_000 } },
+  {
+    name: "queue structure",
+    match:
+      /^bull:[^:]+:(meta|id|events|wait|paused|active|prioritized|delayed|completed|failed|stalled|stalled-check|marker|limiter|pc|metrics:.+|de:.+|waiting-children)$/,
+    lifetime: "none",
+  },
+  { name: "job", match: /^bull:[^:]+:[^:]+(:logs)?$/, lifetime: "none" },
+];
+
+/** The kind of `key` (without the prefix), if it is a known one. */
+export function keyKindOf(key: string): KeyKind | undefined {
+  return KEY_KINDS.find((kind) => kind.match.test(key));
+}
+
+/**
+ * Checks every key under the prefix against its kind: a key that must expire has an expiry
+ * no longer than its documented retention; a key that must be gone once every run ended is
+ * gone; an unknown key is reported (nothing may write keys the docs do not list).
+ */
+export function checkKeys(
+  keys: KeyRecord[],
+  prefix: string,
+): { findings: Finding[]; kinds: Map<string, number> } {
+  const findings: Finding[] = [];
+  const kinds = new Map<string, number>();
+  for (const record of keys) {
+    const key = record.key.startsWith(`${prefix}:`)
+      ? record.key.slice(prefix.length + 1)
+      : record.key;
+    const kind = keyKindOf(key);
+    if (!kind) {
+      findings.push(
+        violation("keys", record.key, `unknown key (${record.type}, ttl ${record.ttlMs} ms)`),
+      );
+      continue;
+    }
+    kinds.set(kind.name, (kinds.get(kind.name) ?? 0) + 1);
+    if (kind.lifetime === "absent") {
+      const members = record.members ? ` (${record.members.join(", ")})` : "";
+      findings.push(
+        violation("keys", record.key, `${kind.name} left after every run ended${members}`),
+      );
+    } else if (kind.lifetime !== "none") {
+      if (record.ttlMs < 0)
+        findings.push(violation("keys", record.key, `${kind.name} without a TTL`));
+      else if (record.ttlMs > kind.lifetime.ttlMs)
+        findings.push(
+          violation(
+            "keys",
+            record.key,
+            `${kind.name} kept ${record.ttlMs} ms, past its retention of ${kind.lifetime.ttlMs} ms`,
+          ),
+        );
+    }
+  }
+  return { findings, kinds };
+}

@@ -1,0 +1,104 @@
+import type { Random } from "./random.js";
+
+/**
+ * What one chaos input asks the scripted model for, written in the input's text so the model
+ * (a pure function of the conversation) and the checker read the same plan:
+ * `chaos <label> <step>/<step>/…`, each step one model turn of calls `<code><ms>` joined by
+ * `.`, e.g. `chaos r12 R40.R80.A30/L20/I10.T50`. The model answers each step with those calls,
+ * then `done <label>`. Call ids (and the ledger's labels) are `<label>.<step>.<index>`.
+ */
+export interface RunPlan {
+  label: string;
+  steps: PlannedCall[][];
+}
+
+/** One call of a step: which chaos tool, and how long it takes. */
+export interface PlannedCall {
+  tool: ChaosToolName;
+  ms: number;
+}
+
+/** The chaos tools (chaos/tools/*.mjs), each with the most executions the docs allow. */
+export const CHAOS_TOOLS = {
+  chaosRemote: { code: "R", maxRuns: 1, where: "remote, retries 0" },
+  chaosRemoteRetried: { code: "T", maxRuns: 2, where: "remote, retries 1" },
+  chaosLocal: { code: "L", maxRuns: 1, where: "in-process, not idempotent" },
+  chaosLocalIdempotent: {
+    code: "I",
+    maxRuns: Number.POSITIVE_INFINITY,
+    where: "in-process, idempotent",
+  },
+  chaosApproval: { code: "A", maxRuns: 1, where: "remote, approval, retries 0" },
+} as const;
+
+/** A chaos tool's name. */
+export type ChaosToolName = keyof typeof CHAOS_TOOLS;
+
+const TOOL_OF_CODE = new Map<string, ChaosToolName>(
+  Object.entries(CHAOS_TOOLS).map(([name, { code }]) => [code, name as ChaosToolName]),
+);
+
+/** The call id (and ledger label) of call `index` of step `step` of the run labelled `label`. */
+export function callLabel(label: string, step: number, index: number): string {
+  return `${label}.${step}.${index}`;
+}
+
+/** The input text of a plan. */
+export function encodePlan(plan: RunPlan): string {
+  const steps = plan.steps.map((calls) =>
+    calls.map((call) => `${CHAOS_TOOLS[call.tool].code}${call.ms}`).join("."),
+  );
+  return `chaos ${plan.label} ${steps.join("/")}`;
+}
+
+/** The plan an input text carries, or undefined when it is not a chaos input. */
+export function decodePlan(text: string): RunPlan | undefined {
+  const [word, label, steps] = text.split(" ");
+  if (word !== "chaos" || !label || steps === undefined) return undefined;
+  return {
+    label,
+    steps: steps.split("/").map((step) =>
+      step.split(".").map((call) => {
+        const tool = TOOL_OF_CODE.get(call.slice(0, 1));
+        if (!tool) throw new Error(`chaos plan ${label}: unknown tool code in "${call}"`);
+        return { tool, ms: Number(call.slice(1)) };
+      }),
+    ),
+  };
+}
+
+/** Options of `randomPlan`: how often a remote call needs approval. */
+export interface PlanMix {
+  approvalChance: number;
+}
+
+/**
+ * A random plan labelled `label`: 1–3 steps, each a parallel batch of remote calls (1–4, now
+ * and then one needing approval), a sequential batch of in-process calls, or a mix; a slow
+ * plan (for an abort) has one remote call of 2–4 s in its first step.
+ */
+export function randomPlan(random: Random, label: string, mix: PlanMix, slow: boolean): RunPlan {
+  const steps: PlannedCall[][] = [];
+  const stepCount = random.int(1, 3);
+  for (let step = 0; step < stepCount; step++) {
+    const shape = random.pick(["parallel", "parallel", "sequential", "mixed"] as const);
+    const calls: PlannedCall[] = [];
+    const count = shape === "sequential" ? random.int(1, 2) : random.int(1, 4);
+    for (let i = 0; i < count; i++) {
+      const ms = random.int(10, 150);
+      if (shape === "sequential" || (shape === "mixed" && i === 0)) {
+        calls.push({ tool: random.pick(["chaosLocal", "chaosLocalIdempotent"] as const), ms });
+      } else if (random.chance(mix.approvalChance)) {
+        calls.push({ tool: "chaosApproval", ms });
+      } else {
+        calls.push({
+          tool: random.pick(["chaosRemote", "chaosRemote", "chaosRemoteRetried"] as const),
+          ms,
+        });
+      }
+    }
+    steps.push(calls);
+  }
+  if (slow) steps[0]?.push({ tool: "chaosRemote", ms: random.int(2000, 4000) });
+  return { label, steps };
+}

@@ -1,0 +1,87 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { freePort, type ScriptedModelServer, startScriptedModelServer } from "@yiem/testing";
+import { respondToChaos } from "./model.js";
+import { chaosDir, repoRoot } from "./paths.js";
+import { type ProcessRole, type ProcessSlot, startProcessSlot } from "./processSlot.js";
+import { type RedisUnderTest, startRedisUnderTest } from "./redisUnderTest.js";
+
+/** Detection times of the soak (as the fault suite's): dead processes are noticed in seconds. */
+export const DETECTION_ENV = {
+  YIEM_LEASE_MS: "3000",
+  YIEM_LOCK_MS: "4000",
+  YIEM_STALLED_INTERVAL_MS: "2000",
+} as const;
+
+/** The soak's processes and servers. */
+export interface Topology {
+  redis: RedisUnderTest;
+  model: ScriptedModelServer;
+  coordinators: ProcessSlot[];
+  workers: ProcessSlot[];
+  /** The ledger file the chaos tools append each execution to. */
+  ledgerPath: string;
+  /** Where the processes' logs are. */
+  logDir: string;
+  stop(): Promise<void>;
+}
+
+/** Options of `startTopology`. */
+export interface TopologyOptions {
+  coordinators: number;
+  workers: number;
+  cluster: boolean;
+  /** A folder of the soak's own (ledger, logs); made when missing. */
+  runDir: string;
+}
+
+/**
+ * Starts the soak's topology: a Redis with AOF (or a Redis Cluster), the scripted model
+ * answering chaos inputs, and the coordinators and workers as deployed (`node
+ * apps/…/dist/main.js`, tool files from chaos/tools), each in a restartable slot.
+ */
+export async function startTopology(options: TopologyOptions): Promise<Topology> {
+  const logDir = join(options.runDir, "logs");
+  await mkdir(logDir, { recursive: true });
+  const ledgerPath = join(options.runDir, "ledger.txt");
+  await writeFile(ledgerPath, "");
+  const redis = await startRedisUnderTest(options.cluster);
+  const model = await startScriptedModelServer({ respond: respondToChaos });
+  const base: Record<string, string> = {
+    ...redis.env,
+    YIEM_PREFIX: redis.prefix,
+    OPENAI_BASE_URL: model.baseURL,
+    OPENAI_API_KEY: "sk-chaos",
+    YIEM_MODEL: "scripted-model",
+    YIEM_TOOLS_DIR: join(chaosDir, "tools"),
+    YIEM_CHAOS_LEDGER: ledgerPath,
+    LOG_LEVEL: "info",
+    ...DETECTION_ENV,
+  };
+  const slot = (role: ProcessRole, n: number) =>
+    startProcessSlot({
+      name: `${role}-${n}`,
+      role,
+      cwd: repoRoot,
+      logDir,
+      env: async () => ({
+        ...base,
+        ...(role === "coordinator" ? { PORT: String(await freePort()) } : {}),
+      }),
+    });
+  const coordinators: ProcessSlot[] = [];
+  const workers: ProcessSlot[] = [];
+  const stop = async () => {
+    await Promise.all([...coordinators, ...workers].map((s) => s.stop(3000)));
+    await model.close();
+    await redis.stop();
+  };
+  try {
+    for (let n = 1; n <= options.coordinators; n++) coordinators.push(await slot("coordinator", n));
+    for (let n = 1; n <= options.workers; n++) workers.push(await slot("worker", n));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { redis, model, coordinators, workers, ledgerPath, logDir, stop };
+}

@@ -1,0 +1,59 @@
+/**
+ * The cluster-wide index of calls awaiting approval (`approvalsPending`) holds only calls that
+ * may still wait: once a batch's results are in the transcript and its approvals are
+ * forgotten, its calls leave the index too, decided or not. Found by the chaos soak (`npm run
+ * chaos`, seed 20261201): an entry whose call no longer waited stayed in the index for good
+ * (readers skip such entries, but only calls with a deadline were ever swept).
+ */
+import { randomUUID } from "node:crypto";
+import { clusterKeys, connectRedis, type RedisClient } from "@yiem/core";
+import { ApprovalStore, SessionStore } from "@yiem/core/internal";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+let server: TestRedis;
+let redis: RedisClient;
+
+beforeAll(async () => {
+  server = await startTestRedis();
+  redis = connectRedis(server.url);
+});
+
+afterAll(async () => {
+  await redis.quit();
+  await server.stop();
+});
+
+function request(callKey: string, deadline?: number) {
+  return {
+    callKey,
+    toolCallId: callKey,
+    toolName: "ledgerApproval",
+    arguments: { label: callKey },
+    reason: "always",
+    runId: "run-1",
+    requestedAt: Date.now(),
+    ...(deadline ? { deadline } : {}),
+  };
+}
+
+describe("the approval index", () => {
+  it("drops the calls of a batch whose approvals are forgotten, decided or not", async () => {
+    const keys = clusterKeys(server.prefix);
+    const sessions = new SessionStore(redis, keys);
+    const approvals = new ApprovalStore(redis, keys);
+    const sessionId = randomUUID();
+    expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
+    expect(await approvals.request(sessionId, "c-1:a", request("a1"))).toBe("new");
+    expect(await approvals.request(sessionId, "c-1:a", request("a2", Date.now() + 60_000))).toBe(
+      "new",
+    );
+    await approvals.decide(sessionId, "a1", { approved: true, decidedAt: Date.now() });
+    expect(await redis.zrange(keys.approvalsPending, 0, -1)).toEqual([`${sessionId} a2`]);
+
+    await approvals.clear(sessionId); // a2 was answered without a decision (its run aborted)
+    expect(await redis.zrange(keys.approvalsPending, 0, -1)).toEqual([]);
+    expect(await redis.zrange(keys.approvalDeadlines, 0, -1)).toEqual([]);
+    expect(await redis.exists(keys.approvals(sessionId), keys.decisions(sessionId))).toBe(0);
+  });
+});

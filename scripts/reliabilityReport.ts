@@ -108,18 +108,17 @@ a coordinator SIGKILLed between appending a decided batch (and the answer after 
 forgetting the batch's approvals left them, its decisions and stored outcomes without expiry
 once its successor closed the run from the answer in the transcript: a run that parked or
 decided calls now forgets its approvals before it closes
-(\`test/cluster/approvalsAtClose.test.ts\`). And, **not fixed**: a batch's results appended twice
+(\`test/cluster/approvalsAtClose.test.ts\`). And a batch's results appended twice
 (two results for each of its two calls) when Redis was SIGKILLed while the append was on its
-way. The append ran and was persisted, its reply was lost with the connection, and ioredis
+way: the append ran and was persisted, its reply was lost with the connection, and ioredis
 sent it again after reconnecting (\`autoResendUnfulfilledCommands\`, on by default); a batch's
-first append carries no expected length (\`state/pipelinedTranscript.ts\` writes unguarded
-when nothing is pending, and falls back to unguarded when the run miscounted), so the resent
-append landed too. A transcript then breaks "each call id exactly one result". It needs a
-Redis outage in the few milliseconds an append is in flight (once in about 4,000 runs with 14
-Redis kills); the fix (guard every append with the length, or do not resend unanswered writes
-on the coordinator's connection and resume the run from Redis instead) changes the pipelined
-transcript's contract and is left to its owner. The fourth run, with the fixes above, is the
-one in the table below.
+first append carries no expected length, so the resent append landed too. It needs a Redis
+outage in the few milliseconds an append is in flight (once in about 4,000 runs with 14 Redis
+kills). An append whose messages already are the transcript's last ones is now taken for such
+a resend and writes nothing (\`appendMessages-3.lua\`, \`appendMessage-3.lua\`: a tool result
+carries its call id and time, so no two appends of a run are alike;
+\`test/cluster/pipelinedTranscript.test.ts\`). The fourth run, with the first three fixes, is the
+one in the table below (the resend fix came after it).
 
 ${figures}`;
 }

@@ -178,6 +178,16 @@ describe("a run's transcript with pipelined result appends", () => {
     expect(await storedTexts()).toEqual(["first", "result c1", "second"]);
   });
 
+  it("writes a batch's results once when the same append arrives again (a client's resend after a lost reply)", async () => {
+    const results = [toolResult("c1"), toolResult("c2")];
+    expect(await store.appendMany(s.sessionId, s.token, results)).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, results)).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, results, 1)).toBe(true);
+    expect(await storedTexts()).toEqual(["first", "result c1", "result c2"]);
+    await store.appendMany(s.sessionId, s.token, [toolResult("c3")]);
+    expect(await storedTexts()).toEqual(["first", "result c1", "result c2", "result c3"]);
+  });
+
   it("refuses a guarded write whose expected length is not the transcript's, changing nothing", async () => {
     expect(await store.drainInputs(s.sessionId, s.token, 7)).toBe(NOT_AS_EXPECTED);
     expect(await store.append(s.sessionId, s.token, toolResult("c9"), 0)).toBe(NOT_AS_EXPECTED);

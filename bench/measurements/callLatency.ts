@@ -44,7 +44,8 @@ export function rawCallStep(raw: RawClient, sessionId: string): Step {
 
 /**
  * Samples the single-call latency of the four cases in alternating blocks, one worker
- * process of each kind serving.
+ * process of each kind serving. One remote and one raw block per round: a case added to one
+ * side only changes the other side's neighbours and the ratio (see PERFORMANCE's Method).
  */
 export async function measureCallLatency(
   h: Harness,

@@ -37,7 +37,10 @@ function rawStep(raw: RawClient): Step {
   };
 }
 
-/** Samples a batch of eight parallel no-op calls, Yiem's and raw BullMQ's, in alternating blocks. */
+/**
+ * Samples a batch of eight parallel no-op calls, Yiem's and raw BullMQ's, in alternating blocks,
+ * one block of each per round (a case added to one side only would change the ratio).
+ */
 export async function measureFanout(
   h: Harness,
   raw: RawClient,

@@ -38,7 +38,16 @@ export function methodSection(m: Measured): string {
   sampled in alternating blocks (${p.calls.rounds} blocks; A, B, C, A, B, C…) so that drift on
   the machine affects all cases alike: up to ${p.calls.samples.count} single calls and
   ${p.fanout.samples.count} fan-out batches per case, every loop bounded in count and time.
-  Latencies are \`performance.now()\` around one call, calls one after another.
+  Latencies are \`performance.now()\` around one call, calls one after another. Each side
+  gets one block per round (Yiem's remote call, then raw BullMQ, then the in-process cases,
+  which run in this process only), so each worker process idles during the other's block
+  alike. Until issue 17 the call and fan-out sets also held the superseded "before" variants
+  of the remote path (two and four more remote blocks per round, none on the raw side); Yiem's
+  side then ran three to five times the calls of the raw side in every round, which flattered
+  its ratios: in alternating runs of today's code, two extra remote blocks per round took the
+  single-call ratio from about 1.5 to about 1.33, and two extra raw blocks beside them took it
+  back to about 1.5 (the fan-out's five extra blocks were not measured apart). Runs before that
+  change (in Recent runs) are not comparable on these two targets.
 - **Across processes** (event relay, breakdown): timestamps come from the machine's
   monotonic clock (\`process.hrtime\`, \`CLOCK_MONOTONIC\`), the same clock in every process.
   The relay tool stamps its partial result on the worker; the arrival is stamped by a

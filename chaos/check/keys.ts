@@ -23,7 +23,13 @@ const KEY_KINDS: KeyKind[] = [
   { name: "session seq", match: /^s:\{[^}]+\}:seq$/, lifetime: { ttlMs: 30 * DAY_MS } },
   {
     name: "session inputs",
-    match: /^s:\{[^}]+\}:(inputs|pendingInputs|pendingFollowUps|running)$/,
+    match: /^s:\{[^}]+\}:(inputs|pendingInputs|pendingFollowUps|running|inputDigests)$/,
+    lifetime: { ttlMs: 30 * DAY_MS },
+  },
+  // A client's abort request not yet taken into its run (a run that ended first ignores it).
+  {
+    name: "abort request",
+    match: /^s:\{[^}]+\}:abortRequested$/,
     lifetime: { ttlMs: 30 * DAY_MS },
   },
   { name: "stored response", match: /^s:\{[^}]+\}:response:.+$/, lifetime: { ttlMs: DAY_MS } },

@@ -13,7 +13,12 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, leaseHolderPid, recordFigure } from "../support/faults.js";
+import {
+  createLedger,
+  type Ledger,
+  recordFigure,
+  waitUntilSessionUnheld,
+} from "../support/faults.js";
 
 type Wire = { role: string; content: unknown };
 
@@ -74,13 +79,8 @@ async function sendAndWaitFor(text: string, type: BusEvent["type"]) {
 }
 
 /** Waits until no coordinator holds the session (its run is parked). */
-async function waitUntilParked(sessionId: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await leaseHolderPid(cluster.redis.url, cluster.redis.prefix, sessionId)) === undefined)
-      return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`session ${sessionId} is still held`);
+function waitUntilParked(sessionId: string): Promise<void> {
+  return waitUntilSessionUnheld(cluster.redis.url, cluster.redis.prefix, sessionId);
 }
 
 /** SIGTERMs every coordinator and waits until each has exited. */

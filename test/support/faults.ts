@@ -68,6 +68,22 @@ export async function leaseHolderPid(
   }
 }
 
+/**
+ * Waits until no coordinator holds the session's lease (its run is parked or over), polling
+ * every 50 ms; throws after 10 s, naming the session.
+ */
+export async function waitUntilSessionUnheld(
+  redisTarget: RedisTarget,
+  prefix: string,
+  sessionId: string,
+): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await leaseHolderPid(redisTarget, prefix, sessionId)) === undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`session ${sessionId} is still held`);
+}
+
 /** One scenario's figures for docs/RELIABILITY.md. */
 export interface ReliabilityFigure {
   scenario: string;

@@ -12,13 +12,7 @@ import { Job, Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
-import { useTestCluster } from "../support/cluster.js";
-import {
-  createLedger,
-  type Ledger,
-  recordFigure,
-  waitUntilSessionUnheld,
-} from "../support/faults.js";
+import { recordFigure, useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
 
 type Wire = { role: string; content: unknown };
 
@@ -44,15 +38,10 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 1,
-    model: { respond },
-    env: { YIEM_TEST_LEDGER: ledger.path, YIEM_SHUTDOWN_GRACE_MS: "200" },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 1,
+  model: { respond },
+  env: { YIEM_SHUTDOWN_GRACE_MS: "200" },
 });
 
 let toolQueue: { queue: Queue; connection: Redis } | undefined;

@@ -227,6 +227,11 @@ function summaryTable(title: string, cases: Array<[string, Summary]>): string {
   return textTable(rows);
 }
 
+/** The line under a remote-versus-raw table: the ratio of their medians and its target. */
+function remoteOverRawLine(remote: Summary, raw: Summary): string {
+  return `remote p50 ÷ raw p50: ${fmt(round(remote.p50 / raw.p50, 2))} (≤ 1.3)\n`;
+}
+
 /** Prints the single-call latencies and the remote ÷ raw ratio at p50. */
 export function printCallLatency(c: CallLatency): void {
   const cases: Array<[string, Summary]> = [
@@ -236,7 +241,7 @@ export function printCallLatency(c: CallLatency): void {
     ["in-process pipeline alone", c.inProcessBare],
   ];
   console.log(summaryTable("one no-op call (ms)", cases));
-  console.log(`remote p50 ÷ raw p50: ${fmt(round(c.remote.p50 / c.raw.p50, 2))} (≤ 1.3)\n`);
+  console.log(remoteOverRawLine(c.remote, c.raw));
 }
 
 /** Prints the fan-out of eight against eight raw jobs at once, and their ratio at p50. */
@@ -246,7 +251,7 @@ export function printFanout(f: FanoutLatency): void {
     ["eight raw BullMQ jobs at once", f.raw],
   ];
   console.log(summaryTable("batch of eight (ms)", cases));
-  console.log(`remote p50 ÷ raw p50: ${fmt(round(f.remote.p50 / f.raw.p50, 2))} (≤ 1.3)\n`);
+  console.log(remoteOverRawLine(f.remote, f.raw));
 }
 
 /** Prints the event relay latencies and the updates that did not arrive. */

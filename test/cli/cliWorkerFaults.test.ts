@@ -1,21 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { faultModel } from "../faults/scriptedFaultModel.js";
 import { type CliRun, startCli } from "../support/cliProcess.js";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger } from "../support/faults.js";
-
-let ledger: Ledger;
+import { useLedgerCluster } from "../support/faults.js";
 
 // A 20 s job lock: the call of a SIGKILLed worker goes to another worker 10–22 s after the
 // kill, while the worker registry forgets the dead worker within 6 s. So the CLI has its
 // say about the dead worker well before the retry, as it would with the default 30 s lock.
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 2,
-    model: { respond: faultModel },
-    env: { YIEM_TEST_LEDGER: ledger.path, YIEM_LOCK_MS: "20000" },
-  };
+const { cluster } = useLedgerCluster({
+  workers: 2,
+  model: { respond: faultModel },
+  env: { YIEM_LOCK_MS: "20000" },
 });
 
 /**

@@ -14,8 +14,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AclRole, documentedAclLine, urlAs } from "../support/aclRoles.js";
 import { runCli, startCli } from "../support/cliProcess.js";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger } from "../support/faults.js";
+import { useLedgerCluster } from "../support/faults.js";
 
 const ROLES: AclRole[] = ["coordinator", "worker", "client", "approver"];
 
@@ -48,25 +47,20 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let ledger: Ledger;
 let serverUrl = "";
 
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 0, // started below, as the worker user
-    model: { respond },
-    env: { YIEM_TEST_LEDGER: ledger.path },
-    redis: {
-      privateServer: true,
-      requirePass: "admin-pass-85e",
-      aclLines: ROLES.map((role) => documentedAclLine(role, PASSWORDS[role])),
-    },
-    redisUrl: (redis) => {
-      serverUrl = redis.url;
-      return as("coordinator"); // the coordinator process runs as its role
-    },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 0, // started below, as the worker user
+  model: { respond },
+  redis: {
+    privateServer: true,
+    requirePass: "admin-pass-85e",
+    aclLines: ROLES.map((role) => documentedAclLine(role, PASSWORDS[role])),
+  },
+  redisUrl: (redis) => {
+    serverUrl = redis.url;
+    return as("coordinator"); // the coordinator process runs as its role
+  },
 });
 
 /** The Redis URL of `role`'s ACL user. */

@@ -3,24 +3,10 @@
  * nothing on the coordinator meanwhile, and it runs once approved.
  */
 import { randomUUID } from "node:crypto";
-import {
-  type AgentTool,
-  type CoordinatorHandle,
-  createOpenAILlmCall,
-  registerTool,
-  startCoordinator,
-  ToolStore,
-  YiemClient,
-} from "@yiem/core";
-import {
-  type ScriptedModelServer,
-  type ScriptedReply,
-  type ScriptedRequest,
-  startScriptedModelServer,
-  startTestRedis,
-  type TestRedis,
-} from "@yiem/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentTool } from "@yiem/core";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { describe, expect, it } from "vitest";
+import { useInProcessCoordinator } from "../support/inProcessCoordinator.js";
 
 type Wire = { role: string; content: unknown };
 
@@ -45,62 +31,44 @@ const note: AgentTool = {
   },
 };
 
-let redis: TestRedis;
-let model: ScriptedModelServer;
-let coordinator: CoordinatorHandle;
-let client: YiemClient;
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-  model = await startScriptedModelServer({ respond });
-  const toolStore = new ToolStore({ name: "hook-test" });
-  registerTool(toolStore, note);
-  coordinator = await startCoordinator({
-    redis: redis.url,
-    prefix: redis.prefix,
-    llmCall: createOpenAILlmCall({ model: "scripted-model", baseURL: model.baseURL, apiKey: "k" }),
-    toolStore,
+const local = useInProcessCoordinator({
+  respond,
+  tools: [note],
+  storeName: "hook-test",
+  coordinator: {
     toolExecution: "sequential",
     beforeToolCall: ({ args }) =>
       String(args.text).startsWith("ask")
         ? { requireApproval: { reason: "asks the boss" } }
         : undefined,
-  });
-  client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
-}, 30_000);
-
-afterAll(async () => {
-  await client?.close();
-  await coordinator?.close(1000);
-  await model?.close();
-  await redis?.stop();
+  },
 });
 
 describe("approval required by a beforeToolCall hook", () => {
   it("holds the one call the hook names, parks the run without a held session, and runs it once approved", async () => {
-    const plain = await client.send("write this down");
-    expect((await client.waitForResponse(plain.runId)).content).toEqual([
+    const plain = await local.client.send("write this down");
+    expect((await local.client.waitForResponse(plain.runId)).content).toEqual([
       { type: "text", text: "final: noted write this down" },
     ]);
 
     const sessionId = randomUUID();
     const requested = (async () => {
-      for await (const event of client.events(sessionId, { fromStart: true }))
+      for await (const event of local.client.events(sessionId, { fromStart: true }))
         if (event.type === "toolApprovalRequested") return event;
       return undefined;
     })();
-    const { runId } = await client.send("ask the boss", { sessionId });
+    const { runId } = await local.client.send("ask the boss", { sessionId });
     expect(await requested).toMatchObject({ toolName: "note", reason: "asks the boss" });
-    for (let i = 0; i < 100 && coordinator.heldSessions() > 0; i++)
+    for (let i = 0; i < 100 && local.coordinator.heldSessions() > 0; i++)
       await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(coordinator.heldSessions()).toBe(0);
+    expect(local.coordinator.heldSessions()).toBe(0);
     expect(runs).toEqual(["write this down"]);
-    expect(await client.pendingApprovals(sessionId)).toMatchObject([
+    expect(await local.client.pendingApprovals(sessionId)).toMatchObject([
       { sessionId, callKey: "h-1", toolName: "note", reason: "asks the boss" },
     ]);
 
-    await client.approve(sessionId, "h-1", { by: "boss" });
-    expect((await client.waitForResponse(runId)).content).toEqual([
+    await local.client.approve(sessionId, "h-1", { by: "boss" });
+    expect((await local.client.waitForResponse(runId)).content).toEqual([
       { type: "text", text: "final: noted ask the boss" },
     ]);
     expect(runs).toEqual(["write this down", "ask the boss"]);

@@ -8,8 +8,7 @@ import type { BusEvent, ToolResultMessage } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli } from "../support/cliProcess.js";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
+import { useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
 import { openPlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
 type Wire = { role: string; content: unknown };
@@ -46,12 +45,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "toolCalls", calls };
 }
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return { workers: 2, model: { respond }, env: { YIEM_TEST_LEDGER: ledger.path } };
-});
+const { cluster, ledger } = useLedgerCluster({ workers: 2, model: { respond } });
 
 /** Sends `text` to a new session and waits until `count` calls await approval. */
 async function sendAndWaitForApprovals(text: string, count = 1) {
@@ -69,13 +63,8 @@ async function sendAndWaitForApprovals(text: string, count = 1) {
 }
 
 /** Waits until no coordinator holds the session (its run is parked). */
-async function waitUntilParked(sessionId: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await leaseHolderPid(cluster.redis.url, cluster.redis.prefix, sessionId)) === undefined)
-      return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`session ${sessionId} is still held`);
+function waitUntilParked(sessionId: string): Promise<void> {
+  return waitUntilSessionUnheld(cluster.redis.url, cluster.redis.prefix, sessionId);
 }
 
 function textOf(response: { content: Array<{ type: string; text?: string }> }): string {

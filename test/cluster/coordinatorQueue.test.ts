@@ -5,13 +5,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import type { Job, Queue, QueueEvents } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Job } from "bullmq";
+import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import {
-  openPlainCoordinatorQueue,
-  type PlainCoordinatorQueue,
-} from "../support/plainCoordinatorQueue.js";
+import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
 type Wire = { role: string; content: unknown };
 type Answer = {
@@ -46,18 +43,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
 
 const cluster = useTestCluster({ workers: 1, model: { respond } });
 
-let plain: PlainCoordinatorQueue;
-let queue: Queue;
-let events: QueueEvents;
-
-beforeAll(async () => {
-  plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
-  ({ queue, events } = plain);
-});
-
-afterAll(async () => {
-  await plain.close();
-});
+const plain = usePlainCoordinatorQueue(cluster);
 
 const textOf = (answer: Answer) => answer.response.content.map((b) => b.text ?? "").join("");
 
@@ -65,8 +51,8 @@ async function ask(
   data: unknown,
   opts: { jobId?: string } = {},
 ): Promise<{ job: Job; answer: Answer }> {
-  const job = await queue.add("ask", data, opts);
-  const answer = (await job.waitUntilFinished(events, 20_000)) as Answer;
+  const job = await plain.queue.add("ask", data, opts);
+  const answer = (await job.waitUntilFinished(plain.events, 20_000)) as Answer;
   return { job, answer };
 }
 
@@ -77,7 +63,7 @@ describe("the coordinator queue, used with plain bullmq", () => {
     expect(answer.runId).toBe(job.id);
     expect(answer.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(answer.response.role).toBe("assistant");
-    const stored = await queue.getJob(job.id ?? "");
+    const stored = await plain.queue.getJob(job.id ?? "");
     expect(stored?.returnvalue).toEqual(answer);
     expect(stored?.data).toEqual({ input: "hello" });
   });
@@ -94,30 +80,30 @@ describe("the coordinator queue, used with plain bullmq", () => {
 
   it("answers a follow-up to a busy session after the running run, in its own run", async () => {
     const sessionId = `s-${randomUUID()}`;
-    const slow = await queue.add("ask", { sessionId, input: "slow one" });
+    const slow = await plain.queue.add("ask", { sessionId, input: "slow one" });
     await waitForState(slow, "active");
-    const follow = await queue.add("ask", { sessionId, input: "and then?", followUp: true });
+    const follow = await plain.queue.add("ask", { sessionId, input: "and then?", followUp: true });
     const [a, b] = (await Promise.all([
-      slow.waitUntilFinished(events, 20_000),
-      follow.waitUntilFinished(events, 20_000),
+      slow.waitUntilFinished(plain.events, 20_000),
+      follow.waitUntilFinished(plain.events, 20_000),
     ])) as Answer[];
     expect(textOf(a as Answer)).toBe("seen: slow one");
     expect(textOf(b as Answer)).toBe("seen: slow one | and then?");
     const [doneSlow, doneFollow] = await Promise.all([
-      queue.getJob(slow.id ?? ""),
-      queue.getJob(follow.id ?? ""),
+      plain.queue.getJob(slow.id ?? ""),
+      plain.queue.getJob(follow.id ?? ""),
     ]);
     expect(doneFollow?.finishedOn).toBeGreaterThanOrEqual(doneSlow?.finishedOn ?? Infinity);
   });
 
   it("lets an input to a busy session join the running run: both jobs get its response", async () => {
     const sessionId = `s-${randomUUID()}`;
-    const slow = await queue.add("ask", { sessionId, input: "slow two" });
+    const slow = await plain.queue.add("ask", { sessionId, input: "slow two" });
     await waitForToolStart(sessionId);
-    const joined = await queue.add("ask", { sessionId, input: "also this" });
+    const joined = await plain.queue.add("ask", { sessionId, input: "also this" });
     const [a, b] = (await Promise.all([
-      slow.waitUntilFinished(events, 20_000),
-      joined.waitUntilFinished(events, 20_000),
+      slow.waitUntilFinished(plain.events, 20_000),
+      joined.waitUntilFinished(plain.events, 20_000),
     ])) as Answer[];
     expect(textOf(a as Answer)).toBe("seen: slow two | also this");
     expect(b?.response).toEqual(a?.response);
@@ -148,14 +134,14 @@ describe("the coordinator queue, used with plain bullmq", () => {
     const again = await ask({ sessionId, input: "first" }, { jobId });
     expect(again.answer).toEqual(first.answer);
     await again.job.remove();
-    const other = await queue.add(
+    const other = await plain.queue.add(
       "ask",
       { sessionId, input: "something else" },
       { jobId, attempts: 3, backoff: { type: "fixed", delay: 10 } },
     );
     const reason = `invalid request: jobId: ${jobId} was already used in session ${sessionId} for a different input`;
-    await expect(other.waitUntilFinished(events, 10_000)).rejects.toThrow(reason);
-    const failed = await queue.getJob(jobId);
+    await expect(other.waitUntilFinished(plain.events, 10_000)).rejects.toThrow(reason);
+    const failed = await plain.queue.getJob(jobId);
     expect(await failed?.getState()).toBe("failed");
     expect(failed?.failedReason).toBe(reason);
     expect(failed?.attemptsStarted).toBe(1);
@@ -196,12 +182,12 @@ describe("bad jobs fail at once, naming the field", () => {
   ];
 
   it.each(bad)("refuses %s after exactly one attempt", async (_name, data, reason) => {
-    const job = await queue.add("bad", data, {
+    const job = await plain.queue.add("bad", data, {
       attempts: 3,
       backoff: { type: "fixed", delay: 10 },
     });
-    await expect(job.waitUntilFinished(events, 10_000)).rejects.toThrow(reason);
-    const failed = await queue.getJob(job.id ?? "");
+    await expect(job.waitUntilFinished(plain.events, 10_000)).rejects.toThrow(reason);
+    const failed = await plain.queue.getJob(job.id ?? "");
     expect(await failed?.getState()).toBe("failed");
     expect(failed?.failedReason).toContain("invalid request");
     expect(failed?.attemptsStarted).toBe(1);

@@ -7,29 +7,12 @@
 
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import {
-  type AgentTool,
-  type CoordinatorHandle,
-  createOpenAILlmCall,
-  registerTool,
-  startCoordinator,
-  ToolStore,
-  YiemClient,
-} from "@yiem/core";
-import {
-  type ScriptedModelServer,
-  type ScriptedReply,
-  type ScriptedRequest,
-  startScriptedModelServer,
-  startTestRedis,
-  type TestRedis,
-} from "@yiem/testing";
+import type { AgentTool } from "@yiem/core";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { Job } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  openPlainCoordinatorQueue,
-  type PlainCoordinatorQueue,
-} from "../support/plainCoordinatorQueue.js";
+import { describe, expect, it } from "vitest";
+import { useInProcessCoordinator } from "../support/inProcessCoordinator.js";
+import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
 const RUNS = 200;
 const INPUT_BYTES = 900 * 1024;
@@ -75,41 +58,20 @@ async function heapAfterGc(gc: () => void): Promise<number> {
   return process.memoryUsage().heapUsed;
 }
 
-let redis: TestRedis;
-let model: ScriptedModelServer;
-let coordinator: CoordinatorHandle;
-let client: YiemClient;
-let plain: PlainCoordinatorQueue;
-
-beforeAll(async () => {
-  redis = await startTestRedis({ privateServer: true });
-  model = await startScriptedModelServer({ respond });
-  const toolStore = new ToolStore({ name: "parked-memory" });
-  registerTool(toolStore, gate);
-  coordinator = await startCoordinator({
-    redis: redis.url,
-    prefix: redis.prefix,
-    llmCall: createOpenAILlmCall({ model: "scripted-model", baseURL: model.baseURL, apiKey: "k" }),
-    toolStore,
-    concurrency: RUNS,
-  });
-  client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
-  plain = await openPlainCoordinatorQueue(redis.url, redis.prefix);
-}, 60_000);
-
-afterAll(async () => {
-  await plain?.close();
-  await client?.close();
-  await coordinator?.close(1000);
-  await model?.close();
-  await redis?.stop();
+const local = useInProcessCoordinator({
+  respond,
+  tools: [gate],
+  storeName: "parked-memory",
+  privateRedis: true,
+  coordinator: { concurrency: RUNS },
 });
+const plain = usePlainCoordinatorQueue(local);
 
 /** Waits until `count` calls await approval and no session is held (every run parked). */
 async function waitUntilParked(count: number): Promise<void> {
   for (let i = 0; i < 1200; i++) {
-    const pending = await client.pendingApprovals();
-    if (pending.length >= count && coordinator.heldSessions() === 0) return;
+    const pending = await local.client.pendingApprovals();
+    if (pending.length >= count && local.coordinator.heldSessions() === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`fewer than ${count} runs parked`);
@@ -139,14 +101,14 @@ describe("a parked run holds nothing on its coordinator", () => {
     // A first run parks and ends, so the code paths are warm before the baseline.
     const warm = await addRequest("warm");
     await waitUntilParked(1);
-    await client.approve("parked-warm", "warm-1");
+    await local.client.approve("parked-warm", "warm-1");
     await answerOf(warm);
     const before = await heapAfterGc(gc);
 
     const jobs: string[] = [];
     for (let i = 0; i < RUNS; i++) jobs.push(await addRequest(`p${i}`));
     await waitUntilParked(RUNS);
-    model.requests.splice(0); // the scripted model keeps every request it got, inputs included
+    local.model.requests.splice(0); // the scripted model keeps every request it got, inputs included
     const parked = await heapAfterGc(gc);
     const perRun = (parked - before) / RUNS;
     console.log(
@@ -154,7 +116,7 @@ describe("a parked run holds nothing on its coordinator", () => {
     );
     expect(perRun).toBeLessThan(PER_RUN_BOUND_BYTES);
 
-    for (let i = 0; i < RUNS; i++) await client.approve(`parked-p${i}`, `p${i}-1`);
+    for (let i = 0; i < RUNS; i++) await local.client.approve(`parked-p${i}`, `p${i}-1`);
     expect(await Promise.all(jobs.map(answerOf))).toEqual(
       jobs.map((_, i) => `final p${i}: opened p${i}`),
     );

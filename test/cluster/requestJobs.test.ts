@@ -7,13 +7,10 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import type { Job, Queue, QueueEvents } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Job } from "bullmq";
+import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import {
-  openPlainCoordinatorQueue,
-  type PlainCoordinatorQueue,
-} from "../support/plainCoordinatorQueue.js";
+import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
 type Answer = { sessionId: string; runId: string };
 
@@ -44,35 +41,24 @@ const cluster = useTestCluster({
   env: { YIEM_REQUEST_RETENTION_S: String(RETENTION_S) },
 });
 
-let plain: PlainCoordinatorQueue;
-let queue: Queue;
-let events: QueueEvents;
-
-beforeAll(async () => {
-  plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
-  ({ queue, events } = plain);
-});
-
-afterAll(async () => {
-  await plain.close();
-});
+const plain = usePlainCoordinatorQueue(cluster);
 
 /** Adds a request job as the README does (no options) and waits for its answer. */
 async function ask(data: unknown): Promise<{ job: Job; answer: Answer }> {
-  const job = await queue.add("ask", data);
-  const answer = (await job.waitUntilFinished(events, 20_000)) as Answer;
+  const job = await plain.queue.add("ask", data);
+  const answer = (await job.waitUntilFinished(plain.events, 20_000)) as Answer;
   return { job, answer };
 }
 
 describe("request jobs added without options", () => {
   it("are removed once their retention has passed", async () => {
     const { job: first } = await ask({ input: "first" });
-    expect(await queue.getJob(first.id ?? "")).toBeDefined(); // kept until its retention passed
+    expect(await plain.queue.getJob(first.id ?? "")).toBeDefined(); // kept until its retention passed
     await sleep(RETENTION_S * 1000 + 500);
     // BullMQ removes finished jobs past their age when another job finishes: the next one.
     const { job: next } = await ask({ input: "next" });
-    expect(await queue.getJob(first.id ?? "")).toBeUndefined();
-    expect(await queue.getJob(next.id ?? "")).toBeDefined();
+    expect(await plain.queue.getJob(first.id ?? "")).toBeUndefined();
+    expect(await plain.queue.getJob(next.id ?? "")).toBeDefined();
   });
 });
 
@@ -92,7 +78,7 @@ describe("the session of a job without sessionId", () => {
   });
 
   it("stays the same when the job is delivered again after its coordinator died", async () => {
-    const job = await queue.add("ask", { input: "crash r1" });
+    const job = await plain.queue.add("ask", { input: "crash r1" });
     while (crashRequests === 0) await sleep(50); // the run is on the model: the input is recorded
     const field = await plain.connection.hget(
       `${cluster.redis.prefix}:bull:coordinator:${job.id}`,
@@ -103,7 +89,7 @@ describe("the session of a job without sessionId", () => {
     first?.signal("SIGKILL");
     await first?.exited;
     await cluster.addCoordinator();
-    const answer = (await job.waitUntilFinished(events, 30_000)) as Answer;
+    const answer = (await job.waitUntilFinished(plain.events, 30_000)) as Answer;
     expect(crashRequests).toBe(2); // asked again by the coordinator that took the job over
     expect(answer.sessionId).toBe(field);
     const messages = await cluster.client.messages(answer.sessionId);

@@ -4,8 +4,7 @@ import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { type Job, Queue, Worker } from "bullmq";
 import { afterAll, describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger } from "../support/faults.js";
+import { useLedgerCluster } from "../support/faults.js";
 
 type Wire = { role: string; content: unknown };
 
@@ -45,12 +44,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return { workers: 2, model: { respond }, env: { YIEM_TEST_LEDGER: ledger.path } };
-});
+const { cluster, ledger } = useLedgerCluster({ workers: 2, model: { respond } });
 
 const queues = new Map<string, Queue>();
 

@@ -4,17 +4,14 @@ import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import type { ScriptedRequest } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
 import {
-  createLedger,
-  type Ledger,
   leaseHolderPid,
   normalizeTranscript,
   recordFigure,
+  useLedgerCluster,
 } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
-let ledger: Ledger;
 /** Called when the model receives a request whose last user message starts with the key. */
 const onModelRequest = new Map<string, () => void>();
 
@@ -27,14 +24,10 @@ function respond(request: ScriptedRequest) {
   return text.includes("slowmodel") ? { ...reply, delayMs: 800 } : reply;
 }
 
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 2,
-    coordinators: 2,
-    model: { respond },
-    env: { YIEM_TEST_LEDGER: ledger.path },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 2,
+  coordinators: 2,
+  model: { respond },
 });
 
 /**

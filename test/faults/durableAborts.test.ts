@@ -12,8 +12,7 @@ import { Job, Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, leaseHolderPid, recordFigure } from "../support/faults.js";
+import { recordFigure, useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
 
 type Wire = { role: string; content: unknown };
 
@@ -39,15 +38,10 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 1,
-    model: { respond },
-    env: { YIEM_TEST_LEDGER: ledger.path, YIEM_SHUTDOWN_GRACE_MS: "200" },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 1,
+  model: { respond },
+  env: { YIEM_SHUTDOWN_GRACE_MS: "200" },
 });
 
 let toolQueue: { queue: Queue; connection: Redis } | undefined;
@@ -74,13 +68,8 @@ async function sendAndWaitFor(text: string, type: BusEvent["type"]) {
 }
 
 /** Waits until no coordinator holds the session (its run is parked). */
-async function waitUntilParked(sessionId: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await leaseHolderPid(cluster.redis.url, cluster.redis.prefix, sessionId)) === undefined)
-      return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`session ${sessionId} is still held`);
+function waitUntilParked(sessionId: string): Promise<void> {
+  return waitUntilSessionUnheld(cluster.redis.url, cluster.redis.prefix, sessionId);
 }
 
 /** SIGTERMs every coordinator and waits until each has exited. */

@@ -4,15 +4,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import type { Queue, QueueEvents } from "bullmq";
-import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
-import {
-  openPlainCoordinatorQueue,
-  type PlainCoordinatorQueue,
-} from "../support/plainCoordinatorQueue.js";
+import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
 /** Answers at once with the number of user messages it was sent (the session's length). */
 function respond(request: ScriptedRequest): ScriptedReply {
@@ -26,22 +21,10 @@ const cluster = useTestCluster({
   redis: { privateServer: true },
 });
 
-let plain: PlainCoordinatorQueue;
-let queue: Queue;
-let events: QueueEvents;
-let redis: Redis;
-
-beforeAll(async () => {
-  plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
-  ({ queue, events, connection: redis } = plain);
-});
-
-afterAll(async () => {
-  await plain.close();
-});
+const plain = usePlainCoordinatorQueue(cluster);
 
 async function commandsProcessed(): Promise<number> {
-  const info = await redis.info("stats");
+  const info = await plain.connection.info("stats");
   return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? Number.NaN);
 }
 
@@ -54,11 +37,11 @@ function whenAllComplete(ids: string[]) {
   });
   const onCompleted = ({ jobId }: { jobId: string }) => {
     if (open.delete(jobId) && open.size === 0) {
-      events.off("completed", onCompleted);
+      plain.events.off("completed", onCompleted);
       resolve();
     }
   };
-  events.on("completed", onCompleted);
+  plain.events.on("completed", onCompleted);
   return { all, count: () => ids.length - open.size };
 }
 
@@ -68,7 +51,7 @@ async function burst(size: number, during?: (finished: () => number) => Promise<
   const ids = Array.from({ length: size }, (_, i) => `${sessionId}-${i + 1}`);
   const completed = whenAllComplete(ids);
   const before = await commandsProcessed();
-  await queue.addBulk(
+  await plain.queue.addBulk(
     ids.map((jobId, i) => ({
       name: "follow-up",
       data: { sessionId, input: `follow-up ${i + 1}`, followUp: true },
@@ -90,8 +73,8 @@ describe("faults: a burst of follow-ups to one busy session", () => {
     const large = await burst(2000, async (finished) => {
       while (finished() < 500) await new Promise((resolve) => setTimeout(resolve, 20));
       const started = Date.now();
-      const job = await queue.add("other", { input: "unrelated question" });
-      await job.waitUntilFinished(events, 60_000);
+      const job = await plain.queue.add("other", { input: "unrelated question" });
+      await job.waitUntilFinished(plain.events, 60_000);
       otherMs = Date.now() - started;
       finishedWhenAnswered = finished();
     });

@@ -7,8 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { recordFigure, useLedgerCluster } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 /** The tools of this cluster: `ledgerSingle` only. */
@@ -17,20 +16,14 @@ const toolsDir = fileURLToPath(new URL("../support/singleSlotTools/", import.met
 /** The default lock of a tool job (`YIEM_LOCK_MS`), which these processes keep. */
 const DEFAULT_LOCK_MS = 30_000;
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 2,
-    model: { respond: faultModel },
-    env: {
-      YIEM_TEST_LEDGER: ledger.path,
-      YIEM_TOOLS_DIR: toolsDir,
-      YIEM_LOCK_MS: String(DEFAULT_LOCK_MS),
-      YIEM_STALLED_INTERVAL_MS: "30000",
-    },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 2,
+  model: { respond: faultModel },
+  env: {
+    YIEM_TOOLS_DIR: toolsDir,
+    YIEM_LOCK_MS: String(DEFAULT_LOCK_MS),
+    YIEM_STALLED_INTERVAL_MS: "30000",
+  },
 });
 
 function textOf(message: { content: Array<{ type: string; text?: string }> }): string {

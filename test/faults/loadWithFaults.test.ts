@@ -1,24 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { AgentMessage, AssistantMessage } from "@yiem/core";
 import { describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { recordFigure, useLedgerCluster } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 const SESSIONS = Number(process.env.YIEM_LOAD_SESSIONS ?? 500);
 const TURNS = 3;
 const WORKERS = 4;
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: WORKERS,
-    coordinators: 2,
-    model: { respond: faultModel },
-    env: { YIEM_TEST_LEDGER: ledger.path, LOG_LEVEL: "info" },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: WORKERS,
+  coordinators: 2,
+  model: { respond: faultModel },
+  env: { LOG_LEVEL: "info" },
 });
 
 /** SIGKILLs a random live worker every `everyMs` and starts a replacement, until stopped. */

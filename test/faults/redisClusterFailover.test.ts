@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { redisSupportsCluster } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
-import { type TestCluster, useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import type { TestCluster } from "../support/cluster.js";
+import { recordFigure, useLedgerCluster } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 /**
@@ -38,16 +38,11 @@ function textOf(message: { content: Array<{ type: string; text?: string }> }): s
 }
 
 describe.skipIf(!supported)("faults: a Redis Cluster master dies", () => {
-  let ledger: Ledger;
-  const cluster = useTestCluster(async () => {
-    ledger = await createLedger();
-    return {
-      workers: 2,
-      coordinators: 2,
-      redisCluster: true,
-      model: { respond: faultModel },
-      env: { YIEM_TEST_LEDGER: ledger.path },
-    };
+  const { cluster, ledger } = useLedgerCluster({
+    workers: 2,
+    coordinators: 2,
+    redisCluster: true,
+    model: { respond: faultModel },
   });
 
   it("answers every run when the master of the coordinator queue is SIGKILLed mid-run", async () => {

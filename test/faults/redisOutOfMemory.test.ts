@@ -4,25 +4,19 @@
  */
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { recordFigure, useLedgerCluster } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 const RUNS = 20;
 const OOM_MS = 3000;
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 2,
-    model: { respond: faultModel },
-    // Locks outlive the outage: a lock that cannot be renewed for longer would (rightly)
-    // hand the call to another worker, which is a different scenario (workerFaults).
-    env: { YIEM_TEST_LEDGER: ledger.path, YIEM_LOCK_MS: "15000", YIEM_LEASE_MS: "8000" },
-    redis: { privateServer: true },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 2,
+  model: { respond: faultModel },
+  // Locks outlive the outage: a lock that cannot be renewed for longer would (rightly)
+  // hand the call to another worker, which is a different scenario (workerFaults).
+  env: { YIEM_LOCK_MS: "15000", YIEM_LEASE_MS: "8000" },
+  redis: { privateServer: true },
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {

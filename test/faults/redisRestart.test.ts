@@ -3,20 +3,14 @@ import { RedisUnavailableError, YiemClient } from "@yiem/core";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { recordFigure, useLedgerCluster } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 2,
-    model: { respond: faultModel },
-    env: { YIEM_TEST_LEDGER: ledger.path, YIEM_LEASE_MS: "8000", YIEM_LOCK_MS: "8000" },
-    redis: { privateServer: true, appendOnly: true },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 2,
+  model: { respond: faultModel },
+  env: { YIEM_LEASE_MS: "8000", YIEM_LOCK_MS: "8000" },
+  redis: { privateServer: true, appendOnly: true },
 });
 
 describe("faults: Redis restarts mid-run (AOF on)", () => {

@@ -4,19 +4,12 @@ import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import type { TestProcess } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, recordFigure } from "../support/faults.js";
+import { recordFigure, useLedgerCluster } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
-let ledger: Ledger;
-
-const cluster = useTestCluster(async () => {
-  ledger = await createLedger();
-  return {
-    workers: 3,
-    model: { respond: faultModel },
-    env: { YIEM_TEST_LEDGER: ledger.path },
-  };
+const { cluster, ledger } = useLedgerCluster({
+  workers: 3,
+  model: { respond: faultModel },
 });
 
 /** Sends `text` and resolves with the worker process running the call `callId` (from its first update). */

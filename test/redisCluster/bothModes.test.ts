@@ -11,8 +11,8 @@ import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { faultModel } from "../faults/scriptedFaultModel.js";
 import { runCli } from "../support/cliProcess.js";
-import { type TestCluster, useTestCluster } from "../support/cluster.js";
-import { createLedger, type Ledger, leaseHolderPid } from "../support/faults.js";
+import type { TestCluster } from "../support/cluster.js";
+import { leaseHolderPid, useLedgerCluster } from "../support/faults.js";
 
 /**
  * The same scenarios on a single Redis and on a 3+3 Redis Cluster: a parallel batch over two
@@ -119,19 +119,15 @@ if (!clusterSupported) {
 }
 
 describe.each(modes)("on $name", ({ redisCluster }) => {
-  let ledger: Ledger;
   const skip = redisCluster && !clusterSupported;
-  const cluster = useTestCluster(async () => {
-    ledger = await createLedger();
-    return {
-      workers: 2,
-      coordinators: 2,
-      redisCluster: redisCluster && !skip,
-      model: { respond },
-      // Three calls at once per worker and shard (a cluster has 3 shards): the batch of six
-      // runs all at once, and only on both workers together.
-      env: { YIEM_TEST_LEDGER: ledger.path, WORKER_CONCURRENCY: redisCluster ? "9" : "3" },
-    };
+  const { cluster, ledger } = useLedgerCluster({
+    workers: 2,
+    coordinators: 2,
+    redisCluster: redisCluster && !skip,
+    model: { respond },
+    // Three calls at once per worker and shard (a cluster has 3 shards): the batch of six
+    // runs all at once, and only on both workers together.
+    env: { WORKER_CONCURRENCY: redisCluster ? "9" : "3" },
   });
 
   it.skipIf(skip)("runs a parallel batch on two workers and keeps call order", async () => {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentMessage, clusterKeys, connectRedis, type RedisTarget } from "@yiem/core";
+import { type TestCluster, type TestClusterOptions, useTestCluster } from "./cluster.js";
 import { repoRoot } from "./processes.js";
 
 /** A ledger file the fault-test tools append to, one line per execution: `<callId> <label> <pid>`. */
@@ -37,6 +38,31 @@ export async function createLedger(): Promise<Ledger> {
   };
 }
 
+/**
+ * Starts a test cluster for the calling file (`useTestCluster` with `options`) whose tools
+ * record every execution in a fresh ledger: its path is added to the env as
+ * `YIEM_TEST_LEDGER`. The returned ledger stands for that one; reading it outside a test throws.
+ *
+ * @example const { cluster, ledger } = useLedgerCluster({ workers: 2, model: { respond } });
+ */
+export function useLedgerCluster(options: TestClusterOptions): {
+  cluster: TestCluster;
+  ledger: Ledger;
+} {
+  let current: Ledger | undefined;
+  const cluster = useTestCluster(async () => {
+    current = await createLedger();
+    return { ...options, env: { ...options.env, YIEM_TEST_LEDGER: current.path } };
+  });
+  const ledger = new Proxy({} as Ledger, {
+    get(_target, property) {
+      if (!current) throw new Error("the ledger is not created yet (used outside a test?)");
+      return current[property as keyof Ledger];
+    },
+  });
+  return { cluster, ledger };
+}
+
 /** A transcript without timestamps, usage or model metadata: what must be equal across runs. */
 export function normalizeTranscript(messages: AgentMessage[]): unknown[] {
   return messages.map((message) => {
@@ -66,6 +92,22 @@ export async function leaseHolderPid(
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Waits until no coordinator holds the session's lease (its run is parked or over), polling
+ * every 50 ms; throws after 10 s, naming the session.
+ */
+export async function waitUntilSessionUnheld(
+  redisTarget: RedisTarget,
+  prefix: string,
+  sessionId: string,
+): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await leaseHolderPid(redisTarget, prefix, sessionId)) === undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`session ${sessionId} is still held`);
 }
 
 /** One scenario's figures for docs/RELIABILITY.md. */

@@ -1,5 +1,6 @@
 import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
 
 /** The coordinator queue as any BullMQ user opens it: no Yiem code, only its name and prefix. */
 export interface PlainCoordinatorQueue {
@@ -40,4 +41,30 @@ export async function openPlainCoordinatorQueue(
       connection.disconnect();
     },
   };
+}
+
+/**
+ * Opens the coordinator queue of `cluster` with plain bullmq for the tests of the calling file
+ * (in `beforeAll`, after the cluster started) and closes it in `afterAll`. The returned object
+ * stands for the open queue; reading it outside a test throws.
+ *
+ * @example const plain = usePlainCoordinatorQueue(cluster); // then plain.queue.add("ask", data)
+ */
+export function usePlainCoordinatorQueue(cluster: {
+  redis: { url: string; prefix: string };
+}): PlainCoordinatorQueue {
+  let current: PlainCoordinatorQueue | undefined;
+  beforeAll(async () => {
+    current = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  return new Proxy({} as PlainCoordinatorQueue, {
+    get(_target, property) {
+      if (!current)
+        throw new Error("the plain coordinator queue is not open (used outside a test?)");
+      return current[property as keyof PlainCoordinatorQueue];
+    },
+  });
 }

@@ -117,8 +117,8 @@ outage in the few milliseconds an append is in flight (once in about 4,000 runs 
 kills). An append whose messages already are the transcript's last ones is now taken for such
 a resend and writes nothing (\`appendMessages-3.lua\`, \`appendMessage-3.lua\`: a tool result
 carries its call id and time, so no two appends of a run are alike;
-\`test/cluster/pipelinedTranscript.test.ts\`). The fourth run, with the first three fixes, is the
-one in the table below (the resend fix came after it).
+\`test/cluster/pipelinedTranscript.test.ts\`). The run in the table below is
+the same seed on main with every fix above.
 
 ${figures}`;
 }

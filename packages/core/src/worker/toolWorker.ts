@@ -116,7 +116,7 @@ interface QueueLock {
 }
 
 /**
- * The lock of tool queue `queue`: `lockDurationMs` and `stalledIntervalMs`, except on the
+ * The lock of tool queue `queue`: the process's (`ctx.runtime`), except on the
  * queue of a limited tool, where a job's lock is at most `limitedLockDurationMs` (5 s) and
  * stalled jobs are looked for every half lock. There a dead worker's call holds a slot the
  * tool's other calls wait for, cluster-wide; elsewhere it holds only itself. The cost: a
@@ -124,9 +124,10 @@ interface QueueLock {
  * lock, and the call is handed out again (within its `retries`; with none, its new holder
  * waits one lock for the first one's result).
  */
-function lockOfQueue(options: ToolWorkerOptions, queue: string): QueueLock {
-  const lockMs = options.lockDurationMs ?? DEFAULTS.lockDurationMs;
-  const stalledIntervalMs = options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs;
+function lockOfQueue(ctx: WorkerContext, queue: string): QueueLock {
+  const { options, runtime } = ctx;
+  const lockMs = runtime.lockDurationMs;
+  const stalledIntervalMs = runtime.workerOptions.stalledInterval ?? DEFAULTS.stalledIntervalMs;
   if (!limitedToolQueues(options.toolStore.tools.values()).has(queue)) {
     return { lockMs, stalledIntervalMs };
   }
@@ -409,7 +410,7 @@ function startQueueWorker(
 function startShardWorkers(ctx: WorkerContext, queue: string): Worker[] {
   const shards = ctx.keys.toolQueues(queue);
   const concurrency = Math.ceil(concurrencyOf(ctx.options) / shards.length);
-  const lock = lockOfQueue(ctx.options, queue);
+  const lock = lockOfQueue(ctx, queue);
   return shards.map((name) => startQueueWorker(ctx, name, concurrency, lock));
 }
 

@@ -188,12 +188,15 @@ describe("the Redis roles of docs/SECURITY.md, as real ACL users", () => {
     // Plain BullMQ as the client: the decisions queue is refused, the coordinator queue fails it.
     const decision = { decision: { sessionId, toolCallId: "a1-1", approved: true, ...forged } };
     await expect(queueAs("client", "decisions").add("decide", decision)).rejects.toThrow(/NOPERM/);
-    const onRequests = await queueAs("client", "coordinator").add("decide", decision);
+    // The reader starts before the job goes in: a failure it missed would read as a timeout.
     const events = new QueueEvents("coordinator", {
       connection: redisAs("client"),
       prefix: `${cluster.redis.prefix}:bull`,
+      lastEventId: "0-0",
     });
     opened.unshift(events);
+    await events.waitUntilReady();
+    const onRequests = await queueAs("client", "coordinator").add("decide", decision);
     await expect(onRequests.waitUntilFinished(events, 10_000)).rejects.toThrow(
       /^invalid request: decision: decisions are not taken on the coordinator queue/,
     );

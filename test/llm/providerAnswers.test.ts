@@ -41,7 +41,9 @@ describe.each<Mode>(["plain", "stream"])("provider answers over HTTP (%s)", (mod
       { type: "text", text: "I'm sorry, I can't assist with that request." },
     ]);
     expect(answer.errorMessage).toBeUndefined();
-    expect(deltas.join("")).toBe(mode === "stream" ? "I'm sorry, I can't assist with that request." : "");
+    expect(deltas.join("")).toBe(
+      mode === "stream" ? "I'm sorry, I can't assist with that request." : "",
+    );
   });
 
   it("reads only choice 0 of an OpenAI answer with two choices (n: 2)", async () => {
@@ -132,6 +134,8 @@ describe("provider answers over HTTP: a stream that fails part way", () => {
     expect(answer.stopReason).toBe("error");
     expect(answer.content).toEqual([{ type: "text", text: "Paris is sunny today, 21" }]);
     expect(answer.model).toBe("gpt-4o-2024-08-06");
-    expect(answer.errorMessage).toContain("The server had an error while processing your request");
+    expect(answer.errorMessage).toBe(
+      "Error in the model server's stream: The server had an error while processing your request. Sorry about that!",
+    );
   });
 });

@@ -25,7 +25,9 @@ export function mapUsage(usage: unknown): LlmUsage | undefined {
   const inputTokens = numberOrUndefined(usage.prompt_tokens) ?? 0;
   const completionTokens = numberOrUndefined(usage.completion_tokens) ?? 0;
   const total = numberOrUndefined(usage.total_tokens);
-  const reasoningTokens = numberOrUndefined(detail(usage.completion_tokens_details, "reasoning_tokens"));
+  const reasoningTokens = numberOrUndefined(
+    detail(usage.completion_tokens_details, "reasoning_tokens"),
+  );
   const apart =
     reasoningTokens !== undefined &&
     reasoningCountedApart({ inputTokens, completionTokens, reasoningTokens, total });

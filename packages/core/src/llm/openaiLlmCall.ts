@@ -5,11 +5,11 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { AssistantMessage, LlmCall, LlmCallOptions, LlmRequest } from "../types/index.js";
+import type { CompletionParts } from "./completionParts.js";
 import { describeLlmError } from "./describeLlmError.js";
 import { readCompletion } from "./readCompletion.js";
 import { isRetryableError, type RetryPolicy, retryDelayMs, sleep } from "./retryPolicy.js";
 import { StreamAccumulator } from "./streamAccumulator.js";
-import type { CompletionParts } from "./completionParts.js";
 import {
   type AssistantMeta,
   failedAssistantMessage,

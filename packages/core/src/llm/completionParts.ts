@@ -7,6 +7,8 @@ import type { ToolCallContent } from "../types/index.js";
 export interface CompletionParts {
   text: string;
   thinking: string;
+  /** The model's refusal (`refusal` of the message or its deltas); "" when it answered. */
+  refusal: string;
   /**
    * The tool calls as received, not read yet: `arguments` is `{}` and `rawArguments` the
    * text the server sent (absent when none came), `id` empty when none came.
@@ -20,5 +22,5 @@ export interface CompletionParts {
 
 /** Empty parts, to fill in. */
 export function emptyParts(): CompletionParts {
-  return { text: "", thinking: "", toolCalls: [] };
+  return { text: "", thinking: "", refusal: "", toolCalls: [] };
 }

@@ -8,7 +8,8 @@ const MAX_ERROR_LENGTH = 1000;
  * A one-line, secret-free description of a failed model call, for `errorMessage`.
  *
  * HTTP errors read `"<status> <server's message>"` (e.g. `"400 model not found"`); connection
- * failures read `"Connection error: <cause>"`; a body that is not JSON reads
+ * failures read `"Connection error: <cause>"`; an error event inside a stream reads
+ * `"Error in the model server's stream: <message>"`; a body that is not JSON reads
  * `"Malformed response from the model server: ..."`. Every secret in `secrets` and any
  * `Bearer` token is replaced by `[redacted]`. Never throws.
  */
@@ -24,6 +25,9 @@ function rawDescription(err: unknown): string {
   if (err instanceof APIError && typeof err.status === "number") {
     const text = err.message.trim();
     return text.startsWith(String(err.status)) ? text : `${err.status} ${text}`;
+  }
+  if (err instanceof APIError && err.status === undefined) {
+    return `Error in the model server's stream: ${err.message.trim()}`;
   }
   if (err instanceof SyntaxError) {
     return `Malformed response from the model server: ${err.message}`;

@@ -5,6 +5,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { AssistantMessage, LlmCall, LlmCallOptions, LlmRequest } from "../types/index.js";
+import type { CompletionParts } from "./completionParts.js";
 import { describeLlmError } from "./describeLlmError.js";
 import { readCompletion } from "./readCompletion.js";
 import { isRetryableError, type RetryPolicy, retryDelayMs, sleep } from "./retryPolicy.js";
@@ -12,6 +13,7 @@ import { StreamAccumulator } from "./streamAccumulator.js";
 import {
   type AssistantMeta,
   failedAssistantMessage,
+  partialFailedMessage,
   partsToAssistantMessage,
 } from "./toAssistantMessage.js";
 
@@ -56,7 +58,10 @@ interface Settings {
   secrets: string[];
 }
 
-type Attempt = { ok: true; message: AssistantMessage } | { ok: false; error: unknown };
+/** An attempt's outcome; a failed stream keeps what it had carried in `partial`. */
+type Attempt =
+  | { ok: true; message: AssistantMessage }
+  | { ok: false; error: unknown; partial?: CompletionParts };
 
 /**
  * An `LlmCall` over the `openai` SDK that works with any OpenAI-compatible server
@@ -67,7 +72,9 @@ type Attempt = { ok: true; message: AssistantMessage } | { ok: false; error: unk
  * an assistant message with `stopReason: "error"` and `errorMessage: "<status> <message>"`;
  * an abort through `signal` stops at once (no retry) with `stopReason: "aborted"`. The API
  * key never appears in an `errorMessage`. Streamed, it tells `onTextDelta` (the call's third
- * argument) each piece of answer text as it arrives.
+ * argument) each piece of answer text as it arrives; a stream that fails part way (an error
+ * event, a cut connection) keeps the text and thinking that came in its error message. A
+ * refusal is the answer's text with `stopReason: "refusal"`.
  *
  * @example
  * const llmCall = createOpenAILlmCall({ model: "qwen3", baseURL: "http://127.0.0.1:8000/v1", stream: true });
@@ -117,7 +124,7 @@ async function callWithRetries(
     if (outcome.ok) return outcome.message;
     if (signal?.aborted) return abortedMessage(settings);
     const retry = isRetryableError(outcome.error) && attempt < settings.policy.maxRetries;
-    if (!retry) return errorMessage(settings, outcome.error);
+    if (!retry) return errorMessage(settings, outcome.error, outcome.partial);
     const waited = await sleep(retryDelayMs(attempt, outcome.error, settings.policy), signal);
     if (!waited) return abortedMessage(settings);
   }
@@ -129,11 +136,9 @@ async function attemptOnce(
   signal: AbortSignal | undefined,
   onTextDelta: TextDeltaSink,
 ): Promise<Attempt> {
+  if (settings.options.stream) return runStreamed(settings, request, signal, onTextDelta);
   try {
-    const message = settings.options.stream
-      ? await runStreamed(settings, request, signal, onTextDelta)
-      : await runPlain(settings, request, signal);
-    return { ok: true, message };
+    return { ok: true, message: await runPlain(settings, request, signal) };
   } catch (error) {
     return { ok: false, error };
   }
@@ -169,22 +174,27 @@ async function runStreamed(
   request: LlmRequest,
   signal: AbortSignal | undefined,
   onTextDelta: TextDeltaSink,
-): Promise<AssistantMessage> {
+): Promise<Attempt> {
   const body: ChatCompletionCreateParamsStreaming = {
     ...baseBody(settings, request),
     stream: true,
     stream_options: { include_usage: true },
   };
-  const stream = await settings.client.chat.completions.create(body, { signal, maxRetries: 0 });
   const accumulator = new StreamAccumulator();
-  // The SDK ends the iteration quietly on abort, so the signal is checked afterwards.
-  for await (const chunk of stream) reportDelta(onTextDelta, accumulator.push(chunk));
-  if (signal?.aborted) return abortedMessage(settings);
+  try {
+    const stream = await settings.client.chat.completions.create(body, { signal, maxRetries: 0 });
+    // The SDK ends the iteration quietly on abort, so the signal is checked afterwards.
+    for await (const chunk of stream) reportDelta(onTextDelta, accumulator.push(chunk));
+  } catch (error) {
+    // An error event or a cut connection part way: what came stays (the deltas showed it).
+    return { ok: false, error, partial: accumulator.finish() };
+  }
+  if (signal?.aborted) return { ok: true, message: abortedMessage(settings) };
   if (accumulator.chunks === 0) {
     const error = "Malformed response from the model server: the stream carried no chunk";
-    return failedAssistantMessage(settings.meta, "error", error);
+    return { ok: true, message: failedAssistantMessage(settings.meta, "error", error) };
   }
-  return partsToAssistantMessage(accumulator.finish(), settings.meta);
+  return { ok: true, message: partsToAssistantMessage(accumulator.finish(), settings.meta) };
 }
 
 /** The request fields shared by both modes; `tools` is omitted when there are none. */
@@ -205,6 +215,12 @@ function abortedMessage(settings: Settings): AssistantMessage {
   return failedAssistantMessage(settings.meta, "aborted", "Request aborted");
 }
 
-function errorMessage(settings: Settings, error: unknown): AssistantMessage {
-  return failedAssistantMessage(settings.meta, "error", describeLlmError(error, settings.secrets));
+function errorMessage(
+  settings: Settings,
+  error: unknown,
+  partial: CompletionParts | undefined,
+): AssistantMessage {
+  const description = describeLlmError(error, settings.secrets);
+  if (partial) return partialFailedMessage(settings.meta, description, partial);
+  return failedAssistantMessage(settings.meta, "error", description);
 }

@@ -1,10 +1,11 @@
 import type { ToolCallContent } from "../types/index.js";
 import type { CompletionParts } from "./completionParts.js";
 import {
+  firstChoice,
   isJsonObject,
   type JsonObject,
+  readContent,
   readReasoning,
-  readTextContent,
   stringOrUndefined,
 } from "./jsonShape.js";
 
@@ -13,24 +14,28 @@ export type ReadResult = { ok: true; parts: CompletionParts } | { ok: false; err
 
 /**
  * Reads a plain (non-streamed) `chat.completion` response, checking its shape as it goes,
- * since OpenAI-compatible servers vary. Uses the first choice. Never throws.
+ * since OpenAI-compatible servers vary. Uses the choice with `index` 0 (see `firstChoice`);
+ * reasoning comes from `reasoning_content` / `reasoning` and from `thinking` content parts, a
+ * refusal from `message.refusal`. Never throws.
  *
  * @example
  * readCompletion({ choices: [{ message: { content: "hi" }, finish_reason: "stop" }] })
- * // { ok: true, parts: { text: "hi", thinking: "", toolCalls: [], finishReason: "stop" } }
+ * // { ok: true, parts: { text: "hi", thinking: "", refusal: "", toolCalls: [], finishReason: "stop" } }
  */
 export function readCompletion(response: unknown): ReadResult {
   if (!isJsonObject(response)) {
     return { ok: false, error: `Malformed response from the model server: ${preview(response)}` };
   }
-  const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
-  if (!isJsonObject(choice) || !isJsonObject(choice.message)) {
+  const choice = firstChoice(response.choices);
+  if (!choice || !isJsonObject(choice.message)) {
     return { ok: false, error: "Malformed response from the model server: no choices[0].message" };
   }
   const message = choice.message;
+  const content = readContent(message.content);
   const parts: CompletionParts = {
-    text: readTextContent(message.content),
-    thinking: readReasoning(message),
+    text: content.text,
+    thinking: readReasoning(message) + content.thinking,
+    refusal: stringOrUndefined(message.refusal) ?? "",
     toolCalls: readToolCalls(message.tool_calls),
     finishReason: stringOrUndefined(choice.finish_reason),
     usage: response.usage,

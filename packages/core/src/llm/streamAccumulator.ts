@@ -2,20 +2,23 @@ import type { ToolCallContent } from "../types/index.js";
 import type { CompletionParts } from "./completionParts.js";
 import { emptyParts } from "./completionParts.js";
 import {
+  firstChoice,
   isJsonObject,
   type JsonObject,
+  readContent,
   readReasoning,
-  readTextContent,
   stringOrUndefined,
 } from "./jsonShape.js";
 
 /**
  * Assembles streamed `chat.completion.chunk`s into `CompletionParts`.
  *
- * Content and reasoning deltas are concatenated; tool call deltas are merged by their
- * `index` (the id and name usually arrive first, the arguments in many pieces); the last
- * `finish_reason`, `usage` (the final chunk with empty `choices` when `include_usage` is on)
- * and `model` win. Only the first choice is read. Never throws; odd chunks are ignored.
+ * Content, reasoning (`reasoning_content` / `reasoning` fields, and `thinking` content parts)
+ * and refusal deltas are concatenated; tool call deltas are merged by their `index` (the id
+ * and name usually arrive first, the arguments in many pieces); the last `finish_reason`,
+ * `usage` (the final chunk with empty `choices` when `include_usage` is on) and `model` win.
+ * Only the choice with `index` 0 is read: the chunks of other choices (a request with
+ * `n` > 1) are skipped. Never throws; odd chunks are ignored.
  *
  * @example
  * const acc = new StreamAccumulator();
@@ -36,15 +39,15 @@ export class StreamAccumulator {
     return this.chunkCount;
   }
 
-  /** Adds one chunk; returns the answer text it carried (empty when none). */
+  /** Adds one chunk; returns the answer (or refusal) text it carried (empty when none). */
   push(chunk: unknown): string {
     if (!isJsonObject(chunk)) return "";
     this.chunkCount++;
     const model = stringOrUndefined(chunk.model);
     if (model) this.parts.model = model;
     if (isJsonObject(chunk.usage)) this.parts.usage = chunk.usage;
-    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!isJsonObject(choice)) return "";
+    const choice = firstChoice(chunk.choices);
+    if (!choice) return "";
     const finish = stringOrUndefined(choice.finish_reason);
     if (finish) this.parts.finishReason = finish;
     return isJsonObject(choice.delta) ? this.pushDelta(choice.delta) : "";
@@ -58,15 +61,17 @@ export class StreamAccumulator {
   }
 
   private pushDelta(delta: JsonObject): string {
-    const text = readTextContent(delta.content);
+    const { text, thinking } = readContent(delta.content);
+    const refusal = stringOrUndefined(delta.refusal) ?? "";
     this.parts.text += text;
-    this.parts.thinking += readReasoning(delta);
+    this.parts.refusal += refusal;
+    this.parts.thinking += readReasoning(delta) + thinking;
     if (Array.isArray(delta.tool_calls)) {
       for (const [position, callDelta] of delta.tool_calls.entries()) {
         if (isJsonObject(callDelta)) this.pushToolCallDelta(callDelta, position);
       }
     }
-    return text;
+    return text + refusal;
   }
 
   private pushToolCallDelta(delta: JsonObject, position: number): void {

@@ -1,7 +1,7 @@
 import { normalizeToolCallBlocks } from "../tools/extractToolCalls.js";
-import type { AssistantContent, AssistantMessage, LlmUsage, StopReason } from "../types/index.js";
+import type { AssistantContent, AssistantMessage, StopReason } from "../types/index.js";
 import type { CompletionParts } from "./completionParts.js";
-import { isJsonObject, numberOrUndefined } from "./jsonShape.js";
+import { mapUsage } from "./mapUsage.js";
 
 /** The identity fields every assistant message from this adapter carries. */
 export interface AssistantMeta {
@@ -11,19 +11,18 @@ export interface AssistantMeta {
 }
 
 /**
- * Maps what a completion carried to an `AssistantMessage`: thinking, then text, then tool
- * calls, read by `normalizeToolCallBlocks` (arguments parsed, or `{}` with the payload kept
- * in `rawArguments` when refused; a missing id generated). Tool calls present mean
- * `stopReason: "toolUse"` whatever `finish_reason` says; a `content_filter` finish becomes
- * `stopReason: "error"` with an `errorMessage`. Never throws.
+ * Maps what a completion carried to an `AssistantMessage`: thinking, then text, then the
+ * refusal as text, then tool calls, read by `normalizeToolCallBlocks` (arguments parsed, or
+ * `{}` with the payload kept in `rawArguments` when refused; a missing id generated). Tool
+ * calls present mean `stopReason: "toolUse"` whatever `finish_reason` says; else a refusal
+ * means `stopReason: "refusal"`; a `content_filter` finish becomes `stopReason: "error"` with
+ * an `errorMessage`. Never throws.
  */
 export function partsToAssistantMessage(
   parts: CompletionParts,
   meta: AssistantMeta,
 ): AssistantMessage {
-  const content: AssistantContent[] = [];
-  if (parts.thinking) content.push({ type: "thinking", thinking: parts.thinking });
-  if (parts.text) content.push({ type: "text", text: parts.text });
+  const content = readableContent(parts);
   for (const block of normalizeToolCallBlocks(parts.toolCalls)) content.push(block);
   const message: AssistantMessage = {
     role: "assistant",
@@ -31,7 +30,7 @@ export function partsToAssistantMessage(
     api: meta.api,
     provider: meta.provider,
     model: parts.model || meta.model,
-    stopReason: mapStopReason(parts.finishReason, parts.toolCalls.length > 0),
+    stopReason: stopReasonOf(parts),
     timestamp: Date.now(),
   };
   const usage = mapUsage(parts.usage);
@@ -40,6 +39,21 @@ export function partsToAssistantMessage(
     message.errorMessage = "The model server stopped the answer: content_filter";
   }
   return message;
+}
+
+/** Thinking, text and refusal of `parts` as content blocks, in that order. */
+function readableContent(parts: CompletionParts): AssistantContent[] {
+  const content: AssistantContent[] = [];
+  if (parts.thinking) content.push({ type: "thinking", thinking: parts.thinking });
+  if (parts.text) content.push({ type: "text", text: parts.text });
+  if (parts.refusal) content.push({ type: "text", text: parts.refusal });
+  return content;
+}
+
+function stopReasonOf(parts: CompletionParts): StopReason {
+  const hasToolCalls = parts.toolCalls.length > 0;
+  if (parts.refusal && !hasToolCalls) return "refusal";
+  return mapStopReason(parts.finishReason, hasToolCalls);
 }
 
 /**
@@ -63,18 +77,6 @@ export function mapStopReason(finishReason: string | undefined, hasToolCalls: bo
 }
 
 /**
- * Maps OpenAI usage (`prompt_tokens`, `completion_tokens`, `total_tokens`) to `LlmUsage`;
- * `undefined` when the server sent none. A missing total is the sum of the other two.
- */
-export function mapUsage(usage: unknown): LlmUsage | undefined {
-  if (!isJsonObject(usage)) return undefined;
-  const inputTokens = numberOrUndefined(usage.prompt_tokens) ?? 0;
-  const outputTokens = numberOrUndefined(usage.completion_tokens) ?? 0;
-  const totalTokens = numberOrUndefined(usage.total_tokens) ?? inputTokens + outputTokens;
-  return { inputTokens, outputTokens, totalTokens };
-}
-
-/**
  * The assistant message that stands for a failed call: no content, `stopReason` `error` or
  * `aborted`, and the reason in `errorMessage`.
  */
@@ -93,4 +95,22 @@ export function failedAssistantMessage(
     errorMessage,
     timestamp: Date.now(),
   };
+}
+
+/**
+ * The assistant message of a stream that failed after some of it came: `stopReason: "error"`
+ * with `errorMessage`, keeping the thinking and text that arrived (the live deltas showed
+ * them) and the usage if any; tool calls, possibly cut, are left out so none runs.
+ */
+export function partialFailedMessage(
+  meta: AssistantMeta,
+  errorMessage: string,
+  parts: CompletionParts,
+): AssistantMessage {
+  const message = failedAssistantMessage(meta, "error", errorMessage);
+  message.content = readableContent(parts);
+  if (parts.model) message.model = parts.model;
+  const usage = mapUsage(parts.usage);
+  if (usage) message.usage = usage;
+  return message;
 }

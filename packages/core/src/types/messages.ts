@@ -2,16 +2,31 @@ import type { AssistantContent, MessageContent } from "./content.js";
 
 /** Token counts reported by the model server (or by a tool that calls a model). */
 export interface LlmUsage {
+  /** Prompt tokens, cached ones included. */
   inputTokens: number;
+  /** Generated tokens, reasoning included (also where the server counts it apart). */
   outputTokens: number;
+  /** The server's total, else `inputTokens + outputTokens`. */
   totalTokens: number;
+  /** Of `outputTokens`, those spent reasoning; present when the server reported them. */
+  reasoningTokens?: number;
+  /** Of `inputTokens`, those read from the server's prompt cache; present when reported. */
+  cachedInputTokens?: number;
 }
 
 /**
  * Why an assistant message ended. `toolUseTerminated` marks the synthetic final response of a
- * run that every tool of the last batch asked to terminate.
+ * run that every tool of the last batch asked to terminate. `refusal`: the model declined to
+ * answer (OpenAI's `refusal`); its reason is the message's text.
  */
-export type StopReason = "stop" | "length" | "toolUse" | "toolUseTerminated" | "error" | "aborted";
+export type StopReason =
+  | "stop"
+  | "length"
+  | "toolUse"
+  | "toolUseTerminated"
+  | "refusal"
+  | "error"
+  | "aborted";
 
 /** A message from the user. `timestamp` is milliseconds since the epoch. */
 export interface UserMessage {

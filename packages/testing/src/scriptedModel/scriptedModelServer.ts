@@ -138,6 +138,8 @@ async function sendReply(ctx: ResponseContext, reply: ScriptedReply, res: Server
       return sendHttpError(reply, res);
     case "malformed":
       return sendMalformed(reply.body, res);
+    case "recorded":
+      return sendRecorded(reply.body, res);
     case "text":
     case "toolCalls": {
       if (reply.delayMs) await waitOrClose(res, reply.delayMs);
@@ -166,4 +168,18 @@ function sendMalformed(body: string, res: ServerResponse) {
   const sse = body.trimStart().startsWith("data:");
   res.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" });
   res.end(body);
+}
+
+/** Replays a recorded body; SSE goes out one event (up to its blank line) per write. */
+async function sendRecorded(body: string, res: ServerResponse) {
+  if (res.destroyed) return;
+  const sse = /^(data|event):/.test(body.trimStart());
+  res.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" });
+  if (!sse) return void res.end(body);
+  for (const event of body.split(/(?<=\n\n)/)) {
+    if (res.destroyed) return;
+    res.write(event);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  res.end();
 }

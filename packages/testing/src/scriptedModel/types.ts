@@ -14,6 +14,9 @@ export type ScriptedToolCall = {
  * - `httpError`: an HTTP error with OpenAI's `{error: {message, type, code}}` body.
  * - `malformed`: `body` sent verbatim with status 200 (JSON content type, or SSE when it
  *   starts with `data:`).
+ * - `recorded`: a provider's recorded answer replayed as it is: `body` with status 200, as
+ *   SSE when it starts with `data:` or `event:` (written one event at a time, as a real
+ *   stream arrives), else as JSON. Whatever the request asked, the body is not changed.
  * - `hang`: never answers; ends when the client disconnects or the server closes.
  */
 export type ScriptedReply =
@@ -35,6 +38,7 @@ export type ScriptedReply =
     }
   | { kind: "httpError"; status: number; message: string; retryAfterSeconds?: number }
   | { kind: "malformed"; body: string }
+  | { kind: "recorded"; body: string }
   | { kind: "hang" };
 
 /** The body of a Chat Completions request, as received. */

@@ -13,30 +13,27 @@ export type StandardToolSchema<Input = unknown, Output = Input> = StandardSchema
 /**
  * What `defineTool`'s `parameters` may be: a Standard Schema with JSON Schema output (see
  * `StandardToolSchema`), or a plain JSON Schema object of `type: "object"` (typed when it is
- * a literal or `as const`).
+ * a literal or `as const`). A Standard Schema without `~standard.jsonSchema` is neither.
  */
 export type ToolParameters =
   | StandardToolSchema
-  | (JSONSchema & NotStandard)
-  | (JsonSchema & NotStandard);
-
-/** Keeps a Standard Schema without `~standard.jsonSchema` from passing as a JSON Schema. */
-type NotStandard = { readonly "~standard"?: undefined };
+  | (JSONSchema & { readonly "~standard"?: undefined })
+  | (JsonSchema & { readonly "~standard"?: undefined });
 
 /**
  * The arguments `execute` gets for `parameters` of type `P`: a Standard Schema's output
  * type, `FromSchema<P>` for a literal JSON Schema, plain `ToolArgs` for a JSON Schema only
- * known as `JsonSchema`.
+ * known as `JsonSchema` (or one `FromSchema` cannot make an object type of).
  */
 export type ToolArgsOf<P> = P extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<P>
   : P extends JSONSchema
-    ? FromSchemaOrArgs<P>
+    ? FromSchema<P> extends infer Args
+      ? Args extends object
+        ? Args
+        : ToolArgs
+      : ToolArgs
     : ToolArgs;
-
-/** `FromSchema<P>` when it names an object type, else `ToolArgs` (a wide or odd schema). */
-type FromSchemaOrArgs<P extends JSONSchema> =
-  FromSchema<P> extends infer Args ? (Args extends object ? Args : ToolArgs) : ToolArgs;
 
 /** Whether `parameters` is a Standard Schema (it has a `~standard` object with `validate`). */
 export function isStandardSchema(parameters: unknown): parameters is StandardSchemaV1 {

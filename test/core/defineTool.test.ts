@@ -173,6 +173,53 @@ describe("defineTool with a zod schema, through the real lifecycle", () => {
   });
 });
 
+describe("defineTool with a Standard Schema of another library", () => {
+  /** A hand-written Standard Schema + Standard JSON Schema: a positive `n`, doubled. */
+  const doubled = {
+    "~standard": {
+      version: 1 as const,
+      vendor: "handmade",
+      validate: (value: unknown) => {
+        const n = (value as { n?: unknown }).n;
+        if (typeof n === "number" && n > 0) return { value: { n: n * 2 } };
+        return { issues: [{ message: "must be a positive number", path: [{ key: "n" }] }] };
+      },
+      jsonSchema: {
+        input: (options: { target: string }) => ({
+          $schema: `urn:${options.target}`,
+          type: "object",
+          properties: { n: { type: "number", exclusiveMinimum: 0 } },
+          required: ["n"],
+        }),
+        output: () => ({ type: "object" }),
+      },
+      types: undefined as unknown as { input: { n: number }; output: { n: number } },
+    },
+  };
+
+  it("asks for draft-07, validates with the schema's own validate and hands execute its value", async () => {
+    const tool = defineTool({
+      name: "double",
+      description: "Doubles n",
+      parameters: doubled,
+      execute: ({ n }) => String(n),
+    });
+    expect(tool.inputSchema).toEqual({
+      type: "object",
+      properties: { n: { type: "number", exclusiveMinimum: 0 } },
+      required: ["n"],
+    });
+    const messages = await runCalls(
+      [tool],
+      [makeCall("c1", "double", { n: 21 }), makeCall("c2", "double", { n: -1 })],
+    );
+    expect(messages.map((m) => [m.isError, firstText(m)])).toEqual([
+      [false, "42"],
+      [true, 'double: invalid arguments: "n" must be a positive number'],
+    ]);
+  });
+});
+
 describe("defineTool with a JSON Schema, through the real lifecycle", () => {
   it("runs valid arguments and fills in label and details", async () => {
     const tool = jsonTime();

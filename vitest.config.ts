@@ -16,5 +16,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // `*.test-d.ts` files are type tests: tsc checks them as part of `vitest run`.
+    typecheck: {
+      enabled: true,
+      include: ["test/**/*.test-d.ts"],
+      tsconfig: "test/tsconfig.json",
+    },
   },
 });

@@ -118,6 +118,12 @@ export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
 export { COORDINATOR_QUEUE } from "./redis/keys.js";
 // The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
 export { localToolExecutor } from "./tools/batchSteps.js";
+export {
+  defineTool,
+  type ToolDefinition,
+  type ToolExecuteContext,
+  type ToolReturn,
+} from "./tools/defineTool.js";
 export { executePreparedToolCall } from "./tools/executePreparedToolCall.js";
 export {
   executeToolCalls,
@@ -130,6 +136,11 @@ export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
 export { type LoadToolsResult, loadTools, type ToolLoadFailure } from "./tools/loadTools.js";
 export { prepareToolCall } from "./tools/prepareToolCall.js";
 export { InvalidToolError } from "./tools/toolNames.js";
+export type {
+  StandardToolSchema,
+  ToolArgsOf,
+  ToolParameters,
+} from "./tools/toolParameters.js";
 export { shouldTerminate } from "./tools/toolResults.js";
 export { clearTools, getTools, registerTool, ToolStore } from "./tools/toolStore.js";
 export { validateRequiredArgs } from "./tools/validateArguments.js";

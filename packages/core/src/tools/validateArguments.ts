@@ -79,6 +79,18 @@ function compile(schema: JsonSchema): ValidateFunction | string {
   }
 }
 
+/**
+ * Why ajv cannot compile `inputSchema` (the text `validateRequiredArgs` would report), or
+ * `undefined` when it compiles. Compiling caches the validator, so a later call is free.
+ *
+ * @example describeSchemaProblem({ type: "object", properties: { a: { type: "nope" } } })
+ * // "the tool's input schema is invalid: schema is invalid: …"
+ */
+export function describeSchemaProblem(inputSchema: JsonSchema): string | undefined {
+  const validate = compile(inputSchema);
+  return typeof validate === "string" ? validate : undefined;
+}
+
 /** One ajv error as a sentence that names the field, e.g. `"city" is required`. */
 function describeAjvError(error: ErrorObject): string {
   const field = error.instancePath.replace(/^\//, "").replace(/\//g, ".");

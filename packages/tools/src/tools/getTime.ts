@@ -1,4 +1,4 @@
-import type { AgentTool, AgentToolResult, PartialResultCallback, ToolArgs } from "@yiem/core";
+import { type AgentTool, defineTool, type ToolArgs, type ToolExecuteFn } from "@yiem/core";
 import { normalizeArgs, readString, validatorFrom } from "../toolSupport/args.js";
 import { textResult } from "../toolSupport/results.js";
 
@@ -88,57 +88,62 @@ export function prepareArguments(args: ToolArgs): ToolArgs {
   return out;
 }
 
+/** An error text when `timezone` is missing, blank or unknown to `Intl`, else `undefined`. */
+const checkTimezone: (args: ToolArgs) => string | undefined = validatorFrom(parseArgs);
+
+/**
+ * The tool, defined once: `getTool()` hands out copies, and the lifecycle §17 exports below
+ * are its steps (`defineTool` wraps `execute` and adds the schema check to `checkTimezone`).
+ */
+const getTimeTool: AgentTool = defineTool({
+  name: "getTime",
+  label: "Time Lookup",
+  description:
+    "Get the current local date and time in a time zone, with its UTC offset. " +
+    'Takes an IANA time zone name such as "Asia/Tokyo", "Europe/London" or "UTC".',
+  parameters: {
+    type: "object",
+    properties: {
+      timezone: {
+        type: "string",
+        minLength: 1,
+        description: 'IANA time zone name, e.g. "Asia/Tokyo", "America/New_York", "UTC".',
+      },
+    },
+    required: ["timezone"],
+  },
+  execute: (args) => {
+    const { timezone } = parseArgs(args);
+    const now = formatZonedTime(timezone);
+    const text = `Current time in ${now.timezone}: ${now.local} (UTC${now.utcOffset})`;
+    return textResult(text, { timezone: now.timezone, iso: now.iso, utcOffset: now.utcOffset });
+  },
+  prepareArguments,
+  validateRequiredArgs: checkTimezone,
+  parallelToolExecute: true,
+  idempotent: true,
+});
+
 /**
  * Lifecycle §17 `validateRequiredArgs`: an error text when `timezone` is missing, blank or
- * unknown to `Intl`, else `undefined`.
+ * unknown to `Intl` (or the arguments break the schema), else `undefined`.
  */
 export const validateRequiredArgs: (args: ToolArgs) => string | undefined =
-  validatorFrom(parseArgs);
+  getTimeTool.validateRequiredArgs ?? checkTimezone;
 
 /**
  * Lifecycle §17 `executeTool`: the current time in `args.timezone`.
  * Text: `Current time in Asia/Tokyo: 2026-11-30 14:05:09 (UTC+09:00)`;
- * details: `{ timezone, iso, utcOffset }`. Throws for an unknown zone.
+ * details: `{ timezone, iso, utcOffset }`. Throws (rejects) for an unknown zone.
  */
-export function executeTool(
-  _toolCallId: string,
-  args: ToolArgs,
-  _signal: AbortSignal | undefined,
-  _onPartialResult: PartialResultCallback,
-): AgentToolResult {
-  const { timezone } = parseArgs(args);
-  const now = formatZonedTime(timezone);
-  const text = `Current time in ${now.timezone}: ${now.local} (UTC${now.utcOffset})`;
-  return textResult(text, { timezone: now.timezone, iso: now.iso, utcOffset: now.utcOffset });
-}
+export const executeTool: ToolExecuteFn = getTimeTool.execute;
 
 /**
- * Lifecycle §17 `getTool`: the `getTime` tool (parallel-safe, idempotent).
+ * Lifecycle §17 `getTool`: the `getTime` tool (parallel-safe, idempotent), made with
+ * `defineTool` from an inline JSON Schema (so `execute`'s `args.timezone` is a `string`).
  *
  * @example await getTool().execute("call-1", { timezone: "Asia/Tokyo" }, undefined, () => {})
  */
 export function getTool(): AgentTool {
-  return {
-    name: "getTime",
-    label: "Time Lookup",
-    description:
-      "Get the current local date and time in a time zone, with its UTC offset. " +
-      'Takes an IANA time zone name such as "Asia/Tokyo", "Europe/London" or "UTC".',
-    inputSchema: {
-      type: "object",
-      properties: {
-        timezone: {
-          type: "string",
-          minLength: 1,
-          description: 'IANA time zone name, e.g. "Asia/Tokyo", "America/New_York", "UTC".',
-        },
-      },
-      required: ["timezone"],
-    },
-    execute: executeTool,
-    prepareArguments,
-    validateRequiredArgs,
-    parallelToolExecute: true,
-    idempotent: true,
-  };
+  return { ...getTimeTool };
 }

@@ -9,8 +9,8 @@
 import {
   createLogger,
   describeStartFailure,
-  onShutdownSignal,
   type McpToolSource,
+  onShutdownSignal,
   readClusterConfig,
   readMcpConfig,
   redisTargetOf,

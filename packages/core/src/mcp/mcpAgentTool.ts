@@ -76,7 +76,9 @@ async function callOnce(
     onProgress: (progress) => onPartialResult(progress),
   });
   if (result.isError) {
-    throw new Error(describeMcpResultText(result) || `${ctx.name}: the MCP server reported an error`);
+    throw new Error(
+      describeMcpResultText(result) || `${ctx.name}: the MCP server reported an error`,
+    );
   }
   return toAgentToolResult(result, { server, tool: ctx.tool.name });
 }

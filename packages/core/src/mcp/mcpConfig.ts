@@ -87,10 +87,7 @@ const positiveInt = z.number().int().positive();
 const toolOptionsShape = {
   timeoutMs: positiveInt.optional(),
   retries: z.number().int().nonnegative().optional(),
-  queue: z
-    .string()
-    .regex(TOOL_QUEUE_PATTERN, `must match ${TOOL_QUEUE_PATTERN.source}`)
-    .optional(),
+  queue: z.string().regex(TOOL_QUEUE_PATTERN, `must match ${TOOL_QUEUE_PATTERN.source}`).optional(),
   concurrency: positiveInt.optional(),
   rateLimit: z.strictObject({ max: positiveInt, durationMs: positiveInt }).optional(),
   approval: z.literal("always").optional(),
@@ -222,7 +219,8 @@ function toServerConfig(
     pingTimeoutMs: raw.pingTimeoutMs ?? MCP_PING_DEFAULTS.timeoutMs,
   };
   if (raw.url !== undefined) {
-    if (raw.type === "stdio") throw new McpConfigError(file, name, "type", '"stdio" needs "command"');
+    if (raw.type === "stdio")
+      throw new McpConfigError(file, name, "type", '"stdio" needs "command"');
     const headers = expandRecord(raw.headers, expand, "headers");
     return { ...common, transport: "http", url: expand(raw.url, "url"), headers };
   }

@@ -120,7 +120,12 @@ export class McpServerConnection {
       const onUp = () => done();
       const onAbort = () => done(new Error("aborted"));
       const timer = setTimeout(
-        () => done(new McpServerDownError(`MCP server "${this.config.name}" is still down after ${maxMs} ms`)),
+        () =>
+          done(
+            new McpServerDownError(
+              `MCP server "${this.config.name}" is still down after ${maxMs} ms`,
+            ),
+          ),
         maxMs,
       );
       this.upWaiters.add(onUp);
@@ -163,7 +168,10 @@ export class McpServerConnection {
     const lines = createInterface({ input: stderr });
     lines.on("line", (line) => {
       if (line.trim() === "") return;
-      this.log.info({ mcpServer: this.config.name, stderr: line.slice(0, MAX_STDERR_LINE) }, "mcp server stderr");
+      this.log.info(
+        { mcpServer: this.config.name, stderr: line.slice(0, MAX_STDERR_LINE) },
+        "mcp server stderr",
+      );
     });
   }
 
@@ -182,7 +190,8 @@ export class McpServerConnection {
     const transport = this.createTransport();
     const client = new Client({ name: "yiem-tool-worker", version: "0.1.0" }, { capabilities: {} });
     const session = this.newSession(client, transport);
-    client.onerror = (err) => this.log.debug({ mcpServer: name, err: err.message }, "mcp transport error");
+    client.onerror = (err) =>
+      this.log.debug({ mcpServer: name, err: err.message }, "mcp transport error");
     client.onclose = () => this.lose(session, this.closeReason());
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
@@ -216,7 +225,9 @@ export class McpServerConnection {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: CONNECT_TIMEOUT_MS });
+      const page = await client.listTools(cursor ? { cursor } : {}, {
+        timeout: CONNECT_TIMEOUT_MS,
+      });
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
@@ -228,7 +239,10 @@ export class McpServerConnection {
       const tools = await this.listAllTools(session.client);
       if (this.session === session) this.listener.onTools(tools);
     } catch (err) {
-      this.log.warn({ mcpServer: this.config.name, err: describeError(err) }, "mcp tool list refresh failed");
+      this.log.warn(
+        { mcpServer: this.config.name, err: describeError(err) },
+        "mcp tool list refresh failed",
+      );
     }
   }
 
@@ -245,7 +259,10 @@ export class McpServerConnection {
       await session.client.ping({ timeout: pingTimeoutMs });
     } catch (err) {
       if (this.session !== session) return;
-      this.log.warn({ mcpServer: name, err: describeError(err) }, "mcp server not answering; restarting it");
+      this.log.warn(
+        { mcpServer: name, err: describeError(err) },
+        "mcp server not answering; restarting it",
+      );
       this.lose(session, `MCP server "${name}" stopped answering (${describeError(err)})`);
     }
   }
@@ -268,7 +285,10 @@ export class McpServerConnection {
     if (this.closed) return;
     const delayMs = nextRestartDelayMs(this.failures);
     this.failures += 1;
-    this.log.info({ mcpServer: this.config.name, delayMs, attempt: this.failures }, "mcp server restart scheduled");
+    this.log.info(
+      { mcpServer: this.config.name, delayMs, attempt: this.failures },
+      "mcp server restart scheduled",
+    );
     this.restartTimer = setTimeout(() => void this.connect(), delayMs);
   }
 }

@@ -2,8 +2,8 @@ import { type Logger, silentLogger } from "../ops/logger.js";
 import { TOOL_NAME_PATTERN } from "../tools/toolNames.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type { AgentTool } from "../types/tools.js";
-import type { McpConfig } from "./mcpConfig.js";
 import { isMcpToolAllowed, toMcpAgentTool } from "./mcpAgentTool.js";
+import type { McpConfig } from "./mcpConfig.js";
 import { McpServerConnection, type McpServerState, type McpTool } from "./mcpServerConnection.js";
 
 /** Options of `startMcpToolSource`. */

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax, tested here
 import { writeFileSync } from "node:fs";
 import { McpConfigError, readMcpConfig } from "@yiem/core";
 import { describe, expect, it } from "vitest";
@@ -25,7 +26,11 @@ describe("YIEM_MCP_CONFIG files", () => {
         retries: 1,
         tools: { log: { timeoutMs: 2000, approval: "always" } },
       },
-      web: { url: "http://127.0.0.1:9/mcp", headers: { authorization: "Bearer ${WEB_TOKEN}" }, toolPrefix: "" },
+      web: {
+        url: "http://127.0.0.1:9/mcp",
+        headers: { authorization: "Bearer ${WEB_TOKEN}" },
+        toolPrefix: "",
+      },
       off: { command: "nothing", disabled: true },
     });
     const config = readMcpConfig(file, { GIT_TOKEN: "g1", WEB_TOKEN: "w1" });
@@ -57,12 +62,16 @@ describe("YIEM_MCP_CONFIG files", () => {
       'YIEM_MCP_CONFIG <file>: server "git": needs exactly one of "command" (stdio) or "url" (Streamable HTTP)',
     );
     expect(problemOf({ "a:b": { command: "x" } })).toMatch(/server "a:b": the name must match/);
-    expect(problemOf({ git: { command: "x", queue: "a:b" } })).toMatch(/server "git": queue: must match/);
+    expect(problemOf({ git: { command: "x", queue: "a:b" } })).toMatch(
+      /server "git": queue: must match/,
+    );
     expect(problemOf({ web: { url: "ftp://x" } })).toMatch(/server "web": url: /);
     expect(problemOf({ git: { command: "x", env: { T: "${MISSING}" } } })).toBe(
       'YIEM_MCP_CONFIG <file>: server "git": env.T: ${MISSING} is not set',
     );
-    expect(problemOf([])).toBe("YIEM_MCP_CONFIG <file>: mcpServers: must be an object of servers by name");
+    expect(problemOf([])).toBe(
+      "YIEM_MCP_CONFIG <file>: mcpServers: must be an object of servers by name",
+    );
   });
 
   it("says when the file is missing or not JSON", () => {

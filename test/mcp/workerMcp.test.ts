@@ -27,15 +27,22 @@ function startWorker(mcpConfig: string) {
 
 describe("a tool worker with YIEM_MCP_CONFIG", () => {
   it("connects to its MCP servers, logs and announces their tools, and closes their processes on SIGTERM", async () => {
-    const worker = startWorker(writeMcpConfig({ everything: everythingStdio({ allowTools: ["echo", "get-sum"] }) }));
+    const worker = startWorker(
+      writeMcpConfig({ everything: everythingStdio({ allowTools: ["echo", "get-sum"] }) }),
+    );
     await worker.waitForLine(logMessage("tool worker ready"), 30_000);
     const [registered] = logEntries(worker, "mcp tools registered");
-    expect(registered).toMatchObject({ mcpServer: "everything", tools: ["everything__echo", "everything__get-sum"] });
+    expect(registered).toMatchObject({
+      mcpServer: "everything",
+      tools: ["everything__echo", "everything__get-sum"],
+    });
     expect(logEntries(worker, "mcp server stderr")[0]).toMatchObject({ mcpServer: "everything" });
     const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
     try {
       const [info] = (await client.workers()).filter((w) => w.workerId === "mcp-worker");
-      expect(info?.tools).toEqual(expect.arrayContaining(["everything__echo", "everything__get-sum"]));
+      expect(info?.tools).toEqual(
+        expect.arrayContaining(["everything__echo", "everything__get-sum"]),
+      );
     } finally {
       await client.close();
     }

@@ -107,17 +107,18 @@ export type { Readiness } from "./coordinator/http/readiness.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
 export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmCall.js";
+export { mcpToolName } from "./mcp/mcpAgentTool.js";
 // MCP servers as tool sources (a tool worker's `YIEM_MCP_CONFIG`).
 export {
   type McpConfig,
   McpConfigError,
   type McpHttpServerConfig,
+  type McpServerCommon,
   type McpServerConfig,
   type McpStdioServerConfig,
   type McpToolOptions,
   readMcpConfig,
 } from "./mcp/mcpConfig.js";
-export { mcpToolName } from "./mcp/mcpAgentTool.js";
 export type { McpServerState } from "./mcp/mcpServerConnection.js";
 export {
   type McpServerStatus,

@@ -19,7 +19,7 @@ export interface McpToolOptions {
 }
 
 /** What every server entry may carry besides how to reach it. */
-interface McpServerCommon extends McpToolOptions {
+export interface McpServerCommon extends McpToolOptions {
   /** The server's name, the key of its entry. */
   name: string;
   /** Put before each tool's name with `__` between: default the server's name; `""` keeps bare names. */

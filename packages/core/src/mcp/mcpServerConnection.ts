@@ -142,6 +142,10 @@ export class McpServerConnection {
     if (!session) return;
     clearInterval(session.pingTimer);
     session.lose(`MCP server "${this.config.name}" was closed (the worker is stopping)`);
+    if (session.transport instanceof StreamableHTTPClientTransport) {
+      // Ends the server's session too, so it does not wait for a client that is gone.
+      await session.transport.terminateSession().catch(() => undefined);
+    }
     await session.client.close().catch(() => undefined);
   }
 

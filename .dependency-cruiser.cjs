@@ -37,10 +37,10 @@ module.exports = {
       name: "client-reaches-no-server-package",
       severity: "error",
       comment:
-        "@yiem/core/client loads no express, Bull Board, openai or QuickJS, not even through another file.",
+        "@yiem/core/client loads no express, Bull Board, openai, QuickJS or the MCP SDK, not even through another file.",
       from: { path: `${core}client/` },
       to: {
-        path: "(^|/)node_modules/(express|@bull-board|openai|quickjs-emscripten[^/]*|@jitl)/",
+        path: "(^|/)node_modules/(express|@bull-board|openai|quickjs-emscripten[^/]*|@jitl|@modelcontextprotocol)/",
         reachable: true,
       },
     },

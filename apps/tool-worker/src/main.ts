@@ -3,14 +3,18 @@
  * The tool worker process: reads the configuration, loads the tools, serves the tool
  * queues of `YIEM_QUEUES` with `WORKER_CONCURRENCY` calls at once, and on SIGTERM / SIGINT
  * drains its running calls before exiting. With `WORKER_PORT`, serves `/healthz` and
- * `/metrics` there. Scale by starting more of them.
+ * `/metrics` there. With `YIEM_MCP_CONFIG`, the tools of those MCP servers too (an invalid
+ * file stops the start; the clients close after the drain). Scale by starting more of them.
  */
 import {
   createLogger,
   describeStartFailure,
+  type McpToolSource,
   onShutdownSignal,
   readClusterConfig,
+  readMcpConfig,
   redisTargetOf,
+  startMcpToolSource,
   startToolWorker,
   startTracing,
   ToolStore,
@@ -20,11 +24,15 @@ import { loadBuiltinAndExtraTools } from "@yiem/tools";
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-worker"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
+  const mcpConfig = config.mcpConfig ? readMcpConfig(config.mcpConfig) : undefined;
   const log = createLogger("tool-worker", config.logLevel);
   const toolStore = new ToolStore({ name: "tool-worker" });
   for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
     log.warn(failure, "tool file skipped");
   }
+  // Before the worker starts: the queues it serves follow the tools it has (limited ones).
+  const mcp: McpToolSource | undefined =
+    mcpConfig && (await startMcpToolSource({ config: mcpConfig, toolStore, logger: log }));
   const worker = await startToolWorker({
     redis: redisTargetOf(config),
     prefix: config.prefix,
@@ -53,7 +61,12 @@ async function main(): Promise<void> {
   );
   // Running calls drain for up to YIEM_WORKER_DRAIN_MS; a call still running then is re-run
   // elsewhere (as after a crash), within its tool's retries.
-  onShutdownSignal(log, () => worker.close().finally(() => tracing?.shutdown()), {
+  const stop = () =>
+    worker
+      .close()
+      .finally(() => mcp?.close())
+      .finally(() => tracing?.shutdown());
+  onShutdownSignal(log, stop, {
     deadlineMs: config.workerDrainMs,
   });
 }

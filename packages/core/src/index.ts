@@ -107,6 +107,25 @@ export type { Readiness } from "./coordinator/http/readiness.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
 export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmCall.js";
+export { mcpToolName } from "./mcp/mcpAgentTool.js";
+// MCP servers as tool sources (a tool worker's `YIEM_MCP_CONFIG`).
+export {
+  type McpConfig,
+  McpConfigError,
+  type McpHttpServerConfig,
+  type McpServerCommon,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpToolOptions,
+  readMcpConfig,
+} from "./mcp/mcpConfig.js";
+export type { McpServerState } from "./mcp/mcpServerConnection.js";
+export {
+  type McpServerStatus,
+  type McpToolSource,
+  type McpToolSourceOptions,
+  startMcpToolSource,
+} from "./mcp/mcpToolSource.js";
 // What a process of the cluster needs around it: heap, logs, HTTP start-up, signals.
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
 export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";

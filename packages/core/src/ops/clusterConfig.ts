@@ -46,6 +46,8 @@ export interface ClusterConfig {
   model: string;
   /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
   toolsDir: string | undefined;
+  /** `YIEM_MCP_CONFIG`: a tool worker's MCP servers (a JSON file, `readMcpConfig`); none when unset. */
+  mcpConfig: string | undefined;
   /**
    * `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics).
    * @defaultValue `DEFAULTS.port`
@@ -235,6 +237,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
     model: readString(env, "YIEM_MODEL") ?? d.model,
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
+    mcpConfig: readString(env, "YIEM_MCP_CONFIG"),
     port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),

@@ -1,0 +1,130 @@
+import { type Logger, silentLogger } from "../ops/logger.js";
+import { TOOL_NAME_PATTERN } from "../tools/toolNames.js";
+import { registerTool, type ToolStore } from "../tools/toolStore.js";
+import type { AgentTool } from "../types/tools.js";
+import { isMcpToolAllowed, toMcpAgentTool } from "./mcpAgentTool.js";
+import type { McpConfig } from "./mcpConfig.js";
+import { McpServerConnection, type McpServerState, type McpTool } from "./mcpServerConnection.js";
+
+/** Options of `startMcpToolSource`. */
+export interface McpToolSourceOptions {
+  /** The servers (`readMcpConfig`). */
+  config: McpConfig;
+  /** Where their tools go (a worker's store). */
+  toolStore: ToolStore;
+  logger?: Logger;
+}
+
+/** One server as the source sees it. */
+export interface McpServerStatus {
+  name: string;
+  state: McpServerState;
+  /** The Yiem names of its tools in the store now. */
+  tools: string[];
+}
+
+/** The running MCP tool source of a process. */
+export interface McpToolSource {
+  /** Each server's state and tools. */
+  servers(): McpServerStatus[];
+  /** Closes every client (and the processes of stdio servers) and removes their tools. */
+  close(): Promise<void>;
+}
+
+/** The tools one server has in the store, kept in line with what it offers. */
+class ServerTools {
+  readonly names = new Set<string>();
+
+  constructor(
+    private readonly connection: McpServerConnection,
+    private readonly store: ToolStore,
+    private readonly log: Logger,
+  ) {}
+
+  /** Registers the server's allowed tools (replacing), removes those it no longer offers. */
+  sync(offered: McpTool[]): void {
+    const next = new Map<string, AgentTool>();
+    for (const tool of offered) {
+      const agentTool = this.convert(tool);
+      if (agentTool && !next.has(agentTool.name)) next.set(agentTool.name, agentTool);
+    }
+    const previous = new Set(this.names);
+    for (const name of previous) {
+      if (!next.has(name)) this.store.tools.delete(name);
+    }
+    this.names.clear();
+    for (const tool of next.values()) {
+      if (this.store.tools.has(tool.name) && !previous.has(tool.name)) {
+        this.skip(tool, "another tool of this worker has that name");
+        continue;
+      }
+      registerTool(this.store, tool);
+      this.names.add(tool.name);
+    }
+    const server = this.connection.config.name;
+    this.log.info({ mcpServer: server, tools: [...this.names] }, "mcp tools registered");
+  }
+
+  /** Removes every tool of the server (it is down). */
+  removeAll(): void {
+    for (const name of this.names) this.store.tools.delete(name);
+    this.names.clear();
+  }
+
+  private convert(tool: McpTool): AgentTool | undefined {
+    const { config } = this.connection;
+    if (!isMcpToolAllowed(config, tool.name)) return undefined;
+    if (tool.execution?.taskSupport === "required") {
+      return this.skip(tool, "it runs only as an MCP task, which Yiem does not support");
+    }
+    const agentTool = toMcpAgentTool(this.connection, tool, this.log);
+    if (!TOOL_NAME_PATTERN.test(agentTool.name)) {
+      return this.skip(tool, `its Yiem name ${agentTool.name} is longer than 64 characters`);
+    }
+    return agentTool;
+  }
+
+  private skip(tool: Pick<McpTool, "name">, reason: string): undefined {
+    const server = this.connection.config.name;
+    this.log.warn({ mcpServer: server, tool: tool.name, reason }, "mcp tool skipped");
+    return undefined;
+  }
+}
+
+/**
+ * Connects to every server of `config` and keeps their tools in `toolStore` (see
+ * `toMcpAgentTool` for names and calls): registered once a server is up, replaced, added and
+ * removed on `notifications/tools/list_changed`, all removed while it is down (it is
+ * restarted with a backoff) and back when it is up. Resolves once every server made its first
+ * attempt, connected or not; one that did not keeps being tried. A tool whose name another
+ * tool of the store already has is skipped with a warning.
+ *
+ * @example
+ * const mcp = await startMcpToolSource({ config: readMcpConfig(file), toolStore, logger });
+ * // … startToolWorker({ toolStore, … }); on shutdown: await worker.close(); await mcp.close();
+ */
+export async function startMcpToolSource(options: McpToolSourceOptions): Promise<McpToolSource> {
+  const log = options.logger ?? silentLogger;
+  const entries = options.config.servers.map((config) => {
+    let tools: ServerTools | undefined;
+    const connection = new McpServerConnection(config, log, {
+      onTools: (offered) => tools?.sync(offered),
+      onDown: () => tools?.removeAll(),
+    });
+    tools = new ServerTools(connection, options.toolStore, log);
+    return { connection, tools };
+  });
+  await Promise.all(entries.map((entry) => entry.connection.start()));
+  return {
+    servers: () =>
+      entries.map(({ connection, tools }) => ({
+        name: connection.config.name,
+        state: connection.state(),
+        tools: [...tools.names],
+      })),
+    async close() {
+      await Promise.all(entries.map((entry) => entry.connection.close()));
+      for (const entry of entries) entry.tools.removeAll();
+    },
+  };
+}

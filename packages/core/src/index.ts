@@ -158,7 +158,11 @@ export type {
   LlmCall,
   LlmCallOptions,
   LlmRequest,
+  OutputCheck,
+  OutputMode,
+  OutputValidator,
   PreparedToolCall,
+  ResponseFormat,
   ToolExecutionMode,
   ToolExecutor,
 } from "./types/index.js";

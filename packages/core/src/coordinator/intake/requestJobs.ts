@@ -3,6 +3,7 @@ import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
 import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
 import {
+  buildCoordinatorJobResult,
   type CoordinatorJobResult,
   type CoordinatorRequest,
   readCoordinatorJob,
@@ -195,11 +196,14 @@ export class RequestJobs {
       if (recorded.kind === "answered") {
         slot.release();
         wait.cancel(new JobLetGoError("closing"));
-        return await this.complete(entry, { sessionId, runId, response: recorded.response });
+        return await this.complete(
+          entry,
+          buildCoordinatorJobResult(sessionId, runId, recorded.response),
+        );
       }
       await this.options.tasks.ensureRunning(sessionId, slot);
       const response = await wait.promise;
-      await this.complete(entry, { sessionId, runId, response });
+      await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, response));
     } catch (err) {
       slot.release(); // a no-op when the session task took it
       if (!(err instanceof JobLetGoError)) throw err;

@@ -99,7 +99,7 @@ interface InHand {
  * naming the field), its input recorded for its session (a random one, kept in the job, when
  * it names none) exactly once however often the job is delivered, then held, without a run
  * slot, until the run that answers it stores its response; the job then completes with
- * `{ sessionId, runId, response }`. Redis errors while recording or completing are retried
+ * `{ sessionId, runId, response, output? }`. Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  */
 export class RequestJobs {

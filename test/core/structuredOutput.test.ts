@@ -34,6 +34,7 @@ afterEach(async () => {
 async function agentWith(
   replies: ScriptedReply[],
   options: Partial<YiemAgentOptions> = {},
+  stream = false,
 ): Promise<{ agent: YiemAgent; events: AgentEvent[] }> {
   server = await startScriptedModelServer({ replies });
   const llmCall = createOpenAILlmCall({
@@ -41,6 +42,7 @@ async function agentWith(
     baseURL: server.baseURL,
     apiKey: "k",
     maxRetries: 0,
+    stream,
   });
   const events: AgentEvent[] = [];
   const agent = new YiemAgent({
@@ -120,6 +122,16 @@ describe("structured output in process (YiemAgent)", () => {
     );
     expect(response.output).toBeUndefined();
     expect(String(sent(1).at(-1)?.content)).toContain('"temperatureC" is required');
+  });
+
+  it("asks for the schema on a streamed call too, and parses the streamed answer", async () => {
+    const { agent } = await agentWith([text(JSON.stringify(lima))], {}, true);
+    agent.run("Weather in Lima?");
+    const response = await agent.takeResponse();
+
+    expect(response.output).toEqual(lima);
+    expect(server?.requests[0]?.body.stream).toBe(true);
+    expect(server?.requests[0]?.body.response_format).toMatchObject({ type: "json_schema" });
   });
 
   it("tells the model an answer that is not JSON is not JSON, then takes the JSON one", async () => {

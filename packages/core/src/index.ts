@@ -188,7 +188,11 @@ export type {
   LlmCall,
   LlmCallOptions,
   LlmRequest,
+  OutputCheck,
+  OutputMode,
+  OutputValidator,
   PreparedToolCall,
+  ResponseFormat,
   ToolExecutionMode,
   ToolExecutor,
 } from "./types/index.js";

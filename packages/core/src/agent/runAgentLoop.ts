@@ -24,6 +24,13 @@ import type {
 import type { AgentState } from "./agentState.js";
 import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
+import {
+  buildOutputCorrection,
+  buildOutputFailure,
+  checkFinalAnswer,
+  UNCHECKED_STOP_REASONS,
+} from "./outputCheck.js";
+import { formatWithOutput, type OutputSpec, resolveOutputSpec } from "./outputSpec.js";
 import { trimContext } from "./trimContext.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
 
@@ -61,7 +68,14 @@ export interface AgentLoopDeps {
   rethrow?: (err: unknown) => boolean;
 }
 
-type TurnOutcome = { kind: "continue" } | { kind: "done"; response: AssistantMessage };
+/** The deps of one run, with its structured-output settings resolved. */
+type RunDeps = AgentLoopDeps & { output: OutputSpec | undefined };
+
+/** `answer`: the model answered without tool calls (a final answer, to check for output). */
+type TurnOutcome =
+  | { kind: "continue" }
+  | { kind: "done"; response: AssistantMessage }
+  | { kind: "answer"; response: AssistantMessage };
 
 async function append(deps: AgentLoopDeps, message: AgentMessage): Promise<void> {
   if (deps.appendMessage) await deps.appendMessage(message);
@@ -148,7 +162,7 @@ async function runBatch(
 }
 
 /** One turn: drain input, call the model, run the tool calls it asked for (lifecycle §6). */
-async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> {
+async function runTurn(deps: RunDeps, turn: number): Promise<TurnOutcome> {
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
   await emitSafely(deps.emit, { type: "turnStart", turn });
@@ -156,13 +170,13 @@ async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> 
   const answer =
     trimmed.kind === "tooLarge"
       ? buildStopResponse("error", trimmed.error)
-      : await callModel(deps, deps.formatMsgForLLM(trimmed.context));
+      : await callModel(deps, formatWithOutput(deps.output, trimmed.context, deps.formatMsgForLLM));
   const calls = readAnswerCalls(deps, answer);
   const response = toTranscriptAnswer(answer, calls);
   await append(deps, response);
   if (calls.length === 0) {
     await emitSafely(deps.emit, { type: "turnEnd", turn, message: response, toolResults: [] });
-    return { kind: "done", response };
+    return { kind: "answer", response };
   }
   const batch = await runBatch(deps, response, toAgentToolCalls(calls, deps.config.limits));
   await emitSafely(deps.emit, {
@@ -190,10 +204,31 @@ async function resumeUnanswered(deps: AgentLoopDeps): Promise<TurnOutcome> {
   return { kind: "continue" };
 }
 
-async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
+/**
+ * A final answer under an output schema: valid, the response with its `output`; invalid with
+ * corrections left, the errors go back to the model (`continue`); else the run fails.
+ */
+async function settleAnswer(
+  deps: RunDeps,
+  answer: AssistantMessage,
+  corrections: number,
+): Promise<TurnOutcome> {
+  const spec = deps.output;
+  if (!spec || UNCHECKED_STOP_REASONS.has(answer.stopReason))
+    return { kind: "done", response: answer };
+  const check = await checkFinalAnswer(spec, answer);
+  if (check.ok) return { kind: "done", response: { ...answer, output: check.value } };
+  if (corrections >= spec.retries)
+    return { kind: "done", response: buildOutputFailure(answer, check.errors, spec.retries) };
+  await append(deps, buildOutputCorrection(check.errors));
+  return { kind: "continue" };
+}
+
+async function loop(deps: RunDeps): Promise<AssistantMessage> {
   const maxTurns = deps.config.maxTurns ?? DEFAULT_MAX_TURNS;
   const resumed = await resumeUnanswered(deps);
   if (resumed.kind === "done") return resumed.response;
+  let corrections = 0;
   for (let turn = 1; ; turn++) {
     if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
     if (turn > maxTurns) {
@@ -202,7 +237,11 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
         `The run stopped after ${maxTurns} turns (maxTurns) without a final answer`,
       );
     }
-    const outcome = await runTurn(deps, turn);
+    const turnOutcome = await runTurn(deps, turn);
+    const outcome =
+      turnOutcome.kind === "answer"
+        ? await settleAnswer(deps, turnOutcome.response, corrections++)
+        : turnOutcome;
     if (outcome.kind === "done") return outcome.response;
   }
 }
@@ -210,18 +249,19 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
 /**
  * Runs one agent run to its final response (lifecycle §5–§6): drain input, prepare context,
  * format, call the model, execute its tool calls, repeat until the model answers without
- * tool calls, a batch terminates, the run is aborted, or `maxTurns` is reached.
+ * tool calls, a batch terminates, the run is aborted, or `maxTurns` is reached. With an
+ * `outputSchema`, the answer without tool calls is checked and, when invalid, corrected up
+ * to `outputRetries` times (each correction a turn); a valid one is the response's `output`.
  * Emits `agentStart` … `agentEnd`. Never throws, except the errors `deps.rethrow` selects: a
  * failing hook or model becomes a final response with `stopReason: "error"`.
  */
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
   const emit = trackPendingCalls(deps);
-  const tracked = { ...deps, emit };
   deps.state.activeRun = true;
   await emitSafely(emit, { type: "agentStart" });
   let response: AssistantMessage;
   try {
-    response = await loop(tracked);
+    response = await loop({ ...deps, emit, output: resolveOutputSpec(deps.config) });
   } catch (err) {
     deps.state.activeRun = false;
     if (deps.rethrow?.(err)) throw err;
@@ -229,8 +269,15 @@ export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessag
   }
   deps.state.activeRun = false;
   deps.state.errorMessage = response.errorMessage;
-  await emitSafely(emit, { type: "agentEnd", response });
+  await emitSafely(emit, agentEndEvent(response));
   return response;
+}
+
+/** The run's `agentEnd`: its response, and its structured output when it has one. */
+export function agentEndEvent(response: AssistantMessage): AgentEvent {
+  return "output" in response
+    ? { type: "agentEnd", response, output: response.output }
+    : { type: "agentEnd", response };
 }
 
 /** Wraps `emit` so `state.pendingToolCalls` follows tool starts and ends. */

@@ -15,6 +15,7 @@ import type {
 } from "../types/index.js";
 import { type AgentState, DEFAULT_SYSTEM_PROMPT } from "./agentState.js";
 import { InputQueue, type QueuedInput } from "./inputQueue.js";
+import { resolveOutputSpec } from "./outputSpec.js";
 import { prepareContext as defaultPrepareContext } from "./prepareContext.js";
 import { ResponseQueue } from "./responseQueue.js";
 import { runAgentLoop } from "./runAgentLoop.js";
@@ -61,7 +62,8 @@ function resolveLlmCall(options: YiemAgentOptions): LlmCall {
  *
  * `run(msg)` starts a run when idle; on a busy agent the message joins the current run before
  * its next LLM call. `followUp(msg)` on a busy agent becomes the next run, with its own
- * response. Every run yields exactly one response, in order, on `takeResponse()`.
+ * response. Every run yields exactly one response, in order, on `takeResponse()`; with an
+ * `outputSchema`, a run whose final answer matched it has the parsed JSON as `output`.
  *
  * @example
  * const agent = new YiemAgent({ llmCall, tools: [getTime] });
@@ -81,6 +83,7 @@ export class YiemAgent {
   private closed = false;
 
   constructor(options: YiemAgentOptions) {
+    resolveOutputSpec(options); // a malformed output option fails here, not in every run
     this.options = options;
     this.llmCall = resolveLlmCall(options);
     this.sessionId = options.sessionId;

@@ -1,4 +1,5 @@
 import { Queue, Worker } from "bullmq";
+import { resolveOutputSpec } from "../agent/outputSpec.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
@@ -298,6 +299,7 @@ const STARTING: Readiness = { ready: false, reason: "starting: connecting to red
  * process.on("SIGTERM", () => coordinator.close());
  */
 export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+  resolveOutputSpec(options); // a malformed output option fails the start, not every run
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
   const metrics = createCoordinatorMetrics({ isRegistered: (n) => options.toolStore.tools.has(n) });

@@ -4,7 +4,14 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
-import type { AssistantMessage, LlmCall, LlmCallOptions, LlmRequest } from "../types/index.js";
+import type { ResponseFormatJSONSchema } from "openai/resources/shared";
+import type {
+  AssistantMessage,
+  LlmCall,
+  LlmCallOptions,
+  LlmRequest,
+  ResponseFormat,
+} from "../types/index.js";
 import type { CompletionParts } from "./completionParts.js";
 import { describeLlmError } from "./describeLlmError.js";
 import { readCompletion } from "./readCompletion.js";
@@ -74,7 +81,8 @@ type Attempt =
  * key never appears in an `errorMessage`. Streamed, it tells `onTextDelta` (the call's third
  * argument) each piece of answer text as it arrives; a stream that fails part way (an error
  * event, a cut connection) keeps the text and thinking that came in its error message. A
- * refusal is the answer's text with `stopReason: "refusal"`.
+ * refusal is the answer's text with `stopReason: "refusal"`. A request's `responseFormat`
+ * goes as `response_format: { type: "json_schema", json_schema: { name, schema, strict } }`.
  *
  * @example
  * const llmCall = createOpenAILlmCall({ model: "qwen3", baseURL: "http://127.0.0.1:8000/v1", stream: true });
@@ -208,6 +216,18 @@ function baseBody(settings: Settings, request: LlmRequest) {
     messages: request.messages as unknown as ChatCompletionMessageParam[],
     ...(request.tools.length > 0 ? { tools: request.tools } : {}),
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+    ...(request.responseFormat
+      ? { response_format: toResponseFormat(request.responseFormat) }
+      : {}),
+  };
+}
+
+/** A structured-output request as the Chat Completions API takes it. */
+function toResponseFormat(format: ResponseFormat): ResponseFormatJSONSchema {
+  const { name, schema, strict } = format;
+  return {
+    type: "json_schema",
+    json_schema: { name, schema, ...(strict === undefined ? {} : { strict }) },
   };
 }
 

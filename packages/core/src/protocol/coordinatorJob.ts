@@ -34,6 +34,27 @@ export interface CoordinatorJobResult {
   /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
   runId: string;
   response: AssistantMessage;
+  /**
+   * The run's structured output (`response.output`): present when the coordinator has an
+   * `outputSchema` and the final answer matched it.
+   */
+  output?: unknown;
+}
+
+/**
+ * The return value of the job `runId`: the response, and its structured output on top when
+ * it has one.
+ *
+ * @example buildCoordinatorJobResult("s-1", "r-1", response) // { sessionId, runId, response, output? }
+ */
+export function buildCoordinatorJobResult(
+  sessionId: string,
+  runId: string,
+  response: AssistantMessage,
+): CoordinatorJobResult {
+  const result: CoordinatorJobResult = { sessionId, runId, response };
+  if ("output" in response) result.output = response.output;
+  return result;
 }
 
 /** How an input enters its session: joining the current run, or a run of its own after it. */

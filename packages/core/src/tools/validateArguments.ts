@@ -67,7 +67,7 @@ ajv.addKeyword({
 /** Compiled validators, one per schema object (tools keep their schema for their lifetime). */
 const compiled = new WeakMap<object, ValidateFunction>();
 
-function compile(schema: JsonSchema): ValidateFunction | string {
+function compile(schema: JsonSchema): ValidateFunction | { invalidSchema: string } {
   const cached = compiled.get(schema);
   if (cached) return cached;
   try {
@@ -75,7 +75,7 @@ function compile(schema: JsonSchema): ValidateFunction | string {
     compiled.set(schema, validate);
     return validate;
   } catch (err) {
-    return `the tool's input schema is invalid: ${(err as Error).message}`;
+    return { invalidSchema: (err as Error).message };
   }
 }
 
@@ -92,7 +92,7 @@ export function describeSchemaProblem(inputSchema: JsonSchema): string | undefin
 }
 
 /** One ajv error as a sentence that names the field, e.g. `"city" is required`. */
-function describeAjvError(error: ErrorObject): string {
+function describeAjvError(error: ErrorObject, root: string): string {
   const field = error.instancePath.replace(/^\//, "").replace(/\//g, ".");
   if (error.keyword === "required") {
     const missing = (error.params as { missingProperty: string }).missingProperty;
@@ -102,7 +102,41 @@ function describeAjvError(error: ErrorObject): string {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
     return `"${field ? `${field}.` : ""}${extra}" is not an allowed property`;
   }
-  return `"${field || "arguments"}" ${error.message ?? "is invalid"}`;
+  return `"${field || root}" ${error.message ?? "is invalid"}`;
+}
+
+/**
+ * How a value compares with a JSON Schema: `valid`; `invalid` with one sentence per
+ * offending field (duplicates dropped); or `invalidSchema` when the schema does not compile.
+ */
+export type SchemaCheck =
+  | { kind: "valid" }
+  | { kind: "invalid"; errors: string[] }
+  | { kind: "invalidSchema"; error: string };
+
+/**
+ * Checks `value` against `schema` with the shared ajv instance (every error, no coercion,
+ * patterns on RE2, linear `uniqueItems`; validators compiled once per schema object). `root`
+ * names the value itself in an error about it (`"arguments" must be object`). Never throws.
+ *
+ * @example checkAgainstSchema({}, { type: "object", required: ["city"] })
+ * // { kind: "invalid", errors: ['"city" is required'] }
+ */
+export function checkAgainstSchema(
+  value: unknown,
+  schema: JsonSchema,
+  root = "value",
+): SchemaCheck {
+  const validate = compile(schema);
+  if (!(validate instanceof Function))
+    return { kind: "invalidSchema", error: validate.invalidSchema };
+  try {
+    if (validate(value)) return { kind: "valid" };
+  } catch (err) {
+    return { kind: "invalid", errors: [`could not be validated (${(err as Error).message})`] };
+  }
+  const errors = (validate.errors ?? []).map((error) => describeAjvError(error, root));
+  return { kind: "invalid", errors: [...new Set(errors)] };
 }
 
 /**
@@ -115,13 +149,10 @@ function describeAjvError(error: ErrorObject): string {
  * // 'invalid arguments: "city" is required'
  */
 export function validateRequiredArgs(args: ToolArgs, inputSchema: JsonSchema): string | undefined {
-  const validate = compile(inputSchema);
-  if (typeof validate === "string") return validate;
-  try {
-    if (validate(args)) return undefined;
-  } catch (err) {
-    return `invalid arguments: could not be validated (${(err as Error).message})`;
-  }
-  const errors = (validate.errors ?? []).map(describeAjvError);
-  return `invalid arguments: ${[...new Set(errors)].join("; ")}`;
+  const check = checkAgainstSchema(args, inputSchema, "arguments");
+  if (check.kind === "valid") return undefined;
+  if (check.kind === "invalidSchema") return `the tool's input schema is invalid: ${check.error}`;
+  if (check.errors[0]?.startsWith("could not be validated"))
+    return `invalid arguments: ${check.errors[0]}`;
+  return `invalid arguments: ${check.errors.join("; ")}`;
 }

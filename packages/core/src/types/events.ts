@@ -128,6 +128,8 @@ export interface TurnEndEvent {
 export interface AgentEndEvent {
   type: "agentEnd";
   response: AssistantMessage;
+  /** The run's structured output (`response.output`), when it had an `outputSchema` and met it. */
+  output?: unknown;
 }
 
 /** Every event the runtime emits. */

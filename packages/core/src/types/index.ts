@@ -34,6 +34,7 @@ export type {
   LlmCall,
   LlmCallOptions,
   LlmRequest,
+  ResponseFormat,
 } from "./llm.js";
 export type {
   AgentMessage,
@@ -60,6 +61,9 @@ export type {
   ExtractToolCallsOptions,
   FinalizedOutcome,
   ImmediateOutcome,
+  OutputCheck,
+  OutputMode,
+  OutputValidator,
   PreparedToolCall,
   ToolExecutionMode,
   ToolExecutor,

@@ -30,10 +30,22 @@ export interface ChatTool {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
+/**
+ * The JSON Schema the model's answer must match, as an OpenAI-compatible call sends it
+ * (`response_format: { type: "json_schema", json_schema: { name, schema, strict } }`).
+ */
+export interface ResponseFormat {
+  name: string;
+  schema: Record<string, unknown>;
+  strict?: boolean;
+}
+
 /** What `formatMsgForLLM` returns and an `LlmCall` receives. */
 export interface LlmRequest {
   messages: ChatMessage[];
   tools: ChatTool[];
+  /** Asks for an answer matching a JSON Schema (structured output). Default: free text. */
+  responseFormat?: ResponseFormat;
 }
 
 /** What the caller of one `LlmCall` may ask for besides the answer. */

@@ -46,6 +46,11 @@ export interface AssistantMessage {
   stopReason: StopReason;
   errorMessage?: string;
   timestamp: number;
+  /**
+   * The run's structured output: on a run's final response only (never in the transcript),
+   * when the run had an `outputSchema` and its final answer matched it; the parsed JSON.
+   */
+  output?: unknown;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { MessageContent } from "./content.js";
 import type { EmitFn } from "./events.js";
 import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
-import type { AgentTool, AgentToolCall, AgentToolResult, ToolArgs } from "./tools.js";
+import type { AgentTool, AgentToolCall, AgentToolResult, JsonSchema, ToolArgs } from "./tools.js";
 
 /** The conversation snapshot a turn works on: what `prepareContext` returns. */
 export interface AgentContext {
@@ -123,6 +123,24 @@ export interface ExtractToolCallsOptions {
 }
 
 /**
+ * How the model is asked for output matching `outputSchema`: `"jsonSchema"` sends it as the
+ * request's `response_format` (`{ type: "json_schema", json_schema: { name, schema, strict } }`),
+ * for servers that enforce it (OpenAI, vLLM, llama.cpp, Ollama); `"instructions"` writes the
+ * schema into the system prompt instead, for servers that lack `response_format`.
+ */
+export type OutputMode = "jsonSchema" | "instructions";
+
+/**
+ * Checks a parsed final answer in place of the JSON Schema check (the seam for a Standard
+ * Schema / zod validator): `{ ok: true, value }` makes `value` the run's output (a validator
+ * may transform it); `{ ok: false, errors }` sends the errors back to the model. May be async.
+ */
+export type OutputValidator = (value: unknown) => OutputCheck | Promise<OutputCheck>;
+
+/** What an `OutputValidator` says of one answer. */
+export type OutputCheck = { ok: true; value: unknown } | { ok: false; errors: string[] };
+
+/**
  * How runs behave: one object that goes whole from the agent (or the coordinator) to the
  * loop and to every batch, never copied field by field. Every field is optional; the
  * defaults are in the comments.
@@ -143,4 +161,26 @@ export interface AgentLoopConfig {
    * left out, the latest turn never; see `trimContext`).
    */
   limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
+  /**
+   * Structured output: the JSON Schema the run's final answer (a model answer with no tool
+   * calls) must match. The answer's text is parsed as JSON (one fenced block is accepted) and
+   * checked with ajv; a valid one becomes the final response's `output`. An invalid one goes
+   * back to the model as a user message listing the errors, up to `outputRetries` times;
+   * then the run ends with `stopReason: "error"`. Tool calls work as usual meanwhile; runs a
+   * tool terminates, refusals, errors and aborts end without a check. Default: none.
+   */
+  outputSchema?: JsonSchema;
+  /** How the model is asked for it (see `OutputMode`). Default `"jsonSchema"`. */
+  outputMode?: OutputMode;
+  /** Corrections sent back after an invalid final answer before the run fails. Default 2. */
+  outputRetries?: number;
+  /**
+   * The `name` sent in `response_format.json_schema` (letters, digits, `_`, `-`; up to 64).
+   * Default: the schema's `title` when it is such a name, else `"output"`.
+   */
+  outputName?: string;
+  /** Sent as `response_format.json_schema.strict` when set (OpenAI's strict mode). Default: omitted. */
+  outputStrict?: boolean;
+  /** Replaces the ajv check of the parsed answer (a Standard Schema adapter). Default: ajv on `outputSchema`. */
+  validateOutput?: OutputValidator;
 }

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
 import type { AgentState } from "../../agent/agentState.js";
+import { settleStoredAnswer } from "../../agent/outputCheck.js";
 import { prepareContext } from "../../agent/prepareContext.js";
-import { runAgentLoop } from "../../agent/runAgentLoop.js";
+import { agentEndEvent, runAgentLoop } from "../../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
@@ -397,25 +398,26 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
     stored: start.kind === "resume" ? await deps.approvals.storedOutcomes(sessionId) : new Map(),
   });
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
-  const response =
-    finishedAnswer(hold, start) ??
-    (await runLoopInSpan(hold, start, {
-      state,
-      llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
-      prepareContext,
-      formatMsgForLLM,
-      config: { ...deps.config, executor },
-      emit: runEmitter(hold, publisher, executor, keptBack),
-      signal: controller.signal,
-      rethrow: isRecoverable,
-      ...transcriptWriters(hold, start, inputIds, executor, transcript, () =>
-        resumedAbort.afterResumedBatch(),
-      ),
-    }));
+  const stored = finishedAnswer(hold, start);
+  const response = stored
+    ? await settleStoredAnswer(deps.config, stored)
+    : await runLoopInSpan(hold, start, {
+        state,
+        llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
+        prepareContext,
+        formatMsgForLLM,
+        config: { ...deps.config, executor },
+        emit: runEmitter(hold, publisher, executor, keptBack),
+        signal: controller.signal,
+        rethrow: isRecoverable,
+        ...transcriptWriters(hold, start, inputIds, executor, transcript, () =>
+          resumedAbort.afterResumedBatch(),
+        ),
+      });
   hold.control.controller = undefined;
   if (start.kind === "resume" || executor.touched()) await forgetApprovals(hold);
   await publisher.flush();
-  const agentEnd: AgentEvent = keptBack.agentEnd ?? { type: "agentEnd", response };
+  const agentEnd: AgentEvent = keptBack.agentEnd ?? agentEndEvent(response);
   const run = { runId: start.runId, inputIds, event: agentEnd };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
   deps.onRunFinished?.(sessionId, inputIds, response);

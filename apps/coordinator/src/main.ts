@@ -11,6 +11,7 @@ import {
   createOpenAILlmCall,
   describeStartFailure,
   limitHeapGrowth,
+  loadPriceTable,
   onShutdownSignal,
   readClusterConfig,
   redisTargetOf,
@@ -24,6 +25,7 @@ import { warnIfNoApiKey } from "./apiKeyWarning.js";
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
+  const prices = loadPriceTable(config.pricesFile); // a bad table stops the start, naming the field
   limitHeapGrowth(config.heapGrowthPercent);
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     llmCall,
     toolStore,
     systemPrompt: config.systemPrompt,
+    prices,
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
     approvalTimeoutMs: config.approvalTimeoutMs,

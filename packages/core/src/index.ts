@@ -11,6 +11,7 @@ export type { AgentState } from "./agent/agentState.js";
 export { prepareContext } from "./agent/prepareContext.js";
 export { AgentShutdownError } from "./agent/responseQueue.js";
 export { type AgentLoopDeps, runAgentLoop } from "./agent/runAgentLoop.js";
+export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./agent/runUsage.js";
 export { InvalidUserInputError, type UserInputLimits } from "./agent/toUserMessage.js";
 export {
   followUp,
@@ -60,8 +61,10 @@ export {
   type MessageContent,
   type MessageEndEvent,
   type MessageUpdateEvent,
+  type ModelPrice,
   type OpenAIUserPart,
   type PartialResultCallback,
+  type PriceTable,
   type PendingApproval,
   type RedisClient,
   type RedisTarget,
@@ -70,6 +73,8 @@ export {
   readClusterConfig,
   readEventsAfter,
   redisTargetOf,
+  type RunAnswer,
+  type RunUsage,
   type SendOptions,
   type StopReason,
   type TextContent,
@@ -111,6 +116,7 @@ export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmC
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
 export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";
 export { createLogger, type Logger } from "./ops/logger.js";
+export { loadPriceTable, readPriceTable } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
 // What travels between processes: job shapes any BullMQ client or worker may use.
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";

@@ -25,6 +25,7 @@ import type { AgentState } from "./agentState.js";
 import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
 import { trimContext } from "./trimContext.js";
+import { sumRunUsage } from "./runUsage.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
 
 /** The default limit on LLM calls in one run. */
@@ -59,6 +60,11 @@ export interface AgentLoopDeps {
    * them (the cluster: a lost lease, or Redis failing to store the transcript). Default: none.
    */
   rethrow?: (err: unknown) => boolean;
+  /**
+   * Where this run's messages begin in `state.messages`: what its usage (`agentEnd`) adds up.
+   * Default: the transcript's length when the loop starts (a resumed run passes its start).
+   */
+  runStart?: number;
 }
 
 type TurnOutcome = { kind: "continue" } | { kind: "done"; response: AssistantMessage };
@@ -217,6 +223,7 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
   const emit = trackPendingCalls(deps);
   const tracked = { ...deps, emit };
+  const runStart = deps.runStart ?? deps.state.messages.length;
   deps.state.activeRun = true;
   await emitSafely(emit, { type: "agentStart" });
   let response: AssistantMessage;
@@ -229,7 +236,8 @@ export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessag
   }
   deps.state.activeRun = false;
   deps.state.errorMessage = response.errorMessage;
-  await emitSafely(emit, { type: "agentEnd", response });
+  const usage = sumRunUsage(deps.state.messages.slice(runStart), deps.config.prices);
+  await emitSafely(emit, { type: "agentEnd", response, usage });
   return response;
 }
 

@@ -44,6 +44,12 @@ export interface ClusterConfig {
    * @defaultValue `DEFAULTS.model`
    */
   model: string;
+  /**
+   * `YIEM_PRICES`: the path of a JSON price table (`{ "<model>": { input, output,
+   * cachedInput? } }`, dollars per million tokens), loaded by `loadPriceTable`; unset means
+   * no cost is computed.
+   */
+  pricesFile: string | undefined;
   /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
   toolsDir: string | undefined;
   /**
@@ -234,6 +240,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     openaiBaseUrl: readString(env, "OPENAI_BASE_URL"),
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
     model: readString(env, "YIEM_MODEL") ?? d.model,
+    pricesFile: readString(env, "YIEM_PRICES"),
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
     port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),

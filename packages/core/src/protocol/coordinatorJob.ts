@@ -3,7 +3,7 @@ import {
   toUserMessage,
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
-import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
+import type { AssistantMessage, RunUsage, UserInput, UserMessage } from "../types/index.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
@@ -28,12 +28,26 @@ export interface CoordinatorJobData {
  */
 export type CoordinatorQueueJobData = CoordinatorJobData;
 
-/** The return value of a coordinator-queue job: the assistant message that answered its input. */
-export interface CoordinatorJobResult {
+/**
+ * What a run answered an input with: its response, and what the whole run used (absent for
+ * an answer stored by a version of Yiem that did not count it).
+ */
+export interface RunAnswer {
+  response: AssistantMessage;
+  usage?: RunUsage;
+}
+
+/**
+ * The return value of a coordinator-queue job: the assistant message that answered its input,
+ * and the usage of the run that answered it (tokens, model and tool calls, `costUsd` with a
+ * price table).
+ *
+ * @example { sessionId: "s-42", runId: "7", response: { role: "assistant", … }, usage: { inputTokens: 812, outputTokens: 64, … } }
+ */
+export interface CoordinatorJobResult extends RunAnswer {
   sessionId: string;
   /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
   runId: string;
-  response: AssistantMessage;
 }
 
 /** How an input enters its session: joining the current run, or a run of its own after it. */

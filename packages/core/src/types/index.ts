@@ -64,6 +64,7 @@ export type {
   ToolExecutionMode,
   ToolExecutor,
 } from "./pipeline.js";
+export type { ModelPrice, PriceTable, RunUsage } from "./usage.js";
 export type {
   AgentTool,
   AgentToolCall,

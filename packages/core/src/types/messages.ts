@@ -2,9 +2,15 @@ import type { AssistantContent, MessageContent } from "./content.js";
 
 /** Token counts reported by the model server (or by a tool that calls a model). */
 export interface LlmUsage {
+  /** Prompt tokens, cached ones included (`cachedInputTokens` is a part of them). */
   inputTokens: number;
+  /** Completion tokens, reasoning ones included (`reasoningTokens` is a part of them). */
   outputTokens: number;
   totalTokens: number;
+  /** The part of `outputTokens` the model spent reasoning, when the server reports it. */
+  reasoningTokens?: number;
+  /** The part of `inputTokens` the server read from its prompt cache, when it reports it. */
+  cachedInputTokens?: number;
 }
 
 /**

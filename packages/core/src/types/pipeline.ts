@@ -2,6 +2,7 @@ import type { MessageContent } from "./content.js";
 import type { EmitFn } from "./events.js";
 import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
 import type { AgentTool, AgentToolCall, AgentToolResult, ToolArgs } from "./tools.js";
+import type { PriceTable } from "./usage.js";
 
 /** The conversation snapshot a turn works on: what `prepareContext` returns. */
 export interface AgentContext {
@@ -143,4 +144,6 @@ export interface AgentLoopConfig {
    * left out, the latest turn never; see `trimContext`).
    */
   limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
+  /** Prices by model: with them, a run's usage (`agentEnd`) carries `costUsd`. */
+  prices?: PriceTable;
 }

@@ -98,7 +98,7 @@ interface InHand {
  * naming the field), its input recorded for its session (a random one, kept in the job, when
  * it names none) exactly once however often the job is delivered, then held, without a run
  * slot, until the run that answers it stores its response; the job then completes with
- * `{ sessionId, runId, response }`. Redis errors while recording or completing are retried
+ * `{ sessionId, runId, response, usage }`. Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  */
 export class RequestJobs {
@@ -195,11 +195,11 @@ export class RequestJobs {
       if (recorded.kind === "answered") {
         slot.release();
         wait.cancel(new JobLetGoError("closing"));
-        return await this.complete(entry, { sessionId, runId, response: recorded.response });
+        return await this.complete(entry, { sessionId, runId, ...recorded.answer });
       }
       await this.options.tasks.ensureRunning(sessionId, slot);
-      const response = await wait.promise;
-      await this.complete(entry, { sessionId, runId, response });
+      const answer = await wait.promise;
+      await this.complete(entry, { sessionId, runId, ...answer });
     } catch (err) {
       slot.release(); // a no-op when the session task took it
       if (!(err instanceof JobLetGoError)) throw err;

@@ -24,8 +24,8 @@ import type {
 import type { AgentState } from "./agentState.js";
 import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
-import { trimContext } from "./trimContext.js";
 import { sumRunUsage } from "./runUsage.js";
+import { trimContext } from "./trimContext.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
 
 /** The default limit on LLM calls in one run. */

@@ -158,9 +158,7 @@ export class YiemClient {
     this.store = new SessionStore(this.command, this.keys);
     this.responses = new ResponseWaits({
       read: (inputs) =>
-        Promise.all(
-          inputs.map(({ inputId }) => this.readAnswerOf(inputId).catch(() => undefined)),
-        ),
+        Promise.all(inputs.map(({ inputId }) => this.readAnswerOf(inputId).catch(() => undefined))),
       recheckMs: RESPONSE_RECHECK_MS,
     });
   }

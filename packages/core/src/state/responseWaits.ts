@@ -1,6 +1,6 @@
+import type { RunAnswer } from "../protocol/coordinatorJob.js";
 import { ResponseTimeoutError } from "../protocol/errors.js";
 import type { RedisClient } from "../redis/redisConnection.js";
-import type { RunAnswer } from "../protocol/coordinatorJob.js";
 
 /** An input waited for: its id, and its session when the waiter knows it. */
 export interface AwaitedInput {
@@ -9,9 +9,7 @@ export interface AwaitedInput {
 }
 
 /** Reads the stored answers of these inputs, in order (`undefined` where none is stored yet). */
-export type ReadResponses = (
-  inputs: AwaitedInput[],
-) => Promise<Array<RunAnswer | undefined>>;
+export type ReadResponses = (inputs: AwaitedInput[]) => Promise<Array<RunAnswer | undefined>>;
 
 /** Options of `ResponseWaits`. */
 export interface ResponseWaitsOptions {

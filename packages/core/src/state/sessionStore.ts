@@ -17,12 +17,7 @@ import {
   TakeAbortRequestReply,
 } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
-import type {
-  AgentEndEvent,
-  AgentMessage,
-  AssistantMessage,
-  UserMessage,
-} from "../types/index.js";
+import type { AgentEndEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
 import { type StreamCaps, streamCaps } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
 

@@ -64,7 +64,6 @@ export type {
   ToolExecutionMode,
   ToolExecutor,
 } from "./pipeline.js";
-export type { ModelPrice, PriceTable, RunUsage } from "./usage.js";
 export type {
   AgentTool,
   AgentToolCall,
@@ -74,3 +73,4 @@ export type {
   ToolArgs,
   ToolExecuteFn,
 } from "./tools.js";
+export type { ModelPrice, PriceTable, RunUsage } from "./usage.js";

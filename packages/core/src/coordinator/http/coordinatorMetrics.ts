@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import { callCostUsd, findPrice } from "../../agent/runUsage.js";
 import { DEFAULTS } from "../../ops/defaults.js";
 import {

@@ -3,7 +3,10 @@ import {
   type AssistantMessage,
   type LlmCall,
   type LlmUsage,
+  type RunBudget,
+  type RunUsage,
   readPriceTable,
+  readRunBudget,
   YiemAgent,
 } from "@yiem/core";
 import { afterEach, describe, expect, it } from "vitest";
@@ -127,5 +130,65 @@ describe("a run's usage in agentEnd (in process)", () => {
     expect(() => readPriceTable({ m: { input: 1, output: 1, cached: 1 } })).toThrow(
       'prices: "m".cached is not a price (input, output, cachedInput)',
     );
+  });
+});
+
+describe("a run's budget (checked before each model call)", () => {
+  const usages: LlmUsage[] = Array.from({ length: 10 }, () => ({
+    inputTokens: 1000,
+    outputTokens: 100,
+    totalTokens: 1100,
+  }));
+  const prices = { "gpt-4o": { input: 2.5, output: 10 } };
+  const cases: Array<[string, RunBudget, string, Partial<RunUsage>]> = [
+    [
+      "maxModelCalls",
+      { maxModelCalls: 2 },
+      "maxModelCalls (2 model calls; used 2)",
+      { modelCalls: 2, toolCalls: 2 },
+    ],
+    [
+      "maxToolCalls",
+      { maxToolCalls: 3 },
+      "maxToolCalls (3 tool calls; used 3)",
+      { modelCalls: 3, toolCalls: 3 },
+    ],
+    [
+      "maxTokens",
+      { maxTokens: 2000 },
+      "maxTokens (2000 tokens; used 2200)",
+      { modelCalls: 2, totalTokens: 2200 },
+    ],
+    [
+      "maxCostUsd",
+      { maxCostUsd: 0.008 },
+      "maxCostUsd (0.008 dollars; used 0.0105)",
+      { modelCalls: 3, costUsd: 0.0105 },
+    ],
+  ];
+  for (const [name, budget, reached, used] of cases) {
+    it(`stops a run that reached ${name} with stopReason budget, naming it, and makes no further model call`, async () => {
+      let calls = 0;
+      const model = scriptedCall(8, usages);
+      const llmCall: LlmCall = (...args) => {
+        calls++;
+        return model(...args);
+      };
+      const end = await runOnce({ llmCall, prices, budget });
+      expect(end.response.stopReason).toBe("budget");
+      expect(end.response.content).toEqual([
+        { type: "text", text: `The run stopped: its budget was reached: ${reached}.` },
+      ]);
+      expect(end.usage).toMatchObject(used);
+      expect(calls).toBe(used.modelCalls);
+    });
+  }
+
+  it("reads YIEM_BUDGET and refuses an unknown limit, naming it", () => {
+    expect(readRunBudget('{"maxModelCalls": 3, "maxCostUsd": 0.5}')).toEqual({
+      maxModelCalls: 3,
+      maxCostUsd: 0.5,
+    });
+    expect(() => readRunBudget('{"maxTurns": 3}')).toThrow("YIEM_BUDGET.maxTurns is not a limit");
   });
 });

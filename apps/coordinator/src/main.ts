@@ -14,6 +14,7 @@ import {
   loadPriceTable,
   onShutdownSignal,
   readClusterConfig,
+  readRunBudget,
   redisTargetOf,
   startCoordinator,
   startTracing,
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
   const prices = loadPriceTable(config.pricesFile); // a bad table stops the start, naming the field
+  const budget = readRunBudget(config.budgetJson);
   limitHeapGrowth(config.heapGrowthPercent);
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     toolStore,
     systemPrompt: config.systemPrompt,
     prices,
+    budget,
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
     approvalTimeoutMs: config.approvalTimeoutMs,

@@ -71,6 +71,7 @@ export {
   RedisUnavailableError,
   ResponseTimeoutError,
   type RunAnswer,
+  type RunBudget,
   type RunUsage,
   readClusterConfig,
   readEventsAfter,
@@ -116,7 +117,7 @@ export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmC
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
 export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";
 export { createLogger, type Logger } from "./ops/logger.js";
-export { loadPriceTable, readPriceTable } from "./ops/priceTable.js";
+export { loadPriceTable, readPriceTable, readRunBudget } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
 // What travels between processes: job shapes any BullMQ client or worker may use.
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";

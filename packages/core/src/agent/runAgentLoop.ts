@@ -24,6 +24,7 @@ import type {
 import type { AgentState } from "./agentState.js";
 import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
+import { buildBudgetResponse, reachedBudget } from "./runBudget.js";
 import { sumRunUsage } from "./runUsage.js";
 import { trimContext } from "./trimContext.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
@@ -153,10 +154,20 @@ async function runBatch(
   return batch;
 }
 
+/** The budget limit the run has reached so far (`reachedBudget`), if any. */
+function budgetReached(deps: AgentLoopDeps): string | undefined {
+  const { budget, prices } = deps.config;
+  if (!budget) return undefined;
+  const usage = sumRunUsage(deps.state.messages.slice(deps.runStart ?? 0), prices);
+  return reachedBudget(usage, budget);
+}
+
 /** One turn: drain input, call the model, run the tool calls it asked for (lifecycle §6). */
 async function runTurn(deps: AgentLoopDeps, turn: number): Promise<TurnOutcome> {
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
+  const reached = budgetReached(deps);
+  if (reached) return { kind: "done", response: buildBudgetResponse(reached) };
   await emitSafely(deps.emit, { type: "turnStart", turn });
   const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
   const answer =
@@ -222,8 +233,8 @@ async function loop(deps: AgentLoopDeps): Promise<AssistantMessage> {
  */
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
   const emit = trackPendingCalls(deps);
-  const tracked = { ...deps, emit };
   const runStart = deps.runStart ?? deps.state.messages.length;
+  const tracked = { ...deps, emit, runStart };
   deps.state.activeRun = true;
   await emitSafely(emit, { type: "agentStart" });
   let response: AssistantMessage;

@@ -52,6 +52,7 @@ export type {
   OpenAIUserPart,
   PartialResultCallback,
   PriceTable,
+  RunBudget,
   RunUsage,
   StopReason,
   TextContent,

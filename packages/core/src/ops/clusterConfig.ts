@@ -50,6 +50,11 @@ export interface ClusterConfig {
    * no cost is computed.
    */
   pricesFile: string | undefined;
+  /**
+   * `YIEM_BUDGET`: limits on what each run may use, as JSON (`{ "maxModelCalls": 20,
+   * "maxTokens": 200000, "maxToolCalls": 100, "maxCostUsd": 1 }`); read by `readRunBudget`.
+   */
+  budgetJson: string | undefined;
   /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
   toolsDir: string | undefined;
   /**
@@ -241,6 +246,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
     model: readString(env, "YIEM_MODEL") ?? d.model,
     pricesFile: readString(env, "YIEM_PRICES"),
+    budgetJson: readString(env, "YIEM_BUDGET"),
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
     port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { ModelPrice, PriceTable } from "../types/index.js";
+import type { ModelPrice, PriceTable, RunBudget } from "../types/index.js";
 import { ConfigError } from "./clusterConfig.js";
 
 /** Reads one price field: a finite number, 0 or more. */
@@ -70,4 +70,36 @@ export function loadPriceTable(path: string | undefined): PriceTable | undefined
     throw new ConfigError(`${source} is not JSON: ${(err as Error).message}`);
   }
   return readPriceTable(parsed, source);
+}
+
+const BUDGET_KEYS = ["maxTokens", "maxCostUsd", "maxToolCalls", "maxModelCalls"] as const;
+
+/**
+ * Reads `YIEM_BUDGET`, a JSON object of run limits (`{ "maxModelCalls": 20, "maxCostUsd": 0.5 }`,
+ * see `RunBudget`); `undefined` when unset. Throws `ConfigError` naming the field of a bad one.
+ *
+ * @example readRunBudget('{"maxTokens": 100000}') // { maxTokens: 100000 }
+ */
+export function readRunBudget(text: string | undefined): RunBudget | undefined {
+  if (!text?.trim()) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`YIEM_BUDGET is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`YIEM_BUDGET must be an object like { "maxModelCalls": 20 }`);
+  }
+  const budget: RunBudget = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    const known = BUDGET_KEYS.find((k) => k === key);
+    if (!known)
+      throw new ConfigError(`YIEM_BUDGET.${key} is not a limit (${BUDGET_KEYS.join(", ")})`);
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      throw new ConfigError(`YIEM_BUDGET.${key} must be a number (0 or more)`);
+    }
+    budget[known] = value;
+  }
+  return budget;
 }

@@ -73,4 +73,4 @@ export type {
   ToolArgs,
   ToolExecuteFn,
 } from "./tools.js";
-export type { ModelPrice, PriceTable, RunUsage } from "./usage.js";
+export type { ModelPrice, PriceTable, RunBudget, RunUsage } from "./usage.js";

@@ -15,9 +15,17 @@ export interface LlmUsage {
 
 /**
  * Why an assistant message ended. `toolUseTerminated` marks the synthetic final response of a
- * run that every tool of the last batch asked to terminate.
+ * run that every tool of the last batch asked to terminate; `budget` the final response of a
+ * run that reached a limit of its budget (`AgentLoopConfig.budget`) before a model call.
  */
-export type StopReason = "stop" | "length" | "toolUse" | "toolUseTerminated" | "error" | "aborted";
+export type StopReason =
+  | "stop"
+  | "length"
+  | "toolUse"
+  | "toolUseTerminated"
+  | "error"
+  | "aborted"
+  | "budget";
 
 /** A message from the user. `timestamp` is milliseconds since the epoch. */
 export interface UserMessage {

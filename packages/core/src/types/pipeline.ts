@@ -2,7 +2,7 @@ import type { MessageContent } from "./content.js";
 import type { EmitFn } from "./events.js";
 import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
 import type { AgentTool, AgentToolCall, AgentToolResult, ToolArgs } from "./tools.js";
-import type { PriceTable } from "./usage.js";
+import type { PriceTable, RunBudget } from "./usage.js";
 
 /** The conversation snapshot a turn works on: what `prepareContext` returns. */
 export interface AgentContext {
@@ -146,4 +146,6 @@ export interface AgentLoopConfig {
   limits?: ExtractToolCallsOptions & { maxContextBytes?: number };
   /** Prices by model: with them, a run's usage (`agentEnd`) carries `costUsd`. */
   prices?: PriceTable;
+  /** Limits on what one run may use, checked before each model call (see `RunBudget`). */
+  budget?: RunBudget;
 }

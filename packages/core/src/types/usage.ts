@@ -43,3 +43,16 @@ export interface ModelPrice {
  * starts with followed by `-` (so `gpt-4o` prices `gpt-4o-2024-08-06`).
  */
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+/**
+ * Limits on what one run may use. Before each model call the run's usage so far (`RunUsage`,
+ * a resumed run's earlier part included) is compared with them: a run that has reached any
+ * of them makes no further model call and ends with `stopReason: "budget"`, its text naming
+ * the limit. `maxTokens` counts `totalTokens`; `maxCostUsd` needs a price table.
+ */
+export interface RunBudget {
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxToolCalls?: number;
+  maxModelCalls?: number;
+}

@@ -5,6 +5,7 @@ import {
   clusterKeys,
   connectRedis,
   type RedisClient,
+  sumRunUsage,
   type UserMessage,
 } from "@yiem/core";
 import {
@@ -151,7 +152,7 @@ describe("a run's transcript with pipelined result appends", () => {
     const run = {
       runId: s.runId,
       inputIds: ["in-1"],
-      event: { type: "agentEnd" as const, response },
+      event: { type: "agentEnd" as const, response, usage: sumRunUsage([]) },
     };
     const finish = transcript.write((expect) =>
       store.finishRun(s.sessionId, s.token, response, run, expect),

@@ -11,8 +11,10 @@ import {
   createOpenAILlmCall,
   describeStartFailure,
   limitHeapGrowth,
+  loadPriceTable,
   onShutdownSignal,
   readClusterConfig,
+  readRunBudget,
   redisTargetOf,
   startCoordinator,
   startTracing,
@@ -24,6 +26,8 @@ import { warnIfNoApiKey } from "./apiKeyWarning.js";
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
+  const prices = loadPriceTable(config.pricesFile); // a bad table stops the start, naming the field
+  const budget = readRunBudget(config.budgetJson);
   limitHeapGrowth(config.heapGrowthPercent);
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
@@ -49,6 +53,8 @@ async function main(): Promise<void> {
     llmCall,
     toolStore,
     systemPrompt: config.systemPrompt,
+    prices,
+    budget,
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
     approvalTimeoutMs: config.approvalTimeoutMs,

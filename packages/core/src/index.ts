@@ -11,6 +11,7 @@ export type { AgentState } from "./agent/agentState.js";
 export { prepareContext } from "./agent/prepareContext.js";
 export { AgentShutdownError } from "./agent/responseQueue.js";
 export { type AgentLoopDeps, runAgentLoop } from "./agent/runAgentLoop.js";
+export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./agent/runUsage.js";
 export { InvalidUserInputError, type UserInputLimits } from "./agent/toUserMessage.js";
 export {
   followUp,
@@ -60,13 +61,18 @@ export {
   type MessageContent,
   type MessageEndEvent,
   type MessageUpdateEvent,
+  type ModelPrice,
   type OpenAIUserPart,
   type PartialResultCallback,
   type PendingApproval,
+  type PriceTable,
   type RedisClient,
   type RedisTarget,
   RedisUnavailableError,
   ResponseTimeoutError,
+  type RunAnswer,
+  type RunBudget,
+  type RunUsage,
   readClusterConfig,
   readEventsAfter,
   redisTargetOf,
@@ -130,6 +136,7 @@ export {
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
 export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";
 export { createLogger, type Logger } from "./ops/logger.js";
+export { loadPriceTable, readPriceTable, readRunBudget } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
 // What travels between processes: job shapes any BullMQ client or worker may use.
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";

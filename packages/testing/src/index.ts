@@ -58,5 +58,6 @@ export {
   type ScriptedReply,
   type ScriptedRequest,
   type ScriptedToolCall,
+  type ScriptedUsage,
   startScriptedModelServer,
 } from "./scriptedModel/scriptedModelServer.js";

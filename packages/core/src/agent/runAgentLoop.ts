@@ -10,6 +10,7 @@ import { describeError } from "../tools/toolResults.js";
 import { inSpan, markSpanError } from "../tracing/spans.js";
 import type {
   AgentContext,
+  AgentEndEvent,
   AgentEvent,
   AgentLoopConfig,
   AgentMessage,
@@ -18,6 +19,7 @@ import type {
   EmitFn,
   LlmCall,
   LlmRequest,
+  RunUsage,
   ToolResultMessage,
   UserMessage,
 } from "../types/index.js";
@@ -31,6 +33,8 @@ import {
   UNCHECKED_STOP_REASONS,
 } from "./outputCheck.js";
 import { formatWithOutput, type OutputSpec, resolveOutputSpec } from "./outputSpec.js";
+import { buildBudgetResponse, reachedBudget } from "./runBudget.js";
+import { sumRunUsage } from "./runUsage.js";
 import { trimContext } from "./trimContext.js";
 import { findUnansweredToolCalls } from "./unansweredToolCalls.js";
 
@@ -66,6 +70,11 @@ export interface AgentLoopDeps {
    * them (the cluster: a lost lease, or Redis failing to store the transcript). Default: none.
    */
   rethrow?: (err: unknown) => boolean;
+  /**
+   * Where this run's messages begin in `state.messages`: what its usage (`agentEnd`) adds up.
+   * Default: the transcript's length when the loop starts (a resumed run passes its start).
+   */
+  runStart?: number;
 }
 
 /** The deps of one run, with its structured-output settings resolved. */
@@ -161,10 +170,20 @@ async function runBatch(
   return batch;
 }
 
+/** The budget limit the run has reached so far (`reachedBudget`), if any. */
+function budgetReached(deps: AgentLoopDeps): string | undefined {
+  const { budget, prices } = deps.config;
+  if (!budget) return undefined;
+  const usage = sumRunUsage(deps.state.messages.slice(deps.runStart ?? 0), prices);
+  return reachedBudget(usage, budget);
+}
+
 /** One turn: drain input, call the model, run the tool calls it asked for (lifecycle §6). */
 async function runTurn(deps: RunDeps, turn: number): Promise<TurnOutcome> {
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
+  const reached = budgetReached(deps);
+  if (reached) return { kind: "done", response: buildBudgetResponse(reached) };
   await emitSafely(deps.emit, { type: "turnStart", turn });
   const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
   const answer =
@@ -257,6 +276,8 @@ async function loop(deps: RunDeps): Promise<AssistantMessage> {
  */
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
   const emit = trackPendingCalls(deps);
+  const runStart = deps.runStart ?? deps.state.messages.length;
+  const tracked = { ...deps, emit, runStart };
   deps.state.activeRun = true;
   await emitSafely(emit, { type: "agentStart" });
   let response: AssistantMessage;
@@ -269,15 +290,16 @@ export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessag
   }
   deps.state.activeRun = false;
   deps.state.errorMessage = response.errorMessage;
-  await emitSafely(emit, agentEndEvent(response));
+  const usage = sumRunUsage(deps.state.messages.slice(runStart), deps.config.prices);
+  await emitSafely(emit, agentEndEvent(response, usage));
   return response;
 }
 
 /** The run's `agentEnd`: its response, and its structured output when it has one. */
-export function agentEndEvent(response: AssistantMessage): AgentEvent {
+export function agentEndEvent(response: AssistantMessage, usage: RunUsage): AgentEndEvent {
   return "output" in response
-    ? { type: "agentEnd", response, output: response.output }
-    : { type: "agentEnd", response };
+    ? { type: "agentEnd", response, usage, output: response.output }
+    : { type: "agentEnd", response, usage };
 }
 
 /** Wraps `emit` so `state.pendingToolCalls` follows tool starts and ends. */

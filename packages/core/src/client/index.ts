@@ -9,7 +9,11 @@ export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clust
 export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
 export type { DecisionJobData, DecisionJobResult } from "../protocol/coordinatorDecision.js";
-export type { CoordinatorJobData, CoordinatorJobResult } from "../protocol/coordinatorJob.js";
+export type {
+  CoordinatorJobData,
+  CoordinatorJobResult,
+  RunAnswer,
+} from "../protocol/coordinatorJob.js";
 export {
   DecisionRefusedError,
   InvalidCoordinatorJobError,
@@ -44,8 +48,12 @@ export type {
   MessageContent,
   MessageEndEvent,
   MessageUpdateEvent,
+  ModelPrice,
   OpenAIUserPart,
   PartialResultCallback,
+  PriceTable,
+  RunBudget,
+  RunUsage,
   StopReason,
   TextContent,
   ThinkingContent,

@@ -7,7 +7,11 @@ import {
   type DecisionJobResult,
   readDecisionJob,
 } from "../protocol/coordinatorDecision.js";
-import { type CoordinatorJobData, readCoordinatorJob } from "../protocol/coordinatorJob.js";
+import {
+  type CoordinatorJobData,
+  type RunAnswer,
+  readCoordinatorJob,
+} from "../protocol/coordinatorJob.js";
 import {
   DecisionRefusedError,
   RedisUnavailableError,
@@ -154,9 +158,7 @@ export class YiemClient {
     this.store = new SessionStore(this.command, this.keys);
     this.responses = new ResponseWaits({
       read: (inputs) =>
-        Promise.all(
-          inputs.map(({ inputId }) => this.readResponseOf(inputId).catch(() => undefined)),
-        ),
+        Promise.all(inputs.map(({ inputId }) => this.readAnswerOf(inputId).catch(() => undefined))),
       recheckMs: RESPONSE_RECHECK_MS,
     });
   }
@@ -222,15 +224,15 @@ export class YiemClient {
   }
 
   /**
-   * The stored response of run `runId`, read in its session: known for runs this client sent,
+   * The stored answer of run `runId`, read in its session: known for runs this client sent,
    * else read from the request job (its `sessionId`, or the one a job without it starts).
    */
-  private async readResponseOf(runId: string): Promise<AssistantMessage | undefined> {
+  private async readAnswerOf(runId: string): Promise<RunAnswer | undefined> {
     const sessionId = this.sessionsOfRuns.get(runId) ?? (await this.sessionOfRequest(runId));
     if (!sessionId) return undefined;
-    const response = await this.store.readResponse(sessionId, runId);
-    if (response) this.sessionsOfRuns.delete(runId);
-    return response;
+    const answer = await this.store.readAnswer(sessionId, runId);
+    if (answer) this.sessionsOfRuns.delete(runId);
+    return answer;
   }
 
   /**
@@ -320,6 +322,20 @@ export class YiemClient {
     runId: string,
     options: { timeoutMs?: number; sessionId?: string } = {},
   ): Promise<AssistantMessage> {
+    return (await this.waitForAnswer(runId, options)).response;
+  }
+
+  /**
+   * The answer of the run that answered `runId`, as `waitForResponse` finds it: the response
+   * and the run's `usage` (tokens, model and tool calls, `costUsd` with a price table; absent
+   * for an answer stored by a version that did not count it).
+   *
+   * @example const { response, usage } = await client.waitForAnswer(runId); // usage?.totalTokens
+   */
+  async waitForAnswer(
+    runId: string,
+    options: { timeoutMs?: number; sessionId?: string } = {},
+  ): Promise<RunAnswer> {
     if (options.sessionId) this.rememberRun(runId, options.sessionId);
     await this.listenForResponses();
     const timeoutMs = options.timeoutMs ?? DEFAULTS.responseTimeoutMs;

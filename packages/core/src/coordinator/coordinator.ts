@@ -275,7 +275,7 @@ const ANSWER_RECHECK_MS = 15_000;
 function answerWaits(store: SessionStore, log: Logger): ResponseWaits {
   return new ResponseWaits({
     read: (inputs) =>
-      store.readResponses(
+      store.readAnswers(
         inputs.map(({ inputId, sessionId }) => ({ inputId, sessionId: sessionId ?? "" })),
       ),
     recheckMs: ANSWER_RECHECK_MS,
@@ -302,7 +302,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   resolveOutputSpec(options); // a malformed output option fails the start, not every run
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
-  const metrics = createCoordinatorMetrics({ isRegistered: (n) => options.toolStore.tools.has(n) });
+  const metrics = createCoordinatorMetrics({
+    isRegistered: (n) => options.toolStore.tools.has(n),
+    prices: options.prices,
+  });
   const observe = (event: AgentEvent) => {
     metrics.observe(event);
     options.observe?.(event);
@@ -385,7 +388,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     log,
     abortParkedRun: (sessionId) => abortWaitingRun(decisions, store, sessionId),
   });
-  deps.onRunFinished = (_sessionId, inputIds, response) => answers.settle(inputIds, response);
+  deps.onRunFinished = (_sessionId, inputIds, answer) => answers.settle(inputIds, answer);
   await subscribeToChannels(runtime, tasks, answers, (sessionId) =>
     abortWaitingRun(decisions, store, sessionId),
   );

@@ -44,6 +44,17 @@ export interface ClusterConfig {
    * @defaultValue `DEFAULTS.model`
    */
   model: string;
+  /**
+   * `YIEM_PRICES`: the path of a JSON price table (`{ "<model>": { input, output,
+   * cachedInput? } }`, dollars per million tokens), loaded by `loadPriceTable`; unset means
+   * no cost is computed.
+   */
+  pricesFile: string | undefined;
+  /**
+   * `YIEM_BUDGET`: limits on what each run may use, as JSON (`{ "maxModelCalls": 20,
+   * "maxTokens": 200000, "maxToolCalls": 100, "maxCostUsd": 1 }`); read by `readRunBudget`.
+   */
+  budgetJson: string | undefined;
   /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
   toolsDir: string | undefined;
   /** `YIEM_MCP_CONFIG`: a tool worker's MCP servers (a JSON file, `readMcpConfig`); none when unset. */
@@ -236,6 +247,8 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     openaiBaseUrl: readString(env, "OPENAI_BASE_URL"),
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
     model: readString(env, "YIEM_MODEL") ?? d.model,
+    pricesFile: readString(env, "YIEM_PRICES"),
+    budgetJson: readString(env, "YIEM_BUDGET"),
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
     mcpConfig: readString(env, "YIEM_MCP_CONFIG"),
     port: readInt(env, "PORT", d.port),

@@ -27,6 +27,12 @@ export const DEFAULTS = {
   replicaAckTimeoutMs: 250,
   /** `YIEM_MODEL`. */
   model: "gpt-4o-mini",
+  /**
+   * The agent a coordinator's runs belong to: the `agent` label of the usage metrics
+   * (`yiem_llm_tokens_total`, `yiem_model_calls_total`, `yiem_llm_cost_usd_total`). One agent
+   * for now; named agents will set their own.
+   */
+  agentName: "default",
   /** `YIEM_SYSTEM_PROMPT`. */
   systemPrompt: DEFAULT_SYSTEM_PROMPT,
   /** `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics). */

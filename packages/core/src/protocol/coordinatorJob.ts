@@ -3,7 +3,7 @@ import {
   toUserMessage,
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
-import type { AssistantMessage, UserInput, UserMessage } from "../types/index.js";
+import type { AssistantMessage, RunUsage, UserInput, UserMessage } from "../types/index.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
@@ -28,12 +28,26 @@ export interface CoordinatorJobData {
  */
 export type CoordinatorQueueJobData = CoordinatorJobData;
 
-/** The return value of a coordinator-queue job: the assistant message that answered its input. */
-export interface CoordinatorJobResult {
+/**
+ * What a run answered an input with: its response, and what the whole run used (absent for
+ * an answer stored by a version of Yiem that did not count it).
+ */
+export interface RunAnswer {
+  response: AssistantMessage;
+  usage?: RunUsage;
+}
+
+/**
+ * The return value of a coordinator-queue job: the assistant message that answered its input,
+ * and the usage of the run that answered it (tokens, model and tool calls, `costUsd` with a
+ * price table).
+ *
+ * @example { sessionId: "s-42", runId: "7", response: { role: "assistant", … }, usage: { inputTokens: 812, outputTokens: 64, … } }
+ */
+export interface CoordinatorJobResult extends RunAnswer {
   sessionId: string;
   /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
   runId: string;
-  response: AssistantMessage;
   /**
    * The run's structured output (`response.output`): present when the coordinator has an
    * `outputSchema` and the final answer matched it.
@@ -42,18 +56,18 @@ export interface CoordinatorJobResult {
 }
 
 /**
- * The return value of the job `runId`: the response, and its structured output on top when
- * it has one.
+ * The return value of the job `runId`: the answer (response and usage), and its structured
+ * output on top when it has one.
  *
- * @example buildCoordinatorJobResult("s-1", "r-1", response) // { sessionId, runId, response, output? }
+ * @example buildCoordinatorJobResult("s-1", "r-1", answer) // { sessionId, runId, response, usage, output? }
  */
 export function buildCoordinatorJobResult(
   sessionId: string,
   runId: string,
-  response: AssistantMessage,
+  answer: RunAnswer,
 ): CoordinatorJobResult {
-  const result: CoordinatorJobResult = { sessionId, runId, response };
-  if ("output" in response) result.output = response.output;
+  const result: CoordinatorJobResult = { sessionId, runId, ...answer };
+  if ("output" in answer.response) result.output = answer.response.output;
   return result;
 }
 

@@ -1,6 +1,6 @@
+import type { RunAnswer } from "../protocol/coordinatorJob.js";
 import { ResponseTimeoutError } from "../protocol/errors.js";
 import type { RedisClient } from "../redis/redisConnection.js";
-import type { AssistantMessage } from "../types/index.js";
 
 /** An input waited for: its id, and its session when the waiter knows it. */
 export interface AwaitedInput {
@@ -8,10 +8,8 @@ export interface AwaitedInput {
   sessionId: string | undefined;
 }
 
-/** Reads the stored responses of these inputs, in order (`undefined` where none is stored yet). */
-export type ReadResponses = (
-  inputs: AwaitedInput[],
-) => Promise<Array<AssistantMessage | undefined>>;
+/** Reads the stored answers of these inputs, in order (`undefined` where none is stored yet). */
+export type ReadResponses = (inputs: AwaitedInput[]) => Promise<Array<RunAnswer | undefined>>;
 
 /** Options of `ResponseWaits`. */
 export interface ResponseWaitsOptions {
@@ -32,13 +30,13 @@ export interface WaitOptions {
 
 /** One wait for an input's response; `cancel` ends it with `reason`. */
 export interface ResponseWait {
-  promise: Promise<AssistantMessage>;
+  promise: Promise<RunAnswer>;
   cancel(reason: Error): void;
 }
 
 interface Waiter {
   sessionId: string | undefined;
-  resolve(response: AssistantMessage): void;
+  resolve(answer: RunAnswer): void;
   reject(reason: Error): void;
 }
 
@@ -81,7 +79,7 @@ export class ResponseWaits {
    */
   wait(inputId: string, options: WaitOptions = {}): ResponseWait {
     let waiter: Waiter | undefined;
-    const promise = new Promise<AssistantMessage>((resolve, reject) => {
+    const promise = new Promise<RunAnswer>((resolve, reject) => {
       waiter = { sessionId: options.sessionId, resolve, reject };
     });
     const entry = waiter as Waiter;
@@ -103,12 +101,12 @@ export class ResponseWaits {
     return { promise, cancel };
   }
 
-  /** Ends the waits of these inputs with `response` (a run of the caller answered them). */
-  settle(inputIds: string[], response: AssistantMessage): void {
+  /** Ends the waits of these inputs with `answer` (a run of the caller answered them). */
+  settle(inputIds: string[], answer: RunAnswer): void {
     for (const inputId of inputIds) {
       for (const waiter of this.waiters.get(inputId) ?? []) {
         this.remove(inputId, waiter);
-        waiter.resolve(response);
+        waiter.resolve(answer);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { busEventJson } from "../protocol/busEvent.js";
-import type { InputKind } from "../protocol/coordinatorJob.js";
+import type { InputKind, RunAnswer } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
@@ -17,7 +17,7 @@ import {
   TakeAbortRequestReply,
 } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
+import type { AgentEndEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
 import { type StreamCaps, streamCaps } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
 
@@ -41,9 +41,19 @@ export function inputDigest(message: UserMessage): string {
     .slice(0, 22);
 }
 
+/**
+ * A stored answer (`<p>:s:{sid}:response:<inputId>`): `{ response, usage }`, or, stored by a
+ * version of Yiem that did not count usage, the bare response message.
+ */
+export function parseStoredAnswer(text: string): RunAnswer {
+  const stored = JSON.parse(text) as RunAnswer | AssistantMessage;
+  return "role" in stored ? { response: stored } : stored;
+}
+
 /** What `startRun` found: a run to resume, a new run, or nothing to do. */
 export type RunStart =
-  | { kind: "resume"; runId: string; inputIds: string[] }
+  /** `from`: the index of the run's first message in the transcript, when the run recorded it. */
+  | { kind: "resume"; runId: string; inputIds: string[]; from: number | undefined }
   | { kind: "new"; runId: string; inputIds: string[]; message: UserMessage }
   | { kind: "idle" }
   | { kind: "lost" }
@@ -64,7 +74,7 @@ export const FOLLOW_UP_SETTLE_MS = 25;
  * its id already recorded in the session with another input (`reused`: nothing recorded).
  */
 export type EnqueueOutcome =
-  | { kind: "answered"; response: AssistantMessage }
+  | { kind: "answered"; answer: RunAnswer }
   | { kind: "known" }
   | { kind: "reused" }
   | { kind: "queued" };
@@ -228,7 +238,7 @@ export class SessionStore {
     );
     if (code === EnqueueInputReply.reused) return { kind: "reused" };
     if (code === EnqueueInputReply.answered) {
-      return { kind: "answered", response: JSON.parse(String(response)) };
+      return { kind: "answered", answer: parseStoredAnswer(String(response)) };
     }
     return { kind: code === EnqueueInputReply.alreadyKnown ? "known" : "queued" };
   }
@@ -260,7 +270,10 @@ export class SessionStore {
       return { kind: "settling", retryInMs };
     }
     const runId = String(id);
-    if (code === StartRunReply.resume) return { kind: "resume", runId, inputIds: rest.map(String) };
+    if (code === StartRunReply.resume) {
+      const [from, ...inputIds] = rest.map(String);
+      return { kind: "resume", runId, inputIds, from: from ? Number(from) : undefined };
+    }
     const message = JSON.parse(String(rest[0])) as UserMessage;
     return { kind: "new", runId, inputIds: [runId], message };
   }
@@ -378,9 +391,9 @@ export class SessionStore {
   }
 
   /**
-   * Closes the run: stores its response for every input it answers (`inputIds`, as the
-   * holder tracked them from `startRun` and `drainInputs`) and publishes its `agentEnd`
-   * event, atomically (see `finishRun.lua`). Returns false when the lease is lost;
+   * Closes the run: stores its answer (the response and the `agentEnd` event's usage) for every
+   * input it answers (`inputIds`, as the holder tracked them from `startRun` and
+   * `drainInputs`) and publishes its `agentEnd` event, atomically (see `finishRun.lua`). Returns false when the lease is lost;
    * `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given and the transcript has
    * another length.
    */
@@ -388,7 +401,7 @@ export class SessionStore {
     sessionId: string,
     token: string,
     response: AssistantMessage,
-    run: { runId: string; inputIds: string[]; event: AgentEvent },
+    run: { runId: string; inputIds: string[]; event: AgentEndEvent },
     expectLength?: number,
   ): Promise<boolean | NotAsExpected> {
     const k = this.keys;
@@ -414,7 +427,7 @@ export class SessionStore {
       keys.length,
       ...keys,
       token,
-      JSON.stringify(response),
+      JSON.stringify({ response, usage: run.event.usage } satisfies RunAnswer),
       RESPONSE_TTL_SECONDS,
       k.responsesChannel,
       k.eventChannel(sessionId),
@@ -437,20 +450,23 @@ export class SessionStore {
   }
 
   /**
-   * The stored responses of these inputs (`undefined` where none is stored yet): one read
+   * The stored answers of these inputs (`undefined` where none is stored yet): one read
    * per input, sent at once (inputs of different sessions live in different slots).
    */
-  async readResponses(
+  async readAnswers(
     inputs: Array<{ sessionId: string; inputId: string }>,
-  ): Promise<Array<AssistantMessage | undefined>> {
-    return Promise.all(
-      inputs.map(({ sessionId, inputId }) => this.readResponse(sessionId, inputId)),
-    );
+  ): Promise<Array<RunAnswer | undefined>> {
+    return Promise.all(inputs.map(({ sessionId, inputId }) => this.readAnswer(sessionId, inputId)));
+  }
+
+  /** A stored answer (response and usage), if the run that answers `inputId` of `sessionId` has ended. */
+  async readAnswer(sessionId: string, inputId: string): Promise<RunAnswer | undefined> {
+    const text = await this.redis.get(this.keys.response(sessionId, inputId));
+    return text ? parseStoredAnswer(text) : undefined;
   }
 
   /** A stored response, if the run that answers `inputId` of `sessionId` has ended. */
   async readResponse(sessionId: string, inputId: string): Promise<AssistantMessage | undefined> {
-    const text = await this.redis.get(this.keys.response(sessionId, inputId));
-    return text ? (JSON.parse(text) as AssistantMessage) : undefined;
+    return (await this.readAnswer(sessionId, inputId))?.response;
   }
 }

@@ -1,5 +1,6 @@
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "./messages.js";
 import type { AgentToolResult, ToolArgs } from "./tools.js";
+import type { RunUsage } from "./usage.js";
 
 /** A tool call is about to be prepared. Always the first event of a call. */
 export interface ToolExecStartEvent {
@@ -130,6 +131,8 @@ export interface AgentEndEvent {
   response: AssistantMessage;
   /** The run's structured output (`response.output`), when it had an `outputSchema` and met it. */
   output?: unknown;
+  /** What the whole run used (a resumed run's earlier part included): tokens, calls, cost. */
+  usage: RunUsage;
 }
 
 /** Every event the runtime emits. */

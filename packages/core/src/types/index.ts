@@ -77,3 +77,4 @@ export type {
   ToolArgs,
   ToolExecuteFn,
 } from "./tools.js";
+export type { ModelPrice, PriceTable, RunBudget, RunUsage } from "./usage.js";

@@ -2,22 +2,24 @@ import type { AssistantContent, MessageContent } from "./content.js";
 
 /** Token counts reported by the model server (or by a tool that calls a model). */
 export interface LlmUsage {
-  /** Prompt tokens, cached ones included. */
+  /** Prompt tokens, cached ones included (`cachedInputTokens` is a part of them). */
   inputTokens: number;
-  /** Generated tokens, reasoning included (also where the server counts it apart). */
+  /** Completion tokens, reasoning ones included (`reasoningTokens` is a part of them). */
   outputTokens: number;
   /** The server's total, else `inputTokens + outputTokens`. */
   totalTokens: number;
-  /** Of `outputTokens`, those spent reasoning; present when the server reported them. */
+  /** The part of `outputTokens` the model spent reasoning, when the server reports it. */
   reasoningTokens?: number;
-  /** Of `inputTokens`, those read from the server's prompt cache; present when reported. */
+  /** The part of `inputTokens` the server read from its prompt cache, when it reports it. */
   cachedInputTokens?: number;
 }
 
 /**
  * Why an assistant message ended. `toolUseTerminated` marks the synthetic final response of a
  * run that every tool of the last batch asked to terminate. `refusal`: the model declined to
- * answer (OpenAI's `refusal`); its reason is the message's text.
+ * answer (OpenAI's `refusal`); its reason is the message's text;
+ * `budget` the final response of a
+ * run that reached a limit of its budget (`AgentLoopConfig.budget`) before a model call.
  */
 export type StopReason =
   | "stop"
@@ -26,7 +28,8 @@ export type StopReason =
   | "toolUseTerminated"
   | "refusal"
   | "error"
-  | "aborted";
+  | "aborted"
+  | "budget";
 
 /** A message from the user. `timestamp` is milliseconds since the epoch. */
 export interface UserMessage {

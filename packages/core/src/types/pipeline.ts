@@ -2,6 +2,7 @@ import type { MessageContent } from "./content.js";
 import type { EmitFn } from "./events.js";
 import type { AgentMessage, AssistantMessage, LlmUsage, ToolResultMessage } from "./messages.js";
 import type { AgentTool, AgentToolCall, AgentToolResult, JsonSchema, ToolArgs } from "./tools.js";
+import type { PriceTable, RunBudget } from "./usage.js";
 
 /** The conversation snapshot a turn works on: what `prepareContext` returns. */
 export interface AgentContext {
@@ -183,4 +184,8 @@ export interface AgentLoopConfig {
   outputStrict?: boolean;
   /** Replaces the ajv check of the parsed answer (a Standard Schema adapter). Default: ajv on `outputSchema`. */
   validateOutput?: OutputValidator;
+  /** Prices by model: with them, a run's usage (`agentEnd`) carries `costUsd`. */
+  prices?: PriceTable;
+  /** Limits on what one run may use, checked before each model call (see `RunBudget`). */
+  budget?: RunBudget;
 }

@@ -1,5 +1,5 @@
 import { outputText, type ResponseContext, usageFor, wireToolCalls } from "./completions.js";
-import type { ScriptedReply } from "./types.js";
+import type { ScriptedReply, ScriptedUsage } from "./types.js";
 
 type TextReply = Extract<ScriptedReply, { kind: "text" }>;
 type ToolCallsReply = Extract<ScriptedReply, { kind: "toolCalls" }>;
@@ -26,7 +26,8 @@ export function textChunks(ctx: ResponseContext, reply: TextReply): object[] {
     for (const piece of splitInto(reply.thinking, 3)) deltas.push({ reasoning_content: piece });
   }
   for (const piece of splitInto(reply.text, reply.textChunks ?? 4)) deltas.push({ content: piece });
-  return finishChunks(ctx, deltas, reply.finishReason ?? "stop", outputText(reply, []));
+  const usage = usageFor(ctx, outputText(reply, []), reply.usage);
+  return finishChunks(ctx, deltas, reply.finishReason ?? "stop", usage);
 }
 
 /**
@@ -52,19 +53,24 @@ export function toolCallChunks(ctx: ResponseContext, reply: ToolCallsReply): obj
       deltas.push({ tool_calls: [delta] });
     });
   }
-  return finishChunks(ctx, deltas, "tool_calls", outputText(reply, calls));
+  return finishChunks(
+    ctx,
+    deltas,
+    "tool_calls",
+    usageFor(ctx, outputText(reply, calls), reply.usage),
+  );
 }
 
 function finishChunks(
   ctx: ResponseContext,
   deltas: Delta[],
   finishReason: string,
-  output: string,
+  usage: ScriptedUsage,
 ): object[] {
   const chunks: object[] = deltas.map((delta) => chunk(ctx, [choice(delta, null)]));
   chunks.push(chunk(ctx, [choice({}, finishReason)]));
   if (ctx.body.stream_options?.include_usage) {
-    chunks.push({ ...chunk(ctx, []), usage: usageFor(ctx, output) });
+    chunks.push({ ...chunk(ctx, []), usage });
   }
   return chunks;
 }

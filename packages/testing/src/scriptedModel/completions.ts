@@ -1,4 +1,9 @@
-import type { ChatCompletionRequestBody, ScriptedReply, ScriptedToolCall } from "./types.js";
+import type {
+  ChatCompletionRequestBody,
+  ScriptedReply,
+  ScriptedToolCall,
+  ScriptedUsage,
+} from "./types.js";
 
 type TextReply = Extract<ScriptedReply, { kind: "text" }>;
 type ToolCallsReply = Extract<ScriptedReply, { kind: "toolCalls" }>;
@@ -22,8 +27,12 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-/** The usage block for a request and the text the model produced. */
-export function usageFor(ctx: ResponseContext, output: string) {
+/**
+ * The usage block for a request and the text the model produced: the reply's own `usage`
+ * when it gives one (sent as is), else an estimate.
+ */
+export function usageFor(ctx: ResponseContext, output: string, given?: ScriptedUsage) {
+  if (given) return given;
   const prompt_tokens = estimateTokens(JSON.stringify(ctx.body.messages ?? []));
   const completion_tokens = estimateTokens(output);
   return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
@@ -52,21 +61,23 @@ export function outputText(reply: TextReply | ToolCallsReply, calls: WireToolCal
 export function textCompletion(ctx: ResponseContext, reply: TextReply) {
   const message: Record<string, unknown> = { role: "assistant", content: reply.text };
   if (reply.thinking) message.reasoning_content = reply.thinking;
-  return completion(ctx, message, reply.finishReason ?? "stop", outputText(reply, []));
+  const output = outputText(reply, []);
+  return completion(ctx, message, reply.finishReason ?? "stop", usageFor(ctx, output, reply.usage));
 }
 
 /** A non-streamed `chat.completion` for a tool calls reply. */
 export function toolCallsCompletion(ctx: ResponseContext, reply: ToolCallsReply) {
   const calls = wireToolCalls(ctx, reply.calls);
   const message = { role: "assistant", content: reply.text ?? null, tool_calls: calls };
-  return completion(ctx, message, "tool_calls", outputText(reply, calls));
+  const usage = usageFor(ctx, outputText(reply, calls), reply.usage);
+  return completion(ctx, message, "tool_calls", usage);
 }
 
 function completion(
   ctx: ResponseContext,
   message: Record<string, unknown>,
   finishReason: string,
-  output: string,
+  usage: ScriptedUsage,
 ) {
   return {
     id: ctx.id,
@@ -74,6 +85,6 @@ function completion(
     created: Math.floor(Date.now() / 1000),
     model: ctx.model,
     choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
-    usage: usageFor(ctx, output),
+    usage,
   };
 }

@@ -18,6 +18,7 @@ export type {
   ScriptedReply,
   ScriptedRequest,
   ScriptedToolCall,
+  ScriptedUsage,
 } from "./types.js";
 
 /** The state one server works on. */

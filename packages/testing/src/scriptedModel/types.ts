@@ -6,7 +6,16 @@ export type ScriptedToolCall = {
 };
 
 /**
- * One scripted answer.
+ * A response's `usage` block as an OpenAI-compatible server sends it, e.g.
+ * `{ prompt_tokens: 120, completion_tokens: 30, total_tokens: 150,
+ * prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 12 } }`.
+ */
+export type ScriptedUsage = Record<string, unknown>;
+
+/**
+ * One scripted answer. `usage` on a text or tool calls reply is sent as the response's usage
+ * (streamed: in the usage chunk, when the request asks for it); without it the server sends
+ * an estimate (a token per four characters).
  * - `text`: an answer, with optional reasoning (sent as `reasoning_content`); streamed, its
  *   text goes out in `textChunks` deltas (default 4), `chunkDelayMs` apart (default 0).
  * - `toolCalls`: parallel tool calls; `argumentChunks` splits each call's arguments into that
@@ -28,6 +37,7 @@ export type ScriptedReply =
       finishReason?: "stop" | "length";
       textChunks?: number;
       chunkDelayMs?: number;
+      usage?: ScriptedUsage;
     }
   | {
       kind: "toolCalls";
@@ -35,6 +45,7 @@ export type ScriptedReply =
       text?: string;
       delayMs?: number;
       argumentChunks?: number;
+      usage?: ScriptedUsage;
     }
   | { kind: "httpError"; status: number; message: string; retryAfterSeconds?: number }
   | { kind: "malformed"; body: string }

@@ -1,12 +1,20 @@
 import type { Queue } from "bullmq";
-import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { callCostUsd, findPrice } from "../../agent/runUsage.js";
+import { DEFAULTS } from "../../ops/defaults.js";
 import {
   createToolCallSeries,
   type ToolCallOutcome,
   UNKNOWN_TOOL_LABEL,
 } from "../../ops/toolCallSeries.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
-import type { AgentEvent, LlmCall, ToolExecEndEvent } from "../../types/index.js";
+import type {
+  AgentEvent,
+  AssistantMessage,
+  LlmCall,
+  PriceTable,
+  ToolExecEndEvent,
+} from "../../types/index.js";
 import { createQueueDepths } from "./queueDepths.js";
 
 /** The coordinator's Prometheus metrics and the hooks that feed them. */
@@ -17,7 +25,11 @@ export interface CoordinatorMetrics {
    * `unknown`) and outcome (`ok`, `error`, `aborted`), times them.
    */
   observe(event: AgentEvent): void;
-  /** Wraps an `LlmCall` to time it and count its outcomes. */
+  /**
+   * Wraps an `LlmCall` to time it and count its outcomes, and to count each call's tokens and
+   * cost by agent and model (`yiem_model_calls_total`, `yiem_llm_tokens_total`,
+   * `yiem_llm_cost_usd_total`).
+   */
   timeLlmCall(llmCall: LlmCall): LlmCall;
   /**
    * Refreshes the queue depth gauges (called before each scrape). Resolves within 500 ms
@@ -34,6 +46,63 @@ export interface CoordinatorMetricsOptions {
    * registered later (written tools) get their own label from then on.
    */
   isRegistered: (toolName: string) => boolean;
+  /** Prices by model (`YIEM_PRICES`): with them, `yiem_llm_cost_usd_total` counts dollars. */
+  prices?: PriceTable;
+  /** The `agent` label. @defaultValue `DEFAULTS.agentName` */
+  agent?: string;
+}
+
+/** The counters of what model calls used, by agent and model. */
+interface UsageSeries {
+  calls: Counter<"agent" | "model">;
+  tokens: Counter<"agent" | "model" | "type">;
+  cost: Counter<"agent" | "model">;
+}
+
+function createUsageSeries(registry: Registry): UsageSeries {
+  return {
+    calls: new Counter({
+      name: "yiem_model_calls_total",
+      help: "Model calls this coordinator made, by agent and model",
+      labelNames: ["agent", "model"],
+      registers: [registry],
+    }),
+    tokens: new Counter({
+      name: "yiem_llm_tokens_total",
+      help: "Tokens the model server reported, by agent, model and type (input and output include cached_input and reasoning)",
+      labelNames: ["agent", "model", "type"],
+      registers: [registry],
+    }),
+    cost: new Counter({
+      name: "yiem_llm_cost_usd_total",
+      help: "Dollars of model calls priced by YIEM_PRICES, by agent and model",
+      labelNames: ["agent", "model"],
+      registers: [registry],
+    }),
+  };
+}
+
+/** Counts one call's answer: the call, its tokens by type, and its cost when priced. */
+function countUsage(
+  series: UsageSeries,
+  agent: string,
+  prices: PriceTable | undefined,
+  answer: AssistantMessage,
+): void {
+  const model = answer.model || "unknown";
+  series.calls.inc({ agent, model });
+  const usage = answer.usage;
+  if (!usage) return;
+  const byType = {
+    input: usage.inputTokens,
+    output: usage.outputTokens,
+    reasoning: usage.reasoningTokens ?? 0,
+    cached_input: usage.cachedInputTokens ?? 0,
+  };
+  for (const [type, count] of Object.entries(byType))
+    if (count > 0) series.tokens.inc({ agent, model, type }, count);
+  const price = prices ? findPrice(prices, model) : undefined;
+  if (price) series.cost.inc({ agent, model }, callCostUsd(usage, price));
 }
 
 /** The outcome of an ended call; `aborted` only for the exact "Operation aborted" error result. */
@@ -46,7 +115,9 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
 
 /**
  * Creates the metrics: `yiem_tool_calls_total{tool,outcome}`, `yiem_tool_call_duration_seconds{tool}`,
- * `yiem_llm_call_duration_seconds{outcome}`, `yiem_queue_jobs{queue,state}` with
+ * `yiem_llm_call_duration_seconds{outcome}`, `yiem_model_calls_total{agent,model}`,
+ * `yiem_llm_tokens_total{agent,model,type}` (`input`, `output`, `reasoning`, `cached_input`),
+ * `yiem_llm_cost_usd_total{agent,model}` (with a price table), `yiem_queue_jobs{queue,state}` with
  * `yiem_queue_jobs_age_seconds`, and prom-client's default metrics (event-loop lag, heap, GC, …).
  *
  * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
@@ -67,6 +138,8 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     registers: [registry],
   });
   const depths = createQueueDepths({ registry });
+  const usageSeries = createUsageSeries(registry);
+  const agent = options.agent ?? DEFAULTS.agentName;
   collectDefaultMetrics({ register: registry });
   const started = new Map<string, number>();
   return {
@@ -84,6 +157,7 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
       return async (request, signal, callOptions) => {
         const stop = llm.startTimer();
         const response = await llmCall(request, signal, callOptions);
+        countUsage(usageSeries, agent, options.prices, response);
         stop({
           outcome:
             response.stopReason === "error"

@@ -99,7 +99,7 @@ interface InHand {
  * naming the field), its input recorded for its session (a random one, kept in the job, when
  * it names none) exactly once however often the job is delivered, then held, without a run
  * slot, until the run that answers it stores its response; the job then completes with
- * `{ sessionId, runId, response, output? }`. Redis errors while recording or completing are retried
+ * `{ sessionId, runId, response, usage, output? }`. Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  */
 export class RequestJobs {
@@ -198,12 +198,12 @@ export class RequestJobs {
         wait.cancel(new JobLetGoError("closing"));
         return await this.complete(
           entry,
-          buildCoordinatorJobResult(sessionId, runId, recorded.response),
+          buildCoordinatorJobResult(sessionId, runId, recorded.answer),
         );
       }
       await this.options.tasks.ensureRunning(sessionId, slot);
-      const response = await wait.promise;
-      await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, response));
+      const answer = await wait.promise;
+      await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, answer));
     } catch (err) {
       slot.release(); // a no-op when the session task took it
       if (!(err instanceof JobLetGoError)) throw err;

@@ -4,9 +4,11 @@ import type { AgentState } from "../../agent/agentState.js";
 import { settleStoredAnswer } from "../../agent/outputCheck.js";
 import { prepareContext } from "../../agent/prepareContext.js";
 import { agentEndEvent, runAgentLoop } from "../../agent/runAgentLoop.js";
+import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
+import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
@@ -25,6 +27,7 @@ import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { ToolStore } from "../../tools/toolStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
 import type {
+  AgentEndEvent,
   AgentEvent,
   AgentLoopConfig,
   AgentMessage,
@@ -66,7 +69,7 @@ export interface SessionRunnerDeps {
   /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
   syncWrittenTools?: () => Promise<unknown>;
   /** Told each time a run's response is stored, with the inputs it answers. */
-  onRunFinished?: (sessionId: string, inputIds: string[], response: AssistantMessage) => void;
+  onRunFinished?: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */
@@ -132,7 +135,7 @@ interface SessionHold {
 /** What a run's emitter keeps back instead of publishing. */
 interface KeptBack {
   /** The run's `agentEnd`, for the caller to publish with the response (`finishRun`). */
-  agentEnd?: AgentEvent;
+  agentEnd?: AgentEndEvent;
   /** Resumed calls whose `toolExecStart` a previous holder published: not published twice. */
   startedBefore: Set<string>;
 }
@@ -361,8 +364,18 @@ function runLoopInSpan(
   });
 }
 
-async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessage> {
+/**
+ * Where the run's messages begin in the transcript: a new run's opening message (the last
+ * one), or what a resumed run recorded when it opened (`undefined` for a run opened by a
+ * version that did not: its usage then counts from where this holder took it over).
+ */
+function runStartOf(hold: SessionHold, start: OpenRun): number | undefined {
+  return start.kind === "new" ? hold.state.messages.length - 1 : start.from;
+}
+
+async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const { deps, sessionId, token, state } = hold;
+  const runStart = runStartOf(hold, start) ?? state.messages.length;
   const inputIds = [...start.inputIds];
   const controller = new AbortController();
   hold.control.controller = controller;
@@ -410,6 +423,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
         emit: runEmitter(hold, publisher, executor, keptBack),
         signal: controller.signal,
         rethrow: isRecoverable,
+        runStart,
         ...transcriptWriters(hold, start, inputIds, executor, transcript, () =>
           resumedAbort.afterResumedBatch(),
         ),
@@ -417,11 +431,14 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
   hold.control.controller = undefined;
   if (start.kind === "resume" || executor.touched()) await forgetApprovals(hold);
   await publisher.flush();
-  const agentEnd: AgentEvent = keptBack.agentEnd ?? agentEndEvent(response);
+  const agentEnd: AgentEndEvent =
+    keptBack.agentEnd ??
+    agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
   const run = { runId: start.runId, inputIds, event: agentEnd };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
-  deps.onRunFinished?.(sessionId, inputIds, response);
-  return response;
+  const answer = { response, usage: agentEnd.usage };
+  deps.onRunFinished?.(sessionId, inputIds, answer);
+  return answer;
 }
 
 /**
@@ -502,9 +519,9 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
     if (start.kind === "new") hold.state.messages.push(start.message);
     const before = hold.state.messages.length;
     const startedAt = Date.now();
-    let response: AssistantMessage;
+    let answer: RunAnswer;
     try {
-      response = await runOne(hold, start);
+      answer = await runOne(hold, start);
     } catch (err) {
       if (err instanceof RunParkedError) {
         hold.control.controller = undefined;
@@ -514,14 +531,16 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
       if (!(err instanceof LeaseLostError)) throw err;
       return hold.handedOver ? "handedOver" : "lost";
     }
-    // Counted from what this holder ran: a resumed run's earlier part was its predecessor's.
+    // `turns` and `toolCalls` count what this holder ran (a resumed run's earlier part was its
+    // predecessor's); `usage` is the whole run's.
     hold.deps.log.info(
       {
         sessionId: hold.sessionId,
         runId: start.runId,
         ...summarizeRun(hold.state.messages.slice(before)),
         durationMs: Date.now() - startedAt,
-        stopReason: response.stopReason,
+        stopReason: answer.response.stopReason,
+        usage: answer.usage,
         ...(start.kind === "resume" ? { resumed: true } : {}),
       },
       "run finished",

@@ -3,6 +3,8 @@
   before follow-ups (they were meant to join the run that just ended). A follow-up newer than
   ARGV[2] does not open a run yet: an older input fetched by another coordinator may still
   be on its way, and must run first. A parked run (waiting for approvals) releases the lease.
+  The run hash keeps `from`, where the run's messages begin in the transcript: a resumed run
+  adds up its usage from there (`agent/runUsage.ts`).
 
   Input:
     KEYS[1] lease
@@ -17,7 +19,8 @@
     ARGV[2] newest follow-up order that may open a run now
 
   Output:
-    {-1} not ours · {0} nothing to do · {2, runId, inputId...} a run is open (resume)
+    {-1} not ours · {0} nothing to do · {2, runId, from, inputId...} a run is open (resume;
+    `from`: the index of its first message in the transcript, '' for a run opened without it)
     · {1, runId, message} a new run, opened by input `runId` · {3, order} a follow-up waits
     · {4} the open run is parked: the lease is released in the same step
 ]]
@@ -28,6 +31,7 @@ if redis.call('HGET', KEYS[2], 'parked') == '1' then
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   local open = redis.call('LRANGE', KEYS[3], 0, -1)
+  table.insert(open, 1, redis.call('HGET', KEYS[2], 'from') or '')
   table.insert(open, 1, redis.call('HGET', KEYS[2], 'runId'))
   table.insert(open, 1, 2)
   return open
@@ -43,8 +47,8 @@ for _ = 1, 1000 do
   local id = head[1]
   local message = redis.call('HGET', KEYS[4], id)
   if message then
-    redis.call('RPUSH', KEYS[7], message)
-    redis.call('HSET', KEYS[2], 'runId', id, 'order', head[2])
+    local from = redis.call('RPUSH', KEYS[7], message) - 1
+    redis.call('HSET', KEYS[2], 'runId', id, 'order', head[2], 'from', from)
     redis.call('DEL', KEYS[3])
     redis.call('RPUSH', KEYS[3], id)
     return {1, id, message}

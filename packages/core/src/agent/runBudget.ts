@@ -1,0 +1,40 @@
+import type { AssistantMessage, RunBudget, RunUsage } from "../types/index.js";
+
+/** Each limit of a budget, the usage it reads, and how its text names it. */
+const LIMITS: ReadonlyArray<{
+  key: keyof RunBudget;
+  used: (usage: RunUsage) => number | undefined;
+  what: string;
+}> = [
+  { key: "maxModelCalls", used: (u) => u.modelCalls, what: "model calls" },
+  { key: "maxToolCalls", used: (u) => u.toolCalls, what: "tool calls" },
+  { key: "maxTokens", used: (u) => u.totalTokens, what: "tokens" },
+  { key: "maxCostUsd", used: (u) => u.costUsd, what: "dollars" },
+];
+
+/**
+ * The first limit of `budget` that `usage` has reached (used ≥ limit), described, e.g.
+ * `maxModelCalls (3 model calls; used 3)`; `undefined` when none is. `maxCostUsd` is reached
+ * only when the usage carries a cost (a price table is set).
+ */
+export function reachedBudget(usage: RunUsage, budget: RunBudget | undefined): string | undefined {
+  if (!budget) return undefined;
+  for (const { key, used, what } of LIMITS) {
+    const limit = budget[key];
+    const value = used(usage);
+    if (limit === undefined || value === undefined || value < limit) continue;
+    return `${key} (${limit} ${what}; used ${value})`;
+  }
+  return undefined;
+}
+
+/** The final response of a run that reached a limit of its budget: the text names it. */
+export function buildBudgetResponse(reached: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text: `The run stopped: its budget was reached: ${reached}.` }],
+    stopReason: "budget",
+    errorMessage: `budget reached: ${reached}`,
+    timestamp: Date.now(),
+  };
+}

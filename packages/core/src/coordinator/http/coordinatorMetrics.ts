@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import {
   createToolCallSeries,
   type ToolCallOutcome,
@@ -25,6 +25,11 @@ export interface CoordinatorMetrics {
    * `yiem_queue_jobs_age_seconds` says how old they are.
    */
   collectQueueDepths(queues: Queue[]): Promise<void>;
+  /**
+   * Sets `yiem_tool_definition_conflicts`: the tools live workers announce with different
+   * definitions (see `resolveAnnouncedTools`).
+   */
+  setToolDefinitionConflicts(count: number): void;
 }
 
 /** Options of `createCoordinatorMetrics`. */
@@ -47,7 +52,7 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
 /**
  * Creates the metrics: `yiem_tool_calls_total{tool,outcome}`, `yiem_tool_call_duration_seconds{tool}`,
  * `yiem_llm_call_duration_seconds{outcome}`, `yiem_queue_jobs{queue,state}` with
- * `yiem_queue_jobs_age_seconds`, and prom-client's default metrics (event-loop lag, heap, GC, …).
+ * `yiem_queue_jobs_age_seconds`, `yiem_tool_definition_conflicts`, and prom-client's default metrics (event-loop lag, heap, GC, …).
  *
  * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
  * invented, so a model cannot grow the number of series (or `/metrics`) by naming tools.
@@ -67,6 +72,11 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     registers: [registry],
   });
   const depths = createQueueDepths({ registry });
+  const conflicts = new Gauge({
+    name: "yiem_tool_definition_conflicts",
+    help: "Tools that live workers announce with different definitions",
+    registers: [registry],
+  });
   collectDefaultMetrics({ register: registry });
   const started = new Map<string, number>();
   return {
@@ -96,5 +106,6 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
       };
     },
     collectQueueDepths: (queues) => depths.refresh(queues),
+    setToolDefinitionConflicts: (count) => conflicts.set(count),
   };
 }

@@ -2,8 +2,8 @@ import {
   type AgentTool,
   registerTool,
   startToolWorker,
-  type ToolWorkerHandle,
   ToolStore,
+  type ToolWorkerHandle,
 } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -107,7 +107,9 @@ function applyToStore(state: SyncState, chosen: Map<string, string>): void {
       continue;
     }
     state.owned.set(name, { digest, tool });
-    const prepareOnWorker = Boolean(definition.hasPrepareArguments || definition.hasValidateRequiredArgs);
+    const prepareOnWorker = Boolean(
+      definition.hasPrepareArguments || definition.hasValidateRequiredArgs,
+    );
     state.standIns.set(tool, { prepareOnWorker });
     added.push(name);
   }

@@ -60,7 +60,10 @@ export async function announceWorker(
     .set(keys.worker(info.workerId), JSON.stringify(info), "PX", WORKER_TTL_MS)
     .zadd(keys.workers, info.lastSeen, info.workerId);
   const replies = (await multi.exec()) ?? [];
-  const refreshed = replies.slice(definitions.write.size, definitions.write.size + definitions.refresh.length);
+  const refreshed = replies.slice(
+    definitions.write.size,
+    definitions.write.size + definitions.refresh.length,
+  );
   return definitions.refresh.filter((_, i) => refreshed[i]?.[1] !== 1);
 }
 

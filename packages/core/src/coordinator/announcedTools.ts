@@ -57,15 +57,6 @@ function standInFor(definition: ToolDefinition): AgentTool {
   };
 }
 
-/** A conflict as its warning line says it: each digest's workers, and the chosen worker. */
-function describeConflict(conflict: ToolConflict) {
-  return {
-    tool: conflict.tool,
-    definitions: conflict.definitions,
-    chosen: conflict.chosen,
-  };
-}
-
 /** The state one coordinator keeps between refreshes. */
 interface SyncState {
   options: AnnouncedToolsOptions;
@@ -130,7 +121,7 @@ function reportConflicts(state: SyncState, conflicts: ToolConflict[]): void {
   if (seen === state.conflictsSeen) return;
   state.conflictsSeen = seen;
   for (const conflict of conflicts) {
-    state.options.log.warn(describeConflict(conflict), "tool definitions differ between workers");
+    state.options.log.warn({ ...conflict }, "tool definitions differ between workers");
   }
 }
 

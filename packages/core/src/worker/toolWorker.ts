@@ -490,8 +490,10 @@ async function syncLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Pr
 
 /**
  * Starts a tool worker: serves the given tool queues with `concurrency` calls at once each,
- * publishes each call's partial results as events, announces itself every few seconds so
- * `client.workers()` lists it, and cancels a session's calls when it is aborted. With `port`,
+ * publishes each call's partial results as events, announces itself and its tools'
+ * definitions every few seconds so `client.workers()` lists it and coordinators without the
+ * tools' code offer them and send their calls here (a tool added to or removed from
+ * `toolStore` while it runs is announced by the next heartbeat), and cancels a session's calls when it is aborted. With `port`,
  * serves `/healthz` and `/metrics` (calls by tool and outcome, durations, calls in flight,
  * process metrics), listening before Redis is reached: a port in use fails the start with
  * `PortInUseError` before the worker takes any call.

@@ -6,6 +6,7 @@ import {
   type ToolWorkerHandle,
 } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useInProcessCoordinator } from "../support/inProcessCoordinator.js";
 
@@ -87,6 +88,23 @@ describe("a worker announces its tool store as it changes", () => {
     expect(digests.lateTool).toMatch(/^[0-9a-f]{32}$/);
     workerStore.tools.delete("lateTool");
     await untilAnnounced((tools) => !("lateTool" in tools));
+  });
+
+  it("sets the limit of a limited tool that appears on a running worker on its queue", async () => {
+    const limited = { ...answering("lateLimited", "limited", "limited later"), concurrency: 2 };
+    registerTool(workerStore, limited); // after the worker's start, which set the limits it had
+    const queue = new Queue("tools-tool.lateLimited", {
+      connection: { host: "127.0.0.1", port: Number(new URL(local.redis.url).port) },
+      prefix: `${local.redis.prefix}:bull`,
+    });
+    let stored: number | null = null;
+    for (let tries = 0; tries < 50 && stored === null; tries++) {
+      stored = await queue.getGlobalConcurrency();
+      if (stored === null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await queue.close();
+    workerStore.tools.delete("lateLimited");
+    expect(stored).toBe(2);
   });
 
   it("keeps the coordinator's own tool over an announced one of the same name", async () => {

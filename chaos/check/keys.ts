@@ -45,6 +45,12 @@ const KEY_KINDS: KeyKind[] = [
   // The worker registry: the set lives on, each worker's record expires when it stops beating.
   { name: "worker registry", match: /^\{workers\}:workers$/, lifetime: "none" },
   { name: "worker heartbeat", match: /^\{workers\}:worker:.+$/, lifetime: { ttlMs: 5 * 60_000 } },
+  // A tool definition workers announce (by digest): refreshed by their heartbeats, 60 s TTL.
+  {
+    name: "tool definition",
+    match: /^\{workers\}:toolDefinition:[0-9a-f]+$/,
+    lifetime: { ttlMs: 5 * 60_000 },
+  },
   // A finished tool job's marker: as long as the job, 1 h with a result, 24 h without.
   { name: "finished marker", match: /^toolDone:.+$/, lifetime: { ttlMs: DAY_MS } },
   // Written tools are kept until replaced (none in the soak, listed for completeness).

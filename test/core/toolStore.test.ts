@@ -10,6 +10,21 @@ import { describe, expect, it } from "vitest";
 import { firstText, makeTool } from "../support/toolFixtures.js";
 
 describe("lifecycle §4 tool stores", () => {
+  it("counts every change in its revision, through registerTool or the map itself", () => {
+    const store = new ToolStore({ name: "revised" });
+    expect(store.revision).toBe(0);
+    registerTool(store, makeTool("a"));
+    const afterRegister = store.revision;
+    expect(afterRegister).toBeGreaterThan(0);
+    getTools(store).delete("missing"); // nothing removed: no change
+    expect(store.revision).toBe(afterRegister);
+    getTools(store).delete("a");
+    expect(store.revision).toBeGreaterThan(afterRegister);
+    const afterDelete = store.revision;
+    clearTools(store);
+    expect(store.revision).toBeGreaterThan(afterDelete);
+  });
+
   it("keeps tools in registration order and replaces a same-named tool in place", () => {
     const store = new ToolStore({ name: "agent" });
     registerTool(store, makeTool("b"));

@@ -19,6 +19,13 @@ import { spawnApp } from "./processes.js";
 /** The tool files every test cluster loads besides the built-in tools. */
 export const clusterToolsDir = fileURLToPath(new URL("./clusterTools/", import.meta.url));
 
+/**
+ * Tool files for a second kind of worker (`YIEM_TOOLS_DIR`): `echoText` defined otherwise
+ * than in `clusterToolsDir` (a conflicting definition) and `shoutText`, a tool with its own
+ * `prepareArguments` that only these workers have.
+ */
+export const otherToolsDir = fileURLToPath(new URL("./otherTools/", import.meta.url));
+
 /** Options of `startTestCluster`. */
 export interface TestClusterOptions {
   workers?: number;
@@ -28,6 +35,8 @@ export interface TestClusterOptions {
   env?: Record<string, string>;
   /** Extra environment for worker processes only (e.g. a REDIS_URL with a worker ACL user). */
   workerEnv?: Record<string, string>;
+  /** Extra environment for coordinator processes only (e.g. `YIEM_TOOLS_DIR: ""`: built-ins only). */
+  coordinatorEnv?: Record<string, string>;
   redis?: {
     privateServer?: boolean;
     appendOnly?: boolean;
@@ -120,6 +129,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const port = await freePort();
     const coordinator = spawnApp("apps/coordinator/src/main.ts", {
       ...env,
+      ...options.coordinatorEnv,
       ...extra,
       PORT: String(port),
     });

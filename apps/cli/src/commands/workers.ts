@@ -1,5 +1,10 @@
 import { parseArgs } from "node:util";
-import type { LimitedToolLoad, WorkerInfo } from "@yiem/core/client";
+import {
+  type LimitedToolLoad,
+  resolveAnnouncedTools,
+  type ToolConflict,
+  type WorkerInfo,
+} from "@yiem/core/client";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
@@ -47,6 +52,34 @@ export function workerTable(workers: WorkerInfo[], now = Date.now()): string[] {
   return formatTable([header, ...rows]);
 }
 
+/** What the DEFINITION column says of a tool: `same`, or whose definition is used. */
+function definitionCell(conflict: ToolConflict | undefined): string {
+  if (!conflict) return "same";
+  const groups = conflict.definitions.map((d) => d.workers.join(",")).join(" | ");
+  return `CONFLICT (${groups}): ${conflict.chosen.workerId}'s is used (started last)`;
+}
+
+/**
+ * The tools the workers announce as table lines: tool, the workers announcing it, and
+ * whether they agree on its definition (`same`), or, for a conflict, which workers announce
+ * which definition and whose the cluster uses (`resolveAnnouncedTools`: the most recently
+ * started worker's). Escaped like the worker table.
+ */
+export function toolTable(workers: WorkerInfo[]): string[] {
+  const { conflicts } = resolveAnnouncedTools(workers);
+  const byTool = new Map<string, string[]>();
+  for (const w of workers) {
+    for (const tool of w.tools) byTool.set(tool, [...(byTool.get(tool) ?? []), w.workerId]);
+  }
+  const header = ["TOOL", "WORKERS", "DEFINITION"];
+  const rows = [...byTool].map(([tool, ids]) =>
+    [tool, ids.join(","), definitionCell(conflicts.find((c) => c.tool === tool))].map(
+      escapeControlChars,
+    ),
+  );
+  return formatTable([header, ...rows]);
+}
+
 /** The limited tools as table lines: tool, its queue, calls waiting, calls running. */
 export function limitedToolTable(loads: LimitedToolLoad[]): string[] {
   const header = ["LIMITED TOOL", "QUEUE", "WAITING", "RUNNING"];
@@ -60,7 +93,7 @@ export function limitedToolTable(loads: LimitedToolLoad[]): string[] {
 export const workersCommand: Command = {
   name: "workers",
   summary:
-    "Lists the live tool workers (id, queues, tools, running/concurrency, last seen), then the calls waiting and running per limited tool.",
+    "Lists the live tool workers (id, queues, tools, running/concurrency, last seen), the tools they announce (and which workers disagree on a tool's definition), then the calls waiting and running per limited tool.",
   usage: USAGE,
   options: ["      --json         the workers as one JSON array"],
   async run(args, io) {
@@ -87,6 +120,10 @@ export const workersCommand: Command = {
     else if (workers.length === 0)
       writeLine(io.stdout, "No live workers (start one: npm run worker).");
     else for (const line of workerTable(workers)) writeLine(io.stdout, line);
+    if (!values.json && workers.length > 0) {
+      writeLine(io.stdout, "");
+      for (const line of toolTable(workers)) writeLine(io.stdout, line);
+    }
     if (!values.json && limited.length > 0) {
       writeLine(io.stdout, "");
       for (const line of limitedToolTable(limited)) writeLine(io.stdout, line);

@@ -30,6 +30,12 @@ export {
 } from "../redis/redisConnection.js";
 export type { ApprovalRequest, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
+export {
+  type ChosenDefinition,
+  type ResolvedTools,
+  resolveAnnouncedTools,
+  type ToolConflict,
+} from "../state/toolAnnouncements.js";
 export type { WorkerInfo } from "../state/workerRegistry.js";
 export type {
   AgentEndEvent,

@@ -28,6 +28,7 @@ import {
   createWrittenToolsSync,
   isWriteToolAllowed,
 } from "../writtenTools/index.js";
+import { type AnnouncedTools, startAnnouncedTools } from "./announcedTools.js";
 import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
@@ -328,11 +329,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     limits: options.http,
   });
   try {
-    runtime = await startCoordinatorRuntime({
-      ...options,
-      llmCall: metrics.timeLlmCall(options.llmCall),
-      observe,
-    });
+    runtime = await startCoordinatorRuntime(
+      { ...options, llmCall: metrics.timeLlmCall(options.llmCall), observe },
+      (count) => metrics.setToolDefinitionConflicts(count),
+    );
   } catch (err) {
     await admin.close();
     throw err;
@@ -359,7 +359,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
  * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
  * process.on("SIGTERM", () => coordinator.close());
  */
-async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+async function startCoordinatorRuntime(
+  options: CoordinatorOptions,
+  onToolConflicts?: (count: number) => void,
+): Promise<CoordinatorHandle> {
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
   const ctx: CoordinatorContext = {
@@ -393,6 +396,14 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     abortWaitingRun(decisions, store, sessionId),
   );
   await openToolQueues(options.toolStore, ctx, log);
+  const announced = await startAnnouncedTools({
+    command,
+    keys,
+    toolStore: options.toolStore,
+    log,
+    onConflicts: onToolConflicts,
+  });
+  deps.workerOnly = (tool) => announced.workerOnly(tool);
   const coordinatorQueue = new Queue(keys.coordinatorQueue, {
     connection: command,
     prefix: keys.bullPrefix,
@@ -452,6 +463,7 @@ async function startCoordinatorRuntime(options: CoordinatorOptions): Promise<Coo
     log,
     watch,
     approvalSweep,
+    announced,
   };
   return {
     coordinatorId,
@@ -479,6 +491,7 @@ interface RuntimeParts {
   log: Logger;
   watch: RedisWatch;
   approvalSweep: NodeJS.Timeout;
+  announced: AnnouncedTools;
 }
 
 /** How often a coordinator denies the calls whose approval timeout has passed. */
@@ -552,6 +565,7 @@ async function subscribeToChannels(
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
   clearInterval(parts.approvalSweep);
+  parts.announced.stop();
   await parts.decisionJobs.close(); // lets a decision in progress finish (it may resume a run)
   await parts.intake.stop();
   await parts.tasks.close(graceMs);

@@ -14,6 +14,13 @@ export interface ToolJobData {
   args: ToolArgs;
   /** How many times the call may be tried again after its worker died. */
   retries: number;
+  /**
+   * Set when `args` are the model's own and the worker runs the tool's `prepareArguments`
+   * and validation before executing: a worker-only tool (announced, not loaded on the
+   * coordinator) with its own `prepareArguments` or `validateRequiredArgs`, which the
+   * coordinator cannot run (docs/ARCHITECTURE.md, "Where tools run").
+   */
+  prepareOnWorker?: true;
   /** The caller's trace context (W3C `traceparent`), present only when tracing is on. */
   trace?: Record<string, string>;
 }

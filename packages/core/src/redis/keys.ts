@@ -192,6 +192,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /** One worker's heartbeat record (expires when the worker stops beating). */
     worker: (workerId: string) => `${workersTag}:worker:${workerId}`,
     /**
+     * A tool definition workers announce, content-addressed by its digest (`digestOfJson`):
+     * written by the workers that have it, refreshed with their heartbeats, read once per
+     * digest by each coordinator.
+     */
+    toolDefinition: (digest: string) => `${workersTag}:toolDefinition:${digest}`,
+    /**
      * BullMQ's hash of coordinator-queue job `jobId` (BullMQ's layout: `<bullPrefix>:<queue>:<id>`).
      * Coordinators add one field to it: the session of a job that names none
      * (`state/requestSessions.ts`).

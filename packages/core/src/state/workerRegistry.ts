@@ -8,6 +8,11 @@ export interface WorkerInfo {
   pid: number;
   queues: string[];
   tools: string[];
+  /**
+   * Tool name → the digest of its definition (`ToolDefinition`, stored once per digest under
+   * `toolDefinition(digest)`). Absent from workers older than tool announcements.
+   */
+  toolDigests?: Record<string, string>;
   concurrency: number;
   running: number;
   startedAt: number;
@@ -17,17 +22,49 @@ export interface WorkerInfo {
 /** How long an announcement lives without a refresh. */
 export const WORKER_TTL_MS = 6000;
 
-/** Announces (or refreshes) a worker; it disappears from `listWorkers` when it stops refreshing. */
+/**
+ * How long a stored tool definition lives without a refresh: ten announcements, so a
+ * definition outlives a worker that stopped long enough for every coordinator to have read it.
+ */
+export const TOOL_DEFINITION_TTL_MS = 10 * WORKER_TTL_MS;
+
+/**
+ * The tool definitions an announcement carries: `write` are stored (digest → definition
+ * JSON), `refresh` only get their expiry renewed.
+ */
+export interface AnnouncedDefinitions {
+  write: Map<string, string>;
+  refresh: string[];
+}
+
+/**
+ * Announces (or refreshes) a worker; it disappears from `listWorkers` when it stops
+ * refreshing. Its tool definitions go in the same transaction, before its record, so a
+ * reader that sees a digest finds its definition. Resolves with the digests of `refresh`
+ * that were not in Redis any more (to be written next time).
+ */
 export async function announceWorker(
   redis: RedisClient,
   keys: ClusterKeys,
   info: WorkerInfo,
-): Promise<void> {
-  await redis
-    .multi()
+  definitions: AnnouncedDefinitions = { write: new Map(), refresh: [] },
+): Promise<string[]> {
+  const multi = redis.multi();
+  for (const [digest, json] of definitions.write) {
+    multi.set(keys.toolDefinition(digest), json, "PX", TOOL_DEFINITION_TTL_MS);
+  }
+  for (const digest of definitions.refresh) {
+    multi.pexpire(keys.toolDefinition(digest), TOOL_DEFINITION_TTL_MS);
+  }
+  multi
     .set(keys.worker(info.workerId), JSON.stringify(info), "PX", WORKER_TTL_MS)
-    .zadd(keys.workers, info.lastSeen, info.workerId)
-    .exec();
+    .zadd(keys.workers, info.lastSeen, info.workerId);
+  const replies = (await multi.exec()) ?? [];
+  const refreshed = replies.slice(
+    definitions.write.size,
+    definitions.write.size + definitions.refresh.length,
+  );
+  return definitions.refresh.filter((_, i) => refreshed[i]?.[1] !== 1);
 }
 
 /** Removes a worker's announcement (clean shutdown). */
@@ -47,4 +84,15 @@ export async function listWorkers(redis: RedisClient, keys: ClusterKeys): Promis
   const dead = ids.filter((_, i) => values[i] === null);
   if (dead.length > 0) await redis.zrem(keys.workers, ...dead);
   return values.flatMap((value) => (value ? [JSON.parse(value) as WorkerInfo] : []));
+}
+
+/** The stored definitions of `digests` (digest → JSON); a digest no longer stored is left out. */
+export async function readToolDefinitions(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  digests: string[],
+): Promise<Map<string, string>> {
+  if (digests.length === 0) return new Map();
+  const values = await redis.mget(digests.map((digest) => keys.toolDefinition(digest)));
+  return new Map(digests.flatMap((digest, i) => (values[i] ? [[digest, values[i]]] : [])));
 }

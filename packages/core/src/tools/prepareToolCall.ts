@@ -50,6 +50,19 @@ function validateArguments(tool: AgentTool, args: ToolArgs): string | undefined 
 }
 
 /**
+ * The argument steps of phase 1 (lifecycle §8.1) on their own: the tool's `prepareArguments`,
+ * then its validation (its `validateRequiredArgs`, else JSON Schema). Returns the arguments
+ * to run with, or the error text of the call's result. Never throws. A tool worker runs it
+ * for a worker-only tool whose own functions the coordinator could not run
+ * (`ToolJobData.prepareOnWorker`).
+ */
+export function prepareToolArguments(tool: AgentTool, args: ToolArgs): ToolArgs | string {
+  const prepared = prepareArguments(tool, args);
+  if (typeof prepared === "string") return prepared;
+  return validateArguments(tool, prepared) ?? prepared;
+}
+
+/**
  * Phase 1 of a call (lifecycle §8.1): resolve the tool, `prepareArguments`, validate, then
  * `beforeToolCall` (`{block: true, reason}` blocks). A call that must wait for a human
  * decision (`approval: "always"`, or the hook's `requireApproval`) is prepared with its

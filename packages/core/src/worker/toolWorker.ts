@@ -16,6 +16,7 @@ import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
 import { syncToolLimits } from "../state/toolLimits.js";
 import { announceWorker, WORKER_TTL_MS, withdrawWorker } from "../state/workerRegistry.js";
 import { executePreparedToolCall } from "../tools/executePreparedToolCall.js";
+import { prepareToolArguments } from "../tools/prepareToolCall.js";
 import { createErrorToolResult } from "../tools/toolResults.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import { extractTraceContext, inSpan, markSpanError, SpanKind } from "../tracing/spans.js";
@@ -25,6 +26,7 @@ import {
   isWriteToolAllowed,
   type WrittenToolsSync,
 } from "../writtenTools/index.js";
+import { createToolAnnouncement } from "./toolAnnouncement.js";
 import { startWorkerHttp } from "./workerHttp.js";
 import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
 
@@ -210,6 +212,10 @@ async function runToolJob(
     const message = `${data.toolName}: the worker running this call stopped ${job.attemptsStarted - 1} times; giving up after ${data.retries} retries`;
     return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
   }
+  const args = data.prepareOnWorker ? prepareToolArguments(tool, data.args) : data.args;
+  if (typeof args === "string") {
+    return jobResult(ctx, started, { result: createErrorToolResult(args), isError: true });
+  }
   const prep: PreparedToolCall = {
     kind: "prepared",
     tool,
@@ -219,7 +225,7 @@ async function runToolJob(
       name: data.toolName,
       arguments: data.args,
     },
-    args: data.args,
+    args,
   };
   const origin = { sessionId: data.sessionId, runId: data.runId, workerId: ctx.workerId };
   const caps = streamCaps(ctx.options.eventStreamMaxBytes);
@@ -421,23 +427,37 @@ function cancelCallsOf(ctx: WorkerContext, sessionId: string): void {
   }
 }
 
-/** Announces the worker now and every third of the announcement's lifetime; returns the timer. */
+/**
+ * Announces the worker, with the definitions of its tools (`createToolAnnouncement`), now and
+ * every third of the announcement's lifetime; returns the timer.
+ */
 async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<NodeJS.Timeout> {
   const startedAt = Date.now();
-  const announce = () =>
-    announceWorker(ctx.command, ctx.keys, {
+  const tools = createToolAnnouncement(ctx.options.toolStore);
+  const announce = async () => {
+    const { digests, definitions } = tools.next();
+    const info = {
       workerId: ctx.workerId,
       hostname: hostname(),
       pid: process.pid,
       queues,
-      tools: [...ctx.options.toolStore.tools.keys()],
+      tools: Object.keys(digests),
+      toolDigests: digests,
       concurrency: concurrencyOf(ctx.options),
       running: ctx.active.size,
       startedAt,
       lastSeen: Date.now(),
-    }).catch(() => undefined);
+    };
+    try {
+      const lost = await announceWorker(ctx.command, ctx.keys, info, definitions);
+      tools.written(definitions.write.keys());
+      tools.lost(lost);
+    } catch (err) {
+      ctx.log.debug({ err: (err as Error).message }, "could not announce the worker; retrying");
+    }
+  };
   await announce();
-  return setInterval(announce, WORKER_TTL_MS / 3);
+  return setInterval(() => void announce(), WORKER_TTL_MS / 3);
 }
 
 /** Calls a worker runs at once, per tool queue. */
@@ -470,8 +490,10 @@ async function syncLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Pr
 
 /**
  * Starts a tool worker: serves the given tool queues with `concurrency` calls at once each,
- * publishes each call's partial results as events, announces itself every few seconds so
- * `client.workers()` lists it, and cancels a session's calls when it is aborted. With `port`,
+ * publishes each call's partial results as events, announces itself and its tools'
+ * definitions every few seconds so `client.workers()` lists it and coordinators without the
+ * tools' code offer them and send their calls here (a tool added to or removed from
+ * `toolStore` while it runs is announced by the next heartbeat), and cancels a session's calls when it is aborted. With `port`,
  * serves `/healthz` and `/metrics` (calls by tool and outcome, durations, calls in flight,
  * process metrics), listening before Redis is reached: a port in use fails the start with
  * `PortInUseError` before the worker takes any call.

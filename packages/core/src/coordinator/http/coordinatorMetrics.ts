@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { callCostUsd, findPrice } from "../../agent/runUsage.js";
 import { DEFAULTS } from "../../ops/defaults.js";
 import {
@@ -37,6 +37,11 @@ export interface CoordinatorMetrics {
    * `yiem_queue_jobs_age_seconds` says how old they are.
    */
   collectQueueDepths(queues: Queue[]): Promise<void>;
+  /**
+   * Sets `yiem_tool_definition_conflicts`: the tools live workers announce with different
+   * definitions (see `resolveAnnouncedTools`).
+   */
+  setToolDefinitionConflicts(count: number): void;
 }
 
 /** Options of `createCoordinatorMetrics`. */
@@ -118,7 +123,7 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
  * `yiem_llm_call_duration_seconds{outcome}`, `yiem_model_calls_total{agent,model}`,
  * `yiem_llm_tokens_total{agent,model,type}` (`input`, `output`, `reasoning`, `cached_input`),
  * `yiem_llm_cost_usd_total{agent,model}` (with a price table), `yiem_queue_jobs{queue,state}` with
- * `yiem_queue_jobs_age_seconds`, and prom-client's default metrics (event-loop lag, heap, GC, …).
+ * `yiem_queue_jobs_age_seconds`, `yiem_tool_definition_conflicts`, and prom-client's default metrics (event-loop lag, heap, GC, …).
  *
  * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
  * invented, so a model cannot grow the number of series (or `/metrics`) by naming tools.
@@ -140,6 +145,11 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
   const depths = createQueueDepths({ registry });
   const usageSeries = createUsageSeries(registry);
   const agent = options.agent ?? DEFAULTS.agentName;
+  const conflicts = new Gauge({
+    name: "yiem_tool_definition_conflicts",
+    help: "Tools that live workers announce with different definitions",
+    registers: [registry],
+  });
   collectDefaultMetrics({ register: registry });
   const started = new Map<string, number>();
   return {
@@ -170,5 +180,6 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
       };
     },
     collectQueueDepths: (queues) => depths.refresh(queues),
+    setToolDefinitionConflicts: (count) => conflicts.set(count),
   };
 }

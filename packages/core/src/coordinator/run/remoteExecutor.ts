@@ -3,14 +3,19 @@ import { DEFAULTS } from "../../ops/defaults.js";
 import { LeaseLostError } from "../../protocol/errors.js";
 import { JOB_RETENTION } from "../../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
-import { remoteQueueOf } from "../../protocol/toolQueues.js";
 import type { ToolDone } from "../../state/toolDoneMarkers.js";
 import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
 import { createErrorToolResult, describeError } from "../../tools/toolResults.js";
 import { injectTraceContext } from "../../tracing/spans.js";
-import type { ExecutedOutcome, PreparedToolCall, ToolExecutor } from "../../types/index.js";
+import type {
+  AgentTool,
+  ExecutedOutcome,
+  PreparedToolCall,
+  ToolExecutor,
+} from "../../types/index.js";
 import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
+import { placeToolCall, type ToolPlacement, type WorkerOnlyTool } from "./toolPlacement.js";
 
 /** What a remote executor needs: where the run belongs and how to reach the tool queues. */
 export interface RemoteExecutorOptions {
@@ -35,6 +40,11 @@ export interface RemoteExecutorOptions {
    * In-process calls ask `beforeLocalCall`.
    */
   mayDispatch?: (prep: PreparedToolCall) => Promise<boolean>;
+  /**
+   * Says whether a tool is worker-only (announced by workers, no code here): its calls always
+   * go to the workers, even in a sequential batch (`placeToolCall`). Default: none is.
+   */
+  workerOnly?: (tool: AgentTool) => WorkerOnlyTool | undefined;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -138,9 +148,10 @@ async function recallFinishedCall(
 }
 
 /**
- * The cluster's `ToolExecutor`. Calls of a parallel batch, and every call of a tool with an
- * explicit `queue` or a cluster-wide limit (`remoteQueueOf`), become jobs on the tool queues; other calls (sequential batches) run in
- * this process. Job ids derive from session, run and call key, so a re-dispatch after a crash
+ * The cluster's `ToolExecutor`. Calls of a parallel batch, every call of a tool with an
+ * explicit `queue` or a cluster-wide limit (`remoteQueueOf`), and every call of a worker-only
+ * tool become jobs on the tool queues (`placeToolCall`); other calls (sequential batches of
+ * local tools) run in this process. Job ids derive from session, run and call key, so a re-dispatch after a crash
  * attaches to the existing job, or, when that job finished and was removed since, takes the
  * result its finished marker kept (`readFinished`). Never throws: queue errors, dead workers and aborts become
  * error results.
@@ -148,25 +159,30 @@ async function recallFinishedCall(
 export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
   return {
     async execute(prep, signal, emit, context) {
-      if (context?.mode !== "parallel" && !remoteQueueOf(prep.tool)) {
+      const placement = placeToolCall(prep.tool, context, options.workerOnly ?? noneWorkerOnly);
+      if (placement.kind === "local") {
         const replaced = await options.beforeLocalCall?.(prep);
         return replaced ?? executePreparedToolCall(prep, signal, emit);
       }
-      return runRemote(options, prep, signal);
+      return runRemote(options, prep, placement, signal);
     },
   };
 }
 
+/** No tool is worker-only (a coordinator that knows of no announced tools). */
+const noneWorkerOnly = (): undefined => undefined;
+
 async function runRemote(
   options: RemoteExecutorOptions,
   prep: PreparedToolCall,
+  placement: Extract<ToolPlacement, { kind: "remote" }>,
   signal: AbortSignal | undefined,
 ): Promise<ExecutedOutcome> {
   if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
   const { sessionId, runId, waiter } = options;
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
-    const queue = await options.queueFor(remoteQueueOf(prep.tool), sessionId);
+    const queue = await options.queueFor(placement.queue, sessionId);
     const recalled = await recallFinishedCall(options, prep, queue, jobId);
     if (recalled) return recalled;
     // Checked as late as possible: an abort recorded before this point keeps the job out.
@@ -181,6 +197,7 @@ async function runRemote(
       args: prep.args,
       retries: prep.tool.retries ?? DEFAULTS.toolRetries,
       trace: injectTraceContext(),
+      ...(placement.prepareOnWorker ? { prepareOnWorker: true as const } : {}),
     };
     const add = () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);

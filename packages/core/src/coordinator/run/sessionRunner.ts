@@ -31,6 +31,7 @@ import type {
   AgentEvent,
   AgentLoopConfig,
   AgentMessage,
+  AgentTool,
   AssistantMessage,
   ExecutedOutcome,
   LlmCall,
@@ -43,6 +44,7 @@ import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";
 import type { ResultWaiter } from "./resultWaiter.js";
 import { summarizeRun } from "./runSummary.js";
+import type { WorkerOnlyTool } from "./toolPlacement.js";
 
 /** What the coordinator lends every session it runs. */
 export interface SessionRunnerDeps {
@@ -68,6 +70,8 @@ export interface SessionRunnerDeps {
   observe?: (event: AgentEvent) => void;
   /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
   syncWrittenTools?: () => Promise<unknown>;
+  /** Says which tools are worker-only (announced by workers; see `placeToolCall`). */
+  workerOnly?: (tool: AgentTool) => WorkerOnlyTool | undefined;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished?: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
 }
@@ -399,6 +403,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     waiter: deps.waiter,
     beforeLocalCall: (prep) => guardLocalCall(hold, prep, mayDispatch),
     mayDispatch,
+    workerOnly: deps.workerOnly,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
   });

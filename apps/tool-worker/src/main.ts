@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   const config = readClusterConfig();
   const log = createLogger("tool-worker", config.logLevel);
   const toolStore = new ToolStore({ name: "tool-worker" });
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
+  const builtins = { builtinTools: config.builtinTools, httpFetchAllow: config.httpFetchAllow };
+  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir, builtins)) {
     log.warn(failure, "tool file skipped");
   }
   const worker = await startToolWorker({

@@ -49,7 +49,7 @@ const noProgress = (): void => {};
 /** httpFetch as a process with `YIEM_HTTP_FETCH_ALLOW` set to `allow` has it. */
 function fetchWith(allow: string[]) {
   const tool = createHttpFetchTool({ allow });
-  return (url: string) => tool.execute("call-guard", { url }, undefined, noProgress);
+  return async (url: string) => tool.execute("call-guard", { url }, undefined, noProgress);
 }
 
 describe("httpFetch refuses loopback however the URL spells it", () => {

@@ -7,6 +7,7 @@ import {
   registerTool,
   type ToolStore,
 } from "@yiem/core";
+import { parseFetchAllowList } from "./toolSupport/addressPolicy.js";
 import { getTool as getTimeTool } from "./tools/getTime.js";
 import { getTool as getWeatherTool } from "./tools/getWeather.js";
 import { createHttpFetchTool } from "./tools/httpFetch.js";
@@ -59,8 +60,13 @@ export function selectBuiltinTools(names?: readonly string[]): BuiltinToolName[]
   return BUILTIN_TOOL_NAMES.filter((name) => names.includes(name));
 }
 
-/** Fresh instances of the selected built-ins, in name order. Throws as `selectBuiltinTools` does, or on a bad allow entry. */
+/**
+ * Fresh instances of the selected built-ins, in name order. Throws as `selectBuiltinTools`
+ * does, or on a bad allow entry.
+ */
 function createSelectedTools(options: BuiltinToolOptions): AgentTool[] {
+  // A bad entry is a start error even while httpFetch is off, so turning it on later works.
+  parseFetchAllowList(options.httpFetchAllow ?? []);
   const factories: Record<BuiltinToolName, () => AgentTool> = {
     getTime: getTimeTool,
     getWeather: getWeatherTool,

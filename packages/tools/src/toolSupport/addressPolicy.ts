@@ -15,7 +15,7 @@ export interface AddressRefusal {
  */
 export interface FetchAllowList {
   hosts: ReadonlySet<string>;
-  ranges: ReadonlyArray<[IpAddress, number]>;
+  ranges: ReadonlyArray<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
 }
 
 /** Allows nothing beyond public unicast addresses. */

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { Agent, fetch, type Response } from "undici";
+import type { Agent, Response } from "undici";
 import { checkFetchAddress, type FetchAllowList } from "./addressPolicy.js";
 import { type AddressResolver, createGuardedLookup, FetchRefusedError } from "./guardedLookup.js";
 
@@ -57,6 +57,7 @@ async function fetchHop(url: URL, dispatcher: Agent, options: GuardedFetchOption
   const where = via ? `${url.href} (redirected from ${via.href})` : url.href;
   try {
     checkLiteralHost(url, options.allow);
+    const { fetch } = await import("undici");
     return await fetch(url, { signal: options.signal, redirect: "manual", dispatcher });
   } catch (err) {
     const refusal = refusalIn(err);
@@ -79,6 +80,8 @@ export async function fetchGuarded(
   url: URL,
   options: GuardedFetchOptions,
 ): Promise<GuardedResponse> {
+  // Loaded on first use: a process without httpFetch never pays for undici.
+  const { Agent } = await import("undici");
   const dispatcher = new Agent({
     connect: { lookup: createGuardedLookup(options.allow, options.resolve) },
   });

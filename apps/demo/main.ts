@@ -99,6 +99,9 @@ async function main(): Promise<void> {
       ...redis.env,
       YIEM_PREFIX: redis.prefix,
       YIEM_SYSTEM_PROMPT: `You are a helpful assistant. The team's status page is ${statusPage.url}.`,
+      // httpFetch is opt-in, and refuses loopback unless allowed: the status page is local.
+      YIEM_BUILTIN_TOOLS: "getTime,getWeather,httpFetch",
+      YIEM_HTTP_FETCH_ALLOW: `${new URL(statusPage.url).hostname}/32`,
       ...(await modelEnv(statusPage.url, closers)),
     };
     const cluster = await startDemoCluster(env);

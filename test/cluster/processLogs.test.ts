@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:net";
+import { YiemClient } from "@yiem/core";
 import {
   freePort,
   LOG_LEVELS,
@@ -52,6 +53,19 @@ function spawn(entry: "coordinator" | "tool-worker", env: Record<string, string>
   });
   spawned.push(process);
   return process;
+}
+
+/** The tool names a process's ready line lists. */
+function readyTools(process: TestProcess, message: string): unknown {
+  return logEntries(process, message)[0]?.tools;
+}
+
+/** The tool names the coordinator offered the model in the request that carried `text`. */
+function toolsOffered(text: string): string[] | undefined {
+  const request = cluster.model.requests.find((r) =>
+    JSON.stringify(r.body.messages).includes(text),
+  );
+  return request?.body.tools?.map((tool) => (tool as { function: { name: string } }).function.name);
 }
 
 /** A TCP server holding a loopback port, so that a process started on it finds it in use. */
@@ -161,5 +175,64 @@ describe("a process says what is wrong at start", () => {
       expect(logEntries(process, "redis unreachable at start; retrying")).toHaveLength(1);
       expect(process.lines.join("\n")).not.toContain("canary-redis-pass");
     }
+  });
+});
+
+describe("the built-in tools a process offers (YIEM_BUILTIN_TOOLS)", () => {
+  it("offers getTime and getWeather but not httpFetch by default, on the coordinator and the worker", async () => {
+    const { runId } = await cluster.client.send("which tools by default?");
+    await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const offered = toolsOffered("which tools by default?");
+    expect(offered).toEqual(expect.arrayContaining(["getTime", "getWeather", "listTools"]));
+    expect(offered).not.toContain("httpFetch");
+    const workerTools = readyTools(cluster.workers[0]!, "tool worker ready");
+    expect(workerTools).toEqual(expect.arrayContaining(["getTime", "getWeather"]));
+    expect(workerTools).not.toContain("httpFetch");
+  });
+
+  it("offers exactly the named built-ins with YIEM_BUILTIN_TOOLS=getTime,httpFetch", async () => {
+    const prefix = `${cluster.env.YIEM_PREFIX}-builtins`;
+    const env = {
+      YIEM_PREFIX: prefix,
+      YIEM_BUILTIN_TOOLS: "getTime,httpFetch",
+      YIEM_HTTP_FETCH_ALLOW: "127.0.0.2/32",
+    };
+    const coordinator = spawn("coordinator", { ...env, PORT: String(await freePort()) });
+    const worker = spawn("tool-worker", { ...env, YIEM_WORKER_ID: "w-builtins" });
+    await coordinator.waitForLine(logMessage("coordinator ready"));
+    await worker.waitForLine(logMessage("tool worker ready"));
+    for (const tools of [
+      readyTools(coordinator, "coordinator ready"),
+      readyTools(worker, "tool worker ready"),
+    ]) {
+      expect(tools).toEqual(expect.arrayContaining(["getTime", "httpFetch"]));
+      expect(tools).not.toContain("getWeather");
+    }
+    const client = new YiemClient({ redis: cluster.redisTarget, prefix });
+    try {
+      const { runId } = await client.send("which tools when named?");
+      await client.waitForResponse(runId, { timeoutMs: 20_000 });
+    } finally {
+      await client.close();
+    }
+    const offered = toolsOffered("which tools when named?");
+    expect(offered).toEqual(expect.arrayContaining(["getTime", "httpFetch", "listTools"]));
+    expect(offered).not.toContain("getWeather");
+  });
+
+  it("refuses to start on an unknown built-in name or a bad YIEM_HTTP_FETCH_ALLOW entry", async () => {
+    const coordinator = spawn("coordinator", {
+      YIEM_BUILTIN_TOOLS: "getTime,fetchEverything",
+      PORT: String(await freePort()),
+    });
+    const worker = spawn("tool-worker", { YIEM_HTTP_FETCH_ALLOW: "10.0.0.0/99" });
+    expect(await coordinator.exited).toBe(1);
+    expect(await worker.exited).toBe(1);
+    expect(coordinator.lines.join("\n")).toContain(
+      'coordinator failed to start: unknown built-in tool "fetchEverything" in YIEM_BUILTIN_TOOLS (use none, or a comma list of getTime, getWeather, httpFetch)',
+    );
+    expect(worker.lines.join("\n")).toContain(
+      'tool worker failed to start: YIEM_HTTP_FETCH_ALLOW: "10.0.0.0/99" is not a valid CIDR range',
+    );
   });
 });

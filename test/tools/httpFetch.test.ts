@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AgentToolResult, PartialResultCallback } from "@yiem/core";
 import { type LocalHttpServer, startLocalHttpServer } from "@yiem/testing";
-import { type HttpFetchProgress, isTextual } from "@yiem/tools";
+import { createHttpFetchTool, type HttpFetchProgress, isTextual } from "@yiem/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinTool } from "./builtinTool.js";
 
-const { executeTool, prepareArguments, validateRequiredArgs } = builtinTool("httpFetch");
+const { prepareArguments, validateRequiredArgs } = builtinTool("httpFetch");
+/** httpFetch as a process with `YIEM_HTTP_FETCH_ALLOW=127.0.0.1/32` has it: the test site is on loopback. */
+const executeTool = createHttpFetchTool({ allow: ["127.0.0.1/32"] }).execute;
 
 const noProgress = (): void => {};
 

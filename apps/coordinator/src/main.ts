@@ -35,7 +35,8 @@ async function main(): Promise<void> {
   const log = createLogger("coordinator", config.logLevel);
   warnIfNoApiKey(config, log);
   const toolStore = new ToolStore({ name: "coordinator" });
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
+  const builtins = { builtinTools: config.builtinTools, httpFetchAllow: config.httpFetchAllow };
+  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir, builtins)) {
     log.warn(failure, "tool file skipped");
   }
   const llmCall = createOpenAILlmCall({

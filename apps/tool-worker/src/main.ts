@@ -27,7 +27,8 @@ async function main(): Promise<void> {
   const mcpConfig = config.mcpConfig ? readMcpConfig(config.mcpConfig) : undefined;
   const log = createLogger("tool-worker", config.logLevel);
   const toolStore = new ToolStore({ name: "tool-worker" });
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
+  const builtins = { builtinTools: config.builtinTools, httpFetchAllow: config.httpFetchAllow };
+  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir, builtins)) {
     log.warn(failure, "tool file skipped");
   }
   // Before the worker starts: the queues it serves follow the tools it has (limited ones).

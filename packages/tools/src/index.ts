@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { type AgentTool, loadTools, type ToolLoadFailure, type ToolStore } from "@yiem/core";
+import { type BuiltinToolOptions, registerBuiltinTools } from "./builtinTools.js";
 import { getTool as getTimeTool } from "./tools/getTime.js";
 import { getTool as getWeatherTool } from "./tools/getWeather.js";
 import { getTool as httpFetchTool } from "./tools/httpFetch.js";
@@ -13,8 +14,10 @@ import { getTool as httpFetchTool } from "./tools/httpFetch.js";
 export const builtinToolsDir: string = fileURLToPath(new URL("./tools/", import.meta.url));
 
 /**
- * Fresh instances of the built-in tools, in name order: `getTime`, `getWeather`, `httpFetch`.
- * The static alternative to `loadTools(store, builtinToolsDir)`.
+ * Fresh instances of all the built-in tools, in name order: `getTime`, `getWeather`,
+ * `httpFetch` (allowing what `YIEM_HTTP_FETCH_ALLOW` names). The static alternative to
+ * `loadTools(store, builtinToolsDir)`; a process chooses among them with
+ * `registerBuiltinTools` / `loadBuiltinAndExtraTools` instead.
  *
  * @example for (const tool of getBuiltinTools()) registerTool(store, tool);
  */
@@ -22,21 +25,52 @@ export function getBuiltinTools(): AgentTool[] {
   return [getTimeTool(), getWeatherTool(), httpFetchTool()];
 }
 
+export {
+  BUILTIN_TOOL_NAMES,
+  type BuiltinToolName,
+  type BuiltinToolOptions,
+  DEFAULT_BUILTIN_TOOLS,
+  registerBuiltinTools,
+  selectBuiltinTools,
+} from "./builtinTools.js";
+export {
+  type AddressRefusal,
+  checkFetchAddress,
+  describeRefusedAddress,
+  type FetchAllowList,
+  isAllowedHost,
+  NO_FETCH_ALLOWANCES,
+  parseFetchAllowList,
+} from "./toolSupport/addressPolicy.js";
+export {
+  type AddressResolver,
+  createGuardedLookup,
+  FetchRefusedError,
+  resolveCheckedAddresses,
+} from "./toolSupport/guardedLookup.js";
 export { formatZonedTime, type ZonedTime } from "./tools/getTime.js";
 export { describeWeatherCode } from "./tools/getWeather.js";
-export { type HttpFetchProgress, isTextual } from "./tools/httpFetch.js";
+export {
+  createHttpFetchTool,
+  type HttpFetchOptions,
+  type HttpFetchProgress,
+  isTextual,
+} from "./tools/httpFetch.js";
 
 /**
- * Loads the built-in tools, then the tool files of `extraDir` (a later file with the same
- * name replaces a built-in), into `store`. Returns every file that failed, with its path.
+ * Loads the selected built-in tools (`options`, see `registerBuiltinTools`: by default
+ * `getTime` and `getWeather`), then the tool files of `extraDir` (a later file with the same
+ * name replaces a built-in), into `store`. Returns every file that failed, with its path;
+ * throws on an unknown built-in name or a bad `httpFetchAllow` entry.
  *
  * @example const failures = await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR);
  */
 export async function loadBuiltinAndExtraTools(
   store: ToolStore,
   extraDir?: string,
+  options: BuiltinToolOptions = {},
 ): Promise<ToolLoadFailure[]> {
-  const builtin = await loadTools(store, builtinToolsDir);
+  const builtin = registerBuiltinTools(store, options);
   if (!extraDir) return builtin.failures;
   const extra = await loadTools(store, extraDir);
   return [...builtin.failures, ...extra.failures];

@@ -60,6 +60,17 @@ export interface ClusterConfig {
   /** `YIEM_MCP_CONFIG`: a tool worker's MCP servers (a JSON file, `readMcpConfig`); none when unset. */
   mcpConfig: string | undefined;
   /**
+   * `YIEM_BUILTIN_TOOLS`: the built-in tools to offer, comma-separated; `none` gives `[]`;
+   * unset means the default of `@yiem/tools` (`getTime`, `getWeather`: `httpFetch` is
+   * opt-in). The names are checked when the tools load.
+   */
+  builtinTools: string[] | undefined;
+  /**
+   * `YIEM_HTTP_FETCH_ALLOW`: hosts or CIDR ranges `httpFetch` may reach although they are
+   * loopback, private, link-local or metadata addresses (`127.0.0.1/32,internal.example`).
+   */
+  httpFetchAllow: string[];
+  /**
    * `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics).
    * @defaultValue `DEFAULTS.port`
    */
@@ -228,6 +239,19 @@ function readList(env: NodeJS.ProcessEnv, name: string): string[] {
     .filter((item) => item !== "");
 }
 
+/** `YIEM_BUILTIN_TOOLS`: unset → `undefined`, `none` → `[]`, else the names. */
+function readBuiltinTools(env: NodeJS.ProcessEnv): string[] | undefined {
+  if (readString(env, "YIEM_BUILTIN_TOOLS") === undefined) return undefined;
+  const names = readList(env, "YIEM_BUILTIN_TOOLS");
+  if (names.length === 1 && names[0]?.toLowerCase() === "none") return [];
+  if (names.length === 0 || names.some((name) => name.toLowerCase() === "none")) {
+    throw new ConfigError(
+      `YIEM_BUILTIN_TOOLS must be none or a comma list of tool names, got "${env.YIEM_BUILTIN_TOOLS}"`,
+    );
+  }
+  return names;
+}
+
 /**
  * Reads the configuration from the environment, with `DEFAULTS` (the README lists them).
  * Throws `ConfigError` naming the variable when one is malformed.
@@ -251,6 +275,8 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     budgetJson: readString(env, "YIEM_BUDGET"),
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
     mcpConfig: readString(env, "YIEM_MCP_CONFIG"),
+    builtinTools: readBuiltinTools(env),
+    httpFetchAllow: readList(env, "YIEM_HTTP_FETCH_ALLOW"),
     port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),

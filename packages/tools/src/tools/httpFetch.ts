@@ -1,6 +1,16 @@
-import type { AgentTool, AgentToolResult, PartialResultCallback, ToolArgs } from "@yiem/core";
+import type {
+  AgentTool,
+  AgentToolResult,
+  PartialResultCallback,
+  ToolArgs,
+  ToolExecuteFn,
+} from "@yiem/core";
+import type { Headers, Response } from "undici";
+import { type FetchAllowList, parseFetchAllowList } from "../toolSupport/addressPolicy.js";
 import { normalizeArgs, readNumber, readString, validatorFrom } from "../toolSupport/args.js";
 import { createDeadline, type Deadline, describeFetchError } from "../toolSupport/deadline.js";
+import { fetchGuarded } from "../toolSupport/guardedFetch.js";
+import { FetchRefusedError } from "../toolSupport/guardedLookup.js";
 import { textResult } from "../toolSupport/results.js";
 
 const MAX_BYTES_LIMIT = 10_485_760;
@@ -9,6 +19,8 @@ const TIMEOUT_LIMIT_MS = 120_000;
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** At most one progress report per this many milliseconds, plus a final one. */
 const PROGRESS_INTERVAL_MS = 100;
+/** Redirects followed at most, each hop checked again. */
+const MAX_REDIRECTS = 10;
 
 /** The progress `httpFetch` reports through `onPartialResult` while the body arrives. */
 export interface HttpFetchProgress {
@@ -160,19 +172,24 @@ function decodeText(bytes: Uint8Array, contentType: string, truncated: boolean):
 function fetchError(err: unknown, url: URL, deadline: Deadline, timeoutMs: number): Error {
   if (deadline.timedOut()) return new Error(`httpFetch timed out after ${timeoutMs} ms`);
   if (deadline.callerAborted()) return new Error("httpFetch aborted");
+  if (err instanceof FetchRefusedError) {
+    return new Error(`httpFetch ${err.message} (YIEM_HTTP_FETCH_ALLOW can allow it)`);
+  }
   return new Error(`httpFetch failed for ${url.href}: ${describeFetchError(err)}`);
 }
 
 /** What one completed fetch produced, before it becomes the tool's text. */
 interface Fetched {
   response: Response;
+  /** The URL the response came from, after redirects. */
+  finalUrl: URL;
   body: BodyRead;
   durationMs: number;
 }
 
 /** Builds the result: status line, content type, then the body or a size note. */
 function toResult(requested: URL, maxBytes: number, fetched: Fetched): AgentToolResult {
-  const { response, body, durationMs } = fetched;
+  const { response, body, durationMs, finalUrl } = fetched;
   const contentType = response.headers.get("content-type") ?? "application/octet-stream";
   const lines = [
     `HTTP ${response.status} ${response.statusText}`.trim(),
@@ -190,7 +207,7 @@ function toResult(requested: URL, maxBytes: number, fetched: Fetched): AgentTool
     truncated: body.truncated,
     durationMs,
   };
-  if (response.url && response.url !== requested.href) details.finalUrl = response.url;
+  if (finalUrl.href !== requested.href) details.finalUrl = finalUrl.href;
   return textResult(`${lines.join("\n")}\n\n${shown}`, details);
 }
 
@@ -209,11 +226,58 @@ export function prepareArguments(args: ToolArgs): ToolArgs {
 export const validateRequiredArgs: (args: ToolArgs) => string | undefined =
   validatorFrom(parseArgs);
 
+/** GETs `args.url` within what `allow` permits; see {@link executeTool}. */
+async function fetchWithin(
+  allow: FetchAllowList,
+  args: ToolArgs,
+  signal: AbortSignal | undefined,
+  onPartialResult: PartialResultCallback,
+): Promise<AgentToolResult> {
+  const { url, maxBytes, timeoutMs } = parseArgs(args);
+  if (signal?.aborted) throw new Error("httpFetch aborted");
+  const deadline = createDeadline(timeoutMs, signal);
+  const started = performance.now();
+  let close = (): void => {};
+  try {
+    const options = { allow, signal: deadline.signal, maxRedirects: MAX_REDIRECTS };
+    const fetched = await fetchGuarded(url, options);
+    close = fetched.close;
+    const { response } = fetched;
+    const report = progressReporter(onPartialResult, expectedBytes(response.headers));
+    const body = await readBody(response, maxBytes, report);
+    const durationMs = Math.round(performance.now() - started);
+    return toResult(url, maxBytes, { response, body, durationMs, finalUrl: fetched.url });
+  } catch (err) {
+    throw fetchError(err, url, deadline, timeoutMs);
+  } finally {
+    close();
+    deadline.dispose();
+  }
+}
+
+/** The allow list of `YIEM_HTTP_FETCH_ALLOW`, parsed once per distinct value. */
+const envAllowCache = { raw: "", list: parseFetchAllowList([]) };
+
+/** Reads `YIEM_HTTP_FETCH_ALLOW` from this process's environment; throws on a bad entry. */
+function readEnvAllowList(): FetchAllowList {
+  const raw = process.env.YIEM_HTTP_FETCH_ALLOW ?? "";
+  if (raw !== envAllowCache.raw) {
+    envAllowCache.list = parseFetchAllowList(raw.split(","));
+    envAllowCache.raw = raw;
+  }
+  return envAllowCache.list;
+}
+
 /**
  * Lifecycle §17 `executeTool`: GETs `args.url` and returns at most `maxBytes` of its body.
- * Streams the body, reporting {@link HttpFetchProgress} at most every 100 ms plus once at
- * the end. Any HTTP status is a result (the model sees a 404 page); a network failure, a
- * non-http(s) URL, the timeout (`httpFetch timed out after N ms`) or an abort of `signal`
+ * Every address it would connect to is checked first (an IP literal in the URL, each address
+ * a host name resolves to, each redirect hop, at most 10): loopback, private, link-local,
+ * unique-local, cloud metadata and other special-purpose addresses are refused unless
+ * `YIEM_HTTP_FETCH_ALLOW` names the host or a range holding the address; a refusal throws
+ * `httpFetch refused <url>: <address>: <rule> ...`. Streams the body, reporting
+ * {@link HttpFetchProgress} at most every 100 ms plus once at the end. Any HTTP status is a
+ * result (the model sees a 404 page); a network failure, a non-http(s) URL, the timeout
+ * (`httpFetch timed out after N ms`, covering every hop) or an abort of `signal`
  * (`httpFetch aborted`) throws.
  *
  * @example
@@ -226,35 +290,51 @@ export async function executeTool(
   signal: AbortSignal | undefined,
   onPartialResult: PartialResultCallback,
 ): Promise<AgentToolResult> {
-  const { url, maxBytes, timeoutMs } = parseArgs(args);
-  if (signal?.aborted) throw new Error("httpFetch aborted");
-  const deadline = createDeadline(timeoutMs, signal);
-  const started = performance.now();
-  try {
-    const response = await fetch(url, { signal: deadline.signal, redirect: "follow" });
-    const report = progressReporter(onPartialResult, expectedBytes(response.headers));
-    const body = await readBody(response, maxBytes, report);
-    const durationMs = Math.round(performance.now() - started);
-    return toResult(url, maxBytes, { response, body, durationMs });
-  } catch (err) {
-    throw fetchError(err, url, deadline, timeoutMs);
-  } finally {
-    deadline.dispose();
-  }
+  return fetchWithin(readEnvAllowList(), args, signal, onPartialResult);
+}
+
+/** What {@link createHttpFetchTool} builds an `httpFetch` from. */
+export interface HttpFetchOptions {
+  /**
+   * Host names, IP addresses or CIDR ranges httpFetch may reach although the guard would
+   * refuse them (`["127.0.0.1/32", "internal.example"]`); none when empty.
+   */
+  allow: readonly string[];
 }
 
 /**
- * Lifecycle §17 `getTool`: the `httpFetch` tool (parallel-safe, idempotent: it only GETs).
+ * An `httpFetch` tool that may also reach what `options.allow` names (and ignores
+ * `YIEM_HTTP_FETCH_ALLOW`). Throws on an allow entry that is no host, address or range.
+ *
+ * @example registerTool(store, createHttpFetchTool({ allow: ["10.0.0.0/8"] }))
+ */
+export function createHttpFetchTool(options: HttpFetchOptions): AgentTool {
+  const allow = parseFetchAllowList(options.allow);
+  const execute: ToolExecuteFn = (_id, args, signal, onPartialResult) =>
+    fetchWithin(allow, args, signal, onPartialResult);
+  return { ...describeTool(), execute };
+}
+
+/**
+ * Lifecycle §17 `getTool`: the `httpFetch` tool (parallel-safe, idempotent: it only GETs),
+ * allowing what `YIEM_HTTP_FETCH_ALLOW` names; throws when that variable holds a bad entry.
  *
  * @example getBuiltinTools().find((tool) => tool.name === "httpFetch")
  */
 export function getTool(): AgentTool {
+  readEnvAllowList();
+  return { ...describeTool(), execute: executeTool };
+}
+
+/** Everything of the tool but its `execute`. */
+function describeTool(): Omit<AgentTool, "execute"> {
   return {
     name: "httpFetch",
     label: "HTTP Fetch",
     description:
       "GET an http(s) URL and return its status, content type and body (as text when the " +
-      "content is textual), up to maxBytes. Reports download progress.",
+      "content is textual), up to maxBytes. Reports download progress. Loopback, private, " +
+      "link-local and cloud metadata addresses are refused.",
     inputSchema: {
       type: "object",
       properties: {
@@ -280,7 +360,6 @@ export function getTool(): AgentTool {
       },
       required: ["url"],
     },
-    execute: executeTool,
     prepareArguments,
     validateRequiredArgs,
     parallelToolExecute: true,

@@ -79,6 +79,17 @@ function compile(schema: JsonSchema): ValidateFunction | string {
   }
 }
 
+/**
+ * Compiles a tool's input schema as calls will (the same ajv, cached for them); returns the
+ * reason it is invalid (ajv's message), or nothing. `loadTools` refuses a tool with one.
+ *
+ * @example describeInvalidSchema({ type: "objekt" }) // "the tool's input schema is invalid: schema is invalid: data/type must be …"
+ */
+export function describeInvalidSchema(schema: JsonSchema): string | undefined {
+  const validate = compile(schema);
+  return typeof validate === "string" ? validate : undefined;
+}
+
 /** One ajv error as a sentence that names the field, e.g. `"city" is required`. */
 function describeAjvError(error: ErrorObject): string {
   const field = error.instancePath.replace(/^\//, "").replace(/\//g, ".");

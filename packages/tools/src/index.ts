@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { type AgentTool, loadTools, type ToolLoadFailure, type ToolStore } from "@yiem/core";
+import { type AgentTool, type LoadToolsResult, loadTools, type ToolStore } from "@yiem/core";
 import { getTool as getTimeTool } from "./tools/getTime.js";
 import { getTool as getWeatherTool } from "./tools/getWeather.js";
 import { getTool as httpFetchTool } from "./tools/httpFetch.js";
@@ -27,17 +27,25 @@ export { describeWeatherCode } from "./tools/getWeather.js";
 export { type HttpFetchProgress, isTextual } from "./tools/httpFetch.js";
 
 /**
- * Loads the built-in tools, then the tool files of `extraDir` (a later file with the same
- * name replaces a built-in), into `store`. Returns every file that failed, with its path.
+ * Loads the built-in tools, then the tool files of `extraDir`, into `store` (see `loadTools`:
+ * a file whose tool has a built-in's name is refused, naming both files, unless the tool says
+ * `overrides: true`). Returns both folders' files loaded, left out and refused, with their
+ * paths, built-ins first. Never throws for a bad file.
  *
- * @example const failures = await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR);
+ * @example
+ * const { failures } = await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR);
  */
 export async function loadBuiltinAndExtraTools(
   store: ToolStore,
   extraDir?: string,
-): Promise<ToolLoadFailure[]> {
+): Promise<LoadToolsResult> {
   const builtin = await loadTools(store, builtinToolsDir);
-  if (!extraDir) return builtin.failures;
+  if (!extraDir) return builtin;
   const extra = await loadTools(store, extraDir);
-  return [...builtin.failures, ...extra.failures];
+  return {
+    tools: store.tools,
+    loaded: [...builtin.loaded, ...extra.loaded],
+    skipped: [...builtin.skipped, ...extra.skipped],
+    failures: [...builtin.failures, ...extra.failures],
+  };
 }

@@ -21,7 +21,11 @@ export interface ToolLoadFailure {
  * declarations (`*.d.ts`), a registry (a name containing "registry"), or an extension other
  * than `.ts`, `.mts`, `.js`, `.mjs`, `.cjs`.
  */
-export type ToolFileSkipReason = "testFile" | "typeDeclarations" | "registryFile" | "otherExtension";
+export type ToolFileSkipReason =
+  | "testFile"
+  | "typeDeclarations"
+  | "registryFile"
+  | "otherExtension";
 
 /** A file `loadTools` left out on purpose, and why. */
 export interface SkippedToolFile {
@@ -153,7 +157,10 @@ export async function loadToolFile(path: string): Promise<LoadedFile> {
   }
   const found = findToolExport(mod);
   if (found.kind === "none") {
-    return { kind: "failed", error: "the file does not export a getTool() function or a default tool" };
+    return {
+      kind: "failed",
+      error: "the file does not export a getTool() function or a default tool",
+    };
   }
   let tool: unknown = found.kind === "value" ? found.value : undefined;
   if (found.kind === "factory") {
@@ -163,7 +170,8 @@ export async function loadToolFile(path: string): Promise<LoadedFile> {
       return { kind: "failed", error: `${found.name} threw: ${describeError(err)}` };
     }
   }
-  const problem = describeInvalidTool(tool) ?? describeInvalidSchema((tool as AgentTool).inputSchema);
+  const problem =
+    describeInvalidTool(tool) ?? describeInvalidSchema((tool as AgentTool).inputSchema);
   if (problem) return { kind: "failed", error: problem };
   return { kind: "loaded", tool: tool as AgentTool };
 }

@@ -37,9 +37,16 @@ export function useOwnYiemPackages(): void {
   const requireHere = createRequire(anchor);
   const modules = Module as unknown as { _resolveFilename: ResolveFilename };
   const original = modules._resolveFilename;
+  let resolvingOwn = false; // requireHere.resolve comes back through here
   modules._resolveFilename = function resolveOwnFirst(request, parent, ...rest) {
-    if (!OWN_PACKAGES.test(request)) return original.call(this, request, parent, ...rest);
-    return requireHere.resolve(request);
+    if (resolvingOwn || !OWN_PACKAGES.test(request)) {
+      return original.call(this, request, parent, ...rest);
+    }
+    resolvingOwn = true;
+    try {
+      return requireHere.resolve(request);
+    } finally {
+      resolvingOwn = false;
+    }
   };
 }
-

@@ -152,7 +152,8 @@ describe("lifecycle §4 and §17 loadTools", () => {
       .get("getWeather")
       ?.execute("c", {}, undefined, () => {});
     expect(weather?.content[0]).toEqual({ type: "text", text: "mine" });
-    registerTool(store, { ...(getTools(store).get("echo") as never), name: "coded" });
+    const echo = getTools(store).get("echo");
+    if (echo) registerTool(store, { ...echo, name: "coded" });
     await writeFile(join(dir, "e_coded.mjs"), named("coded"));
     const again = await loadTools(store, dir);
     expect(again.failures.at(-1)?.error).toMatch(

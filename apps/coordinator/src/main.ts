@@ -18,7 +18,7 @@ import {
   startTracing,
   ToolStore,
 } from "@yiem/core";
-import { loadBuiltinAndExtraTools } from "@yiem/tools";
+import { loadProcessTools } from "@yiem/tools";
 import { warnIfNoApiKey } from "./apiKeyWarning.js";
 
 async function main(): Promise<void> {
@@ -31,9 +31,12 @@ async function main(): Promise<void> {
   const log = createLogger("coordinator", config.logLevel);
   warnIfNoApiKey(config, log);
   const toolStore = new ToolStore({ name: "coordinator" });
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
-    log.warn(failure, "tool file skipped");
-  }
+  // YIEM_TOOLS_STRICT=1: a tool file that fails to load stops the start here.
+  await loadProcessTools(toolStore, {
+    toolsDir: config.toolsDir,
+    toolsStrict: config.toolsStrict,
+    log,
+  });
   const llmCall = createOpenAILlmCall({
     model: config.model,
     baseURL: config.openaiBaseUrl,

@@ -15,16 +15,19 @@ import {
   startTracing,
   ToolStore,
 } from "@yiem/core";
-import { loadBuiltinAndExtraTools } from "@yiem/tools";
+import { loadProcessTools } from "@yiem/tools";
 
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-worker"); // a no-op unless OTEL_* ask for traces
   const config = readClusterConfig();
   const log = createLogger("tool-worker", config.logLevel);
   const toolStore = new ToolStore({ name: "tool-worker" });
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
-    log.warn(failure, "tool file skipped");
-  }
+  // YIEM_TOOLS_STRICT=1: a tool file that fails to load stops the start here.
+  await loadProcessTools(toolStore, {
+    toolsDir: config.toolsDir,
+    toolsStrict: config.toolsStrict,
+    log,
+  });
   const worker = await startToolWorker({
     redis: redisTargetOf(config),
     prefix: config.prefix,

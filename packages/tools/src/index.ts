@@ -1,16 +1,7 @@
-import { fileURLToPath } from "node:url";
-import { type AgentTool, type LoadToolsResult, loadTools, type ToolStore } from "@yiem/core";
+import type { AgentTool } from "@yiem/core";
 import { getTool as getTimeTool } from "./tools/getTime.js";
 import { getTool as getWeatherTool } from "./tools/getWeather.js";
 import { getTool as httpFetchTool } from "./tools/httpFetch.js";
-
-/**
- * Absolute path of the built-in tool files (`src/tools/`, or `dist/tools/` once built):
- * one file per tool, each exporting `getTool()` (lifecycle §17), ready for `loadTools`.
- *
- * @example await loadTools(store, builtinToolsDir)
- */
-export const builtinToolsDir: string = fileURLToPath(new URL("./tools/", import.meta.url));
 
 /**
  * Fresh instances of the built-in tools, in name order: `getTime`, `getWeather`, `httpFetch`.
@@ -22,30 +13,12 @@ export function getBuiltinTools(): AgentTool[] {
   return [getTimeTool(), getWeatherTool(), httpFetchTool()];
 }
 
+export { builtinToolsDir, loadBuiltinAndExtraTools } from "./builtinAndExtraTools.js";
+export {
+  loadProcessTools,
+  type ProcessToolsOptions,
+  ToolLoadingError,
+} from "./loadProcessTools.js";
 export { formatZonedTime, type ZonedTime } from "./tools/getTime.js";
 export { describeWeatherCode } from "./tools/getWeather.js";
 export { type HttpFetchProgress, isTextual } from "./tools/httpFetch.js";
-
-/**
- * Loads the built-in tools, then the tool files of `extraDir`, into `store` (see `loadTools`:
- * a file whose tool has a built-in's name is refused, naming both files, unless the tool says
- * `overrides: true`). Returns both folders' files loaded, left out and refused, with their
- * paths, built-ins first. Never throws for a bad file.
- *
- * @example
- * const { failures } = await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR);
- */
-export async function loadBuiltinAndExtraTools(
-  store: ToolStore,
-  extraDir?: string,
-): Promise<LoadToolsResult> {
-  const builtin = await loadTools(store, builtinToolsDir);
-  if (!extraDir) return builtin;
-  const extra = await loadTools(store, extraDir);
-  return {
-    tools: store.tools,
-    loaded: [...builtin.loaded, ...extra.loaded],
-    skipped: [...builtin.skipped, ...extra.skipped],
-    failures: [...builtin.failures, ...extra.failures],
-  };
-}

@@ -47,6 +47,12 @@ export interface ClusterConfig {
   /** `YIEM_TOOLS_DIR`: a folder of extra tool files, loaded after the built-in tools. */
   toolsDir: string | undefined;
   /**
+   * `YIEM_TOOLS_STRICT=1`: a tool file that fails to load (built-in or from `YIEM_TOOLS_DIR`)
+   * stops the process at start, naming every failure, instead of a warning and a start
+   * without that tool.
+   */
+  toolsStrict: boolean;
+  /**
    * `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics).
    * @defaultValue `DEFAULTS.port`
    */
@@ -235,6 +241,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     openaiApiKey: readString(env, "OPENAI_API_KEY"),
     model: readString(env, "YIEM_MODEL") ?? d.model,
     toolsDir: readString(env, "YIEM_TOOLS_DIR"),
+    toolsStrict: readString(env, "YIEM_TOOLS_STRICT") === "1",
     port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),

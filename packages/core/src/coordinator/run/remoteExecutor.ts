@@ -35,6 +35,8 @@ export interface RemoteExecutorOptions {
    * In-process calls ask `beforeLocalCall`.
    */
   mayDispatch?: (prep: PreparedToolCall) => Promise<boolean>;
+  /** Told of an error a tool threw in this process (the coordinator logs it). */
+  onToolError?: (prep: PreparedToolCall, error: unknown) => void;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -150,7 +152,16 @@ export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecut
     async execute(prep, signal, emit, context) {
       if (context?.mode !== "parallel" && !remoteQueueOf(prep.tool)) {
         const replaced = await options.beforeLocalCall?.(prep);
-        return replaced ?? executePreparedToolCall(prep, signal, emit);
+        const onToolError = options.onToolError;
+        return (
+          replaced ??
+          executePreparedToolCall(
+            prep,
+            signal,
+            emit,
+            onToolError && ((err) => onToolError(prep, err)),
+          )
+        );
       }
       return runRemote(options, prep, signal);
     },

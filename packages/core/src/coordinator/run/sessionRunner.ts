@@ -6,6 +6,7 @@ import { runAgentLoop } from "../../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
+import { logToolError } from "../../ops/toolErrorLog.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
@@ -387,6 +388,12 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
     mayDispatch,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
+    onToolError: (prep, err) =>
+      logToolError(
+        deps.log,
+        { tool: prep.tool.name, toolCallId: prep.toolCall.id, sessionId, runId: start.runId },
+        err,
+      ),
   });
   const executor = createApprovalExecutor(remote, {
     approvals: deps.approvals,

@@ -77,7 +77,10 @@ describe("lifecycle §4 and §17 loadTools", () => {
   it("loads a tool folder outside the repo that has its own node_modules and imports @yiem/core", async () => {
     const shout = join(dir, "node_modules", "shout");
     await mkdir(shout, { recursive: true });
-    await writeFile(join(dir, "package.json"), JSON.stringify({ name: "my-tools", private: true, type: "module" }));
+    await writeFile(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "my-tools", private: true, type: "module" }),
+    );
     await writeFile(
       join(shout, "package.json"),
       JSON.stringify({ name: "shout", main: "index.js" }),

@@ -21,16 +21,22 @@ export class ToolLoadingError extends Error {
   }
 }
 
-/** Expected companions of tool files (tests, type declarations) log at debug, others at info. */
+const COMPANIONS = new Set<SkippedToolFile["reason"]>([
+  "testFile",
+  "typeDeclarations",
+  "sourceMap",
+]);
+
+/** Expected companions of tool files (tests, `.d.ts`, source maps) log at debug, others at info. */
 function logSkipped(log: Logger, skipped: SkippedToolFile): void {
-  const expected = skipped.reason === "testFile" || skipped.reason === "typeDeclarations";
+  const expected = COMPANIONS.has(skipped.reason);
   if (expected) log.debug(skipped, "tool file ignored");
   else log.info(skipped, "tool file ignored");
 }
 
 /**
  * A coordinator's or worker's start-up tools: the built-ins, then `toolsDir`, with every file
- * left out logged (`tool file ignored`, debug for tests and `.d.ts`, info otherwise) and every
+ * left out logged (`tool file ignored`, debug for tests, `.d.ts` and source maps, info otherwise) and every
  * file refused logged at warn (`tool file skipped`, with its path and error). Under
  * `toolsStrict` a refused file throws `ToolLoadingError`, naming each one, so the process
  * stops instead of starting without the tool.

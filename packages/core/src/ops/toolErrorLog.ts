@@ -1,4 +1,4 @@
-import type { Logger } from "pino";
+import { type Logger, stdSerializers } from "pino";
 
 /** Which call a tool error belongs to, for its log line. */
 export interface ToolCallOrigin {
@@ -6,6 +6,18 @@ export interface ToolCallOrigin {
   toolCallId: string;
   sessionId: string;
   runId: string;
+}
+
+/**
+ * tsx runs TypeScript compiled to CommonJS as a `data:` module whose URL holds the whole
+ * compiled source; its frames name the file instead (`?filePath=`, without tsx's query).
+ */
+const TSX_DATA_FRAME = /data:text\/javascript,[^\s]*?\?filePath=([^\s):]+)/g;
+
+function nameTsxFrames(stack: string): string {
+  return stack.replace(TSX_DATA_FRAME, (_frame, path: string) =>
+    decodeURIComponent(path).replace(/\?.*$/, ""),
+  );
 }
 
 /**
@@ -17,5 +29,13 @@ export interface ToolCallOrigin {
  * @example logToolError(log, { tool, toolCallId, sessionId, runId }, err)
  */
 export function logToolError(log: Logger, origin: ToolCallOrigin, err: unknown): void {
-  log.warn({ ...origin, err }, "tool threw");
+  if (!(err instanceof Error)) {
+    log.warn({ ...origin, err: { message: String(err) } }, "tool threw");
+    return;
+  }
+  const serialized = stdSerializers.err(err);
+  log.warn(
+    { ...origin, err: { ...serialized, stack: nameTsxFrames(serialized.stack) } },
+    "tool threw",
+  );
 }

@@ -20,7 +20,7 @@ function loadTsImport(): Promise<TsImport> {
  * import threw.
  */
 export async function importToolFile(path: string): Promise<Record<string, unknown>> {
-  useOwnYiemPackages();
+  await useOwnYiemPackages();
   const url = pathToFileURL(path).href;
   if (!TYPESCRIPT_FILE.test(path)) return (await import(url)) as Record<string, unknown>;
   const importTs = await loadTsImport();

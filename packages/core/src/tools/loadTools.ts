@@ -18,12 +18,13 @@ export interface ToolLoadFailure {
 
 /**
  * Why a file of a tools folder is no tool file: a test (`*.test.ts`, `*.spec.mjs`, …), type
- * declarations (`*.d.ts`), a registry (a name containing "registry"), or an extension other
- * than `.ts`, `.mts`, `.js`, `.mjs`, `.cjs`.
+ * declarations (`*.d.ts`), a source map (`*.map`), a registry (a name containing "registry"),
+ * or an extension other than `.ts`, `.mts`, `.js`, `.mjs`, `.cjs`.
  */
 export type ToolFileSkipReason =
   | "testFile"
   | "typeDeclarations"
+  | "sourceMap"
   | "registryFile"
   | "otherExtension";
 
@@ -46,6 +47,7 @@ const TOOL_FILE = /\.(ts|mts|js|mjs|cjs)$/;
 function skipReasonOf(name: string): ToolFileSkipReason | undefined {
   if (/\.d\.[cm]?ts$/i.test(name)) return "typeDeclarations";
   if (/\.(test|spec)\.[cm]?[jt]sx?$/i.test(name)) return "testFile";
+  if (/\.map$/i.test(name)) return "sourceMap";
   if (!TOOL_FILE.test(name)) return "otherExtension";
   if (/registry/i.test(name)) return "registryFile";
   return undefined;

@@ -200,7 +200,7 @@ describe("compiled processes started as docker-compose.yml starts them", () => {
       sessionId: expect.any(String),
       err: { message: "stamp failed on purpose", apiKey: "[redacted]" },
     });
-    expect(String((onWorker?.err as { stack?: string }).stack)).toContain("stamp.ts");
+    expect(String((onWorker?.err as { stack?: string } | undefined)?.stack)).toContain("stamp.ts");
     const [onCoordinator] = logEntries(coordinator, "tool threw");
     expect(onCoordinator).toMatchObject({
       tool: "tally",

@@ -6,9 +6,15 @@ const TYPESCRIPT_FILE = /\.[cm]?ts$/;
 type TsImport = (specifier: string, parentURL: string) => Promise<unknown>;
 let tsImport: Promise<TsImport> | undefined;
 
-/** tsx's scoped importer, loaded on the first TypeScript file only. */
+/**
+ * tsx's scoped importer, loaded on the first TypeScript file only: one namespace for every
+ * tool file (one loader registered, not one per file; each file is still its own module).
+ */
 function loadTsImport(): Promise<TsImport> {
-  tsImport ??= import("tsx/esm/api").then((api) => api.tsImport as TsImport);
+  tsImport ??= import("tsx/esm/api").then((api) => {
+    const scoped = api.register({ namespace: "yiem-tool-files" });
+    return scoped.import as TsImport;
+  });
   return tsImport;
 }
 

@@ -18,7 +18,8 @@ const prefix = process.env.YIEM_PREFIX ?? "yiem";
 /** The built-in tools plus those of YIEM_TOOLS_DIR; a tool file that fails to load is named. */
 async function loadTools(name: string): Promise<ToolStore> {
   const store = new ToolStore({ name });
-  for (const failure of await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR)) {
+  for (const failure of (await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR))
+    .failures) {
     console.error(`tool file skipped: ${failure.path}: ${failure.error}`);
   }
   return store;

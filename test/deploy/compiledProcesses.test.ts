@@ -4,9 +4,13 @@
  * the process that drains. Needs `npm run build` (npm test runs it first).
  */
 import { readFileSync } from "node:fs";
+import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type BusEvent, YiemClient } from "@yiem/core";
 import {
   freePort,
+  logEntries,
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
@@ -24,9 +28,66 @@ const compose = parse(readFileSync(`${repoRoot}/docker-compose.yml`, "utf8")) as
 };
 const commandOf = (service: string) => compose.services[service]?.command ?? [];
 
+/**
+ * A tool folder outside the repo, as an operator has one: no package.json (so the TypeScript
+ * file compiles to CommonJS), a `.ts` and a `.cjs` tool that import `@yiem/core` from where no
+ * node_modules has it, and a copy of `slowStep`. `stamp` may run in parallel (alone: on a
+ * worker), `tally` may not (any batch with it runs in the coordinator); both throw, with an
+ * `apiKey` field, when asked to fail.
+ */
+const OUTSIDE_TOOLS: Record<string, string> = {
+  "stamp.ts": `import { DEFAULTS, type AgentTool } from "@yiem/core";
+export default function stamp(): AgentTool {
+  return {
+    name: "stamp", label: "Stamp", description: "d", inputSchema: { type: "object" },
+    parallelToolExecute: true,
+    execute: (_id, args) => {
+      if (args.fail) throw Object.assign(new Error("stamp failed on purpose"), { apiKey: "sk-live-secret" });
+      const prefixLength: number = DEFAULTS.prefix.length;
+      return { content: [{ type: "text", text: \`stamp:\${prefixLength}:\${process.pid}\` }], details: {} };
+    },
+  };
+}
+`,
+  "tally.cjs": `const { ToolStore } = require("@yiem/core");
+exports.getTool = () => ({
+  name: "tally", label: "Tally", description: "d", inputSchema: { type: "object" },
+  execute: (_id, args) => {
+    if (args.fail) throw Object.assign(new Error("tally failed on purpose"), { apiKey: "sk-live-secret" });
+    return { content: [{ type: "text", text: \`tally:\${new ToolStore({ name: "t" }).name}:\${process.pid}\` }], details: {} };
+  },
+});
+`,
+};
+
+type Message = { role: string; content: unknown };
+
+/** `use the tool files`: stamp + tally, then a failing stamp, then a failing tally, then an answer quoting every result. */
+function respondWithToolFiles(messages: Message[]): ScriptedReply {
+  const results = messages.filter((message) => message.role === "tool").map((m) => m.content);
+  const turns: ScriptedReply[] = [
+    {
+      kind: "toolCalls",
+      calls: [
+        { id: "a1", name: "stamp", arguments: {} },
+        { id: "a2", name: "tally", arguments: {} },
+      ],
+    },
+    { kind: "toolCalls", calls: [{ id: "b1", name: "stamp", arguments: { fail: true } }] },
+  ];
+  if (results.length === 2) return turns[1] as ScriptedReply;
+  if (results.length === 3) {
+    return { kind: "toolCalls", calls: [{ id: "c1", name: "tally", arguments: { fail: true } }] };
+  }
+  if (results.length === 4) return { kind: "text", text: results.map(String).join(" | ") };
+  return turns[0] as ScriptedReply;
+}
+
 /** One `slowStep` call of 2 s (test/support/jsTools), then an answer quoting its result. */
 function respond(request: ScriptedRequest): ScriptedReply {
-  const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const messages = (request.body.messages ?? []) as Message[];
+  const input = messages.find((message) => message.role === "user")?.content;
+  if (String(input).includes("use the tool files")) return respondWithToolFiles(messages);
   const last = messages.at(-1);
   if (last?.role === "tool") return { kind: "text", text: `final: ${String(last.content)}` };
   return {
@@ -37,6 +98,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
 
 let redis: TestRedis;
 let model: ScriptedModelServer;
+let toolsDir: string;
 const started: TestProcess[] = [];
 
 async function environment(extra: Record<string, string> = {}): Promise<Record<string, string>> {
@@ -46,7 +108,7 @@ async function environment(extra: Record<string, string> = {}): Promise<Record<s
     OPENAI_BASE_URL: model.baseURL,
     OPENAI_API_KEY: "sk-test",
     YIEM_MODEL: "scripted-model",
-    YIEM_TOOLS_DIR: `${repoRoot}/test/support/jsTools`,
+    YIEM_TOOLS_DIR: toolsDir,
     PORT: String(await freePort()),
     YIEM_LEASE_MS: "3000",
     YIEM_LOCK_MS: "4000",
@@ -71,7 +133,24 @@ function exitWithin(process: TestProcess, ms: number): Promise<number | null | "
   ]);
 }
 
+let deployed: Promise<{ coordinator: TestProcess; worker: TestProcess }> | undefined;
+
+/** One coordinator and one worker as deployed, shared by the tests that can share them. */
+function startDeployedPair(): Promise<{ coordinator: TestProcess; worker: TestProcess }> {
+  deployed ??= (async () => {
+    const env = await environment();
+    const coordinator = await startAsDeployed("coordinator", env);
+    return { coordinator, worker: await startAsDeployed("tool-worker", env) };
+  })();
+  return deployed;
+}
+
 beforeAll(async () => {
+  toolsDir = await mkdtemp(join(tmpdir(), "yiem-outside-tools-"));
+  await copyFile(`${repoRoot}/test/support/jsTools/slowStep.mjs`, join(toolsDir, "slowStep.mjs"));
+  for (const [file, text] of Object.entries(OUTSIDE_TOOLS)) {
+    await writeFile(join(toolsDir, file), text);
+  }
   redis = await startTestRedis({ privateServer: true });
   model = await startScriptedModelServer({ respond });
 });
@@ -80,13 +159,79 @@ afterAll(async () => {
   await Promise.all(started.map((p) => p.stop(500)));
   await model.close();
   await redis.stop();
+  await rm(toolsDir, { recursive: true, force: true });
 });
 
 describe("compiled processes started as docker-compose.yml starts them", () => {
+  it("loads a .ts and a .cjs tool file from a folder outside the repo, runs both, and logs a tool's throw where it ran", async () => {
+    const { coordinator, worker } = await startDeployedPair();
+    for (const [process, ready] of [
+      [coordinator, "coordinator ready"],
+      [worker, "tool worker ready"],
+    ] as const) {
+      expect(logEntries(process, ready)[0]?.tools).toEqual(
+        expect.arrayContaining(["stamp", "tally"]),
+      );
+    }
+    const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
+    try {
+      const { runId } = await client.send("use the tool files");
+      const response = await client.waitForResponse(runId, { timeoutMs: 15_000 });
+      const prefixLength = "yiem".length; // DEFAULTS.prefix, read from the process's own @yiem/core
+      expect(response.content).toEqual([
+        {
+          type: "text",
+          text: [
+            `stamp:${prefixLength}:${coordinator.pid}`, // with tally: a sequential batch, in process
+            `tally:t:${coordinator.pid}`,
+            "stamp failed on purpose",
+            "tally failed on purpose",
+          ].join(" | "),
+        },
+      ]);
+    } finally {
+      await client.close();
+    }
+    const [onWorker] = logEntries(worker, "tool threw");
+    expect(onWorker).toMatchObject({
+      level: 40,
+      tool: "stamp",
+      toolCallId: "b1",
+      sessionId: expect.any(String),
+      err: { message: "stamp failed on purpose", apiKey: "[redacted]" },
+    });
+    expect(String((onWorker?.err as { stack?: string } | undefined)?.stack)).toContain("stamp.ts");
+    const [onCoordinator] = logEntries(coordinator, "tool threw");
+    expect(onCoordinator).toMatchObject({
+      tool: "tally",
+      toolCallId: "c1",
+      sessionId: onWorker?.sessionId,
+      err: { message: "tally failed on purpose", apiKey: "[redacted]" },
+    });
+    expect([...worker.lines, ...coordinator.lines].join("\n")).not.toContain("sk-live-secret");
+  });
+
+  it("stops a worker at start under YIEM_TOOLS_STRICT=1 when a tool file fails, naming file, line and column", async () => {
+    const strictDir = await mkdtemp(join(tmpdir(), "yiem-strict-tools-"));
+    try {
+      await writeFile(join(strictDir, "broken.ts"), "export function getTool(: number {\n");
+      const worker = spawnCommand(commandOf("tool-worker"), {
+        ...(await environment()),
+        YIEM_TOOLS_DIR: strictDir,
+        YIEM_TOOLS_STRICT: "1",
+      });
+      started.push(worker);
+      expect(await exitWithin(worker, 15_000)).toBe(1);
+      expect(worker.lines.join("\n")).toContain(
+        `tool worker failed to start: YIEM_TOOLS_STRICT=1 and 1 tool file(s) failed to load:\n  ${join(strictDir, "broken.ts")}: failed to load ${join(strictDir, "broken.ts")}:1:25: syntax error`,
+      );
+    } finally {
+      await rm(strictDir, { recursive: true, force: true });
+    }
+  });
+
   it("drains a worker's running call on SIGTERM to node's own pid, exits 0, and the run completes", async () => {
-    const env = await environment();
-    await startAsDeployed("coordinator", env);
-    const worker = await startAsDeployed("tool-worker", env);
+    const { worker } = await startDeployedPair();
     expect(worker.lines.join("\n")).toContain('"slowStep"'); // the JS tool file loaded
     const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
     try {

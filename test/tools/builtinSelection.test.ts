@@ -41,7 +41,7 @@ describe("YIEM_BUILTIN_TOOLS chooses the built-in tools", () => {
     ]);
 
     const byDefault = new ToolStore({ name: "default" });
-    expect(await loadBuiltinAndExtraTools(byDefault)).toEqual([]);
+    expect((await loadBuiltinAndExtraTools(byDefault)).failures).toEqual([]);
     expect([...byDefault.tools.keys()]).toEqual(["getTime", "getWeather", "listTools"]);
 
     const none = new ToolStore({ name: "none" });

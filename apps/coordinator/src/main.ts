@@ -20,7 +20,7 @@ import {
   startTracing,
   ToolStore,
 } from "@yiem/core";
-import { loadBuiltinAndExtraTools } from "@yiem/tools";
+import { loadProcessTools } from "@yiem/tools";
 import { warnIfNoApiKey } from "./apiKeyWarning.js";
 
 async function main(): Promise<void> {
@@ -35,10 +35,14 @@ async function main(): Promise<void> {
   const log = createLogger("coordinator", config.logLevel);
   warnIfNoApiKey(config, log);
   const toolStore = new ToolStore({ name: "coordinator" });
-  const builtins = { builtinTools: config.builtinTools, httpFetchAllow: config.httpFetchAllow };
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir, builtins)) {
-    log.warn(failure, "tool file skipped");
-  }
+  // YIEM_TOOLS_STRICT=1: a tool file that fails to load stops the start here.
+  await loadProcessTools(toolStore, {
+    toolsDir: config.toolsDir,
+    toolsStrict: config.toolsStrict,
+    builtinTools: config.builtinTools,
+    httpFetchAllow: config.httpFetchAllow,
+    log,
+  });
   const llmCall = createOpenAILlmCall({
     model: config.model,
     baseURL: config.openaiBaseUrl,

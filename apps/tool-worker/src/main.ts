@@ -19,7 +19,7 @@ import {
   startTracing,
   ToolStore,
 } from "@yiem/core";
-import { loadBuiltinAndExtraTools } from "@yiem/tools";
+import { loadProcessTools } from "@yiem/tools";
 
 async function main(): Promise<void> {
   const tracing = await startTracing("yiem-worker"); // a no-op unless OTEL_* ask for traces
@@ -27,10 +27,14 @@ async function main(): Promise<void> {
   const mcpConfig = config.mcpConfig ? readMcpConfig(config.mcpConfig) : undefined;
   const log = createLogger("tool-worker", config.logLevel);
   const toolStore = new ToolStore({ name: "tool-worker" });
-  const builtins = { builtinTools: config.builtinTools, httpFetchAllow: config.httpFetchAllow };
-  for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir, builtins)) {
-    log.warn(failure, "tool file skipped");
-  }
+  // YIEM_TOOLS_STRICT=1: a tool file that fails to load stops the start here.
+  await loadProcessTools(toolStore, {
+    toolsDir: config.toolsDir,
+    toolsStrict: config.toolsStrict,
+    builtinTools: config.builtinTools,
+    httpFetchAllow: config.httpFetchAllow,
+    log,
+  });
   // Before the worker starts: the queues it serves follow the tools it has (limited ones).
   const mcp: McpToolSource | undefined =
     mcpConfig && (await startMcpToolSource({ config: mcpConfig, toolStore, logger: log }));

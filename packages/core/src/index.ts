@@ -163,7 +163,14 @@ export {
 export { extractToolCalls } from "./tools/extractToolCalls.js";
 export { finalizeExecutedToolCall } from "./tools/finalizeExecutedToolCall.js";
 export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
-export { type LoadToolsResult, loadTools, type ToolLoadFailure } from "./tools/loadTools.js";
+export {
+  type LoadToolsResult,
+  loadTools,
+  registerToolFrom,
+  type SkippedToolFile,
+  type ToolFileSkipReason,
+  type ToolLoadFailure,
+} from "./tools/loadTools.js";
 export { prepareToolCall } from "./tools/prepareToolCall.js";
 export { InvalidToolError } from "./tools/toolNames.js";
 export type {

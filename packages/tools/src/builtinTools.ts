@@ -5,6 +5,7 @@ import {
   type LoadToolsResult,
   listTool,
   registerTool,
+  registerToolFrom,
   type ToolStore,
 } from "@yiem/core";
 import { parseFetchAllowList } from "./toolSupport/addressPolicy.js";
@@ -93,10 +94,11 @@ export function registerBuiltinTools(
   options: BuiltinToolOptions = {},
 ): LoadToolsResult {
   const tools = createSelectedTools(options);
-  const result: LoadToolsResult = { tools: store.tools, loaded: [], failures: [] };
+  const result: LoadToolsResult = { tools: store.tools, loaded: [], skipped: [], failures: [] };
   for (const tool of tools) {
-    registerTool(store, tool);
-    result.loaded.push({ path: builtinToolFile(tool.name), toolName: tool.name });
+    const path = builtinToolFile(tool.name);
+    registerToolFrom(store, tool, path);
+    result.loaded.push({ path, toolName: tool.name });
   }
   registerTool(store, listTool(store));
   return result;

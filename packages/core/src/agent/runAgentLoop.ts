@@ -277,12 +277,11 @@ async function loop(deps: RunDeps): Promise<AssistantMessage> {
 export async function runAgentLoop(deps: AgentLoopDeps): Promise<AssistantMessage> {
   const emit = trackPendingCalls(deps);
   const runStart = deps.runStart ?? deps.state.messages.length;
-  const tracked = { ...deps, emit, runStart };
   deps.state.activeRun = true;
   await emitSafely(emit, { type: "agentStart" });
   let response: AssistantMessage;
   try {
-    response = await loop({ ...deps, emit, output: resolveOutputSpec(deps.config) });
+    response = await loop({ ...deps, emit, runStart, output: resolveOutputSpec(deps.config) });
   } catch (err) {
     deps.state.activeRun = false;
     if (deps.rethrow?.(err)) throw err;

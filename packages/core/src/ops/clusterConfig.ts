@@ -71,6 +71,12 @@ export interface ClusterConfig {
    */
   httpFetchAllow: string[];
   /**
+   * `YIEM_TOOLS_STRICT=1`: a tool file that fails to load (built-in or from `YIEM_TOOLS_DIR`)
+   * stops the process at start, naming every failure, instead of a warning and a start
+   * without that tool.
+   */
+  toolsStrict: boolean;
+  /**
    * `PORT`: the coordinator's HTTP port (Bull Board, /healthz, /metrics).
    * @defaultValue `DEFAULTS.port`
    */
@@ -277,6 +283,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     mcpConfig: readString(env, "YIEM_MCP_CONFIG"),
     builtinTools: readBuiltinTools(env),
     httpFetchAllow: readList(env, "YIEM_HTTP_FETCH_ALLOW"),
+    toolsStrict: readString(env, "YIEM_TOOLS_STRICT") === "1",
     port: readInt(env, "PORT", d.port),
     workerPort: readOptionalInt(env, "WORKER_PORT"),
     workerHost: readString(env, "WORKER_HOST"),

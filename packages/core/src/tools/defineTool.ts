@@ -16,7 +16,7 @@ import {
   type ToolParameters,
   toValidation,
 } from "./toolParameters.js";
-import { describeSchemaProblem, validateRequiredArgs } from "./validateArguments.js";
+import { describeInvalidSchema, validateRequiredArgs } from "./validateArguments.js";
 
 /** What a defined tool's `execute` gets besides its arguments. */
 export interface ToolExecuteContext {
@@ -123,7 +123,7 @@ function inputSchemaOf(name: string, parameters: ToolParameters): JsonSchema {
   if (typeof schema !== "object" || schema === null || schema.type !== "object") {
     throw new Error(`defineTool "${name}": parameters must describe an object (type "object")`);
   }
-  const problem = describeSchemaProblem(schema);
+  const problem = describeInvalidSchema(schema);
   if (problem) throw new Error(`defineTool "${name}": ${problem}`);
   return schema;
 }

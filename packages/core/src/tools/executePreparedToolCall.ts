@@ -45,12 +45,14 @@ function abortMessage(prep: PreparedToolCall, runSignal?: AbortSignal): string {
  * result into a `toolExecUpdate` event until the call ends (later ones are dropped) and
  * waiting for every update to be emitted before returning. An abort of `signal` or the tool's
  * `timeoutMs` ends the call at once with an error result, even if the tool ignores its signal.
- * Never throws: a throw or an invalid result becomes an error outcome.
+ * Never throws: a throw or an invalid result becomes an error outcome; a throw is handed to
+ * `onToolError` first (a cluster process logs it there, with the call's context).
  */
 export async function executePreparedToolCall(
   prep: PreparedToolCall,
   signal: AbortSignal | undefined,
   emit: EmitFn,
+  onToolError?: (error: unknown) => void,
 ): Promise<ExecutedOutcome> {
   if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
   const { toolCall } = prep;
@@ -78,6 +80,7 @@ export async function executePreparedToolCall(
     const result = normalizeToolResult(prep.tool.name, value);
     return typeof result === "string" ? errorOutcome(result) : { result, isError: false };
   } catch (err) {
+    onToolError?.(err);
     return errorOutcome(describeError(err));
   } finally {
     aborted?.dispose();

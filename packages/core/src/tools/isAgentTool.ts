@@ -3,10 +3,10 @@ import { describeBadToolNaming } from "./toolNames.js";
 
 /**
  * Checks that a value has the shape of an `AgentTool`; returns what is wrong, or nothing.
- * Used on whatever a tool file's `getTool()` returned.
+ * Used on whatever a tool file gave (its `getTool()` or its default export).
  */
 export function describeInvalidTool(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null) return "getTool() did not return an object";
+  if (typeof value !== "object" || value === null) return "the tool is not an object";
   const tool = value as Partial<Record<keyof AgentTool, unknown>>;
   for (const field of ["name", "label", "description"] as const) {
     if (typeof tool[field] !== "string" || tool[field] === "") {
@@ -23,6 +23,9 @@ export function describeInvalidTool(value: unknown): string | undefined {
     if (tool[hook] !== undefined && typeof tool[hook] !== "function") {
       return `tool.${hook} must be a function when present`;
     }
+  }
+  if (tool.overrides !== undefined && tool.overrides !== true) {
+    return "tool.overrides must be true when present";
   }
   return undefined;
 }

@@ -80,14 +80,13 @@ function compile(schema: JsonSchema): ValidateFunction | { invalidSchema: string
 }
 
 /**
- * Why ajv cannot compile `inputSchema` (the text `validateRequiredArgs` would report), or
- * `undefined` when it compiles. Compiling caches the validator, so a later call is free.
+ * Compiles a tool's input schema as calls will (the same ajv, cached for them); returns the
+ * reason it is invalid (ajv's message), or nothing. `loadTools` refuses a tool with one.
  *
- * @example describeSchemaProblem({ type: "object", properties: { a: { type: "nope" } } })
- * // "the tool's input schema is invalid: schema is invalid: …"
+ * @example describeInvalidSchema({ type: "objekt" }) // "the tool's input schema is invalid: schema is invalid: data/type must be …"
  */
-export function describeSchemaProblem(inputSchema: JsonSchema): string | undefined {
-  const validate = compile(inputSchema);
+export function describeInvalidSchema(schema: JsonSchema): string | undefined {
+  const validate = compile(schema);
   return typeof validate === "string" ? validate : undefined;
 }
 

@@ -82,6 +82,12 @@ export interface AgentTool {
    * milliseconds (default: the coordinator's `approvalTimeoutMs`, none when unset).
    */
   approvalTimeoutMs?: number;
+  /**
+   * Tool files (`loadTools`): this tool replaces a tool of the same name loaded before it (a
+   * built-in, or a file earlier in the folder's order). Without it, a second tool of a name is
+   * refused, naming both files.
+   */
+  overrides?: true;
 }
 
 /**

@@ -5,6 +5,7 @@ import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
+import { logToolError } from "../ops/toolErrorLog.js";
 import { JOB_RETENTION } from "../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
@@ -234,7 +235,16 @@ async function runToolJob(
     retryTransient(() => publishEvent(ctx.command, ctx.keys, origin, event, caps)).then(
       () => undefined,
     );
-  const outcome = await executeInSpan(ctx, data, () => executePreparedToolCall(prep, signal, emit));
+  const callOrigin = {
+    tool: data.toolName,
+    toolCallId: data.toolCallId,
+    sessionId: data.sessionId,
+    runId: data.runId,
+  };
+  const onToolError = (err: unknown) => logToolError(ctx.log, callOrigin, err);
+  const outcome = await executeInSpan(ctx, data, () =>
+    executePreparedToolCall(prep, signal, emit, onToolError),
+  );
   ctx.log.debug(
     { jobId: job.id, tool: data.toolName, isError: outcome.isError },
     "tool call finished",

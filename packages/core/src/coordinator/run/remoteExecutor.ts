@@ -45,6 +45,8 @@ export interface RemoteExecutorOptions {
    * go to the workers, even in a sequential batch (`placeToolCall`). Default: none is.
    */
   workerOnly?: (tool: AgentTool) => WorkerOnlyTool | undefined;
+  /** Told of an error a tool threw in this process (the coordinator logs it). */
+  onToolError?: (prep: PreparedToolCall, error: unknown) => void;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -162,7 +164,16 @@ export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecut
       const placement = placeToolCall(prep.tool, context, options.workerOnly ?? noneWorkerOnly);
       if (placement.kind === "local") {
         const replaced = await options.beforeLocalCall?.(prep);
-        return replaced ?? executePreparedToolCall(prep, signal, emit);
+        const onToolError = options.onToolError;
+        return (
+          replaced ??
+          executePreparedToolCall(
+            prep,
+            signal,
+            emit,
+            onToolError && ((err) => onToolError(prep, err)),
+          )
+        );
       }
       return runRemote(options, prep, placement, signal);
     },

@@ -8,6 +8,7 @@ import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
+import { logToolError } from "../../ops/toolErrorLog.js";
 import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
@@ -406,6 +407,12 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     workerOnly: deps.workerOnly,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
+    onToolError: (prep, err) =>
+      logToolError(
+        deps.log,
+        { tool: prep.tool.name, toolCallId: prep.toolCall.id, sessionId, runId: start.runId },
+        err,
+      ),
   });
   const executor = createApprovalExecutor(remote, {
     approvals: deps.approvals,

@@ -87,7 +87,9 @@ function compile(schema: JsonSchema): ValidateFunction | { invalidSchema: string
  */
 export function describeInvalidSchema(schema: JsonSchema): string | undefined {
   const validate = compile(schema);
-  return typeof validate === "string" ? validate : undefined;
+  return "invalidSchema" in validate
+    ? `the tool's input schema is invalid: ${validate.invalidSchema}`
+    : undefined;
 }
 
 /** One ajv error as a sentence that names the field, e.g. `"city" is required`. */

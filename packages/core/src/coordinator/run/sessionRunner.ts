@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
 import type { AgentState } from "../../agent/agentState.js";
+import type { ServedAgent } from "../../agents/agentRegistry.js";
 import { prepareContext } from "../../agent/prepareContext.js";
 import { runAgentLoop } from "../../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
@@ -64,6 +65,11 @@ export interface SessionRunnerDeps {
   observe?: (event: AgentEvent) => void;
   /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
   syncWrittenTools?: () => Promise<unknown>;
+  /**
+   * The agent of a session (its prompt, model call, tools, turn cap). Without it, every
+   * session runs with `systemPrompt`, `llmCall` and every tool of `toolStore`.
+   */
+  agentOf?: (sessionId: string) => Promise<ServedAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished?: (sessionId: string, inputIds: string[], response: AssistantMessage) => void;
 }
@@ -126,6 +132,8 @@ interface SessionHold {
   handedOver: boolean;
   /** Registered with the session tasks, for aborts and hand-over. */
   control: SessionControl;
+  /** The agent the session belongs to (`SessionRunnerDeps.agentOf`). */
+  agent?: ServedAgent;
 }
 
 /** What a run's emitter keeps back instead of publishing. */
@@ -134,6 +142,11 @@ interface KeptBack {
   agentEnd?: AgentEvent;
   /** Resumed calls whose `toolExecStart` a previous holder published: not published twice. */
   startedBefore: Set<string>;
+}
+
+/** `agentStart` with the name of the session's agent; any other event as it is. */
+function namedAgentStart(event: AgentEvent, agent: ServedAgent | undefined): AgentEvent {
+  return event.type === "agentStart" && agent ? { ...event, agent: agent.name } : event;
 }
 
 /**
@@ -149,7 +162,8 @@ function runEmitter(
   executor: ApprovalExecutor,
   keptBack: KeptBack,
 ) {
-  return (event: AgentEvent): Promise<void> => {
+  return (emitted: AgentEvent): Promise<void> => {
+    const event = namedAgentStart(emitted, hold.agent);
     // A holder that lost or handed over the session stays silent: the next holder reports.
     if (hold.lease.lost || hold.handedOver) return Promise.resolve();
     // A call left waiting for approval has not ended; one answered from a parked batch's
@@ -401,10 +415,14 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<AssistantMessa
     finishedAnswer(hold, start) ??
     (await runLoopInSpan(hold, start, {
       state,
-      llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
+      llmCall: logModelErrors(hold.agent?.llmCall ?? deps.llmCall, deps.log, {
+        sessionId,
+        runId: start.runId,
+        ...(hold.agent ? { agent: hold.agent.name } : {}),
+      }),
       prepareContext,
       formatMsgForLLM,
-      config: { ...deps.config, executor },
+      config: { ...deps.config, ...agentLimits(hold.agent), executor },
       emit: runEmitter(hold, publisher, executor, keptBack),
       signal: controller.signal,
       rethrow: isRecoverable,
@@ -462,6 +480,7 @@ export async function processSession(
   lease.onLost(() => hold.control.controller?.abort(new LeaseLostError(sessionId)));
   register(hold.control);
   try {
+    await takeAgent(hold);
     hold.state.messages = await deps.store.loadMessages(sessionId);
     hold.interrupted = new Set(await deps.store.loadRunning(sessionId));
     return await workSession(hold);
@@ -469,6 +488,21 @@ export async function processSession(
     lease.stop();
     register(undefined);
   }
+}
+
+/** The loop settings an agent sets for its runs (its turn cap). */
+function agentLimits(agent: ServedAgent | undefined): { maxTurns?: number } {
+  const maxTurns = agent?.definition.maxTurns;
+  return maxTurns === undefined ? {} : { maxTurns };
+}
+
+/** Gives the hold its session's agent: the agent's prompt and its tools (a live view). */
+async function takeAgent(hold: SessionHold): Promise<void> {
+  const agent = await hold.deps.agentOf?.(hold.sessionId);
+  if (!agent) return;
+  hold.agent = agent;
+  hold.state.systemPrompt = agent.instructionsFor({ sessionId: hold.sessionId });
+  hold.state.tools = agent.toolsFrom(hold.deps.toolStore.tools);
 }
 
 /**
@@ -517,6 +551,7 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
       {
         sessionId: hold.sessionId,
         runId: start.runId,
+        ...(hold.agent ? { agent: hold.agent.name } : {}),
         ...summarizeRun(hold.state.messages.slice(before)),
         durationMs: Date.now() - startedAt,
         stopReason: response.stopReason,

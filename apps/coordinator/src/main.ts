@@ -5,12 +5,16 @@
  * shuts down cleanly on SIGTERM / SIGINT (held sessions finish or are handed over).
  */
 import {
+  type AgentDefinition,
+  AgentsFileError,
   checkAdminCredentials,
   chooseAdminHost,
   createLogger,
   createOpenAILlmCall,
   describeStartFailure,
   limitHeapGrowth,
+  llmCallOfAgent,
+  loadAgentsFile,
   onShutdownSignal,
   readClusterConfig,
   redisTargetOf,
@@ -34,6 +38,7 @@ async function main(): Promise<void> {
   for (const failure of await loadBuiltinAndExtraTools(toolStore, config.toolsDir)) {
     log.warn(failure, "tool file skipped");
   }
+  const agents = await loadAgents(config); // an invalid file stops the start here
   const llmCall = createOpenAILlmCall({
     model: config.model,
     baseURL: config.openaiBaseUrl,
@@ -49,6 +54,8 @@ async function main(): Promise<void> {
     llmCall,
     toolStore,
     systemPrompt: config.systemPrompt,
+    model: config.model,
+    agents,
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -87,6 +94,28 @@ async function main(): Promise<void> {
       deadlineMs: config.shutdownGraceMs + 5000,
     },
   );
+}
+
+/**
+ * The agents of `YIEM_AGENTS`, each with its model call (its own server and key, else
+ * `OPENAI_BASE_URL` and `OPENAI_API_KEY`); `undefined` without the variable (one agent,
+ * `default`, from the environment).
+ */
+async function loadAgents(
+  config: ReturnType<typeof readClusterConfig>,
+): Promise<AgentDefinition[] | undefined> {
+  if (!config.agentsFile) return undefined;
+  const defaults = { baseURL: config.openaiBaseUrl, apiKey: config.openaiApiKey, stream: true };
+  const file = config.agentsFile;
+  const definitions = await loadAgentsFile(file);
+  try {
+    return definitions.map((definition) => ({
+      ...definition,
+      llmCall: llmCallOfAgent(definition, defaults),
+    }));
+  } catch (err) {
+    throw new AgentsFileError(file, (err as Error).message); // an apiKeyEnv that is not set
+  }
 }
 
 /** True for an address only this machine can reach. */

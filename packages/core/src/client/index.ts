@@ -26,6 +26,8 @@ export {
 } from "../redis/redisConnection.js";
 export type { ApprovalRequest, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
+export type { AgentSummary } from "../agents/defineAgent.js";
+export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
 export type { WorkerInfo } from "../state/workerRegistry.js";
 export type {
   AgentEndEvent,

@@ -197,7 +197,9 @@ describe("the command line", () => {
 describe("an invalid agents file", () => {
   it("stops the coordinator at start, naming the file, the agent and the field", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "yiem-agents-bad-")), "agents.json");
-    const bad = { agents: { ops: { instructions: "x", model: "m", modelSettings: { temperature: "hot" } } } };
+    const bad = {
+      agents: { ops: { instructions: "x", model: "m", modelSettings: { temperature: "hot" } } },
+    };
     writeFileSync(path, JSON.stringify(bad));
     const coordinator = spawnApp("apps/coordinator/src/main.ts", {
       ...cluster.env,

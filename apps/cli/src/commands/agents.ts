@@ -24,7 +24,12 @@ function agentRows(announcements: AgentAnnouncement[]): AgentRow[] {
     for (const agent of announcement.agents) {
       const tools = agent.tools ? agent.tools.join(",") || "(none)" : "(all)";
       const key = JSON.stringify([agent.name, agent.model, tools]);
-      const row = rows.get(key) ?? { name: agent.name, model: agent.model, tools, coordinators: [] };
+      const row = rows.get(key) ?? {
+        name: agent.name,
+        model: agent.model,
+        tools,
+        coordinators: [],
+      };
       row.coordinators.push(announcement.coordinatorId);
       rows.set(key, row);
     }

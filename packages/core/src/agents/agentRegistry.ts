@@ -51,7 +51,11 @@ export function llmCallOfAgent(definition: AgentDefinition, defaults: ModelDefau
   if (definition.apiKeyEnv) {
     apiKey = env[definition.apiKeyEnv];
     if (!apiKey)
-      throw new InvalidAgentError(definition.name, "apiKeyEnv", `${definition.apiKeyEnv} is not set`);
+      throw new InvalidAgentError(
+        definition.name,
+        "apiKeyEnv",
+        `${definition.apiKeyEnv} is not set`,
+      );
   }
   return createOpenAILlmCall({
     model: definition.model,
@@ -140,7 +144,9 @@ export class AgentRegistry {
 
   /** A short hash of every definition (sha256, 16 hex digits): equal on coordinators that agree. */
   digest(): string {
-    const parts = this.names().map((name) => digestPart((this.agents.get(name) as ServedAgent).definition));
+    const parts = this.names().map((name) =>
+      digestPart((this.agents.get(name) as ServedAgent).definition),
+    );
     return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
   }
 }

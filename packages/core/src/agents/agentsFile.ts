@@ -55,7 +55,11 @@ function toDefinition(name: string, entry: unknown, fromModule: boolean): AgentD
   if (!fromModule) {
     const unknown = Object.keys(entry).find((key) => !FILE_FIELDS.has(key));
     if (unknown)
-      throw new InvalidAgentError(name, unknown, `unknown field (known: ${[...FILE_FIELDS].join(", ")})`);
+      throw new InvalidAgentError(
+        name,
+        unknown,
+        `unknown field (known: ${[...FILE_FIELDS].join(", ")})`,
+      );
   }
   return defineAgent({ ...(entry as unknown as AgentDefinition), name });
 }

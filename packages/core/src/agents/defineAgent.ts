@@ -95,7 +95,11 @@ function checkModelSettings(name: string, settings: unknown): void {
   for (const [key, value] of Object.entries(settings)) {
     const field = `modelSettings.${key}`;
     if (!known.has(key))
-      throw new InvalidAgentError(name, field, "unknown setting (known: temperature, maxTokens, topP)");
+      throw new InvalidAgentError(
+        name,
+        field,
+        "unknown setting (known: temperature, maxTokens, topP)",
+      );
     if (key === "maxTokens") checkPositiveInteger(name, field, value);
     else if (typeof value !== "number" || !Number.isFinite(value))
       throw new InvalidAgentError(name, field, "must be a number");

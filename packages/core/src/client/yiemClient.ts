@@ -22,12 +22,12 @@ import {
   type RedisClient,
   type RedisTarget,
 } from "../redis/redisConnection.js";
+import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
-import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
 import type { AssistantMessage, UserInput } from "../types/index.js";
 

@@ -1,7 +1,7 @@
 import { Queue, Worker } from "bullmq";
+import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { AgentRegistry, type ServedAgent } from "../agents/agentRegistry.js";
 import type { AgentDefinition } from "../agents/defineAgent.js";
-import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";

@@ -199,10 +199,12 @@ export class RequestJobs {
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
     const recorded = this.record(entry, sessionId, jobId, { ...request, order });
-    entry.done = this.answer(entry, { sessionId, agent: request.agent }, recorded, slot).finally(() => {
-      this.options.locks.untrack(jobId);
-      if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
-    });
+    entry.done = this.answer(entry, { sessionId, agent: request.agent }, recorded, slot).finally(
+      () => {
+        this.options.locks.untrack(jobId);
+        if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
+      },
+    );
     return entry.done;
   }
 

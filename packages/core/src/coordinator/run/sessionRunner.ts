@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
 import type { AgentState } from "../../agent/agentState.js";
-import type { ServedAgent } from "../../agents/agentRegistry.js";
 import { prepareContext } from "../../agent/prepareContext.js";
 import { runAgentLoop } from "../../agent/runAgentLoop.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
+import type { ServedAgent } from "../../agents/agentRegistry.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   freePort,
+  logMessage,
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
@@ -191,6 +192,24 @@ describe("the command line", () => {
     const unknown = await runCli(["send", "--agent", "nobody", "ping"], cluster.env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown agent "nobody" (known: default, ops, support)');
+  });
+});
+
+describe("coordinators whose definitions differ", () => {
+  it("log the disagreement, and yiem agents shows it", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "yiem-agents-other-")), "agents.json");
+    writeFileSync(
+      path,
+      JSON.stringify({ agents: { default: { instructions: "x", model: "m2" } } }),
+    );
+    const other = await cluster.addCoordinatorWith({ YIEM_AGENTS: path });
+    await other.waitForLine(
+      logMessage("coordinators disagree on the agent definitions (see yiem agents)"),
+    );
+    const run = await runCli(["agents"], cluster.env);
+    expect(run.stdout).toContain("warning: the coordinators disagree on the agent definitions");
+    expect(run.stdout).toMatch(/^default\s+m2\s+\(all\)/m);
+    await other.stop(3000);
   });
 });
 

@@ -40,6 +40,7 @@ import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";
 import type { ResultWaiter } from "./resultWaiter.js";
 import { summarizeRun } from "./runSummary.js";
+import type { SessionAgent } from "./sessionAgent.js";
 
 /** What the coordinator lends every session it runs. */
 export interface SessionRunnerDeps {
@@ -69,7 +70,7 @@ export interface SessionRunnerDeps {
    * The agent of a session (its prompt, model call, tools, turn cap). Without it, every
    * session runs with `systemPrompt`, `llmCall` and every tool of `toolStore`.
    */
-  agentOf?: (sessionId: string) => Promise<ServedAgent>;
+  agentOf?: (sessionId: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished?: (sessionId: string, inputIds: string[], response: AssistantMessage) => void;
 }
@@ -498,10 +499,11 @@ function agentLimits(agent: ServedAgent | undefined): { maxTurns?: number } {
 
 /** Gives the hold its session's agent: the agent's prompt and its tools (a live view). */
 async function takeAgent(hold: SessionHold): Promise<void> {
-  const agent = await hold.deps.agentOf?.(hold.sessionId);
-  if (!agent) return;
+  const found = await hold.deps.agentOf?.(hold.sessionId);
+  if (!found) return;
+  const { agent } = found;
   hold.agent = agent;
-  hold.state.systemPrompt = agent.instructionsFor({ sessionId: hold.sessionId });
+  hold.state.systemPrompt = found.systemPrompt;
   hold.state.tools = agent.toolsFrom(hold.deps.toolStore.tools);
 }
 

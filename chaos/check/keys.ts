@@ -33,6 +33,10 @@ const KEY_KINDS: KeyKind[] = [
     lifetime: { ttlMs: 30 * DAY_MS },
   },
   { name: "stored response", match: /^s:\{[^}]+\}:response:.+$/, lifetime: { ttlMs: DAY_MS } },
+  // The agent a session belongs to: kept 30 days after its last request.
+  { name: "session agent", match: /^s:\{[^}]+\}:agent$/, lifetime: { ttlMs: 30 * DAY_MS } },
+  // What agents each coordinator serves: one hash, refreshed while any coordinator runs.
+  { name: "agent announcements", match: /^\{agents\}:coordinators$/, lifetime: { ttlMs: DAY_MS } },
   { name: "session lease", match: /^s:\{[^}]+\}:lease$/, lifetime: { ttlMs: 60_000 } },
   // An open run, or one parked for approval: none may be left once every run ended.
   {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { abortCommand } from "./commands/abort.js";
+import { agentsCommand } from "./commands/agents.js";
 import { type Command, commandHelp } from "./commands/command.js";
 import { approveCommand, denyCommand } from "./commands/decide.js";
 import { pendingCommand } from "./commands/pending.js";
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   watchCommand,
   abortCommand,
   workersCommand,
+  agentsCommand,
   pendingCommand,
   approveCommand,
   denyCommand,
@@ -27,7 +29,7 @@ export const COMMANDS: readonly Command[] = [
 
 /** The one-line usage of `yiem`. */
 export const MAIN_USAGE =
-  "yiem <send|watch|abort|workers|pending|approve|deny> [arguments] [options]   (yiem --help, yiem --version)";
+  "yiem <send|watch|abort|workers|agents|pending|approve|deny> [arguments] [options]   (yiem --help, yiem --version)";
 
 /** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
 export function readVersion(): string {

@@ -5,12 +5,16 @@
  * shuts down cleanly on SIGTERM / SIGINT (held sessions finish or are handed over).
  */
 import {
+  type AgentDefinition,
+  AgentsFileError,
   checkAdminCredentials,
   chooseAdminHost,
   createLogger,
   createOpenAILlmCall,
   describeStartFailure,
   limitHeapGrowth,
+  llmCallOfAgent,
+  loadAgentsFile,
   loadPriceTable,
   onShutdownSignal,
   readClusterConfig,
@@ -43,6 +47,7 @@ async function main(): Promise<void> {
     httpFetchAllow: config.httpFetchAllow,
     log,
   });
+  const agents = await loadAgents(config); // an invalid file stops the start here
   const llmCall = createOpenAILlmCall({
     model: config.model,
     baseURL: config.openaiBaseUrl,
@@ -60,6 +65,8 @@ async function main(): Promise<void> {
     systemPrompt: config.systemPrompt,
     prices,
     budget,
+    model: config.model,
+    agents,
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -98,6 +105,28 @@ async function main(): Promise<void> {
       deadlineMs: config.shutdownGraceMs + 5000,
     },
   );
+}
+
+/**
+ * The agents of `YIEM_AGENTS`, each with its model call (its own server and key, else
+ * `OPENAI_BASE_URL` and `OPENAI_API_KEY`); `undefined` without the variable (one agent,
+ * `default`, from the environment).
+ */
+async function loadAgents(
+  config: ReturnType<typeof readClusterConfig>,
+): Promise<AgentDefinition[] | undefined> {
+  if (!config.agentsFile) return undefined;
+  const defaults = { baseURL: config.openaiBaseUrl, apiKey: config.openaiApiKey, stream: true };
+  const file = config.agentsFile;
+  const definitions = await loadAgentsFile(file);
+  try {
+    return definitions.map((definition) => ({
+      ...definition,
+      llmCall: llmCallOfAgent(definition, defaults),
+    }));
+  } catch (err) {
+    throw new AgentsFileError(file, (err as Error).message); // an apiKeyEnv that is not set
+  }
 }
 
 /** True for an address only this machine can reach. */

@@ -20,13 +20,26 @@ export {
   YiemAgent,
   type YiemAgentOptions,
 } from "./agent/yiemAgent.js";
+// Named agents: definitions in code or in a YIEM_AGENTS file.
+export { llmCallOfAgent, type ModelDefaults } from "./agents/agentRegistry.js";
+export { AgentsFileError, loadAgentsFile } from "./agents/agentsFile.js";
+export {
+  type AgentDefinition,
+  type AgentSession,
+  DEFAULT_AGENT,
+  defineAgent,
+  InvalidAgentError,
+  type ModelSettings,
+} from "./agents/defineAgent.js";
 // The client side of a cluster and the shapes every process shares: all of `@yiem/core/client`.
 export {
   type AbortOutcome,
+  type AgentAnnouncement,
   type AgentEndEvent,
   type AgentEvent,
   type AgentMessage,
   type AgentStartEvent,
+  type AgentSummary,
   type AgentTool,
   type AgentToolCall,
   type AgentToolResult,

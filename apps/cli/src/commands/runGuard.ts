@@ -21,6 +21,25 @@ export interface RunGuardOptions {
   timeoutS?: number;
   /** Whether a coordinator holds the session now. */
   isHeld(): Promise<boolean>;
+  /** Why the coordinators refused the request (an unknown agent, say), if they did. */
+  refusal?(): Promise<string | undefined>;
+}
+
+/** How often a send looks whether its request was refused. */
+const REFUSAL_CHECK_MS = 300;
+
+/** Fails with the coordinators' reason when they refuse the request; returns the stop. */
+function watchForRefusal(options: RunGuardOptions, fail: (error: CliError) => void) {
+  const { refusal } = options;
+  if (!refusal) return () => undefined;
+  const timer = setInterval(() => {
+    void refusal()
+      .catch(() => undefined)
+      .then((reason) => {
+        if (reason) fail(new CliError(reason, EXIT.setup));
+      });
+  }, REFUSAL_CHECK_MS);
+  return () => clearInterval(timer);
 }
 
 function noCoordinator(sessionId: string, seconds: number): CliError {
@@ -69,6 +88,7 @@ export function startRunGuard(options: RunGuardOptions): RunGuard {
   };
   interrupt.signal.addEventListener("abort", () => fail(interrupted(sessionId)));
   const stopWaiting = watchForCoordinator(options, fail);
+  const stopRefusalWatch = watchForRefusal(options, fail);
   const deadline = timeoutS
     ? setTimeout(() => {
         const message = `no answer within ${timeoutS} s; the run goes on (yiem watch ${sessionId})`;
@@ -82,6 +102,7 @@ export function startRunGuard(options: RunGuardOptions): RunGuard {
       failure ?? new CliError("the event stream ended before the run did", EXIT.runFailed),
     dispose() {
       stopWaiting();
+      stopRefusalWatch();
       clearTimeout(deadline);
       interrupt.dispose();
     },

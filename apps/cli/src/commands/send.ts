@@ -10,9 +10,11 @@ import { watchWorkers } from "../workerWatch.js";
 import { type Command, commandHelp, parseOrUsage } from "./command.js";
 import { startRunGuard } from "./runGuard.js";
 
-const USAGE = 'yiem send "message" [--session ID] [--follow-up] [--json] [--timeout SECONDS]';
+const USAGE =
+  'yiem send "message" [--agent NAME] [--session ID] [--follow-up] [--json] [--timeout SECONDS]';
 
 const OPTIONS = {
+  agent: { type: "string", short: "a" },
   session: { type: "string", short: "s" },
   "follow-up": { type: "boolean" },
   json: { type: "boolean" },
@@ -22,6 +24,7 @@ const OPTIONS = {
 
 interface SendOptions {
   message: string;
+  agent?: string;
   sessionId?: string;
   followUp: boolean;
   json: boolean;
@@ -45,6 +48,7 @@ function readSendOptions(args: string[], env: NodeJS.ProcessEnv): SendOptions | 
   if (!message) throw new UsageError("missing the message to send", USAGE);
   return {
     message,
+    agent: values.agent,
     sessionId: values.session,
     followUp: values["follow-up"] ?? false,
     json: values.json ?? false,
@@ -71,7 +75,8 @@ async function followRun(
   printer: BusPrinter,
 ): Promise<AssistantMessage> {
   const isHeld = async () => (await probeSession(config, run.sessionId)).held;
-  const guard = startRunGuard({ ...options, sessionId: run.sessionId, isHeld });
+  const refusal = () => client.requestRefusal(run.runId);
+  const guard = startRunGuard({ ...options, sessionId: run.sessionId, isHeld, refusal });
   const stopWatchingWorkers = watchWorkers({
     list: () => client.workers(),
     inUse: () => printer.workersInUse(),
@@ -122,7 +127,7 @@ async function sendAndFollow(
     ? (await probeSession(cluster.config, sessionId)).latestSeq
     : 0;
   const started = Date.now();
-  const sendOptions = { sessionId, followUp: options.followUp };
+  const sendOptions = { agent: options.agent, sessionId, followUp: options.followUp };
   const { runId } = await cluster.client.send(options.message, sendOptions);
   const run = { sessionId, runId, baseline };
   const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
@@ -141,6 +146,7 @@ export const sendCommand: Command = {
     "Sends a message to a session (a new one by default), shows each tool call live (progress, worker, duration; a worker that stops mid-call is named) and the answer as the model writes it. Exit code 1 when the run ends with an error or is aborted.",
   usage: USAGE,
   options: [
+    "  -a, --agent NAME   the agent that answers (default: default; a session keeps its agent)",
     "  -s, --session ID   send to this session (default: a new one; its id is printed)",
     "      --follow-up    a follow-up: its own run after the session's current one",
     "      --json         one JSON line per event, then the response as JSON",

@@ -5,6 +5,7 @@
  * adapter (no express, Bull Board, openai or QuickJS); BullMQ loads on the first `send`.
  */
 
+export type { AgentSummary } from "../agents/defineAgent.js";
 export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
 export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
@@ -28,6 +29,7 @@ export {
   type RedisTarget,
   redisTargetOf,
 } from "../redis/redisConnection.js";
+export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
 export type { ApprovalRequest, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export {

@@ -26,6 +26,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from "../redis/redisConnection.js";
+import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -60,6 +61,8 @@ export interface YiemClientOptions {
 
 /** Options of `send`. */
 export interface SendOptions {
+  /** The agent that answers (`default` when absent); a session belongs to the agent that started it. */
+  agent?: string;
   /** The session to send to; a new one when absent. */
   sessionId?: string;
   /** A follow-up: its own run after the current one, instead of joining it. */
@@ -197,6 +200,7 @@ export class YiemClient {
   ): Promise<{ sessionId: string; runId: string }> {
     const sessionId = options.sessionId ?? randomUUID();
     const data: CoordinatorJobData = {
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
       input: message,
       sessionId,
       followUp: options.followUp ?? false,
@@ -381,6 +385,29 @@ export class YiemClient {
   async workers(): Promise<WorkerInfo[]> {
     await this.ready();
     return this.guard(() => listWorkers(this.command, this.keys));
+  }
+
+  /**
+   * Why the coordinators refused request `runId` (its job failed: `invalid request: agent:
+   * unknown agent "x" (known: …)`, say), or `undefined` while it is not refused or is gone.
+   */
+  async requestRefusal(runId: string): Promise<string | undefined> {
+    await this.ready();
+    return this.guard(async () => {
+      const job = await (await this.coordinatorQueue()).getJob(runId);
+      if (!job || !(await job.isFailed())) return undefined;
+      return job.failedReason;
+    });
+  }
+
+  /**
+   * What the running coordinators say they serve: each one's agents (name, model, tools,
+   * turn cap) and the digest of its definitions, sorted by coordinator id. Coordinators whose
+   * digests differ disagree on the definitions (each logs it).
+   */
+  async agents(): Promise<AgentAnnouncement[]> {
+    await this.ready();
+    return this.guard(() => readAgentAnnouncements(this.command, this.keys));
   }
 
   /**

@@ -1,6 +1,8 @@
 import { Queue, Worker } from "bullmq";
 import { resolveOutputSpec } from "../agent/outputSpec.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
+import { AgentRegistry, type ServedAgent } from "../agents/agentRegistry.js";
+import type { AgentDefinition } from "../agents/defineAgent.js";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
@@ -14,6 +16,7 @@ import { ApprovalStore } from "../state/approvalStore.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
+import { SessionAgents } from "../state/sessionAgents.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { syncToolLimits } from "../state/toolLimits.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
@@ -28,6 +31,7 @@ import {
   createWrittenToolsSync,
   isWriteToolAllowed,
 } from "../writtenTools/index.js";
+import { type AgentAnnouncer, startAgentAnnouncer } from "./agentAnnouncer.js";
 import { type AnnouncedTools, startAnnouncedTools } from "./announcedTools.js";
 import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
@@ -43,8 +47,10 @@ import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
 import { ResultWaiter } from "./run/resultWaiter.js";
+import { sessionAgentFinder } from "./run/sessionAgent.js";
 import type { SessionRunnerDeps } from "./run/sessionRunner.js";
 import { SessionTasks } from "./run/sessionTasks.js";
+import { servedAgentsOf, wrapAgentCalls } from "./servedAgents.js";
 
 /**
  * Options of `startCoordinator`. They are the loop's configuration too (`AgentLoopConfig`:
@@ -56,10 +62,21 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   redis: RedisTarget;
   /** @defaultValue `DEFAULTS.prefix` */
   prefix?: string;
-  llmCall: LlmCall;
+  /**
+   * The model call of the `default` agent: required unless `agents` is given.
+   */
+  llmCall?: LlmCall;
   toolStore: ToolStore;
-  /** @defaultValue `DEFAULTS.systemPrompt` */
+  /** The `default` agent's system prompt (when `agents` is not given). @defaultValue `DEFAULTS.systemPrompt` */
   systemPrompt?: string;
+  /** The `default` agent's model name, as `yiem agents` shows it. @defaultValue `DEFAULTS.model` */
+  model?: string;
+  /**
+   * The named agents this coordinator serves (`defineAgent`, `loadAgentsFile`); every
+   * coordinator of a deployment should serve the same ones. Without it, one agent named
+   * `default` runs with `systemPrompt`, `llmCall` and every tool.
+   */
+  agents?: readonly AgentDefinition[];
   /**
    * Caps: on the model's tool calls, `maxToolCalls` per message and `maxArgumentBytes`; on a
    * request's input, `maxInputBytes`; on the transcript sent to the model in one request,
@@ -330,7 +347,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   });
   try {
     runtime = await startCoordinatorRuntime(
-      { ...options, llmCall: metrics.timeLlmCall(options.llmCall), observe },
+      {
+        ...options,
+        agents: wrapAgentCalls(options, (call, agent) => metrics.timeLlmCall(call, agent.name)),
+        observe,
+      },
       (count) => metrics.setToolDefinitionConflicts(count),
     );
   } catch (err) {
@@ -363,6 +384,7 @@ async function startCoordinatorRuntime(
   options: CoordinatorOptions,
   onToolConflicts?: (count: number) => void,
 ): Promise<CoordinatorHandle> {
+  const registry = new AgentRegistry(servedAgentsOf(options)); // bad definitions fail the start
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
   const ctx: CoordinatorContext = {
@@ -377,7 +399,10 @@ async function startCoordinatorRuntime(
   const store = new SessionStore(command, keys, ctx.acks, ctx.streamCaps);
   const answers = answerWaits(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
-  const deps = await runnerDeps(options, ctx, store, log);
+  const sessionAgents = new SessionAgents(command, keys);
+  const first = registry.get(registry.names()[0] ?? "") as ServedAgent;
+  const deps = await runnerDeps(options, ctx, store, log, first.llmCall);
+  deps.agentOf = sessionAgentFinder(registry, sessionAgents, coordinatorId);
   const decisions: DecisionDeps = {
     approvals: deps.approvals,
     resume: (sessionId) => tasks.ensureRunning(sessionId),
@@ -427,7 +452,9 @@ async function startCoordinatorRuntime(
     limits: options.limits ?? {},
     log,
     sessions: new RequestSessions(command, keys, ctx.acks),
+    agents: { known: registry.names(), sessions: sessionAgents },
   });
+  const announcer = await startAgentAnnouncer({ command, keys, coordinatorId, registry, log });
   const decisionJobs = startDecisionJobs({
     connection: command,
     keys,
@@ -447,7 +474,7 @@ async function startCoordinatorRuntime(
     log,
     handle: (job, token, slot) => requests.handle(job, token, slot),
   });
-  log.info({ coordinatorId }, "coordinator started");
+  log.info({ coordinatorId, agents: registry.names() }, "coordinator started");
   const parts: RuntimeParts = {
     ctx,
     worker,
@@ -464,6 +491,7 @@ async function startCoordinatorRuntime(
     watch,
     approvalSweep,
     announced,
+    announcer,
   };
   return {
     coordinatorId,
@@ -492,6 +520,7 @@ interface RuntimeParts {
   watch: RedisWatch;
   approvalSweep: NodeJS.Timeout;
   announced: AnnouncedTools;
+  announcer: AgentAnnouncer;
 }
 
 /** How often a coordinator denies the calls whose approval timeout has passed. */
@@ -519,6 +548,7 @@ async function runnerDeps(
   ctx: CoordinatorContext,
   store: SessionStore,
   log: Logger,
+  fallbackCall: LlmCall,
 ): Promise<SessionRunnerDeps> {
   const { command, keys } = ctx;
   const written = await enableWrittenTools(options, command, keys);
@@ -530,7 +560,7 @@ async function runnerDeps(
     command,
     keys,
     leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
-    llmCall: options.llmCall,
+    llmCall: fallbackCall, // every run takes its agent's (agentOf)
     toolStore: options.toolStore,
     systemPrompt: options.systemPrompt ?? DEFAULTS.systemPrompt,
     config: options,
@@ -574,6 +604,7 @@ async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<v
   parts.answers.close();
   await parts.worker.close();
   parts.watch.stop();
+  await parts.announcer.stop();
   parts.subscriber.disconnect();
   await ctx.waiter.close();
   await Promise.all(

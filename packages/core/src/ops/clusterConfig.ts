@@ -118,6 +118,12 @@ export interface ClusterConfig {
   /** `YIEM_SYSTEM_PROMPT`; unset means `DEFAULTS.systemPrompt`. */
   systemPrompt: string | undefined;
   /**
+   * `YIEM_AGENTS`: a `.json` / `.yaml` file or a module (`.ts`, `.mjs`) of named agent
+   * definitions (`loadAgentsFile`). Unset: one agent, `default`, from `YIEM_SYSTEM_PROMPT`,
+   * `YIEM_MODEL`, `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+   */
+  agentsFile: string | undefined;
+  /**
    * `YIEM_ADMIN_USER` / `YIEM_ADMIN_PASSWORD`: basic auth for Bull Board. Both or neither: the
    * coordinator refuses to start with one alone (`checkAdminCredentials`).
    */
@@ -293,6 +299,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     coordinatorConcurrency: readInt(env, "YIEM_COORDINATOR_CONCURRENCY", d.coordinatorConcurrency),
     heapGrowthPercent: readOptionalCount(env, "YIEM_HEAP_GROWTH_PERCENT") ?? d.heapGrowthPercent,
     systemPrompt: readString(env, "YIEM_SYSTEM_PROMPT"),
+    agentsFile: readString(env, "YIEM_AGENTS"),
     adminUser: readString(env, "YIEM_ADMIN_USER"),
     adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
     adminHost: readString(env, "YIEM_ADMIN_HOST"),

@@ -3,6 +3,7 @@ import {
   toUserMessage,
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
+import { AGENT_NAME, DEFAULT_AGENT } from "../agents/defineAgent.js";
 import type { AssistantMessage, RunUsage, UserInput, UserMessage } from "../types/index.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
@@ -12,10 +13,13 @@ import { InvalidCoordinatorJobError } from "./errors.js";
  * string or text / image / image_url parts). Without `sessionId` the job starts a new session
  * with a random id (`state/requestSessions.ts`), returned in `CoordinatorJobResult`.
  * With `followUp: true` the input gets its own run after the current one instead of joining it.
+ * `agent` names the agent that answers (default `default`); a session belongs to the agent
+ * that started it.
  *
- * @example await queue.add("ask", { input: "What time is it in Lima?", sessionId: "s-42" })
+ * @example await queue.add("ask", { agent: "support", input: "What time is it in Lima?", sessionId: "s-42" })
  */
 export interface CoordinatorJobData {
+  agent?: string;
   input: UserInput;
   sessionId?: string;
   followUp?: boolean;
@@ -48,6 +52,8 @@ export interface CoordinatorJobResult extends RunAnswer {
   sessionId: string;
   /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
   runId: string;
+  /** The agent the session belongs to (the one that answered); absent from older coordinators' results. */
+  agent?: string;
   /**
    * The run's structured output (`response.output`): present when the coordinator has an
    * `outputSchema` and the final answer matched it.
@@ -56,17 +62,18 @@ export interface CoordinatorJobResult extends RunAnswer {
 }
 
 /**
- * The return value of the job `runId`: the answer (response and usage), and its structured
+ * The return value of the job `runId`: the agent that answered, the answer (response and usage), and its structured
  * output on top when it has one.
  *
- * @example buildCoordinatorJobResult("s-1", "r-1", answer) // { sessionId, runId, response, usage, output? }
+ * @example buildCoordinatorJobResult("s-1", "r-1", "default", answer) // { sessionId, runId, agent, response, usage, output? }
  */
 export function buildCoordinatorJobResult(
   sessionId: string,
   runId: string,
+  agent: string,
   answer: RunAnswer,
 ): CoordinatorJobResult {
-  const result: CoordinatorJobResult = { sessionId, runId, ...answer };
+  const result: CoordinatorJobResult = { sessionId, runId, agent, ...answer };
   if ("output" in answer.response) result.output = answer.response.output;
   return result;
 }
@@ -76,6 +83,8 @@ export type InputKind = "input" | "followUp";
 
 /** A validated request: what the coordinator records for the session. */
 export interface CoordinatorRequest {
+  /** The agent named, `default` when none is. */
+  agent: string;
   sessionId: string | undefined;
   kind: InputKind;
   message: UserMessage;
@@ -95,6 +104,17 @@ function readSessionId(value: unknown): string | undefined {
   return value;
 }
 
+function readAgent(value: unknown): string {
+  if (value === undefined || value === null) return DEFAULT_AGENT;
+  if (typeof value !== "string" || !AGENT_NAME.test(value)) {
+    throw new InvalidCoordinatorJobError(
+      "agent",
+      "must be 1-64 characters of letters, digits, '_', '.' or '-'",
+    );
+  }
+  return value;
+}
+
 function readFollowUp(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (typeof value !== "boolean")
@@ -105,10 +125,10 @@ function readFollowUp(value: unknown): boolean {
 /**
  * Reads a coordinator job's data as a request: validates every field, and re-encodes the
  * input as a user message with only the fields Yiem knows. Throws
- * `InvalidCoordinatorJobError` naming the field (`input`, `input.content[0].text`,
+ * `InvalidCoordinatorJobError` naming the field (`input`, `input.content[0].text`, `agent`,
  * `sessionId`, `followUp`); never trusts anything the job carries as transcript.
  *
- * @example readCoordinatorJob({ input: "hi" }) // { sessionId: undefined, kind: "input", message }
+ * @example readCoordinatorJob({ input: "hi" }) // { agent: "default", sessionId: undefined, kind: "input", message }
  */
 export function readCoordinatorJob(
   data: unknown,
@@ -117,15 +137,16 @@ export function readCoordinatorJob(
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw new InvalidCoordinatorJobError(
       "data",
-      "must be an object like { input, sessionId?, followUp? }",
+      "must be an object like { input, agent?, sessionId?, followUp? }",
     );
   }
   const fields = data as Record<string, unknown>;
   if (fields.input === undefined) throw new InvalidCoordinatorJobError("input", "is required");
+  const agent = readAgent(fields.agent);
   const sessionId = readSessionId(fields.sessionId);
   const kind: InputKind = readFollowUp(fields.followUp) ? "followUp" : "input";
   try {
-    return { sessionId, kind, message: toUserMessage(fields.input, limits, "input") };
+    return { agent, sessionId, kind, message: toUserMessage(fields.input, limits, "input") };
   } catch (err) {
     if (err instanceof InvalidUserInputError) {
       throw new InvalidCoordinatorJobError(err.field, err.message.slice(err.field.length + 2));

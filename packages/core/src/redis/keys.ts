@@ -167,6 +167,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /** Tool calls running in a coordinator's process right now (call id → start time). */
     running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,
+    /** STRING: the name of the agent the session belongs to (set by its first request). */
+    sessionAgent: (sessionId: string) => `${session(sessionId)}:agent`,
+    /**
+     * HASH: coordinator id → JSON of the agents it serves and their digest, with when it last
+     * said so (`state/agentAnnouncements.ts`).
+     */
+    agentAnnouncements: `${prefix}:{agents}:coordinators`,
     /** Calls of the parked batch that need a human decision: call key → request JSON. */
     approvals: (sessionId: string) => `${session(sessionId)}:approvals`,
     /** Decisions taken on them: call key → decision JSON (approved, by, reason, decidedAt). */

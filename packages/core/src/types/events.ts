@@ -90,6 +90,8 @@ export interface ToolApprovalDecidedEvent {
 /** A run began. */
 export interface AgentStartEvent {
   type: "agentStart";
+  /** The agent of the run's session (on a cluster). */
+  agent?: string;
 }
 
 /** A turn (one LLM call and the tool batch it asked for) began. */

@@ -30,7 +30,7 @@ export interface CoordinatorMetrics {
    * cost by agent and model (`yiem_model_calls_total`, `yiem_llm_tokens_total`,
    * `yiem_llm_cost_usd_total`).
    */
-  timeLlmCall(llmCall: LlmCall): LlmCall;
+  timeLlmCall(llmCall: LlmCall, agent?: string): LlmCall;
   /**
    * Refreshes the queue depth gauges (called before each scrape). Resolves within 500 ms
    * whatever Redis does, never rejects: without an answer the last depths stay, and
@@ -163,11 +163,11 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
       started.delete(event.toolCallId);
       if (since !== undefined) durations.observe({ tool }, (performance.now() - since) / 1000);
     },
-    timeLlmCall(llmCall) {
+    timeLlmCall(llmCall, agentName = agent) {
       return async (request, signal, callOptions) => {
         const stop = llm.startTimer();
         const response = await llmCall(request, signal, callOptions);
-        countUsage(usageSeries, agent, options.prices, response);
+        countUsage(usageSeries, agentName, options.prices, response);
         stop({
           outcome:
             response.stopReason === "error"

@@ -15,6 +15,7 @@ import type { RequestSessions } from "../../state/requestSessions.js";
 import type { ResponseWait, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
+import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
@@ -28,6 +29,8 @@ export interface RequestJobsOptions {
   log: Logger;
   /** The random sessions of jobs that name none. */
   sessions: RequestSessions;
+  /** The agents served, and the agent each session belongs to. */
+  agents: AgentCheck;
 }
 
 /**
@@ -99,7 +102,8 @@ interface InHand {
  * naming the field), its input recorded for its session (a random one, kept in the job, when
  * it names none) exactly once however often the job is delivered, then held, without a run
  * slot, until the run that answers it stores its response; the job then completes with
- * `{ sessionId, runId, response, usage, output? }`. Redis errors while recording or completing are retried
+ * `{ sessionId, runId, agent, response, usage, output? }`. A request naming an agent not served, or a session
+ * of another agent, fails at once too (`agentOf.ts`). Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  */
 export class RequestJobs {
@@ -120,11 +124,45 @@ export class RequestJobs {
       slot.release();
       return this.refuse(job, token, err);
     }
-    if (request.sessionId) return this.hold(job, token, slot, request.sessionId, request);
+    const unknown = unknownAgent(request, this.options.agents);
+    if (unknown) {
+      slot.release();
+      return this.refuse(job, token, unknown);
+    }
+    if (request.sessionId) return this.holdForAgent(job, token, slot, request.sessionId, request);
     return this.claimSession(job).then((sessionId) => {
-      if (sessionId) return this.hold(job, token, slot, sessionId, request);
+      if (sessionId) return this.holdForAgent(job, token, slot, sessionId, request);
       slot.release(); // removed meanwhile, or Redis away: a live job comes back after its lock
     });
+  }
+
+  /**
+   * Holds the job when its session belongs to its agent (recording the agent for a session
+   * that has none); refuses it when the session belongs to another agent.
+   */
+  private async holdForAgent(
+    job: Job,
+    token: string,
+    slot: Slot,
+    sessionId: string,
+    request: CoordinatorRequest,
+  ): Promise<void> {
+    let refusal: InvalidCoordinatorJobError | undefined;
+    try {
+      refusal = await retryTransient(() =>
+        claimSessionAgent(request, sessionId, this.options.agents),
+      );
+    } catch (err) {
+      slot.release(); // Redis away: a live job comes back after its lock
+      this.options.log.warn(
+        { jobId: job.id, sessionId, err: (err as Error).message },
+        "could not record the agent of a session; the request is delivered again after its lock",
+      );
+      return;
+    }
+    if (!refusal) return this.hold(job, token, slot, sessionId, request);
+    slot.release();
+    return this.refuse(job, token, refusal);
   }
 
   /**
@@ -162,10 +200,12 @@ export class RequestJobs {
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
     const recorded = this.record(entry, sessionId, jobId, { ...request, order });
-    entry.done = this.answer(entry, sessionId, recorded, slot).finally(() => {
-      this.options.locks.untrack(jobId);
-      if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
-    });
+    entry.done = this.answer(entry, { sessionId, agent: request.agent }, recorded, slot).finally(
+      () => {
+        this.options.locks.untrack(jobId);
+        if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
+      },
+    );
     return entry.done;
   }
 
@@ -179,7 +219,7 @@ export class RequestJobs {
   /** Waits for the input to be `recorded`, then for its run's response, and completes the job. */
   private async answer(
     entry: InHand,
-    sessionId: string,
+    { sessionId, agent }: { sessionId: string; agent: string },
     recording: Promise<EnqueueOutcome>,
     slot: Slot,
   ): Promise<void> {
@@ -198,12 +238,12 @@ export class RequestJobs {
         wait.cancel(new JobLetGoError("closing"));
         return await this.complete(
           entry,
-          buildCoordinatorJobResult(sessionId, runId, recorded.answer),
+          buildCoordinatorJobResult(sessionId, runId, agent, recorded.answer),
         );
       }
       await this.options.tasks.ensureRunning(sessionId, slot);
       const answer = await wait.promise;
-      await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, answer));
+      await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, agent, answer));
     } catch (err) {
       slot.release(); // a no-op when the session task took it
       if (!(err instanceof JobLetGoError)) throw err;

@@ -9,6 +9,8 @@ const MAX_REASON_LENGTH = 500;
 export interface ModelCallOrigin {
   sessionId: string;
   runId: string;
+  /** The agent whose model it is. */
+  agent?: string;
 }
 
 /**

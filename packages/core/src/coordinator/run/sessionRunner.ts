@@ -6,6 +6,8 @@ import { prepareContext } from "../../agent/prepareContext.js";
 import { agentEndEvent, runAgentLoop } from "../../agent/runAgentLoop.js";
 import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
+import type { ServedAgent } from "../../agents/agentRegistry.js";
+import { type AgentRunSettings, agentRunSettings } from "../../agents/agentRunConfig.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { logToolError } from "../../ops/toolErrorLog.js";
@@ -45,6 +47,7 @@ import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";
 import type { ResultWaiter } from "./resultWaiter.js";
 import { summarizeRun } from "./runSummary.js";
+import type { SessionAgent } from "./sessionAgent.js";
 import type { WorkerOnlyTool } from "./toolPlacement.js";
 
 /** What the coordinator lends every session it runs. */
@@ -73,6 +76,11 @@ export interface SessionRunnerDeps {
   syncWrittenTools?: () => Promise<unknown>;
   /** Says which tools are worker-only (announced by workers; see `placeToolCall`). */
   workerOnly?: (tool: AgentTool) => WorkerOnlyTool | undefined;
+  /**
+   * The agent of a session (its prompt, model call, tools, turn cap). Without it, every
+   * session runs with `systemPrompt`, `llmCall` and every tool of `toolStore`.
+   */
+  agentOf?: (sessionId: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished?: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
 }
@@ -135,6 +143,8 @@ interface SessionHold {
   handedOver: boolean;
   /** Registered with the session tasks, for aborts and hand-over. */
   control: SessionControl;
+  /** The agent the session belongs to (`SessionRunnerDeps.agentOf`). */
+  agent?: ServedAgent;
 }
 
 /** What a run's emitter keeps back instead of publishing. */
@@ -143,6 +153,11 @@ interface KeptBack {
   agentEnd?: AgentEndEvent;
   /** Resumed calls whose `toolExecStart` a previous holder published: not published twice. */
   startedBefore: Set<string>;
+}
+
+/** `agentStart` with the name of the session's agent; any other event as it is. */
+function namedAgentStart(event: AgentEvent, agent: ServedAgent | undefined): AgentEvent {
+  return event.type === "agentStart" && agent ? { ...event, agent: agent.name } : event;
 }
 
 /**
@@ -158,7 +173,8 @@ function runEmitter(
   executor: ApprovalExecutor,
   keptBack: KeptBack,
 ) {
-  return (event: AgentEvent): Promise<void> => {
+  return (emitted: AgentEvent): Promise<void> => {
+    const event = namedAgentStart(emitted, hold.agent);
     // A holder that lost or handed over the session stays silent: the next holder reports.
     if (hold.lease.lost || hold.handedOver) return Promise.resolve();
     // A call left waiting for approval has not ended; one answered from a parked batch's
@@ -424,14 +440,19 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   });
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const stored = finishedAnswer(hold, start);
+  const config = { ...deps.config, ...agentLimits(hold.agent, deps.config), executor };
   const response = stored
-    ? await settleStoredAnswer(deps.config, stored)
+    ? await settleStoredAnswer(config, stored)
     : await runLoopInSpan(hold, start, {
         state,
-        llmCall: logModelErrors(deps.llmCall, deps.log, { sessionId, runId: start.runId }),
+        llmCall: logModelErrors(hold.agent?.llmCall ?? deps.llmCall, deps.log, {
+          sessionId,
+          runId: start.runId,
+          ...(hold.agent ? { agent: hold.agent.name } : {}),
+        }),
         prepareContext,
         formatMsgForLLM,
-        config: { ...deps.config, executor },
+        config,
         emit: runEmitter(hold, publisher, executor, keptBack),
         signal: controller.signal,
         rethrow: isRecoverable,
@@ -493,6 +514,7 @@ export async function processSession(
   lease.onLost(() => hold.control.controller?.abort(new LeaseLostError(sessionId)));
   register(hold.control);
   try {
+    await takeAgent(hold);
     hold.state.messages = await deps.store.loadMessages(sessionId);
     hold.interrupted = new Set(await deps.store.loadRunning(sessionId));
     return await workSession(hold);
@@ -500,6 +522,21 @@ export async function processSession(
     lease.stop();
     register(undefined);
   }
+}
+
+/** The loop settings an agent sets for its runs: turns, structured output, budget. */
+function agentLimits(agent: ServedAgent | undefined, base: AgentLoopConfig): AgentRunSettings {
+  return agent ? agentRunSettings(agent.definition, base) : {};
+}
+
+/** Gives the hold its session's agent: the agent's prompt and its tools (a live view). */
+async function takeAgent(hold: SessionHold): Promise<void> {
+  const found = await hold.deps.agentOf?.(hold.sessionId);
+  if (!found) return;
+  const { agent } = found;
+  hold.agent = agent;
+  hold.state.systemPrompt = found.systemPrompt;
+  hold.state.tools = agent.toolsFrom(hold.deps.toolStore.tools);
 }
 
 /**
@@ -549,6 +586,7 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
       {
         sessionId: hold.sessionId,
         runId: start.runId,
+        ...(hold.agent ? { agent: hold.agent.name } : {}),
         ...summarizeRun(hold.state.messages.slice(before)),
         durationMs: Date.now() - startedAt,
         stopReason: answer.response.stopReason,

@@ -1,0 +1,114 @@
+import { isStandardSchema, jsonSchemaOfStandard, toValidation } from "../tools/toolParameters.js";
+import type {
+  AgentLoopConfig,
+  JsonSchema,
+  OutputCheck,
+  OutputValidator,
+  RunBudget,
+} from "../types/index.js";
+import type { AgentDefinition } from "./defineAgent.js";
+
+/** The run settings an agent definition brings to its runs: turns, structured output, budget. */
+export type AgentRunSettings = Pick<
+  AgentLoopConfig,
+  "maxTurns" | "outputSchema" | "outputRetries" | "validateOutput" | "budget"
+>;
+
+const BUDGET_FIELDS = ["maxTokens", "maxCostUsd", "maxToolCalls", "maxModelCalls"] as const;
+
+/**
+ * The stricter of two budgets, limit by limit: a limit either sets holds, and where both set
+ * one the lower wins. A budget can so be lowered, never raised.
+ *
+ * @example lowerBudget({ maxTokens: 5000 }, { maxTokens: 9000, maxToolCalls: 4 }) // { maxTokens: 5000, maxToolCalls: 4 }
+ */
+export function lowerBudget(
+  first: RunBudget | undefined,
+  second: RunBudget | undefined,
+): RunBudget | undefined {
+  if (!first) return second;
+  if (!second) return first;
+  const lowered: RunBudget = {};
+  for (const field of BUDGET_FIELDS) {
+    const limits = [first[field], second[field]].filter((v): v is number => v !== undefined);
+    if (limits.length > 0) lowered[field] = Math.min(...limits);
+  }
+  return lowered;
+}
+
+/** A Standard Schema's own validation as an `OutputValidator` (transforms and refinements hold). */
+function standardOutputValidator(schema: Parameters<typeof isStandardSchema>[0]): OutputValidator {
+  return async (value): Promise<OutputCheck> => {
+    if (!isStandardSchema(schema)) return { ok: true, value };
+    const checked = toValidation(await schema["~standard"].validate(value));
+    return checked.ok ? checked : { ok: false, errors: [checked.error] };
+  };
+}
+
+/** The JSON Schema the model is asked for, and the validator, of an agent's `outputSchema`. */
+function outputSettings(definition: AgentDefinition): AgentRunSettings {
+  const schema = definition.outputSchema;
+  if (schema === undefined) return {};
+  const retries =
+    definition.outputRetries === undefined ? {} : { outputRetries: definition.outputRetries };
+  if (!isStandardSchema(schema)) return { outputSchema: schema as JsonSchema, ...retries };
+  return {
+    outputSchema: jsonSchemaOfStandard(definition.name, schema),
+    validateOutput: standardOutputValidator(schema),
+    ...retries,
+  };
+}
+
+/**
+ * What the runs of `definition` use on top of the coordinator's `base` config: the agent's
+ * `maxTurns`, its structured output (`outputSchema` as JSON Schema, or a Standard Schema such
+ * as zod, which then validates the answer itself; `outputRetries`), and its `budget` lowered by
+ * the coordinator's own (`YIEM_BUDGET`), never raised. Fields the agent does not set are left
+ * out, so the coordinator's apply. Throws when a Standard Schema cannot be written as JSON Schema.
+ *
+ * @example const config = { ...base, ...agentRunSettings(support, base) };
+ */
+export function agentRunSettings(
+  definition: AgentDefinition,
+  base: AgentLoopConfig,
+): AgentRunSettings {
+  const cached = settingsCache.get(definition);
+  if (cached?.base === base) return cached.settings;
+  const settings: AgentRunSettings = outputSettings(definition);
+  if (definition.maxTurns !== undefined) settings.maxTurns = definition.maxTurns;
+  const budget = lowerBudget(base.budget, definition.budget);
+  if (budget) settings.budget = budget;
+  settingsCache.set(definition, { base, settings });
+  return settings;
+}
+
+/** Each definition's settings, made once per coordinator config (a derived schema compiles once). */
+const settingsCache = new WeakMap<
+  AgentDefinition,
+  { base: AgentLoopConfig; settings: AgentRunSettings }
+>();
+
+/**
+ * Why an agent's `outputSchema` or `budget` is unusable, or `undefined`: a schema that is not
+ * an object, a Standard Schema that cannot be written as JSON Schema, a budget limit that is
+ * not a number of zero or more.
+ */
+export function describeBadRunSettings(definition: AgentDefinition): string | undefined {
+  const { outputSchema, budget } = definition;
+  if (outputSchema !== undefined && (typeof outputSchema !== "object" || outputSchema === null))
+    return "outputSchema: must be a JSON Schema object or a Standard Schema (zod)";
+  try {
+    outputSettings(definition);
+  } catch (err) {
+    return `outputSchema: ${(err as Error).message}`;
+  }
+  if (budget === undefined) return undefined;
+  if (typeof budget !== "object" || budget === null) return "budget: must be an object";
+  for (const [field, limit] of Object.entries(budget)) {
+    if (!(BUDGET_FIELDS as readonly string[]).includes(field))
+      return `budget.${field}: unknown limit (known: ${BUDGET_FIELDS.join(", ")})`;
+    if (typeof limit !== "number" || !Number.isFinite(limit) || limit < 0)
+      return `budget.${field}: must be a number of zero or more`;
+  }
+  return undefined;
+}

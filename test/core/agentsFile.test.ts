@@ -1,0 +1,111 @@
+/**
+ * `YIEM_AGENTS` files as the coordinator reads them (`loadAgentsFile`): YAML and JSON data
+ * files, a module exporting `defineAgent` definitions (instructions as a function of the
+ * session), and the errors that name the file, the agent and the field.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AgentsFileError, loadAgentsFile } from "@yiem/core";
+import { describe, expect, it } from "vitest";
+
+const dir = mkdtempSync(join(tmpdir(), "yiem-agents-file-"));
+
+/** Writes `text` to `name` in the test folder and returns its path. */
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** The error `loadAgentsFile(path)` throws. */
+async function failureOf(path: string): Promise<Error> {
+  return loadAgentsFile(path).then(
+    () => {
+      throw new Error("loaded");
+    },
+    (err: Error) => err,
+  );
+}
+
+describe("an agents file", () => {
+  it("reads YAML agents with their settings, tools and reserved fields", async () => {
+    const path = file(
+      "agents.yaml",
+      [
+        "agents:",
+        "  support:",
+        "    instructions: Help.",
+        "    model: gpt-4o-mini",
+        "    modelSettings: { temperature: 0.2, maxTokens: 800 }",
+        "    apiKeyEnv: SUPPORT_OPENAI_KEY",
+        "    tools: [getTime, orders__lookup]",
+        "    maxTurns: 20",
+        "    outputRetries: 2",
+        "    budget: { maxTokens: 10000 }",
+      ].join("\n"),
+    );
+    expect(await loadAgentsFile(path)).toEqual([
+      {
+        name: "support",
+        instructions: "Help.",
+        model: "gpt-4o-mini",
+        modelSettings: { temperature: 0.2, maxTokens: 800 },
+        apiKeyEnv: "SUPPORT_OPENAI_KEY",
+        tools: ["getTime", "orders__lookup"],
+        maxTurns: 20,
+        outputRetries: 2,
+        budget: { maxTokens: 10000 },
+      },
+    ]);
+  });
+
+  it("reads a module's defineAgent definitions, instructions as a function of the session", async () => {
+    const path = fileURLToPath(new URL("../support/agentsModule.ts", import.meta.url));
+    const [ops] = await loadAgentsFile(path);
+    expect(ops).toMatchObject({ name: "ops", model: "ops-model", tools: ["getTime"] });
+    const instructions = ops?.instructions;
+    expect(typeof instructions === "function" && instructions({ sessionId: "s-1" })).toBe(
+      "ops for s-1",
+    );
+  });
+
+  it("is refused naming the file, the agent and the field", async () => {
+    const cases: Array<[string, string, string]> = [
+      [
+        "missing-model.json",
+        '{"agents":{"a":{"instructions":"x"}}}',
+        'agent "a": model: is required',
+      ],
+      [
+        "bad-setting.yaml",
+        "agents:\n  b:\n    instructions: x\n    model: m\n    modelSettings: { temperature: hot }",
+        'agent "b": modelSettings.temperature: must be a number',
+      ],
+      [
+        "unknown-field.json",
+        '{"agents":{"c":{"instructions":"x","model":"m","tool":["getTime"]}}}',
+        'agent "c": tool: unknown field',
+      ],
+      [
+        "bad-tools.json",
+        '{"agents":{"d":{"instructions":"x","model":"m","tools":"getTime"}}}',
+        'agent "d": tools: must be a list of tool names',
+      ],
+      [
+        "bad-name.json",
+        '{"agents":{"no spaces":{"instructions":"x","model":"m"}}}',
+        'agent "no spaces": name:',
+      ],
+      ["no-agents.json", '{"agent":{}}', 'must hold { "agents"'],
+      ["broken.yaml", "agents: [\n", ""],
+    ];
+    for (const [name, text, reason] of cases) {
+      const path = file(name, text);
+      const err = await failureOf(path);
+      expect(err).toBeInstanceOf(AgentsFileError);
+      expect(err.message).toContain(`${path}: ${reason}`);
+    }
+  });
+});

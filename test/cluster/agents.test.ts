@@ -41,6 +41,8 @@ function respond(request: ScriptedRequest): ScriptedReply {
   const last = messages.at(-1);
   if (last?.role === "tool") return { kind: "text", text: `tool said: ${String(last.content)}` };
   const input = String(messages.findLast((m) => m.role === "user")?.content ?? "");
+  if (request.body.model === "reporter-model" && input === "report")
+    return { kind: "text", text: '{"city":"Oslo","degrees":4}' };
   const call = /^call (\w+)/.exec(input);
   if (call?.[1]) return { kind: "toolCalls", calls: [{ name: call[1], arguments: {} }] };
   return { kind: "text", text: `${request.body.model}: ${input}` };
@@ -73,6 +75,15 @@ async function agentsFile(): Promise<string> {
       `    baseURL: ${opsModel.baseURL}`,
       "    apiKeyEnv: OPS_TEST_KEY",
       "    tools: [getTime]",
+      "  reporter:",
+      "    instructions: You report as JSON.",
+      "    model: reporter-model",
+      "    tools: [getTime]",
+      "    outputSchema:",
+      "      type: object",
+      "      properties: { city: { type: string }, degrees: { type: number } }",
+      "      required: [city, degrees]",
+      "    budget: { maxModelCalls: 1 }",
     ].join("\n"),
   );
   return path;
@@ -155,7 +166,7 @@ describe("requests from a plain BullMQ producer", () => {
   it("fail once, naming the field, for an unknown agent", async () => {
     const { job, error } = await ask({ agent: "x", input: "hello" });
     expect(error?.message).toBe(
-      'invalid request: agent: unknown agent "x" (known: default, ops, support)',
+      'invalid request: agent: unknown agent "x" (known: default, ops, reporter, support)',
     );
     expect(job?.attemptsMade).toBe(1);
   });
@@ -170,6 +181,34 @@ describe("requests from a plain BullMQ producer", () => {
     expect(job?.attemptsMade).toBe(1);
     const again = await ask({ agent: "support", sessionId: "s-agents-1", input: "again" });
     expect(again.result?.agent).toBe("support");
+  });
+});
+
+describe("an agent's structured output and budget", () => {
+  it("asks the model for its schema and returns the validated output to a plain BullMQ producer", async () => {
+    const before = cluster.model.requests.length;
+    const { result, error } = await ask({ agent: "reporter", input: "report" });
+    expect(error).toBeUndefined();
+    expect(result).toMatchObject({ agent: "reporter", output: { city: "Oslo", degrees: 4 } });
+    const [request] = cluster.model.requests.slice(before);
+    expect(request?.body.response_format).toMatchObject({
+      type: "json_schema",
+      json_schema: { schema: { required: ["city", "degrees"] } },
+    });
+  });
+
+  it("stops a run that reached the agent's budget before its next model call", async () => {
+    const before = cluster.model.requests.length;
+    const { result, error } = await ask({ agent: "reporter", input: "call getTime" });
+    expect(error).toBeUndefined();
+    const answer = result as unknown as {
+      response: { stopReason: string; content: Array<{ text: string }> };
+      usage: { modelCalls: number; toolCalls: number };
+    };
+    expect(answer.response.stopReason).toBe("budget");
+    expect(answer.response.content[0]?.text).toContain("maxModelCalls");
+    expect(answer.usage).toMatchObject({ modelCalls: 1, toolCalls: 1 });
+    expect(cluster.model.requests.length - before).toBe(1);
   });
 });
 
@@ -191,7 +230,7 @@ describe("the command line", () => {
     expect(sent.stdout).toContain("ops-model: ping");
     const unknown = await runCli(["send", "--agent", "nobody", "ping"], cluster.env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('unknown agent "nobody" (known: default, ops, support)');
+    expect(unknown.stderr).toContain('unknown agent "nobody" (known: default, ops, reporter, support)');
   });
 });
 

@@ -22,6 +22,12 @@ export {
 } from "./agent/yiemAgent.js";
 // Named agents: definitions in code or in a YIEM_AGENTS file.
 export { llmCallOfAgent, type ModelDefaults } from "./agents/agentRegistry.js";
+export {
+  type AgentRunFields,
+  type AgentRunSettings,
+  agentRunSettings,
+  lowerBudget,
+} from "./agents/agentRunConfig.js";
 export { AgentsFileError, loadAgentsFile } from "./agents/agentsFile.js";
 export {
   type AgentDefinition,

@@ -6,7 +6,15 @@ import type {
   OutputValidator,
   RunBudget,
 } from "../types/index.js";
-import type { AgentDefinition } from "./defineAgent.js";
+
+/** The parts of an agent definition (`AgentDefinition`) its run settings come from. */
+export interface AgentRunFields {
+  name: string;
+  maxTurns?: number;
+  outputSchema?: unknown;
+  outputRetries?: number;
+  budget?: RunBudget;
+}
 
 /** The run settings an agent definition brings to its runs: turns, structured output, budget. */
 export type AgentRunSettings = Pick<
@@ -46,7 +54,7 @@ function standardOutputValidator(schema: Parameters<typeof isStandardSchema>[0])
 }
 
 /** The JSON Schema the model is asked for, and the validator, of an agent's `outputSchema`. */
-function outputSettings(definition: AgentDefinition): AgentRunSettings {
+function outputSettings(definition: AgentRunFields): AgentRunSettings {
   const schema = definition.outputSchema;
   if (schema === undefined) return {};
   const retries =
@@ -69,7 +77,7 @@ function outputSettings(definition: AgentDefinition): AgentRunSettings {
  * @example const config = { ...base, ...agentRunSettings(support, base) };
  */
 export function agentRunSettings(
-  definition: AgentDefinition,
+  definition: AgentRunFields,
   base: AgentLoopConfig,
 ): AgentRunSettings {
   const cached = settingsCache.get(definition);
@@ -84,7 +92,7 @@ export function agentRunSettings(
 
 /** Each definition's settings, made once per coordinator config (a derived schema compiles once). */
 const settingsCache = new WeakMap<
-  AgentDefinition,
+  AgentRunFields,
   { base: AgentLoopConfig; settings: AgentRunSettings }
 >();
 
@@ -93,7 +101,7 @@ const settingsCache = new WeakMap<
  * an object, a Standard Schema that cannot be written as JSON Schema, a budget limit that is
  * not a number of zero or more.
  */
-export function describeBadRunSettings(definition: AgentDefinition): string | undefined {
+export function describeBadRunSettings(definition: AgentRunFields): string | undefined {
   const { outputSchema, budget } = definition;
   if (outputSchema !== undefined && (typeof outputSchema !== "object" || outputSchema === null))
     return "outputSchema: must be a JSON Schema object or a Standard Schema (zod)";

@@ -230,7 +230,9 @@ describe("the command line", () => {
     expect(sent.stdout).toContain("ops-model: ping");
     const unknown = await runCli(["send", "--agent", "nobody", "ping"], cluster.env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('unknown agent "nobody" (known: default, ops, reporter, support)');
+    expect(unknown.stderr).toContain(
+      'unknown agent "nobody" (known: default, ops, reporter, support)',
+    );
   });
 });
 

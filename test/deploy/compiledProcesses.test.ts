@@ -60,6 +60,14 @@ exports.getTool = () => ({
 `,
 };
 
+/** A TypeScript tool only the workers load: not parallel, so only its being worker-only sends it there. */
+const WORKER_ONLY_TOOL = `import { defineTool } from "@yiem/core";
+export default defineTool({
+  name: "onlyOnWorkers", description: "d", parameters: { type: "object", properties: {} },
+  execute: () => \`onlyOnWorkers:\${process.pid}\`,
+});
+`;
+
 type Message = { role: string; content: unknown };
 
 /** `use the tool files`: stamp + tally, then a failing stamp, then a failing tally, then an answer quoting every result. */
@@ -90,6 +98,9 @@ function respond(request: ScriptedRequest): ScriptedReply {
   if (String(input).includes("use the tool files")) return respondWithToolFiles(messages);
   const last = messages.at(-1);
   if (last?.role === "tool") return { kind: "text", text: `final: ${String(last.content)}` };
+  if (String(input).includes("worker-only")) {
+    return { kind: "toolCalls", calls: [{ id: "w1", name: "onlyOnWorkers", arguments: {} }] };
+  }
   return {
     kind: "toolCalls",
     calls: [{ id: "d1", name: "slowStep", arguments: { ms: 2000, label: "drain" } }],
@@ -227,6 +238,34 @@ describe("compiled processes started as docker-compose.yml starts them", () => {
       );
     } finally {
       await rm(strictDir, { recursive: true, force: true });
+    }
+  });
+
+  it("answers with a .ts tool only the workers have, the coordinator started with no tool files", async () => {
+    const workerOnlyDir = await mkdtemp(join(tmpdir(), "yiem-worker-only-tools-"));
+    await writeFile(join(workerOnlyDir, "onlyOnWorkers.ts"), WORKER_ONLY_TOOL);
+    const prefix = `${redis.prefix}-workeronly`;
+    const worker = await startAsDeployed(
+      "tool-worker",
+      await environment({ YIEM_PREFIX: prefix, YIEM_TOOLS_DIR: workerOnlyDir }),
+    );
+    const coordinator = await startAsDeployed(
+      "coordinator",
+      await environment({ YIEM_PREFIX: prefix, YIEM_TOOLS_DIR: "" }),
+    );
+    expect(logEntries(coordinator, "coordinator ready")[0]?.tools).not.toContain("onlyOnWorkers");
+    const client = new YiemClient({ redis: redis.url, prefix });
+    try {
+      const { runId } = await client.send("use the worker-only tool");
+      const response = await client.waitForResponse(runId, { timeoutMs: 15_000 });
+      expect(response.content).toEqual([
+        { type: "text", text: `final: onlyOnWorkers:${worker.pid}` },
+      ]);
+      const offered = model.requests.at(-1)?.body.tools as Array<{ function: { name: string } }>;
+      expect(offered.map((tool) => tool.function.name)).toContain("onlyOnWorkers");
+    } finally {
+      await client.close();
+      await rm(workerOnlyDir, { recursive: true, force: true });
     }
   });
 

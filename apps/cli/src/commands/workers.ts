@@ -55,12 +55,12 @@ export function workerTable(workers: WorkerInfo[], now = Date.now()): string[] {
 /** What the DEFINITION column says of a tool: `same`, or whose definition is used. */
 function definitionCell(conflict: ToolConflict | undefined): string {
   if (!conflict) return "same";
-  const groups = conflict.definitions.map((d) => d.workers.join(",")).join(" | ");
+  const groups = conflict.definitions.map((d) => [...d.workers].sort().join(",")).join(" | ");
   return `CONFLICT (${groups}): ${conflict.chosen.workerId}'s is used (started last)`;
 }
 
 /**
- * The tools the workers announce as table lines: tool, the workers announcing it, and
+ * The tools the workers announce as table lines: tool, the workers announcing it (sorted), and
  * whether they agree on its definition (`same`), or, for a conflict, which workers announce
  * which definition and whose the cluster uses (`resolveAnnouncedTools`: the most recently
  * started worker's). Escaped like the worker table.
@@ -73,7 +73,7 @@ export function toolTable(workers: WorkerInfo[]): string[] {
   }
   const header = ["TOOL", "WORKERS", "DEFINITION"];
   const rows = [...byTool].map(([tool, ids]) =>
-    [tool, ids.join(","), definitionCell(conflicts.find((c) => c.tool === tool))].map(
+    [tool, [...ids].sort().join(","), definitionCell(conflicts.find((c) => c.tool === tool))].map(
       escapeControlChars,
     ),
   );

@@ -139,9 +139,11 @@ async function measureClusterScenario(): Promise<ClusterScenario> {
   return cluster;
 }
 
-/** Measures an MCP call directly through the SDK and as a Yiem tool (no Redis, no cluster). */
+/** Measures an MCP call directly through the SDK and as a Yiem tool, in process and remote. */
 function measureMcp() {
-  progress("MCP overhead: server-everything's echo over stdio, through the SDK and as a Yiem tool");
+  progress(
+    "MCP overhead: server-everything's echo over stdio, through the SDK, as a Yiem tool in process, and remote (a private Redis, one worker process)",
+  );
   return measureMcpOverhead(PLAN.mcp);
 }
 

@@ -250,12 +250,19 @@ export function printMcpOverhead(m: McpOverhead): void {
   const cases: Array<[string, Summary]> = [
     ["MCP SDK client, directly", m.direct],
     ["Yiem tool, in-process lifecycle", m.lifecycle],
+    ["Yiem tool, remote call to a worker", m.remote],
   ];
   console.log(summaryTable("one MCP echo call over stdio (ms)", cases));
-  const p50 = fmt(round(m.lifecycle.p50 / m.direct.p50, 2));
-  const p99 = fmt(round(m.lifecycle.p99 / m.direct.p99, 2));
-  const extra = fmt(round(m.lifecycle.p50 - m.direct.p50));
-  console.log(`lifecycle ÷ direct: p50 ${p50}, p99 ${p99} (+${extra} ms at p50)\n`);
+  for (const [name, s] of [
+    ["lifecycle", m.lifecycle],
+    ["remote", m.remote],
+  ] as const) {
+    const p50 = fmt(round(s.p50 / m.direct.p50, 2));
+    const p99 = fmt(round(s.p99 / m.direct.p99, 2));
+    const extra = fmt(round(s.p50 - m.direct.p50));
+    console.log(`${name} ÷ direct: p50 ${p50}, p99 ${p99} (+${extra} ms at p50)`);
+  }
+  console.log("");
 }
 
 /** Prints the fan-out of eight against eight raw jobs at once, and their ratio at p50. */

@@ -21,9 +21,10 @@ export interface ServedQueuesOptions {
  * The tool queues a worker serves, kept in line with its tool store: `sync()` opens the
  * workers of a queue that became wanted (a limited tool or one with its own queue that an
  * MCP server, a written tool or any store change added) and closes those of a queue no tool
- * needs any more. Closing waits for that queue's running calls (BullMQ's graceful close), so
- * a call in flight keeps its result; calls that arrive later wait in the queue for a worker
- * that has the tool, instead of being taken by one that would answer "not available".
+ * needs any more. Closing lets that queue's running calls finish (BullMQ's graceful close, not
+ * awaited by the next change, only by `close()`), so a call in flight keeps its result; calls
+ * that arrive later wait in the queue for a worker that has the tool, instead of being taken
+ * by one that would answer "not available".
  */
 export interface ServedQueues {
   /** The queues served now. */
@@ -51,13 +52,19 @@ export async function createServedQueues(options: ServedQueuesOptions): Promise<
     for (const [queue, workers] of started) open.set(queue, workers);
     await Promise.all(started.flatMap(([, workers]) => workers.map((w) => w.waitUntilReady())));
   };
-  const closeQueues = async (queues: string[]) => {
-    const closing = queues.flatMap((queue) => {
-      const workers = open.get(queue) ?? [];
+  const closing = new Set<Promise<void>>();
+  /** Closes the queues' workers; the close is not awaited here, so a slow call blocks no other change. */
+  const closeQueues = (queues: string[]) => {
+    for (const queue of queues) {
+      for (const worker of open.get(queue) ?? []) {
+        const done = worker.close().catch((err: unknown) => {
+          options.log.warn({ err: (err as Error).message, queue }, "could not close a tool queue");
+        });
+        closing.add(done);
+        void done.then(() => closing.delete(done));
+      }
       open.delete(queue);
-      return workers.map((w) => w.close());
-    });
-    await Promise.all(closing);
+    }
   };
   const followOnce = async () => {
     const now = options.revision();
@@ -68,7 +75,8 @@ export async function createServedQueues(options: ServedQueuesOptions): Promise<
     const removed = [...open.keys()].filter((queue) => !wanted.has(queue));
     if (added.length === 0 && removed.length === 0) return;
     options.log.info({ added, removed }, "tool queues served changed");
-    await Promise.all([startQueues(added), closeQueues(removed)]);
+    closeQueues(removed);
+    await startQueues(added);
   };
   const sync = () => {
     running = running.then(followOnce).catch((err: unknown) => {
@@ -91,7 +99,8 @@ export async function createServedQueues(options: ServedQueuesOptions): Promise<
     async close() {
       stopFollowing();
       await running;
-      await closeQueues([...open.keys()]);
+      closeQueues([...open.keys()]);
+      await Promise.all(closing);
     },
   };
 }

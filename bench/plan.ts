@@ -10,6 +10,15 @@ export const PLAN = {
     samples: { count: 2_000, maxMs: 25_000 },
     rounds: 50,
   },
+  /**
+   * One `echo` call of the reference MCP server over stdio: through the SDK directly and as a
+   * Yiem tool in the in-process lifecycle, in alternating blocks.
+   */
+  mcp: {
+    warmup: { count: 100, maxMs: 3_000 },
+    samples: { count: 600, maxMs: 10_000 },
+    rounds: 10,
+  },
   /** Batches of eight parallel calls (and their what-if variants). */
   fanout: {
     warmup: { count: 100, maxMs: 3_000 },

@@ -11,7 +11,7 @@
  * `npm run bench -- --only <scenario>` runs one scenario alone and only prints its figures (no
  * file is written: the files always come from one full run): `calls`, `fanout`, `relay`,
  * `breakdown` or `throughput` on the shared rig, `followUpBurst`, `sessions` or `cluster` on a
- * cluster of its own. `npm run bench -- --render-only` measures nothing: it renders
+ * cluster of its own, `mcp` (an MCP call's overhead; only alone, not in the full run) in this process. `npm run bench -- --render-only` measures nothing: it renders
  * `docs/PERFORMANCE.md` again from the committed `bench/results.json` and `bench/history.json`.
  */
 
@@ -21,6 +21,7 @@ import { type ClusterScenario, measureClusterSpread } from "./measurements/clust
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
+import { measureMcpOverhead } from "./measurements/mcpOverhead.js";
 import { measureSessions, type Sessions } from "./measurements/sessions.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
 import { PLAN } from "./plan.js";
@@ -32,6 +33,7 @@ import {
   printEventRelay,
   printFanout,
   printFollowUpBurst,
+  printMcpOverhead,
   printReport,
   printSessions,
   printThroughput,
@@ -137,6 +139,14 @@ async function measureClusterScenario(): Promise<ClusterScenario> {
   return cluster;
 }
 
+/** Measures an MCP call directly through the SDK and as a Yiem tool, in process and remote. */
+function measureMcp() {
+  progress(
+    "MCP overhead: server-everything's echo over stdio, through the SDK, as a Yiem tool in process, and remote (a private Redis, one worker process)",
+  );
+  return measureMcpOverhead(PLAN.mcp);
+}
+
 /**
  * Runs every measurement: the shared rig first (closed before the burst), then the burst, then
  * the sessions, then the Redis Cluster runs.
@@ -166,6 +176,7 @@ const ALONE = {
   followUpBurst: () => measureBurst().then(printFollowUpBurst),
   sessions: () => measureSessionsScenario().then(printSessions),
   cluster: () => measureClusterScenario().then(printCluster),
+  mcp: () => measureMcp().then(printMcpOverhead),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;
 

@@ -4,6 +4,7 @@ import type { AcksPhase, ClusterScenario } from "../measurements/clusterSpread.j
 import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
+import type { McpOverhead } from "../measurements/mcpOverhead.js";
 import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
 import type { ThroughputPair } from "../measurements/throughput.js";
 import { round, type Summary } from "../sampling/stats.js";
@@ -242,6 +243,26 @@ export function printCallLatency(c: CallLatency): void {
   ];
   console.log(summaryTable("one no-op call (ms)", cases));
   console.log(remoteOverRawLine(c.remote, c.raw));
+}
+
+/** Prints an MCP call's latency directly through the SDK and as a Yiem tool, and their ratios. */
+export function printMcpOverhead(m: McpOverhead): void {
+  const cases: Array<[string, Summary]> = [
+    ["MCP SDK client, directly", m.direct],
+    ["Yiem tool, in-process lifecycle", m.lifecycle],
+    ["Yiem tool, remote call to a worker", m.remote],
+  ];
+  console.log(summaryTable("one MCP echo call over stdio (ms)", cases));
+  for (const [name, s] of [
+    ["lifecycle", m.lifecycle],
+    ["remote", m.remote],
+  ] as const) {
+    const p50 = fmt(round(s.p50 / m.direct.p50, 2));
+    const p99 = fmt(round(s.p99 / m.direct.p99, 2));
+    const extra = fmt(round(s.p50 - m.direct.p50));
+    console.log(`${name} ÷ direct: p50 ${p50}, p99 ${p99} (+${extra} ms at p50)`);
+  }
+  console.log("");
 }
 
 /** Prints the fan-out of eight against eight raw jobs at once, and their ratio at p50. */

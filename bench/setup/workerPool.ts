@@ -6,8 +6,8 @@ export type WorkerKind = "yiem" | "raw";
 
 /** The benchmark's worker processes. */
 export interface WorkerPool {
-  /** Starts one more worker process of `kind`; resolves once it listens. */
-  add(kind: WorkerKind): Promise<TestProcess>;
+  /** Starts one more worker process of `kind` (with `env` on top); resolves once it listens. */
+  add(kind: WorkerKind, env?: Record<string, string>): Promise<TestProcess>;
   /** Process ids of the running workers of `kind`. */
   pids(kind: WorkerKind): number[];
   /** Stops every worker (SIGTERM, then SIGKILL after a grace period). */
@@ -18,13 +18,14 @@ export interface WorkerPool {
 export function workerPool(url: string, prefix: string): WorkerPool {
   const started: Array<{ kind: WorkerKind; process: TestProcess }> = [];
   return {
-    async add(kind) {
+    async add(kind, env = {}) {
       const workerId = `bench-${kind}-${started.filter((w) => w.kind === kind).length + 1}`;
       const child = spawnApp("bench/workers/benchWorker.ts", {
         BENCH_WORKER_KIND: kind,
         BENCH_WORKER_ID: workerId,
         REDIS_URL: url,
         YIEM_PREFIX: prefix,
+        ...env,
       });
       started.push({ kind, process: child });
       await child.waitForLine(logMessage("bench worker ready"), 30_000);

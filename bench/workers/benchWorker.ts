@@ -3,9 +3,17 @@
  * benchmark's tools; `raw` runs a plain BullMQ `Worker` whose processor returns a constant
  * result of the same size. Both serve `WORKER_CONCURRENCY` jobs at once, print
  * `{"msg":"bench worker ready"}` when listening, and close cleanly on SIGTERM. With
- * `BENCH_CPU_PROF_DIR` set, each writes a CPU profile there when it stops.
+ * `BENCH_CPU_PROF_DIR` set, each writes a CPU profile there when it stops. With
+ * `YIEM_MCP_CONFIG` set, Yiem's worker also has the tools of those MCP servers (as the
+ * tool-worker app reads them).
  */
-import { clusterKeys, connectRedis, startToolWorker } from "@yiem/core";
+import {
+  clusterKeys,
+  connectRedis,
+  readMcpConfig,
+  startMcpToolSource,
+  startToolWorker,
+} from "@yiem/core";
 import { DURABLE_CONNECTION } from "@yiem/core/internal";
 import { Worker } from "bullmq";
 import {
@@ -38,14 +46,22 @@ function readEnv(): WorkerEnv {
 }
 
 async function startYiem(env: WorkerEnv): Promise<() => Promise<void>> {
+  const toolStore = benchToolStore(env.workerId);
+  const mcpFile = process.env.YIEM_MCP_CONFIG;
+  const mcp = mcpFile
+    ? await startMcpToolSource({ config: readMcpConfig(mcpFile), toolStore })
+    : undefined;
   const worker = await startToolWorker({
     redis: env.url,
     prefix: env.prefix,
-    toolStore: benchToolStore(env.workerId),
+    toolStore,
     concurrency: WORKER_CONCURRENCY,
     workerId: env.workerId,
   });
-  return () => worker.close();
+  return async () => {
+    await worker.close();
+    await mcp?.close();
+  };
 }
 
 async function startRaw(env: WorkerEnv): Promise<() => Promise<void>> {

@@ -27,6 +27,7 @@ import {
   isWriteToolAllowed,
   type WrittenToolsSync,
 } from "../writtenTools/index.js";
+import { createServedQueues, type ServedQueues } from "./servedQueues.js";
 import { createToolAnnouncement } from "./toolAnnouncement.js";
 import { startWorkerHttp } from "./workerHttp.js";
 import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
@@ -441,7 +442,7 @@ function cancelCallsOf(ctx: WorkerContext, sessionId: string): void {
  * Announces the worker, with the definitions of its tools (`createToolAnnouncement`), now and
  * every third of the announcement's lifetime; returns the timer.
  */
-async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<NodeJS.Timeout> {
+async function startHeartbeat(ctx: WorkerContext, queues: () => string[]): Promise<NodeJS.Timeout> {
   const startedAt = Date.now();
   const tools = createToolAnnouncement(ctx.options.toolStore);
   const announce = async () => {
@@ -450,7 +451,7 @@ async function startHeartbeat(ctx: WorkerContext, queues: string[]): Promise<Nod
       workerId: ctx.workerId,
       hostname: hostname(),
       pid: process.pid,
-      queues,
+      queues: queues(),
       tools: Object.keys(digests),
       toolDigests: digests,
       concurrency: concurrencyOf(ctx.options),
@@ -493,9 +494,27 @@ function queuesToServe(options: ToolWorkerOptions): string[] {
  */
 async function syncLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Promise<void> {
   const served = [...ctx.options.toolStore.tools.values()].filter((tool) =>
-    queues.includes(tool.queue ?? "default"),
+    queues.includes(remoteQueueOf(tool) ?? "default"),
   );
   await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools: served, log: ctx.log });
+}
+
+/**
+ * Opens the workers of the queues the worker serves now (`queuesToServe`), their limits
+ * synced first, and follows the tool store: a limited tool added later gets its queue served
+ * (with the limited lock), a queue no tool needs any more is closed (see `ServedQueues`).
+ */
+async function serveQueues(ctx: WorkerContext): Promise<ServedQueues> {
+  const store = ctx.options.toolStore;
+  const served = await createServedQueues({
+    revision: () => store.revision,
+    wanted: () => queuesToServe(ctx.options),
+    prepare: (queues) => syncLimitsOfServedTools(ctx, queues),
+    start: (queue) => startShardWorkers(ctx, queue),
+    log: ctx.log,
+  });
+  served.follow();
+  return served;
 }
 
 /**
@@ -503,7 +522,8 @@ async function syncLimitsOfServedTools(ctx: WorkerContext, queues: string[]): Pr
  * publishes each call's partial results as events, announces itself and its tools'
  * definitions every few seconds so `client.workers()` lists it and coordinators without the
  * tools' code offer them and send their calls here (a tool added to or removed from
- * `toolStore` while it runs is announced by the next heartbeat), and cancels a session's calls when it is aborted. With `port`,
+ * `toolStore` while it runs is announced by the next heartbeat, and the own queue of a limited
+ * tool added later is served within half a second; see `ServedQueues`), and cancels a session's calls when it is aborted. With `port`,
  * serves `/healthz` and `/metrics` (calls by tool and outcome, durations, calls in flight,
  * process metrics), listening before Redis is reached: a port in use fails the start with
  * `PortInUseError` before the worker takes any call.
@@ -544,13 +564,10 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     log,
     metrics,
   };
-  const queues = queuesToServe(options);
-  await syncLimitsOfServedTools(ctx, queues);
   await runtime.listenForAborts((sessionId) => cancelCallsOf(ctx, sessionId));
-  const workers = queues.flatMap((queue) => startShardWorkers(ctx, queue));
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  const heartbeat = await startHeartbeat(ctx, queues);
-  ctx.log.info({ workerId, queues }, "tool worker started");
+  const served = await serveQueues(ctx);
+  const heartbeat = await startHeartbeat(ctx, served.queues);
+  ctx.log.info({ workerId, queues: served.queues() }, "tool worker started");
   return {
     workerId,
     running: () => ctx.active.size,
@@ -558,7 +575,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolW
     async close() {
       clearInterval(heartbeat);
       watch.stop();
-      await Promise.all(workers.map((worker) => worker.close()));
+      await served.close();
       await withdrawWorker(command, keys, workerId).catch(() => undefined);
       subscriber.disconnect();
       await command.quit().catch(() => undefined);

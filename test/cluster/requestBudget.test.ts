@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { CoordinatorJobResult } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { leaseHolderPid } from "../support/faults.js";
 import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
@@ -94,6 +95,23 @@ describe("a request's own budget", () => {
     expect(modelCalls.get("bad")).toBeUndefined();
   });
 
+  it("lowers the open run's budget when an input with a lower one joins it", async () => {
+    const sessionId = randomUUID();
+    const joined = (async () => {
+      for await (const event of cluster.client.events(sessionId, { fromStart: true })) {
+        if (event.type === "toolExecStart" && event.toolCallId === "join-0") break;
+      }
+      return cluster.client.send("budget joiner 1 1", { sessionId, budget: { maxModelCalls: 2 } });
+    })();
+    const first = await cluster.client.send("budget join 5 800", { sessionId });
+    const second = await joined;
+    const answer = await cluster.client.waitForAnswer(first.runId, { timeoutMs: 20_000 });
+    expect(answer.response.stopReason).toBe("budget");
+    expect(answer.usage).toMatchObject({ modelCalls: 2 });
+    const joinedAnswer = await cluster.client.waitForAnswer(second.runId, { timeoutMs: 20_000 });
+    expect(joinedAnswer).toEqual(answer);
+  });
+
   it("holds for the coordinator that resumes the run after its holder is SIGKILLed mid-run", async () => {
     const sessionId = randomUUID();
     const killed = (async () => {
@@ -117,4 +135,16 @@ describe("a request's own budget", () => {
     expect(usage).toMatchObject({ modelCalls: 2 });
     expect(modelCalls.get("crash")).toBe(2);
   }, 60_000);
+});
+
+describe("yiem send --budget", () => {
+  it("sends the request's budget, and refuses a bad one naming the limit", async () => {
+    const budget = JSON.stringify({ maxModelCalls: 1 });
+    const sent = await runCli(["send", "--budget", budget, "budget cli 1 1"], cluster.env);
+    expect(sent.stdout).toContain("its budget was reached: maxModelCalls");
+    expect(modelCalls.get("cli")).toBe(1);
+    const bad = await runCli(["send", "--budget", '{"maxTokens":-1}', "hi"], cluster.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("yiem: budget.maxTokens: must be a number of zero or more");
+  });
 });

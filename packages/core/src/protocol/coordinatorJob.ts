@@ -31,6 +31,7 @@ export interface CoordinatorJobData {
   input: UserInput;
   sessionId?: string;
   followUp?: boolean;
+  /** This request's own limits: they lower the run's budget, never raise it. */
   budget?: RunBudget;
 }
 

@@ -260,7 +260,8 @@ export class RequestJobs {
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
     return retryTransient(
-      () => store.enqueueInput(
+      () =>
+        store.enqueueInput(
           sessionId,
           runId,
           request.kind,

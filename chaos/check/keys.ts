@@ -23,7 +23,8 @@ const KEY_KINDS: KeyKind[] = [
   { name: "session seq", match: /^s:\{[^}]+\}:seq$/, lifetime: { ttlMs: 30 * DAY_MS } },
   {
     name: "session inputs",
-    match: /^s:\{[^}]+\}:(inputs|pendingInputs|pendingFollowUps|running|inputDigests)$/,
+    match:
+      /^s:\{[^}]+\}:(inputs|pendingInputs|pendingFollowUps|running|inputDigests|inputBudgets)$/,
     lifetime: { ttlMs: 30 * DAY_MS },
   },
   // A client's abort request not yet taken into its run (a run that ended first ignores it).

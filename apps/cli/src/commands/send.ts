@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import type { AgentEndEvent, AssistantMessage, BusEvent } from "@yiem/core/client";
+import type { AgentEndEvent, AssistantMessage, BusEvent, RunBudget } from "@yiem/core/client";
 import { type ClusterSession, probeSession, withCluster } from "../cluster.js";
 import { EXIT, UsageError } from "../errors.js";
 import { type CliIo, parseSeconds, writeLine } from "../io.js";
@@ -11,12 +11,13 @@ import { type Command, commandHelp, parseOrUsage } from "./command.js";
 import { startRunGuard } from "./runGuard.js";
 
 const USAGE =
-  'yiem send "message" [--agent NAME] [--session ID] [--follow-up] [--json] [--timeout SECONDS]';
+  'yiem send "message" [--agent NAME] [--session ID] [--follow-up] [--budget JSON] [--json] [--timeout SECONDS]';
 
 const OPTIONS = {
   agent: { type: "string", short: "a" },
   session: { type: "string", short: "s" },
   "follow-up": { type: "boolean" },
+  budget: { type: "string" },
   json: { type: "boolean" },
   timeout: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -27,6 +28,7 @@ interface SendOptions {
   agent?: string;
   sessionId?: string;
   followUp: boolean;
+  budget?: RunBudget;
   json: boolean;
   timeoutS?: number;
   coordinatorWaitS: number;
@@ -37,6 +39,16 @@ interface FollowedRun {
   sessionId: string;
   runId: string;
   baseline: number;
+}
+
+/** `--budget`'s JSON as a budget (the client checks its limits, naming a bad one). */
+function parseBudget(json: string | undefined): RunBudget | undefined {
+  if (json === undefined) return undefined;
+  try {
+    return JSON.parse(json) as RunBudget;
+  } catch (err) {
+    throw new UsageError(`--budget is not JSON: ${(err as Error).message}`, USAGE);
+  }
 }
 
 function readSendOptions(args: string[], env: NodeJS.ProcessEnv): SendOptions | undefined {
@@ -51,6 +63,7 @@ function readSendOptions(args: string[], env: NodeJS.ProcessEnv): SendOptions | 
     agent: values.agent,
     sessionId: values.session,
     followUp: values["follow-up"] ?? false,
+    budget: parseBudget(values.budget),
     json: values.json ?? false,
     timeoutS: parseSeconds(values.timeout, "--timeout"),
     coordinatorWaitS:
@@ -127,7 +140,12 @@ async function sendAndFollow(
     ? (await probeSession(cluster.config, sessionId)).latestSeq
     : 0;
   const started = Date.now();
-  const sendOptions = { agent: options.agent, sessionId, followUp: options.followUp };
+  const sendOptions = {
+    agent: options.agent,
+    sessionId,
+    followUp: options.followUp,
+    budget: options.budget,
+  };
   const { runId } = await cluster.client.send(options.message, sendOptions);
   const run = { sessionId, runId, baseline };
   const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
@@ -149,6 +167,7 @@ export const sendCommand: Command = {
     "  -a, --agent NAME   the agent that answers (default: default; a session keeps its agent)",
     "  -s, --session ID   send to this session (default: a new one; its id is printed)",
     "      --follow-up    a follow-up: its own run after the session's current one",
+    "      --budget JSON  this request's own limits, e.g. '{\"maxModelCalls\": 5}' (lowers, never raises)",
     "      --json         one JSON line per event, then the response as JSON",
     "      --timeout S    give up waiting after S seconds (the run goes on; exit code 1)",
     "",

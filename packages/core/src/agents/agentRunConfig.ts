@@ -110,13 +110,32 @@ export function describeBadRunSettings(definition: AgentRunFields): string | und
   } catch (err) {
     return `outputSchema: ${(err as Error).message}`;
   }
+  const bad = describeBadBudget(budget);
+  return bad ? `budget${bad.at}: ${bad.problem}` : undefined;
+}
+
+/** What is wrong with a budget: where (`""`, or `.maxTokens` for a limit) and the problem. */
+export interface BadBudget {
+  at: string;
+  problem: string;
+}
+
+/**
+ * Why `budget` is not a usable `RunBudget`, or `undefined` when it is (or is absent): not an
+ * object, an unknown limit (the known ones named), or a limit that is not a number of zero or
+ * more. The agent's `budget` and a request's `budget` are checked alike.
+ *
+ * @example describeBadBudget({ maxTokens: -1 }) // { at: ".maxTokens", problem: "must be a number of zero or more" }
+ */
+export function describeBadBudget(budget: unknown): BadBudget | undefined {
   if (budget === undefined) return undefined;
-  if (typeof budget !== "object" || budget === null) return "budget: must be an object";
+  if (typeof budget !== "object" || budget === null || Array.isArray(budget))
+    return { at: "", problem: "must be an object" };
   for (const [field, limit] of Object.entries(budget)) {
     if (!(BUDGET_FIELDS as readonly string[]).includes(field))
-      return `budget.${field}: unknown limit (known: ${BUDGET_FIELDS.join(", ")})`;
+      return { at: `.${field}`, problem: `unknown limit (known: ${BUDGET_FIELDS.join(", ")})` };
     if (typeof limit !== "number" || !Number.isFinite(limit) || limit < 0)
-      return `budget.${field}: must be a number of zero or more`;
+      return { at: `.${field}`, problem: "must be a number of zero or more" };
   }
   return undefined;
 }

@@ -33,7 +33,7 @@ import { ResponseWaits } from "../state/responseWaits.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
-import type { AssistantMessage, UserInput } from "../types/index.js";
+import type { AssistantMessage, RunBudget, UserInput } from "../types/index.js";
 
 /** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
 export interface LimitedToolLoad {
@@ -67,6 +67,11 @@ export interface SendOptions {
   sessionId?: string;
   /** A follow-up: its own run after the current one, instead of joining it. */
   followUp?: boolean;
+  /**
+   * This request's own budget: it lowers, never raises, the agent's (and the coordinator's
+   * `YIEM_BUDGET`) for the run that answers it.
+   */
+  budget?: RunBudget;
 }
 
 /** Options of `events`. */
@@ -204,6 +209,7 @@ export class YiemClient {
       input: message,
       sessionId,
       followUp: options.followUp ?? false,
+      ...(options.budget !== undefined ? { budget: options.budget } : {}),
     };
     const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
     await this.ready();

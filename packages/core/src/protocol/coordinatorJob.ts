@@ -3,8 +3,15 @@ import {
   toUserMessage,
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
+import { describeBadBudget } from "../agents/agentRunConfig.js";
 import { AGENT_NAME, DEFAULT_AGENT } from "../agents/defineAgent.js";
-import type { AssistantMessage, RunUsage, UserInput, UserMessage } from "../types/index.js";
+import type {
+  AssistantMessage,
+  RunBudget,
+  RunUsage,
+  UserInput,
+  UserMessage,
+} from "../types/index.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
@@ -14,15 +21,18 @@ import { InvalidCoordinatorJobError } from "./errors.js";
  * with a random id (`state/requestSessions.ts`), returned in `CoordinatorJobResult`.
  * With `followUp: true` the input gets its own run after the current one instead of joining it.
  * `agent` names the agent that answers (default `default`); a session belongs to the agent
- * that started it.
+ * that started it. `budget` lowers, never raises, the agent's budget for the run that answers
+ * the input (a run answering several inputs keeps the lowest limit of each).
  *
- * @example await queue.add("ask", { agent: "support", input: "What time is it in Lima?", sessionId: "s-42" })
+ * @example await queue.add("ask", { agent: "support", input: "What time is it in Lima?", sessionId: "s-42", budget: { maxModelCalls: 3 } })
  */
 export interface CoordinatorJobData {
   agent?: string;
   input: UserInput;
   sessionId?: string;
   followUp?: boolean;
+  /** This request's own limits: they lower the run's budget, never raise it. */
+  budget?: RunBudget;
 }
 
 /**
@@ -88,6 +98,8 @@ export interface CoordinatorRequest {
   sessionId: string | undefined;
   kind: InputKind;
   message: UserMessage;
+  /** The request's own budget, when it has one: it lowers the run's. */
+  budget: RunBudget | undefined;
 }
 
 /** Session ids are part of Redis key names (inside a hash tag): a plain, bounded alphabet. */
@@ -122,13 +134,20 @@ function readFollowUp(value: unknown): boolean {
   return value;
 }
 
+function readBudget(value: unknown): RunBudget | undefined {
+  if (value === undefined || value === null) return undefined;
+  const bad = describeBadBudget(value);
+  if (bad) throw new InvalidCoordinatorJobError(`budget${bad.at}`, bad.problem);
+  return { ...(value as RunBudget) };
+}
+
 /**
  * Reads a coordinator job's data as a request: validates every field, and re-encodes the
  * input as a user message with only the fields Yiem knows. Throws
  * `InvalidCoordinatorJobError` naming the field (`input`, `input.content[0].text`, `agent`,
- * `sessionId`, `followUp`); never trusts anything the job carries as transcript.
+ * `sessionId`, `followUp`, `budget.maxTokens`…); never trusts anything the job carries as transcript.
  *
- * @example readCoordinatorJob({ input: "hi" }) // { agent: "default", sessionId: undefined, kind: "input", message }
+ * @example readCoordinatorJob({ input: "hi" }) // { agent: "default", sessionId: undefined, kind: "input", message, budget: undefined }
  */
 export function readCoordinatorJob(
   data: unknown,
@@ -137,7 +156,7 @@ export function readCoordinatorJob(
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw new InvalidCoordinatorJobError(
       "data",
-      "must be an object like { input, agent?, sessionId?, followUp? }",
+      "must be an object like { input, agent?, sessionId?, followUp?, budget? }",
     );
   }
   const fields = data as Record<string, unknown>;
@@ -145,8 +164,10 @@ export function readCoordinatorJob(
   const agent = readAgent(fields.agent);
   const sessionId = readSessionId(fields.sessionId);
   const kind: InputKind = readFollowUp(fields.followUp) ? "followUp" : "input";
+  const budget = readBudget(fields.budget);
   try {
-    return { agent, sessionId, kind, message: toUserMessage(fields.input, limits, "input") };
+    const message = toUserMessage(fields.input, limits, "input");
+    return { agent, sessionId, kind, message, budget };
   } catch (err) {
     if (err instanceof InvalidUserInputError) {
       throw new InvalidCoordinatorJobError(err.field, err.message.slice(err.field.length + 2));

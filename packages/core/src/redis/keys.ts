@@ -151,6 +151,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * last one): an id is the key of one request, so a reused id with another input is refused.
      */
     inputDigests: (sessionId: string) => `${session(sessionId)}:inputDigests`,
+    /**
+     * The own budgets of inputs not yet answered: input id → the request's `budget` JSON (only
+     * for requests that carry one). Forgotten with the input when its run closes.
+     */
+    inputBudgets: (sessionId: string) => `${session(sessionId)}:inputBudgets`,
     /** Plain inputs waiting to join a run (a sorted set of ids, by submission order). */
     pendingInputs: (sessionId: string) => `${session(sessionId)}:pendingInputs`,
     /** Follow-ups waiting for a run of their own (a sorted set of ids, by submission order). */

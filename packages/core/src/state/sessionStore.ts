@@ -17,7 +17,13 @@ import {
   TakeAbortRequestReply,
 } from "../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
-import type { AgentEndEvent, AgentMessage, AssistantMessage, UserMessage } from "../types/index.js";
+import type {
+  AgentEndEvent,
+  AgentMessage,
+  AssistantMessage,
+  RunBudget,
+  UserMessage,
+} from "../types/index.js";
 import { type StreamCaps, streamCaps } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
 
@@ -213,6 +219,7 @@ export class SessionStore {
    * content (`inputDigest`), not by the time they were read.
    * Waiting inputs run in ascending `order` (see `inputOrder`); a follow-up younger than
    * `FOLLOW_UP_SETTLE_MS` opens no run yet.
+   * A request's own `budget` is recorded with the input (`readRunBudget` reads it back).
    * Not fenced: any coordinator records inputs; only the holder moves them into runs.
    */
   async enqueueInput(
@@ -221,6 +228,7 @@ export class SessionStore {
     kind: InputKind,
     message: UserMessage,
     order: number,
+    budget?: RunBudget,
   ): Promise<EnqueueOutcome> {
     const k = this.keys;
     const [code, response] = await this.redis.yiemEnqueueInput(
@@ -229,12 +237,14 @@ export class SessionStore {
       k.pendingFollowUps(sessionId),
       k.response(sessionId, inputId),
       k.inputDigests(sessionId),
+      k.inputBudgets(sessionId),
       inputId,
       kind,
       JSON.stringify(message),
       String(order),
       inputDigest(message),
       SESSION_TTL_SECONDS,
+      budget ? JSON.stringify(budget) : "",
     );
     if (code === EnqueueInputReply.reused) return { kind: "reused" };
     if (code === EnqueueInputReply.answered) {
@@ -421,6 +431,7 @@ export class SessionStore {
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
       k.running(sessionId),
+      k.inputBudgets(sessionId),
       ...run.inputIds.map((id) => k.response(sessionId, id)),
     ];
     const done = await this.redis.yiemFinishRun(

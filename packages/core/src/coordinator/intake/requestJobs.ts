@@ -260,7 +260,15 @@ export class RequestJobs {
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
     return retryTransient(
-      () => store.enqueueInput(sessionId, runId, request.kind, request.message, request.order),
+      () =>
+        store.enqueueInput(
+          sessionId,
+          runId,
+          request.kind,
+          request.message,
+          request.order,
+          request.budget,
+        ),
       {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: anyError,

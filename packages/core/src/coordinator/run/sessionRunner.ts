@@ -7,7 +7,11 @@ import { agentEndEvent, runAgentLoop } from "../../agent/runAgentLoop.js";
 import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
-import { type AgentRunSettings, agentRunSettings } from "../../agents/agentRunConfig.js";
+import {
+  type AgentRunSettings,
+  agentRunSettings,
+  lowerBudget,
+} from "../../agents/agentRunConfig.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { logToolError } from "../../ops/toolErrorLog.js";
@@ -22,6 +26,7 @@ import {
   readEventsAfter,
   type StreamCaps,
 } from "../../state/eventBus.js";
+import { readInputBudgets } from "../../state/inputBudgets.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { readToolDone } from "../../state/toolDoneMarkers.js";
@@ -285,6 +290,7 @@ function transcriptWriters(
   inputIds: string[],
   executor: ApprovalExecutor,
   transcript: PipelinedTranscript,
+  onDrained: (inputIds: string[]) => Promise<void>,
   afterResumedBatch?: () => void,
 ) {
   let onAppended = afterResumedBatch;
@@ -297,6 +303,7 @@ function transcriptWriters(
         deps.store.drainInputs(sessionId, token, expect),
       );
       inputIds.push(...drained.inputIds);
+      await onDrained(drained.inputIds);
       const moved = [...opening, ...drained.messages];
       opening = []; // the opening message is in the transcript already (startRun put it there)
       state.messages.push(...drained.messages);
@@ -441,6 +448,8 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const stored = finishedAnswer(hold, start);
   const config = { ...deps.config, ...agentLimits(hold.agent, deps.config), executor };
+  const lowerByRequests = (ids: string[]) => lowerByRequestBudgets(hold, config, ids);
+  await lowerByRequests(inputIds);
   const response = stored
     ? await settleStoredAnswer(config, stored)
     : await runLoopInSpan(hold, start, {
@@ -457,7 +466,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
         signal: controller.signal,
         rethrow: isRecoverable,
         runStart,
-        ...transcriptWriters(hold, start, inputIds, executor, transcript, () =>
+        ...transcriptWriters(hold, start, inputIds, executor, transcript, lowerByRequests, () =>
           resumedAbort.afterResumedBatch(),
         ),
       });
@@ -527,6 +536,27 @@ export async function processSession(
 /** The loop settings an agent sets for its runs: turns, structured output, budget. */
 function agentLimits(agent: ServedAgent | undefined, base: AgentLoopConfig): AgentRunSettings {
   return agent ? agentRunSettings(agent.definition, base) : {};
+}
+
+/**
+ * Lowers the run's budget by the own budgets of the inputs `inputIds` (their requests'
+ * `budget`, recorded with them): on opening or resuming a run (every input it has taken in, so
+ * a successor applies the same limits) and for each input it takes in later. A Redis failure
+ * stops the run before its next model call, to be resumed.
+ */
+async function lowerByRequestBudgets(
+  hold: SessionHold,
+  config: AgentLoopConfig,
+  inputIds: string[],
+): Promise<void> {
+  const { deps, sessionId } = hold;
+  let budgets: Awaited<ReturnType<typeof readInputBudgets>>;
+  try {
+    budgets = await readInputBudgets(deps.command, deps.keys, sessionId, inputIds);
+  } catch (err) {
+    throw new SessionStoreError(sessionId, err);
+  }
+  for (const budget of budgets) config.budget = lowerBudget(config.budget, budget);
 }
 
 /** Gives the hold its session's agent: the agent's prompt and its tools (a live view). */

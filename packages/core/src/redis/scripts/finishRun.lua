@@ -1,6 +1,6 @@
 --[[
   Closes a run in one step: stores its response under every input id it answers, forgets
-  those inputs, publishes the run's `agentEnd` (numbered) on the bus, closes the run,
+  those inputs (and their budgets), publishes the run's `agentEnd` (numbered) on the bus, closes the run,
   announces the ids on the responses channel, and sets the session's idle expiry. A watcher
   therefore sees `agentEnd` exactly when the response is stored, even if the coordinator dies
   here. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
@@ -17,7 +17,8 @@
     KEYS[8] pendingInputs
     KEYS[9] pendingFollowUps
     KEYS[10] running
-    KEYS[11..] the response key of each input the run answers
+    KEYS[11] inputBudgets
+    KEYS[12..] the response key of each input the run answers
 
     ARGV[1] token
     ARGV[2] response JSON
@@ -37,11 +38,14 @@
 -- @include appendEvent
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then return -2 end
-for i = 11, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+for i = 12, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 local ids = redis.call('LRANGE', KEYS[3], 0, -1)
-for _, id in ipairs(ids) do redis.call('HDEL', KEYS[4], id) end
+for _, id in ipairs(ids) do
+  redis.call('HDEL', KEYS[4], id)
+  redis.call('HDEL', KEYS[11], id)
+end
 appendEvent(KEYS[5], KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
-for i = 4, 10 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+for i = 4, 11 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
 return 1

@@ -4,8 +4,10 @@
   that comes back with another input (its job was removed and added again) is refused. An
   input already answered returns its response; one already known (waiting, or in the open
   run) changes nothing. Waiting inputs are sorted sets ordered by `order`, so inputs fetched
-  by different coordinators still run in the order they were submitted. Not fenced: any
-  coordinator records inputs.
+  by different coordinators still run in the order they were submitted. A request's own
+  budget (JSON) is recorded beside its input, with the same lifetime: the run that answers the
+  input reads it (`state/inputBudgets.ts`), a resumed run too. Not fenced: any coordinator
+  records inputs.
 
   Input:
     KEYS[1] inputs
@@ -13,6 +15,7 @@
     KEYS[3] pendingFollowUps
     KEYS[4] response (of this input)
     KEYS[5] inputDigests
+    KEYS[6] inputBudgets
 
     ARGV[1] input id
     ARGV[2] kind: input | followUp
@@ -20,6 +23,7 @@
     ARGV[4] order (the job's creation time, then arrival)
     ARGV[5] the input's digest
     ARGV[6] inputDigests ttl s
+    ARGV[7] the request's budget JSON, or '' (none)
 
   Output:
     {3} the id was recorded with another input · {2, response JSON} answered ·
@@ -34,6 +38,10 @@ if not digest then
   redis.call('EXPIRE', KEYS[5], ARGV[6])
 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3]) == 0 then return {1} end
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[6], ARGV[1], ARGV[7])
+  redis.call('EXPIRE', KEYS[6], ARGV[6])
+end
 if ARGV[2] == 'followUp' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 else redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1]) end
 return {0}

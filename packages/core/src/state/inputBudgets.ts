@@ -1,0 +1,32 @@
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
+import type { RunBudget } from "../types/index.js";
+
+/**
+ * The own budgets of the inputs `inputIds` of a session, as recorded with them
+ * (`enqueueInput-6.lua`): one for each input whose request carried a `budget`, in no
+ * particular order. The run answering those inputs lowers its budget by every one, so a
+ * resumed run (another coordinator, after a crash) applies the same limits. A stored value
+ * that is not a JSON object is left out (intake validated it; nothing else writes there).
+ *
+ * @example const budgets = await readInputBudgets(redis, keys, "s-1", ["7", "8"]) // [{ maxModelCalls: 1 }]
+ */
+export async function readInputBudgets(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  sessionId: string,
+  inputIds: readonly string[],
+): Promise<RunBudget[]> {
+  if (inputIds.length === 0) return [];
+  const stored = await redis.hmget(keys.inputBudgets(sessionId), ...inputIds);
+  return stored.flatMap((json) => (json ? parseBudget(json) : []));
+}
+
+function parseBudget(json: string): RunBudget[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === "object" && value !== null ? [value as RunBudget] : [];
+  } catch {
+    return [];
+  }
+}

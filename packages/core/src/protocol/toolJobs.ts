@@ -21,6 +21,11 @@ export interface ToolJobData {
    * coordinator cannot run (docs/ARCHITECTURE.md, "Where tools run").
    */
   prepareOnWorker?: true;
+  /**
+   * How many workers that lack the tool have handed this job back to the queue (a worker-only
+   * tool that only some workers of its queue have). Set by workers; never by coordinators.
+   */
+  handoffs?: number;
   /** The caller's trace context (W3C `traceparent`), present only when tracing is on. */
   trace?: Record<string, string>;
 }

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Job, UnrecoverableError, Worker } from "bullmq";
+import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
@@ -193,7 +193,24 @@ function executeInSpan(
 
 /** Whether job `job` was handed out again after its worker stopped more often than its tool's `retries` allow. */
 function retriesSpent(job: Job<ToolJobData>): boolean {
-  return job.attemptsStarted > job.data.retries + 1;
+  return job.attemptsStarted - (job.data.handoffs ?? 0) > job.data.retries + 1;
+}
+
+/** How many times a job is handed back before a worker without its tool answers it. */
+const MAX_HANDOFFS = 30;
+
+/**
+ * A job of a tool this worker lacks, while other workers of the queue may have it (worker-only
+ * tools need not be on every worker serving a queue): it goes back to the queue for a short,
+ * jittered delay so another worker takes it, counted in `handoffs` so it costs no retry. After
+ * `MAX_HANDOFFS` the job is this worker's, and `runToolJob` answers "not available".
+ */
+async function handOffMissingTool(job: Job<ToolJobData>, token: string | undefined): Promise<void> {
+  const handoffs = job.data.handoffs ?? 0;
+  if (!token || handoffs >= MAX_HANDOFFS) return;
+  await job.updateData({ ...job.data, handoffs: handoffs + 1 });
+  await job.moveToDelayed(Date.now() + 50 + Math.floor(Math.random() * 150), token);
+  throw new DelayedError();
 }
 
 /** Runs one tool job. Never throws: a missing tool, spent retries and tool failures are results. */
@@ -397,7 +414,8 @@ function startQueueWorker(
 ): Worker {
   const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
     queue,
-    async (job, _token, signal) => {
+    async (job, token, signal) => {
+      if (!ctx.options.toolStore.tools.has(job.data.toolName)) await handOffMissingTool(job, token);
       const jobId = job.id ?? "";
       ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
       try {

@@ -67,7 +67,7 @@ async function agentsFile(): Promise<string> {
       "    instructions: You help customers.",
       "    model: support-model",
       "    modelSettings: { temperature: 0.2, maxTokens: 800 }",
-      "    tools: [whereAmI]",
+      "    tools: [whereAmI, listTools]",
       "    maxTurns: 5",
       "  ops:",
       "    instructions: You run operations.",
@@ -121,7 +121,7 @@ describe("two agents in one deployment", () => {
       expect(request.body.model).toBe("support-model");
       expect(request.body.temperature).toBe(0.2);
       expect(request.body.max_tokens).toBe(800);
-      expect(offeredTools(request)).toEqual(["whereAmI"]);
+      expect(offeredTools(request)).toEqual(["listTools", "whereAmI"]);
       expect(systemPrompt(request)).toBe("You help customers.");
     }
     const events = [];
@@ -132,6 +132,18 @@ describe("two agents in one deployment", () => {
     }))
       events.push(event);
     expect(events.find((e) => e.type === "agentStart")).toMatchObject({ agent: "support" });
+  });
+
+  it("lists only the agent's own tools to its model through listTools", async () => {
+    const { runId } = await cluster.client.send("call listTools", { agent: "support" });
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const text = (response.content[0] as { text: string }).text;
+    expect(text.split("\n").sort()).toEqual([
+      expect.stringMatching(/^- listTools: /),
+      expect.stringMatching(/^- whereAmI: /),
+      "tool said: Available tools:",
+    ]);
+    expect(text).not.toContain("getTime");
   });
 
   it("answers a call to another agent's tool with tool not found, listing the agent's own", async () => {

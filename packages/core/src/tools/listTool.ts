@@ -5,14 +5,15 @@ import type { ToolStore } from "./toolStore.js";
 export const LIST_TOOLS_NAME = "listTools";
 
 /**
- * The `listTools` tool bound to one store: it lists the store's tools as they are when it
- * runs (tools registered later appear too), one line each: `- name: label — description`.
+ * The `listTools` tool bound to one store (or any holder of a tool map, such as one agent's
+ * view): it lists the tools as they are when it runs (tools registered later appear too), one
+ * line each: `- name: label — description`.
  *
  * @example
  * registerTool(store, listTool(store));
  * // execute → "Available tools:\n- getTime: Time Lookup — Get the current time..."
  */
-export function listTool(store: ToolStore): AgentTool {
+export function listTool(store: Pick<ToolStore, "tools">): AgentTool {
   return {
     name: LIST_TOOLS_NAME,
     label: "List Tools",

@@ -52,7 +52,9 @@ describe.skipIf(!supported)("faults: a Redis Cluster master dies", () => {
         cluster.client.send(`ledgerRemote ${label} 1500`, { sessionId: randomUUID() }),
       ),
     );
-    await expect.poll(async () => (await ledger.entries()).length).toBeGreaterThanOrEqual(4);
+    await expect
+      .poll(async () => (await ledger.entries()).length, { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(4);
     const redisCluster = cluster.redisCluster;
     if (!redisCluster) throw new Error("expected a Redis Cluster");
     const killedAt = Date.now();

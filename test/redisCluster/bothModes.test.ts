@@ -195,7 +195,9 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
     await cluster.client.abort(started.sessionId);
     const response = await cluster.client.waitForResponse(started.runId, { timeoutMs: 20_000 });
     expect(response.stopReason).toBe("aborted");
-    await expect.poll(() => readFile(ledger.path, "utf8")).toContain(`aborted first ${worker.pid}`);
+    await expect
+      .poll(() => readFile(ledger.path, "utf8"), { timeout: 15_000 })
+      .toContain(`aborted first ${worker.pid}`);
   });
 
   it.skipIf(skip)("finishes a batch whose coordinator was SIGKILLed mid-batch", async () => {

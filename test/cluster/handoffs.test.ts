@@ -62,6 +62,7 @@ const SUPPORT_CALLS: Record<string, Array<{ name: string; arguments: Record<stri
   "transfer twice": [TRANSFER, { name: "getTime", arguments: { timezone: "UTC" } }, TRANSFER],
   "transfer to ops": [{ name: "transfer_to_ops", arguments: {} }],
   "transfer kill": [TRANSFER],
+  "transfer with approval": [TRANSFER, { name: "ledgerApproval", arguments: { label: "a1" } }],
 };
 
 /** Until the kill scenario's coordinator is killed, billing's model requests of it hang. */
@@ -99,7 +100,7 @@ function agentsFile(): string {
       "    instructions: You help customers.",
       "    description: Answers general questions.",
       "    model: support-model",
-      "    tools: [getTime]",
+      "    tools: [getTime, ledgerApproval]",
       "    handoffs: [billing]",
       "  billing:",
       "    instructions: You handle invoices.",
@@ -173,6 +174,7 @@ describe("a handoff", () => {
     expect(systemPrompt(first as ScriptedRequest)).toBe("You help customers.");
     expect(offeredTools(first as ScriptedRequest)).toEqual([
       { name: "getTime", description: expect.any(String) },
+      { name: "ledgerApproval", description: expect.any(String) },
       {
         name: "transfer_to_billing",
         description: 'Hand the conversation over to agent "billing": Handles invoices and refunds.',
@@ -245,6 +247,35 @@ describe("a handoff", () => {
     const messages = await cluster.client.messages("s-handoff-3");
     const results = messages.filter((m) => m.role === "toolResult");
     expect(results.map((m) => m.isError)).toEqual([false, false, true]);
+  });
+
+  it("takes effect when a batch parked for an approval resumes, from the transfer's stored result", async () => {
+    const sessionId = "s-handoff-5";
+    const before = cluster.model.requests.length;
+    const awaiting = (async () => {
+      for await (const event of cluster.client.events(sessionId, { fromStart: true }))
+        if (event.type === "toolApprovalRequested") return event.callKey;
+      return "";
+    })();
+    const { runId } = await cluster.client.send("transfer with approval", {
+      agent: "support",
+      sessionId,
+    });
+    const callKey = await awaiting;
+    expect(await cluster.client.sessionAgent(sessionId)).toBe("support"); // parked: not yet
+    await cluster.client.approve(sessionId, callKey, { by: "test", timeoutMs: 20_000 });
+    const answer = await cluster.client.waitForAnswer(runId, { timeoutMs: 30_000 });
+    expect(answer.agent).toBe("billing");
+    expect(answer.response.output).toEqual({ invoice: "INV-7" });
+    const [, after, ...more] = requestsOf("transfer with approval", before);
+    expect(more).toEqual([]);
+    expect(after?.body.model).toBe("billing-model");
+    expect(toolResultsOf(after as ScriptedRequest)).toEqual([
+      "transferred to billing",
+      "a1 recorded",
+    ]);
+    const events = await eventsOf(sessionId, runId);
+    expect(events.filter((e) => e.type === "agentHandoff")).toHaveLength(1);
   });
 
   it("to an agent not in the handoffs is an error result, and the session keeps its agent", async () => {

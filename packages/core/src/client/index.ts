@@ -42,6 +42,7 @@ export type { WorkerInfo } from "../state/workerRegistry.js";
 export type {
   AgentEndEvent,
   AgentEvent,
+  AgentHandoffEvent,
   AgentMessage,
   AgentStartEvent,
   AgentTool,

@@ -24,17 +24,25 @@ export interface Intake {
 /** How many jobs one round of a burst fetches at once (each needs a free run slot). */
 const BURST_FETCHES = 16;
 
-/** A fetch that takes this long (the block time is 1 s) is stuck, and is logged once. */
-const STUCK_FETCH_MS = 30_000;
+/**
+ * A blocking fetch that takes this long (the block time is 1 s, BullMQ's own watchdog 2 s) is
+ * stuck: its connection is wedged (seen after a Redis Cluster failover). The intake then
+ * fetches without blocking, on the command connection, until the stuck fetch returns.
+ */
+const STUCK_FETCH_MS = 5000;
+
+/** How often a coordinator looks for jobs while its blocking fetch is stuck. */
+const STUCK_POLL_MS = 250;
+
+/** A blocking fetch's outcome: it returned (with a job or not), or it is stuck and still open. */
+type BlockingFetch =
+  | { kind: "returned"; fetched: boolean }
+  | { kind: "stuck"; returned: Promise<unknown> };
 
 /** Fetches one job; the slot goes with it, or back when there is none. Never throws. */
 async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Promise<boolean> {
   const token = randomUUID();
   let job: Job | undefined;
-  const watchdog = setTimeout(
-    () => options.log.warn({ block }, "a coordinator-queue fetch has not returned for 30 s"),
-    STUCK_FETCH_MS,
-  );
   try {
     job = await options.worker.getNextJob(token, { block });
   } catch (err) {
@@ -47,8 +55,6 @@ async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Pro
     );
     await sleep(1000);
     return false;
-  } finally {
-    clearTimeout(watchdog);
   }
   if (!job) {
     slot.release();
@@ -60,6 +66,23 @@ async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Pro
     options.log.error({ jobId, err: (err as Error).message }, "coordinator job handling failed");
   });
   return true;
+}
+
+/**
+ * Fetches one job blocking, but waits for it at most `STUCK_FETCH_MS`: a fetch still open then
+ * is reported stuck, and goes on by itself (a job it brings later is handled with its slot).
+ */
+async function fetchBlocking(options: IntakeOptions, slot: Slot): Promise<BlockingFetch> {
+  const fetch = fetchOne(options, slot, true);
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<"stuck">((resolve) => {
+    timer = setTimeout(() => resolve("stuck"), STUCK_FETCH_MS);
+  });
+  const first = await Promise.race([fetch, stuck]);
+  clearTimeout(timer);
+  return first === "stuck"
+    ? { kind: "stuck", returned: fetch }
+    : { kind: "returned", fetched: first };
 }
 
 /** While jobs keep coming, fetches several at once without blocking (one round trip for many). */
@@ -84,10 +107,23 @@ async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promi
  * burst of thousands of jobs is taken in a second or two, so a message behind it is not
  * kept waiting). Jobs that only wait for a session already running hand their slot back at
  * once, so a burst of follow-ups costs no slots. Fetch errors (Redis away) are retried every
- * second.
+ * second. A blocking fetch that does not return in `STUCK_FETCH_MS` (a wedged blocking
+ * connection, as after a Redis Cluster failover) does not stop the intake: it fetches without
+ * blocking every `STUCK_POLL_MS` until that fetch returns.
  */
 export function startIntake(options: IntakeOptions): Intake {
   let stopped = false;
+  let stuckFetch: Promise<unknown> | undefined;
+  const noteStuck = (returned: Promise<unknown>) => {
+    options.log.warn(
+      { afterMs: STUCK_FETCH_MS },
+      "a blocking coordinator-queue fetch is stuck; fetching without blocking until it returns",
+    );
+    stuckFetch = returned.then(() => {
+      stuckFetch = undefined;
+      options.log.info("the stuck coordinator-queue fetch returned; blocking again");
+    });
+  };
   const loop = (async () => {
     while (!stopped) {
       const slot = await options.slots.take();
@@ -95,7 +131,14 @@ export function startIntake(options: IntakeOptions): Intake {
         slot.release();
         break;
       }
-      if (await fetchOne(options, slot, true)) await fetchBurst(options, () => stopped);
+      if (stuckFetch) {
+        if (await fetchOne(options, slot, false)) await fetchBurst(options, () => stopped);
+        else await sleep(STUCK_POLL_MS);
+        continue;
+      }
+      const fetch = await fetchBlocking(options, slot);
+      if (fetch.kind === "stuck") noteStuck(fetch.returned);
+      else if (fetch.fetched) await fetchBurst(options, () => stopped);
     }
   })();
   return {

@@ -273,8 +273,12 @@ may be missing on the replica that takes its place. What Yiem guarantees then:
 - **Processes ride it out.** Connections that must not give up wait through the failover
   (ioredis redirections and retries); BullMQ's blocking fetch fails fast instead and is
   retried, because its watchdog's reconnect of a cluster connection can otherwise hang and the
-  coordinator would stop fetching. The cost of the replica acknowledgements is measured in
-  \`docs/PERFORMANCE.md\` ("Redis Cluster").
+  coordinator would stop fetching. Even so, a blocking fetch still wedged in most failovers
+  tried (for over 30 s now and then): a coordinator whose blocking fetch has not returned in
+  5 s fetches without blocking, every 250 ms on its command connection, until it returns, and
+  the failover scenario checks that each coordinator alone answers a new run afterwards. The
+  cost of the replica acknowledgements is measured in \`docs/PERFORMANCE.md\` ("Redis
+  Cluster").
 
 ${renderChaos(chaos)}`;
 }

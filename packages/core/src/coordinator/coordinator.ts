@@ -399,7 +399,7 @@ async function startCoordinatorRuntime(
   const store = new SessionStore(command, keys, ctx.acks, ctx.streamCaps);
   const answers = answerWaits(store, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
-  const sessionAgents = new SessionAgents(command, keys);
+  const sessionAgents = new SessionAgents(command, keys, ctx.acks);
   const first = registry.get(registry.names()[0] ?? "") as ServedAgent;
   const deps = await runnerDeps(options, ctx, store, log, first.llmCall);
   deps.agentOf = sessionAgentFinder(registry, sessionAgents, coordinatorId);

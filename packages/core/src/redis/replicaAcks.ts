@@ -19,7 +19,7 @@ export const NO_REPLICA_ACKS: ReplicaAcks = { replicas: 0, timeoutMs: 0 };
 
 /**
  * The scripts whose writes a run cannot lose: inputs, runs, the transcript, responses,
- * approval decisions and the session a request job without `sessionId` started. Lease scripts are not among them: a lease lost in a failover only
+ * approval decisions, handoffs and the session a request job without `sessionId` started. Lease scripts are not among them: a lease lost in a failover only
  * fences its holder out (its next write fails), which the coordinator already survives.
  */
 const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
@@ -28,6 +28,7 @@ const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
   "yiemDrainInputs",
   "yiemAppendMessage",
   "yiemAppendMessages",
+  "yiemAppendHandoff",
   "yiemFinishRun",
   "yiemRequestApproval",
   "yiemDecideApproval",

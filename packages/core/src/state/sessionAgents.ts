@@ -1,5 +1,6 @@
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks } from "../redis/replicaAcks.js";
 import { SESSION_TTL_SECONDS } from "./sessionStore.js";
 
 /** How long a session's agent is kept after its last request: as long as its transcript. */
@@ -11,9 +12,11 @@ const SESSION_AGENT_TTL_S = SESSION_TTL_SECONDS;
  * `SessionStore.appendHandoff`), kept 30 days after the last request.
  */
 export class SessionAgents {
+  /** `acks`: the replicas that must acknowledge a session's first claim (none by default). */
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ClusterKeys,
+    private readonly acks: ReplicaAcks = NO_REPLICA_ACKS,
   ) {}
 
   /**
@@ -24,10 +27,28 @@ export class SessionAgents {
    */
   async claim(sessionId: string, agent: string): Promise<string> {
     const key = this.keys.sessionAgent(sessionId);
-    const before = await this.redis.set(key, agent, "EX", SESSION_AGENT_TTL_S, "NX", "GET");
+    const before = await this.setIfNone(key, agent);
     if (before !== null && before !== agent) return before;
     if (before !== null) await this.redis.expire(key, SESSION_AGENT_TTL_S);
     return agent;
+  }
+
+  /**
+   * SET NX GET, followed on the same node by `WAIT` when replicas must acknowledge: a claim
+   * lost in a failover would let a later request claim the session for another agent.
+   */
+  private async setIfNone(key: string, agent: string): Promise<string | null> {
+    if (this.acks.replicas <= 0)
+      return this.redis.set(key, agent, "EX", SESSION_AGENT_TTL_S, "NX", "GET");
+    const replies = await this.redis
+      .pipeline()
+      .set(key, agent, "EX", SESSION_AGENT_TTL_S, "NX", "GET")
+      .wait(this.acks.replicas, this.acks.timeoutMs)
+      .exec();
+    const [[err, before] = [null, null], [, acked] = [null, 0]] = replies ?? [];
+    if (err) throw err;
+    if (Number(acked) < this.acks.replicas) this.acks.onShort?.("sessionAgentClaim", Number(acked));
+    return (before as string | null) ?? null;
   }
 
   /** The agent recorded for `sessionId`, if any (sessions from before agents have none). */

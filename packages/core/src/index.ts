@@ -49,12 +49,14 @@ export {
   type AgentTool,
   type AgentToolCall,
   type AgentToolResult,
+  API_KEY_PREFIX,
   type ApprovalRequest,
   type AssistantContent,
   type AssistantMessage,
   type BusEvent,
   type ChosenDefinition,
   type ClusterConfig,
+  createApiKey,
   type ClusterKeys,
   ConfigError,
   type CoordinatorJobData,
@@ -70,6 +72,7 @@ export {
   type EmitFn,
   type EventOrigin,
   type EventsOptions,
+  hashApiKey,
   type ImageContent,
   InvalidCoordinatorJobError,
   type JsonSchema,
@@ -93,6 +96,7 @@ export {
   ResponseTimeoutError,
   type RunAnswer,
   type RunBudget,
+  type RunStatus,
   type RunUsage,
   readClusterConfig,
   readEventsAfter,
@@ -157,7 +161,15 @@ export {
 } from "./mcp/mcpToolSource.js";
 // What a process of the cluster needs around it: heap, logs, HTTP start-up, signals.
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
-export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";
+export {
+  closeServer,
+  createHttpServer,
+  DEFAULT_HTTP_LIMITS,
+  describeStartFailure,
+  type HttpLimits,
+  listenOn,
+  PortInUseError,
+} from "./ops/httpListen.js";
 export { createLogger, type Logger } from "./ops/logger.js";
 export { loadPriceTable, readPriceTable, readRunBudget } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";

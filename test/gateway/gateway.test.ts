@@ -1,0 +1,345 @@
+/**
+ * The HTTP gateway against a real cluster (Redis, a coordinator, a worker), through real HTTP:
+ * keys with scopes and owners, every REST endpoint, the OpenAPI document, rate limits,
+ * idempotency, body limits, CORS and logs. Two gateways share the cluster: one from its
+ * sources, one compiled as deployed (`node apps/gateway/dist/main.js`).
+ */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
+import { runCli } from "../support/cliProcess.js";
+import {
+  callGateway,
+  type GatewayProcess,
+  makeKey,
+  openEventStream,
+  startGatewayProcess,
+  type TestKey,
+  writeKeysFile,
+} from "./support.js";
+
+type Wire = { role: string; content: unknown };
+
+/**
+ * The model: `hello <x>` answers `hi <x>`; `approve <label>` calls `ledgerApproval` (which
+ * waits for a decision); `sleep <ms>` calls `sleepFor`; after tool results it answers
+ * `done: <results>`.
+ */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Wire[];
+  const lastUser = messages.findLast((m) => m.role === "user");
+  const text = String(lastUser?.content ?? "");
+  const [verb = "", arg = "x"] = text.split(" ");
+  if (messages.at(-1)?.role === "tool") {
+    const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    return { kind: "text", text: `done: ${results.join(" | ")}` };
+  }
+  if (verb === "approve") {
+    return { kind: "toolCalls", calls: [{ id: `call-${arg}`, name: "ledgerApproval", arguments: { label: arg } }] };
+  }
+  if (verb === "sleep") {
+    return { kind: "toolCalls", calls: [{ id: "nap", name: "sleepFor", arguments: { ms: Number(arg), label: "nap" } }] };
+  }
+  return { kind: "text", text: `hi ${arg}` };
+}
+
+const cluster = useTestCluster({ workers: 1, model: { respond } });
+
+const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
+const bob = makeKey("bob", { scopes: ["submit", "read", "approve"] });
+const submitter = makeKey("submitter", { scopes: ["submit"] });
+const auditor = makeKey("auditor", { scopes: ["read"], sessions: "all" });
+const onlyOps = makeKey("only-ops", { scopes: ["submit", "read"], agents: ["ops"] });
+const limited = makeKey("limited", { scopes: ["read"], requestsPerMinute: 3 });
+const oneRun = makeKey("one-run", { scopes: ["submit", "read"], runsAtOnce: 1 });
+const keys: TestKey[] = [alice, bob, submitter, auditor, onlyOps, limited, oneRun];
+
+let gateway: GatewayProcess;
+let compiled: GatewayProcess;
+let cliKey: { secret: string; name: string };
+
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), "yiem-gateway-"));
+  const file = join(dir, "keys.jsonl");
+  await writeKeysFile(file, keys, ["# test keys"]);
+  const created = await runCli(["keys", "create", "--name", "from-cli", "--scopes", "submit,read", "--file", file], {});
+  cliKey = { name: "from-cli", secret: /key: (\S+)/.exec(created.stdout)?.[1] ?? "" };
+  const env = { ...cluster.env, YIEM_API_KEYS: file, GATEWAY_CORS_ORIGINS: "https://app.example" };
+  [gateway, compiled] = await Promise.all([
+    startGatewayProcess(env),
+    startGatewayProcess(env, { GATEWAY_HEARTBEAT_MS: "300" }, { compiled: true }),
+  ]);
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all([gateway?.process.stop(3000), compiled?.process.stop(3000)]);
+});
+
+const call = (key: TestKey | undefined, method: string, path: string, options = {}) =>
+  callGateway(gateway.url, key?.secret, method, path, options);
+
+/** Starts a run as `key` and waits for its answer. */
+async function runAndWait(key: TestKey, body: Record<string, unknown>) {
+  const answer = await call(key, "POST", "/v1/runs?wait=true", { body });
+  expect(answer.status).toBe(200);
+  return answer.body as { runId: string; sessionId: string; response: { content: Array<{ text?: string }> } };
+}
+
+/** Polls `GET /v1/runs/{id}` until `status`. */
+async function waitForRunStatus(key: TestKey, runId: string, status: string) {
+  await expect
+    .poll(async () => (await call(key, "GET", `/v1/runs/${runId}`)).body.status, { timeout: 20_000, interval: 200 })
+    .toBe(status);
+}
+
+describe("keys", () => {
+  it("refuses a request without a key or with an unknown one (401), and accepts a key made by `yiem keys create`", async () => {
+    const none = await call(undefined, "GET", "/v1/sessions");
+    expect(none.status).toBe(401);
+    expect(none.body.error.code).toBe("unauthorized");
+    const wrong = await callGateway(gateway.url, `${alice.secret}x`, "GET", "/v1/sessions");
+    expect(wrong.status).toBe(401);
+    const fromCli = await callGateway(gateway.url, cliKey.secret, "POST", "/v1/runs?wait=true", {
+      body: { input: "hello cli" },
+    });
+    expect(fromCli.status).toBe(200);
+    expect(fromCli.body.response.content[0].text).toBe("hi cli");
+  });
+
+  it("never logs a key, only its name", async () => {
+    await call(alice, "GET", "/v1/agents");
+    await gateway.process.waitForLine((line) => line.includes('"key":"alice"'), 15_000);
+    const lines = [...gateway.process.lines, ...compiled.process.lines].join("\n");
+    for (const key of keys) expect(lines).not.toContain(key.secret);
+    expect(lines).not.toContain(cliKey.secret);
+  });
+});
+
+describe("runs", () => {
+  it("answers POST /v1/runs?wait=true with the job's return value, and GET /v1/runs/{id} with completed", async () => {
+    const answer = await runAndWait(alice, { input: "hello alice" });
+    expect(answer.response.content[0]?.text).toBe("hi alice");
+    const status = await call(alice, "GET", `/v1/runs/${answer.runId}`);
+    expect(status.body).toMatchObject({ runId: answer.runId, sessionId: answer.sessionId, status: "completed" });
+    expect(status.body.result.response.content[0].text).toBe("hi alice");
+  });
+
+  it("queues a run with 202 and continues the key's own session", async () => {
+    const first = await runAndWait(alice, { input: "hello one" });
+    const queued = await call(alice, "POST", "/v1/runs", { body: { input: "hello two", sessionId: first.sessionId } });
+    expect(queued.status).toBe(202);
+    expect(queued.body.sessionId).toBe(first.sessionId);
+    await waitForRunStatus(alice, queued.body.runId, "completed");
+    const session = await call(alice, "GET", `/v1/sessions/${first.sessionId}`);
+    const texts = session.body.transcript.map((m: { content: unknown }) => JSON.stringify(m.content));
+    expect(texts.filter((t: string) => t.includes("hi one") || t.includes("hi two"))).toHaveLength(2);
+    expect(session.body).toMatchObject({ agent: "default", owner: "alice" });
+    expect(session.body.usage.modelCalls).toBe(2);
+  });
+
+  it("refuses an invalid body with 400 naming the field, and a body over the limit with 413", async () => {
+    const missing = await call(alice, "POST", "/v1/runs", { body: { sessionId: "s-1" } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ code: "invalid_request", field: "input" });
+    expect(JSON.stringify(missing.body)).not.toMatch(/at .*\.ts/); // no stack
+    const badBudget = await call(alice, "POST", "/v1/runs", { body: { input: "x", budget: { maxTokens: -1 } } });
+    expect(badBudget.body.error.field).toBe("budget.maxTokens");
+    const notJson = await call(alice, "POST", "/v1/runs", { rawBody: "{", headers: { "content-type": "application/json" } });
+    expect(notJson.status).toBe(400);
+    const huge = await call(alice, "POST", "/v1/runs", { body: { input: "x".repeat(2 * 1024 * 1024) } });
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe("body_too_large");
+  });
+
+  it("makes one run of a retried Idempotency-Key, and refuses the key for another body (409)", async () => {
+    const headers = { "idempotency-key": `idem-${Date.now()}` };
+    const body = { input: "hello once" };
+    const first = await call(alice, "POST", "/v1/runs", { body, headers });
+    const again = await callGateway(compiled.url, alice.secret, "POST", "/v1/runs?wait=true", { body, headers });
+    expect(first.status).toBe(202);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ runId: first.body.runId, sessionId: first.body.sessionId });
+    const other = await call(alice, "POST", "/v1/runs", { body: { input: "hello other" }, headers });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe("idempotency_conflict");
+    const messages = await cluster.client.messages(first.body.sessionId);
+    expect(messages.filter((m) => m.role === "user")).toHaveLength(1);
+  });
+
+  it("refuses an agent the key may not use (403)", async () => {
+    const refused = await call(onlyOps, "POST", "/v1/runs", { body: { input: "hello" } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.field).toBe("agent");
+  });
+});
+
+describe("ownership", () => {
+  it("answers 404 to another key for a session, its runs, its events and its approvals", async () => {
+    const own = await runAndWait(alice, { input: "hello mine" });
+    const paths = [`/v1/sessions/${own.sessionId}`, `/v1/runs/${own.runId}`, `/v1/sessions/${own.sessionId}/events`, `/v1/approvals?sessionId=${own.sessionId}`];
+    for (const path of paths) {
+      const answer = await call(bob, "GET", path);
+      expect(answer.status, path).toBe(404);
+      expect(answer.body.error.code).toBe("not_found");
+    }
+    const unknown = await call(bob, "GET", "/v1/sessions/no-such-session");
+    expect(unknown.body).toEqual({ error: { code: "not_found", message: "session no-such-session not found" } });
+    const mine = await call(bob, "GET", `/v1/sessions/${own.sessionId}`);
+    expect(mine.body.error.message).toBe(`session ${own.sessionId} not found`); // the same words: existence is not revealed
+    expect((await call(bob, "POST", `/v1/sessions/${own.sessionId}/abort`)).status).toBe(404);
+    const intoIt = await call(bob, "POST", "/v1/runs", { body: { input: "hello", sessionId: own.sessionId } });
+    expect(intoIt.status).toBe(404);
+    const decision = await call(bob, "POST", "/v1/approvals", { body: { sessionId: own.sessionId, toolCallId: "c", approved: true } });
+    expect(decision.status).toBe(404);
+    const list = await call(bob, "GET", "/v1/sessions");
+    expect(list.body.sessions.map((s: { sessionId: string }) => s.sessionId)).not.toContain(own.sessionId);
+  });
+
+  it("lists a key's sessions newest first; a key with sessions: all sees every one", async () => {
+    const older = await runAndWait(bob, { input: "hello older" });
+    const newer = await runAndWait(bob, { input: "hello newer" });
+    const list = await call(bob, "GET", "/v1/sessions");
+    const ids = list.body.sessions.map((s: { sessionId: string }) => s.sessionId);
+    expect(ids.indexOf(newer.sessionId)).toBeLessThan(ids.indexOf(older.sessionId));
+    expect(list.body.sessions[0]).toMatchObject({ sessionId: newer.sessionId, agent: "default", owner: "bob" });
+    expect(list.body.sessions[0].usage.modelCalls).toBe(1);
+    const all = await call(auditor, "GET", "/v1/sessions?limit=100");
+    const seen = all.body.sessions.map((s: { sessionId: string }) => s.sessionId);
+    expect(seen).toEqual(expect.arrayContaining([older.sessionId, newer.sessionId]));
+    expect((await call(auditor, "GET", `/v1/sessions/${older.sessionId}`)).status).toBe(200);
+  });
+});
+
+describe("approvals and scopes", () => {
+  it("lets the owner approve with its name recorded as `by`; other keys neither see nor decide; a submit-only key cannot approve", async () => {
+    const started = await call(alice, "POST", "/v1/runs", { body: { input: "approve a1" } });
+    const { sessionId, runId } = started.body;
+    await waitForRunStatus(alice, runId, "parked");
+    const pending = await call(alice, "GET", "/v1/approvals");
+    const mine = pending.body.approvals.find((a: { sessionId: string }) => a.sessionId === sessionId);
+    expect(mine).toMatchObject({ toolName: "ledgerApproval", callKey: "call-a1" });
+    const bobs = await call(bob, "GET", "/v1/approvals");
+    expect(bobs.body.approvals.some((a: { sessionId: string }) => a.sessionId === sessionId)).toBe(false);
+    const body = { sessionId, toolCallId: "call-a1", approved: true };
+    const fromSubmitter = await call(submitter, "POST", "/v1/approvals", { body });
+    expect(fromSubmitter.status).toBe(403);
+    expect(fromSubmitter.body.error.code).toBe("forbidden");
+    expect((await call(submitter, "GET", "/v1/approvals")).status).toBe(403);
+    const approved = await call(alice, "POST", "/v1/approvals", { body });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ approved: true, by: "alice" });
+    await waitForRunStatus(alice, runId, "completed");
+    const twice = await call(alice, "POST", "/v1/approvals", { body });
+    expect(twice.status).toBe(409);
+    const events = await openEventStream(gateway.url, alice.secret, `/v1/sessions/${sessionId}/events`);
+    for await (const event of events.events) {
+      if (event.event !== "toolApprovalDecided") continue;
+      expect(event.data.by).toBe("alice");
+      break;
+    }
+    events.close();
+  });
+
+  it("refuses a run to a read-only key (403)", async () => {
+    const refused = await call(auditor, "POST", "/v1/runs", { body: { input: "hello" } });
+    expect(refused.status).toBe(403);
+  });
+});
+
+describe("abort", () => {
+  it("aborts the open run of the key's session", async () => {
+    const started = await call(alice, "POST", "/v1/runs", { body: { input: "sleep 20000" } });
+    await waitForRunStatus(alice, started.body.runId, "running");
+    const aborted = await call(alice, "POST", `/v1/sessions/${started.body.sessionId}/abort`);
+    expect(aborted.body).toEqual({ aborted: true, runId: started.body.runId });
+    await waitForRunStatus(alice, started.body.runId, "completed");
+    const status = await call(alice, "GET", `/v1/runs/${started.body.runId}`);
+    expect(status.body.result.response.stopReason).toBe("aborted");
+    const again = await call(alice, "POST", `/v1/sessions/${started.body.sessionId}/abort`);
+    expect(again.body).toEqual({ aborted: false });
+  });
+});
+
+describe("limits", () => {
+  it("answers 429 with Retry-After past a key's requests per minute", async () => {
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < 5; i++) {
+      last = await call(limited, "GET", "/v1/agents");
+      statuses.push(last.status);
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2);
+    expect(last?.body.error.code).toBe("rate_limited");
+    expect(Number(last?.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("answers 429 past a key's runs at once, and admits a run again once the first is answered", async () => {
+    const first = await call(oneRun, "POST", "/v1/runs", { body: { input: "sleep 1500" } });
+    expect(first.status).toBe(202);
+    const second = await call(oneRun, "POST", "/v1/runs", { body: { input: "hello" } });
+    expect(second.status).toBe(429);
+    expect(second.body.error.code).toBe("too_many_runs");
+    expect(second.headers.get("retry-after")).toBe("1");
+    await waitForRunStatus(oneRun, first.body.runId, "completed");
+    const third = await call(oneRun, "POST", "/v1/runs", { body: { input: "hello" } });
+    expect(third.status).toBe(202);
+  });
+});
+
+describe("the rest of the API", () => {
+  it("lists the agents a key may use", async () => {
+    await expect
+      .poll(async () => (await call(alice, "GET", "/v1/agents")).body.agents.map((a: { name: string }) => a.name), { timeout: 15_000 })
+      .toEqual(["default"]);
+    expect((await call(onlyOps, "GET", "/v1/agents")).body.agents).toEqual([]);
+  });
+
+  it("serves an OpenAPI document made from the schemas that validate requests, without a key", async () => {
+    const doc = await call(undefined, "GET", "/v1/openapi.json");
+    expect(doc.status).toBe(200);
+    expect(doc.body.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining(["/v1/runs", "/v1/runs/{runId}", "/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/abort", "/v1/sessions/{id}/events", "/v1/approvals", "/v1/agents"]),
+    );
+    const runBody = doc.body.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
+    expect(runBody.required).toEqual(["input"]);
+    expect(runBody.additionalProperties).toBe(false);
+    expect(Object.keys(runBody.properties)).toEqual(["agent", "input", "sessionId", "followUp", "budget"]);
+    // What the document says is refused is refused: an extra property.
+    const extra = await call(alice, "POST", "/v1/runs", { body: { input: "x", priority: 1 } });
+    expect(extra.status).toBe(400);
+    expect(doc.body.paths["/v1/approvals"].post["x-scope"]).toBe("approve");
+  });
+
+  it("answers 404 for an unknown path and 405 for a wrong method", async () => {
+    expect((await call(alice, "GET", "/v1/nothing")).status).toBe(404);
+    expect((await call(alice, "DELETE", "/v1/runs")).status).toBe(405);
+  });
+
+  it("allows CORS only from GATEWAY_CORS_ORIGINS", async () => {
+    const allowed = await call(alice, "GET", "/v1/agents", { headers: { origin: "https://app.example" } });
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    const other = await call(alice, "GET", "/v1/agents", { headers: { origin: "https://evil.example" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    const preflight = await fetch(`${gateway.url}/v1/runs`, {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("Authorization");
+    const refused = await fetch(`${gateway.url}/v1/runs`, { method: "OPTIONS", headers: { origin: "https://evil.example" } });
+    expect(refused.status).toBe(403);
+  });
+});
+
+describe("start-up", () => {
+  it("refuses to listen beyond loopback without a keys file", async () => {
+    const { spawnApp } = await import("../support/processes.js");
+    const refused = spawnApp("apps/gateway/src/main.ts", { ...cluster.env, GATEWAY_HOST: "0.0.0.0", GATEWAY_PORT: "0", YIEM_API_KEYS: "" });
+    expect(await refused.exited).toBe(1);
+    expect(refused.lines.join("\n")).toContain("GATEWAY_HOST 0.0.0.0 is beyond loopback: set YIEM_API_KEYS");
+  });
+});

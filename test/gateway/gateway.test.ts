@@ -1,21 +1,25 @@
 /**
  * The HTTP gateway against a real cluster (Redis, a coordinator, a worker), through real HTTP:
  * keys with scopes and owners, every REST endpoint, the OpenAPI document, rate limits,
- * idempotency, body limits, CORS and logs. Two gateways share the cluster: one from its
- * sources, one compiled as deployed (`node apps/gateway/dist/main.js`).
+ * idempotency, body limits, CORS and logs; server-sent events replayed, followed live and
+ * resumed with no gap after a dropped connection or a gateway SIGKILLed mid-stream. Two
+ * gateways share the cluster: one from its sources, one compiled as deployed
+ * (`node apps/gateway/dist/main.js`); one file, so the cluster starts once.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
 import { runCli } from "../support/cliProcess.js";
+import { useTestCluster } from "../support/cluster.js";
 import {
   callGateway,
   type GatewayProcess,
   makeKey,
   openEventStream,
+  type SseEvent,
+  type SseStream,
   startGatewayProcess,
   type TestKey,
   writeKeysFile,
@@ -26,7 +30,8 @@ type Wire = { role: string; content: unknown };
 /**
  * The model: `hello <x>` answers `hi <x>`; `approve <label>` calls `ledgerApproval` (which
  * waits for a decision); `sleep <ms>` calls `sleepFor`; after tool results it answers
- * `done: <results>`.
+ * `done: <results>` (streamed in 6 deltas); `steps <n>` calls `sleepFor` reporting `n` steps
+ * 150 ms apart.
  */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Wire[];
@@ -35,13 +40,28 @@ function respond(request: ScriptedRequest): ScriptedReply {
   const [verb = "", arg = "x"] = text.split(" ");
   if (messages.at(-1)?.role === "tool") {
     const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
-    return { kind: "text", text: `done: ${results.join(" | ")}` };
+    return { kind: "text", text: `done: ${results.join(" | ")}`, textChunks: 6, chunkDelayMs: 60 };
+  }
+  if (verb === "steps") {
+    const steps = Number(arg);
+    return {
+      kind: "toolCalls",
+      calls: [
+        { id: "walk", name: "sleepFor", arguments: { ms: steps * 150, steps, label: "walk" } },
+      ],
+    };
   }
   if (verb === "approve") {
-    return { kind: "toolCalls", calls: [{ id: `call-${arg}`, name: "ledgerApproval", arguments: { label: arg } }] };
+    return {
+      kind: "toolCalls",
+      calls: [{ id: `call-${arg}`, name: "ledgerApproval", arguments: { label: arg } }],
+    };
   }
   if (verb === "sleep") {
-    return { kind: "toolCalls", calls: [{ id: "nap", name: "sleepFor", arguments: { ms: Number(arg), label: "nap" } }] };
+    return {
+      kind: "toolCalls",
+      calls: [{ id: "nap", name: "sleepFor", arguments: { ms: Number(arg), label: "nap" } }],
+    };
   }
   return { kind: "text", text: `hi ${arg}` };
 }
@@ -60,14 +80,18 @@ const keys: TestKey[] = [alice, bob, submitter, auditor, onlyOps, limited, oneRu
 let gateway: GatewayProcess;
 let compiled: GatewayProcess;
 let cliKey: { secret: string; name: string };
+let env: Record<string, string>;
 
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), "yiem-gateway-"));
   const file = join(dir, "keys.jsonl");
   await writeKeysFile(file, keys, ["# test keys"]);
-  const created = await runCli(["keys", "create", "--name", "from-cli", "--scopes", "submit,read", "--file", file], {});
+  const created = await runCli(
+    ["keys", "create", "--name", "from-cli", "--scopes", "submit,read", "--file", file],
+    {},
+  );
   cliKey = { name: "from-cli", secret: /key: (\S+)/.exec(created.stdout)?.[1] ?? "" };
-  const env = { ...cluster.env, YIEM_API_KEYS: file, GATEWAY_CORS_ORIGINS: "https://app.example" };
+  env = { ...cluster.env, YIEM_API_KEYS: file, GATEWAY_CORS_ORIGINS: "https://app.example" };
   [gateway, compiled] = await Promise.all([
     startGatewayProcess(env),
     startGatewayProcess(env, { GATEWAY_HEARTBEAT_MS: "300" }, { compiled: true }),
@@ -85,13 +109,20 @@ const call = (key: TestKey | undefined, method: string, path: string, options = 
 async function runAndWait(key: TestKey, body: Record<string, unknown>) {
   const answer = await call(key, "POST", "/v1/runs?wait=true", { body });
   expect(answer.status).toBe(200);
-  return answer.body as { runId: string; sessionId: string; response: { content: Array<{ text?: string }> } };
+  return answer.body as {
+    runId: string;
+    sessionId: string;
+    response: { content: Array<{ text?: string }> };
+  };
 }
 
 /** Polls `GET /v1/runs/{id}` until `status`. */
 async function waitForRunStatus(key: TestKey, runId: string, status: string) {
   await expect
-    .poll(async () => (await call(key, "GET", `/v1/runs/${runId}`)).body.status, { timeout: 20_000, interval: 200 })
+    .poll(async () => (await call(key, "GET", `/v1/runs/${runId}`)).body.status, {
+      timeout: 20_000,
+      interval: 200,
+    })
     .toBe(status);
 }
 
@@ -123,19 +154,29 @@ describe("runs", () => {
     const answer = await runAndWait(alice, { input: "hello alice" });
     expect(answer.response.content[0]?.text).toBe("hi alice");
     const status = await call(alice, "GET", `/v1/runs/${answer.runId}`);
-    expect(status.body).toMatchObject({ runId: answer.runId, sessionId: answer.sessionId, status: "completed" });
+    expect(status.body).toMatchObject({
+      runId: answer.runId,
+      sessionId: answer.sessionId,
+      status: "completed",
+    });
     expect(status.body.result.response.content[0].text).toBe("hi alice");
   });
 
   it("queues a run with 202 and continues the key's own session", async () => {
     const first = await runAndWait(alice, { input: "hello one" });
-    const queued = await call(alice, "POST", "/v1/runs", { body: { input: "hello two", sessionId: first.sessionId } });
+    const queued = await call(alice, "POST", "/v1/runs", {
+      body: { input: "hello two", sessionId: first.sessionId },
+    });
     expect(queued.status).toBe(202);
     expect(queued.body.sessionId).toBe(first.sessionId);
     await waitForRunStatus(alice, queued.body.runId, "completed");
     const session = await call(alice, "GET", `/v1/sessions/${first.sessionId}`);
-    const texts = session.body.transcript.map((m: { content: unknown }) => JSON.stringify(m.content));
-    expect(texts.filter((t: string) => t.includes("hi one") || t.includes("hi two"))).toHaveLength(2);
+    const texts = session.body.transcript.map((m: { content: unknown }) =>
+      JSON.stringify(m.content),
+    );
+    expect(texts.filter((t: string) => t.includes("hi one") || t.includes("hi two"))).toHaveLength(
+      2,
+    );
     expect(session.body).toMatchObject({ agent: "default", owner: "alice" });
     expect(session.body.usage.modelCalls).toBe(2);
   });
@@ -145,11 +186,18 @@ describe("runs", () => {
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatchObject({ code: "invalid_request", field: "input" });
     expect(JSON.stringify(missing.body)).not.toMatch(/at .*\.ts/); // no stack
-    const badBudget = await call(alice, "POST", "/v1/runs", { body: { input: "x", budget: { maxTokens: -1 } } });
+    const badBudget = await call(alice, "POST", "/v1/runs", {
+      body: { input: "x", budget: { maxTokens: -1 } },
+    });
     expect(badBudget.body.error.field).toBe("budget.maxTokens");
-    const notJson = await call(alice, "POST", "/v1/runs", { rawBody: "{", headers: { "content-type": "application/json" } });
+    const notJson = await call(alice, "POST", "/v1/runs", {
+      rawBody: "{",
+      headers: { "content-type": "application/json" },
+    });
     expect(notJson.status).toBe(400);
-    const huge = await call(alice, "POST", "/v1/runs", { body: { input: "x".repeat(2 * 1024 * 1024) } });
+    const huge = await call(alice, "POST", "/v1/runs", {
+      body: { input: "x".repeat(2 * 1024 * 1024) },
+    });
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe("body_too_large");
   });
@@ -158,11 +206,17 @@ describe("runs", () => {
     const headers = { "idempotency-key": `idem-${Date.now()}` };
     const body = { input: "hello once" };
     const first = await call(alice, "POST", "/v1/runs", { body, headers });
-    const again = await callGateway(compiled.url, alice.secret, "POST", "/v1/runs?wait=true", { body, headers });
+    const again = await callGateway(compiled.url, alice.secret, "POST", "/v1/runs?wait=true", {
+      body,
+      headers,
+    });
     expect(first.status).toBe(202);
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ runId: first.body.runId, sessionId: first.body.sessionId });
-    const other = await call(alice, "POST", "/v1/runs", { body: { input: "hello other" }, headers });
+    const other = await call(alice, "POST", "/v1/runs", {
+      body: { input: "hello other" },
+      headers,
+    });
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe("idempotency_conflict");
     const messages = await cluster.client.messages(first.body.sessionId);
@@ -179,23 +233,36 @@ describe("runs", () => {
 describe("ownership", () => {
   it("answers 404 to another key for a session, its runs, its events and its approvals", async () => {
     const own = await runAndWait(alice, { input: "hello mine" });
-    const paths = [`/v1/sessions/${own.sessionId}`, `/v1/runs/${own.runId}`, `/v1/sessions/${own.sessionId}/events`, `/v1/approvals?sessionId=${own.sessionId}`];
+    const paths = [
+      `/v1/sessions/${own.sessionId}`,
+      `/v1/runs/${own.runId}`,
+      `/v1/sessions/${own.sessionId}/events`,
+      `/v1/approvals?sessionId=${own.sessionId}`,
+    ];
     for (const path of paths) {
       const answer = await call(bob, "GET", path);
       expect(answer.status, path).toBe(404);
       expect(answer.body.error.code).toBe("not_found");
     }
     const unknown = await call(bob, "GET", "/v1/sessions/no-such-session");
-    expect(unknown.body).toEqual({ error: { code: "not_found", message: "session no-such-session not found" } });
+    expect(unknown.body).toEqual({
+      error: { code: "not_found", message: "session no-such-session not found" },
+    });
     const mine = await call(bob, "GET", `/v1/sessions/${own.sessionId}`);
     expect(mine.body.error.message).toBe(`session ${own.sessionId} not found`); // the same words: existence is not revealed
     expect((await call(bob, "POST", `/v1/sessions/${own.sessionId}/abort`)).status).toBe(404);
-    const intoIt = await call(bob, "POST", "/v1/runs", { body: { input: "hello", sessionId: own.sessionId } });
+    const intoIt = await call(bob, "POST", "/v1/runs", {
+      body: { input: "hello", sessionId: own.sessionId },
+    });
     expect(intoIt.status).toBe(404);
-    const decision = await call(bob, "POST", "/v1/approvals", { body: { sessionId: own.sessionId, toolCallId: "c", approved: true } });
+    const decision = await call(bob, "POST", "/v1/approvals", {
+      body: { sessionId: own.sessionId, toolCallId: "c", approved: true },
+    });
     expect(decision.status).toBe(404);
     const list = await call(bob, "GET", "/v1/sessions");
-    expect(list.body.sessions.map((s: { sessionId: string }) => s.sessionId)).not.toContain(own.sessionId);
+    expect(list.body.sessions.map((s: { sessionId: string }) => s.sessionId)).not.toContain(
+      own.sessionId,
+    );
   });
 
   it("lists a key's sessions newest first; a key with sessions: all sees every one", async () => {
@@ -204,7 +271,11 @@ describe("ownership", () => {
     const list = await call(bob, "GET", "/v1/sessions");
     const ids = list.body.sessions.map((s: { sessionId: string }) => s.sessionId);
     expect(ids.indexOf(newer.sessionId)).toBeLessThan(ids.indexOf(older.sessionId));
-    expect(list.body.sessions[0]).toMatchObject({ sessionId: newer.sessionId, agent: "default", owner: "bob" });
+    expect(list.body.sessions[0]).toMatchObject({
+      sessionId: newer.sessionId,
+      agent: "default",
+      owner: "bob",
+    });
     expect(list.body.sessions[0].usage.modelCalls).toBe(1);
     const all = await call(auditor, "GET", "/v1/sessions?limit=100");
     const seen = all.body.sessions.map((s: { sessionId: string }) => s.sessionId);
@@ -219,10 +290,14 @@ describe("approvals and scopes", () => {
     const { sessionId, runId } = started.body;
     await waitForRunStatus(alice, runId, "parked");
     const pending = await call(alice, "GET", "/v1/approvals");
-    const mine = pending.body.approvals.find((a: { sessionId: string }) => a.sessionId === sessionId);
+    const mine = pending.body.approvals.find(
+      (a: { sessionId: string }) => a.sessionId === sessionId,
+    );
     expect(mine).toMatchObject({ toolName: "ledgerApproval", callKey: "call-a1" });
     const bobs = await call(bob, "GET", "/v1/approvals");
-    expect(bobs.body.approvals.some((a: { sessionId: string }) => a.sessionId === sessionId)).toBe(false);
+    expect(bobs.body.approvals.some((a: { sessionId: string }) => a.sessionId === sessionId)).toBe(
+      false,
+    );
     const body = { sessionId, toolCallId: "call-a1", approved: true };
     const fromSubmitter = await call(submitter, "POST", "/v1/approvals", { body });
     expect(fromSubmitter.status).toBe(403);
@@ -234,7 +309,11 @@ describe("approvals and scopes", () => {
     await waitForRunStatus(alice, runId, "completed");
     const twice = await call(alice, "POST", "/v1/approvals", { body });
     expect(twice.status).toBe(409);
-    const events = await openEventStream(gateway.url, alice.secret, `/v1/sessions/${sessionId}/events`);
+    const events = await openEventStream(
+      gateway.url,
+      alice.secret,
+      `/v1/sessions/${sessionId}/events`,
+    );
     for await (const event of events.events) {
       if (event.event !== "toolApprovalDecided") continue;
       expect(event.data.by).toBe("alice");
@@ -292,7 +371,11 @@ describe("limits", () => {
 describe("the rest of the API", () => {
   it("lists the agents a key may use", async () => {
     await expect
-      .poll(async () => (await call(alice, "GET", "/v1/agents")).body.agents.map((a: { name: string }) => a.name), { timeout: 15_000 })
+      .poll(
+        async () =>
+          (await call(alice, "GET", "/v1/agents")).body.agents.map((a: { name: string }) => a.name),
+        { timeout: 15_000 },
+      )
       .toEqual(["default"]);
     expect((await call(onlyOps, "GET", "/v1/agents")).body.agents).toEqual([]);
   });
@@ -302,12 +385,27 @@ describe("the rest of the API", () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe("3.1.0");
     expect(Object.keys(doc.body.paths)).toEqual(
-      expect.arrayContaining(["/v1/runs", "/v1/runs/{runId}", "/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/abort", "/v1/sessions/{id}/events", "/v1/approvals", "/v1/agents"]),
+      expect.arrayContaining([
+        "/v1/runs",
+        "/v1/runs/{runId}",
+        "/v1/sessions",
+        "/v1/sessions/{id}",
+        "/v1/sessions/{id}/abort",
+        "/v1/sessions/{id}/events",
+        "/v1/approvals",
+        "/v1/agents",
+      ]),
     );
     const runBody = doc.body.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
     expect(runBody.required).toEqual(["input"]);
     expect(runBody.additionalProperties).toBe(false);
-    expect(Object.keys(runBody.properties)).toEqual(["agent", "input", "sessionId", "followUp", "budget"]);
+    expect(Object.keys(runBody.properties)).toEqual([
+      "agent",
+      "input",
+      "sessionId",
+      "followUp",
+      "budget",
+    ]);
     // What the document says is refused is refused: an extra property.
     const extra = await call(alice, "POST", "/v1/runs", { body: { input: "x", priority: 1 } });
     expect(extra.status).toBe(400);
@@ -320,9 +418,13 @@ describe("the rest of the API", () => {
   });
 
   it("allows CORS only from GATEWAY_CORS_ORIGINS", async () => {
-    const allowed = await call(alice, "GET", "/v1/agents", { headers: { origin: "https://app.example" } });
+    const allowed = await call(alice, "GET", "/v1/agents", {
+      headers: { origin: "https://app.example" },
+    });
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
-    const other = await call(alice, "GET", "/v1/agents", { headers: { origin: "https://evil.example" } });
+    const other = await call(alice, "GET", "/v1/agents", {
+      headers: { origin: "https://evil.example" },
+    });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
     const preflight = await fetch(`${gateway.url}/v1/runs`, {
       method: "OPTIONS",
@@ -330,7 +432,10 @@ describe("the rest of the API", () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-headers")).toContain("Authorization");
-    const refused = await fetch(`${gateway.url}/v1/runs`, { method: "OPTIONS", headers: { origin: "https://evil.example" } });
+    const refused = await fetch(`${gateway.url}/v1/runs`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example" },
+    });
     expect(refused.status).toBe(403);
   });
 });
@@ -338,8 +443,134 @@ describe("the rest of the API", () => {
 describe("start-up", () => {
   it("refuses to listen beyond loopback without a keys file", async () => {
     const { spawnApp } = await import("../support/processes.js");
-    const refused = spawnApp("apps/gateway/src/main.ts", { ...cluster.env, GATEWAY_HOST: "0.0.0.0", GATEWAY_PORT: "0", YIEM_API_KEYS: "" });
+    const refused = spawnApp("apps/gateway/src/main.ts", {
+      ...cluster.env,
+      GATEWAY_HOST: "0.0.0.0",
+      GATEWAY_PORT: "0",
+      YIEM_API_KEYS: "",
+    });
     expect(await refused.exited).toBe(1);
-    expect(refused.lines.join("\n")).toContain("GATEWAY_HOST 0.0.0.0 is beyond loopback: set YIEM_API_KEYS");
+    expect(refused.lines.join("\n")).toContain(
+      "GATEWAY_HOST 0.0.0.0 is beyond loopback: set YIEM_API_KEYS",
+    );
+  });
+});
+
+/** Starts a run of `steps` steps as alice; resolves with its session. */
+async function startWalk(steps: number): Promise<string> {
+  const started = await callGateway(gateway.url, alice.secret, "POST", "/v1/runs", {
+    body: { input: `steps ${steps}` },
+  });
+  expect(started.status).toBe(202);
+  return started.body.sessionId as string;
+}
+
+/**
+ * Reads `stream` until `agentEnd`, or until `stopAfter` returns true (then drops the
+ * connection), or until the connection breaks; resolves with the events read.
+ */
+async function readEvents(
+  stream: SseStream,
+  stopAfter?: (event: SseEvent) => boolean,
+): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  try {
+    for await (const event of stream.events) {
+      events.push(event);
+      if (event.event === "agentEnd") break;
+      if (stopAfter?.(event)) break;
+    }
+  } catch {
+    // the gateway went away: the client reconnects
+  }
+  stream.close();
+  return events;
+}
+
+/** The ids of the stored events (live ones have none), as numbers. */
+const idsOf = (events: SseEvent[]) =>
+  events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
+
+/** 1, 2, …, n. */
+const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+describe("session events over SSE", () => {
+  it("replays then follows a run live: numbered stored events, streamed text without ids, heartbeats", async () => {
+    const sessionId = await startWalk(8);
+    const stream = await openEventStream(
+      compiled.url,
+      alice.secret,
+      `/v1/sessions/${sessionId}/events`,
+    );
+    expect(stream.status).toBe(200);
+    const events = await readEvents(stream);
+    const ids = idsOf(events);
+    expect(ids).toEqual(oneTo(ids.length));
+    for (const event of events.filter((e) => e.id !== undefined)) {
+      expect(event.data.seq).toBe(Number(event.id));
+      expect(event.data.type).toBe(event.event);
+    }
+    expect(events.filter((e) => e.event === "toolExecUpdate")).toHaveLength(8);
+    const live = events.filter((e) => e.event === "messageUpdate");
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.every((e) => e.id === undefined && e.data.live === true)).toBe(true);
+    expect(events.at(-1)?.event).toBe("agentEnd");
+    expect(stream.comments).toContain("heartbeat");
+  });
+
+  it("resumes a dropped connection from Last-Event-ID, and from ?from=, with no gap and no duplicate", async () => {
+    const sessionId = await startWalk(10);
+    const path = `/v1/sessions/${sessionId}/events`;
+    const first = await readEvents(
+      await openEventStream(gateway.url, alice.secret, path),
+      (event) => Number(event.id ?? 0) >= 4,
+    );
+    const lastId = String(idsOf(first).at(-1));
+    const second = await readEvents(
+      await openEventStream(gateway.url, alice.secret, path, { lastEventId: lastId }),
+    );
+    const ids = [...idsOf(first), ...idsOf(second)];
+    expect(ids).toEqual(oneTo(ids.length));
+    expect(second.at(-1)?.event).toBe("agentEnd");
+    const fromQuery = await readEvents(
+      await openEventStream(gateway.url, alice.secret, `${path}?from=${lastId}`),
+    );
+    expect(idsOf(fromQuery)).toEqual(idsOf(second));
+  });
+
+  it("answers 404 for another key's session events", async () => {
+    const sessionId = await startWalk(1);
+    const stream = await openEventStream(
+      gateway.url,
+      bob.secret,
+      `/v1/sessions/${sessionId}/events`,
+    );
+    expect(stream.status).toBe(404);
+    stream.close();
+  });
+
+  it("resumes on another gateway after the first is SIGKILLed mid-stream", async () => {
+    const doomed = await startGatewayProcess(env, {}, { compiled: true });
+    const sessionId = await startWalk(12);
+    const path = `/v1/sessions/${sessionId}/events`;
+    const stream = await openEventStream(doomed.url, alice.secret, path);
+    const before: SseEvent[] = [];
+    const reading = readEvents(stream, (event) => {
+      before.push(event);
+      if (Number(event.id ?? 0) === 5) doomed.process.signal("SIGKILL");
+      return false;
+    });
+    await reading;
+    expect(await doomed.process.exited).toBe(null); // killed by the signal
+    expect(before.some((e) => e.event === "agentEnd")).toBe(false);
+    const lastId = String(idsOf(before).at(-1));
+    const after = await readEvents(
+      await openEventStream(compiled.url, alice.secret, path, { lastEventId: lastId }),
+    );
+    const ids = [...idsOf(before), ...idsOf(after)];
+    expect(ids).toEqual(oneTo(ids.length));
+    expect(after.at(-1)?.event).toBe("agentEnd");
+    const replay = await readEvents(await openEventStream(gateway.url, alice.secret, path));
+    expect(idsOf(replay)).toEqual(ids);
   });
 });

@@ -46,7 +46,11 @@ export function makeKey(name: string, fields: Record<string, unknown>): TestKey 
 }
 
 /** Writes `keys` as a keys file (JSON Lines) at `file`, after `header` lines. */
-export async function writeKeysFile(file: string, keys: TestKey[], header: string[] = []): Promise<void> {
+export async function writeKeysFile(
+  file: string,
+  keys: TestKey[],
+  header: string[] = [],
+): Promise<void> {
   const lines = [...header, ...keys.map((key) => JSON.stringify(key.entry))];
   await writeFile(file, `${lines.join("\n")}\n`);
 }
@@ -76,7 +80,11 @@ export async function callGateway(
   }
   const response = await fetch(`${url}${path}`, { method, headers, body });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
+  };
 }
 
 /** One server-sent event as received: its id (absent for live events), type and parsed data. */
@@ -107,7 +115,10 @@ export async function openEventStream(
   options: { lastEventId?: string } = {},
 ): Promise<SseStream> {
   const controller = new AbortController();
-  const headers: Record<string, string> = { authorization: `Bearer ${secret}`, accept: "text/event-stream" };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${secret}`,
+    accept: "text/event-stream",
+  };
   if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
   const response = await fetch(`${url}${path}`, { headers, signal: controller.signal });
   const comments: string[] = [];
@@ -134,7 +145,11 @@ async function* parseEvents(response: Response, comments: string[]): AsyncGenera
         newline = buffer.indexOf("\n");
         if (line === "") {
           if (current.data.length > 0) {
-            yield { id: current.id, event: current.event ?? "message", data: JSON.parse(current.data.join("\n")) };
+            yield {
+              id: current.id,
+              event: current.event ?? "message",
+              data: JSON.parse(current.data.join("\n")),
+            };
           }
           current = { data: [] };
         } else if (line.startsWith(":")) comments.push(line.slice(1).trim());

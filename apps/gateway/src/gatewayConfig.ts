@@ -43,6 +43,7 @@ function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const text = env[name]?.trim();
   if (!text) return fallback;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${text}"`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ConfigError(`${name} must be a non-negative integer, got "${text}"`);
   return value;
 }

@@ -26,7 +26,11 @@ async function main(): Promise<void> {
       `GATEWAY_HOST ${config.host} is beyond loopback: set YIEM_API_KEYS (a keys file) to serve it`,
     );
   }
-  if (!keys) log.warn({ host: config.host }, "no YIEM_API_KEYS: every request acts as the local key (loopback only)");
+  if (!keys)
+    log.warn(
+      { host: config.host },
+      "no YIEM_API_KEYS: every request acts as the local key (loopback only)",
+    );
   const gateway = await startGateway({
     redis: redisTargetOf(cluster),
     prefix: cluster.prefix,

@@ -5,14 +5,14 @@ import {
   createHttpServer,
   type HttpLimits,
   keyLayoutOf,
-  listenOn,
   type Logger,
+  listenOn,
   type RedisTarget,
   YiemClient,
 } from "@yiem/core";
+import { createDispatcher } from "./http/dispatch.js";
 import { createKeyRing } from "./keys/authenticate.js";
 import type { GatewayKey } from "./keys/gatewayKey.js";
-import { createDispatcher } from "./http/dispatch.js";
 import { gatewayRoutes } from "./routes/index.js";
 import { GatewayStore } from "./state/gatewayStore.js";
 
@@ -56,7 +56,10 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
   });
   const redis = connectRedis(options.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
   redis.on("error", () => undefined); // each request reports its own failure
-  const store = new GatewayStore(redis, clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards)));
+  const store = new GatewayStore(
+    redis,
+    clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards)),
+  );
   const closing = new AbortController();
   const services = {
     client,

@@ -32,7 +32,8 @@ function listOf(text: string | undefined): string[] {
 function positiveInt(text: string | undefined, option: string): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${option} must be a positive whole number`, USAGE);
+  if (!Number.isInteger(value) || value < 1)
+    throw new UsageError(`${option} must be a positive whole number`, USAGE);
   return value;
 }
 
@@ -48,9 +49,13 @@ function entryOf(values: Record<string, string | boolean | undefined>): Omit<Key
     throw new UsageError(`--scopes: a comma-separated list of ${SCOPES.join(", ")}`, USAGE);
   }
   const sessions = String(values.sessions ?? "own");
-  if (sessions !== "own" && sessions !== "all") throw new UsageError("--sessions: own or all", USAGE);
+  if (sessions !== "own" && sessions !== "all")
+    throw new UsageError("--sessions: own or all", USAGE);
   const agents = listOf(values.agents as string | undefined);
-  const requestsPerMinute = positiveInt(values["requests-per-minute"] as string | undefined, "--requests-per-minute");
+  const requestsPerMinute = positiveInt(
+    values["requests-per-minute"] as string | undefined,
+    "--requests-per-minute",
+  );
   const runsAtOnce = positiveInt(values["runs-at-once"] as string | undefined, "--runs-at-once");
   return {
     name,

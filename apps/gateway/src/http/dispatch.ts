@@ -44,8 +44,12 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
       const { route, params } = findRoute(compiled, req.method ?? "GET", url.pathname);
       const key = route.scope ? await admit(options, req, route) : undefined;
       keyName = key?.name;
-      const body = route.body ? validate(route.body, await readJsonBody(req, options.maxBodyBytes), "") : undefined;
-      const query = route.query ? validate(route.query, Object.fromEntries(url.searchParams), "") : undefined;
+      const body = route.body
+        ? validate(route.body, await readJsonBody(req, options.maxBodyBytes), "")
+        : undefined;
+      const query = route.query
+        ? validate(route.query, Object.fromEntries(url.searchParams), "")
+        : undefined;
       const reply = await route.handle({
         req,
         res,
@@ -61,7 +65,13 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
       .catch((err: unknown) => answerFailure(res, err, options.services))
       .finally(() => {
         log.info(
-          { key: keyName, method: req.method, path: pathOnly(req.url), status: res.statusCode, ms: Date.now() - started },
+          {
+            key: keyName,
+            method: req.method,
+            path: pathOnly(req.url),
+            status: res.statusCode,
+            ms: Date.now() - started,
+          },
           "request",
         );
       });
@@ -69,7 +79,11 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
 }
 
 /** The request's key, once its rate and the route's scope allow it. */
-async function admit(options: DispatchOptions, req: IncomingMessage, route: Route): Promise<GatewayKey> {
+async function admit(
+  options: DispatchOptions,
+  req: IncomingMessage,
+  route: Route,
+): Promise<GatewayKey> {
   const key = options.keyRing.authenticate(req);
   const verdict = await countRequest(options.services.store, key);
   if (verdict.kind === "limited") {
@@ -99,10 +113,12 @@ function validate<T>(schema: z.ZodType<T>, value: unknown, prefix: string): T {
 
 function compileRoute(route: Route): CompiledRoute {
   const names: string[] = [];
-  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{(\w+)\\?\}/g, (_, name: string) => {
-    names.push(name);
-    return "([^/]+)";
-  });
+  const source = route.path
+    .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
+    .replace(/\\?\{(\w+)\\?\}/g, (_, name: string) => {
+      names.push(name);
+      return "([^/]+)";
+    });
   return { route, pattern: new RegExp(`^${source}$`), names };
 }
 
@@ -118,10 +134,13 @@ function findRoute(
     if (!match) continue;
     pathKnown = true;
     if (route.method !== method && !(method === "HEAD" && route.method === "GET")) continue;
-    const params = Object.fromEntries(names.map((name, i) => [name, decodeParam(match[i + 1] ?? "")]));
+    const params = Object.fromEntries(
+      names.map((name, i) => [name, decodeParam(match[i + 1] ?? "")]),
+    );
     return { route, params };
   }
-  if (pathKnown) throw new GatewayError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
+  if (pathKnown)
+    throw new GatewayError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
   throw new GatewayError(404, "not_found", `no endpoint ${path}`);
 }
 
@@ -129,7 +148,11 @@ function decodeParam(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new GatewayError(400, "invalid_request", "a path parameter is not valid percent-encoding");
+    throw new GatewayError(
+      400,
+      "invalid_request",
+      "a path parameter is not valid percent-encoding",
+    );
   }
 }
 
@@ -139,16 +162,28 @@ function answerFailure(res: ServerResponse, err: unknown, services: GatewayServi
     res.destroy();
     return;
   }
-  if (err instanceof GatewayError) return sendError(res, err);
+  sendError(res, toGatewayError(err, services));
+}
+
+/** The answer a failure gets (logged when it is not the client's doing). */
+function toGatewayError(err: unknown, services: GatewayServices): GatewayError {
+  if (err instanceof GatewayError) return err;
   if (err instanceof InvalidCoordinatorJobError) {
-    return sendError(res, new GatewayError(400, "invalid_request", err.message, err.field));
+    return new GatewayError(400, "invalid_request", err.message, err.field);
   }
   if (err instanceof RedisUnavailableError) {
     services.log.warn({ err: err.message }, "Redis unavailable");
-    return sendError(res, new GatewayError(503, "unavailable", "the cluster is unavailable; retry later", undefined, { "Retry-After": "1" }));
+    const retry = { "Retry-After": "1" };
+    return new GatewayError(
+      503,
+      "unavailable",
+      "the cluster is unavailable; retry later",
+      undefined,
+      retry,
+    );
   }
   services.log.error({ err: err instanceof Error ? err.message : String(err) }, "request failed");
-  sendError(res, new GatewayError(500, "internal", "internal error"));
+  return new GatewayError(500, "internal", "internal error");
 }
 
 /** The path of a request URL without its query (which may carry ids a log need not keep). */

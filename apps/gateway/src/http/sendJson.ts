@@ -21,6 +21,10 @@ export function sendJson(
 
 /** Answers with the error's status and `{ error: { code, message, field? } }`. */
 export function sendError(res: ServerResponse, err: GatewayError): void {
-  const error = { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) };
+  const error = {
+    code: err.code,
+    message: err.message,
+    ...(err.field ? { field: err.field } : {}),
+  };
   sendJson(res, err.status, { error }, err.headers);
 }

@@ -25,7 +25,11 @@ export function createKeyRing(keys: GatewayKey[] | undefined): KeyRing {
       const token = bearerToken(req);
       const key = token === undefined ? undefined : byHash.get(hashApiKey(token));
       if (!key) {
-        throw new GatewayError(401, "unauthorized", token ? "unknown API key" : "missing bearer token");
+        throw new GatewayError(
+          401,
+          "unauthorized",
+          token ? "unknown API key" : "missing bearer token",
+        );
       }
       return key;
     },

@@ -81,7 +81,8 @@ function rejectDuplicates(file: string, keys: GatewayKey[]): void {
   const hashes = new Set<string>();
   for (const key of keys) {
     if (names.has(key.name)) throw new KeysFileError(file, `key name "${key.name}" is used twice`);
-    if (hashes.has(key.hash)) throw new KeysFileError(file, `key "${key.name}": its hash is used twice`);
+    if (hashes.has(key.hash))
+      throw new KeysFileError(file, `key "${key.name}": its hash is used twice`);
     names.add(key.name);
     hashes.add(key.hash);
   }

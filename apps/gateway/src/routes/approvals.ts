@@ -1,7 +1,7 @@
 import { DecisionRefusedError, type PendingApproval } from "@yiem/core";
-import { seesAllSessions } from "../keys/gatewayKey.js";
 import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, json } from "../http/route.js";
+import { seesAllSessions } from "../keys/gatewayKey.js";
 import {
   approvalListSchema,
   approvalQuerySchema,
@@ -53,7 +53,10 @@ export const decideApprovalRoute = defineRoute({
     try {
       const decide = body.approved ? services.client.approve : services.client.deny;
       const result = await decide.call(services.client, body.sessionId, body.toolCallId, options);
-      await services.store.touchSession(body.sessionId, (await services.store.ownerOf(body.sessionId)) ?? key.name);
+      await services.store.touchSession(
+        body.sessionId,
+        (await services.store.ownerOf(body.sessionId)) ?? key.name,
+      );
       return json(200, { ...result, by: key.name });
     } catch (err) {
       if (err instanceof DecisionRefusedError) {

@@ -37,7 +37,8 @@ export const sessionEventsRoute = defineRoute({
     try {
       await streamEvents(services, res, sessionId, afterSeq, stop.signal);
     } catch (err) {
-      if (!stop.signal.aborted) services.log.warn({ sessionId, err: (err as Error).message }, "event stream failed");
+      if (!stop.signal.aborted)
+        services.log.warn({ sessionId, err: (err as Error).message }, "event stream failed");
     } finally {
       clearInterval(heartbeat);
       services.closing.removeEventListener("abort", end);
@@ -86,7 +87,12 @@ function lastEventIdOf(header: string | string[] | undefined): number | undefine
   const text = Array.isArray(header) ? header[0] : header;
   if (text === undefined || text.trim() === "") return undefined;
   if (!/^\d{1,15}$/.test(text.trim())) {
-    throw new GatewayError(400, "invalid_request", "Last-Event-ID: must be an event number", "Last-Event-ID");
+    throw new GatewayError(
+      400,
+      "invalid_request",
+      "Last-Event-ID: must be an event number",
+      "Last-Event-ID",
+    );
   }
   return Number(text.trim());
 }

@@ -5,8 +5,9 @@ import { defineRoute, json, type Route } from "../http/route.js";
 export function buildOpenApiDocument(routes: readonly Route[], version: string): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const entry = (paths[route.path] ??= {});
+    const entry = paths[route.path] ?? {};
     entry[route.method.toLowerCase()] = describeOperation(route);
+    paths[route.path] = entry;
   }
   return {
     openapi: "3.1.0",
@@ -53,7 +54,10 @@ function describeOperation(route: Route): Record<string, unknown> {
 }
 
 function toSchema(schema: z.ZodType, io: "input" | "output"): unknown {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 }
 
@@ -67,7 +71,10 @@ function pathParameters(path: string) {
 }
 
 function queryParameters(query: z.ZodType) {
-  const schema = toSchema(query, "input") as { properties?: Record<string, unknown>; required?: string[] };
+  const schema = toSchema(query, "input") as {
+    properties?: Record<string, unknown>;
+    required?: string[];
+  };
   return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
     name,
     in: "query",

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { ResponseTimeoutError, type RunAnswer, type UserInput } from "@yiem/core";
 import type { z } from "zod";
-import { type GatewayKey, mayUseAgent } from "../keys/gatewayKey.js";
 import { GatewayError, notFound } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json, type RouteReply } from "../http/route.js";
+import { type GatewayKey, mayUseAgent } from "../keys/gatewayKey.js";
 import {
   errorSchema,
   runAcceptedSchema,
@@ -48,7 +48,10 @@ export const submitRunRoute = defineRoute({
     if (verdict.kind === "limited") throw runsAtOnceError(key, verdict.retryAfterS);
     try {
       // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
-      await services.client.send(body.input as UserInput, { ...sendOptionsOf(body, planned), agent });
+      await services.client.send(body.input as UserInput, {
+        ...sendOptionsOf(body, planned),
+        agent,
+      });
     } catch (err) {
       await releaseRun(services.store, key.name, planned.runId);
       throw err;
@@ -96,7 +99,9 @@ async function planRun(
       "Idempotency-Key",
     );
   }
-  const planned = stored ? { runId: stored.runId, sessionId: stored.sessionId } : { runId, sessionId };
+  const planned = stored
+    ? { runId: stored.runId, sessionId: stored.sessionId }
+    : { runId, sessionId };
   await claimSession(services, key, planned.sessionId, body.sessionId !== undefined);
   return planned;
 }
@@ -191,7 +196,8 @@ function pollRefusal(services: GatewayServices, runId: string) {
 export const runStatusRoute = defineRoute({
   method: "GET",
   path: "/v1/runs/{runId}",
-  summary: "Where a run stands: waiting, running, parked (for approval), completed (with its result) or failed (with the reason).",
+  summary:
+    "Where a run stands: waiting, running, parked (for approval), completed (with its result) or failed (with the reason).",
   scope: "read",
   responses: {
     200: { description: "the run's status", schema: runStatusSchema },
@@ -205,15 +211,19 @@ export const runStatusRoute = defineRoute({
     }
     const status = await services.client.runStatus(runId, { sessionId: record.sessionId });
     const base = { runId, sessionId: record.sessionId };
-    if (status.status === "completed") return json(200, { ...base, status: "completed", result: status.answer });
-    if (status.status === "failed") return json(200, { ...base, status: "failed", error: status.error });
+    if (status.status === "completed")
+      return json(200, { ...base, status: "completed", result: status.answer });
+    if (status.status === "failed")
+      return json(200, { ...base, status: "failed", error: status.error });
     if (status.status === "unknown") return json(200, { ...base, status: "waiting" });
     return json(200, { ...base, status: status.status });
   },
 });
 
 /** The request's Idempotency-Key, checked. */
-function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+function idempotencyKeyOf(
+  headers: Record<string, string | string[] | undefined>,
+): string | undefined {
   const value = headers["idempotency-key"];
   if (value === undefined) return undefined;
   const text = Array.isArray(value) ? value[0] : value;

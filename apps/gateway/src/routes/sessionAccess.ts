@@ -1,6 +1,6 @@
-import { type GatewayKey, seesAllSessions } from "../keys/gatewayKey.js";
 import { notFound } from "../http/gatewayError.js";
 import type { GatewayServices } from "../http/route.js";
+import { type GatewayKey, seesAllSessions } from "../keys/gatewayKey.js";
 
 /**
  * Resolves when `key` may see session `sessionId`, else throws the 404 of an unknown session

@@ -1,6 +1,6 @@
 import { sumRunUsage } from "@yiem/core";
-import { seesAllSessions } from "../keys/gatewayKey.js";
 import { defineRoute, type GatewayServices, json } from "../http/route.js";
+import { seesAllSessions } from "../keys/gatewayKey.js";
 import {
   abortSchema,
   errorSchema,
@@ -31,7 +31,11 @@ export const listSessionsRoute = defineRoute({
     );
     const sessions = await Promise.all(
       listed.map(async ({ sessionId, lastActivity }) => {
-        const { transcript: _, ...summary } = await describeSession(services, sessionId, lastActivity);
+        const { transcript: _, ...summary } = await describeSession(
+          services,
+          sessionId,
+          lastActivity,
+        );
         return summary;
       }),
     );

@@ -72,7 +72,15 @@ export class GatewayStore {
   ): Promise<Array<{ sessionId: string; lastActivity: number }>> {
     const key = owner === undefined ? this.keys.gatewaySessions : this.keys.ownedSessions(owner);
     const max = before === undefined ? "+inf" : `(${before}`;
-    const flat = await this.redis.zrevrangebyscore(key, max, "-inf", "WITHSCORES", "LIMIT", 0, limit);
+    const flat = await this.redis.zrevrangebyscore(
+      key,
+      max,
+      "-inf",
+      "WITHSCORES",
+      "LIMIT",
+      0,
+      limit,
+    );
     const sessions: Array<{ sessionId: string; lastActivity: number }> = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
       sessions.push({ sessionId: flat[i] as string, lastActivity: Number(flat[i + 1]) });
@@ -101,7 +109,14 @@ export class GatewayStore {
     record: IdempotencyRecord,
   ): Promise<IdempotencyRecord | undefined> {
     const key = this.keys.idempotency(keyName, idempotencyKey);
-    const before = await this.redis.set(key, JSON.stringify(record), "EX", RECORD_TTL_S, "NX", "GET");
+    const before = await this.redis.set(
+      key,
+      JSON.stringify(record),
+      "EX",
+      RECORD_TTL_S,
+      "NX",
+      "GET",
+    );
     return before === null ? undefined : (JSON.parse(before) as IdempotencyRecord);
   }
 

@@ -22,7 +22,10 @@ export async function countRequest(
   const replies = await store.redis.multi().incr(counter).expire(counter, 120).exec();
   const count = Number(replies?.[0]?.[1] ?? 0);
   if (count <= key.requestsPerMinute) return { kind: "allowed" };
-  return { kind: "limited", retryAfterS: Math.max(1, Math.ceil(((window + 1) * 60_000 - now) / 1000)) };
+  return {
+    kind: "limited",
+    retryAfterS: Math.max(1, Math.ceil(((window + 1) * 60_000 - now) / 1000)),
+  };
 }
 
 /**
@@ -51,7 +54,11 @@ export async function admitRun(
 }
 
 /** Takes run `runId` back out of the open runs of key `keyName`. */
-export async function releaseRun(store: GatewayStore, keyName: string, runId: string): Promise<void> {
+export async function releaseRun(
+  store: GatewayStore,
+  keyName: string,
+  runId: string,
+): Promise<void> {
   await store.redis.zrem(store.keys.openRuns(keyName), runId);
 }
 

@@ -447,7 +447,8 @@ export class YiemClient {
       if (!job) return { status: "unknown" };
       const state = await job.getState();
       if (state === "failed") return { status: "failed", error: job.failedReason ?? "failed" };
-      if (state === "completed") return { status: "completed", answer: job.returnvalue as RunAnswer };
+      if (state === "completed")
+        return { status: "completed", answer: job.returnvalue as RunAnswer };
       if (state !== "active") return { status: "waiting" };
       const parked = sessionId ? await this.command.hget(this.keys.run(sessionId), "parked") : null;
       return parked ? { status: "parked" } : { status: "running" };

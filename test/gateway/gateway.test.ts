@@ -332,6 +332,12 @@ describe("abort", () => {
   it("aborts the open run of the key's session", async () => {
     const started = await call(alice, "POST", "/v1/runs", { body: { input: "sleep 20000" } });
     await waitForRunStatus(alice, started.body.runId, "running");
+    const stream = await openEventStream(
+      gateway.url,
+      alice.secret,
+      `/v1/sessions/${started.body.sessionId}/events`,
+    );
+    await readEvents(stream, (event) => event.event === "toolExecStart"); // the run is open, its call runs
     const aborted = await call(alice, "POST", `/v1/sessions/${started.body.sessionId}/abort`);
     expect(aborted.body).toEqual({ aborted: true, runId: started.body.runId });
     await waitForRunStatus(alice, started.body.runId, "completed");

@@ -10,6 +10,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
@@ -497,6 +498,20 @@ async function readEvents(
 const idsOf = (events: SseEvent[]) =>
   events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
 
+/** The types of the events a session stores (each has an id). */
+const STORED_EVENT_TYPES = [
+  "agentStart",
+  "turnStart",
+  "messageEnd",
+  "toolExecStart",
+  "toolExecUpdate",
+  "toolExecEnd",
+  "toolApprovalRequested",
+  "toolApprovalDecided",
+  "turnEnd",
+  "agentEnd",
+];
+
 /** 1, 2, …, n. */
 const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -555,28 +570,64 @@ describe("session events over SSE", () => {
     stream.close();
   });
 
-  it("resumes on another gateway after the first is SIGKILLed mid-stream", async () => {
+  it("opens with an event-stream token (as EventSource, which sends no headers), for its session only", async () => {
+    const sessionId = await startWalk(1);
+    const other = await startWalk(1);
+    const made = await call(alice, "POST", `/v1/sessions/${sessionId}/events/token`);
+    expect(made.status).toBe(200);
+    expect(made.body.url).toBe(`/v1/sessions/${sessionId}/events?token=${made.body.token}`);
+    const opened = await fetch(`${gateway.url}${made.body.url}`);
+    expect(opened.status).toBe(200);
+    await opened.body?.cancel();
+    const elsewhere = await fetch(
+      `${gateway.url}/v1/sessions/${other}/events?token=${made.body.token}`,
+    );
+    expect(elsewhere.status).toBe(404);
+    expect(
+      (await fetch(`${gateway.url}/v1/sessions/${sessionId}/events?token=yst_forged`)).status,
+    ).toBe(401);
+    expect(
+      (await fetch(`${gateway.url}/v1/sessions/${sessionId}?token=${made.body.token}`)).status,
+    ).toBe(401);
+    expect((await call(bob, "POST", `/v1/sessions/${sessionId}/events/token`)).status).toBe(404);
+    const lines = [...gateway.process.lines].join("\n");
+    expect(lines).not.toContain(made.body.token);
+  });
+
+  it("lets an EventSource behind a load balancer resume on another gateway after its gateway is SIGKILLed mid-stream", async () => {
     const doomed = await startGatewayProcess(env, {}, { compiled: true });
     const sessionId = await startWalk(12);
-    const path = `/v1/sessions/${sessionId}/events`;
-    const stream = await openEventStream(doomed.url, alice.secret, path);
-    const before: SseEvent[] = [];
-    const reading = readEvents(stream, (event) => {
-      before.push(event);
-      if (Number(event.id ?? 0) === 5) doomed.process.signal("SIGKILL");
-      return false;
+    const made = await call(alice, "POST", `/v1/sessions/${sessionId}/events/token`);
+    let backend = doomed.url; // where the "load balancer" sends each connection
+    const connections: string[] = [];
+    const source = new EventSource(`http://balancer.invalid${made.body.url}`, {
+      fetch: (input, init) => {
+        connections.push(backend);
+        return fetch(String(input).replace("http://balancer.invalid", backend), init);
+      },
     });
-    await reading;
+    const ids: number[] = [];
+    const ended = new Promise<void>((resolve) => {
+      for (const type of STORED_EVENT_TYPES) {
+        source.addEventListener(type, (event: MessageEvent) => {
+          ids.push(Number(event.lastEventId));
+          if (ids.length === 5) {
+            backend = compiled.url;
+            doomed.process.signal("SIGKILL");
+          }
+          if (type === "agentEnd") resolve();
+        });
+      }
+    });
+    await ended;
+    source.close();
     expect(await doomed.process.exited).toBe(null); // killed by the signal
-    expect(before.some((e) => e.event === "agentEnd")).toBe(false);
-    const lastId = String(idsOf(before).at(-1));
-    const after = await readEvents(
-      await openEventStream(compiled.url, alice.secret, path, { lastEventId: lastId }),
-    );
-    const ids = [...idsOf(before), ...idsOf(after)];
+    expect(connections[0]).toBe(doomed.url);
+    expect(connections.at(-1)).toBe(compiled.url);
     expect(ids).toEqual(oneTo(ids.length));
-    expect(after.at(-1)?.event).toBe("agentEnd");
-    const replay = await readEvents(await openEventStream(gateway.url, alice.secret, path));
+    const replay = await readEvents(
+      await openEventStream(gateway.url, alice.secret, `/v1/sessions/${sessionId}/events`),
+    );
     expect(idsOf(replay)).toEqual(ids);
   });
 });

@@ -111,6 +111,19 @@ export const eventsQuerySchema = z.object({
     .min(0)
     .optional()
     .describe("resume after this event number (as Last-Event-ID)"),
+  token: z
+    .string()
+    .optional()
+    .describe(
+      "an event-stream token (POST /v1/sessions/{id}/events/token), for EventSource, which sends no headers",
+    ),
+});
+
+/** What `POST /v1/sessions/{id}/events/token` answers. */
+export const streamTokenSchema = z.object({
+  token: z.string(),
+  expiresInS: z.number().describe("from its last use"),
+  url: z.string().describe("the events URL with the token, for new EventSource(url)"),
 });
 
 /** A tool call awaiting a decision. */

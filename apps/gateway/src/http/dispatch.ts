@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { InvalidCoordinatorJobError, RedisUnavailableError } from "@yiem/core";
+import { hashApiKey, InvalidCoordinatorJobError, RedisUnavailableError } from "@yiem/core";
 import type { z } from "zod";
 import type { KeyRing } from "../keys/authenticate.js";
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { countRequest } from "../state/keyLimits.js";
 import { applyCors } from "./cors.js";
-import { GatewayError } from "./gatewayError.js";
+import { GatewayError, notFound } from "./gatewayError.js";
 import { readJsonBody } from "./readJsonBody.js";
 import type { GatewayServices, Route } from "./route.js";
 import { sendError, sendJson } from "./sendJson.js";
@@ -42,7 +42,7 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
       if (applyCors(req, res, options.corsOrigins)) return;
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
       const { route, params } = findRoute(compiled, req.method ?? "GET", url.pathname);
-      const key = route.scope ? await admit(options, req, route) : undefined;
+      const key = route.scope ? await admit(options, req, route, url, params) : undefined;
       keyName = key?.name;
       const body = route.body
         ? validate(route.body, await readJsonBody(req, options.maxBodyBytes), "")
@@ -83,8 +83,14 @@ async function admit(
   options: DispatchOptions,
   req: IncomingMessage,
   route: Route,
+  url: URL,
+  params: Record<string, string>,
 ): Promise<GatewayKey> {
-  const key = options.keyRing.authenticate(req);
+  const token = route.acceptsStreamToken ? url.searchParams.get("token") : null;
+  const key =
+    token && !req.headers.authorization
+      ? await keyOfStreamToken(options, token, params.id ?? "")
+      : options.keyRing.authenticate(req);
   const verdict = await countRequest(options.services.store, key);
   if (verdict.kind === "limited") {
     throw new GatewayError(
@@ -98,6 +104,24 @@ async function admit(
   if (route.scope && !hasScope(key, route.scope)) {
     throw new GatewayError(403, "forbidden", `this key lacks the "${route.scope}" scope`);
   }
+  return key;
+}
+
+/**
+ * The key of an event-stream token, which opens the events of its one session: an unknown or
+ * expired token, or one of a key no longer in the keys file, gets 401; a token of another
+ * session gets that session's 404.
+ */
+async function keyOfStreamToken(
+  options: DispatchOptions,
+  token: string,
+  sessionId: string,
+): Promise<GatewayKey> {
+  const record = await options.services.store.useStreamToken(hashApiKey(token));
+  const key = record ? options.keyRing.byName(record.keyName) : undefined;
+  if (!record || !key)
+    throw new GatewayError(401, "unauthorized", "unknown or expired stream token");
+  if (record.sessionId !== sessionId) throw notFound("session", sessionId);
   return key;
 }
 

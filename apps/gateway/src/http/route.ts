@@ -51,6 +51,11 @@ export interface Route<Body = unknown, Query = unknown> {
   path: string;
   summary: string;
   scope?: Scope;
+  /**
+   * Also authenticated by an event-stream token (`?token=`, for `EventSource`, which sends no
+   * headers): valid only for the session of the route's `id`.
+   */
+  acceptsStreamToken?: boolean;
   body?: z.ZodType<Body>;
   query?: z.ZodType<Query>;
   responses: Record<number, RouteResponse>;

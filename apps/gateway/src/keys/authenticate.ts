@@ -7,6 +7,8 @@ import { type GatewayKey, localKey } from "./gatewayKey.js";
 export interface KeyRing {
   /** The request's key; throws `GatewayError` 401 without a known bearer token. */
   authenticate(req: IncomingMessage): GatewayKey;
+  /** The key named `name`, if the keys file has it (the local key without a keys file). */
+  byName(name: string): GatewayKey | undefined;
 }
 
 /**
@@ -17,10 +19,15 @@ export interface KeyRing {
 export function createKeyRing(keys: GatewayKey[] | undefined): KeyRing {
   if (!keys) {
     const local = localKey();
-    return { authenticate: () => local };
+    return {
+      authenticate: () => local,
+      byName: (name) => (name === local.name ? local : undefined),
+    };
   }
   const byHash = new Map(keys.map((key) => [key.hash, key]));
+  const byName = new Map(keys.map((key) => [key.name, key]));
   return {
+    byName: (name) => byName.get(name),
     authenticate(req) {
       const token = bearerToken(req);
       const key = token === undefined ? undefined : byHash.get(hashApiKey(token));

@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { BusEvent } from "@yiem/core";
+import { hashApiKey } from "@yiem/core";
 import { GatewayError } from "../http/gatewayError.js";
-import { defineRoute, type GatewayServices } from "../http/route.js";
-import { errorSchema, eventsQuerySchema } from "../schemas.js";
+import { defineRoute, type GatewayServices, json } from "../http/route.js";
+import { errorSchema, eventsQuerySchema, streamTokenSchema } from "../schemas.js";
 import { expectVisibleSession } from "./sessionAccess.js";
 
 /** `GET /v1/sessions/{id}/events`: the session's events as server-sent events. */
@@ -10,8 +12,9 @@ export const sessionEventsRoute = defineRoute({
   method: "GET",
   path: "/v1/sessions/{id}/events",
   summary:
-    "The session's events as server-sent events: `id:` the event's number, `event:` its type, `data:` its JSON. Replays the stored events after Last-Event-ID (or ?from=; from the start without either), then follows live, each event once, in order; streamed text (messageUpdate, live) has no id and is never replayed. A comment every 15 s keeps the connection open.",
+    "The session's events as server-sent events: `id:` the event's number, `event:` its type, `data:` its JSON. Authenticated by the bearer key, or by ?token= (an event-stream token, for EventSource). Replays the stored events after Last-Event-ID (or ?from=; from the start without either), then follows live, each event once, in order; streamed text (messageUpdate, live) has no id and is never replayed. A comment every 15 s keeps the connection open.",
   scope: "read",
+  acceptsStreamToken: true,
   query: eventsQuerySchema,
   responses: {
     200: { description: "the event stream", mediaType: "text/event-stream" },
@@ -96,3 +99,31 @@ function lastEventIdOf(header: string | string[] | undefined): number | undefine
   }
   return Number(text.trim());
 }
+
+/**
+ * `POST /v1/sessions/{id}/events/token`: a token that opens this session's events as
+ * `?token=`, for `EventSource` (which sends no headers, so cannot send the key). Kept an hour
+ * from its last use, so an EventSource that reconnects keeps it.
+ */
+export const streamTokenRoute = defineRoute({
+  method: "POST",
+  path: "/v1/sessions/{id}/events/token",
+  summary:
+    "A token that opens this session's event stream as ?token= (for EventSource, which sends no headers); valid for this session only, an hour from its last use.",
+  scope: "read",
+  responses: {
+    200: { description: "the token and the URL to open", schema: streamTokenSchema },
+    404: { description: "no such session for this key", schema: errorSchema },
+  },
+  async handle({ key, params, services }) {
+    const sessionId = params.id ?? "";
+    await expectVisibleSession(services, key, sessionId);
+    const token = `yst_${randomBytes(24).toString("base64url")}`;
+    const expiresInS = await services.store.saveStreamToken(hashApiKey(token), {
+      keyName: key.name,
+      sessionId,
+    });
+    const url = `/v1/sessions/${encodeURIComponent(sessionId)}/events?token=${token}`;
+    return json(200, { token, expiresInS, url });
+  },
+});

@@ -1,7 +1,7 @@
 import type { Route } from "../http/route.js";
 import { listAgentsRoute } from "./agents.js";
 import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
-import { sessionEventsRoute } from "./events.js";
+import { sessionEventsRoute, streamTokenRoute } from "./events.js";
 import { buildOpenApiDocument, openApiRoute } from "./openapi.js";
 import { runStatusRoute, submitRunRoute } from "./runs.js";
 import { abortSessionRoute, listSessionsRoute, sessionDetailRoute } from "./sessions.js";
@@ -18,6 +18,7 @@ export function gatewayRoutes(version: string): Route[] {
     sessionDetailRoute,
     abortSessionRoute,
     sessionEventsRoute,
+    streamTokenRoute,
     listApprovalsRoute,
     decideApprovalRoute,
     listAgentsRoute,

@@ -6,6 +6,15 @@ const OWNER_TTL_S = 30 * 24 * 3600;
 /** How long a run's record and an idempotency key are kept: a day. */
 const RECORD_TTL_S = 24 * 3600;
 
+/** How long an event-stream token lives after its last use: an hour. */
+const STREAM_TOKEN_TTL_S = 3600;
+
+/** What an event-stream token stands for: the key that made it and the one session it opens. */
+export interface StreamTokenRecord {
+  keyName: string;
+  sessionId: string;
+}
+
 /** A run submitted through a gateway: its session and the key that submitted it. */
 export interface RunRecord {
   sessionId: string;
@@ -118,6 +127,22 @@ export class GatewayStore {
       "GET",
     );
     return before === null ? undefined : (JSON.parse(before) as IdempotencyRecord);
+  }
+
+  /** Stores an event-stream token by its hash (kept `STREAM_TOKEN_TTL_S` from its last use); returns its lifetime in seconds. */
+  async saveStreamToken(tokenHash: string, record: StreamTokenRecord): Promise<number> {
+    const key = this.keys.streamToken(tokenHash);
+    await this.redis.set(key, JSON.stringify(record), "EX", STREAM_TOKEN_TTL_S);
+    return STREAM_TOKEN_TTL_S;
+  }
+
+  /** The record of an event-stream token by its hash, its lifetime renewed; `undefined` when unknown or expired. */
+  async useStreamToken(tokenHash: string): Promise<StreamTokenRecord | undefined> {
+    const key = this.keys.streamToken(tokenHash);
+    const text = await this.redis.get(key);
+    if (!text) return undefined;
+    await this.redis.expire(key, STREAM_TOKEN_TTL_S);
+    return JSON.parse(text) as StreamTokenRecord;
   }
 
   /** The agent `sessionId` belongs to, if it has had a request. */

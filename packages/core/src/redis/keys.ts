@@ -233,6 +233,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
       `${gatewayKey(keyName)}:idempotency:${idempotencyKey}`,
     /** STRING counter: requests of gateway key `keyName` in minute `window` (epoch minutes). */
     requestCount: (keyName: string, window: number) => `${gatewayKey(keyName)}:requests:${window}`,
+    /**
+     * STRING: JSON `{ keyName, sessionId }` of an event-stream token (what `EventSource`, which
+     * sends no headers, passes as `?token=`), by the token's hash; kept an hour from its last use.
+     */
+    streamToken: (tokenHash: string) => `${prefix}:gateway:streamToken:${tokenHash}`,
     /** ZSET: the runs of gateway key `keyName` not seen finished yet, by submit time (epoch ms). */
     openRuns: (keyName: string) => `${gatewayKey(keyName)}:runs`,
   };

@@ -14,6 +14,7 @@ import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
+import { spawnCommand } from "../support/processes.js";
 import {
   callGateway,
   type GatewayProcess,
@@ -449,8 +450,7 @@ describe("the rest of the API", () => {
 
 describe("start-up", () => {
   it("refuses to listen beyond loopback without a keys file", async () => {
-    const { spawnApp } = await import("../support/processes.js");
-    const refused = spawnApp("apps/gateway/src/main.ts", {
+    const refused = spawnCommand(["node", "apps/gateway/dist/main.js"], {
       ...cluster.env,
       GATEWAY_HOST: "0.0.0.0",
       GATEWAY_PORT: "0",

@@ -4,7 +4,8 @@
  * idempotency, body limits, CORS and logs; server-sent events replayed, followed live and
  * resumed with no gap after a dropped connection or a gateway SIGKILLed mid-stream. Two
  * gateways share the cluster: one from its sources, one compiled as deployed
- * (`node apps/gateway/dist/main.js`); one file, so the cluster starts once.
+ * (`node apps/gateway/dist/main.js`); one file, so the cluster starts once. Every process
+ * runs as its Redis ACL user of `docs/SECURITY.md`, the gateways as the `gateway` role.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentedAclLine, urlAs } from "../support/aclRoles.js";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { spawnCommand } from "../support/processes.js";
@@ -68,7 +70,30 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "text", text: `hi ${arg}` };
 }
 
-const cluster = useTestCluster({ workers: 1, model: { respond } });
+/** Every process runs as its documented Redis ACL user (`docs/SECURITY.md`): the gateways as `gateway`. */
+const PASSWORDS = {
+  coordinator: "coord-pw-1",
+  worker: "worker-pw-2",
+  gateway: "gateway-pw-3",
+} as const;
+let serverUrl = "";
+const as = (role: keyof typeof PASSWORDS) => urlAs(serverUrl, role, PASSWORDS[role]);
+
+const cluster = useTestCluster({
+  workers: 0, // started below, as the worker user
+  model: { respond },
+  redis: {
+    privateServer: true,
+    requirePass: "admin-pw-0",
+    aclLines: (["coordinator", "worker", "gateway"] as const).map((role) =>
+      documentedAclLine(role, PASSWORDS[role]),
+    ),
+  },
+  redisUrl: (redis) => {
+    serverUrl = redis.url;
+    return as("coordinator");
+  },
+});
 
 const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
 const bob = makeKey("bob", { scopes: ["submit", "read", "approve"] });
@@ -93,7 +118,13 @@ beforeAll(async () => {
     {},
   );
   cliKey = { name: "from-cli", secret: /key: (\S+)/.exec(created.stdout)?.[1] ?? "" };
-  env = { ...cluster.env, YIEM_API_KEYS: file, GATEWAY_CORS_ORIGINS: "https://app.example" };
+  await cluster.addWorkerWith({ REDIS_URL: as("worker") });
+  env = {
+    ...cluster.env,
+    REDIS_URL: as("gateway"),
+    YIEM_API_KEYS: file,
+    GATEWAY_CORS_ORIGINS: "https://app.example",
+  };
   [gateway, compiled] = await Promise.all([
     startGatewayProcess(env),
     startGatewayProcess(env, { GATEWAY_HEARTBEAT_MS: "300" }, { compiled: true }),

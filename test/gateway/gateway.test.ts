@@ -8,11 +8,12 @@
  * runs as its Redis ACL user of `docs/SECURITY.md`, the gateways as the `gateway` role.
  */
 import { mkdtemp } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { logMessage, type ScriptedReply, type ScriptedRequest } from "@yiem/testing";
 import { EventSource } from "eventsource";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { documentedAclLine, urlAs } from "../support/aclRoles.js";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
@@ -479,8 +480,56 @@ describe("the rest of the API", () => {
   });
 });
 
+describe("slow clients and shutdown", () => {
+  it("sheds stalled clients past its connection cap, still answers, and stops cleanly on SIGTERM with a stream open", async () => {
+    const capped = await startGatewayProcess(
+      env,
+      { YIEM_HTTP_MAX_CONNECTIONS: "20" },
+      { compiled: true },
+    );
+    onTestFinished(() => capped.process.stop(1000));
+    const port = Number(new URL(capped.url).port);
+    const stalled = await Promise.all(Array.from({ length: 40 }, () => stallOn(port)));
+    const answer = await callGateway(capped.url, undefined, "GET", "/v1/openapi.json");
+    expect(answer.status).toBe(200);
+    await Promise.race([
+      Promise.all(stalled.map((client) => client.closed)),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error("stalled clients still open")), 20_000),
+      ),
+    ]);
+    const sessionId = await startWalk(20);
+    const stream = await openEventStream(
+      capped.url,
+      alice.secret,
+      `/v1/sessions/${sessionId}/events`,
+    );
+    const reading = readEvents(stream);
+    capped.process.signal("SIGTERM");
+    expect(await capped.process.exited).toBe(0);
+    const events = await reading;
+    expect(events.some((e) => e.event === "agentEnd")).toBe(false); // the stream ended with the gateway
+    await capped.process.waitForLine(logMessage("stopped cleanly"), 5000);
+  });
+});
+
+/** A connection to `port` that sent half a request's headers and stalls; `closed` once the server closed it. */
+function stallOn(port: number): Promise<{ closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    const closed = new Promise<void>((done) => socket.once("close", () => done()));
+    socket.on("error", () => undefined); // a reset connection is a closed one
+    socket.resume(); // read what the server sends (its 408), so its close is seen
+    socket.once("connect", () => {
+      socket.write("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+      resolve({ closed });
+    });
+    socket.once("error", reject);
+  });
+}
+
 describe("start-up", () => {
-  it("refuses to listen beyond loopback without a keys file", async () => {
+  it("refuses to listen beyond loopback without a keys file; `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
     const refused = spawnCommand(["node", "apps/gateway/dist/main.js"], {
       ...cluster.env,
       GATEWAY_HOST: "0.0.0.0",
@@ -488,6 +537,18 @@ describe("start-up", () => {
       YIEM_API_KEYS: "",
     });
     expect(await refused.exited).toBe(1);
+    const usage = await runCli(
+      ["keys", "create", "--name", "web", "--scopes", "submit,everything"],
+      {},
+    );
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain(
+      "--scopes: a comma-separated list of submit, read, approve, admin",
+    );
+    const printed = await runCli(["keys", "create", "--name", "web", "--scopes", "read"], {});
+    expect(printed.stdout).toMatch(
+      /key: yk_\S+\n.*\nadd this line to the keys file \(YIEM_API_KEYS\):\n\{"name":"web","hash":"sha256:[0-9a-f]{64}","scopes":\["read"\],"agents":\["\*"\],"sessions":"own"\}\n$/,
+    );
     expect(refused.lines.join("\n")).toContain(
       "GATEWAY_HOST 0.0.0.0 is beyond loopback: set YIEM_API_KEYS",
     );
@@ -627,6 +688,7 @@ describe("session events over SSE", () => {
 
   it("lets an EventSource behind a load balancer resume on another gateway after its gateway is SIGKILLed mid-stream", async () => {
     const doomed = await startGatewayProcess(env, {}, { compiled: true });
+    onTestFinished(() => doomed.process.stop(1000));
     const sessionId = await startWalk(12);
     const made = await call(alice, "POST", `/v1/sessions/${sessionId}/events/token`);
     let backend = doomed.url; // where the "load balancer" sends each connection

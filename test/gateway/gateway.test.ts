@@ -529,7 +529,7 @@ function stallOn(port: number): Promise<{ closed: Promise<void> }> {
 }
 
 describe("start-up", () => {
-  it("refuses to listen beyond loopback without a keys file; `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
+  it("refuses to listen beyond loopback without a keys file, serves loopback as the local key without one; `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
     const refused = spawnCommand(["node", "apps/gateway/dist/main.js"], {
       ...cluster.env,
       GATEWAY_HOST: "0.0.0.0",
@@ -537,6 +537,16 @@ describe("start-up", () => {
       YIEM_API_KEYS: "",
     });
     expect(await refused.exited).toBe(1);
+    const local = await startGatewayProcess({ ...env, YIEM_API_KEYS: "" }, {}, { compiled: true });
+    onTestFinished(() => local.process.stop(1000));
+    const open = await callGateway(local.url, undefined, "POST", "/v1/runs?wait=true", {
+      body: { input: "hello local" },
+    });
+    expect(open.status).toBe(200); // on loopback without a keys file: the local key, every scope
+    expect(
+      (await callGateway(local.url, undefined, "GET", `/v1/sessions/${open.body.sessionId}`)).body
+        .owner,
+    ).toBe("local");
     const usage = await runCli(
       ["keys", "create", "--name", "web", "--scopes", "submit,everything"],
       {},

@@ -46,6 +46,9 @@ export const submitRunRoute = defineRoute({
     const planned = await planRun(services, key, body, idempotencyKeyOf(req.headers));
     const verdict = await admitRun(services.store, services.client, key, planned.runId);
     if (verdict.kind === "limited") throw runsAtOnceError(key, verdict.retryAfterS);
+    // Recorded first: a gateway that dies right after queuing the run leaves it findable.
+    const owner = (await services.store.ownerOf(planned.sessionId)) ?? key.name;
+    await services.store.recordRun(planned.runId, { sessionId: planned.sessionId, owner });
     try {
       // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
       await services.client.send(body.input as UserInput, {
@@ -54,9 +57,10 @@ export const submitRunRoute = defineRoute({
       });
     } catch (err) {
       await releaseRun(services.store, key.name, planned.runId);
+      await services.store.forgetRun(planned.runId);
       throw err;
     }
-    await recordRun(services, key, planned);
+    await services.store.touchSession(planned.sessionId, owner);
     if (query.wait !== "true") return json(202, planned);
     return waitForRun(services, planned);
   },
@@ -136,13 +140,6 @@ function sendOptionsOf(body: RunRequest, planned: PlannedRun) {
     ...(body.followUp !== undefined ? { followUp: body.followUp } : {}),
     ...(body.budget !== undefined ? { budget: body.budget } : {}),
   };
-}
-
-/** Records the run and the session's activity (for `GET /v1/runs/{id}` and the session list). */
-async function recordRun(services: GatewayServices, key: GatewayKey, planned: PlannedRun) {
-  const owner = (await services.store.ownerOf(planned.sessionId)) ?? key.name;
-  await services.store.recordRun(planned.runId, { sessionId: planned.sessionId, owner });
-  await services.store.touchSession(planned.sessionId, owner);
 }
 
 /**

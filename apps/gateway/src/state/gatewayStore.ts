@@ -102,6 +102,11 @@ export class GatewayStore {
     await this.redis.set(this.keys.gatewayRun(runId), JSON.stringify(record), "EX", RECORD_TTL_S);
   }
 
+  /** Forgets the record of run `runId` (its request was never queued). */
+  async forgetRun(runId: string): Promise<void> {
+    await this.redis.del(this.keys.gatewayRun(runId));
+  }
+
   /** The record of run `runId`, if a gateway submitted it (within a day). */
   async readRun(runId: string): Promise<RunRecord | undefined> {
     const text = await this.redis.get(this.keys.gatewayRun(runId));

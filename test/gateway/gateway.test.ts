@@ -257,6 +257,21 @@ describe("runs", () => {
     expect(messages.filter((m) => m.role === "user")).toHaveLength(1);
   });
 
+  it("reports a run the coordinators refused: failed with their reason, and 400 with ?wait=true", async () => {
+    const queued = await call(alice, "POST", "/v1/runs", {
+      body: { agent: "nosuch", input: "hello" },
+    });
+    expect(queued.status).toBe(202);
+    await waitForRunStatus(alice, queued.body.runId, "failed");
+    const status = await call(alice, "GET", `/v1/runs/${queued.body.runId}`);
+    expect(status.body.error).toContain('unknown agent "nosuch"');
+    const waited = await call(alice, "POST", "/v1/runs?wait=true", {
+      body: { agent: "nosuch", input: "hello" },
+    });
+    expect(waited.status).toBe(400);
+    expect(waited.body.error.code).toBe("run_refused");
+  });
+
   it("refuses an agent the key may not use (403)", async () => {
     const refused = await call(onlyOps, "POST", "/v1/runs", { body: { input: "hello" } });
     expect(refused.status).toBe(403);

@@ -7,7 +7,7 @@
  * (`node apps/gateway/dist/main.js`); one file, so the cluster starts once. Every process
  * runs as its Redis ACL user of `docs/SECURITY.md`, the gateways as the `gateway` role.
  */
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -544,7 +544,7 @@ function stallOn(port: number): Promise<{ closed: Promise<void> }> {
 }
 
 describe("start-up", () => {
-  it("refuses to listen beyond loopback without a keys file, serves loopback as the local key without one; `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
+  it("refuses to listen beyond loopback without a keys file and to start with a bad one, serves loopback as the local key without one; `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
     const refused = spawnCommand(["node", "apps/gateway/dist/main.js"], {
       ...cluster.env,
       GATEWAY_HOST: "0.0.0.0",
@@ -552,6 +552,17 @@ describe("start-up", () => {
       YIEM_API_KEYS: "",
     });
     expect(await refused.exited).toBe(1);
+    const badFile = join(await mkdtemp(join(tmpdir(), "yiem-gateway-bad-")), "keys.jsonl");
+    await writeFile(
+      badFile,
+      `${JSON.stringify(alice.entry)}\n${JSON.stringify({ ...bob.entry, scopes: ["root"] })}\n`,
+    );
+    const badKeys = spawnCommand(["node", "apps/gateway/dist/main.js"], {
+      ...env,
+      YIEM_API_KEYS: badFile,
+    });
+    expect(await badKeys.exited).toBe(1);
+    expect(badKeys.lines.join("\n")).toContain(`YIEM_API_KEYS ${badFile}: line 2: scopes.0:`);
     const local = await startGatewayProcess({ ...env, YIEM_API_KEYS: "" }, {}, { compiled: true });
     onTestFinished(() => local.process.stop(1000));
     const open = await callGateway(local.url, undefined, "POST", "/v1/runs?wait=true", {

@@ -62,12 +62,21 @@ export class GatewayStore {
     return Promise.all(sessionIds.map((id) => this.ownerOf(id)));
   }
 
-  /** Records activity in `sessionId` now: it moves to the front of its owner's list and of the list of all. */
+  /**
+   * Records activity in `sessionId` now: it moves to the front of its owner's list and of the
+   * list of all; sessions idle longer than a session lives (30 days) leave both lists.
+   */
   async touchSession(sessionId: string, owner: string, now = Date.now()): Promise<void> {
-    await Promise.all([
-      this.redis.zadd(this.keys.ownedSessions(owner), now, sessionId),
-      this.redis.zadd(this.keys.gatewaySessions, now, sessionId),
-    ]);
+    const forgotten = now - OWNER_TTL_S * 1000;
+    await Promise.all(
+      [this.keys.ownedSessions(owner), this.keys.gatewaySessions].map((key) =>
+        this.redis
+          .multi()
+          .zadd(key, now, sessionId)
+          .zremrangebyscore(key, "-inf", forgotten)
+          .exec(),
+      ),
+    );
   }
 
   /**

@@ -8,6 +8,7 @@
  * runs as its Redis ACL user of `docs/SECURITY.md`, the gateways as the `gateway` role.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -215,7 +216,7 @@ describe("runs", () => {
     expect(session.body.usage.modelCalls).toBe(2);
   });
 
-  it("refuses an invalid body with 400 naming the field, and a body over the limit with 413", async () => {
+  it("refuses an invalid body with 400 naming the field, a body that is not JSON with 415, and one over the limit with 413", async () => {
     const missing = await call(alice, "POST", "/v1/runs", { body: { sessionId: "s-1" } });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatchObject({ code: "invalid_request", field: "input" });
@@ -229,6 +230,11 @@ describe("runs", () => {
       headers: { "content-type": "application/json" },
     });
     expect(notJson.status).toBe(400);
+    const formPost = await call(alice, "POST", "/v1/runs", {
+      rawBody: JSON.stringify({ input: "x" }),
+      headers: { "content-type": "text/plain" },
+    });
+    expect(formPost.status).toBe(415); // what a browser sends cross-site without asking CORS
     const huge = await call(alice, "POST", "/v1/runs", {
       body: { input: "x".repeat(2 * 1024 * 1024) },
     });
@@ -528,6 +534,18 @@ describe("slow clients and shutdown", () => {
   });
 });
 
+/** The status of `GET /v1/agents` sent with `Host: host` (which fetch does not let a caller set). */
+function statusWithHost(url: string, host: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${url}/v1/agents`, { headers: { host } }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    });
+    request.once("error", reject);
+    request.end();
+  });
+}
+
 /** A connection to `port` that sent half a request's headers and stalls; `closed` once the server closed it. */
 function stallOn(port: number): Promise<{ closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
@@ -544,7 +562,7 @@ function stallOn(port: number): Promise<{ closed: Promise<void> }> {
 }
 
 describe("start-up", () => {
-  it("refuses to listen beyond loopback without a keys file and to start with a bad one, serves loopback as the local key without one; `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
+  it("refuses to listen beyond loopback without a keys file and to start with a bad one, serves loopback as the local key without one (not to other origins or host names); `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
     const refused = spawnCommand(["node", "apps/gateway/dist/main.js"], {
       ...cluster.env,
       GATEWAY_HOST: "0.0.0.0",
@@ -573,6 +591,14 @@ describe("start-up", () => {
       (await callGateway(local.url, undefined, "GET", `/v1/sessions/${open.body.sessionId}`)).body
         .owner,
     ).toBe("local");
+    // A page elsewhere, or a DNS name rebound to 127.0.0.1, cannot act as the local key.
+    const fromPage = await callGateway(local.url, undefined, "POST", "/v1/runs", {
+      body: { input: "hello" },
+      headers: { origin: "https://evil.example" },
+    });
+    expect(fromPage.status).toBe(403);
+    expect(await statusWithHost(local.url, "rebound.example:8080")).toBe(403);
+    expect(await statusWithHost(local.url, "localhost:8080")).toBe(200);
     const usage = await runCli(
       ["keys", "create", "--name", "web", "--scopes", "submit,everything"],
       {},

@@ -74,6 +74,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     keyRing: createKeyRing(options.keys),
     corsOrigins: options.corsOrigins,
     maxBodyBytes: options.maxBodyBytes,
+    localOnly: options.keys === undefined,
   });
   const server = createHttpServer(handler, options.http);
   const port = await listenOn(server, options.port, options.host);

@@ -16,6 +16,12 @@ export interface DispatchOptions {
   keyRing: KeyRing;
   corsOrigins: readonly string[];
   maxBodyBytes: number;
+  /**
+   * True without a keys file (every request is the local key): requests must name a loopback
+   * `Host` and come from no other web origin than those of `corsOrigins`, so a page elsewhere
+   * (or a DNS name rebound to 127.0.0.1) cannot act as the local key through a browser.
+   */
+  localOnly: boolean;
 }
 
 /** A route with its path as a pattern. */
@@ -39,6 +45,7 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
     const started = Date.now();
     let keyName: string | undefined;
     const handled = (async () => {
+      if (options.localOnly) refuseBrowsersElsewhere(req, options.corsOrigins);
       if (applyCors(req, res, options.corsOrigins)) return;
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
       const { route, params } = findRoute(compiled, req.method ?? "GET", url.pathname);
@@ -123,6 +130,38 @@ async function keyOfStreamToken(
     throw new GatewayError(401, "unauthorized", "unknown or expired stream token");
   if (record.sessionId !== sessionId) throw notFound("session", sessionId);
   return key;
+}
+
+/** Throws 403 for a request with a non-loopback `Host`, or from a web origin not listed. */
+function refuseBrowsersElsewhere(req: IncomingMessage, corsOrigins: readonly string[]): void {
+  const host = (req.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
+  const origin = req.headers.origin;
+  if (!isLoopbackName(host)) {
+    throw new GatewayError(
+      403,
+      "forbidden",
+      "without a keys file the gateway answers loopback names only",
+    );
+  }
+  if (origin !== undefined && !corsOrigins.includes(origin) && !isLoopbackOrigin(origin)) {
+    throw new GatewayError(
+      403,
+      "forbidden",
+      `without a keys file the gateway refuses origin ${origin}`,
+    );
+  }
+}
+
+function isLoopbackName(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    return isLoopbackName(new URL(origin).hostname.replace(/^\[(.*)\]$/, "$1"));
+  } catch {
+    return false;
+  }
 }
 
 /** `value` parsed by `schema`, or a 400 naming the first field at fault. */

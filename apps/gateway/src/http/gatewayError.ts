@@ -1,5 +1,5 @@
 /** The statuses a gateway error answers with. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503;
 
 /**
  * A request the gateway refuses: its HTTP status, a stable `code` clients branch on, a message

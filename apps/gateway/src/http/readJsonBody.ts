@@ -4,7 +4,9 @@ import { GatewayError } from "./gatewayError.js";
 /**
  * The request's body parsed as JSON, read up to `maxBytes`: a larger body (announced by its
  * `Content-Length` or found while reading) is refused with 413 before more is read, a body
- * that is not JSON with 400. An empty body is `undefined`.
+ * that is not JSON with 400, a body of another type than JSON with 415 (a browser sends a
+ * cross-site form or `text/plain` body without asking CORS first; JSON it must ask for). An
+ * empty body is `undefined`.
  */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const announced = Number(req.headers["content-length"] ?? 0);
@@ -17,6 +19,13 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     chunks.push(chunk);
   }
   if (size === 0) return undefined;
+  if (!isJsonType(req.headers["content-type"])) {
+    throw new GatewayError(
+      415,
+      "unsupported_media_type",
+      "the request body must be application/json",
+    );
+  }
   try {
     return JSON.parse(Buffer.concat(chunks).toString("utf8"));
   } catch {
@@ -26,4 +35,10 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
 
 function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError(413, "body_too_large", `the request body is over ${maxBytes} bytes`);
+}
+
+/** True for `application/json` and `application/<x>+json`, with any parameters. */
+function isJsonType(header: string | undefined): boolean {
+  const type = (header ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }

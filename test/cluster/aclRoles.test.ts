@@ -170,6 +170,9 @@ describe("the Redis roles of docs/SECURITY.md, as real ACL users", () => {
     await expect(asClient.hset(`${session}:run`, "aborted", "1")).rejects.toThrow(/NOPERM/);
     await expect(asClient.rpush(`${session}:messages`, "{}")).rejects.toThrow(/NOPERM/);
     await expect(asClient.set(`${session}:lease`, "mine")).rejects.toThrow(/NOPERM/);
+    // It reads the session's current agent, and cannot hand the session to another.
+    expect(await client.sessionAgent(sessionId)).toBe("default");
+    await expect(asClient.set(`${session}:agent`, "admin")).rejects.toThrow(/NOPERM/);
   });
 
   it("the client can neither list approvals nor decide; the approver lists and decides, and the call runs once", async () => {

@@ -61,6 +61,26 @@ describe("an agents file", () => {
     ]);
   });
 
+  it("reads each agent's description and handoffs", async () => {
+    const path = file(
+      "handoffs.yaml",
+      [
+        "agents:",
+        "  support:",
+        "    instructions: Help.",
+        "    model: m",
+        "    handoffs: [billing]",
+        "  billing:",
+        "    instructions: Bill.",
+        "    description: Handles invoices.",
+        "    model: m",
+      ].join("\n"),
+    );
+    const [support, billing] = await loadAgentsFile(path);
+    expect(support).toMatchObject({ name: "support", handoffs: ["billing"] });
+    expect(billing).toMatchObject({ name: "billing", description: "Handles invoices." });
+  });
+
   it("reads a module's defineAgent definitions, instructions as a function of the session", async () => {
     const path = fileURLToPath(new URL("../support/agentsModule.ts", import.meta.url));
     const [ops] = await loadAgentsFile(path);
@@ -97,6 +117,21 @@ describe("an agents file", () => {
         "bad-name.json",
         '{"agents":{"no spaces":{"instructions":"x","model":"m"}}}',
         'agent "no spaces": name:',
+      ],
+      [
+        "bad-handoffs.json",
+        '{"agents":{"e":{"instructions":"x","model":"m","handoffs":"billing"}}}',
+        'agent "e": handoffs: must be a list of agent names',
+      ],
+      [
+        "self-handoff.json",
+        '{"agents":{"f":{"instructions":"x","model":"m","handoffs":["f"]}}}',
+        'agent "f": handoffs: must not name the agent itself',
+      ],
+      [
+        "blank-description.json",
+        '{"agents":{"g":{"instructions":"x","model":"m","description":" "}}}',
+        'agent "g": description: must be a non-empty string',
       ],
       ["no-agents.json", '{"agent":{}}', 'must hold { "agents"'],
       ["broken.yaml", "agents: [\n", ""],

@@ -243,6 +243,41 @@ describe("MCP server failures", () => {
     }
   });
 
+  it("fails a call of a stdio server that hangs without exiting, replaces the server and leaves no process of the old one", async () => {
+    const { store, source } = await startSource({
+      everything: everythingStdio({ pingIntervalMs: 100, pingTimeoutMs: 500 }),
+    });
+    try {
+      const [pid] = childPidsOf(process.pid, "server-everything");
+      expect(pid).toBeDefined();
+      const call = runCall(store, "everything__trigger-long-running-operation", {
+        duration: 30,
+        steps: 30,
+      });
+      process.kill(pid as number, "SIGSTOP"); // alive, answering nothing
+      const { message } = await call;
+      expect(message.isError).toBe(true);
+      expect(textOf(message)).toMatch(/MCP server "everything" stopped answering/);
+      await waitFor(
+        "a new server with its tools",
+        () =>
+          store.tools.has("everything__echo") &&
+          childPidsOf(process.pid, "server-everything").some((p) => p !== pid),
+        15_000,
+      );
+      await waitFor(
+        "the hung server gone",
+        () => !childPidsOf(process.pid, "server-everything").includes(pid as number),
+        15_000,
+      );
+      const again = await runCall(store, "everything__echo", { message: "replaced" });
+      expect(textOf(again.message)).toBe("Echo: replaced");
+    } finally {
+      for (const p of childPidsOf(process.pid, "server-everything")) process.kill(p, "SIGCONT");
+      await source.close();
+    }
+  });
+
   it("closes its stdio servers' processes on close", async () => {
     const { source } = await startSource({ everything: everythingStdio() });
     expect(childPidsOf(process.pid, "server-everything")).toHaveLength(1);

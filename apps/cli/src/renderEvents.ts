@@ -178,6 +178,10 @@ function createCallTracker(tty: boolean) {
       return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
     if (event.type === "toolApprovalRequested") return awaiting(event, origin);
     if (event.type === "toolApprovalDecided") return decided(event);
+    if (event.type === "agentHandoff")
+      return [
+        `⇄ handed over from ${escapeControlChars(event.from)} to ${escapeControlChars(event.to)}: it answers from here on`,
+      ];
     return [];
   };
   /** Flags the calls whose worker is gone; returns a "waiting for" line for each. */

@@ -10,7 +10,7 @@
 export type { AgentState } from "./agent/agentState.js";
 export { prepareContext } from "./agent/prepareContext.js";
 export { AgentShutdownError } from "./agent/responseQueue.js";
-export { type AgentLoopDeps, runAgentLoop } from "./agent/runAgentLoop.js";
+export { type AgentLoopDeps, type RunHandoff, runAgentLoop } from "./agent/runAgentLoop.js";
 export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./agent/runUsage.js";
 export { InvalidUserInputError, type UserInputLimits } from "./agent/toUserMessage.js";
 export {
@@ -37,12 +37,14 @@ export {
   InvalidAgentError,
   type ModelSettings,
 } from "./agents/defineAgent.js";
+export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./agents/handoffTools.js";
 // The client side of a cluster and the shapes every process shares: all of `@yiem/core/client`.
 export {
   type AbortOutcome,
   type AgentAnnouncement,
   type AgentEndEvent,
   type AgentEvent,
+  type AgentHandoffEvent,
   type AgentMessage,
   type AgentStartEvent,
   type AgentSummary,

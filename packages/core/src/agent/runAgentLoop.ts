@@ -75,6 +75,20 @@ export interface AgentLoopDeps {
    * Default: the transcript's length when the loop starts (a resumed run passes its start).
    */
   runStart?: number;
+  /**
+   * Asked after each batch's results are appended: when a call of the batch handed the run to
+   * another agent (a handoff), the model call and config the run goes on with (the caller has
+   * put the new agent's prompt and tools in `state` already); `undefined` to go on as before.
+   * The turn count goes on (the new config's `maxTurns` caps the whole run); corrections of
+   * an invalid structured answer start again. Default: never.
+   */
+  takeHandoff?: () => RunHandoff | undefined;
+}
+
+/** How a run goes on after a handoff (`AgentLoopDeps.takeHandoff`): the new agent's model call and config. */
+export interface RunHandoff {
+  llmCall: LlmCall;
+  config: AgentLoopConfig;
 }
 
 /** The deps of one run, with its structured-output settings resolved. */
@@ -243,13 +257,24 @@ async function settleAnswer(
   return { kind: "continue" };
 }
 
+/** After a batch: switches the run's model call and config when the batch handed it over; true then. */
+function switchOnHandoff(deps: RunDeps): boolean {
+  const handoff = deps.takeHandoff?.();
+  if (!handoff) return false;
+  deps.llmCall = handoff.llmCall;
+  deps.config = handoff.config;
+  deps.output = resolveOutputSpec(handoff.config);
+  return true;
+}
+
 async function loop(deps: RunDeps): Promise<AssistantMessage> {
-  const maxTurns = deps.config.maxTurns ?? DEFAULT_MAX_TURNS;
   const resumed = await resumeUnanswered(deps);
   if (resumed.kind === "done") return resumed.response;
+  switchOnHandoff(deps);
   let corrections = 0;
   for (let turn = 1; ; turn++) {
     if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
+    const maxTurns = deps.config.maxTurns ?? DEFAULT_MAX_TURNS;
     if (turn > maxTurns) {
       return buildStopResponse(
         "error",
@@ -257,6 +282,7 @@ async function loop(deps: RunDeps): Promise<AssistantMessage> {
       );
     }
     const turnOutcome = await runTurn(deps, turn);
+    if (switchOnHandoff(deps)) corrections = 0;
     const outcome =
       turnOutcome.kind === "answer"
         ? await settleAnswer(deps, turnOutcome.response, corrections++)

@@ -95,13 +95,17 @@ function digestPart(definition: AgentDefinition): unknown {
     definition.outputSchema ?? null,
     definition.outputRetries ?? null,
     definition.budget ?? null,
+    // Fields added later count only when set: a definition without them hashes as before.
+    ...(definition.description === undefined ? [] : [{ description: definition.description }]),
+    ...(definition.handoffs === undefined ? [] : [{ handoffs: [...definition.handoffs].sort() }]),
   ];
 }
 
 /**
  * The agents one coordinator serves, by name. Built from definitions whose model calls are
  * resolved (`llmCallOfAgent`); the first definition's name is not special: requests without
- * `agent` go to `default`.
+ * `agent` go to `default` (or the session's current agent). Throws `InvalidAgentError` for a
+ * name defined twice or a handoff to an agent not defined.
  *
  * @example
  * const registry = new AgentRegistry([[support, llmCallOfAgent(support)]]);
@@ -116,6 +120,18 @@ export class AgentRegistry {
         throw new InvalidAgentError(definition.name, "name", "defined twice");
       this.agents.set(definition.name, serve(definition, llmCall));
     }
+    for (const { definition } of this.agents.values()) this.checkHandoffs(definition);
+  }
+
+  /** Throws `InvalidAgentError` when `definition` hands off to an agent that is not defined. */
+  private checkHandoffs(definition: AgentDefinition): void {
+    const unknown = definition.handoffs?.find((name) => !this.agents.has(name));
+    if (unknown === undefined) return;
+    throw new InvalidAgentError(
+      definition.name,
+      "handoffs",
+      `unknown agent "${unknown}" (known: ${this.names().join(", ")})`,
+    );
   }
 
   /** The agent named `name`, if this coordinator serves it. */

@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { JsonSchema, LlmCall, RunBudget } from "../types/index.js";
 import { describeBadRunSettings } from "./agentRunConfig.js";
+import { handoffToolName } from "./handoffTools.js";
 
 /** The name every deployment without `YIEM_AGENTS` gives its one agent, and requests without `agent` go to. */
 export const DEFAULT_AGENT = "default";
@@ -57,6 +58,13 @@ export interface AgentDefinition {
   outputRetries?: number;
   /** What one run of this agent may use, lowered (never raised) by the coordinator's `budget`. */
   budget?: RunBudget;
+  /** What this agent does, in a sentence: the description of the tools other agents reach it by. */
+  description?: string;
+  /**
+   * The agents this agent may hand a session over to: its model is offered one tool
+   * `transfer_to_<name>` per name (see `handoffToolName`). Each must be another defined agent.
+   */
+  handoffs?: readonly string[];
 }
 
 /** What `yiem agents` shows of one agent, and what coordinators compare (with its digest). */
@@ -112,6 +120,27 @@ function checkModelSettings(name: string, settings: unknown): void {
   }
 }
 
+function checkHandoffs(name: string, handoffs: unknown): void {
+  if (handoffs === undefined) return;
+  if (
+    !Array.isArray(handoffs) ||
+    handoffs.some((h) => typeof h !== "string" || !AGENT_NAME.test(h))
+  )
+    throw new InvalidAgentError(name, "handoffs", "must be a list of agent names");
+  if (handoffs.includes(name))
+    throw new InvalidAgentError(name, "handoffs", "must not name the agent itself");
+  const unnamable = handoffs.find((h) => !TOOL_NAME.test(handoffToolName(h)));
+  if (unnamable !== undefined)
+    throw new InvalidAgentError(
+      name,
+      "handoffs",
+      `"${unnamable}" makes no valid tool name ${handoffToolName(unnamable)} (letters, digits, '_' or '-', 64 at most)`,
+    );
+}
+
+/** What a tool name the OpenAI API takes may be: a handoff's `transfer_to_<name>` must be one. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
 function checkTools(name: string, tools: unknown): void {
   if (tools === undefined) return;
   if (!Array.isArray(tools) || tools.some((t) => typeof t !== "string" || t === ""))
@@ -121,8 +150,10 @@ function checkTools(name: string, tools: unknown): void {
 /**
  * Checks an agent definition and returns it as given. Throws `InvalidAgentError` naming the
  * agent and the field: a name outside `AGENT_NAME`, missing `instructions` or `model`, a
- * setting that is not a number, a `tools` that is not a list of names, a `maxTurns` or
- * `outputRetries` that is not a positive integer.
+ * setting that is not a number, a `tools` that is not a list of names, a `handoffs` that is
+ * not a list of other agents' names, a `maxTurns` or `outputRetries` that is not a positive
+ * integer. Whether each handoff names a defined agent is checked where all are known
+ * (`AgentRegistry`).
  *
  * @example
  * const support = defineAgent({ name: "support", instructions: "Help customers.", model: "gpt-4o-mini", tools: ["getTime"] });
@@ -142,6 +173,8 @@ export function defineAgent(definition: AgentDefinition): AgentDefinition {
   if (definition.llmCall !== undefined && typeof definition.llmCall !== "function")
     throw new InvalidAgentError(name, "llmCall", "must be a function");
   checkTools(name, definition.tools);
+  checkOptionalString(name, "description", definition.description);
+  checkHandoffs(name, definition.handoffs);
   checkPositiveInteger(name, "maxTurns", definition.maxTurns);
   checkPositiveInteger(name, "outputRetries", definition.outputRetries);
   const badSettings = describeBadRunSettings(definition);

@@ -43,6 +43,7 @@ export type { WorkerInfo } from "../state/workerRegistry.js";
 export type {
   AgentEndEvent,
   AgentEvent,
+  AgentHandoffEvent,
   AgentMessage,
   AgentStartEvent,
   AgentTool,

@@ -30,6 +30,7 @@ import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAn
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
+import { SessionAgents } from "../state/sessionAgents.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
@@ -61,7 +62,10 @@ export interface YiemClientOptions {
 
 /** Options of `send`. */
 export interface SendOptions {
-  /** The agent that answers (`default` when absent); a session belongs to the agent that started it. */
+  /**
+   * The agent that answers; absent: the session's current agent (`default` for a new session).
+   * A session belongs to the agent that started it, or the last one it was handed off to.
+   */
   agent?: string;
   /** The session to send to; a new one when absent. */
   sessionId?: string;
@@ -569,6 +573,16 @@ export class YiemClient {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new ResponseTimeoutError(id, timeoutMs);
+  }
+
+  /**
+   * The agent session `sessionId` belongs to now: the one that started it, or the last one it
+   * was handed off to (`transfer_to_<name>`); `undefined` for a session with no agent recorded
+   * (unknown, expired, or from before agents). Requests naming another agent are refused.
+   */
+  async sessionAgent(sessionId: string): Promise<string | undefined> {
+    await this.ready();
+    return this.guard(() => new SessionAgents(this.command, this.keys).read(sessionId));
   }
 
   /** The stored transcript of a session. */

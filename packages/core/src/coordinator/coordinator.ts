@@ -452,7 +452,11 @@ async function startCoordinatorRuntime(
     limits: options.limits ?? {},
     log,
     sessions: new RequestSessions(command, keys, ctx.acks),
-    agents: { known: registry.names(), sessions: sessionAgents },
+    agents: {
+      known: registry.names(),
+      sessions: sessionAgents,
+      recorded: (sessionId, inputId) => store.isRecorded(sessionId, inputId),
+    },
   });
   const announcer = await startAgentAnnouncer({ command, keys, coordinatorId, registry, log });
   const decisionJobs = startDecisionJobs({

@@ -4,7 +4,7 @@ import {
   type UserInputLimits,
 } from "../agent/toUserMessage.js";
 import { describeBadBudget } from "../agents/agentRunConfig.js";
-import { AGENT_NAME, DEFAULT_AGENT } from "../agents/defineAgent.js";
+import { AGENT_NAME } from "../agents/defineAgent.js";
 import type {
   AssistantMessage,
   RunBudget,
@@ -20,8 +20,9 @@ import { InvalidCoordinatorJobError } from "./errors.js";
  * string or text / image / image_url parts). Without `sessionId` the job starts a new session
  * with a random id (`state/requestSessions.ts`), returned in `CoordinatorJobResult`.
  * With `followUp: true` the input gets its own run after the current one instead of joining it.
- * `agent` names the agent that answers (default `default`); a session belongs to the agent
- * that started it. `budget` lowers, never raises, the agent's budget for the run that answers
+ * `agent` names the agent that answers; a session belongs to the agent that started it, or
+ * to the last one it was handed off to, and a request naming another agent is refused. Without
+ * `agent` the request goes to the session's current agent (`default` for a new session). `budget` lowers, never raises, the agent's budget for the run that answers
  * the input (a run answering several inputs keeps the lowest limit of each).
  *
  * @example await queue.add("ask", { agent: "support", input: "What time is it in Lima?", sessionId: "s-42", budget: { maxModelCalls: 3 } })
@@ -49,6 +50,8 @@ export type CoordinatorQueueJobData = CoordinatorJobData;
 export interface RunAnswer {
   response: AssistantMessage;
   usage?: RunUsage;
+  /** The agent that gave the response (a handoff may have changed it during the run); absent from older versions. */
+  agent?: string;
 }
 
 /**
@@ -62,7 +65,10 @@ export interface CoordinatorJobResult extends RunAnswer {
   sessionId: string;
   /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
   runId: string;
-  /** The agent the session belongs to (the one that answered); absent from older coordinators' results. */
+  /**
+   * The agent that answered: the session's agent, or the one a handoff during the run gave it
+   * to. Absent from older coordinators' results.
+   */
   agent?: string;
   /**
    * The run's structured output (`response.output`): present when the coordinator has an
@@ -72,8 +78,9 @@ export interface CoordinatorJobResult extends RunAnswer {
 }
 
 /**
- * The return value of the job `runId`: the agent that answered, the answer (response and usage), and its structured
- * output on top when it has one.
+ * The return value of the job `runId`: the agent that answered (the answer's own `agent`
+ * when it names one, as after a handoff, else `agent`), the answer (response and usage), and
+ * its structured output on top when it has one.
  *
  * @example buildCoordinatorJobResult("s-1", "r-1", "default", answer) // { sessionId, runId, agent, response, usage, output? }
  */
@@ -83,7 +90,12 @@ export function buildCoordinatorJobResult(
   agent: string,
   answer: RunAnswer,
 ): CoordinatorJobResult {
-  const result: CoordinatorJobResult = { sessionId, runId, agent, ...answer };
+  const result: CoordinatorJobResult = {
+    sessionId,
+    runId,
+    ...answer,
+    agent: answer.agent ?? agent,
+  };
   if ("output" in answer.response) result.output = answer.response.output;
   return result;
 }
@@ -93,8 +105,8 @@ export type InputKind = "input" | "followUp";
 
 /** A validated request: what the coordinator records for the session. */
 export interface CoordinatorRequest {
-  /** The agent named, `default` when none is. */
-  agent: string;
+  /** The agent named; `undefined`: the session's current agent (`default` for a new session). */
+  agent: string | undefined;
   sessionId: string | undefined;
   kind: InputKind;
   message: UserMessage;
@@ -116,8 +128,8 @@ function readSessionId(value: unknown): string | undefined {
   return value;
 }
 
-function readAgent(value: unknown): string {
-  if (value === undefined || value === null) return DEFAULT_AGENT;
+function readAgent(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || !AGENT_NAME.test(value)) {
     throw new InvalidCoordinatorJobError(
       "agent",
@@ -147,7 +159,7 @@ function readBudget(value: unknown): RunBudget | undefined {
  * `InvalidCoordinatorJobError` naming the field (`input`, `input.content[0].text`, `agent`,
  * `sessionId`, `followUp`, `budget.maxTokens`…); never trusts anything the job carries as transcript.
  *
- * @example readCoordinatorJob({ input: "hi" }) // { agent: "default", sessionId: undefined, kind: "input", message, budget: undefined }
+ * @example readCoordinatorJob({ input: "hi" }) // { agent: undefined, sessionId: undefined, kind: "input", message, budget: undefined }
  */
 export function readCoordinatorJob(
   data: unknown,

@@ -57,8 +57,8 @@ export const DrainInputsReply = {
 } as const;
 
 /**
- * `appendMessage-3.lua` and `appendMessages-3.lua`: the transcript's length, or one of these
- * (both negative, so never a length).
+ * `appendMessage-3.lua`, `appendMessages-3.lua` and `appendHandoff-6.lua`: the transcript's
+ * length, or one of these (both negative, so never a length).
  */
 export const AppendReply = {
   notOurs: -1,

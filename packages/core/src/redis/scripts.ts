@@ -47,6 +47,7 @@ export interface YiemScripts {
   yiemDrainInputs: Script<ScriptReply>;
   yiemAppendMessage: Script<number>;
   yiemAppendMessages: Script<number>;
+  yiemAppendHandoff: Script<number>;
   yiemFinishRun: Script<number>;
   yiemRequestApproval: Script<number>;
   yiemDecideApproval: Script<ScriptReply>;

@@ -6,8 +6,9 @@ import { SESSION_TTL_SECONDS } from "./sessionStore.js";
 const SESSION_AGENT_TTL_S = SESSION_TTL_SECONDS;
 
 /**
- * The agent each session belongs to (`sessionAgent` key): set by the session's first
- * request, never changed, kept 30 days after the last request.
+ * The agent each session belongs to, its current agent (`sessionAgent` key): set by the
+ * session's first request, changed only by a handoff (stored with the batch that made it:
+ * `SessionStore.appendHandoff`), kept 30 days after the last request.
  */
 export class SessionAgents {
   constructor(

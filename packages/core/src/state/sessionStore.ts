@@ -19,6 +19,7 @@ import {
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type {
   AgentEndEvent,
+  AgentHandoffEvent,
   AgentMessage,
   AssistantMessage,
   RunBudget,
@@ -253,6 +254,14 @@ export class SessionStore {
     return { kind: code === EnqueueInputReply.alreadyKnown ? "known" : "queued" };
   }
 
+  /**
+   * Whether input `inputId` was recorded for `sessionId` (`enqueueInput`, under any content):
+   * a request delivered again, whose first delivery was accepted.
+   */
+  async isRecorded(sessionId: string, inputId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.inputDigests(sessionId), inputId)) === 1;
+  }
+
   /** Opens the next run from the waiting inputs, or reports the run in progress. */
   async startRun(sessionId: string, token: string): Promise<RunStart> {
     const k = this.keys;
@@ -379,6 +388,47 @@ export class SessionStore {
   }
 
   /**
+   * Appends a batch's results that hand the session over (`handoff.event`: from, to, the
+   * call), and in the same step makes `handoff.event.to` the session's agent and publishes the
+   * event (see `appendHandoff-6.lua`): all of it or nothing. False when the lease is lost;
+   * `NOT_AS_EXPECTED` (nothing written) when `expectLength` is given and the transcript has
+   * another length.
+   */
+  async appendHandoff(
+    sessionId: string,
+    token: string,
+    messages: AgentMessage[],
+    handoff: { runId: string; event: AgentHandoffEvent },
+    expectLength?: number,
+  ): Promise<boolean | NotAsExpected> {
+    const k = this.keys;
+    const pairs = messages.flatMap((m) => [
+      JSON.stringify(m),
+      m.role === "toolResult" ? m.toolCallId : "",
+    ]);
+    const length = await this.redis.yiemAppendHandoff(
+      k.lease(sessionId),
+      k.messages(sessionId),
+      k.running(sessionId),
+      k.sessionAgent(sessionId),
+      k.seq(sessionId),
+      k.stream(sessionId),
+      token,
+      guardArg(expectLength),
+      handoff.event.to,
+      SESSION_TTL_SECONDS,
+      k.eventChannel(sessionId),
+      busEventJson(handoff.event, { sessionId, runId: handoff.runId }),
+      this.caps.maxLength,
+      this.caps.maxBytes,
+      ...pairs,
+    );
+    return length === AppendReply.notExpectedLength
+      ? NOT_AS_EXPECTED
+      : length !== AppendReply.notOurs;
+  }
+
+  /**
    * Marks a tool call as running in the holder's own process (so a successor knows it was
    * interrupted). False, and nothing written, when `token` no longer holds the lease: the
    * caller must not run the call (see `markRunning-2.lua`).
@@ -411,7 +461,7 @@ export class SessionStore {
     sessionId: string,
     token: string,
     response: AssistantMessage,
-    run: { runId: string; inputIds: string[]; event: AgentEndEvent },
+    run: { runId: string; inputIds: string[]; event: AgentEndEvent; agent?: string },
     expectLength?: number,
   ): Promise<boolean | NotAsExpected> {
     const k = this.keys;
@@ -438,7 +488,7 @@ export class SessionStore {
       keys.length,
       ...keys,
       token,
-      JSON.stringify({ response, usage: run.event.usage } satisfies RunAnswer),
+      JSON.stringify({ response, usage: run.event.usage, agent: run.agent } satisfies RunAnswer),
       RESPONSE_TTL_SECONDS,
       k.responsesChannel,
       k.eventChannel(sessionId),

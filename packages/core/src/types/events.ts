@@ -137,6 +137,18 @@ export interface AgentEndEvent {
   usage: RunUsage;
 }
 
+/**
+ * On a cluster: a session was handed over from agent `from` to agent `to` by the call
+ * `toolCallId` (`transfer_to_<to>`). Published once, with the batch's results, when the handoff
+ * is stored; the run goes on as `to`, and so do the session's later runs.
+ */
+export interface AgentHandoffEvent {
+  type: "agentHandoff";
+  from: string;
+  to: string;
+  toolCallId: string;
+}
+
 /** Every event the runtime emits. */
 export type AgentEvent =
   | ToolExecStartEvent
@@ -149,7 +161,8 @@ export type AgentEvent =
   | MessageUpdateEvent
   | MessageEndEvent
   | TurnEndEvent
-  | AgentEndEvent;
+  | AgentEndEvent
+  | AgentHandoffEvent;
 
 /** Receives events. May be async; the runtime awaits it. Should not throw (throws are logged and dropped). */
 export type EmitFn = (event: AgentEvent) => void | Promise<void>;

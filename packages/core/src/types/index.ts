@@ -14,6 +14,7 @@ export type {
 export type {
   AgentEndEvent,
   AgentEvent,
+  AgentHandoffEvent,
   AgentStartEvent,
   EmitFn,
   MessageEndEvent,

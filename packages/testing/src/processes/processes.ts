@@ -73,7 +73,7 @@ export function spawnCommand(
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => resolve(code)),
   );
-  const waitForLine = (match: (line: string) => boolean, timeoutMs = 20_000) =>
+  const waitForLine = (match: (line: string) => boolean, timeoutMs = 45_000) =>
     new Promise<string>((resolve, reject) => {
       const found = lines.find(match);
       if (found) return resolve(found);

@@ -1,6 +1,9 @@
 import type { Worker } from "bullmq";
 import type { Logger } from "../../ops/logger.js";
 
+/** How soon a failed renewal is tried again. */
+const RETRY_MS = 250;
+
 interface Tracked {
   token: string;
   onLost: () => void;
@@ -10,12 +13,15 @@ interface Tracked {
  * Keeps the BullMQ locks of the coordinator-queue jobs this coordinator holds: every half
  * lock duration, one call extends all of them. A job whose lock could not be extended was
  * taken back by BullMQ (this process looked dead for a lock duration) and is someone else's
- * now: its `onLost` runs and it is forgotten. A failed renewal (Redis away) is retried at the
- * next tick.
+ * now: its `onLost` runs and it is forgotten. A failed renewal (Redis away, a Redis Cluster
+ * failing over) is retried every `RETRY_MS` until one goes through: waiting for the next tick
+ * would let every lock expire after a single failed call.
  */
 export class JobLocks {
   private readonly tracked = new Map<string, Tracked>();
   private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly worker: Worker,
@@ -45,7 +51,9 @@ export class JobLocks {
 
   /** Stops renewing. */
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.retry);
   }
 
   private async renew(): Promise<void> {
@@ -60,7 +68,16 @@ export class JobLocks {
       for (const jobId of lost) this.markLost(jobId, entries);
     } catch (err) {
       this.log.debug({ err: (err as Error).message }, "could not renew job locks; retrying");
+      this.retrySoon();
     }
+  }
+
+  private retrySoon(): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.renew();
+    }, RETRY_MS);
   }
 
   private markLost(jobId: string, entries: Array<[string, Tracked]>): void {

@@ -1,5 +1,6 @@
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
+import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
 import type { Logger } from "../../ops/logger.js";
 import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
 import {
@@ -137,8 +138,8 @@ export class RequestJobs {
   }
 
   /**
-   * Holds the job when its session belongs to its agent (recording the agent for a session
-   * that has none); refuses it when the session belongs to another agent.
+   * Holds the job when its session belongs to its agent, or it names none (recording the
+   * agent for a session that has none); refuses it when the session belongs to another agent.
    */
   private async holdForAgent(
     job: Job,
@@ -147,10 +148,10 @@ export class RequestJobs {
     sessionId: string,
     request: CoordinatorRequest,
   ): Promise<void> {
-    let refusal: InvalidCoordinatorJobError | undefined;
+    let claimed: string | InvalidCoordinatorJobError;
     try {
-      refusal = await retryTransient(() =>
-        claimSessionAgent(request, sessionId, this.options.agents),
+      claimed = await retryTransient(() =>
+        claimSessionAgent(request, sessionId, job.id ?? "", this.options.agents),
       );
     } catch (err) {
       slot.release(); // Redis away: a live job comes back after its lock
@@ -160,9 +161,10 @@ export class RequestJobs {
       );
       return;
     }
-    if (!refusal) return this.hold(job, token, slot, sessionId, request);
+    if (typeof claimed === "string")
+      return this.hold(job, token, slot, sessionId, { ...request, agent: claimed });
     slot.release();
-    return this.refuse(job, token, refusal);
+    return this.refuse(job, token, claimed);
   }
 
   /**
@@ -200,12 +202,11 @@ export class RequestJobs {
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
     const recorded = this.record(entry, sessionId, jobId, { ...request, order });
-    entry.done = this.answer(entry, { sessionId, agent: request.agent }, recorded, slot).finally(
-      () => {
-        this.options.locks.untrack(jobId);
-        if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
-      },
-    );
+    const agent = request.agent ?? DEFAULT_AGENT;
+    entry.done = this.answer(entry, { sessionId, agent }, recorded, slot).finally(() => {
+      this.options.locks.untrack(jobId);
+      if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
+    });
     return entry.done;
   }
 

@@ -1,13 +1,24 @@
 import type { AgentRegistry, ServedAgent } from "../../agents/agentRegistry.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
+import type { HandoffTarget } from "../../agents/handoffTools.js";
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { SessionAgents } from "../../state/sessionAgents.js";
 import type { AssistantMessage, LlmCall } from "../../types/index.js";
 
-/** The agent a session runs as, and its system prompt for that session. */
+/** The agent a session runs as, its system prompt for that session, and the agents it may hand off to. */
 export interface SessionAgent {
   agent: ServedAgent;
   systemPrompt: string;
+  /** Its `handoffs`, each with its description (none: the agent hands off to no one). */
+  handoffs?: readonly HandoffTarget[];
+}
+
+/** The handoff targets of `agent`, described by their definitions in `registry`. */
+function handoffTargetsOf(registry: AgentRegistry, agent: ServedAgent): HandoffTarget[] {
+  return (agent.definition.handoffs ?? []).map((name) => {
+    const description = registry.get(name)?.definition.description;
+    return description === undefined ? { name } : { name, description };
+  });
 }
 
 /**
@@ -50,8 +61,9 @@ function withPrompt(agent: ServedAgent, sessionId: string): SessionAgent {
 }
 
 /**
- * How a session runner finds the agent of a session: the one its first request recorded
- * (`SessionAgents`), `default` for a session that has none (started before agents). Throws
+ * How a session runner finds the agent of a session: its current one (`SessionAgents`: the
+ * one its first request recorded, or the last handoff's target), `default` for a session that
+ * has none (started before agents). Throws
  * `SessionStoreError` when Redis fails; never for the agent itself (see `failingAgent`).
  *
  * @example const agentOf = sessionAgentFinder(registry, sessionAgents, "c-1"); (await agentOf("s-1")).agent.name
@@ -69,7 +81,12 @@ export function sessionAgentFinder(
       throw new SessionStoreError(sessionId, err);
     }
     const agent = registry.get(name);
-    if (agent) return withPrompt(agent, sessionId);
+    if (agent) {
+      const found = withPrompt(agent, sessionId);
+      return found.agent === agent
+        ? { ...found, handoffs: handoffTargetsOf(registry, agent) }
+        : found;
+    }
     return failingAgent(
       name,
       `agent "${name}" is not defined on coordinator ${coordinatorId} (the coordinators' YIEM_AGENTS differ: see yiem agents)`,

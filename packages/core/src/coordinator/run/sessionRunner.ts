@@ -3,7 +3,7 @@ import type { Queue } from "bullmq";
 import type { AgentState } from "../../agent/agentState.js";
 import { settleStoredAnswer } from "../../agent/outputCheck.js";
 import { prepareContext } from "../../agent/prepareContext.js";
-import { agentEndEvent, runAgentLoop } from "../../agent/runAgentLoop.js";
+import { agentEndEvent, type RunHandoff, runAgentLoop } from "../../agent/runAgentLoop.js";
 import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
@@ -12,6 +12,12 @@ import {
   agentRunSettings,
   lowerBudget,
 } from "../../agents/agentRunConfig.js";
+import {
+  findHandoff,
+  HandoffToolView,
+  type TransferFn,
+  transferredText,
+} from "../../agents/handoffTools.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { logToolError } from "../../ops/toolErrorLog.js";
@@ -148,8 +154,14 @@ interface SessionHold {
   handedOver: boolean;
   /** Registered with the session tasks, for aborts and hand-over. */
   control: SessionControl;
-  /** The agent the session belongs to (`SessionRunnerDeps.agentOf`). */
+  /** The agent the session belongs to (`SessionRunnerDeps.agentOf`); a handoff changes it. */
   agent?: ServedAgent;
+  /** The agents `agent` may hand off to (`SessionAgent.handoffs`). */
+  handoffs?: readonly string[];
+  /** The target of the current batch's first `transfer_to_` call, while that batch runs. */
+  batchHandoff?: string;
+  /** How the run goes on after its last batch handed it over, until the loop takes it. */
+  nextLeg?: RunHandoff;
 }
 
 /** What a run's emitter keeps back instead of publishing. */
@@ -279,6 +291,22 @@ function finishedAnswer(hold: SessionHold, start: OpenRun): AssistantMessage | u
 type OpenRun = Extract<RunStart, { kind: "new" | "resume" }>;
 
 /**
+ * The handoff a batch's results make (`findHandoff`: its first `transfer_to_` result that
+ * took, to one of the agent's handoffs), as the store appends it with them; `undefined` when
+ * the batch hands nothing over.
+ */
+function handoffOf(
+  hold: SessionHold,
+  start: OpenRun,
+  messages: AgentMessage[],
+): Parameters<SessionStore["appendHandoff"]>[3] | undefined {
+  const handoff = findHandoff(messages, hold.handoffs);
+  const from = hold.agent?.name;
+  if (!handoff || from === undefined) return undefined;
+  return { runId: start.runId, event: { type: "agentHandoff", from, ...handoff } };
+}
+
+/**
  * The loop's view of the session's transcript: every write goes to Redis first, fenced. A
  * batch's results are appended without waiting for the reply; the next write goes right
  * behind them, guarded (`PipelinedTranscript`). A batch with calls awaiting approval is not
@@ -291,6 +319,7 @@ function transcriptWriters(
   executor: ApprovalExecutor,
   transcript: PipelinedTranscript,
   onDrained: (inputIds: string[]) => Promise<void>,
+  onHandoff: (to: string) => Promise<void>,
   afterResumedBatch?: () => void,
 ) {
   let onAppended = afterResumedBatch;
@@ -312,10 +341,19 @@ function transcriptWriters(
     appendMessages: async (messages: AgentMessage[]) => {
       await transcript.settle();
       if (executor.parked.size > 0) await parkRun(hold, executor);
-      transcript.appendBehind((expect) =>
-        deps.store.appendMany(sessionId, token, messages, expect),
-      );
+      const handoff = handoffOf(hold, start, messages);
+      hold.batchHandoff = undefined;
+      if (handoff) {
+        await transcript.write((expect) =>
+          deps.store.appendHandoff(sessionId, token, messages, handoff, expect),
+        );
+      } else {
+        transcript.appendBehind((expect) =>
+          deps.store.appendMany(sessionId, token, messages, expect),
+        );
+      }
       state.messages.push(...messages);
+      if (handoff) await onHandoff(handoff.event.to);
       executor.finished.clear();
       onAppended?.();
       onAppended = undefined;
@@ -401,8 +439,32 @@ function runStartOf(hold: SessionHold, start: OpenRun): number | undefined {
   return start.kind === "new" ? hold.state.messages.length - 1 : start.from;
 }
 
+/**
+ * The model call and loop config of the run's current agent (`hold.agent`): its model call
+ * (errors logged with the agent's name), and its turns, structured output and budget over the
+ * coordinator's config, with the run's `executor`.
+ */
+function legOf(hold: SessionHold, start: OpenRun, executor: ApprovalExecutor): RunHandoff {
+  const { deps, agent } = hold;
+  const llmCall = logModelErrors(agent?.llmCall ?? deps.llmCall, deps.log, {
+    sessionId: hold.sessionId,
+    runId: start.runId,
+    ...(agent ? { agent: agent.name } : {}),
+  });
+  return { llmCall, config: { ...deps.config, ...agentLimits(agent, deps.config), executor } };
+}
+
+/** The leg a handoff prepared (`handOver` in `runOne`), taken once by the loop. */
+function takeNextLeg(hold: SessionHold): RunHandoff | undefined {
+  const next = hold.nextLeg;
+  hold.nextLeg = undefined;
+  return next;
+}
+
 async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const { deps, sessionId, token, state } = hold;
+  hold.batchHandoff = undefined;
+  hold.nextLeg = undefined;
   const runStart = runStartOf(hold, start) ?? state.messages.length;
   const inputIds = [...start.inputIds];
   const controller = new AbortController();
@@ -447,27 +509,40 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   });
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const stored = finishedAnswer(hold, start);
-  const config = { ...deps.config, ...agentLimits(hold.agent, deps.config), executor };
-  const lowerByRequests = (ids: string[]) => lowerByRequestBudgets(hold, config, ids);
+  let leg = legOf(hold, start, executor);
+  const lowerByRequests = (ids: string[]) => lowerByRequestBudgets(hold, leg.config, ids);
   await lowerByRequests(inputIds);
+  // After a batch that handed the session over (stored with it): the run goes on as the target.
+  const handOver = async (to: string) => {
+    const from = hold.agent?.name;
+    await takeAgent(hold);
+    leg = legOf(hold, start, executor);
+    await lowerByRequests(inputIds);
+    hold.nextLeg = leg;
+    deps.log.info({ sessionId, runId: start.runId, from, to }, "session handed over");
+  };
   const response = stored
-    ? await settleStoredAnswer(config, stored)
+    ? await settleStoredAnswer(leg.config, stored)
     : await runLoopInSpan(hold, start, {
         state,
-        llmCall: logModelErrors(hold.agent?.llmCall ?? deps.llmCall, deps.log, {
-          sessionId,
-          runId: start.runId,
-          ...(hold.agent ? { agent: hold.agent.name } : {}),
-        }),
+        llmCall: leg.llmCall,
         prepareContext,
         formatMsgForLLM,
-        config,
+        config: leg.config,
         emit: runEmitter(hold, publisher, executor, keptBack),
         signal: controller.signal,
         rethrow: isRecoverable,
         runStart,
-        ...transcriptWriters(hold, start, inputIds, executor, transcript, lowerByRequests, () =>
-          resumedAbort.afterResumedBatch(),
+        takeHandoff: () => takeNextLeg(hold),
+        ...transcriptWriters(
+          hold,
+          start,
+          inputIds,
+          executor,
+          transcript,
+          lowerByRequests,
+          handOver,
+          () => resumedAbort.afterResumedBatch(),
         ),
       });
   hold.control.controller = undefined;
@@ -476,9 +551,10 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const agentEnd: AgentEndEvent =
     keptBack.agentEnd ??
     agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
-  const run = { runId: start.runId, inputIds, event: agentEnd };
+  const agent = hold.agent ? { agent: hold.agent.name } : {};
+  const run = { runId: start.runId, inputIds, event: agentEnd, ...agent };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
-  const answer = { response, usage: agentEnd.usage };
+  const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
   deps.onRunFinished?.(sessionId, inputIds, answer);
   return answer;
 }
@@ -559,14 +635,42 @@ async function lowerByRequestBudgets(
   for (const budget of budgets) config.budget = lowerBudget(config.budget, budget);
 }
 
-/** Gives the hold its session's agent: the agent's prompt and its tools (a live view). */
+/**
+ * Gives the hold its session's current agent: the agent's prompt and its tools (a live view),
+ * with a `transfer_to_<name>` tool per handoff (`HandoffToolView`).
+ */
 async function takeAgent(hold: SessionHold): Promise<void> {
   const found = await hold.deps.agentOf?.(hold.sessionId);
   if (!found) return;
-  const { agent } = found;
+  const { agent, handoffs = [] } = found;
   hold.agent = agent;
+  hold.handoffs = handoffs.map((target) => target.name);
   hold.state.systemPrompt = found.systemPrompt;
-  hold.state.tools = agent.toolsFrom(hold.deps.toolStore.tools);
+  const tools = agent.toolsFrom(hold.deps.toolStore.tools);
+  hold.state.tools =
+    handoffs.length > 0
+      ? new HandoffToolView(tools, agent.name, handoffs, transferOf(hold))
+      : tools;
+}
+
+/**
+ * What a `transfer_to_<to>` call does: records `to` as its batch's handoff, which takes effect
+ * once the batch's results are stored (`handoffOf`). Only a batch's first transfer takes: a
+ * later one of the same batch gets an error result naming the first.
+ */
+function transferOf(hold: SessionHold): TransferFn {
+  return (to) => {
+    const first = hold.batchHandoff;
+    if (first !== undefined)
+      throw new Error(
+        `not transferred to "${to}": this batch already transfers to "${first}" (only a batch's first transfer takes effect)`,
+      );
+    hold.batchHandoff = to;
+    return {
+      content: [{ type: "text", text: transferredText(to) }],
+      details: { handoff: { from: hold.agent?.name, to } },
+    };
+  };
 }
 
 /**

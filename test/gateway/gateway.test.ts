@@ -107,6 +107,8 @@ const oneRun = makeKey("one-run", { scopes: ["submit", "read"], runsAtOnce: 1 })
 const keys: TestKey[] = [alice, bob, submitter, auditor, onlyOps, limited, oneRun];
 
 let gateway: GatewayProcess;
+/** Every gateway of `beforeAll` that got ready, stopped after the file. */
+const running: GatewayProcess[] = [];
 let compiled: GatewayProcess;
 let cliKey: { secret: string; name: string };
 let env: Record<string, string>;
@@ -127,14 +129,18 @@ beforeAll(async () => {
     YIEM_API_KEYS: file,
     GATEWAY_CORS_ORIGINS: "https://app.example",
   };
-  [gateway, compiled] = await Promise.all([
+  const started = await Promise.allSettled([
     startGatewayProcess(env),
     startGatewayProcess(env, { GATEWAY_HEARTBEAT_MS: "300" }, { compiled: true }),
   ]);
-}, 90_000);
+  for (const outcome of started) if (outcome.status === "fulfilled") running.push(outcome.value);
+  const failed = started.find((outcome) => outcome.status === "rejected");
+  if (failed) throw failed.reason;
+  [gateway, compiled] = running as [GatewayProcess, GatewayProcess];
+}, 120_000);
 
 afterAll(async () => {
-  await Promise.all([gateway?.process.stop(3000), compiled?.process.stop(3000)]);
+  await Promise.all(running.map((started) => started.process.stop(3000)));
 });
 
 const call = (key: TestKey | undefined, method: string, path: string, options = {}) =>

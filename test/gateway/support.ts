@@ -16,7 +16,8 @@ export interface GatewayProcess {
 /**
  * Starts a gateway against the cluster of `env` (its REDIS_URL, YIEM_PREFIX…) on a free port,
  * with `extra` on top: from its sources (`npm run gateway`), or `compiled` as deployed
- * (`node apps/gateway/dist/main.js`). Resolves once it logged `gateway ready`.
+ * (`node apps/gateway/dist/main.js`). Resolves once it logged `gateway ready` (45 s at most,
+ * for a loaded machine; one that is not ready by then is stopped).
  */
 export async function startGatewayProcess(
   env: Record<string, string>,
@@ -28,7 +29,12 @@ export async function startGatewayProcess(
   const process = options.compiled
     ? spawnCommand(["node", "apps/gateway/dist/main.js"], all)
     : spawnApp("apps/gateway/src/main.ts", all);
-  await process.waitForLine(logMessage("gateway ready"), 30_000);
+  try {
+    await process.waitForLine(logMessage("gateway ready"), 45_000);
+  } catch (err) {
+    await process.stop(1000); // a gateway that never got ready is not left behind
+    throw err;
+  }
   return { url: `http://127.0.0.1:${port}`, process };
 }
 

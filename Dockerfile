@@ -11,6 +11,7 @@ COPY packages/testing/package.json packages/testing/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/
+COPY apps/gateway/package.json apps/gateway/
 # --ignore-scripts here and below: no root `prepare` (the whole repo's build on install, for a
 # clone); this stage compiles the shipped packages itself once their sources are in.
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -19,7 +20,8 @@ COPY packages packages
 COPY apps/coordinator apps/coordinator
 COPY apps/tool-worker apps/tool-worker
 COPY apps/cli apps/cli
-RUN npx tsc -b packages/core packages/tools apps/coordinator apps/tool-worker apps/cli
+COPY apps/gateway apps/gateway
+RUN npx tsc -b packages/core packages/tools apps/coordinator apps/tool-worker apps/cli apps/gateway
 
 FROM node:20-bookworm-slim
 WORKDIR /app
@@ -31,12 +33,14 @@ COPY packages/testing/package.json packages/testing/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/tool-worker/package.json apps/tool-worker/
 COPY apps/cli/package.json apps/cli/
+COPY apps/gateway/package.json apps/gateway/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/packages/core/dist packages/core/dist
 COPY --from=build /app/packages/tools/dist packages/tools/dist
 COPY --from=build /app/apps/coordinator/dist apps/coordinator/dist
 COPY --from=build /app/apps/tool-worker/dist apps/tool-worker/dist
 COPY --from=build /app/apps/cli/dist apps/cli/dist
+COPY --from=build /app/apps/gateway/dist apps/gateway/dist
 COPY apps/cli/bin apps/cli/bin
 # The Lua scripts are read at run time from the sources folder (packages/core/src/redis/scripts.ts).
 COPY packages/core/src/redis/scripts packages/core/src/redis/scripts

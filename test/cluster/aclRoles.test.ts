@@ -23,6 +23,7 @@ const PASSWORDS: Record<AclRole, string> = {
   worker: "worker-pass-52b",
   client: "client-pass-63c",
   approver: "approver-pass-74d",
+  gateway: "gateway-pass-85e", // its line is run by test/gateway/gateway.test.ts
 };
 
 type Wire = { role: string; content: unknown };

@@ -82,6 +82,7 @@ function dependsOnHealthy(svc: ComposeService, dependency: string): boolean {
 const entryFor: Record<string, { script: string; app: string }> = {
   coordinator: { script: "start:coordinator", app: "apps/coordinator" },
   "tool-worker": { script: "start:worker", app: "apps/tool-worker" },
+  gateway: { script: "start:gateway", app: "apps/gateway" },
 };
 
 describe("docker-compose.yml", () => {

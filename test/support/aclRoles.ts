@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 
 /** The roles `docs/SECURITY.md` gives a Redis ACL line for. */
-export type AclRole = "coordinator" | "worker" | "client" | "approver";
+export type AclRole = "coordinator" | "worker" | "client" | "approver" | "gateway";
 
 /**
  * The ACL line `docs/SECURITY.md` gives `role`, as a `redis-server` ACL file takes it:

@@ -8,6 +8,7 @@ import { abortCommand } from "./commands/abort.js";
 import { agentsCommand } from "./commands/agents.js";
 import { type Command, commandHelp } from "./commands/command.js";
 import { approveCommand, denyCommand } from "./commands/decide.js";
+import { keysCommand } from "./commands/keys.js";
 import { pendingCommand } from "./commands/pending.js";
 import { sendCommand } from "./commands/send.js";
 import { watchCommand } from "./commands/watch.js";
@@ -25,11 +26,12 @@ export const COMMANDS: readonly Command[] = [
   pendingCommand,
   approveCommand,
   denyCommand,
+  keysCommand,
 ];
 
 /** The one-line usage of `yiem`. */
 export const MAIN_USAGE =
-  "yiem <send|watch|abort|workers|agents|pending|approve|deny> [arguments] [options]   (yiem --help, yiem --version)";
+  "yiem <send|watch|abort|workers|agents|pending|approve|deny|keys> [arguments] [options]   (yiem --help, yiem --version)";
 
 /** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
 export function readVersion(): string {

@@ -51,6 +51,7 @@ export {
   type AgentTool,
   type AgentToolCall,
   type AgentToolResult,
+  API_KEY_PREFIX,
   type ApprovalRequest,
   type AssistantContent,
   type AssistantMessage,
@@ -63,6 +64,7 @@ export {
   type CoordinatorJobResult,
   clusterKeys,
   connectRedis,
+  createApiKey,
   DEFAULTS,
   type DecisionJobData,
   type DecisionJobResult,
@@ -72,6 +74,7 @@ export {
   type EmitFn,
   type EventOrigin,
   type EventsOptions,
+  hashApiKey,
   type ImageContent,
   InvalidCoordinatorJobError,
   type JsonSchema,
@@ -95,6 +98,7 @@ export {
   ResponseTimeoutError,
   type RunAnswer,
   type RunBudget,
+  type RunStatus,
   type RunUsage,
   readClusterConfig,
   readEventsAfter,
@@ -159,7 +163,15 @@ export {
 } from "./mcp/mcpToolSource.js";
 // What a process of the cluster needs around it: heap, logs, HTTP start-up, signals.
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
-export { describeStartFailure, type HttpLimits, PortInUseError } from "./ops/httpListen.js";
+export {
+  closeServer,
+  createHttpServer,
+  DEFAULT_HTTP_LIMITS,
+  describeStartFailure,
+  type HttpLimits,
+  listenOn,
+  PortInUseError,
+} from "./ops/httpListen.js";
 export { createLogger, type Logger } from "./ops/logger.js";
 export { loadPriceTable, readPriceTable, readRunBudget } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";

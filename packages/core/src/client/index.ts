@@ -6,6 +6,7 @@
  */
 
 export type { AgentSummary } from "../agents/defineAgent.js";
+export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
 export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
 export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
@@ -85,6 +86,7 @@ export {
   type DecisionOptions,
   type EventsOptions,
   type LimitedToolLoad,
+  type RunStatus,
   type SendOptions,
   YiemClient,
   type YiemClientOptions,

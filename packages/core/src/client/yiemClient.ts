@@ -76,12 +76,36 @@ export interface SendOptions {
    * `YIEM_BUDGET`) for the run that answers it.
    */
   budget?: RunBudget;
+  /**
+   * The run's id (its request job's id) instead of a random one. Sending again with the same
+   * `runId`, session and input adds nothing (BullMQ keeps one job per id, and coordinators
+   * record each input id once): what makes a retried request idempotent.
+   */
+  runId?: string;
 }
+
+/**
+ * Where a run stands (`runStatus`): its request waits for a coordinator, runs, is parked for
+ * approval, was answered (`answer`), or was refused or failed (`error`, the reason); `unknown`
+ * when neither its job nor its answer is found (never sent, or forgotten).
+ */
+export type RunStatus =
+  | { status: "waiting" }
+  | { status: "running" }
+  | { status: "parked" }
+  | { status: "completed"; answer: RunAnswer }
+  | { status: "failed"; error: string }
+  | { status: "unknown" };
 
 /** Options of `events`. */
 export interface EventsOptions {
   /** Replay the session's stored events first. */
   fromStart?: boolean;
+  /**
+   * Replay the stored events after this sequence number first (resuming after the last `seq`
+   * a reader saw: no gap, no duplicate); wins over `fromStart`.
+   */
+  afterSeq?: number;
   /** End after an `agentEnd` (of `runId` when given). */
   untilAgentEnd?: boolean;
   runId?: string;
@@ -217,7 +241,7 @@ export class YiemClient {
     };
     const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
     await this.ready();
-    const runId = randomUUID();
+    const runId = options.runId ?? randomUUID();
     await this.guard(async () =>
       (await this.coordinatorQueue()).add(
         "request",
@@ -321,6 +345,7 @@ export class YiemClient {
       keys: this.keys,
       sessionId,
       fromStart: options.fromStart,
+      afterSeq: options.afterSeq,
       until,
       signal: options.signal,
     });
@@ -407,6 +432,30 @@ export class YiemClient {
       const job = await (await this.coordinatorQueue()).getJob(runId);
       if (!job || !(await job.isFailed())) return undefined;
       return job.failedReason;
+    });
+  }
+
+  /**
+   * Where run `runId` (an id from `send`) stands: its stored answer when there is one, else
+   * the state of its request job (`parked` while its session's run waits for approval).
+   * Pass `sessionId` when known (else it is read from the job, as `waitForAnswer` does).
+   */
+  async runStatus(runId: string, options: { sessionId?: string } = {}): Promise<RunStatus> {
+    await this.ready();
+    return this.guard(async () => {
+      const sessionId =
+        options.sessionId ?? this.sessionsOfRuns.get(runId) ?? (await this.sessionOfRequest(runId));
+      const answer = sessionId ? await this.store.readAnswer(sessionId, runId) : undefined;
+      if (answer) return { status: "completed", answer };
+      const job = await (await this.coordinatorQueue()).getJob(runId);
+      if (!job) return { status: "unknown" };
+      const state = await job.getState();
+      if (state === "failed") return { status: "failed", error: job.failedReason ?? "failed" };
+      if (state === "completed")
+        return { status: "completed", answer: job.returnvalue as RunAnswer };
+      if (state !== "active") return { status: "waiting" };
+      const parked = sessionId ? await this.command.hget(this.keys.run(sessionId), "parked") : null;
+      return parked ? { status: "parked" } : { status: "running" };
     });
   }
 

@@ -118,6 +118,8 @@ function toolQueuesIn(layout: KeyLayout, queue: string | undefined): string[] {
 export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAYOUT) {
   const session = (sessionId: string) => `${prefix}:s:{${sessionId}}`;
   const workersTag = `${prefix}:{workers}`;
+  // A gateway key's own keys share its hash tag: its counters and sets touch one slot.
+  const gatewayKey = (keyName: string) => `${prefix}:gateway:{key:${keyName}}`;
   // Every remote call looks its queue up: the names (a CRC search on a cluster) are made once.
   const shardNames = new Map<string | undefined, string[]>();
   const toolQueues = (queue: string | undefined): string[] => {
@@ -218,6 +220,26 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
       `${prefix}:bull:${queueNameIn(layout, COORDINATOR_QUEUE)}:${jobId}`,
     /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
     toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
+    /** STRING: the name of the gateway key that started the session (`apps/gateway`), if one did. */
+    sessionOwner: (sessionId: string) => `${session(sessionId)}:owner`,
+    /** ZSET: every session started through a gateway, by last activity (epoch ms). */
+    gatewaySessions: `${prefix}:gateway:sessions`,
+    /** ZSET: the sessions gateway key `keyName` started, by last activity (epoch ms). */
+    ownedSessions: (keyName: string) => `${gatewayKey(keyName)}:sessions`,
+    /** STRING: JSON `{ sessionId, owner }` of a run submitted through a gateway (kept a day). */
+    gatewayRun: (runId: string) => `${prefix}:gateway:run:${runId}`,
+    /** STRING: JSON `{ digest, runId, sessionId }` of an `Idempotency-Key` of gateway key `keyName` (kept a day). */
+    idempotency: (keyName: string, idempotencyKey: string) =>
+      `${gatewayKey(keyName)}:idempotency:${idempotencyKey}`,
+    /** STRING counter: requests of gateway key `keyName` in minute `window` (epoch minutes). */
+    requestCount: (keyName: string, window: number) => `${gatewayKey(keyName)}:requests:${window}`,
+    /**
+     * STRING: JSON `{ keyName, sessionId }` of an event-stream token (what `EventSource`, which
+     * sends no headers, passes as `?token=`), by the token's hash; kept an hour from its last use.
+     */
+    streamToken: (tokenHash: string) => `${prefix}:gateway:streamToken:${tokenHash}`,
+    /** ZSET: the runs of gateway key `keyName` not seen finished yet, by submit time (epoch ms). */
+    openRuns: (keyName: string) => `${gatewayKey(keyName)}:runs`,
   };
 }
 

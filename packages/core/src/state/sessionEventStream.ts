@@ -14,6 +14,11 @@ export interface SessionEventStreamOptions {
   sessionId: string;
   /** Replay every stored event first; otherwise start with the next event. */
   fromStart?: boolean;
+  /**
+   * Replay the stored events after this sequence number first (a reader resuming where it
+   * stopped: the last `seq` it saw); wins over `fromStart`.
+   */
+  afterSeq?: number;
   /** Ends the stream right after the first event for which this returns true. */
   until?: (event: BusEvent) => boolean;
   /** Ends the stream when it fires. */
@@ -75,7 +80,7 @@ export async function* streamSessionEvents(
   subscriber.on("message", onMessage);
   subscriber.on("ready", catchUp);
   await subscriber.subscribe(keys.eventChannel(sessionId));
-  lastSeq = options.fromStart ? 0 : await latestSeq(command, keys, sessionId);
+  lastSeq = await baselineOf(options);
   catchUp();
   const timer = setInterval(catchUp, options.catchUpMs ?? 1000);
   const stopListening = options.signal ? onAbort(options.signal, notify) : () => undefined;
@@ -100,4 +105,11 @@ export async function* streamSessionEvents(
     subscriber.off("ready", catchUp);
     subscriber.disconnect();
   }
+}
+
+/** The sequence number the stream starts after: `afterSeq`, 0 for `fromStart`, else the latest. */
+function baselineOf(options: SessionEventStreamOptions): Promise<number> | number {
+  if (options.afterSeq !== undefined) return Math.max(0, Math.floor(options.afterSeq));
+  if (options.fromStart) return 0;
+  return latestSeq(options.command, options.keys, options.sessionId);
 }

@@ -1,0 +1,49 @@
+import { ConfigError } from "@yiem/core";
+
+/** The gateway's own settings (the README's table); Redis and logging come from `readClusterConfig`. */
+export interface GatewayConfig {
+  /** `GATEWAY_PORT` (8080). */
+  port: number;
+  /** `GATEWAY_HOST` (127.0.0.1). Beyond loopback only with a keys file. */
+  host: string;
+  /** `YIEM_API_KEYS`: the keys file; without it, loopback only and every request acts as the local key. */
+  keysFile: string | undefined;
+  /** `GATEWAY_CORS_ORIGINS`: comma-separated origins browsers may call from (none by default). */
+  corsOrigins: string[];
+  /** `GATEWAY_MAX_BODY_BYTES`: the largest request body (1 MiB + 64 KiB: an input at the coordinators' cap, and its JSON). */
+  maxBodyBytes: number;
+  /** `GATEWAY_WAIT_MS`: how long `?wait=true` waits for an answer before answering 202 (25 s). */
+  waitMs: number;
+  /** `GATEWAY_HEARTBEAT_MS`: how often an event stream sends a comment (15 s). */
+  heartbeatMs: number;
+}
+
+/** Reads the gateway's settings from `env`; throws `ConfigError` naming a bad variable. */
+export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return {
+    port: readInt(env, "GATEWAY_PORT", 8080),
+    host: env.GATEWAY_HOST?.trim() || "127.0.0.1",
+    keysFile: env.YIEM_API_KEYS?.trim() || undefined,
+    corsOrigins: (env.GATEWAY_CORS_ORIGINS ?? "")
+      .split(",")
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+    maxBodyBytes: readInt(env, "GATEWAY_MAX_BODY_BYTES", 1024 * 1024 + 64 * 1024),
+    waitMs: readInt(env, "GATEWAY_WAIT_MS", 25_000),
+    heartbeatMs: readInt(env, "GATEWAY_HEARTBEAT_MS", 15_000),
+  };
+}
+
+/** True for an address only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
+}
+
+function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name]?.trim();
+  if (!text) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ConfigError(`${name} must be a non-negative integer, got "${text}"`);
+  return value;
+}

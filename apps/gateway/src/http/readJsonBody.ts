@@ -1,0 +1,44 @@
+import type { IncomingMessage } from "node:http";
+import { GatewayError } from "./gatewayError.js";
+
+/**
+ * The request's body parsed as JSON, read up to `maxBytes`: a larger body (announced by its
+ * `Content-Length` or found while reading) is refused with 413 before more is read, a body
+ * that is not JSON with 400, a body of another type than JSON with 415 (a browser sends a
+ * cross-site form or `text/plain` body without asking CORS first; JSON it must ask for). An
+ * empty body is `undefined`.
+ */
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const announced = Number(req.headers["content-length"] ?? 0);
+  if (announced > maxBytes) throw tooLarge(maxBytes);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  if (size === 0) return undefined;
+  if (!isJsonType(req.headers["content-type"])) {
+    throw new GatewayError(
+      415,
+      "unsupported_media_type",
+      "the request body must be application/json",
+    );
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new GatewayError(400, "invalid_json", "the request body is not JSON");
+  }
+}
+
+function tooLarge(maxBytes: number): GatewayError {
+  return new GatewayError(413, "body_too_large", `the request body is over ${maxBytes} bytes`);
+}
+
+/** True for `application/json` and `application/<x>+json`, with any parameters. */
+function isJsonType(header: string | undefined): boolean {
+  const type = (header ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}

@@ -1,0 +1,32 @@
+import type { Route } from "../http/route.js";
+import { listAgentsRoute } from "./agents.js";
+import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
+import { sessionEventsRoute, streamTokenRoute } from "./events.js";
+import { buildOpenApiDocument, openApiRoute } from "./openapi.js";
+import { runStatusRoute, submitRunRoute } from "./runs.js";
+import { abortSessionRoute, listSessionsRoute, sessionDetailRoute } from "./sessions.js";
+
+/**
+ * Every route of the gateway, the OpenAPI document's included. A new face (another route
+ * file of this folder) adds its routes here, and so to the document.
+ */
+export function gatewayRoutes(version: string): Route[] {
+  const routes = [
+    submitRunRoute,
+    runStatusRoute,
+    listSessionsRoute,
+    sessionDetailRoute,
+    abortSessionRoute,
+    sessionEventsRoute,
+    streamTokenRoute,
+    listApprovalsRoute,
+    decideApprovalRoute,
+    listAgentsRoute,
+  ] as Route[];
+  let document: unknown;
+  const openapi = openApiRoute(() => {
+    document ??= buildOpenApiDocument([...routes, openapi], version);
+    return document;
+  });
+  return [...routes, openapi];
+}

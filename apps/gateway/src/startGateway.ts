@@ -1,0 +1,92 @@
+import {
+  closeServer,
+  clusterKeys,
+  connectRedis,
+  createHttpServer,
+  type HttpLimits,
+  keyLayoutOf,
+  type Logger,
+  listenOn,
+  type RedisTarget,
+  YiemClient,
+} from "@yiem/core";
+import { createDispatcher } from "./http/dispatch.js";
+import { createKeyRing } from "./keys/authenticate.js";
+import type { GatewayKey } from "./keys/gatewayKey.js";
+import { gatewayRoutes } from "./routes/index.js";
+import { GatewayStore } from "./state/gatewayStore.js";
+
+/** Options of `startGateway`. */
+export interface GatewayOptions {
+  redis: RedisTarget;
+  prefix: string;
+  shards?: number;
+  maxInputBytes?: number;
+  /** The keys of the keys file; `undefined`: every request acts as the local key. */
+  keys: GatewayKey[] | undefined;
+  port: number;
+  host: string;
+  corsOrigins: readonly string[];
+  maxBodyBytes: number;
+  waitMs: number;
+  heartbeatMs: number;
+  http?: HttpLimits;
+  log: Logger;
+  version: string;
+}
+
+/** A running gateway. */
+export interface GatewayHandle {
+  url: string;
+  port: number;
+  /** Stops taking requests, ends the event streams, closes the connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the gateway: a `YiemClient` and a Redis connection for its own state, the routes of
+ * `routes/`, an HTTP server with the limits every Yiem HTTP side has (`createHttpServer`).
+ */
+export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
+  const client = new YiemClient({
+    redis: options.redis,
+    prefix: options.prefix,
+    shards: options.shards,
+    maxInputBytes: options.maxInputBytes,
+  });
+  const redis = connectRedis(options.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  redis.on("error", () => undefined); // each request reports its own failure
+  const store = new GatewayStore(
+    redis,
+    clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards)),
+  );
+  const closing = new AbortController();
+  const services = {
+    client,
+    store,
+    log: options.log,
+    waitMs: options.waitMs,
+    heartbeatMs: options.heartbeatMs,
+    closing: closing.signal,
+  };
+  const handler = createDispatcher(gatewayRoutes(options.version), {
+    services,
+    keyRing: createKeyRing(options.keys),
+    corsOrigins: options.corsOrigins,
+    maxBodyBytes: options.maxBodyBytes,
+    localOnly: options.keys === undefined,
+  });
+  const server = createHttpServer(handler, options.http);
+  const port = await listenOn(server, options.port, options.host);
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    async close() {
+      closing.abort();
+      await closeServer(server);
+      await client.close();
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import type { ClusterKeys, RedisClient } from "@yiem/core";
+
+/** How long a session's owner is kept after its last run: as long as its transcript (30 days). */
+const OWNER_TTL_S = 30 * 24 * 3600;
+
+/** How long a run's record and an idempotency key are kept: a day. */
+const RECORD_TTL_S = 24 * 3600;
+
+/** How long an event-stream token lives after its last use: an hour. */
+const STREAM_TOKEN_TTL_S = 3600;
+
+/** What an event-stream token stands for: the key that made it and the one session it opens. */
+export interface StreamTokenRecord {
+  keyName: string;
+  sessionId: string;
+}
+
+/** A run submitted through a gateway: its session and the key that submitted it. */
+export interface RunRecord {
+  sessionId: string;
+  owner: string;
+}
+
+/** What an `Idempotency-Key` stands for: the request's digest and the run it made. */
+export interface IdempotencyRecord {
+  digest: string;
+  runId: string;
+  sessionId: string;
+}
+
+/**
+ * The gateway's state, all in Redis (so any gateway answers any request, and a restart loses
+ * nothing): which key owns each session, the sessions of each key by last activity, the
+ * runs submitted, and the idempotency keys.
+ */
+export class GatewayStore {
+  constructor(
+    readonly redis: RedisClient,
+    readonly keys: ClusterKeys,
+  ) {}
+
+  /**
+   * Makes `owner` the owner of `sessionId` unless another key owns it: `claimed` (it had no
+   * owner), `owned` (it is `owner`'s already), or `taken` (another key's).
+   */
+  async claimSession(sessionId: string, owner: string): Promise<"claimed" | "owned" | "taken"> {
+    const key = this.keys.sessionOwner(sessionId);
+    const before = await this.redis.set(key, owner, "EX", OWNER_TTL_S, "NX", "GET");
+    if (before === null) return "claimed";
+    if (before !== owner) return "taken";
+    await this.redis.expire(key, OWNER_TTL_S);
+    return "owned";
+  }
+
+  /** The key that owns `sessionId`, if a gateway key started it. */
+  async ownerOf(sessionId: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.sessionOwner(sessionId))) ?? undefined;
+  }
+
+  /** The owners of `sessionIds`, in their order. */
+  async ownersOf(sessionIds: string[]): Promise<Array<string | undefined>> {
+    return Promise.all(sessionIds.map((id) => this.ownerOf(id)));
+  }
+
+  /**
+   * Records activity in `sessionId` now: it moves to the front of its owner's list and of the
+   * list of all; sessions idle longer than a session lives (30 days) leave both lists.
+   */
+  async touchSession(sessionId: string, owner: string, now = Date.now()): Promise<void> {
+    const forgotten = now - OWNER_TTL_S * 1000;
+    await Promise.all(
+      [this.keys.ownedSessions(owner), this.keys.gatewaySessions].map((key) =>
+        this.redis
+          .multi()
+          .zadd(key, now, sessionId)
+          .zremrangebyscore(key, "-inf", forgotten)
+          .exec(),
+      ),
+    );
+  }
+
+  /**
+   * Up to `limit` sessions by last activity, newest first, with their activity time: of
+   * `owner`, or of every key (`undefined`); only those active before `before` when given.
+   */
+  async listSessions(
+    owner: string | undefined,
+    limit: number,
+    before?: number,
+  ): Promise<Array<{ sessionId: string; lastActivity: number }>> {
+    const key = owner === undefined ? this.keys.gatewaySessions : this.keys.ownedSessions(owner);
+    const max = before === undefined ? "+inf" : `(${before}`;
+    const flat = await this.redis.zrevrangebyscore(
+      key,
+      max,
+      "-inf",
+      "WITHSCORES",
+      "LIMIT",
+      0,
+      limit,
+    );
+    const sessions: Array<{ sessionId: string; lastActivity: number }> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      sessions.push({ sessionId: flat[i] as string, lastActivity: Number(flat[i + 1]) });
+    }
+    return sessions;
+  }
+
+  /** Records run `runId` (kept a day). */
+  async recordRun(runId: string, record: RunRecord): Promise<void> {
+    await this.redis.set(this.keys.gatewayRun(runId), JSON.stringify(record), "EX", RECORD_TTL_S);
+  }
+
+  /** Forgets the record of run `runId` (its request was never queued). */
+  async forgetRun(runId: string): Promise<void> {
+    await this.redis.del(this.keys.gatewayRun(runId));
+  }
+
+  /** The record of run `runId`, if a gateway submitted it (within a day). */
+  async readRun(runId: string): Promise<RunRecord | undefined> {
+    const text = await this.redis.get(this.keys.gatewayRun(runId));
+    return text ? (JSON.parse(text) as RunRecord) : undefined;
+  }
+
+  /**
+   * Stores `record` for `idempotencyKey` of key `keyName` unless one is stored already, which
+   * is returned instead (kept a day).
+   */
+  async reserveIdempotencyKey(
+    keyName: string,
+    idempotencyKey: string,
+    record: IdempotencyRecord,
+  ): Promise<IdempotencyRecord | undefined> {
+    const key = this.keys.idempotency(keyName, idempotencyKey);
+    const before = await this.redis.set(
+      key,
+      JSON.stringify(record),
+      "EX",
+      RECORD_TTL_S,
+      "NX",
+      "GET",
+    );
+    return before === null ? undefined : (JSON.parse(before) as IdempotencyRecord);
+  }
+
+  /** Stores an event-stream token by its hash (kept `STREAM_TOKEN_TTL_S` from its last use); returns its lifetime in seconds. */
+  async saveStreamToken(tokenHash: string, record: StreamTokenRecord): Promise<number> {
+    const key = this.keys.streamToken(tokenHash);
+    await this.redis.set(key, JSON.stringify(record), "EX", STREAM_TOKEN_TTL_S);
+    return STREAM_TOKEN_TTL_S;
+  }
+
+  /** The record of an event-stream token by its hash, its lifetime renewed; `undefined` when unknown or expired. */
+  async useStreamToken(tokenHash: string): Promise<StreamTokenRecord | undefined> {
+    const key = this.keys.streamToken(tokenHash);
+    const text = await this.redis.get(key);
+    if (!text) return undefined;
+    await this.redis.expire(key, STREAM_TOKEN_TTL_S);
+    return JSON.parse(text) as StreamTokenRecord;
+  }
+
+  /** The agent `sessionId` belongs to, if it has had a request. */
+  async agentOf(sessionId: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.sessionAgent(sessionId))) ?? undefined;
+  }
+
+  /** The publish time of the session's latest stored event, if it has one. */
+  async latestEventTime(sessionId: string): Promise<number | undefined> {
+    const [entry] = await this.redis.xrevrange(this.keys.stream(sessionId), "+", "-", "COUNT", 1);
+    const text = entry?.[1]?.[1];
+    if (!text) return undefined;
+    const ts = (JSON.parse(text) as { ts?: unknown }).ts;
+    return typeof ts === "number" ? ts : undefined;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The gateway tests' helpers: a gateway process (from its sources, or compiled as deployed),
+ * keys files, JSON calls, and a server-sent-events reader over fetch.
+ */
+import { writeFile } from "node:fs/promises";
+import { createApiKey } from "@yiem/core";
+import { freePort, logMessage, type TestProcess } from "@yiem/testing";
+import { spawnApp, spawnCommand } from "../support/processes.js";
+
+/** A running gateway process and its base URL. */
+export interface GatewayProcess {
+  url: string;
+  process: TestProcess;
+}
+
+/**
+ * Starts a gateway against the cluster of `env` (its REDIS_URL, YIEM_PREFIX…) on a free port,
+ * with `extra` on top: from its sources (`npm run gateway`), or `compiled` as deployed
+ * (`node apps/gateway/dist/main.js`). Resolves once it logged `gateway ready` (45 s at most,
+ * for a loaded machine; one that is not ready by then is stopped).
+ */
+export async function startGatewayProcess(
+  env: Record<string, string>,
+  extra: Record<string, string> = {},
+  options: { compiled?: boolean } = {},
+): Promise<GatewayProcess> {
+  const port = await freePort();
+  const all = { ...env, GATEWAY_PORT: String(port), ...extra };
+  const process = options.compiled
+    ? spawnCommand(["node", "apps/gateway/dist/main.js"], all)
+    : spawnApp("apps/gateway/src/main.ts", all);
+  try {
+    await process.waitForLine(logMessage("gateway ready"), 45_000);
+  } catch (err) {
+    await process.stop(1000); // a gateway that never got ready is not left behind
+    throw err;
+  }
+  return { url: `http://127.0.0.1:${port}`, process };
+}
+
+/** A key of a test keys file: its secret and its line. */
+export interface TestKey {
+  name: string;
+  secret: string;
+  entry: Record<string, unknown>;
+}
+
+/** A new key named `name` with the given entry fields (scopes, sessions, limits…). */
+export function makeKey(name: string, fields: Record<string, unknown>): TestKey {
+  const { key, hash } = createApiKey();
+  return { name, secret: key, entry: { name, hash, ...fields } };
+}
+
+/** Writes `keys` as a keys file (JSON Lines) at `file`, after `header` lines. */
+export async function writeKeysFile(
+  file: string,
+  keys: TestKey[],
+  header: string[] = [],
+): Promise<void> {
+  const lines = [...header, ...keys.map((key) => JSON.stringify(key.entry))];
+  await writeFile(file, `${lines.join("\n")}\n`);
+}
+
+/** What a JSON call answered. */
+export interface JsonAnswer {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read answers by field
+  body: any;
+}
+
+/** Calls the gateway at `url` with `secret` as the bearer token (none when undefined). */
+export async function callGateway(
+  url: string,
+  secret: string | undefined,
+  method: string,
+  path: string,
+  options: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<JsonAnswer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (secret !== undefined) headers.authorization = `Bearer ${secret}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(options.body);
+  }
+  const response = await fetch(`${url}${path}`, { method, headers, body });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
+  };
+}
+
+/** One server-sent event as received: its id (absent for live events), type and parsed data. */
+export interface SseEvent {
+  id?: string;
+  event: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read events by field
+  data: any;
+}
+
+/** An open event stream: its status, the events as they come, the comments seen, and a way to drop it. */
+export interface SseStream {
+  status: number;
+  events: AsyncGenerator<SseEvent>;
+  comments: string[];
+  close(): void;
+}
+
+/**
+ * Opens `GET <path>` as a server-sent-event stream (as `EventSource` does: `Last-Event-ID`
+ * when given) and parses it per the SSE format: `id:`, `event:`, `data:` lines, a blank line
+ * ending each event, `:` lines as comments.
+ */
+export async function openEventStream(
+  url: string,
+  secret: string,
+  path: string,
+  options: { lastEventId?: string } = {},
+): Promise<SseStream> {
+  const controller = new AbortController();
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${secret}`,
+    accept: "text/event-stream",
+  };
+  if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
+  const response = await fetch(`${url}${path}`, { headers, signal: controller.signal });
+  const comments: string[] = [];
+  return {
+    status: response.status,
+    events: parseEvents(response, comments),
+    comments,
+    close: () => controller.abort(),
+  };
+}
+
+async function* parseEvents(response: Response, comments: string[]): AsyncGenerator<SseEvent> {
+  if (!response.body) return;
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let current: { id?: string; event?: string; data: string[] } = { data: [] };
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let newline = buffer.indexOf("\n");
+      while (newline >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        newline = buffer.indexOf("\n");
+        if (line === "") {
+          if (current.data.length > 0) {
+            yield {
+              id: current.id,
+              event: current.event ?? "message",
+              data: JSON.parse(current.data.join("\n")),
+            };
+          }
+          current = { data: [] };
+        } else if (line.startsWith(":")) comments.push(line.slice(1).trim());
+        else if (line.startsWith("id: ")) current.id = line.slice(4);
+        else if (line.startsWith("event: ")) current.event = line.slice(7);
+        else if (line.startsWith("data: ")) current.data.push(line.slice(6));
+      }
+    }
+  } catch (err) {
+    if ((err as Error).name !== "AbortError") throw err;
+  }
+}

@@ -29,15 +29,20 @@ Not made yet:
 
 ## Reproduce
 
-\`npm run bench\` (this run: ${m.durationS} s). \`BENCH_CPU_PROF_DIR=/some/dir npm run bench\` also
+\`npm run bench\` (this run: ${m.durationS} s${m.quick ? ", with `--quick`: a much smaller plan, figures not comparable" : ""}). \`npm run bench -- --quick\` runs every
+scenario of the full run at a fraction of its sizes (a minute or two, to check the run works
+end to end) and writes its files to \`yiem-bench-quick/\` in the system's temporary directory,
+not to the repository. \`BENCH_CPU_PROF_DIR=/some/dir npm run bench\` also
 writes a CPU profile of every worker process there (\`<workerId>.cpuprofile\`).
 \`npm run bench -- --only followUpBurst\` runs the follow-up burst alone and prints its figures
 without writing any file; \`--only sessions\` does the same for the sessions, which need the
 compiled build (\`npm run build\`). With \`BENCH_CPU_PROF_DIR\` set, the sessions' coordinators
-run with \`node --cpu-prof\` and write their profiles there too. \`--only cluster\` runs the
+run with \`node --cpu-prof\` and write their profiles there too. \`--only sessions10k\` (opt-in,
+not in the full run) runs the 10,000 sessions and parked runs and records them in
+\`bench/sessions10k.json\`, which this document shows. \`--only cluster\` runs the
 Redis Cluster scenario alone (it needs \`redis-server\` 7 or newer, and is skipped without);
-\`--only calls\`, \`fanout\`, \`relay\`, \`breakdown\` and \`throughput\` run one measurement of
-the shared rig alone. \`npm run bench -- --render-only\` measures nothing and renders this
-document again from \`bench/results.json\` and \`bench/history.json\`. What is where:
+\`--only mcp\` the MCP overhead; \`--only calls\`, \`fanout\`, \`relay\`, \`breakdown\` and \`throughput\` run one measurement of
+the shared rig alone. \`--quick\` goes with \`--only\` too. \`npm run bench -- --render-only\` measures nothing and renders this
+document again from \`bench/results.json\`, \`bench/history.json\` and \`bench/sessions10k.json\`. What is where:
 \`bench/README.md\`.`;
 }

@@ -154,7 +154,7 @@ at the top); on cores of their own the same work may cost less.`;
 function tenThousandSection(record: Sessions10kRecord | undefined): string {
   const heading = "### 10,000 sessions on one coordinator";
   const how = `\`npm run bench -- --only sessions10k\` (opt-in, several minutes; not part of the full run)
-records it in \`bench/sessions10k.json\`: on a cluster of its own (the compiled processes as in
+records it in bench/sessions10k.json (once written): on a cluster of its own (the compiled processes as in
 [Sessions](#sessions), tools \`noopStep\` and \`gateStep\`, which needs approval, from
 \`bench/setup/gateTools/\`), 10,000 sessions in one \`addBulk\` on one coordinator of concurrency
 10,000, then 10,000 runs that each call \`gateStep\` twice on a fresh coordinator, all parked

@@ -1,18 +1,21 @@
 /**
  * `npm run bench`: measures Yiem's remote tool calls against plain BullMQ on one private Redis
- * (the shared rig, `setup/rig.ts`), then a burst of follow-ups on a cluster of its own, then
- * 2,000 concurrent sessions on one compiled coordinator (a cluster of its own too), then runs
- * on a 3+3 Redis Cluster with and without replica acknowledgements (a cluster of its own per
- * phase), prints a table, and writes `bench/results.json`, `bench/history.json` and
- * `docs/PERFORMANCE.md`. The coordinator side of the call measurements runs in this process;
- * tool workers (Yiem and plain BullMQ alike) are child processes. It prints figures; it never
- * asserts timings.
+ * (the shared rig, `setup/rig.ts`), then an MCP call's overhead (a Redis and worker of its
+ * own), then a burst of follow-ups on a cluster of its own, then 2,000 concurrent sessions on
+ * compiled coordinators (a cluster of its own too: two load shapes, one and two coordinators,
+ * named and unnamed agents), then runs on a 3+3 Redis Cluster with and without replica
+ * acknowledgements (a cluster of its own per phase), prints a table, and writes
+ * `bench/results.json`, `bench/history.json` and `docs/PERFORMANCE.md`. The coordinator side
+ * of the call measurements runs in this process; tool workers (Yiem and plain BullMQ alike)
+ * are child processes. It prints figures; it never asserts timings. `--quick` runs the same
+ * at `QUICK_PLAN`'s sizes and writes its files to the temporary directory.
  *
  * `npm run bench -- --only <scenario>` runs one scenario alone and only prints its figures (no
  * file is written: the files always come from one full run): `calls`, `fanout`, `relay`,
- * `breakdown` or `throughput` on the shared rig, `followUpBurst`, `sessions` or `cluster` on a
- * cluster of its own, `mcp` (an MCP call's overhead; only alone, not in the full run) in this process. `npm run bench -- --render-only` measures nothing: it renders
- * `docs/PERFORMANCE.md` again from the committed `bench/results.json` and `bench/history.json`.
+ * `breakdown` or `throughput` on the shared rig, `mcp`, `followUpBurst`, `sessions` or
+ * `cluster` on a cluster of its own; `sessions10k` (opt-in, never in the full run) prints and
+ * records its figures in bench/sessions10k.json. `npm run bench -- --render-only` measures
+ * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
  */
 
 import { cpus } from "node:os";
@@ -134,11 +137,11 @@ function measureBurst(): Promise<FollowUpBurst> {
   return measureFollowUpBurst(plan.followUpBurst);
 }
 
-/** Measures many concurrent sessions on one compiled coordinator (a cluster of its own). */
+/** Measures many concurrent sessions on compiled coordinators (a cluster of its own). */
 function measureSessionsScenario(): Promise<Sessions> {
   const p = plan.sessions;
   progress(
-    `sessions: a cluster of compiled processes; ${p.sessions} sessions at concurrency ${p.concurrency} and at the default, then the raw anchors`,
+    `sessions: a cluster of compiled processes; ${p.sessions} sessions with addBulk at concurrency ${p.concurrency} and at the default, as separate sends with progress, on two coordinators; named against unnamed agent runs; then the raw anchors`,
   );
   return measureSessions(p, progress);
 }

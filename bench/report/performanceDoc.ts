@@ -14,9 +14,9 @@ import { proposalsSection } from "./doc/proposalsSection.js";
 import { sessionsSection } from "./doc/sessionsSection.js";
 import { sizingSection } from "./doc/sizingSection.js";
 import { figuresSection, headerSection, targetsSection } from "./doc/summarySections.js";
-import type { Sessions10kRecord } from "./resultFiles.js";
 import type { BenchResults } from "./results.js";
 import type { HistoryEntry } from "./runHistory.js";
+import type { Sessions10kRecord } from "./sessions10kRecord.js";
 
 /**
  * The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure;

@@ -2,26 +2,11 @@ import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../../test/support/processes.js";
-import type { Sessions10k } from "../measurements/sessions10k.js";
-import type { Plan } from "../plan.js";
 import { headlineMeanings } from "./headlines.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import { type BenchResults, toResults } from "./results.js";
 import { appendToHistory, type HistoryEntry, readHistory } from "./runHistory.js";
-
-/**
- * What `--only sessions10k` records (`bench/sessions10k.json`), apart from the full run's
- * results: when and where, and its figures.
- */
-export interface Sessions10kRecord {
-  date: string;
-  cores: number;
-  loadAverageAtStart: number;
-  loadAverageAtEnd: number;
-  durationS: number;
-  plan: Plan["sessions10k"];
-  figures: Sessions10k;
-}
+import type { Sessions10kRecord } from "./sessions10kRecord.js";
 
 /** Where the opt-in 10,000-sessions scenario leaves its record. */
 export const SESSIONS_10K_FILE = join(repoRoot, "bench", "sessions10k.json");

@@ -5,8 +5,8 @@
  */
 import type { ClusterSpread } from "../../measurements/clusterSpread.js";
 import type { Sessions, SessionsConfiguration } from "../../measurements/sessions.js";
-import type { Sessions10kRecord } from "../resultFiles.js";
 import { type Measured, runsPerS } from "../results.js";
+import type { Sessions10kRecord } from "../sessions10kRecord.js";
 import { count, num, table } from "./markdown.js";
 import { NOT_MEASURED } from "./sessionsSection.js";
 

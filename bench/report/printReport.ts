@@ -128,7 +128,6 @@ function sessionsRows(s: Sessions): string[][] {
     sessionsRow(s, "workers CPU per run (2 summed)", (c) => n(c.workers.cpuMsPerRun), "ms"),
     sessionsRow(s, "redis-server CPU per run", (c) => n(c.redis.cpuMsPerRun), "ms"),
     sessionsRow(s, "Redis commands per run", (c) => n(c.redisCommandsPerRun, 1), ""),
-    sessionsRow(s, "  INFO commandstats per run", (c) => n(c.commandstats?.perRun, 1), ""),
     sessionsRow(
       s,
       "bench process CPU per run (model + client)",
@@ -144,7 +143,7 @@ function sessionsRows(s: Sessions): string[][] {
     ),
     sessionsRow(
       s,
-      `coordinator RSS peak (≤ ${SESSIONS_RSS_LIMIT_MB})`,
+      `coordinator RSS peak, summed (≤ ${SESSIONS_RSS_LIMIT_MB} each)`,
       (c) => n(c.coordinator.rssPeakMb, 0),
       "MB",
     ),

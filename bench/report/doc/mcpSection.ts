@@ -36,14 +36,20 @@ function measuredWords(mcp: McpOverhead, m: Measured): string {
     row("Yiem tool, remote call to a worker", mcp.remote, mcp.direct),
   ];
   const noopRemote = m.calls.remote.p50;
+  const mcpPart = mcp.remote.p50 - noopRemote;
+  const partWords =
+    mcpPart > 0
+      ? `so the worker's MCP client and the server take about ${num(mcpPart, 3)} ms of it`
+      : "so the MCP part is within the noise of the two measurements";
   return `${table(header, rows)}
 
 In process, Yiem's lifecycle (preparation, argument validation, the result mapped to content
 and \`details\`) adds ${num(mcp.lifecycle.p50 - mcp.direct.p50, 3)} ms at p50 to the SDK's call. A remote call
 adds what any remote call adds: the tool job there and back, events and the transcript: a
 no-op remote call took ${num(noopRemote, 3)} ms at p50 in this run's [call latency](#distributions-ms),
-and the remote MCP call ${num(mcp.remote.p50, 3)} ms, so the worker's MCP client and the server take
-about ${num(mcp.remote.p50 - noopRemote, 3)} ms of it (the direct call: ${num(mcp.direct.p50, 3)} ms). The scenario took
+and the remote MCP call ${num(mcp.remote.p50, 3)} ms, ${partWords} (the direct call:
+${num(mcp.direct.p50, 3)} ms; the two remote figures were taken at different times of the run, so
+their difference is only indicative). The scenario took
 ${mcp.durationS === undefined ? "n/a" : num(mcp.durationS, 1)} s of the full run (\`--only mcp\` runs it alone).`;
 }
 

@@ -55,10 +55,11 @@ ${table(["figure", "one coordinator", "two coordinators", "two ÷ one"], rows)}
 
 **On this machine's ${one.cores} cores this shows what coordination costs, not how Yiem scales:** the
 one-coordinator load already kept ${num(one.machineBusyCores)} of ${one.cores} cores busy, so a second
-coordinator process finds no idle core to run on; what it adds is its own share of the
-housekeeping (its own polling, lease renewals, tool-store and worker-registry reads) and the
-two coordinators' competition for the same jobs. Two coordinators with a core each (and Redis
-and the workers with their own) are what the sizing rule below assumes.`;
+coordinator process finds no idle core to run on. What the second column can show is what a
+second process costs when no core is free for it (its own polling and lease renewals, two
+processes taking jobs from one queue), not added capacity; note too that the one-coordinator
+load is the scenario's first and the two-coordinator load its last. Two coordinators with a
+core each (and Redis and the workers with their own) are what the sizing rule below assumes.`;
 }
 
 /** The commands of most calls per run, as `INFO commandstats` counted them. */
@@ -72,7 +73,6 @@ function commandsTable(c: SessionsConfiguration): string {
 /** Commands per run on one Redis, and per master on a cluster. */
 function commandsWords(m: Measured): string {
   const c = m.sessions.large;
-  const stats = c.commandstats;
   const cluster: ClusterSpread | undefined = m.cluster.measured ? m.cluster : undefined;
   const perMaster = cluster
     ? ` On the 3+3 Redis Cluster of [Redis Cluster](#redis-cluster) a run (\`YiemClient.send\`,
@@ -80,12 +80,12 @@ two no-op tool calls) cost ${num(cluster.withWait.commandsPerRun, 1)} data comma
 busiest master served ${num(cluster.withWait.spread.maxShare * 100, 1)} %: **${num(cluster.withWait.commandsPerRun * cluster.withWait.spread.maxShare, 1)} commands per run on the busiest
 master** (${num(cluster.withoutWait.commandsPerRun * cluster.withoutWait.spread.maxShare, 1)} with \`YIEM_REPLICA_ACKS=0\`).`
     : " The Redis Cluster scenario was skipped, so there is no per-master figure in this run.";
-  const statsWords = stats
-    ? `, or ${num(stats.perRun, 1)} counting the commands inside scripts (\`INFO commandstats\`)`
-    : ` (\`INFO commandstats\` per run: ${NOT_MEASURED})`;
+  const byCommand = c.commandstats
+    ? commandsTable(c)
+    : `\n\nBy command (\`INFO commandstats\`): ${NOT_MEASURED}.`;
   return `A run with \`addBulk\` at concurrency ${count(c.concurrency)} cost Redis ${num(c.redisCommandsPerRun, 1)} commands
-(\`total_commands_processed\`, a script once)${statsWords}, and ${num(c.redis.cpuMsPerRun, 3)} ms of
-\`redis-server\` CPU.${perMaster}${commandsTable(c)}`;
+(\`INFO stats\` \`total_commands_processed\`, which in Redis 7 counts the commands inside scripts
+too) and ${num(c.redis.cpuMsPerRun, 3)} ms of \`redis-server\` CPU.${perMaster}${byCommand}`;
 }
 
 /** A per-run CPU cost as a rate per core (per second). */
@@ -121,7 +121,7 @@ function sizingRule(m: Measured): string {
     [
       "Redis (one server)",
       `${perCore(shaped.redis.cpuMsPerRun)} runs/s per server`,
-      `${num(shaped.redis.cpuMsPerRun, 3)} ms of \`redis-server\` CPU and ${num(shaped.commandstats?.perRun ?? shaped.redisCommandsPerRun, 1)} commands per run`,
+      `${num(shaped.redis.cpuMsPerRun, 3)} ms of \`redis-server\` CPU and ${num(shaped.redisCommandsPerRun, 1)} commands per run`,
     ],
     [
       "Redis Cluster",

@@ -26,6 +26,18 @@ Not made yet:
    the workers'): the single call got slower (about 0.98 → 1.07 ms at p50), since every
    command then waits for the end of its tick (ioredis flushes on \`setImmediate\`). Not
    adopted; a throughput run might still favour it.
+3. **Fewer socket writes per run on the coordinator** (issue 23, goal 3). A CPU profile of a
+   coordinator in the separate-sends shape
+   (\`BENCH_CPU_PROF_DIR=/some/dir npm run bench -- --only sessions --quick\`: 300 sessions
+   with progress, start-up included, on a machine busy with other work, so shares rather than
+   times): of its busy time, ioredis's \`sendCommand\` took
+   15 % (the socket write of each command's arguments, \`writeUtf8String\`, 10 % alone), most
+   of it for the scripts of \`publishEvent\` (5.7 % inclusive), \`publishLiveEvent\` (2.6 %)
+   and the transcript's \`append\` (3.6 %); the \`openai\` SDK's request and stream 13 % + 5 %;
+   module loading at start 9.5 %; the collector 7 %. The events and appends of one run go out
+   as separate commands, each its own write; batching them (proposal 1, or auto-pipelining of
+   proposal 2 for the event connection only) is the largest part of the profile that is
+   neither the SDK nor start-up. Measured only, not tried yet.
 
 ## Reproduce
 

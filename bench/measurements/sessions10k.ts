@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { YiemClient } from "@yiem/core";
+import { clusterKeys, YiemClient } from "@yiem/core";
 import { repoRoot, spawnCommand } from "../../test/support/processes.js";
 import { sleep } from "../sampling/clock.js";
 import { readRssMb } from "../sampling/processSampler.js";
@@ -65,7 +65,7 @@ export interface ParkedRuns {
   heldHeapKbPerRun: number;
   /** RSS parked − before (MiB). */
   heldRssMb: number;
-  /** From the `addBulk` to every call awaiting approval (ms). */
+  /** From the `addBulk` to every call in the index of calls awaiting approval (ms, ±1 s). */
   parkMs: number;
 }
 
@@ -130,23 +130,32 @@ async function readMemory(coordinator: SessionsCoordinator, url: string): Promis
   }
 }
 
-/** Waits until `count` calls await approval; how many did at the end. */
-async function waitForApprovals(client: YiemClient, count: number, maxMs: number) {
+/**
+ * Waits until `count` calls are in the cluster's index of calls awaiting approval (one
+ * `ZCARD` a second, so that the polling adds little to the load), then counts the calls that
+ * really await approval (`pendingApprovals`, one read per call).
+ */
+async function waitForApprovals(
+  cluster: SessionsCluster,
+  client: YiemClient,
+  count: number,
+  maxMs: number,
+): Promise<{ pending: number; indexedAt: number }> {
+  const index = clusterKeys(cluster.redis.prefix).approvalsPending;
   const until = performance.now() + maxMs;
-  let pending = 0;
   while (performance.now() < until) {
-    pending = (await client.pendingApprovals()).length;
-    if (pending >= count) return pending;
-    await sleep(500);
+    if ((await cluster.connection.zcard(index)) >= count) break;
+    await sleep(1000);
   }
-  return pending;
+  const indexedAt = performance.now();
+  return { pending: (await client.pendingApprovals()).length, indexedAt };
 }
 
 /** Parks one run, approves it and waits for its answer (warms the paths up). */
 async function parkAndApproveOne(cluster: SessionsCluster, client: YiemClient, maxMs: number) {
   const arrival = { kind: "bulk", input: PARK_INPUT } as const;
   const answered = runSessions(cluster, arrival, "park-warmup", 1, maxMs);
-  await waitForApprovals(client, 2, maxMs);
+  await waitForApprovals(cluster, client, 2, maxMs);
   for (const call of await client.pendingApprovals())
     await client.approve(call.sessionId, call.callKey);
   await answered;
@@ -172,8 +181,8 @@ async function measureParked(
     await cluster.queue.addBulk(
       ids.map((jobId) => ({ name: "session", data: { input: PARK_INPUT }, opts: { jobId } })),
     );
-    const pendingApprovals = await waitForApprovals(client, 2 * plan.parked, plan.maxLoadMs);
-    const parkMs = performance.now() - started;
+    const waited = await waitForApprovals(cluster, client, 2 * plan.parked, plan.maxLoadMs);
+    const [pendingApprovals, parkMs] = [waited.pending, waited.indexedAt - started];
     await sleep(2000); // the last runs' release settles
     const parked = await readMemory(coordinator, url);
     const heldHeapMb = parked.heapUsedMb - before.heapUsedMb;

@@ -5,6 +5,9 @@
  * `QueueEvents` listener here logs every request job that completes or fails, from before the
  * first request goes out.
  */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { TestProcess } from "@yiem/testing";
 import type { QueueEvents } from "bullmq";
 import { spawnApp } from "../../test/support/processes.js";
@@ -88,13 +91,24 @@ export async function startSessionSender(
   count: number,
   input: string,
 ): Promise<SessionSender> {
+  const dir = await mkdtemp(join(tmpdir(), "yiem-bench-sender-"));
   const child: TestProcess = spawnApp("bench/workers/sessionSender.ts", {
     BENCH_REDIS_URL: cluster.redis.url,
     BENCH_PREFIX: cluster.redis.prefix,
     BENCH_SEND_COUNT: String(count),
     BENCH_SEND_INPUT: input,
+    BENCH_SEND_DIR: dir,
   });
-  await child.waitForLine((line) => line.includes('"sender ready"'), 90_000);
+  const stop = async () => {
+    await child.stop(2000);
+    await rm(dir, { recursive: true, force: true });
+  };
+  await child
+    .waitForLine((line) => line.includes('"sender ready"'), 90_000)
+    .catch(async (err) => {
+      await stop();
+      throw err;
+    });
   let batches = 0;
   return {
     pid: child.pid,
@@ -106,11 +120,11 @@ export async function startSessionSender(
         (l) => (l.startsWith('{"sent"') || l.startsWith('{"sendFailed"')) && ++found === seen,
         timeoutMs,
       );
-      const parsed = JSON.parse(line) as { sent?: { runIds: string[] }; sendFailed?: string };
+      const parsed = JSON.parse(line) as { sent?: { file: string }; sendFailed?: string };
       if (!parsed.sent) throw new Error(`the sender failed: ${parsed.sendFailed}`);
-      return parsed.sent.runIds;
+      return JSON.parse(await readFile(parsed.sent.file, "utf8")) as string[];
     },
-    stop: () => child.stop(2000),
+    stop,
   };
 }
 

@@ -1,12 +1,16 @@
 /**
  * A user's client in a process of its own: on each `SIGUSR2`, `BENCH_SEND_COUNT` separate
  * `YiemClient.send` calls (each its own `queue.add`, all started at once, each to a new session),
- * then one JSON line `{"sent":{"runIds":[…],"ms":<from the signal to the last add>}}`. The
- * benchmark watches the answers itself (`QueueEvents`), so this process only sends. Stops on
- * SIGTERM.
+ * then writes their run ids to `<BENCH_SEND_DIR>/batch-<n>.json` (a line of 2,000 ids would be
+ * longer than one read of a pipe) and prints one JSON line
+ * `{"sent":{"file":"…","ms":<from the signal to the last add>}}`. The benchmark watches the
+ * answers itself (`QueueEvents`), so this process only sends. Stops on SIGTERM.
  *
- * Environment: `BENCH_REDIS_URL`, `BENCH_PREFIX`, `BENCH_SEND_COUNT`, `BENCH_SEND_INPUT`.
+ * Environment: `BENCH_REDIS_URL`, `BENCH_PREFIX`, `BENCH_SEND_COUNT`, `BENCH_SEND_INPUT`,
+ * `BENCH_SEND_DIR`.
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { YiemClient } from "@yiem/core";
 
 interface SenderEnv {
@@ -14,17 +18,22 @@ interface SenderEnv {
   prefix: string;
   count: number;
   input: string;
+  dir: string;
 }
 
 function readEnv(): SenderEnv {
-  const { BENCH_REDIS_URL, BENCH_PREFIX, BENCH_SEND_COUNT, BENCH_SEND_INPUT } = process.env;
-  if (!BENCH_REDIS_URL || !BENCH_PREFIX || !BENCH_SEND_COUNT)
-    throw new Error("BENCH_REDIS_URL, BENCH_PREFIX and BENCH_SEND_COUNT are required");
+  const { BENCH_REDIS_URL, BENCH_PREFIX, BENCH_SEND_COUNT, BENCH_SEND_INPUT, BENCH_SEND_DIR } =
+    process.env;
+  if (!BENCH_REDIS_URL || !BENCH_PREFIX || !BENCH_SEND_COUNT || !BENCH_SEND_DIR)
+    throw new Error(
+      "BENCH_REDIS_URL, BENCH_PREFIX, BENCH_SEND_COUNT and BENCH_SEND_DIR are required",
+    );
   return {
     redis: BENCH_REDIS_URL,
     prefix: BENCH_PREFIX,
     count: Number(BENCH_SEND_COUNT),
     input: BENCH_SEND_INPUT ?? "run both steps",
+    dir: BENCH_SEND_DIR,
   };
 }
 

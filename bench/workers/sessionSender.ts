@@ -46,13 +46,17 @@ async function sendAll(client: YiemClient, env: SenderEnv): Promise<string[]> {
 async function main(): Promise<void> {
   const env = readEnv();
   const client = new YiemClient({ redis: env.redis, prefix: env.prefix });
+  let batches = 0;
   process.on("SIGUSR2", () => {
     const started = performance.now();
-    sendAll(client, env).then(
-      (runIds) =>
-        console.log(JSON.stringify({ sent: { runIds, ms: performance.now() - started } })),
-      (err: unknown) => console.log(JSON.stringify({ sendFailed: String(err) })),
-    );
+    const file = join(env.dir, `batch-${++batches}.json`);
+    sendAll(client, env)
+      .then(async (runIds) => {
+        const ms = performance.now() - started;
+        await writeFile(file, JSON.stringify(runIds));
+        console.log(JSON.stringify({ sent: { file, ms } }));
+      })
+      .catch((err: unknown) => console.log(JSON.stringify({ sendFailed: String(err) })));
   });
   process.on("SIGTERM", () => {
     client.close().finally(() => process.exit(0));

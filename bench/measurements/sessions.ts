@@ -398,13 +398,17 @@ async function writeAgentsFile(dir: string): Promise<string> {
   return file;
 }
 
-/** Runs one block of `plan.agentBlocks.sessions` runs and reads the coordinator's CPU around it. */
+/**
+ * Runs one block of `sessions` runs (`plan.agentBlocks.sessions` unless told) and reads the
+ * coordinator's CPU around it.
+ */
 async function runAgentBlock(
   cluster: SessionsCluster,
   pid: number,
   agent: string | undefined,
   tag: string,
   plan: SessionsPlan,
+  sessions = plan.agentBlocks.sessions,
 ): Promise<{ answered: number; cpuMs: number }> {
   const arrival: Arrival = {
     kind: "bulk",
@@ -412,13 +416,7 @@ async function runAgentBlock(
     ...(agent ? { extra: { agent } } : {}),
   };
   const before = (await processCpuMs(pid)) ?? Number.NaN;
-  const outcome = await runSessions(
-    cluster,
-    arrival,
-    tag,
-    plan.agentBlocks.sessions,
-    plan.maxLoadMs,
-  );
+  const outcome = await runSessions(cluster, arrival, tag, sessions, plan.maxLoadMs);
   const after = (await processCpuMs(pid)) ?? Number.NaN;
   return { answered: outcome.answered, cpuMs: after - before };
 }
@@ -448,8 +446,9 @@ async function measureAgents(
     const { rounds, sessions } = plan.agentBlocks;
     progress(`sessions: ${rounds} rounds of ${sessions} unnamed and ${sessions} named runs`);
     const pid = coordinator.process.pid;
-    await runAgentBlock(cluster, pid, undefined, "agents-warmup-unnamed", plan);
-    await runAgentBlock(cluster, pid, NAMED_AGENT, "agents-warmup-named", plan);
+    const warm = plan.warmupSessions;
+    await runAgentBlock(cluster, pid, undefined, "agents-warmup-unnamed", plan, warm);
+    await runAgentBlock(cluster, pid, NAMED_AGENT, "agents-warmup-named", plan, warm);
     let unnamed: AgentRuns = { runs: 0, answered: 0, cpuMsPerRun: 0 };
     let named: AgentRuns = { runs: 0, answered: 0, cpuMsPerRun: 0 };
     for (let round = 1; round <= rounds; round++) {

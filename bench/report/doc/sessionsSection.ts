@@ -251,7 +251,7 @@ run to run with what else the machine runs (see the cores busy above).`;
 }
 
 /** A named agent's run against an unnamed one (issue 20), or that it was not measured. */
-function agentsSection(s: Sessions): string {
+function agentsSection(s: Sessions, p: Measured["plan"]["sessions"]): string {
   const a = s.agents;
   if (!a)
     return `### A named agent's run
@@ -265,7 +265,7 @@ last full run.`;
 Does a run of a named agent cost the coordinator more than an unnamed run (issue 20)? One
 coordinator of concurrency ${count(a.concurrency)}, started with a \`YIEM_AGENTS\` file of two identical
 agents (\`default\` and \`bench\`: the same instructions as \`YIEM_SYSTEM_PROMPT\`'s default, the
-same model, every tool), after a warm-up block of each: ${a.rounds} rounds of one \`addBulk\` of
+same model, every tool), after a warm-up block of ${count(p.warmupSessions)} of each: ${a.rounds} rounds of one \`addBulk\` of
 ${count(a.blockSessions)} requests without \`agent\` and one of ${count(a.blockSessions)} with
 \`agent: "bench"\`, the coordinator's CPU read around each block.
 
@@ -297,5 +297,5 @@ ${wallWords(s)}
 
 ${rawPartsSection(s, m)}
 
-${agentsSection(s)}`;
+${agentsSection(s, m.plan.sessions)}`;
 }

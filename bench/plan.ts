@@ -1,7 +1,7 @@
 /**
  * Sample counts and time bounds of every measurement. The whole run stays under 10 min (about
- * two); the follow-up burst, the sessions and the Redis Cluster runs, each on a cluster of its
- * own, take about half.
+ * three on an idle two-core machine); the follow-up burst, the sessions and the Redis Cluster
+ * runs, each on a cluster of its own, take more than half. `sessions10k` runs only alone.
  */
 export const PLAN = {
   /** Single no-op calls: remote, raw BullMQ, in-process, in alternating blocks. */
@@ -51,9 +51,12 @@ export const PLAN = {
     maxMessageMs: 30_000,
   },
   /**
-   * 2,000 sessions at once on one compiled coordinator (one request each: two parallel tool
-   * calls, then the answer; the model answers after 200 ms), at concurrency 2,000 and at the
-   * default; then the raw anchors: the openai SDK alone and plain BullMQ add/complete pairs.
+   * 2,000 sessions at once on compiled coordinators (one request each: two parallel tool
+   * calls, then the answer; the model answers after 200 ms): one `addBulk` at concurrency
+   * 2,000 and at the default, separate `YiemClient.send` calls from a client process (tools
+   * reporting progress), one `addBulk` on two coordinators; 2 rounds of 500 unnamed and 500
+   * named-agent runs; then the raw anchors: the openai SDK alone and plain BullMQ
+   * add/complete pairs.
    */
   sessions: {
     sessions: 2_000,
@@ -64,9 +67,24 @@ export const PLAN = {
     rssIntervalMs: 100,
     probeIntervalMs: 50,
     maxLoadMs: 180_000,
+    agentBlocks: { rounds: 2, sessions: 500 },
     sdkAnchor: { warmup: 500, count: 2_000, inFlight: 64 },
     bullmqAnchor: { warmup: 3_000, count: 8_000, inFlight: 64 },
     bullmqWorkers: 2,
+  },
+  /**
+   * Opt-in (`--only sessions10k`): 10,000 sessions at once on one compiled coordinator of
+   * concurrency 10,000, then 10,000 runs parked for approval on a fresh one.
+   */
+  sessions10k: {
+    sessions: 10_000,
+    parked: 10_000,
+    workers: 2,
+    modelDelayMs: 200,
+    warmupSessions: 200,
+    rssIntervalMs: 200,
+    probeIntervalMs: 50,
+    maxLoadMs: 400_000,
   },
   /**
    * Runs on two 3+3 Redis Clusters (one coordinator, two tool workers each), one with
@@ -85,5 +103,51 @@ export const PLAN = {
   },
 } as const;
 
+/** `T` with every number literal widened to `number` (so a smaller plan has the same shape). */
+type Widened<T> = T extends number
+  ? number
+  : T extends object
+    ? { -readonly [K in keyof T]: Widened<T[K]> }
+    : T;
+
 /** The shape of `PLAN`. */
-export type Plan = typeof PLAN;
+export type Plan = Widened<typeof PLAN>;
+
+/**
+ * A much smaller plan for `--quick`: every scenario of the full run at a fraction of its sizes,
+ * to check that the run works end to end (on a busy machine too) in a minute or two. Its
+ * figures are not comparable with a full run's; `--quick` writes its files elsewhere.
+ */
+export const QUICK_PLAN: Plan = {
+  ...PLAN,
+  calls: { warmup: { count: 50, maxMs: 2_000 }, samples: { count: 300, maxMs: 5_000 }, rounds: 10 },
+  mcp: { warmup: { count: 20, maxMs: 2_000 }, samples: { count: 100, maxMs: 3_000 }, rounds: 4 },
+  fanout: { warmup: { count: 20, maxMs: 2_000 }, samples: { count: 100, maxMs: 3_000 }, rounds: 5 },
+  relay: { warmup: { count: 20, maxMs: 2_000 }, samples: { count: 100, maxMs: 3_000 } },
+  breakdown: {
+    warmup: { count: 20, maxMs: 2_000 },
+    samples: { count: 100, maxMs: 3_000 },
+    rounds: 5,
+  },
+  load: { ...PLAN.load, warmupMs: 300, measureMs: 1_000 },
+  loadRounds: 1,
+  followUpBurst: {
+    ...PLAN.followUpBurst,
+    small: 50,
+    large: 200,
+    idleMessages: 5,
+    probes: 5,
+    probesAfter: 50,
+  },
+  sessions: {
+    ...PLAN.sessions,
+    sessions: 300,
+    concurrency: 300,
+    warmupSessions: 20,
+    agentBlocks: { rounds: 1, sessions: 100 },
+    sdkAnchor: { warmup: 100, count: 300, inFlight: 64 },
+    bullmqAnchor: { warmup: 300, count: 1_000, inFlight: 64 },
+  },
+  sessions10k: { ...PLAN.sessions10k, sessions: 1_000, parked: 1_000, warmupSessions: 50 },
+  cluster: { ...PLAN.cluster, warmupRuns: 10, rounds: 1, runsPerRound: 30, soloRunsPerRound: 5 },
+};

@@ -1,30 +1,35 @@
 /**
  * `npm run bench`: measures Yiem's remote tool calls against plain BullMQ on one private Redis
- * (the shared rig, `setup/rig.ts`), then a burst of follow-ups on a cluster of its own, then
- * 2,000 concurrent sessions on one compiled coordinator (a cluster of its own too), then runs
- * on a 3+3 Redis Cluster with and without replica acknowledgements (a cluster of its own per
- * phase), prints a table, and writes `bench/results.json`, `bench/history.json` and
- * `docs/PERFORMANCE.md`. The coordinator side of the call measurements runs in this process;
- * tool workers (Yiem and plain BullMQ alike) are child processes. It prints figures; it never
- * asserts timings.
+ * (the shared rig, `setup/rig.ts`), then an MCP call's overhead (a Redis and worker of its
+ * own), then a burst of follow-ups on a cluster of its own, then 2,000 concurrent sessions on
+ * compiled coordinators (a cluster of its own too: two load shapes, one and two coordinators,
+ * named and unnamed agents), then runs on a 3+3 Redis Cluster with and without replica
+ * acknowledgements (a cluster of its own per phase), prints a table, and writes
+ * `bench/results.json`, `bench/history.json` and `docs/PERFORMANCE.md`. The coordinator side
+ * of the call measurements runs in this process; tool workers (Yiem and plain BullMQ alike)
+ * are child processes. It prints figures; it never asserts timings. `--quick` runs the same
+ * at `QUICK_PLAN`'s sizes and writes its files to the temporary directory.
  *
  * `npm run bench -- --only <scenario>` runs one scenario alone and only prints its figures (no
  * file is written: the files always come from one full run): `calls`, `fanout`, `relay`,
- * `breakdown` or `throughput` on the shared rig, `followUpBurst`, `sessions` or `cluster` on a
- * cluster of its own, `mcp` (an MCP call's overhead; only alone, not in the full run) in this process. `npm run bench -- --render-only` measures nothing: it renders
- * `docs/PERFORMANCE.md` again from the committed `bench/results.json` and `bench/history.json`.
+ * `breakdown` or `throughput` on the shared rig, `mcp`, `followUpBurst`, `sessions` or
+ * `cluster` on a cluster of its own; `sessions10k` (opt-in, never in the full run) prints and
+ * records its figures in bench/sessions10k.json. `npm run bench -- --render-only` measures
+ * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
  */
 
+import { cpus } from "node:os";
 import { measureBreakdown } from "./measurements/breakdown.js";
 import { measureCallLatency } from "./measurements/callLatency.js";
 import { type ClusterScenario, measureClusterSpread } from "./measurements/clusterSpread.js";
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
-import { measureMcpOverhead } from "./measurements/mcpOverhead.js";
+import { type McpOverhead, measureMcpOverhead } from "./measurements/mcpOverhead.js";
 import { measureSessions, type Sessions } from "./measurements/sessions.js";
+import { measureSessions10k } from "./measurements/sessions10k.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
-import { PLAN } from "./plan.js";
+import { PLAN, type Plan, QUICK_PLAN } from "./plan.js";
 import { describeMethod } from "./report/method.js";
 import {
   printBreakdown,
@@ -36,12 +41,22 @@ import {
   printMcpOverhead,
   printReport,
   printSessions,
+  printSessions10k,
   printThroughput,
 } from "./report/printReport.js";
-import { renderFromFiles, writeResults } from "./report/resultFiles.js";
+import {
+  quickResultFiles,
+  RESULT_FILES,
+  renderFromFiles,
+  writeResults,
+  writeSessions10k,
+} from "./report/resultFiles.js";
 import { type Measured, toResults } from "./report/results.js";
 import { loadAverage, readEnvironment } from "./sampling/environment.js";
 import { closeRig, openRig, type Rig } from "./setup/rig.js";
+
+/** The plan of this run: `PLAN`, or `QUICK_PLAN` with `--quick`. */
+let plan: Plan = PLAN;
 
 function progress(text: string): void {
   console.log(`[bench] ${text}`);
@@ -54,33 +69,36 @@ function secondsSince(startedAt: number): number {
 
 function measureCalls(rig: Rig) {
   progress("single-call latency: remote, raw BullMQ, in-process (one worker process each)");
-  return measureCallLatency(rig.harness, rig.raw, PLAN.calls);
+  return measureCallLatency(rig.harness, rig.raw, plan.calls);
 }
 
 function measureBatches(rig: Rig) {
   progress("fan-out of eight: remote, raw BullMQ");
-  return measureFanout(rig.harness, rig.raw, PLAN.fanout);
+  return measureFanout(rig.harness, rig.raw, plan.fanout);
 }
 
 function measureRelay(rig: Rig) {
   progress("event relay");
-  return measureEventRelay(rig.harness, PLAN.relay);
+  return measureEventRelay(rig.harness, plan.relay);
 }
 
 function measurePhases(rig: Rig) {
   progress("phase breakdown");
-  return measureBreakdown(rig.harness, rig.raw, PLAN.breakdown);
+  return measureBreakdown(rig.harness, rig.raw, plan.breakdown);
 }
 
 /** Starts a second worker process of each kind, then measures sustained load. */
 async function measureLoad(rig: Rig): Promise<ThroughputPair> {
   progress("starting a second worker process of each kind");
   await Promise.all([rig.pool.add("yiem"), rig.pool.add("raw")]);
-  return measureThroughput(rig, PLAN.load, PLAN.loadRounds, progress);
+  return measureThroughput(rig, plan.load, plan.loadRounds, progress);
 }
 
 /** What the shared rig measured: everything but the scenarios on clusters of their own. */
-type RigMeasured = Omit<Measured, "followUpBurst" | "sessions" | "cluster" | "durationS">;
+type RigMeasured = Omit<
+  Measured,
+  "followUpBurst" | "sessions" | "cluster" | "mcp" | "durationS" | "quick"
+>;
 
 async function measureOnRig(rig: Rig): Promise<RigMeasured> {
   const environment = await readEnvironment(rig.harness.command);
@@ -91,8 +109,8 @@ async function measureOnRig(rig: Rig): Promise<RigMeasured> {
   const throughput = await measureLoad(rig);
   return {
     environment,
-    plan: PLAN,
-    method: describeMethod(PLAN),
+    plan: plan,
+    method: describeMethod(plan),
     calls,
     fanout,
     relay,
@@ -114,23 +132,23 @@ async function withRig<T>(measure: (rig: Rig) => Promise<T>): Promise<T> {
 /** Measures the follow-up burst on a cluster of its own. */
 function measureBurst(): Promise<FollowUpBurst> {
   progress(
-    `follow-up burst: a cluster of its own; ${PLAN.followUpBurst.small} then ${PLAN.followUpBurst.large} follow-ups to one session, other sessions probed meanwhile`,
+    `follow-up burst: a cluster of its own; ${plan.followUpBurst.small} then ${plan.followUpBurst.large} follow-ups to one session, other sessions probed meanwhile`,
   );
-  return measureFollowUpBurst(PLAN.followUpBurst);
+  return measureFollowUpBurst(plan.followUpBurst);
 }
 
-/** Measures many concurrent sessions on one compiled coordinator (a cluster of its own). */
+/** Measures many concurrent sessions on compiled coordinators (a cluster of its own). */
 function measureSessionsScenario(): Promise<Sessions> {
-  const p = PLAN.sessions;
+  const p = plan.sessions;
   progress(
-    `sessions: a cluster of compiled processes; ${p.sessions} sessions at concurrency ${p.concurrency} and at the default, then the raw anchors`,
+    `sessions: a cluster of compiled processes; ${p.sessions} sessions with addBulk at concurrency ${p.concurrency} and at the default, as separate sends with progress, on two coordinators; named against unnamed agent runs; then the raw anchors`,
   );
   return measureSessions(p, progress);
 }
 
 /** Measures runs on a Redis Cluster with and without replica acknowledgements (or skips). */
 async function measureClusterScenario(): Promise<ClusterScenario> {
-  const p = PLAN.cluster;
+  const p = plan.cluster;
   progress(
     `cluster: ${p.rounds * p.runsPerRound} runs to fresh sessions on each of two 3+3 Redis Clusters (YIEM_REPLICA_ACKS 0 and 1), ${p.inFlight} in flight`,
   );
@@ -139,31 +157,64 @@ async function measureClusterScenario(): Promise<ClusterScenario> {
   return cluster;
 }
 
-/** Measures an MCP call directly through the SDK and as a Yiem tool, in process and remote. */
-function measureMcp() {
+/**
+ * Measures an MCP call directly through the SDK and as a Yiem tool, in process and remote;
+ * with how long it took.
+ */
+async function measureMcp(): Promise<McpOverhead> {
   progress(
     "MCP overhead: server-everything's echo over stdio, through the SDK, as a Yiem tool in process, and remote (a private Redis, one worker process)",
   );
-  return measureMcpOverhead(PLAN.mcp);
+  const startedAt = performance.now();
+  const figures = await measureMcpOverhead(plan.mcp);
+  return { ...figures, durationS: secondsSince(startedAt) };
 }
 
 /**
- * Runs every measurement: the shared rig first (closed before the burst), then the burst, then
- * the sessions, then the Redis Cluster runs.
+ * Runs every measurement: the shared rig first (closed before the rest), then the MCP
+ * overhead, the burst, the sessions, then the Redis Cluster runs.
  */
 async function measureAll(startedAt: number): Promise<Measured> {
   const onRig = await withRig(measureOnRig);
+  const mcp = await measureMcp();
   const followUpBurst = await measureBurst();
   const sessions = await measureSessionsScenario();
   const cluster = await measureClusterScenario();
   return {
     ...onRig,
     environment: { ...onRig.environment, loadAverageAtEnd: loadAverage() },
+    mcp,
     followUpBurst,
     sessions,
     cluster,
     durationS: secondsSince(startedAt),
+    ...(plan === QUICK_PLAN ? { quick: true } : {}),
   };
+}
+
+/**
+ * Measures 10,000 live sessions and 10,000 parked runs (opt-in), prints the figures and,
+ * unless `--quick`, records them in `bench/sessions10k.json` (the document shows the record).
+ */
+async function runSessions10k(): Promise<void> {
+  const p = plan.sessions10k;
+  progress(
+    `sessions10k: a cluster of compiled processes; ${p.sessions} sessions at once on one coordinator, then ${p.parked} runs parked for approval`,
+  );
+  const [startedAt, loadAverageAtStart] = [performance.now(), loadAverage()];
+  const figures = await measureSessions10k(p, progress);
+  printSessions10k(figures);
+  if (plan === QUICK_PLAN) return;
+  const path = await writeSessions10k({
+    date: new Date().toISOString(),
+    cores: cpus().length,
+    loadAverageAtStart,
+    loadAverageAtEnd: loadAverage(),
+    durationS: secondsSince(startedAt),
+    plan: p,
+    figures,
+  });
+  progress(`wrote ${path}`);
 }
 
 /** Each scenario `--only <name>` runs alone: it measures, then prints its figures. */
@@ -175,6 +226,7 @@ const ALONE = {
   throughput: () => withRig(measureLoad).then(printThroughput),
   followUpBurst: () => measureBurst().then(printFollowUpBurst),
   sessions: () => measureSessionsScenario().then(printSessions),
+  sessions10k: runSessions10k,
   cluster: () => measureClusterScenario().then(printCluster),
   mcp: () => measureMcp().then(printMcpOverhead),
 } satisfies Record<string, () => Promise<void>>;
@@ -201,12 +253,17 @@ function watchForHangingHandles(): void {
   }, 10_000).unref();
 }
 
-/** Measures everything, prints the report and writes the result files. */
+/**
+ * Measures everything, prints the report and writes the result files: the repository's, or
+ * with `--quick` copies in a folder of the system's temporary directory (the committed ones
+ * stay as they are).
+ */
 async function runFull(): Promise<void> {
   const measured = await measureAll(performance.now());
   const results = toResults(measured);
   printReport(results);
-  for (const path of await writeResults(results)) progress(`wrote ${path}`);
+  const files = plan === QUICK_PLAN ? await quickResultFiles() : RESULT_FILES;
+  for (const path of await writeResults(results, files)) progress(`wrote ${path}`);
   progress(`done in ${measured.durationS} s`);
 }
 
@@ -216,6 +273,7 @@ async function main(): Promise<void> {
     progress(`wrote ${await renderFromFiles()} from the committed results (nothing measured)`);
     return;
   }
+  if (argv.includes("--quick")) plan = QUICK_PLAN;
   const only = readOnlyScenario(argv);
   const startedAt = performance.now();
   if (only) {

@@ -41,6 +41,8 @@ export interface McpOverhead {
    * published, results appended), on a private Redis.
    */
   remote: Summary;
+  /** How long the scenario took, start of its processes included (s; set by the full run). */
+  durationS?: number;
 }
 
 const ECHO_TOOL = "everything__echo";

@@ -1,32 +1,55 @@
 /**
- * Many concurrent sessions on one coordinator process (the compiled build, started as
- * deployed): what a run costs the coordinator, the tool workers and Redis in CPU and memory,
- * how `/healthz` answers while loaded, and the wall time against the ideal. Each session's one
+ * Many concurrent sessions on coordinator processes (the compiled build, started as deployed):
+ * what a run costs the coordinator, the tool workers and Redis in CPU and memory, how
+ * `/healthz` answers while loaded, and the wall time against the ideal. Each session's one
  * request makes one model call asking for two parallel tool calls, then a second model call
- * that answers. The same load runs on a coordinator with `YIEM_COORDINATOR_CONCURRENCY` at the
- * session count and on one with the default; then the raw parts of a run are measured alone
- * (`anchors.ts`) to relate the coordinator's CPU per run to them.
+ * that answers. The loads, one after the other on the same Redis, model and tool workers:
+ *
+ * - the bulk shape (one `queue.addBulk`, tools that report nothing) on a coordinator with
+ *   `YIEM_COORDINATOR_CONCURRENCY` at the session count, then on one of the default;
+ * - the sends shape: separate `YiemClient.send` calls from a client process of its own, tools
+ *   that report one partial result each, on a coordinator of the session count;
+ * - the bulk shape on two coordinators at once (past one coordinator);
+ * - runs of a named agent (`YIEM_AGENTS`) against unnamed runs, in alternating blocks on one
+ *   coordinator.
+ *
+ * Then the raw parts of a run are measured alone (`anchors.ts`) to relate the coordinator's
+ * CPU per run to them.
  */
-import { cpus } from "node:os";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
 import { readClusterConfig } from "@yiem/core";
-import type { TestProcess } from "@yiem/testing";
-import type { QueueEvents } from "bullmq";
-import { spawnApp } from "../../test/support/processes.js";
-import { monotonicMs, settlesWithin } from "../sampling/clock.js";
+import { monotonicMs } from "../sampling/clock.js";
 import {
   countBusyCores,
   type ProcessGroups,
+  processCpuMs,
   readGroupCpuMs,
   readMachineTicks,
   startRssSampler,
   subtractCpu,
 } from "../sampling/processSampler.js";
+import {
+  type CommandstatsPerRun,
+  commandstatsPerRun,
+  readCommandsProcessed,
+  readCommandstats,
+} from "../sampling/redisCommands.js";
 import { type Summary, summarize } from "../sampling/stats.js";
+import { type Probe, startHealthProbe } from "../setup/healthProber.js";
 import {
   openSessionsCluster,
-  SESSION_ANSWER,
+  PROGRESS_INPUT,
   type SessionsCluster,
+  type SessionsCoordinator,
 } from "../setup/sessionsCluster.js";
+import {
+  type Arrival,
+  type LoadOutcome,
+  runSessions,
+  startSessionSender,
+} from "../setup/sessionsLoad.js";
 import {
   type AnchorPlan,
   type BullmqAnchor,
@@ -36,9 +59,14 @@ import {
   type SdkAnchor,
 } from "./anchors.js";
 
+/** The input of a bulk run (its tools report nothing). */
+const BULK_INPUT = "run both steps";
+/** The named agent of the agents comparison (same prompt, model and tools as `default`). */
+const NAMED_AGENT = "bench";
+
 /** Sizes and bounds of the scenario. */
 export interface SessionsPlan {
-  /** Sessions started at once (one request each, one `queue.addBulk`). */
+  /** Sessions started at once (one request each) in each measured load. */
   sessions: number;
   /** `YIEM_COORDINATOR_CONCURRENCY` of the first configuration (the other is the default). */
   concurrency: number;
@@ -54,6 +82,8 @@ export interface SessionsPlan {
   probeIntervalMs: number;
   /** How long one load may take before it is given up (ms). */
   maxLoadMs: number;
+  /** Named against unnamed runs: rounds of one block of each, `sessions` runs per block. */
+  agentBlocks: { rounds: number; sessions: number };
   /** The `openai` SDK alone: streamed completions against the same scripted model. */
   sdkAnchor: AnchorPlan;
   /** Plain BullMQ add/complete pairs. */
@@ -66,12 +96,19 @@ export interface SessionsPlan {
 export interface ProcessCost {
   /** CPU time during the load (`/proc/<pid>/stat`, user + system) per run (ms). */
   cpuMsPerRun: number;
-  /** The highest RSS sampled during the load (MiB; workers summed per sample). */
+  /** The highest RSS sampled during the load (MiB; processes of a kind summed per sample). */
   rssPeakMb: number;
 }
 
-/** One configuration's load: `sessions` runs on one coordinator of `concurrency`. */
+/** How a load's requests arrive: one `addBulk`, or separate `YiemClient.send` calls. */
+export type LoadShape = "bulk" | "sends";
+
+/** One configuration's load: `sessions` runs on `coordinators` coordinators of `concurrency`. */
 export interface SessionsConfiguration {
+  /** How the requests arrived (absent in runs before the shapes: `bulk`). */
+  shape?: LoadShape;
+  /** Coordinator processes serving the load (absent in older runs: 1). */
+  coordinators?: number;
   concurrency: number;
   sessions: number;
   /** Jobs that completed with the scripted final answer. */
@@ -82,28 +119,56 @@ export interface SessionsConfiguration {
   modelCallsPerRun: number;
   /** Redis commands (`INFO stats` `total_commands_processed`, whole server) per run. */
   redisCommandsPerRun: number;
-  /** From `queue.addBulk` sent to the last job completed (ms). */
+  /** `INFO commandstats` per run (scripts' inner commands included; absent in older runs). */
+  commandstats?: CommandstatsPerRun;
+  /** From the first request sent to the last job completed (ms). */
   wallMs: number;
   /** The fewest waves of runs `concurrency` allows × one run's ideal (ms). */
   slotBoundIdealMs: number;
-  /** `queue.addBulk` sent → each job's 'completed' event (ms). */
+  /** First request sent → each job's 'completed' event (ms). */
   runLatency: Summary;
+  /** Every coordinator process, summed. */
   coordinator: ProcessCost;
   /** Every tool worker process, summed. */
   workers: ProcessCost;
   redis: ProcessCost;
   /** This process's CPU per run: the scripted model server and the BullMQ client (ms). */
   benchCpuMsPerRun: number;
+  /** The client process's CPU per run, sends shape only (ms). */
+  senderCpuMsPerRun?: number;
   /** Cores busy on average during the load, every process on the machine (`/proc/stat`). */
   machineBusyCores: number;
   /** The machine's cores. */
   cores: number;
-  /** `GET /healthz` on the coordinator, probes started during the load (ms). */
+  /** `GET /healthz` on the (first) coordinator, probes started during the load (ms). */
   healthz: Summary;
   /** Probes during the load that failed or answered non-2xx. */
   healthzFailed: number;
-  /** The coordinator's CPU per run ÷ the raw parts of a run (`Sessions.rawPartsCpuMs`). */
+  /** The coordinator's CPU per run ÷ the raw parts of a run (producer side, see `rawParts`). */
   cpuRatio: number;
+}
+
+/** One kind of run in the agents comparison, its blocks summed. */
+export interface AgentRuns {
+  runs: number;
+  answered: number;
+  /** The coordinator's CPU per run over its blocks (ms). */
+  cpuMsPerRun: number;
+}
+
+/** Runs of a named agent against unnamed ones, alternating blocks on one coordinator. */
+export interface AgentsComparison {
+  /** The coordinator's `YIEM_COORDINATOR_CONCURRENCY`. */
+  concurrency: number;
+  rounds: number;
+  /** Runs per block (one `addBulk`). */
+  blockSessions: number;
+  /** Requests without `agent` (the `default` agent of the `YIEM_AGENTS` file). */
+  unnamed: AgentRuns;
+  /** Requests with `agent: "bench"` (same instructions, model and tools). */
+  named: AgentRuns;
+  /** Named ÷ unnamed CPU per run. */
+  ratio: number;
 }
 
 /** What the sessions scenario measured. */
@@ -113,131 +178,47 @@ export interface Sessions {
   idealMs: number;
   /** `YIEM_COORDINATOR_CONCURRENCY`'s default, as `readClusterConfig` reads it. */
   defaultConcurrency: number;
-  /** The load on a coordinator of concurrency `plan.concurrency`. */
+  /** The bulk load on a coordinator of concurrency `plan.concurrency`. */
   large: SessionsConfiguration;
   /** The same load on a coordinator of the default concurrency. */
   standard: SessionsConfiguration;
+  /** Separate sends from a client process, tools reporting progress (absent in older runs). */
+  sends?: SessionsConfiguration;
+  /** The bulk load on two coordinators of `plan.concurrency` at once (absent in older runs). */
+  twoCoordinators?: SessionsConfiguration;
+  /** Named against unnamed runs (absent in older runs). */
+  agents?: AgentsComparison;
   sdk: SdkAnchor;
   bullmq: BullmqAnchor;
-  /** The raw parts of one run: 2 SDK calls + 2 BullMQ add/complete pairs (CPU ms). */
+  /**
+   * The raw parts of one run (CPU ms): 2 SDK calls + 2 BullMQ producer sides (add +
+   * `waitUntilFinished`); in runs before the producer-side anchor, both sides (see `rawParts`).
+   */
   rawPartsCpuMs: number;
 }
 
-/** Jobs watched through one `QueueEvents` listener. */
-interface RunWatch {
-  settled: Promise<void>;
-  /** `performance.now()` of each job's 'completed' event, answered jobs only. */
-  answeredAt: number[];
-  /** Jobs completed with another answer, or failed. */
-  wrong(): number;
-  stop(): void;
+/** The raw parts of a run, producer side and (the old figure) both sides of each pair. */
+export interface RawParts {
+  /** 2 × SDK per call + 2 × the BullMQ producer's CPU per job (what a coordinator does). */
+  producerSide: number;
+  /** 2 × SDK per call + 2 × the whole pair (producer + plain worker): the old anchor. */
+  bothSides: number;
 }
 
-/** True for a job's return value carrying the scripted final answer. */
-function isExpectedAnswer(returnvalue: unknown): boolean {
-  const response = (returnvalue as { response?: { content?: Array<{ text?: string }> } })?.response;
-  return response?.content?.[0]?.text === SESSION_ANSWER;
-}
-
-/** Watches `ids` for 'completed' and 'failed' (register before the jobs are added). */
-function watchRuns(events: QueueEvents, ids: readonly string[]): RunWatch {
-  const open = new Set(ids);
-  const answeredAt: number[] = [];
-  let wrong = 0;
-  let resolve: () => void = () => undefined;
-  const settled = new Promise<void>((done) => {
-    resolve = done;
-  });
-  const settle = (jobId: string, answered: boolean) => {
-    if (!open.delete(jobId)) return;
-    if (answered) answeredAt.push(performance.now());
-    else wrong++;
-    if (open.size === 0) resolve();
-  };
-  const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) =>
-    settle(jobId, isExpectedAnswer(returnvalue));
-  const onFailed = ({ jobId }: { jobId: string }) => settle(jobId, false);
-  events.on("completed", onCompleted);
-  events.on("failed", onFailed);
-  if (open.size === 0) resolve();
+/** The raw parts of a run, from the anchors (so older results read the same way). */
+export function rawParts(s: Pick<Sessions, "sdk" | "bullmq">): RawParts {
   return {
-    settled,
-    answeredAt,
-    wrong: () => wrong,
-    stop() {
-      events.off("completed", onCompleted);
-      events.off("failed", onFailed);
-    },
+    producerSide: 2 * s.sdk.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob,
+    bothSides: 2 * s.sdk.cpuMsPerCall + 2 * s.bullmq.pairCpuMsPerJob,
   };
 }
 
-/** What one batch of sessions did. */
-interface LoadOutcome {
-  answered: number;
-  unanswered: number;
-  wallMs: number;
-  latencies: number[];
+/** A configuration's coordinator CPU per run ÷ the producer-side raw parts. */
+export function cpuRatioOf(s: Pick<Sessions, "sdk" | "bullmq">, c: SessionsConfiguration): number {
+  return c.coordinator.cpuMsPerRun / rawParts(s).producerSide;
 }
 
-/**
- * Starts `count` fresh sessions (no `sessionId`) with one `queue.addBulk` and waits for every
- * job's 'completed' or 'failed' event, or `maxMs`.
- */
-async function runSessions(
-  cluster: SessionsCluster,
-  tag: string,
-  count: number,
-  maxMs: number,
-): Promise<LoadOutcome> {
-  const ids = Array.from({ length: count }, (_, i) => `${tag}-${i + 1}`);
-  const watch = watchRuns(cluster.events, ids);
-  const started = performance.now();
-  await cluster.queue.addBulk(
-    ids.map((jobId) => ({ name: "session", data: { input: "run both steps" }, opts: { jobId } })),
-  );
-  await settlesWithin(watch.settled, maxMs);
-  watch.stop();
-  const latencies = watch.answeredAt.map((at) => at - started);
-  return {
-    answered: latencies.length,
-    unanswered: count - latencies.length,
-    wallMs: Math.max(0, ...latencies),
-    latencies,
-  };
-}
-
-/** One `/healthz` probe: its latency and whether it answered 2xx. */
-interface Probe {
-  ms: number;
-  ok: boolean;
-}
-
-/** A `/healthz` prober running in its own process (`bench/workers/healthProbe.ts`). */
-interface HealthProbe {
-  /** The probes so far that started in [`fromMs`, `toMs`] (monotonic clock). */
-  probesIn(fromMs: number, toMs: number): Probe[];
-  /** Stops it (again: nothing). */
-  stop(): Promise<void>;
-}
-
-async function startHealthProbe(url: string, intervalMs: number): Promise<HealthProbe> {
-  const child: TestProcess = spawnApp("bench/workers/healthProbe.ts", {
-    BENCH_PROBE_URL: url,
-    BENCH_PROBE_INTERVAL_MS: String(intervalMs),
-  });
-  await child.waitForLine((line) => line.includes('"probe ready"'), 30_000);
-  return {
-    probesIn(fromMs, toMs) {
-      return child.lines
-        .filter((line) => line.startsWith('{"probe"'))
-        .map((line) => (JSON.parse(line) as { probe: Probe & { atMs: number } }).probe)
-        .filter((p) => p.atMs >= fromMs && p.atMs <= toMs);
-    },
-    stop: () => child.stop(2000),
-  };
-}
-
-type Group = "coordinator" | "workers" | "redis";
+type Group = "coordinator" | "workers" | "redis" | "sender";
 
 /** What was read around and during the measured load. */
 interface LoadReadings {
@@ -247,6 +228,7 @@ interface LoadReadings {
   probes: Probe[];
   modelCalls: number;
   redisCommands: number;
+  commandstats: CommandstatsPerRun;
   benchCpuMs: number;
   machineBusyCores: number;
 }
@@ -256,9 +238,18 @@ function readOwnCpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-async function readCommandsProcessed(cluster: SessionsCluster): Promise<number> {
-  const info = await cluster.connection.info("stats");
-  return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+/** The processes of a load, by kind. */
+function groupsOf(
+  cluster: SessionsCluster,
+  coordinators: readonly SessionsCoordinator[],
+  senderPid?: number,
+): ProcessGroups<Group> {
+  return {
+    coordinator: coordinators.map((c) => c.process.pid),
+    workers: cluster.workers.map((w) => w.pid),
+    redis: [cluster.redisPid],
+    sender: senderPid === undefined ? [] : [senderPid],
+  };
 }
 
 /** Runs the measured load with CPU read around it, RSS sampled and `/healthz` probed during it. */
@@ -266,6 +257,7 @@ async function readLoad(
   cluster: SessionsCluster,
   groups: ProcessGroups<Group>,
   healthUrl: string,
+  arrival: Arrival,
   tag: string,
   plan: SessionsPlan,
 ): Promise<LoadReadings> {
@@ -273,15 +265,17 @@ async function readLoad(
   const rss = startRssSampler(groups, plan.rssIntervalMs);
   try {
     const requestsBefore = cluster.model.requests.length;
-    const commandsBefore = await readCommandsProcessed(cluster);
+    const commandsBefore = await readCommandsProcessed(cluster.connection);
+    const statsBefore = await readCommandstats(cluster.connection);
     const cpuBefore = await readGroupCpuMs(groups);
     const [machineBefore, benchBefore] = [await readMachineTicks(), readOwnCpuMs()];
     const fromMs = monotonicMs();
-    const outcome = await runSessions(cluster, tag, plan.sessions, plan.maxLoadMs);
+    const outcome = await runSessions(cluster, arrival, tag, plan.sessions, plan.maxLoadMs);
     const toMs = monotonicMs();
     const [machineAfter, benchAfter] = [await readMachineTicks(), readOwnCpuMs()];
     const cpuAfter = await readGroupCpuMs(groups);
-    const commandsAfter = await readCommandsProcessed(cluster);
+    const statsAfter = await readCommandstats(cluster.connection);
+    const commandsAfter = await readCommandsProcessed(cluster.connection);
     return {
       outcome,
       cpuMs: subtractCpu(cpuAfter, cpuBefore),
@@ -289,6 +283,7 @@ async function readLoad(
       probes: probe.probesIn(fromMs, toMs),
       modelCalls: cluster.model.requests.length - requestsBefore,
       redisCommands: commandsAfter - commandsBefore,
+      commandstats: commandstatsPerRun(statsAfter, statsBefore, plan.sessions),
       benchCpuMs: benchAfter - benchBefore,
       machineBusyCores: countBusyCores(machineAfter, machineBefore, cpus().length),
     };
@@ -302,23 +297,33 @@ function toProcessCost(r: LoadReadings, group: Group, sessions: number): Process
   return { cpuMsPerRun: r.cpuMs[group] / sessions, rssPeakMb: r.rssPeakMb[group] ?? Number.NaN };
 }
 
+/** How one load was set up. */
+export interface LoadSetup {
+  shape: LoadShape;
+  coordinators: number;
+  concurrency: number;
+}
+
 /** Turns one configuration's readings into its figures (the ratio is filled in later). */
-function toConfiguration(r: LoadReadings, concurrency: number, plan: SessionsPlan) {
+function toConfiguration(r: LoadReadings, setup: LoadSetup, plan: SessionsPlan) {
   const idealMs = 2 * plan.modelDelayMs;
+  const slots = setup.concurrency * setup.coordinators;
   const figures: SessionsConfiguration = {
-    concurrency,
+    ...setup,
     sessions: plan.sessions,
     answered: r.outcome.answered,
     unanswered: r.outcome.unanswered,
     modelCallsPerRun: r.modelCalls / plan.sessions,
     redisCommandsPerRun: r.redisCommands / plan.sessions,
+    commandstats: r.commandstats,
     wallMs: r.outcome.wallMs,
-    slotBoundIdealMs: Math.ceil(plan.sessions / concurrency) * idealMs,
+    slotBoundIdealMs: Math.ceil(plan.sessions / slots) * idealMs,
     runLatency: summarize(r.outcome.latencies),
     coordinator: toProcessCost(r, "coordinator", plan.sessions),
     workers: toProcessCost(r, "workers", plan.sessions),
     redis: toProcessCost(r, "redis", plan.sessions),
     benchCpuMsPerRun: r.benchCpuMs / plan.sessions,
+    ...(setup.shape === "sends" ? { senderCpuMsPerRun: r.cpuMs.sender / plan.sessions } : {}),
     machineBusyCores: r.machineBusyCores,
     cores: cpus().length,
     healthz: summarize(r.probes.filter((p) => p.ok).map((p) => p.ms)),
@@ -328,37 +333,176 @@ function toConfiguration(r: LoadReadings, concurrency: number, plan: SessionsPla
   return figures;
 }
 
-/**
- * Starts a coordinator of `concurrency`, warms it up with a few sessions, then measures the
- * load; the coordinator is stopped afterwards whatever happened.
- */
-async function measureConfiguration(
+/** Starts `count` coordinators of `concurrency` (with `env`), one after the other. */
+async function startCoordinators(
   cluster: SessionsCluster,
+  count: number,
   concurrency: number,
-  plan: SessionsPlan,
-  progress: (text: string) => void,
-): Promise<SessionsConfiguration> {
-  const coordinator = await cluster.startCoordinator(concurrency);
+  env: Record<string, string> = {},
+): Promise<SessionsCoordinator[]> {
+  const started: SessionsCoordinator[] = [];
   try {
-    const tag = `c${concurrency}`;
-    await runSessions(cluster, `warmup-${tag}`, plan.warmupSessions, plan.maxLoadMs);
-    progress(`sessions: ${plan.sessions} sessions on a coordinator of concurrency ${concurrency}`);
-    const groups: ProcessGroups<Group> = {
-      coordinator: [coordinator.process.pid],
-      workers: cluster.workers.map((w) => w.pid),
-      redis: [cluster.redisPid],
-    };
-    const readings = await readLoad(cluster, groups, `${coordinator.url}/healthz`, tag, plan);
-    return toConfiguration(readings, concurrency, plan);
-  } finally {
-    await coordinator.process.stop(20_000);
+    for (let i = 0; i < count; i++)
+      started.push(await cluster.startCoordinator(concurrency, { env }));
+    return started;
+  } catch (err) {
+    await stopCoordinators(started);
+    throw err;
   }
 }
 
+async function stopCoordinators(coordinators: readonly SessionsCoordinator[]): Promise<void> {
+  await Promise.all(coordinators.map((c) => c.process.stop(20_000)));
+}
+
 /**
- * Runs the scenario: a cluster of compiled processes, the load on a coordinator of
- * `plan.concurrency` then on one of the default concurrency, then the raw anchors against the
- * same Redis and model.
+ * Starts the coordinators of `setup`, warms them up with a few sessions, then measures the
+ * load; the coordinators (and the sender of the sends shape) are stopped afterwards whatever
+ * happened.
+ */
+export async function measureConfiguration(
+  cluster: SessionsCluster,
+  setup: LoadSetup,
+  plan: SessionsPlan,
+  progress: (text: string) => void,
+): Promise<SessionsConfiguration> {
+  const coordinators = await startCoordinators(cluster, setup.coordinators, setup.concurrency);
+  const input = setup.shape === "sends" ? PROGRESS_INPUT : BULK_INPUT;
+  const sender =
+    setup.shape === "sends"
+      ? await startSessionSender(cluster, plan.sessions, PROGRESS_INPUT)
+      : undefined;
+  try {
+    const tag = `${setup.shape}-${setup.coordinators}x${setup.concurrency}`;
+    const warmup: Arrival = { kind: "bulk", input };
+    await runSessions(cluster, warmup, `warmup-${tag}`, plan.warmupSessions, plan.maxLoadMs);
+    progress(
+      `sessions: ${plan.sessions} sessions (${setup.shape}) on ${setup.coordinators} coordinator(s) of concurrency ${setup.concurrency}`,
+    );
+    const arrival: Arrival = sender ? { kind: "sends", sender } : { kind: "bulk", input };
+    const groups = groupsOf(cluster, coordinators, sender?.pid);
+    const url = `${coordinators[0]?.url}/healthz`;
+    const readings = await readLoad(cluster, groups, url, arrival, tag, plan);
+    return toConfiguration(readings, setup, plan);
+  } finally {
+    await sender?.stop();
+    await stopCoordinators(coordinators);
+  }
+}
+
+/** A `YIEM_AGENTS` file: `default` as the environment defines it, and `bench`, the same. */
+async function writeAgentsFile(dir: string): Promise<string> {
+  const agent = { instructions: "You are helpful assistant.", model: "scripted-model" };
+  const file = join(dir, "agents.json");
+  await writeFile(file, JSON.stringify({ agents: { default: agent, [NAMED_AGENT]: agent } }));
+  return file;
+}
+
+/**
+ * Runs one block of `sessions` runs (`plan.agentBlocks.sessions` unless told) and reads the
+ * coordinator's CPU around it.
+ */
+async function runAgentBlock(
+  cluster: SessionsCluster,
+  pid: number,
+  agent: string | undefined,
+  tag: string,
+  plan: SessionsPlan,
+  sessions = plan.agentBlocks.sessions,
+): Promise<{ answered: number; cpuMs: number }> {
+  const arrival: Arrival = {
+    kind: "bulk",
+    input: BULK_INPUT,
+    ...(agent ? { extra: { agent } } : {}),
+  };
+  const before = (await processCpuMs(pid)) ?? Number.NaN;
+  const outcome = await runSessions(cluster, arrival, tag, sessions, plan.maxLoadMs);
+  const after = (await processCpuMs(pid)) ?? Number.NaN;
+  return { answered: outcome.answered, cpuMs: after - before };
+}
+
+/** Adds one block's figures to a kind's running totals. */
+function addBlock(total: AgentRuns, block: { answered: number; cpuMs: number }, runs: number) {
+  const cpuMs = total.cpuMsPerRun * total.runs + block.cpuMs;
+  const allRuns = total.runs + runs;
+  return { runs: allRuns, answered: total.answered + block.answered, cpuMsPerRun: cpuMs / allRuns };
+}
+
+/**
+ * Named against unnamed runs on one coordinator started with a `YIEM_AGENTS` file of two
+ * identical agents (`default` and `bench`): after a warm-up of each, `rounds` rounds of one
+ * block of unnamed runs and one of named runs, each block one `addBulk`.
+ */
+async function measureAgents(
+  cluster: SessionsCluster,
+  plan: SessionsPlan,
+  progress: (text: string) => void,
+): Promise<AgentsComparison> {
+  const dir = await mkdtemp(join(tmpdir(), "yiem-bench-agents-"));
+  const env = { YIEM_AGENTS: await writeAgentsFile(dir) };
+  const [coordinator] = await startCoordinators(cluster, 1, plan.concurrency, env);
+  if (!coordinator) throw new Error("no coordinator started");
+  try {
+    const { rounds, sessions } = plan.agentBlocks;
+    progress(`sessions: ${rounds} rounds of ${sessions} unnamed and ${sessions} named runs`);
+    const pid = coordinator.process.pid;
+    const warm = plan.warmupSessions;
+    await runAgentBlock(cluster, pid, undefined, "agents-warmup-unnamed", plan, warm);
+    await runAgentBlock(cluster, pid, NAMED_AGENT, "agents-warmup-named", plan, warm);
+    let unnamed: AgentRuns = { runs: 0, answered: 0, cpuMsPerRun: 0 };
+    let named: AgentRuns = { runs: 0, answered: 0, cpuMsPerRun: 0 };
+    for (let round = 1; round <= rounds; round++) {
+      const a = await runAgentBlock(cluster, pid, undefined, `agents-unnamed-${round}`, plan);
+      unnamed = addBlock(unnamed, a, sessions);
+      const b = await runAgentBlock(cluster, pid, NAMED_AGENT, `agents-named-${round}`, plan);
+      named = addBlock(named, b, sessions);
+    }
+    const base = { concurrency: plan.concurrency, rounds, blockSessions: sessions };
+    return { ...base, unnamed, named, ratio: named.cpuMsPerRun / unnamed.cpuMsPerRun };
+  } finally {
+    await stopCoordinators([coordinator]);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The loads of the scenario, in order (the agents comparison apart). */
+interface Loads {
+  large: SessionsConfiguration;
+  standard: SessionsConfiguration;
+  sends: SessionsConfiguration;
+  twoCoordinators: SessionsConfiguration;
+}
+
+async function measureLoads(
+  cluster: SessionsCluster,
+  plan: SessionsPlan,
+  defaultConcurrency: number,
+  progress: (text: string) => void,
+): Promise<Loads> {
+  const c = plan.concurrency;
+  const measure = (setup: LoadSetup) => measureConfiguration(cluster, setup, plan, progress);
+  const large = await measure({ shape: "bulk", coordinators: 1, concurrency: c });
+  const standard = await measure({
+    shape: "bulk",
+    coordinators: 1,
+    concurrency: defaultConcurrency,
+  });
+  const sends = await measure({ shape: "sends", coordinators: 1, concurrency: c });
+  const twoCoordinators = await measure({ shape: "bulk", coordinators: 2, concurrency: c });
+  return { large, standard, sends, twoCoordinators };
+}
+
+/** Measures the raw anchors against the cluster's Redis and model. */
+async function measureAnchors(cluster: SessionsCluster, plan: SessionsPlan) {
+  const bodies = pickAnchorBodies(cluster.model.requests);
+  const sdk = await measureSdkAnchor(cluster, bodies, plan.sdkAnchor);
+  const bullmq = await measureBullmqAnchor(cluster, plan.bullmqAnchor, plan.bullmqWorkers);
+  return { sdk, bullmq };
+}
+
+/**
+ * Runs the scenario: a cluster of compiled processes, the loads one after the other, the
+ * agents comparison, then the raw anchors against the same Redis and model.
  */
 export async function measureSessions(
   plan: SessionsPlan,
@@ -367,29 +511,22 @@ export async function measureSessions(
   const defaultConcurrency = readClusterConfig({}).coordinatorConcurrency;
   const cluster = await openSessionsCluster(plan.modelDelayMs, plan.workers);
   try {
-    const large = await measureConfiguration(cluster, plan.concurrency, plan, progress);
-    const standard = await measureConfiguration(cluster, defaultConcurrency, plan, progress);
+    const loads = await measureLoads(cluster, plan, defaultConcurrency, progress);
+    const agents = await measureAgents(cluster, plan, progress);
     progress("sessions: raw anchors (openai SDK alone, plain BullMQ add/complete pairs)");
-    const sdk = await measureSdkAnchor(
-      cluster,
-      pickAnchorBodies(cluster.model.requests),
-      plan.sdkAnchor,
-    );
-    const bullmq = await measureBullmqAnchor(cluster, plan.bullmqAnchor, plan.bullmqWorkers);
-    const rawPartsCpuMs = 2 * sdk.cpuMsPerCall + 2 * bullmq.pairCpuMsPerJob;
-    const withRatio = (c: SessionsConfiguration) => ({
-      ...c,
-      cpuRatio: c.coordinator.cpuMsPerRun / rawPartsCpuMs,
-    });
+    const anchors = await measureAnchors(cluster, plan);
+    const withRatio = (c: SessionsConfiguration) => ({ ...c, cpuRatio: cpuRatioOf(anchors, c) });
     return {
       modelDelayMs: plan.modelDelayMs,
       idealMs: 2 * plan.modelDelayMs,
       defaultConcurrency,
-      large: withRatio(large),
-      standard: withRatio(standard),
-      sdk,
-      bullmq,
-      rawPartsCpuMs,
+      large: withRatio(loads.large),
+      standard: withRatio(loads.standard),
+      sends: withRatio(loads.sends),
+      twoCoordinators: withRatio(loads.twoCoordinators),
+      agents,
+      ...anchors,
+      rawPartsCpuMs: rawParts(anchors).producerSide,
     };
   } finally {
     await cluster.close();

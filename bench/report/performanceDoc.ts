@@ -8,18 +8,25 @@ import {
 import { clusterSection } from "./doc/clusterSection.js";
 import { followUpBurstSection } from "./doc/followUpBurstSection.js";
 import { historySection } from "./doc/historySection.js";
+import { mcpSection } from "./doc/mcpSection.js";
 import { methodSection } from "./doc/methodSection.js";
 import { proposalsSection } from "./doc/proposalsSection.js";
 import { sessionsSection } from "./doc/sessionsSection.js";
+import { sizingSection } from "./doc/sizingSection.js";
 import { figuresSection, headerSection, targetsSection } from "./doc/summarySections.js";
 import type { BenchResults } from "./results.js";
 import type { HistoryEntry } from "./runHistory.js";
+import type { Sessions10kRecord } from "./sessions10kRecord.js";
 
-/** The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure. */
+/**
+ * The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure;
+ * `sessions10k` is the opt-in scenario's own record, if any.
+ */
 export function performanceMarkdown(
   results: BenchResults,
   meanings: Map<string, string>,
   history: HistoryEntry[],
+  sessions10k?: Sessions10kRecord,
 ): string {
   const m = results.details;
   return `${[
@@ -35,7 +42,9 @@ export function performanceMarkdown(
     fanoutSection(m),
     throughputSection(m, results.cores),
     followUpBurstSection(m),
+    mcpSection(m),
     sessionsSection(m),
+    sizingSection(m, sessions10k),
     clusterSection(m),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;

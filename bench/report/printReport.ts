@@ -5,11 +5,25 @@ import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
 import type { McpOverhead } from "../measurements/mcpOverhead.js";
-import type { Sessions, SessionsConfiguration } from "../measurements/sessions.js";
+import {
+  cpuRatioOf,
+  rawParts,
+  type Sessions,
+  type SessionsConfiguration,
+} from "../measurements/sessions.js";
+import type { Sessions10k } from "../measurements/sessions10k.js";
 import type { ThroughputPair } from "../measurements/throughput.js";
 import { round, type Summary } from "../sampling/stats.js";
 import { HEADLINES, headlineValue } from "./headlines.js";
-import type { BenchResults } from "./results.js";
+import {
+  type BenchResults,
+  NAMED_AGENT_RATIO_LIMIT,
+  runsPerS,
+  SESSIONS_CPU_RATIO_LIMIT,
+  SESSIONS_HEALTHZ_P99_LIMIT_MS,
+  SESSIONS_RSS_LIMIT_MB,
+} from "./results.js";
+import { sessionsColumns } from "./sessionsColumns.js";
 
 /** Rows of text as an aligned plain-text table, the first row as header. */
 export function textTable(rows: string[][]): string {
@@ -41,6 +55,7 @@ export function printReport(results: BenchResults): void {
     ]);
   }
   console.log(`${textTable(targets)}\n`);
+  if (results.details.mcp) printMcpOverhead(results.details.mcp);
   printFollowUpBurst(results.details.followUpBurst);
   printSessions(results.details.sessions);
   printCluster(results.details.cluster);
@@ -90,24 +105,26 @@ function fmt(value: number): string {
   return String(round(value, 3));
 }
 
-/** One row of the sessions table: a figure for both configurations. */
+/** One row of the sessions table: a figure for every load. */
 function sessionsRow(
   s: Sessions,
   name: string,
   value: (c: SessionsConfiguration) => string,
   unit: string,
 ): string[] {
-  return [name, value(s.large), value(s.standard), unit];
+  return [name, ...sessionsColumns(s).map((col) => value(col.config)), unit];
 }
 
-/** The rows of the sessions table (figure × configuration). */
+/** The rows of the sessions table (figure × load). */
 function sessionsRows(s: Sessions): string[][] {
-  const n = (v: number, digits = 2) => String(round(v, digits));
+  const n = (v: number | undefined, digits = 2) =>
+    v === undefined ? "–" : String(round(v, digits));
+  const ratio = `  ÷ raw parts, producer side (≤ ${SESSIONS_CPU_RATIO_LIMIT})`;
   return [
     sessionsRow(s, "sessions answered", (c) => `${c.answered}/${c.sessions}`, ""),
     sessionsRow(s, "model calls per run", (c) => n(c.modelCallsPerRun), ""),
-    sessionsRow(s, "coordinator CPU per run", (c) => n(c.coordinator.cpuMsPerRun), "ms"),
-    sessionsRow(s, "  ÷ raw parts (≤ 1.5)", (c) => n(c.cpuRatio), ""),
+    sessionsRow(s, "coordinator CPU per run (summed)", (c) => n(c.coordinator.cpuMsPerRun), "ms"),
+    sessionsRow(s, ratio, (c) => n(cpuRatioOf(s, c)), ""),
     sessionsRow(s, "workers CPU per run (2 summed)", (c) => n(c.workers.cpuMsPerRun), "ms"),
     sessionsRow(s, "redis-server CPU per run", (c) => n(c.redis.cpuMsPerRun), "ms"),
     sessionsRow(s, "Redis commands per run", (c) => n(c.redisCommandsPerRun, 1), ""),
@@ -117,17 +134,28 @@ function sessionsRows(s: Sessions): string[][] {
       (c) => n(c.benchCpuMsPerRun),
       "ms",
     ),
+    sessionsRow(s, "client process CPU per run", (c) => n(c.senderCpuMsPerRun), "ms"),
     sessionsRow(
       s,
       "machine cores busy (all processes)",
       (c) => `${n(c.machineBusyCores)}/${c.cores}`,
       "",
     ),
-    sessionsRow(s, "coordinator RSS peak (≤ 300)", (c) => n(c.coordinator.rssPeakMb, 0), "MB"),
+    sessionsRow(
+      s,
+      `coordinator RSS peak, summed (≤ ${SESSIONS_RSS_LIMIT_MB} each)`,
+      (c) => n(c.coordinator.rssPeakMb, 0),
+      "MB",
+    ),
     sessionsRow(s, "workers RSS peak (summed)", (c) => n(c.workers.rssPeakMb, 0), "MB"),
     sessionsRow(s, "redis-server RSS peak", (c) => n(c.redis.rssPeakMb, 0), "MB"),
     sessionsRow(s, "/healthz p50", (c) => n(c.healthz.p50, 1), "ms"),
-    sessionsRow(s, "/healthz p99 (≤ 200)", (c) => n(c.healthz.p99, 1), "ms"),
+    sessionsRow(
+      s,
+      `/healthz p99 (≤ ${SESSIONS_HEALTHZ_P99_LIMIT_MS})`,
+      (c) => n(c.healthz.p99, 1),
+      "ms",
+    ),
     sessionsRow(s, "/healthz max", (c) => n(c.healthz.max, 1), "ms"),
     sessionsRow(
       s,
@@ -136,18 +164,27 @@ function sessionsRows(s: Sessions): string[][] {
       "",
     ),
     sessionsRow(s, "wall time", (c) => n(c.wallMs / 1000), "s"),
+    sessionsRow(s, "runs/s", (c) => n(runsPerS(c), 0), ""),
     sessionsRow(s, "  ideal for the slots", (c) => n(c.slotBoundIdealMs / 1000), "s"),
     sessionsRow(s, "run latency p50", (c) => n(c.runLatency.p50 / 1000), "s"),
     sessionsRow(s, "run latency p99", (c) => n(c.runLatency.p99 / 1000), "s"),
   ];
 }
 
-/** Prints the sessions figures: both configurations side by side, then the raw anchors. */
+/** Prints the named against unnamed runs, when measured. */
+function printAgents(s: Sessions): void {
+  const a = s.agents;
+  if (!a) return;
+  console.log(
+    `named agent (YIEM_AGENTS) vs unnamed, ${a.rounds} rounds of ${a.blockSessions} each, one coordinator of ${a.concurrency}: unnamed ${round(a.unnamed.cpuMsPerRun, 3)} ms CPU per run (${a.unnamed.answered}/${a.unnamed.runs} answered), named ${round(a.named.cpuMsPerRun, 3)} ms (${a.named.answered}/${a.named.runs}); named ÷ unnamed ${round(a.ratio, 2)} (≤ ${NAMED_AGENT_RATIO_LIMIT})`,
+  );
+}
+
+/** Prints the sessions figures: every load side by side, then the raw anchors. */
 export function printSessions(s: Sessions): void {
   const header = [
     `${s.large.sessions} sessions`,
-    `concurrency ${s.large.concurrency}`,
-    `concurrency ${s.standard.concurrency} (default)`,
+    ...sessionsColumns(s).map((c) => c.title),
     "unit",
   ];
   console.log(`${textTable([header, ...sessionsRows(s)])}
@@ -155,10 +192,27 @@ export function printSessions(s: Sessions): void {
   console.log(
     `one run's ideal: 2 model answers × ${s.modelDelayMs} ms = ${round(s.idealMs / 1000, 2)} s`,
   );
+  printAgents(s);
   console.log(
-    `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete pair ${round(s.bullmq.pairCpuMsPerJob, 3)} ms (producer ${round(s.bullmq.producerCpuMsPerJob, 3)} + workers ${round(s.bullmq.workerCpuMsPerJob, 3)}; ${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
+    `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete: producer ${round(s.bullmq.producerCpuMsPerJob, 3)} ms, plain workers ${round(s.bullmq.workerCpuMsPerJob, 3)} ms (${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
   );
-  console.log(`raw parts of a run (2 SDK calls + 2 pairs): ${round(s.rawPartsCpuMs, 3)} ms CPU\n`);
+  const raw = rawParts(s);
+  console.log(
+    `raw parts of a run, producer side (2 SDK calls + 2 producer sides): ${round(raw.producerSide, 3)} ms CPU; the old figure with the plain workers' side too: ${round(raw.bothSides, 3)} ms\n`,
+  );
+}
+
+/** Prints the 10,000-sessions figures: the live load, then the parked runs. */
+export function printSessions10k(t: Sessions10k): void {
+  const l = t.live;
+  const n = (v: number, digits = 1) => String(round(v, digits));
+  console.log(
+    `${l.sessions} live sessions on one coordinator of ${l.concurrency}: ${l.answered}/${l.sessions} answered (${l.unanswered} not), wall ${n(l.wallMs / 1000, 2)} s (${n(runsPerS(l), 0)} runs/s), coordinator CPU ${n(l.coordinator.cpuMsPerRun, 2)} ms per run, RSS peak ${n(l.coordinator.rssPeakMb, 0)} MB (≤ 400), /healthz p50 ${n(l.healthz.p50)} ms, p99 ${n(l.healthz.p99)} ms (≤ 200), max ${n(l.healthz.max)} ms, ${l.healthz.count} probes (${l.healthzFailed} failed)`,
+  );
+  const p = t.parked;
+  console.log(
+    `${p.runs} runs parked for approval (${p.pendingApprovals} calls waiting, parked in ${n(p.parkMs / 1000, 1)} s): coordinator heap after GC ${n(p.before.heapUsedMb)} → ${n(p.parked.heapUsedMb)} MB (+${n(p.heldHeapMb)} MB, ${n(p.heldHeapKbPerRun, 2)} KiB per run; ≤ 20 MB), RSS ${n(p.before.rssMb, 0)} → ${n(p.parked.rssMb, 0)} MB (+${n(p.heldRssMb)} MB)\n`,
+  );
 }
 
 /** One row of the cluster table: a figure without and with `WAIT`, and their ratio. */

@@ -1,42 +1,92 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../../test/support/processes.js";
 import { headlineMeanings } from "./headlines.js";
 import { performanceMarkdown } from "./performanceDoc.js";
-import type { BenchResults } from "./results.js";
+import { type BenchResults, toResults } from "./results.js";
 import { appendToHistory, type HistoryEntry, readHistory } from "./runHistory.js";
+import type { Sessions10kRecord } from "./sessions10kRecord.js";
 
-/** Where a full run leaves its figures: the raw results, the history of targets, the document. */
-export const RESULT_FILES = {
+/** Where the opt-in 10,000-sessions scenario leaves its record. */
+export const SESSIONS_10K_FILE = join(repoRoot, "bench", "sessions10k.json");
+
+/** Writes the 10,000-sessions record; returns the path written. */
+export async function writeSessions10k(record: Sessions10kRecord): Promise<string> {
+  await writeFile(SESSIONS_10K_FILE, `${JSON.stringify(record, null, 2)}\n`);
+  return SESSIONS_10K_FILE;
+}
+
+/** The 10,000-sessions record, if one was written. */
+async function readSessions10k(): Promise<Sessions10kRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(SESSIONS_10K_FILE, "utf8")) as Sessions10kRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where a run leaves its figures: the raw results, the history of targets, the document. */
+export interface ResultFiles {
+  results: string;
+  history: string;
+  doc: string;
+}
+
+/** The repository's result files, which a full run writes. */
+export const RESULT_FILES: ResultFiles = {
   results: join(repoRoot, "bench", "results.json"),
   history: join(repoRoot, "bench", "history.json"),
   doc: join(repoRoot, "docs", "PERFORMANCE.md"),
-} as const;
+};
 
-/** Writes `docs/PERFORMANCE.md` for `results` and `history`. */
-async function writeDoc(results: BenchResults, history: HistoryEntry[]): Promise<void> {
-  await writeFile(RESULT_FILES.doc, performanceMarkdown(results, headlineMeanings(), history));
+/**
+ * The files of a `--quick` run: in `<tmpdir>/yiem-bench-quick/`, the history starting as a
+ * copy of the repository's (so the document renders as a full run's would).
+ */
+export async function quickResultFiles(): Promise<ResultFiles> {
+  const dir = join(tmpdir(), "yiem-bench-quick");
+  await mkdir(dir, { recursive: true });
+  const files = {
+    results: join(dir, "results.json"),
+    history: join(dir, "history.json"),
+    doc: join(dir, "PERFORMANCE.md"),
+  };
+  await copyFile(RESULT_FILES.history, files.history);
+  return files;
+}
+
+/** Writes the document for `results` and `history` (and the 10,000-sessions record) to `path`. */
+async function writeDoc(results: BenchResults, history: HistoryEntry[], path: string) {
+  const sessions10k = await readSessions10k();
+  await writeFile(path, performanceMarkdown(results, headlineMeanings(), history, sessions10k));
 }
 
 /**
- * Writes a full run's figures: `bench/results.json`, the run appended to `bench/history.json`,
- * and `docs/PERFORMANCE.md` rendered from both; returns the paths written.
+ * Writes a run's figures to `files`: the results, the run appended to the history, and the
+ * document rendered from both; returns the paths written.
  */
-export async function writeResults(results: BenchResults): Promise<string[]> {
-  await writeFile(RESULT_FILES.results, `${JSON.stringify(results, null, 2)}\n`);
-  const history = await appendToHistory(RESULT_FILES.history, results);
-  await writeDoc(results, history);
-  return [RESULT_FILES.results, RESULT_FILES.history, RESULT_FILES.doc];
+export async function writeResults(
+  results: BenchResults,
+  files: ResultFiles = RESULT_FILES,
+): Promise<string[]> {
+  await writeFile(files.results, `${JSON.stringify(results, null, 2)}\n`);
+  const history = await appendToHistory(files.history, results);
+  await writeDoc(results, history, files.doc);
+  return [files.results, files.history, files.doc];
 }
 
 /**
  * Renders `docs/PERFORMANCE.md` again from the committed `bench/results.json` and
  * `bench/history.json`, measuring nothing and appending nothing to the history; returns the
- * path written. The same files give the same document, so `git diff docs/PERFORMANCE.md`
- * after it shows what a change to the rendering changed.
+ * path written. The headline figures and the targets are derived again from the stored
+ * details, so a change to how they are derived shows too. The same files give the same
+ * document, so `git diff docs/PERFORMANCE.md` after it shows what a change to the rendering
+ * changed.
  */
 export async function renderFromFiles(): Promise<string> {
-  const results = JSON.parse(await readFile(RESULT_FILES.results, "utf8")) as BenchResults;
-  await writeDoc(results, await readHistory(RESULT_FILES.history));
+  const stored = JSON.parse(await readFile(RESULT_FILES.results, "utf8")) as BenchResults;
+  const results = toResults(stored.details);
+  await writeDoc(results, await readHistory(RESULT_FILES.history), RESULT_FILES.doc);
   return RESULT_FILES.doc;
 }

@@ -21,10 +21,17 @@ import { Redis } from "ioredis";
 import { spawnCommand } from "../../test/support/processes.js";
 import { readRedisPid } from "../sampling/processSampler.js";
 
-/** The folder of the bench-only plain-JS tool (`noopStep`), loaded by the compiled processes. */
+/**
+ * The folder of the bench-only plain-JS tools (`noopStep`, `progressStep`), loaded by the
+ * compiled processes.
+ */
 export const SESSION_TOOLS_DIR = fileURLToPath(new URL("./sessionTools/", import.meta.url));
 /** The tool the scripted model calls, twice per run. */
 export const SESSION_TOOL = "noopStep";
+/** The tool it calls instead when the input asks for progress: one partial result each. */
+export const PROGRESS_TOOL = "progressStep";
+/** The input of a run whose tools report progress (any other input runs `noopStep`). */
+export const PROGRESS_INPUT = "run both steps with progress";
 /** The model's final answer. */
 export const SESSION_ANSWER = "done";
 
@@ -35,6 +42,13 @@ const WORKER_COMMAND = ["node", "apps/tool-worker/dist/main.js"];
 export interface SessionsCoordinator {
   process: TestProcess;
   url: string;
+}
+
+/** What a coordinator of the cluster gets beyond the cluster's environment. */
+export interface CoordinatorOptions {
+  env?: Record<string, string>;
+  /** Flags for `node` before the entry point. */
+  nodeFlags?: string[];
 }
 
 /** The running cluster. */
@@ -48,44 +62,79 @@ export interface SessionsCluster {
   connection: Redis;
   queue: Queue;
   events: QueueEvents;
-  /** Starts a coordinator with `YIEM_COORDINATOR_CONCURRENCY=concurrency`. */
-  startCoordinator(concurrency: number): Promise<SessionsCoordinator>;
+  /** The environment every process of the cluster gets (Redis, prefix, model, tools). */
+  env: Record<string, string>;
+  /**
+   * Starts a coordinator with `YIEM_COORDINATOR_CONCURRENCY=concurrency` (and `options.env`,
+   * e.g. `YIEM_AGENTS`; `options.nodeFlags`, e.g. `--inspect`).
+   */
+  startCoordinator(concurrency: number, options?: CoordinatorOptions): Promise<SessionsCoordinator>;
   close(): Promise<void>;
 }
 
 /**
  * The scripted model: a request that ends with tool results gets the final text answer; any
- * other gets two parallel `noopStep` calls. Both after `delayMs`.
+ * other gets two parallel calls of `tool` (`noopStep`, or `progressStep` when the input is
+ * `PROGRESS_INPUT`, or the tool `chooseTool` picks from the input). All after `delayMs`.
  */
-export function chooseSessionReply(request: ScriptedRequest, delayMs: number): ScriptedReply {
-  const messages = (request.body.messages ?? []) as Array<{ role?: string }>;
+export function chooseSessionReply(
+  request: ScriptedRequest,
+  delayMs: number,
+  chooseTool: (input: string) => string = chooseSessionTool,
+): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Array<{ role?: string; content?: unknown }>;
   if (messages.at(-1)?.role === "tool") return { kind: "text", text: SESSION_ANSWER, delayMs };
+  const name = chooseTool(readText(messages.findLast((m) => m.role === "user")?.content));
   return {
     kind: "toolCalls",
     delayMs,
     calls: [
-      { id: "call_a", name: SESSION_TOOL, arguments: { label: "a" } },
-      { id: "call_b", name: SESSION_TOOL, arguments: { label: "b" } },
+      { id: "call_a", name, arguments: { label: "a" } },
+      { id: "call_b", name, arguments: { label: "b" } },
     ],
   };
 }
 
+/** A message's text: its string content, or its text parts joined. */
+function readText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((part: { text?: unknown }) => String(part?.text ?? "")).join("");
+}
+
+/** `progressStep` for `PROGRESS_INPUT`, else `noopStep`. */
+function chooseSessionTool(input: string): string {
+  return input === PROGRESS_INPUT ? PROGRESS_TOOL : SESSION_TOOL;
+}
+
+/** How a sessions cluster is started beyond its model's delay and its workers. */
+export interface SessionsClusterOptions {
+  /** The folder of tool files every process loads. @defaultValue `SESSION_TOOLS_DIR` */
+  toolsDir?: string;
+  /** Picks the tool the model calls twice from the run's input. @defaultValue by `PROGRESS_INPUT` */
+  chooseTool?: (input: string) => string;
+}
+
 /** The environment every process of the cluster gets (the README's variables). */
-function clusterEnv(redis: TestRedis, model: ScriptedModelServer): Record<string, string> {
+function clusterEnv(
+  redis: TestRedis,
+  model: ScriptedModelServer,
+  toolsDir: string,
+): Record<string, string> {
   return {
     REDIS_URL: redis.url,
     YIEM_PREFIX: redis.prefix,
     OPENAI_BASE_URL: model.baseURL,
     OPENAI_API_KEY: "sk-bench-sessions",
     YIEM_MODEL: "scripted-model",
-    YIEM_TOOLS_DIR: SESSION_TOOLS_DIR,
+    YIEM_TOOLS_DIR: toolsDir,
     LOG_LEVEL: "info", // the deployed default (the test helper would say debug)
   };
 }
 
 /** Resolves once `process` logged `message`; fails unless that line lists the session tool. */
 async function waitReadyWithTool(process: TestProcess, message: string): Promise<void> {
-  const line = await process.waitForLine(logMessage(message), 30_000);
+  const line = await process.waitForLine(logMessage(message), 90_000);
   if (!line.includes(`"${SESSION_TOOL}"`))
     throw new Error(`${message} without the ${SESSION_TOOL} tool: ${line}`);
 }
@@ -110,10 +159,11 @@ function profileFlags(): string[] {
 async function startCoordinatorProcess(
   env: Record<string, string>,
   concurrency: number,
+  nodeFlags: string[] = [],
 ): Promise<SessionsCoordinator> {
   const port = await freePort();
   const [node = "node", ...args] = COORDINATOR_COMMAND;
-  const process = spawnCommand([node, ...profileFlags(), ...args], {
+  const process = spawnCommand([node, ...profileFlags(), ...nodeFlags, ...args], {
     ...env,
     PORT: String(port),
     YIEM_COORDINATOR_CONCURRENCY: String(concurrency),
@@ -146,12 +196,13 @@ async function openClient(redis: TestRedis) {
 export async function openSessionsCluster(
   modelDelayMs: number,
   workers: number,
+  options: SessionsClusterOptions = {},
 ): Promise<SessionsCluster> {
   const redis = await startTestRedis({ privateServer: true });
   const model = await startScriptedModelServer({
-    respond: (request) => chooseSessionReply(request, modelDelayMs),
+    respond: (request) => chooseSessionReply(request, modelDelayMs, options.chooseTool),
   });
-  const env = clusterEnv(redis, model);
+  const env = clusterEnv(redis, model, options.toolsDir ?? SESSION_TOOLS_DIR);
   const started: TestProcess[] = [];
   const client = await openClient(redis);
   const close = async () => {
@@ -173,8 +224,13 @@ export async function openSessionsCluster(
       connection: client.connection,
       queue: client.queue,
       events: client.events,
-      async startCoordinator(concurrency) {
-        const coordinator = await startCoordinatorProcess(env, concurrency);
+      env,
+      async startCoordinator(concurrency, options = {}) {
+        const coordinator = await startCoordinatorProcess(
+          { ...env, ...options.env },
+          concurrency,
+          options.nodeFlags,
+        );
         started.push(coordinator.process);
         return coordinator;
       },

@@ -1,6 +1,9 @@
 import { logMessage, type TestProcess } from "@yiem/testing";
 import { spawnApp } from "../../test/support/processes.js";
 
+/** How long a worker process may take to start (long: the machine may be busy with other work). */
+const START_TIMEOUT_MS = 90_000;
+
 /** Which worker a benchmark process runs: Yiem's `startToolWorker` or a plain BullMQ worker. */
 export type WorkerKind = "yiem" | "raw";
 
@@ -28,7 +31,7 @@ export function workerPool(url: string, prefix: string): WorkerPool {
         ...env,
       });
       started.push({ kind, process: child });
-      await child.waitForLine(logMessage("bench worker ready"), 30_000);
+      await child.waitForLine(logMessage("bench worker ready"), START_TIMEOUT_MS);
       return child;
     },
     pids: (kind) => started.filter((w) => w.kind === kind).map((w) => w.process.pid),

@@ -26,18 +26,35 @@ Not made yet:
    the workers'): the single call got slower (about 0.98 → 1.07 ms at p50), since every
    command then waits for the end of its tick (ioredis flushes on \`setImmediate\`). Not
    adopted; a throughput run might still favour it.
+3. **Fewer socket writes per run on the coordinator** (issue 23, goal 3). A CPU profile of a
+   coordinator in the separate-sends shape
+   (\`BENCH_CPU_PROF_DIR=/some/dir npm run bench -- --only sessions --quick\`: 300 sessions
+   with progress, start-up included, on a machine busy with other work, so shares rather than
+   times): of its busy time, ioredis's \`sendCommand\` took
+   15 % (the socket write of each command's arguments, \`writeUtf8String\`, 10 % alone), most
+   of it for the scripts of \`publishEvent\` (5.7 % inclusive), \`publishLiveEvent\` (2.6 %)
+   and the transcript's \`append\` (3.6 %); the \`openai\` SDK's request and stream 13 % + 5 %;
+   module loading at start 9.5 %; the collector 7 %. The events and appends of one run go out
+   as separate commands, each its own write; batching them (proposal 1, or auto-pipelining of
+   proposal 2 for the event connection only) is the largest part of the profile that is
+   neither the SDK nor start-up. Measured only, not tried yet.
 
 ## Reproduce
 
-\`npm run bench\` (this run: ${m.durationS} s). \`BENCH_CPU_PROF_DIR=/some/dir npm run bench\` also
+\`npm run bench\` (this run: ${m.durationS} s${m.quick ? ", with `--quick`: a much smaller plan, figures not comparable" : ""}). \`npm run bench -- --quick\` runs every
+scenario of the full run at a fraction of its sizes (a minute or two, to check the run works
+end to end) and writes its files to \`yiem-bench-quick/\` in the system's temporary directory,
+not to the repository. \`BENCH_CPU_PROF_DIR=/some/dir npm run bench\` also
 writes a CPU profile of every worker process there (\`<workerId>.cpuprofile\`).
 \`npm run bench -- --only followUpBurst\` runs the follow-up burst alone and prints its figures
 without writing any file; \`--only sessions\` does the same for the sessions, which need the
 compiled build (\`npm run build\`). With \`BENCH_CPU_PROF_DIR\` set, the sessions' coordinators
-run with \`node --cpu-prof\` and write their profiles there too. \`--only cluster\` runs the
+run with \`node --cpu-prof\` and write their profiles there too. \`--only sessions10k\` (opt-in,
+not in the full run) runs the 10,000 sessions and parked runs and records them in
+bench/sessions10k.json (once written), which this document shows. \`--only cluster\` runs the
 Redis Cluster scenario alone (it needs \`redis-server\` 7 or newer, and is skipped without);
-\`--only calls\`, \`fanout\`, \`relay\`, \`breakdown\` and \`throughput\` run one measurement of
-the shared rig alone. \`npm run bench -- --render-only\` measures nothing and renders this
-document again from \`bench/results.json\` and \`bench/history.json\`. What is where:
+\`--only mcp\` the MCP overhead; \`--only calls\`, \`fanout\`, \`relay\`, \`breakdown\` and \`throughput\` run one measurement of
+the shared rig alone. \`--quick\` goes with \`--only\` too. \`npm run bench -- --render-only\` measures nothing and renders this
+document again from \`bench/results.json\`, \`bench/history.json\` and bench/sessions10k.json (once written). What is where:
 \`bench/README.md\`.`;
 }

@@ -1,5 +1,5 @@
 /** The opening sections of `docs/PERFORMANCE.md`: the header, the figures and the targets. */
-import type { BenchResults, TargetCheck } from "../results.js";
+import { type BenchResults, SESSIONS_CPU_RATIO_LIMIT, type TargetCheck } from "../results.js";
 import { clusterTargetWords } from "./clusterSection.js";
 import { count, num, table } from "./markdown.js";
 
@@ -14,6 +14,37 @@ export function headerSection(r: BenchResults): string {
 > the run started, ${e.loadAverageAtEnd} when it ended (the machine may be shared with other work, so absolute figures move
 > from run to run; every comparison below was measured in alternating blocks within one run,
 > against the same private Redis). The raw figures are in \`bench/results.json\`.`;
+}
+
+/** A figure a run may lack: its value, or "not yet measured". */
+function maybe(value: number | null | undefined, digits: number): string {
+  return value === null || value === undefined ? "not yet measured" : num(value, digits);
+}
+
+/** The rows of the figures added after earlier runs (absent from their results). */
+function optionalRows(r: BenchResults): string[][] {
+  const rows: Array<[keyof BenchResults, number, string]> = [
+    ["sessionsSendsCoordinatorCpuMsPerRun", 2, "ms"],
+    ["sessionsSendsCpuRatio", 2, ""],
+    ["sessionsSendsCoordinatorRssPeakMb", 0, "MB"],
+    ["sessionsSendsHealthzP50Ms", 1, "ms"],
+    ["sessionsSendsHealthzP99Ms", 1, "ms"],
+    ["sessionsSendsWallS", 2, "s"],
+    ["sessionsSendsRunsPerS", 0, "runs/s"],
+    ["sessionsRunsPerSTwoCoordinators", 0, "runs/s"],
+    ["sessionsRedisCommandsPerRun", 1, "commands"],
+    ["sessionsUnnamedAgentCpuMsPerRun", 2, "ms"],
+    ["sessionsNamedAgentCpuMsPerRun", 2, "ms"],
+    ["sessionsNamedAgentCpuRatio", 2, ""],
+    ["mcpDirectP50Ms", 3, "ms"],
+    ["mcpLifecycleP50Ms", 3, "ms"],
+    ["mcpRemoteP50Ms", 3, "ms"],
+  ];
+  return rows.map(([key, digits, unit]) => [
+    `\`${key}\``,
+    maybe(r[key] as number | null | undefined, digits),
+    unit,
+  ]);
 }
 
 /** The headline figures of `bench/results.json`, each with what it is. */
@@ -36,12 +67,16 @@ export function figuresSection(r: BenchResults, meanings: Map<string, string>): 
     ["`sessionsCoordinatorCpuMsPerRun`", num(r.sessionsCoordinatorCpuMsPerRun), "ms"],
     ["`sessionsCoordinatorCpuMsPerRunDefault`", num(r.sessionsCoordinatorCpuMsPerRunDefault), "ms"],
     ["`sessionsRawPartsCpuMs`", num(r.sessionsRawPartsCpuMs), "ms"],
+    ["`sessionsRawPartsBothSidesCpuMs`", num(r.sessionsRawPartsBothSidesCpuMs), "ms"],
     ["`sessionsCpuRatio`", num(r.sessionsCpuRatio), ""],
     ["`sessionsCpuRatioDefault`", num(r.sessionsCpuRatioDefault), ""],
     ["`sessionsCoordinatorRssPeakMb`", num(r.sessionsCoordinatorRssPeakMb, 0), "MB"],
+    ["`sessionsHealthzP50Ms`", num(r.sessionsHealthzP50Ms, 1), "ms"],
     ["`sessionsHealthzP99Ms`", num(r.sessionsHealthzP99Ms, 1), "ms"],
     ["`sessionsWallS`", num(r.sessionsWallS), "s"],
+    ["`sessionsRunsPerS`", num(r.sessionsRunsPerS, 0), "runs/s"],
     ["`sessionsWallSDefault`", num(r.sessionsWallSDefault), "s"],
+    ...optionalRows(r),
     ["`clusterMaxMasterSharePct`", num(r.clusterMaxMasterSharePct, 1), "%"],
     ["`clusterRunP50Ms`", num(r.clusterRunP50Ms, 1), "ms"],
     ["`clusterRunP99Ms`", num(r.clusterRunP99Ms, 1), "ms"],
@@ -61,6 +96,13 @@ export function figuresSection(r: BenchResults, meanings: Map<string, string>): 
     meanings.get(key.replaceAll("`", "")) ?? "",
   ]);
   return `## Figures\n\n${table(["figure", "value", "unit", "what it is"], rows)}`;
+}
+
+/** The sends shape's ratio in words, or that it was not measured. */
+function sendsWords(r: BenchResults): string {
+  if (r.sessionsSendsCpuRatio === null || r.sessionsSendsCoordinatorCpuMsPerRun === null)
+    return "; the separate-sends shape is not yet measured";
+  return `; sent as separate \`YiemClient.send\` calls with tools that report progress, ${num(r.sessionsSendsCoordinatorCpuMsPerRun)} ms (${num(r.sessionsSendsCpuRatio)}×)`;
 }
 
 function targetVerdict(t: TargetCheck): string {
@@ -96,9 +138,9 @@ ${num(tpRatio)}× raw BullMQ's (target ≥ 0.5×). A follow-up costs ${num(r.fol
 Redis commands in a burst of 2,000 as in a burst of 200 (target ≤ 1.5×), and another session's
 plain message sent during that burst was answered in ${num(r.otherSessionDuringBurstP99Ms, 1)} ms
 at p99 (target ≤ 250 ms); see [Follow-up burst](#follow-up-burst). With ${count(m.sessions.large.sessions)}
-sessions at once on one coordinator, a run cost it ${num(r.sessionsCoordinatorCpuMsPerRun)} ms of CPU
-at concurrency ${count(m.sessions.large.concurrency)} (${num(r.sessionsCpuRatio)}× its raw parts) and
+sessions at once on one coordinator (one \`addBulk\`), a run cost it ${num(r.sessionsCoordinatorCpuMsPerRun)} ms of CPU
+at concurrency ${count(m.sessions.large.concurrency)} (${num(r.sessionsCpuRatio)}× its raw parts, producer side) and
 ${num(r.sessionsCoordinatorCpuMsPerRunDefault)} ms at the default ${m.sessions.defaultConcurrency}
-(${num(r.sessionsCpuRatioDefault)}×; target ≤ 1.5×); see [Sessions](#sessions).
+(${num(r.sessionsCpuRatioDefault)}×; target ≤ ${SESSIONS_CPU_RATIO_LIMIT}×)${sendsWords(r)}; see [Sessions](#sessions).
 ${clusterTargetWords(m.cluster)}`;
 }

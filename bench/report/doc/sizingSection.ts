@@ -1,0 +1,223 @@
+/**
+ * The sections of `docs/PERFORMANCE.md` past one coordinator: one against two coordinators on
+ * one Redis, the Redis commands a run costs, the sizing rule drawn from them, and the opt-in
+ * 10,000 sessions.
+ */
+import type { ClusterSpread } from "../../measurements/clusterSpread.js";
+import type { Sessions, SessionsConfiguration } from "../../measurements/sessions.js";
+import { type Measured, runsPerS } from "../results.js";
+import type { Sessions10kRecord } from "../sessions10kRecord.js";
+import { count, num, table } from "./markdown.js";
+import { NOT_MEASURED } from "./sessionsSection.js";
+
+/** The 10,000-sessions targets (issue 23, goal 4). */
+const LIVE_RSS_LIMIT_MB = 400;
+const LIVE_HEALTHZ_P99_LIMIT_MS = 200;
+const PARKED_HEAP_LIMIT_MB = 20;
+
+function metOrMissed(actual: number, limit: number): string {
+  return actual <= limit ? "**met**" : "**missed**";
+}
+
+/** One row of the one-against-two table. */
+function pairRow(
+  name: string,
+  one: SessionsConfiguration,
+  two: SessionsConfiguration,
+  value: (c: SessionsConfiguration) => number,
+  digits = 2,
+): string[] {
+  const a = value(one);
+  const b = value(two);
+  return [name, num(a, digits), num(b, digits), a ? `${num(b / a)}×` : "–"];
+}
+
+/** One against two coordinators, the same `addBulk` load, or that it was not measured. */
+function coordinatorsWords(s: Sessions): string {
+  const two = s.twoCoordinators;
+  if (!two) return `Two coordinators on one Redis: ${NOT_MEASURED}.`;
+  const one = s.large;
+  const rows = [
+    pairRow("runs per second", one, two, runsPerS, 0),
+    pairRow("wall time (s)", one, two, (c) => c.wallMs / 1000),
+    pairRow("coordinator CPU per run, summed (ms)", one, two, (c) => c.coordinator.cpuMsPerRun),
+    pairRow("redis-server CPU per run (ms)", one, two, (c) => c.redis.cpuMsPerRun),
+    pairRow("tool workers CPU per run (ms)", one, two, (c) => c.workers.cpuMsPerRun),
+    pairRow("Redis commands per run", one, two, (c) => c.redisCommandsPerRun, 1),
+    pairRow("cores busy (whole machine)", one, two, (c) => c.machineBusyCores),
+    pairRow("`/healthz` p99 of the first coordinator (ms)", one, two, (c) => c.healthz.p99, 1),
+  ];
+  return `The same ${count(one.sessions)} sessions in one \`addBulk\`, on one coordinator of concurrency
+${count(one.concurrency)} (the first load of [Sessions](#sessions)) and, last, on two coordinators of
+${count(two.concurrency)} at once on the same Redis, model and workers:
+
+${table(["figure", "one coordinator", "two coordinators", "two ÷ one"], rows)}
+
+**On this machine's ${one.cores} cores this shows what coordination costs, not how Yiem scales:** the
+one-coordinator load already kept ${num(one.machineBusyCores)} of ${one.cores} cores busy, so a second
+coordinator process finds no idle core to run on. What the second column can show is what a
+second process costs when no core is free for it (its own polling and lease renewals, two
+processes taking jobs from one queue), not added capacity; note too that the one-coordinator
+load is the scenario's first and the two-coordinator load its last. Two coordinators with a
+core each (and Redis and the workers with their own) are what the sizing rule below assumes.`;
+}
+
+/** The commands of most calls per run, as `INFO commandstats` counted them. */
+function commandsTable(c: SessionsConfiguration): string {
+  const top = c.commandstats?.top ?? [];
+  if (top.length === 0) return "";
+  const rows = top.map((t) => [`\`${t.command}\``, num(t.perRun, 1)]);
+  return `\n\n${table(["command (`INFO commandstats`)", "calls per run"], rows)}`;
+}
+
+/** Commands per run on one Redis, and per master on a cluster. */
+function commandsWords(m: Measured): string {
+  const c = m.sessions.large;
+  const cluster: ClusterSpread | undefined = m.cluster.measured ? m.cluster : undefined;
+  const perMaster = cluster
+    ? ` On the 3+3 Redis Cluster of [Redis Cluster](#redis-cluster) a run (\`YiemClient.send\`,
+two no-op tool calls) cost ${num(cluster.withWait.commandsPerRun, 1)} data commands over every master, of which the
+busiest master served ${num(cluster.withWait.spread.maxShare * 100, 1)} %: **${num(cluster.withWait.commandsPerRun * cluster.withWait.spread.maxShare, 1)} commands per run on the busiest
+master** (${num(cluster.withoutWait.commandsPerRun * cluster.withoutWait.spread.maxShare, 1)} with \`YIEM_REPLICA_ACKS=0\`).`
+    : " The Redis Cluster scenario was skipped, so there is no per-master figure in this run.";
+  const byCommand = c.commandstats
+    ? commandsTable(c)
+    : `\n\nBy command (\`INFO commandstats\`): ${NOT_MEASURED}.`;
+  return `A run with \`addBulk\` at concurrency ${count(c.concurrency)} cost Redis ${num(c.redisCommandsPerRun, 1)} commands
+(\`INFO stats\` \`total_commands_processed\`, which in Redis 7 counts the commands inside scripts
+too) and ${num(c.redis.cpuMsPerRun, 3)} ms of \`redis-server\` CPU.${perMaster}${byCommand}`;
+}
+
+/** A per-run CPU cost as a rate per core (per second). */
+function perCore(cpuMs: number): string {
+  return num(1000 / cpuMs, 0);
+}
+
+/** The sizing rule, with this run's figures. */
+function sizingRule(m: Measured): string {
+  const s = m.sessions;
+  const shaped = s.sends ?? s.large;
+  const shapeName = s.sends ? "separate sends with progress" : "`addBulk`";
+  const workerMsPerCall = shaped.workers.cpuMsPerRun / 2;
+  const cluster: ClusterSpread | undefined = m.cluster.measured ? m.cluster : undefined;
+  const perMaster = cluster
+    ? `${num(cluster.withWait.commandsPerRun * cluster.withWait.spread.maxShare, 1)} on the busiest master`
+    : "not measured in this run";
+  const rows = [
+    [
+      "coordinator",
+      `${perCore(shaped.coordinator.cpuMsPerRun)} runs/s per core`,
+      `${num(shaped.coordinator.cpuMsPerRun, 3)} ms of CPU per run (${shapeName}${
+        s.sends
+          ? `; ${num(s.large.coordinator.cpuMsPerRun, 3)} ms, ${perCore(s.large.coordinator.cpuMsPerRun)} runs/s, with \`addBulk\``
+          : ""
+      })`,
+    ],
+    [
+      "tool worker",
+      `${perCore(workerMsPerCall)} calls/s per core, plus the tool's own work`,
+      `${num(workerMsPerCall, 3)} ms of CPU per no-op call (plain BullMQ's worker side: ${num(s.bullmq.workerCpuMsPerJob, 3)} ms per job)`,
+    ],
+    [
+      "Redis (one server)",
+      `${perCore(shaped.redis.cpuMsPerRun)} runs/s per server`,
+      `${num(shaped.redis.cpuMsPerRun, 3)} ms of \`redis-server\` CPU and ${num(shaped.redisCommandsPerRun, 1)} commands per run`,
+    ],
+    [
+      "Redis Cluster",
+      "the busiest master's share of the commands",
+      `commands per run: ${perMaster}`,
+    ],
+  ];
+  return `### Sizing a deployment
+
+Each figure is one process's CPU per unit of work, so it turns into a rate per core: a
+coordinator is one event loop (one core each; run more coordinators on more cores, every one
+serves every session), a tool worker likewise per process, Redis one core per server (its
+commands run one at a time; past one server, a Redis Cluster, where the busiest master is the
+limit).
+
+${table(["process", "per core", "from this run"], rows)}
+
+For **R** runs per second of this shape (two tool calls per run): about R × ${num(shaped.coordinator.cpuMsPerRun, 3)} / 1000
+coordinator cores, R × 2 × (${num(workerMsPerCall, 3)} + the tool's own ms) / 1000 worker cores, and R × ${num(shaped.redis.cpuMsPerRun, 3)} / 1000 of
+one Redis server's core; on a cluster, R × the busiest master's commands per run ÷ what one
+master serves per second. Keep each below about 70 % of its cores, so that \`/healthz\` and the
+latency stay where [Sessions](#sessions) shows them. A run with more turns or more tool calls
+costs the coordinator about one SDK call per turn more (${num(s.sdk.cpuMsPerCall, 3)} ms here) and a
+little per call; the model's own time costs it nothing but memory. These figures come from a
+machine whose ${shaped.cores} cores every process shares (and others' work too, see the load average
+at the top); on cores of their own the same work may cost less.`;
+}
+
+/** The opt-in 10,000 sessions, from their own record, or that it was not measured. */
+function tenThousandSection(record: Sessions10kRecord | undefined): string {
+  const heading = "### 10,000 sessions on one coordinator";
+  const how = `\`npm run bench -- --only sessions10k\` (opt-in, several minutes; not part of the full run)
+records it in bench/sessions10k.json (once written): on a cluster of its own (the compiled processes as in
+[Sessions](#sessions), tools \`noopStep\` and \`gateStep\`, which needs approval, from
+\`bench/setup/gateTools/\`), 10,000 sessions in one \`addBulk\` on one coordinator of concurrency
+10,000, then 10,000 runs that each call \`gateStep\` twice on a fresh coordinator, all parked
+at once; its heap is read after full collections through its inspector
+(\`--inspect=127.0.0.1:0\`, \`HeapProfiler.collectGarbage\`, \`bench/workers/heapReader.ts\`)
+after one run parked and approved, and again once every call awaits approval.`;
+  if (!record) return `${heading}\n\n${how}\n\nFigures: ${NOT_MEASURED}.`;
+  const l = record.figures.live;
+  const p = record.figures.parked;
+  const rows = [
+    ["live sessions answered", `${count(l.answered)}/${count(l.sessions)}`, "all"],
+    [
+      "coordinator RSS peak",
+      `${num(l.coordinator.rssPeakMb, 0)} MB`,
+      `≤ ${LIVE_RSS_LIMIT_MB} MB: ${metOrMissed(l.coordinator.rssPeakMb, LIVE_RSS_LIMIT_MB)}`,
+    ],
+    [
+      "`/healthz` p50 / p99 / max while loaded",
+      `${num(l.healthz.p50, 1)} / ${num(l.healthz.p99, 1)} / ${num(l.healthz.max, 1)} ms`,
+      `p99 ≤ ${LIVE_HEALTHZ_P99_LIMIT_MS} ms: ${metOrMissed(l.healthz.p99, LIVE_HEALTHZ_P99_LIMIT_MS)}`,
+    ],
+    ["coordinator CPU per run", `${num(l.coordinator.cpuMsPerRun, 3)} ms`, ""],
+    ["wall time (runs/s)", `${num(l.wallMs / 1000)} s (${num(runsPerS(l), 0)})`, ""],
+    [
+      "runs parked (calls awaiting approval)",
+      `${count(p.runs)} (${count(p.pendingApprovals)})`,
+      "",
+    ],
+    [
+      "heap after GC, before → parked",
+      `${num(p.before.heapUsedMb, 1)} → ${num(p.parked.heapUsedMb, 1)} MB (+${num(p.heldHeapMb, 1)} MB, ${num(p.heldHeapKbPerRun, 2)} KiB per run)`,
+      `≤ ${PARKED_HEAP_LIMIT_MB} MB: ${metOrMissed(p.heldHeapMb, PARKED_HEAP_LIMIT_MB)}`,
+    ],
+    [
+      "RSS, before → parked",
+      `${num(p.before.rssMb, 0)} → ${num(p.parked.rssMb, 0)} MB (+${num(p.heldRssMb, 1)} MB)`,
+      "",
+    ],
+  ];
+  const quick = record.plan.sessions < 10_000 ? " (a reduced plan: not the target's size)" : "";
+  return `${heading}
+
+${how}
+
+Recorded ${record.date}${quick}, ${record.cores} cores, one-minute load average
+${record.loadAverageAtStart} at the start and ${record.loadAverageAtEnd} at the end, ${record.durationS} s:
+
+${table(["figure", "measured", "target"], rows)}
+
+The parked runs are left waiting when the cluster stops (none is approved).`;
+}
+
+/** Past one coordinator: one against two, commands per run, the sizing rule, 10,000 sessions. */
+export function sizingSection(m: Measured, sessions10k: Sessions10kRecord | undefined): string {
+  return `## Past one coordinator
+
+${coordinatorsWords(m.sessions)}
+
+### Redis commands per run
+
+${commandsWords(m)}
+
+${sizingRule(m)}
+
+${tenThousandSection(sessions10k)}`;
+}

@@ -95,6 +95,9 @@ function digestPart(definition: AgentDefinition): unknown {
     definition.outputSchema ?? null,
     definition.outputRetries ?? null,
     definition.budget ?? null,
+    ...(definition.agents || definition.description || definition.inputSchema
+      ? [definition.agents ?? null, definition.description ?? null, definition.inputSchema ?? null]
+      : []),
   ];
 }
 
@@ -116,6 +119,21 @@ export class AgentRegistry {
         throw new InvalidAgentError(definition.name, "name", "defined twice");
       this.agents.set(definition.name, serve(definition, llmCall));
     }
+    for (const [definition] of served) {
+      const unknown = definition.agents?.find((name) => !this.agents.has(name));
+      if (unknown)
+        throw new InvalidAgentError(
+          definition.name,
+          "agents",
+          `unknown agent "${unknown}" (known: ${this.names().join(", ")})`,
+        );
+    }
+  }
+
+  /** The agents the agent `name` may call (its `agents`), in the order it lists them. */
+  calleesOf(name: string): ServedAgent[] {
+    const names = this.agents.get(name)?.definition.agents ?? [];
+    return names.flatMap((callee) => this.agents.get(callee) ?? []);
   }
 
   /** The agent named `name`, if this coordinator serves it. */

@@ -57,6 +57,19 @@ export interface AgentDefinition {
   outputRetries?: number;
   /** What one run of this agent may use, lowered (never raised) by the coordinator's `budget`. */
   budget?: RunBudget;
+  /** What this agent does: the description of its `agent__<name>` tool, offered to agents that may call it. */
+  description?: string;
+  /**
+   * The JSON Schema of the arguments agents calling this one give (`agent__<name>`). Default:
+   * `{ input: string }`. With another schema, the child run's input is the arguments' JSON.
+   */
+  inputSchema?: JsonSchema;
+  /**
+   * The agents this agent's model may call, each offered as a tool `agent__<name>`: a call
+   * starts a child run of that agent (its own session, a coordinator job) and its final answer
+   * is the call's result.
+   */
+  agents?: readonly string[];
 }
 
 /** What `yiem agents` shows of one agent, and what coordinators compare (with its digest). */
@@ -118,11 +131,26 @@ function checkTools(name: string, tools: unknown): void {
     throw new InvalidAgentError(name, "tools", "must be a list of tool names");
 }
 
+function checkAgentCalls(name: string, definition: AgentDefinition): void {
+  checkOptionalString(name, "description", definition.description);
+  const schema = definition.inputSchema;
+  if (
+    schema !== undefined &&
+    (typeof schema !== "object" || schema === null || Array.isArray(schema))
+  )
+    throw new InvalidAgentError(name, "inputSchema", "must be a JSON Schema object");
+  const { agents } = definition;
+  if (agents === undefined) return;
+  if (!Array.isArray(agents) || agents.some((a) => typeof a !== "string" || !AGENT_NAME.test(a)))
+    throw new InvalidAgentError(name, "agents", "must be a list of agent names");
+}
+
 /**
  * Checks an agent definition and returns it as given. Throws `InvalidAgentError` naming the
  * agent and the field: a name outside `AGENT_NAME`, missing `instructions` or `model`, a
  * setting that is not a number, a `tools` that is not a list of names, a `maxTurns` or
- * `outputRetries` that is not a positive integer.
+ * `outputRetries` that is not a positive integer, an `agents` that is not a list of agent
+ * names, an `inputSchema` that is not an object.
  *
  * @example
  * const support = defineAgent({ name: "support", instructions: "Help customers.", model: "gpt-4o-mini", tools: ["getTime"] });
@@ -144,6 +172,7 @@ export function defineAgent(definition: AgentDefinition): AgentDefinition {
   checkTools(name, definition.tools);
   checkPositiveInteger(name, "maxTurns", definition.maxTurns);
   checkPositiveInteger(name, "outputRetries", definition.outputRetries);
+  checkAgentCalls(name, definition);
   const badSettings = describeBadRunSettings(definition);
   if (badSettings) {
     const [field, ...reason] = badSettings.split(": ");

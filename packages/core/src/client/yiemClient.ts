@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { BusEvent } from "../protocol/busEvent.js";
+import type { ChildRun } from "../protocol/childRuns.js";
 import {
   type DecisionJobData,
   type DecisionJobResult,
@@ -28,6 +29,7 @@ import {
 } from "../redis/redisConnection.js";
 import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
+import { readChildren } from "../state/childRuns.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
@@ -520,6 +522,17 @@ export class YiemClient {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new ResponseTimeoutError(id, timeoutMs);
+  }
+
+  /**
+   * The child runs a session's agent started (its `agent__<name>` calls), oldest first: each
+   * one's call key, agent, session, status (`running`, `done`, `error`, `aborted`, `budget`),
+   * usage (its own tree's) and start and end times. A child's own children are listed by
+   * calling this with its `sessionId`.
+   */
+  async children(sessionId: string): Promise<ChildRun[]> {
+    await this.ready();
+    return this.guard(() => readChildren(this.command, this.keys, sessionId));
   }
 
   /** The stored transcript of a session. */

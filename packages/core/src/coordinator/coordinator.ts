@@ -13,6 +13,7 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { ChildRunStore } from "../state/childRuns.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -90,6 +91,12 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * `approvalTimeoutMs` wins). Default: no timeout.
    */
   approvalTimeoutMs?: number;
+  /**
+   * How deep agents calling agents may nest (`YIEM_MAX_AGENT_DEPTH`): a child run's call of
+   * another agent past it is an error result.
+   * @defaultValue `DEFAULTS.maxAgentDepth`
+   */
+  maxAgentDepth?: number;
   /**
    * Tool queue shards (`YIEM_SHARDS`).
    * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
@@ -433,6 +440,14 @@ async function startCoordinatorRuntime(
     connection: command,
     prefix: keys.bullPrefix,
   });
+  const childRuns = new ChildRunStore(command, keys, ctx.acks, ctx.streamCaps);
+  deps.childRuns = {
+    store: childRuns,
+    maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
+    submit: async (data, jobId) => {
+      await coordinatorQueue.add("agent", data, { jobId });
+    },
+  };
   // Jobs added without retention would stay forever: the coordinator sets it on finishing.
   const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
   const worker = new Worker(keys.coordinatorQueue, undefined, {
@@ -453,6 +468,7 @@ async function startCoordinatorRuntime(
     log,
     sessions: new RequestSessions(command, keys, ctx.acks),
     agents: { known: registry.names(), sessions: sessionAgents },
+    childRuns,
   });
   const announcer = await startAgentAnnouncer({ command, keys, coordinatorId, registry, log });
   const decisionJobs = startDecisionJobs({

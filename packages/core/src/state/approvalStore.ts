@@ -19,6 +19,12 @@ export interface ApprovalRequest {
   requestedAt: number;
   /** Epoch ms when it is denied on its own, if it has a timeout. */
   deadline?: number;
+  /**
+   * Set when the call waits for a child run instead (an `agent__<name>` call): the agent and
+   * the child's session. Such a call is not listed as awaiting approval and takes no decision
+   * but its child's answer (`ChildRunStore`).
+   */
+  child?: { agent: string; sessionId: string };
 }
 
 /** A decision on a call awaiting approval. `by` is free text (who decided). */
@@ -28,6 +34,8 @@ export interface ApprovalDecision {
   reason?: string;
   /** Epoch ms. */
   decidedAt: number;
+  /** A child run's answer, as the outcome of the call that waited for it. */
+  outcome?: ExecutedOutcome;
 }
 
 /** A call awaiting approval, as `pending` lists it. */
@@ -257,7 +265,8 @@ export class ApprovalStore {
       this.redis.hget(k.approvals(member.sessionId), member.callKey),
       this.redis.hexists(k.decisions(member.sessionId), member.callKey),
     ]);
-    return text && decided === 0 ? (JSON.parse(text) as ApprovalRequest) : undefined;
+    const request = text && decided === 0 ? (JSON.parse(text) as ApprovalRequest) : undefined;
+    return request?.child ? undefined : request;
   }
 
   /** One session's calls awaiting approval, read from the session itself (one round trip). */
@@ -276,7 +285,7 @@ export class ApprovalStore {
     const done = new Set(decided ?? []);
     return (requested ?? [])
       .map((text) => ({ ...(JSON.parse(text) as ApprovalRequest), sessionId }))
-      .filter((request) => !done.has(request.callKey))
+      .filter((request) => !done.has(request.callKey) && !request.child)
       .sort((a, b) => a.requestedAt - b.requestedAt);
   }
 }

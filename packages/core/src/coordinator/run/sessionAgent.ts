@@ -8,6 +8,8 @@ import type { AssistantMessage, LlmCall } from "../../types/index.js";
 export interface SessionAgent {
   agent: ServedAgent;
   systemPrompt: string;
+  /** The agents it may call (its `agents`). */
+  callees?: ServedAgent[];
 }
 
 /**
@@ -69,7 +71,7 @@ export function sessionAgentFinder(
       throw new SessionStoreError(sessionId, err);
     }
     const agent = registry.get(name);
-    if (agent) return withPrompt(agent, sessionId);
+    if (agent) return { callees: registry.calleesOf(name), ...withPrompt(agent, sessionId) };
     return failingAgent(
       name,
       `agent "${name}" is not defined on coordinator ${coordinatorId} (the coordinators' YIEM_AGENTS differ: see yiem agents)`,

@@ -4,8 +4,10 @@ import type { AgentState } from "../../agent/agentState.js";
 import { settleStoredAnswer } from "../../agent/outputCheck.js";
 import { prepareContext } from "../../agent/prepareContext.js";
 import { agentEndEvent, runAgentLoop } from "../../agent/runAgentLoop.js";
+import { remainingBudget } from "../../agent/runBudget.js";
 import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
+import { withAgentCallTools } from "../../agents/agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
 import {
   type AgentRunSettings,
@@ -15,11 +17,12 @@ import {
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { logToolError } from "../../ops/toolErrorLog.js";
-import type { RunAnswer } from "../../protocol/coordinatorJob.js";
+import type { CoordinatorJobData, RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import type { ApprovalStore } from "../../state/approvalStore.js";
+import type { ChildRunStore } from "../../state/childRuns.js";
 import {
   createEventPublisher,
   type EventPublisher,
@@ -44,9 +47,11 @@ import type {
   ExecutedOutcome,
   LlmCall,
   PreparedToolCall,
+  RunBudget,
   UserMessage,
 } from "../../types/index.js";
 import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
+import { type ChildCallOptions, startChildCall, type TreePlace } from "./childCalls.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";
@@ -88,6 +93,16 @@ export interface SessionRunnerDeps {
   agentOf?: (sessionId: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished?: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
+  /**
+   * Agents calling agents: the tree's store, how deep a tree may grow (`YIEM_MAX_AGENT_DEPTH`)
+   * and how a child run's request is added to the coordinator queue. Without them, an agent's
+   * `agents` are not offered.
+   */
+  childRuns?: {
+    store: ChildRunStore;
+    maxDepth: number;
+    submit: (data: CoordinatorJobData, jobId: string) => Promise<void>;
+  };
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */
@@ -150,6 +165,10 @@ interface SessionHold {
   control: SessionControl;
   /** The agent the session belongs to (`SessionRunnerDeps.agentOf`). */
   agent?: ServedAgent;
+  /** The agents the session's agent may call, by name (offered as `agent__<name>`). */
+  callees: Map<string, ServedAgent>;
+  /** Where the session stands in its tree of agents. */
+  place: TreePlace;
 }
 
 /** What a run's emitter keeps back instead of publishing. */
@@ -444,6 +463,12 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     token,
     defaultTimeoutMs: deps.approvalTimeoutMs,
     stored: start.kind === "resume" ? await deps.approvals.storedOutcomes(sessionId) : new Map(),
+    startChild: childStarter(hold, start, () =>
+      remainingBudget(
+        config.budget,
+        sumRunUsage(state.messages.slice(runStart), deps.config.prices),
+      ),
+    ),
   });
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const stored = finishedAnswer(hold, start);
@@ -512,6 +537,8 @@ export async function processSession(
       activeRun: false,
     },
     control: { controller: undefined, handOver: async () => undefined },
+    callees: new Map(),
+    place: { rootSessionId: sessionId, depth: 0 },
   };
   hold.control.handOver = async () => {
     hold.handedOver = true;
@@ -531,6 +558,30 @@ export async function processSession(
     lease.stop();
     register(undefined);
   }
+}
+
+/** How a run starts the child runs of its `agent__<name>` calls; `undefined` when its agent calls none. */
+function childStarter(
+  hold: SessionHold,
+  start: OpenRun,
+  budget: () => RunBudget | undefined,
+):
+  | ((prep: PreparedToolCall, key: string, agent: string) => Promise<ExecutedOutcome | "waiting">)
+  | undefined {
+  const childRuns = hold.deps.childRuns;
+  if (!childRuns || hold.callees.size === 0) return undefined;
+  const options: ChildCallOptions = {
+    children: childRuns.store,
+    sessionId: hold.sessionId,
+    runId: start.runId,
+    token: hold.token,
+    place: hold.place,
+    maxDepth: childRuns.maxDepth,
+    callees: hold.callees,
+    submit: childRuns.submit,
+    remainingBudget: budget,
+  };
+  return (prep, key, agent) => startChildCall(options, prep, key, agent);
 }
 
 /** The loop settings an agent sets for its runs: turns, structured output, budget. */
@@ -567,6 +618,29 @@ async function takeAgent(hold: SessionHold): Promise<void> {
   hold.agent = agent;
   hold.state.systemPrompt = found.systemPrompt;
   hold.state.tools = agent.toolsFrom(hold.deps.toolStore.tools);
+  await takeTreePlace(hold, found.callees ?? []);
+}
+
+/**
+ * Gives the hold its place in its tree (a child session's parent call, recorded at its first
+ * intake) and its agent's callable agents as `agent__<name>` tools.
+ */
+async function takeTreePlace(hold: SessionHold, callees: readonly ServedAgent[]): Promise<void> {
+  const childRuns = hold.deps.childRuns;
+  if (!childRuns) return;
+  let parent: Awaited<ReturnType<ChildRunStore["readParent"]>>;
+  try {
+    parent = await childRuns.store.readParent(hold.sessionId);
+  } catch (err) {
+    throw new SessionStoreError(hold.sessionId, err);
+  }
+  if (parent) hold.place = { rootSessionId: parent.rootSessionId, depth: parent.depth };
+  if (callees.length === 0) return;
+  hold.callees = new Map(callees.map((callee) => [callee.name, callee]));
+  hold.state.tools = withAgentCallTools(
+    hold.state.tools,
+    callees.map((callee) => callee.definition),
+  );
 }
 
 /**

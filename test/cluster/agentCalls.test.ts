@@ -1,0 +1,225 @@
+/**
+ * Agents that call agents (`agents: [...]` in `YIEM_AGENTS`), with real coordinator and worker
+ * processes and the scripted model: a parent's batch of two child agents and one plain tool
+ * runs its children in parallel as coordinator jobs of their own, and gets their answers back
+ * in call order; a child's structured output is its answer; a child that ends on its budget is
+ * an error result; a call past `YIEM_MAX_AGENT_DEPTH` is an error result; the tree is listed.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { describe, expect, it } from "vitest";
+import { useLedgerCluster } from "../support/faults.js";
+import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
+
+type Message = { role: string; content: unknown };
+
+/** Resolves when the model named `model` has been asked (a child run started); rejects after 15 s. */
+const asked = new Map<string, () => void>();
+const askedPromises = new Map<string, Promise<void>>();
+function whenAsked(model: string): Promise<void> {
+  let promise = askedPromises.get(model);
+  if (!promise) {
+    promise = new Promise<void>((resolve) => asked.set(model, resolve));
+    askedPromises.set(model, promise);
+  }
+  return promise;
+}
+
+/** Waits for `model` to be asked too, or 15 s: a child that ran alone answers "alone". */
+async function alongside(model: string): Promise<boolean> {
+  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000));
+  return Promise.race([whenAsked(model).then(() => true), timeout]);
+}
+
+function lastUserText(messages: Message[]): string {
+  return String(messages.findLast((m) => m.role === "user")?.content ?? "");
+}
+
+/** The text of the tool results after the model's last message, in order. */
+function toolTexts(messages: Message[]): string[] {
+  const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+  return messages.slice(lastAssistant + 1).map((m) => String(m.content));
+}
+
+async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
+  const messages = (request.body.messages ?? []) as Message[];
+  const model = String(request.body.model);
+  void whenAsked(model);
+  asked.get(model)?.();
+  const input = lastUserText(messages);
+  const afterTools = messages.at(-1)?.role === "tool";
+  if (model === "lead-model") {
+    if (afterTools) return { kind: "text", text: `lead got: ${toolTexts(messages).join(" | ")}` };
+    if (input.startsWith("broke"))
+      return { kind: "toolCalls", calls: [{ name: "agent__broke", arguments: { input } }] };
+    return {
+      kind: "toolCalls",
+      calls: [
+        { name: "agent__researcher", arguments: { input: `facts about ${input}` } },
+        { name: "agent__writer", arguments: { topic: input } },
+        { name: "ledgerRemote", arguments: { label: `lead-${input}`, ms: 100 } },
+      ],
+    };
+  }
+  if (model === "researcher-model") {
+    const together = await alongside("writer-model");
+    return { kind: "text", text: `${together ? "" : "alone: "}${input}` };
+  }
+  if (model === "writer-model") {
+    const together = await alongside("researcher-model");
+    return {
+      kind: "text",
+      text: JSON.stringify({ draft: `${together ? "" : "alone: "}${input}` }),
+    };
+  }
+  if (model === "nester-model") {
+    if (afterTools) return { kind: "text", text: `nested(${toolTexts(messages).join("")})` };
+    return {
+      kind: "toolCalls",
+      calls: [{ name: "agent__nester", arguments: { input: "deeper" } }],
+    };
+  }
+  return { kind: "text", text: `${model}: ${input}` };
+}
+
+function agentsFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "yiem-agent-calls-"));
+  const path = join(dir, "agents.yaml");
+  writeFileSync(
+    path,
+    [
+      "agents:",
+      "  lead:",
+      "    instructions: You lead.",
+      "    model: lead-model",
+      "    tools: [ledgerRemote]",
+      "    agents: [researcher, writer, broke]",
+      "  researcher:",
+      "    description: Finds facts about a topic.",
+      "    instructions: You research.",
+      "    model: researcher-model",
+      "    tools: []",
+      "  writer:",
+      "    description: Writes a draft on a topic.",
+      "    instructions: You write.",
+      "    model: writer-model",
+      "    tools: []",
+      "    inputSchema: { type: object, properties: { topic: { type: string } }, required: [topic] }",
+      "    outputSchema: { type: object, properties: { draft: { type: string } }, required: [draft] }",
+      "  broke:",
+      "    instructions: You have no budget.",
+      "    model: broke-model",
+      "    budget: { maxModelCalls: 0 }",
+      "  nester:",
+      "    instructions: You nest.",
+      "    model: nester-model",
+      "    tools: []",
+      "    agents: [nester]",
+    ].join("\n"),
+  );
+  return path;
+}
+
+const { cluster, ledger } = useLedgerCluster({
+  workers: 1,
+  coordinators: 2,
+  model: { respond },
+  env: { YIEM_AGENTS: agentsFile(), YIEM_MAX_AGENT_DEPTH: "2" },
+});
+
+const plain = usePlainCoordinatorQueue(cluster);
+
+/** Sends `text` to `agent` on a new session and waits for the answer (the job's return value). */
+async function ask(agent: string, text: string) {
+  const sessionId = randomUUID();
+  const job = await plain.queue.add("ask", { agent, input: text, sessionId });
+  const result = (await job.waitUntilFinished(plain.events, 45_000)) as {
+    response: { content: Array<{ text: string }>; stopReason: string };
+    usage: { modelCalls: number; toolCalls: number };
+  };
+  return { sessionId, result, text: result.response.content[0]?.text ?? "" };
+}
+
+/** The requests the model got for `model`. */
+function requestsOf(model: string): ScriptedRequest[] {
+  return cluster.model.requests.filter((r) => r.body.model === model);
+}
+
+describe("an agent calling agents", () => {
+  it("runs two child agents of one batch in parallel beside a plain tool, and answers once with results in call order", async () => {
+    const topic = `otters-${randomUUID().slice(0, 8)}`;
+    const { sessionId, result, text } = await ask("lead", topic);
+    expect(text).toBe(
+      `lead got: facts about ${topic} | ${JSON.stringify({ draft: JSON.stringify({ topic }) })} | lead-${topic} recorded`,
+    );
+    expect(requestsOf("lead-model")).toHaveLength(2);
+    const offered = (requestsOf("lead-model")[0]?.body.tools ?? []) as Array<{
+      function: { name: string; description: string; parameters: unknown };
+    }>;
+    expect(offered.map((t) => t.function.name).sort()).toEqual([
+      "agent__broke",
+      "agent__researcher",
+      "agent__writer",
+      "ledgerRemote",
+    ]);
+    expect(offered.find((t) => t.function.name === "agent__researcher")?.function).toMatchObject({
+      description: "Finds facts about a topic.",
+      parameters: { properties: { input: { type: "string" } }, required: ["input"] },
+    });
+    expect(offered.find((t) => t.function.name === "agent__writer")?.function.parameters).toEqual({
+      type: "object",
+      properties: { topic: { type: "string" } },
+      required: ["topic"],
+    });
+    // The tree's usage: the lead's 2 model calls and 3 tool calls, and each child's model call.
+    expect(result.usage).toMatchObject({ modelCalls: 4, toolCalls: 3 });
+    const counts = await ledger.countsByCall();
+    expect([...counts.values()]).toEqual([1]);
+
+    const children = await cluster.client.children(sessionId);
+    const byAgent = children.map((c) => [c.agent, c.status]).sort();
+    expect(byAgent).toEqual([
+      ["researcher", "done"],
+      ["writer", "done"],
+    ]);
+    for (const child of children) {
+      expect(child.usage).toMatchObject({ modelCalls: 1, toolCalls: 0 });
+      expect(child.endedAt).toBeGreaterThanOrEqual(child.startedAt);
+      const job = await plain.queue.getJob(`agent-${child.sessionId}`);
+      expect(job?.data).toMatchObject({
+        agent: child.agent,
+        sessionId: child.sessionId,
+        parent: { sessionId, rootSessionId: sessionId, depth: 1, callKey: child.callKey },
+      });
+    }
+
+    let agentEnds = 0;
+    for await (const event of cluster.client.events(sessionId, {
+      fromStart: true,
+      untilAgentEnd: true,
+    }))
+      if (event.type === "agentEnd") agentEnds++;
+    expect(agentEnds).toBe(1);
+  });
+
+  it("gives the call an error result when the child stops on its budget", async () => {
+    const { text } = await ask("lead", "broke now");
+    expect(text).toMatch(
+      /^lead got: agent "broke" ended with budget: budget reached: maxModelCalls/,
+    );
+  });
+
+  it("answers a call past YIEM_MAX_AGENT_DEPTH with an error result", async () => {
+    const { sessionId, text } = await ask("nester", "nest");
+    expect(text).toMatch(
+      /^nested\(nested\(nested\(agent "nester" was not called: the call is past the depth cap of 2 nested agents/,
+    );
+    const [child] = await cluster.client.children(sessionId);
+    const [grandchild] = await cluster.client.children(child?.sessionId ?? "");
+    expect(grandchild?.agent).toBe("nester");
+    expect(await cluster.client.children(grandchild?.sessionId ?? "")).toEqual([]);
+  });
+});

@@ -10,6 +10,7 @@ import { type Command, commandHelp } from "./commands/command.js";
 import { approveCommand, denyCommand } from "./commands/decide.js";
 import { pendingCommand } from "./commands/pending.js";
 import { sendCommand } from "./commands/send.js";
+import { treeCommand } from "./commands/tree.js";
 import { watchCommand } from "./commands/watch.js";
 import { workersCommand } from "./commands/workers.js";
 import { describeFailure, EXIT, UsageError } from "./errors.js";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   abortCommand,
   workersCommand,
   agentsCommand,
+  treeCommand,
   pendingCommand,
   approveCommand,
   denyCommand,
@@ -29,7 +31,7 @@ export const COMMANDS: readonly Command[] = [
 
 /** The one-line usage of `yiem`. */
 export const MAIN_USAGE =
-  "yiem <send|watch|abort|workers|agents|pending|approve|deny> [arguments] [options]   (yiem --help, yiem --version)";
+  "yiem <send|watch|abort|workers|agents|tree|pending|approve|deny> [arguments] [options]   (yiem --help, yiem --version)";
 
 /** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
 export function readVersion(): string {

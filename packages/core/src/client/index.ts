@@ -31,7 +31,7 @@ export {
   redisTargetOf,
 } from "../redis/redisConnection.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
-export type { ApprovalRequest, PendingApproval } from "../state/approvalStore.js";
+export type { ApprovalRequest, ChainLink, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export {
   type ChosenDefinition,

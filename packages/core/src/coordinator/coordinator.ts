@@ -8,6 +8,7 @@ import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
+import type { ControlMessage } from "../protocol/controlMessages.js";
 import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
@@ -410,10 +411,19 @@ async function startCoordinatorRuntime(
   const first = registry.get(registry.names()[0] ?? "") as ServedAgent;
   const deps = await runnerDeps(options, ctx, store, log, first.llmCall);
   deps.agentOf = sessionAgentFinder(registry, sessionAgents, coordinatorId);
+  const childRuns = new ChildRunStore(command, keys, ctx.acks, ctx.streamCaps);
   const decisions: DecisionDeps = {
     approvals: deps.approvals,
     resume: (sessionId) => tasks.ensureRunning(sessionId),
     log,
+    children: {
+      store: childRuns,
+      abort: async (childSessionId) => {
+        await store.requestAbort(childSessionId);
+        const message: ControlMessage = { type: "abort", sessionId: childSessionId };
+        await command.publish(keys.controlChannel, JSON.stringify(message));
+      },
+    },
   };
   const tasks = new SessionTasks({
     deps,
@@ -440,7 +450,6 @@ async function startCoordinatorRuntime(
     connection: command,
     prefix: keys.bullPrefix,
   });
-  const childRuns = new ChildRunStore(command, keys, ctx.acks, ctx.streamCaps);
   deps.childRuns = {
     store: childRuns,
     maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,

@@ -88,15 +88,12 @@ export class ChildRunStore {
   ): Promise<DeliverOutcome> {
     const k = this.keys;
     const { sessionId, callKey } = parent;
+    await this.markEnded(sessionId, callKey, childSessionId, ended);
     const text = await this.redis.hget(k.approvals(sessionId), callKey);
     const request = text ? (JSON.parse(text) as ApprovalRequest) : undefined;
     if (request?.child?.sessionId !== childSessionId) return { kind: "notWaiting" };
-    const decision = {
-      approved: true,
-      by: `agent ${request.child.agent}`,
-      decidedAt: Date.now(),
-      outcome,
-    };
+    const by = `agent ${request.child.agent}`;
+    const decision = { approved: true, by, decidedAt: Date.now(), outcome };
     const [code] = await this.redis.yiemDecideApproval(
       k.approvals(sessionId),
       k.decisions(sessionId),
@@ -110,23 +107,26 @@ export class ChildRunStore {
       this.caps.maxLength,
       this.caps.maxBytes,
     );
-    await this.markEnded(sessionId, callKey, ended);
     if (code === DecideApprovalReply.notWaiting) return { kind: "notWaiting" };
     if (code === DecideApprovalReply.decidedAlready) return { kind: "known" };
     return { kind: "recorded", resume: code === DecideApprovalReply.recordedMayResume };
   }
 
-  /** Marks a child ended in its parent's tree (its status, usage and end time). */
+  /**
+   * Marks the child `childSessionId` ended in its parent's tree (its status, usage and end
+   * time), once: an entry of another session, or one that ended already, is left as it is.
+   */
   async markEnded(
     sessionId: string,
     callKey: string,
+    childSessionId: string,
     ended: { status: ChildStatus; usage?: RunUsage },
   ): Promise<void> {
     const key = this.keys.children(sessionId);
     const text = await this.redis.hget(key, callKey);
     if (!text) return;
     const child = JSON.parse(text) as ChildRun;
-    if (child.status !== "running") return;
+    if (child.status !== "running" || child.sessionId !== childSessionId) return;
     const updated: ChildRun = { ...child, ...ended, endedAt: Date.now() };
     await this.redis.hset(key, callKey, JSON.stringify(updated));
   }

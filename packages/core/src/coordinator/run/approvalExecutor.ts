@@ -164,10 +164,8 @@ async function answerChildCall(
   try {
     const decision = await options.approvals.decision(options.sessionId, key);
     if (decision) {
-      const outcome = decision.outcome ?? {
-        result: createErrorToolResult(denialText(decision)),
-        isError: true,
-      };
+      const why = `agent "${callee}" did not answer: ${decision.reason ?? "its call was denied"}`;
+      const outcome = decision.outcome ?? { result: createErrorToolResult(why), isError: true };
       return { outcome, decided: true };
     }
     const started = await options.startChild?.(prep, key, callee);

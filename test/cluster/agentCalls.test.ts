@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cliProcess.js";
 import { useLedgerCluster } from "../support/faults.js";
 import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
@@ -75,6 +76,16 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
       text: JSON.stringify({ draft: `${together ? "" : "alone: "}${input}` }),
     };
   }
+  const chained = CHAIN.indexOf(model.replace("-model", ""));
+  if (chained >= 0) {
+    if (afterTools)
+      return { kind: "text", text: `${CHAIN[chained]}: ${toolTexts(messages).join("")}` };
+    const next = CHAIN[chained + 1];
+    if (next)
+      return { kind: "toolCalls", calls: [{ name: `agent__${next}`, arguments: { input } }] };
+    const tool = input.startsWith("approve") ? "ledgerApproval" : "waitForAbort";
+    return { kind: "toolCalls", calls: [{ name: tool, arguments: { label: input } }] };
+  }
   if (model === "nester-model") {
     if (afterTools) return { kind: "text", text: `nested(${toolTexts(messages).join("")})` };
     return {
@@ -84,6 +95,9 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
   }
   return { kind: "text", text: `${model}: ${input}` };
 }
+
+/** A tree three deep: the manager calls the assistant, which calls the clerk, which runs a tool. */
+const CHAIN = ["manager", "assistant", "clerk"];
 
 function agentsFile(): string {
   const dir = mkdtempSync(join(tmpdir(), "yiem-agent-calls-"));
@@ -118,6 +132,20 @@ function agentsFile(): string {
       "    model: nester-model",
       "    tools: []",
       "    agents: [nester]",
+      "  manager:",
+      "    instructions: You manage.",
+      "    model: manager-model",
+      "    tools: []",
+      "    agents: [assistant]",
+      "  assistant:",
+      "    instructions: You assist.",
+      "    model: assistant-model",
+      "    tools: []",
+      "    agents: [clerk]",
+      "  clerk:",
+      "    instructions: You do the work.",
+      "    model: clerk-model",
+      "    tools: [ledgerApproval, waitForAbort]",
     ].join("\n"),
   );
   return path;
@@ -221,5 +249,97 @@ describe("an agent calling agents", () => {
     const [grandchild] = await cluster.client.children(child?.sessionId ?? "");
     expect(grandchild?.agent).toBe("nester");
     expect(await cluster.client.children(grandchild?.sessionId ?? "")).toEqual([]);
+  });
+});
+
+/** Polls `read` every 100 ms until `done` holds (up to 20 s), and returns what it read last. */
+async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (const until = Date.now() + 20_000; !done(value) && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = await read();
+  }
+  return value;
+}
+
+/** The grandchild session of a three-deep tree (the clerk's), once it is listed. */
+async function clerkSession(rootSessionId: string): Promise<string> {
+  const [assistant] = await pollUntil(
+    () => cluster.client.children(rootSessionId),
+    (c) => c.length > 0,
+  );
+  const [clerk] = await pollUntil(
+    () => cluster.client.children(assistant?.sessionId ?? ""),
+    (c) => c.length > 0,
+  );
+  return clerk?.sessionId ?? "";
+}
+
+describe("one tree, one set of controls", () => {
+  it("lists a grandchild's call awaiting approval at the root with its chain, approved from the CLI", async () => {
+    const sessionId = randomUUID();
+    const label = `approve-${randomUUID().slice(0, 8)}`;
+    const { runId } = await cluster.client.send(label, { sessionId, agent: "manager" });
+    const [pending] = await pollUntil(
+      () => cluster.client.pendingApprovals(sessionId),
+      (p) => p.length > 0,
+    );
+    expect(pending?.toolName).toBe("ledgerApproval");
+    expect(pending?.chain?.map((link) => link.agent)).toEqual(CHAIN);
+    expect(pending?.chain?.[0]?.sessionId).toBe(sessionId);
+    expect(pending?.chain?.[2]).toMatchObject({
+      sessionId: pending?.sessionId,
+      callKey: pending?.callKey,
+    });
+    const everywhere = await cluster.client.pendingApprovals();
+    expect(everywhere.find((p) => p.callKey === pending?.callKey)?.chain).toEqual(pending?.chain);
+    const listed = await runCli(["pending", sessionId], cluster.env);
+    expect(listed.stdout).toContain("manager > assistant > clerk");
+
+    const approved = await runCli(
+      ["approve", pending?.sessionId ?? "", pending?.callKey ?? ""],
+      cluster.env,
+    );
+    expect(approved.code).toBe(0);
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 45_000 });
+    expect(response.content).toEqual([
+      { type: "text", text: `manager: assistant: clerk: ${label} recorded` },
+    ]);
+
+    const tree = await runCli(["tree", sessionId], cluster.env);
+    expect(tree.code).toBe(0);
+    const lines = tree.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^AGENT\s+STATUS\s+USAGE\s+DURATION\s+SESSION$/);
+    expect(lines[1]).toMatch(
+      /^assistant\s+done\s+4 model, 2 tool, \d+ tok\s+\d+\.\ds\s+assistant-/,
+    );
+    expect(lines[2]).toMatch(/^ {2}clerk\s+done\s+2 model, 1 tool, \d+ tok\s+\d+\.\ds\s+clerk-/);
+  });
+
+  it("aborts every open node of the tree when the root is aborted: the grandchild's tool signal fires", async () => {
+    const sessionId = randomUUID();
+    const label = `abort-${randomUUID().slice(0, 8)}`;
+    const { runId } = await cluster.client.send(label, { sessionId, agent: "manager" });
+    const clerk = await clerkSession(sessionId);
+    for await (const event of cluster.client.events(clerk, { fromStart: true }))
+      if (event.type === "toolExecStart") break;
+    expect(await cluster.client.abort(sessionId)).toMatchObject({ kind: "recorded" });
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 45_000 });
+    expect(response.stopReason).toBe("aborted");
+    const fired = await pollUntil(
+      () => ledger.entries(),
+      (entries) => entries.some((e) => e.callId === "aborted" && e.label === label),
+    );
+    expect(fired.some((e) => e.callId === "aborted" && e.label === label)).toBe(true);
+    const [assistant] = await pollUntil(
+      () => cluster.client.children(sessionId),
+      (c) => c[0]?.status !== "running",
+    );
+    expect(assistant?.status).toBe("aborted");
+    const [clerkRun] = await pollUntil(
+      () => cluster.client.children(assistant?.sessionId ?? ""),
+      (c) => c[0]?.status !== "running",
+    );
+    expect(clerkRun?.status).toBe("aborted");
   });
 });

@@ -132,7 +132,12 @@ async function runTreeWith(tag: string, crash: (rootSessionId: string) => Promis
   expect(children.map((c) => c.status)).toEqual(["done", "done"]);
   for (const child of children) {
     const childMessages = await cluster.client.messages(child.sessionId);
-    expect(childMessages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(childMessages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+    ]);
   }
 }
 

@@ -54,6 +54,7 @@ export {
   type AssistantContent,
   type AssistantMessage,
   type BusEvent,
+  type ChainLink,
   type ChildRun,
   type ChosenDefinition,
   type ClusterConfig,

@@ -224,13 +224,29 @@ describe("an agent calling agents", () => {
       });
     }
 
-    let agentEnds = 0;
+    // The root's watchers see the tree's events too, each child's with its path.
+    const ends: Array<{ path?: unknown; sessionId: string }> = [];
     for await (const event of cluster.client.events(sessionId, {
       fromStart: true,
       untilAgentEnd: true,
     }))
-      if (event.type === "agentEnd") agentEnds++;
-    expect(agentEnds).toBe(1);
+      if (event.type === "agentEnd") ends.push(event);
+    expect(ends.filter((e) => !e.path)).toHaveLength(1);
+    for (const child of children)
+      expect(ends.find((e) => e.sessionId === child.sessionId)?.path).toEqual([
+        { agent: child.agent, sessionId: child.sessionId, callKey: child.callKey },
+      ]);
+  });
+
+  it("indents the child runs' events in yiem send", async () => {
+    const topic = `seals-${randomUUID().slice(0, 8)}`;
+    const sent = await runCli(["send", "--agent", "lead", topic], cluster.env);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(
+      new RegExp(`^ {2}\\[researcher\\] ◀ stop: facts about ${topic}$`, "m"),
+    );
+    expect(sent.stdout).toMatch(/^ {2}\[writer\] ▶ started \(session writer-/m);
+    expect(sent.stdout).toContain(`lead got: facts about ${topic}`);
   });
 
   it("gives the call an error result when the child stops on its budget", async () => {

@@ -307,6 +307,7 @@ export class YiemClient {
     const until = options.untilAgentEnd
       ? (event: BusEvent) =>
           event.type === "agentEnd" &&
+          !event.path && // a child run's end, seen at its root
           (!runId || event.runId === runId || (event.inputIds ?? []).includes(runId))
       : undefined;
     return streamSessionEvents({

@@ -12,6 +12,19 @@ export interface ParentCall {
   callKey: string;
   rootSessionId: string;
   depth: number;
+  /** The way from the root to this child, root's child first: what its events carry at the root. */
+  path?: AgentPathLink[];
+}
+
+/**
+ * One step from a tree's root to one of its child runs: the child's agent, its session, and the
+ * key of the call in its parent that started it. A child's events, seen at the root, carry the
+ * steps from the root down to it (`BusEvent.path`).
+ */
+export interface AgentPathLink {
+  agent: string;
+  sessionId: string;
+  callKey: string;
 }
 
 /** What a child run's answer tells its parent, kept with the call (`details.agentRun`) and in the tree. */
@@ -63,12 +76,31 @@ export function readParentCall(value: unknown): ParentCall | undefined {
   const depth = fields.depth;
   if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1)
     throw new InvalidCoordinatorJobError("parent.depth", "must be a positive integer");
+  const path = readPath(fields.path);
   return {
     sessionId: readString("sessionId", fields.sessionId, SESSION_ID),
     callKey: readString("callKey", fields.callKey, CALL_KEY),
     rootSessionId: readString("rootSessionId", fields.rootSessionId, SESSION_ID),
     depth,
+    ...(path ? { path } : {}),
   };
+}
+
+const AGENT = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Reads a `parent.path`: at most 64 steps of `{ agent, sessionId, callKey }`. */
+function readPath(value: unknown): AgentPathLink[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length > 64)
+    throw new InvalidCoordinatorJobError("parent.path", "must be a list of at most 64 steps");
+  return value.map((step: unknown, i) => {
+    const link = (typeof step === "object" && step !== null ? step : {}) as Record<string, unknown>;
+    return {
+      agent: readString(`path[${i}].agent`, link.agent, AGENT),
+      sessionId: readString(`path[${i}].sessionId`, link.sessionId, SESSION_ID),
+      callKey: readString(`path[${i}].callKey`, link.callKey, CALL_KEY),
+    };
+  });
 }
 
 /** The coordinator-queue job id of the child run in session `childSessionId`. */

@@ -1,16 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { childInputOf } from "../../agents/agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
-import { childJobId, type ParentCall } from "../../protocol/childRuns.js";
+import { type AgentPathLink, childJobId, type ParentCall } from "../../protocol/childRuns.js";
 import type { CoordinatorJobData } from "../../protocol/coordinatorJob.js";
 import type { ChildRunStore } from "../../state/childRuns.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { ExecutedOutcome, PreparedToolCall, RunBudget } from "../../types/index.js";
 
-/** Where a session stands in its tree: its root, and its depth (0: the root itself). */
+/** Where a session stands in its tree: its root, its depth (0: the root itself), the way down to it. */
 export interface TreePlace {
   rootSessionId: string;
   depth: number;
+  path: AgentPathLink[];
 }
 
 /** What starting the child runs of one run needs. */
@@ -68,22 +69,24 @@ export async function startChildCall(
     child: { agent, sessionId: `${agent}-${randomUUID()}` },
   });
   if (recorded === "lost") return "waiting"; // its next holder starts it
+  const childSessionId = recorded.child.sessionId;
   const parent: ParentCall = {
     sessionId: options.sessionId,
     callKey: key,
     rootSessionId: options.place.rootSessionId,
     depth,
+    path: [...options.place.path, { agent, sessionId: childSessionId, callKey: key }],
   };
   const budget = options.remainingBudget();
   await options.submit(
     {
       agent,
       input: childInputOf(prep.args, callee.definition.inputSchema),
-      sessionId: recorded.child.sessionId,
+      sessionId: childSessionId,
       parent,
       ...(budget ? { budget } : {}),
     },
-    childJobId(recorded.child.sessionId),
+    childJobId(childSessionId),
   );
   return "waiting";
 }

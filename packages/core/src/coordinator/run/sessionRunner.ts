@@ -26,6 +26,8 @@ import type { ChildRunStore } from "../../state/childRuns.js";
 import {
   createEventPublisher,
   type EventPublisher,
+  type EventTree,
+  publishEvent,
   readEventsAfter,
   type StreamCaps,
 } from "../../state/eventBus.js";
@@ -433,11 +435,13 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const mayDispatch = async (prep: PreparedToolCall) =>
     !unanswered.has(prep.toolCall.id) || !(await resumedAbort.check());
   const keptBack: KeptBack = { startedBefore: await startedBefore(hold, start, unanswered) };
+  const tree = treeOf(hold);
   const publisher = createEventPublisher(
     deps.command,
     deps.keys,
     { sessionId, runId: start.runId },
     deps.streamCaps,
+    tree,
   );
   const remote = createRemoteExecutor({
     sessionId,
@@ -503,9 +507,38 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
   const run = { runId: start.runId, inputIds, event: agentEnd };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
+  if (tree) await showEndAtRoot(hold, tree, run);
   const answer = { response, usage: agentEnd.usage };
   deps.onRunFinished?.(sessionId, inputIds, answer);
   return answer;
+}
+
+/** Where a child run's events are seen too (its root, with the way down); none for a root. */
+function treeOf(hold: SessionHold): EventTree | undefined {
+  const { place } = hold;
+  if (place.depth === 0 || place.path.length === 0) return undefined;
+  return { rootSessionId: place.rootSessionId, path: place.path };
+}
+
+/**
+ * Shows a child run's `agentEnd` (which `finishRun` publishes in the child's own stream) in its
+ * root's stream too. Best effort: a failure loses only this copy.
+ */
+async function showEndAtRoot(
+  hold: SessionHold,
+  tree: EventTree,
+  run: { runId: string; inputIds: string[]; event: AgentEndEvent },
+): Promise<void> {
+  const { deps, sessionId } = hold;
+  const origin = { sessionId, runId: run.runId, inputIds: run.inputIds, path: tree.path };
+  await publishEvent(
+    deps.command,
+    deps.keys,
+    origin,
+    run.event,
+    deps.streamCaps,
+    tree.rootSessionId,
+  ).catch(() => undefined);
 }
 
 /**
@@ -538,7 +571,7 @@ export async function processSession(
     },
     control: { controller: undefined, handOver: async () => undefined },
     callees: new Map(),
-    place: { rootSessionId: sessionId, depth: 0 },
+    place: { rootSessionId: sessionId, depth: 0, path: [] },
   };
   hold.control.handOver = async () => {
     hold.handedOver = true;
@@ -634,7 +667,12 @@ async function takeTreePlace(hold: SessionHold, callees: readonly ServedAgent[])
   } catch (err) {
     throw new SessionStoreError(hold.sessionId, err);
   }
-  if (parent) hold.place = { rootSessionId: parent.rootSessionId, depth: parent.depth };
+  if (parent)
+    hold.place = {
+      rootSessionId: parent.rootSessionId,
+      depth: parent.depth,
+      path: parent.path ?? [],
+    };
   if (callees.length === 0) return;
   hold.callees = new Map(callees.map((callee) => [callee.name, callee]));
   hold.state.tools = withAgentCallTools(

@@ -161,9 +161,9 @@ const { cluster, ledger } = useLedgerCluster({
 const plain = usePlainCoordinatorQueue(cluster);
 
 /** Sends `text` to `agent` on a new session and waits for the answer (the job's return value). */
-async function ask(agent: string, text: string) {
+async function ask(agent: string, text: string, budget?: Record<string, number>) {
   const sessionId = randomUUID();
-  const job = await plain.queue.add("ask", { agent, input: text, sessionId });
+  const job = await plain.queue.add("ask", { agent, input: text, sessionId, budget });
   const result = (await job.waitUntilFinished(plain.events, 45_000)) as {
     response: { content: Array<{ text: string }>; stopReason: string };
     usage: { modelCalls: number; toolCalls: number };
@@ -256,6 +256,20 @@ describe("an agent calling agents", () => {
     );
   });
 
+  it("gives each child what is left of the root's budget: a tree over budget stops every node with budget", async () => {
+    const { sessionId, result } = await ask("lead", `tight-${randomUUID().slice(0, 8)}`, {
+      maxModelCalls: 1,
+    });
+    expect(result.response.stopReason).toBe("budget");
+    const children = await cluster.client.children(sessionId);
+    expect(children.map((c) => c.status)).toEqual(["budget", "budget"]);
+    const messages = await cluster.client.messages(sessionId);
+    const results = messages.filter((m) => m.role === "toolResult");
+    expect(results).toHaveLength(3);
+    // The tree's usage is the sum over its nodes: the lead's one model call, no child's.
+    expect(result.usage).toMatchObject({ modelCalls: 1, toolCalls: 3 });
+  });
+
   it("answers a call past YIEM_MAX_AGENT_DEPTH with an error result", async () => {
     const { sessionId, text } = await ask("nester", "nest");
     expect(text).toMatch(
@@ -311,6 +325,31 @@ describe("one tree, one set of controls", () => {
     expect(everywhere.find((p) => p.callKey === pending?.callKey)?.chain).toEqual(pending?.chain);
     const listed = await runCli(["pending", sessionId], cluster.env);
     expect(listed.stdout).toContain("manager > assistant > clerk");
+
+    // A request forging the clerk's call as its parent answers nothing of the tree.
+    const assistant = pending?.chain?.[1];
+    const forged = await plain.queue.add("ask", {
+      agent: "broke",
+      input: "forged",
+      sessionId: `forged-${randomUUID()}`,
+      parent: {
+        sessionId: assistant?.sessionId,
+        callKey: assistant?.callKey,
+        rootSessionId: sessionId,
+        depth: 2,
+      },
+    });
+    await forged.waitUntilFinished(plain.events, 45_000);
+    expect((await cluster.client.pendingApprovals(sessionId)).map((p) => p.callKey)).toEqual([
+      pending?.callKey,
+    ]);
+    const [clerkEntry] = await cluster.client.children(assistant?.sessionId ?? "");
+    expect(clerkEntry).toMatchObject({ sessionId: pending?.sessionId, status: "running" });
+    const refused = await runCli(
+      ["approve", assistant?.sessionId ?? "", assistant?.callKey ?? ""],
+      cluster.env,
+    );
+    expect(refused.stderr).toContain('waits for a child run of agent "clerk", not for approval');
 
     const approved = await runCli(
       ["approve", pending?.sessionId ?? "", pending?.callKey ?? ""],

@@ -12,7 +12,12 @@ import { join } from "node:path";
 import type { BusEvent } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
-import { leaseHolderPid, useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
+import {
+  leaseHolderPid,
+  recordFigure,
+  useLedgerCluster,
+  waitUntilSessionUnheld,
+} from "../support/faults.js";
 
 type Message = { role: string; content: unknown };
 
@@ -83,11 +88,15 @@ async function holderOf(sessionId: string): Promise<number> {
   throw new Error(`no coordinator holds ${sessionId}`);
 }
 
+/** When the last SIGKILL of the scenario running was sent. */
+let killedAt = 0;
+
 /** SIGKILLs the coordinator process `pid` and starts a replacement. */
 async function killCoordinator(pid: number): Promise<void> {
   const victim = cluster.coordinators.find((c) => c.pid === pid);
   if (!victim) throw new Error(`no coordinator has pid ${pid}`);
   victim.signal("SIGKILL");
+  killedAt = Date.now();
   await victim.exited;
   await cluster.addCoordinator();
 }
@@ -109,12 +118,20 @@ async function firstEvent(sessionId: string, when: (e: BusEvent) => boolean): Pr
   throw new Error("events ended");
 }
 
-/** Runs the tree for `tag`, with `crash` run beside it; checks the tree's guarantees. */
-async function runTreeWith(tag: string, crash: (rootSessionId: string) => Promise<void>) {
+/**
+ * Runs the tree for `tag`, with `crash` run beside it; checks the tree's guarantees and records
+ * the scenario's figures for docs/RELIABILITY.md.
+ */
+async function runTreeWith(
+  scenario: string,
+  tag: string,
+  crash: (rootSessionId: string) => Promise<void>,
+) {
   const sessionId = randomUUID();
   const { runId } = await cluster.client.send(tag, { sessionId, agent: "lead" });
   await crash(sessionId);
   const response = await cluster.client.waitForResponse(runId, { timeoutMs: 60_000 });
+  const recoveryMs = Date.now() - killedAt;
   const text = (response.content[0] as { text: string }).text;
   expect(text).toBe(
     `lead-model: researcher-model: r-${tag} recorded | writer-model: w-${tag} recorded | lead-${tag} recorded`,
@@ -139,11 +156,20 @@ async function runTreeWith(tag: string, crash: (rootSessionId: string) => Promis
       "assistant",
     ]);
   }
+  await recordFigure({
+    scenario: `tree of agents: coordinator SIGKILLed ${scenario}`,
+    runs: 3,
+    calls: 5,
+    lost: 0,
+    duplicated: runs.length - new Set(runs.map((e) => e.label)).size,
+    recoveryMs,
+    note: "a parent, two child agents and one plain tool in one batch; each child runs a remote tool: every tool ran once, each child answered once, the parent got one result per call",
+  });
 }
 
 describe("faults: a coordinator is SIGKILLed in a tree of agents", () => {
   it("while a child runs its tool", async () => {
-    await runTreeWith(`a${randomUUID().slice(0, 6)}`, async (root) => {
+    await runTreeWith("while a child runs", `a${randomUUID().slice(0, 6)}`, async (root) => {
       const child = await childSession(root, "researcher");
       await firstEvent(child, (e) => e.type === "toolExecStart");
       await killCoordinator(await holderOf(child));
@@ -151,24 +177,32 @@ describe("faults: a coordinator is SIGKILLed in a tree of agents", () => {
   });
 
   it("while the parent is parked", async () => {
-    await runTreeWith(`b${randomUUID().slice(0, 6)}`, async (root) => {
-      await firstEvent(root, (e) => e.type === "toolExecStart");
-      const parentHolder = await holderOf(root);
-      const child = await childSession(root, "writer");
-      await firstEvent(child, (e) => e.type === "toolExecStart");
-      // Parked: the parent's lease is let go while its children run.
-      await waitUntilSessionUnheld(cluster.redisTarget, cluster.redis.prefix, root);
-      await killCoordinator(parentHolder);
-    });
+    await runTreeWith(
+      "while the parent is parked",
+      `b${randomUUID().slice(0, 6)}`,
+      async (root) => {
+        await firstEvent(root, (e) => e.type === "toolExecStart");
+        const parentHolder = await holderOf(root);
+        const child = await childSession(root, "writer");
+        await firstEvent(child, (e) => e.type === "toolExecStart");
+        // Parked: the parent's lease is let go while its children run.
+        await waitUntilSessionUnheld(cluster.redisTarget, cluster.redis.prefix, root);
+        await killCoordinator(parentHolder);
+      },
+    );
   });
 
   it("just after a child answered", async () => {
-    await runTreeWith(`c${randomUUID().slice(0, 6)}`, async (root) => {
-      const child = await childSession(root, "researcher");
-      await firstEvent(child, (e) => e.type === "toolExecStart");
-      const childHolder = await holderOf(child);
-      await firstEvent(child, (e) => e.type === "agentEnd");
-      await killCoordinator(childHolder);
-    });
+    await runTreeWith(
+      "just after a child answered",
+      `c${randomUUID().slice(0, 6)}`,
+      async (root) => {
+        const child = await childSession(root, "researcher");
+        await firstEvent(child, (e) => e.type === "toolExecStart");
+        const childHolder = await holderOf(child);
+        await firstEvent(child, (e) => e.type === "agentEnd");
+        await killCoordinator(childHolder);
+      },
+    );
   });
 });

@@ -54,6 +54,11 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
   const afterTools = messages.at(-1)?.role === "tool";
   if (model === "lead-model") {
     if (afterTools) return { kind: "text", text: `lead got: ${toolTexts(messages).join(" | ")}` };
+    if (input.startsWith("huge"))
+      return {
+        kind: "toolCalls",
+        calls: [{ name: "agent__researcher", arguments: { input: "h".repeat(9000) } }],
+      };
     if (input.startsWith("broke"))
       return { kind: "toolCalls", calls: [{ name: "agent__broke", arguments: { input } }] };
     return {
@@ -155,7 +160,7 @@ const { cluster, ledger } = useLedgerCluster({
   workers: 1,
   coordinators: 2,
   model: { respond },
-  env: { YIEM_AGENTS: agentsFile(), YIEM_MAX_AGENT_DEPTH: "2" },
+  env: { YIEM_AGENTS: agentsFile(), YIEM_MAX_AGENT_DEPTH: "2", YIEM_MAX_INPUT_BYTES: "8000" },
 });
 
 const plain = usePlainCoordinatorQueue(cluster);
@@ -254,6 +259,11 @@ describe("an agent calling agents", () => {
     expect(text).toMatch(
       /^lead got: agent "broke" ended with budget: budget reached: maxModelCalls/,
     );
+  });
+
+  it("gives the call an error result when the child's request is refused (its input over the cap)", async () => {
+    const { text } = await ask("lead", "huge one");
+    expect(text).toMatch(/^lead got: agent "researcher" ended with error: invalid request: input/);
   });
 
   it("gives each child what is left of the root's budget: a tree over budget stops every node with budget", async () => {

@@ -1,7 +1,12 @@
 import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
-import { childOutcome, childStatusOf, type ParentCall } from "../../protocol/childRuns.js";
+import {
+  childOutcome,
+  childStatusOf,
+  type ParentCall,
+  readParentCall,
+} from "../../protocol/childRuns.js";
 import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
 import {
   buildCoordinatorJobResult,
@@ -17,6 +22,7 @@ import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
 import type { ResponseWait, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
+import type { AssistantMessage } from "../../types/index.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
 import type { JobLocks } from "./jobLocks.js";
@@ -298,6 +304,34 @@ export class RequestJobs {
       await this.options.tasks.ensureRunning(parent.sessionId);
   }
 
+  /**
+   * A refused child run's request (an input over the cap, an agent this coordinator does not
+   * serve) still answers its parent's call, with an error result naming the reason, so the
+   * parent does not wait for a child that never runs.
+   */
+  private async answerRefusedChild(data: unknown, reason: string): Promise<void> {
+    const fields = (typeof data === "object" && data !== null ? data : {}) as Record<
+      string,
+      unknown
+    >;
+    let parent: ParentCall | undefined;
+    try {
+      parent = readParentCall(fields.parent);
+    } catch {
+      return;
+    }
+    const { sessionId, agent } = fields;
+    if (!parent || typeof sessionId !== "string" || typeof agent !== "string") return;
+    const response: AssistantMessage = {
+      role: "assistant",
+      content: [{ type: "text", text: reason }],
+      stopReason: "error",
+      errorMessage: reason,
+      timestamp: Date.now(),
+    };
+    await this.deliverToParent(parent, sessionId, agent, { response }).catch(() => undefined);
+  }
+
   /** Records the input, retrying any error until it is recorded or the job is let go. */
   private async record(
     entry: InHand,
@@ -361,6 +395,7 @@ export class RequestJobs {
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
     const reason = `invalid request: ${(err as Error).message}`;
     this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
+    await this.answerRefusedChild(job.data, reason);
     await retryTransient(() => job.moveToFailed(new UnrecoverableError(reason), token, false), {
       attempts: REFUSE_ATTEMPTS,
       retryIf: anyError,

@@ -44,6 +44,7 @@ export {
   type AgentEndEvent,
   type AgentEvent,
   type AgentMessage,
+  type AgentPathLink,
   type AgentRunDetails,
   type AgentStartEvent,
   type AgentSummary,

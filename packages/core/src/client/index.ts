@@ -9,7 +9,12 @@ export type { AgentSummary } from "../agents/defineAgent.js";
 export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
 export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
-export type { AgentRunDetails, ChildRun, ParentCall } from "../protocol/childRuns.js";
+export type {
+  AgentPathLink,
+  AgentRunDetails,
+  ChildRun,
+  ParentCall,
+} from "../protocol/childRuns.js";
 export type { DecisionJobData, DecisionJobResult } from "../protocol/coordinatorDecision.js";
 export type {
   CoordinatorJobData,

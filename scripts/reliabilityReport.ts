@@ -235,6 +235,34 @@ An abort is recorded before it is announced, like a decision:
   trials above the abort is sent as soon as the approval is recorded; without the check the
   approved call ran, dispatched after the abort was recorded, in the first trial.
 
+## Child runs (agents calling agents)
+
+A call of another agent (\`agent__<name>\`) is a request of its own, in a session of its own,
+and its parent waits for it as for an approval, so each part keeps the guarantees above:
+
+- **The call and its child.** The call is recorded in the parent's session (fenced by the
+  lease, once: a resumed batch finds the first record and its child session) before the
+  child's request is added under a job id made from that session, so a parent resumed after a
+  crash adds nothing twice. The child's input is recorded once per job id like any request's;
+  its run resumes on another coordinator when its holder dies, its remote tools attach to
+  their jobs.
+- **The parent waits parked.** Its batch's other outcomes are stored, its lease and slot
+  released; its request job is held by id and lock only, and a coordinator that meets it again
+  (the job delivered after a crash) finds it parked and lets it be.
+- **The answer.** The coordinator holding the child's job records the answer in the parent
+  (at most once: the call's decision) before completing the job. A coordinator killed in
+  between leaves the job to be delivered again: the next one finds the answer stored, records
+  it again (a no-op) and resumes the parent. The last answer of the batch un-parks the parent;
+  whoever resumes it takes each child's answer from its record and appends the batch in call
+  order, once.
+
+Measured in \`test/faults/agentCallFaults.test.ts\`: a parent calls two child agents (each
+running a remote tool for 2.5 s) and one plain tool in one batch on two coordinators, and a
+coordinator is SIGKILLed while a child runs its tool, while the parent is parked, and just
+after a child answered (the scenarios \`tree of agents: …\` above): each time every tool ran
+once, each child's transcript holds one answer, and the parent has one result per call and
+one answer.
+
 ## Transcript writes that are not waited for
 
 A batch's results are appended without waiting for Redis's reply; the run's next write goes

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { AgentsFileError, loadAgentsFile } from "@yiem/core";
+import { AgentsFileError, loadAgentsFile, startCoordinator, ToolStore } from "@yiem/core";
 import { describe, expect, it } from "vitest";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-agents-file-"));
@@ -133,6 +133,16 @@ describe("an agents file", () => {
         '{"agents":{"g":{"instructions":"x","model":"m","description":" "}}}',
         'agent "g": description: must be a non-empty string',
       ],
+      [
+        "bad-agents.json",
+        '{"agents":{"e":{"instructions":"x","model":"m","agents":["no spaces"]}}}',
+        'agent "e": agents: must be a list of agent names',
+      ],
+      [
+        "bad-input-schema.json",
+        '{"agents":{"f":{"instructions":"x","model":"m","inputSchema":"text"}}}',
+        'agent "f": inputSchema: must be a JSON Schema object',
+      ],
       ["no-agents.json", '{"agent":{}}', 'must hold { "agents"'],
       ["broken.yaml", "agents: [\n", ""],
     ];
@@ -142,5 +152,34 @@ describe("an agents file", () => {
       expect(err).toBeInstanceOf(AgentsFileError);
       expect(err.message).toContain(`${path}: ${reason}`);
     }
+  });
+
+  it("reads the agents an agent may call, and a coordinator refuses to start when one is not defined", async () => {
+    const path = file(
+      "callers.yaml",
+      [
+        "agents:",
+        "  lead:",
+        "    instructions: Lead.",
+        "    model: m",
+        "    agents: [helper, ghost]",
+        "  helper:",
+        "    description: Helps.",
+        "    instructions: Help.",
+        "    model: m",
+        "    inputSchema: { type: object, properties: { topic: { type: string } } }",
+      ].join("\n"),
+    );
+    const agents = await loadAgentsFile(path);
+    expect(agents[0]?.agents).toEqual(["helper", "ghost"]);
+    expect(agents[1]).toMatchObject({ description: "Helps.", inputSchema: { type: "object" } });
+    const start = startCoordinator({
+      redis: "redis://127.0.0.1:1",
+      agents,
+      toolStore: new ToolStore({ name: "test" }),
+    });
+    await expect(start).rejects.toThrow(
+      'agent "lead": agents: unknown agent "ghost" (known: helper, lead)',
+    );
   });
 });

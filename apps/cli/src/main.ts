@@ -11,6 +11,7 @@ import { approveCommand, denyCommand } from "./commands/decide.js";
 import { keysCommand } from "./commands/keys.js";
 import { pendingCommand } from "./commands/pending.js";
 import { sendCommand } from "./commands/send.js";
+import { treeCommand } from "./commands/tree.js";
 import { watchCommand } from "./commands/watch.js";
 import { workersCommand } from "./commands/workers.js";
 import { describeFailure, EXIT, UsageError } from "./errors.js";
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   abortCommand,
   workersCommand,
   agentsCommand,
+  treeCommand,
   pendingCommand,
   approveCommand,
   denyCommand,
@@ -31,7 +33,7 @@ export const COMMANDS: readonly Command[] = [
 
 /** The one-line usage of `yiem`. */
 export const MAIN_USAGE =
-  "yiem <send|watch|abort|workers|agents|pending|approve|deny|keys> [arguments] [options]   (yiem --help, yiem --version)";
+  "yiem <send|watch|abort|workers|agents|tree|pending|approve|deny|keys> [arguments] [options]   (yiem --help, yiem --version)";
 
 /** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
 export function readVersion(): string {

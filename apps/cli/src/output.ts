@@ -1,6 +1,7 @@
 import type { AssistantMessage, BusEvent } from "@yiem/core/client";
 import { contentText, createEventRenderer, type EventRenderer, oneLine } from "./renderEvents.js";
 import { escapeControlChars, formatJsonLine } from "./terminalText.js";
+import { treeEventLine } from "./treeEvents.js";
 
 /** Prints bus events: JSON lines, or the live tool renderer plus run-level lines. */
 export interface BusPrinter {
@@ -123,6 +124,11 @@ export function createBusPrinter(options: BusPrinterOptions): BusPrinter {
   };
   return {
     event(event) {
+      if (event.path) {
+        const line = treeEventLine(event); // a child run's event, seen at its root
+        if (line) renderer.print(line);
+        return;
+      }
       if (event.type === "agentStart" || event.type === "turnStart") text.restart();
       renderer.handle(event, event);
       if (event.type === "messageUpdate") text.add(event.delta);

@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     concurrency: config.coordinatorConcurrency,
     leaseMs: config.leaseMs,
     approvalTimeoutMs: config.approvalTimeoutMs,
+    maxAgentDepth: config.maxAgentDepth,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     requestRetentionS: config.requestRetentionS,

@@ -15,11 +15,27 @@ function age(since: number, now: number): string {
   return seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
 }
 
-/** The calls awaiting approval as table lines: session, call, tool, reason, age. */
+/** A call's chain from its tree's root as the agents on the way (`lead > researcher`), `-` for a root's call. */
+function chainOf(pending: PendingApproval): string {
+  return pending.chain?.map((link) => link.agent ?? link.sessionId).join(" > ") ?? "-";
+}
+
+/**
+ * The calls awaiting approval as table lines: session, call, tool, reason, age, and for a call
+ * in a child run the agents from the root to it (the column shows only when one is).
+ */
 export function pendingTable(pending: PendingApproval[], now = Date.now()): string[] {
-  const header = ["SESSION", "CALL", "TOOL", "REASON", "AGE"];
+  const chained = pending.some((p) => p.chain);
+  const header = ["SESSION", "CALL", "TOOL", "REASON", "AGE", ...(chained ? ["CHAIN"] : [])];
   const rows = pending.map((p) =>
-    [p.sessionId, p.callKey, p.toolName, p.reason, age(p.requestedAt, now)].map(escapeControlChars),
+    [
+      p.sessionId,
+      p.callKey,
+      p.toolName,
+      p.reason,
+      age(p.requestedAt, now),
+      ...(chained ? [chainOf(p)] : []),
+    ].map(escapeControlChars),
   );
   return formatTable([header, ...rows]);
 }
@@ -28,7 +44,7 @@ export function pendingTable(pending: PendingApproval[], now = Date.now()): stri
 export const pendingCommand: Command = {
   name: "pending",
   summary:
-    "Lists the tool calls awaiting approval (session, call, tool, reason, age), of one session or of the whole cluster.",
+    "Lists the tool calls awaiting approval (session, call, tool, reason, age; for a call in a child run, the agents from the root), of one session and its child runs, or of the whole cluster.",
   usage: USAGE,
   options: ["      --json         the calls as one JSON array"],
   async run(args, io) {

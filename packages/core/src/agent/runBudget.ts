@@ -38,3 +38,23 @@ export function buildBudgetResponse(reached: string): AssistantMessage {
     timestamp: Date.now(),
   };
 }
+
+/**
+ * What is left of `budget` after `usage`, limit by limit (never below 0): the budget a child
+ * run gets, so the tree under a run stays within the run's own. `undefined` without a budget.
+ *
+ * @example remainingBudget({ maxModelCalls: 5 }, usage) // { maxModelCalls: 3 } after 2 model calls
+ */
+export function remainingBudget(
+  budget: RunBudget | undefined,
+  usage: RunUsage,
+): RunBudget | undefined {
+  if (!budget) return undefined;
+  const left: RunBudget = {};
+  for (const { key, used } of LIMITS) {
+    const limit = budget[key];
+    if (limit === undefined) continue;
+    left[key] = Math.max(0, limit - (used(usage) ?? 0));
+  }
+  return left;
+}

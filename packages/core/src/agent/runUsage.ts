@@ -78,9 +78,26 @@ function addAnswer(total: RunUsage, message: AssistantMessage, prices: PriceTabl
   else if (!total.unpricedModels?.includes(model)) total.unpricedModels?.push(model);
 }
 
+/** Adds a child run's usage (a tool result's `details.agentRun.usage`) to `total` (in place). */
+function addChildRun(total: RunUsage, details: Record<string, unknown> | undefined) {
+  const usage = (details?.agentRun as { usage?: RunUsage } | undefined)?.usage;
+  if (!usage) return;
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
+  total.reasoningTokens += usage.reasoningTokens;
+  total.cachedInputTokens += usage.cachedInputTokens;
+  total.totalTokens += usage.totalTokens;
+  total.modelCalls += usage.modelCalls;
+  total.toolCalls += usage.toolCalls;
+  if (usage.costUsd !== undefined && total.costUsd !== undefined) total.costUsd += usage.costUsd;
+  for (const model of usage.unpricedModels ?? [])
+    if (!total.unpricedModels?.includes(model)) total.unpricedModels?.push(model);
+}
+
 /**
  * Adds up what a run used from the messages it added to the transcript: each model answer's
- * usage (`isModelAnswer`), and each tool result as a tool call. With `prices`, the cost too,
+ * usage (`isModelAnswer`), and each tool result as a tool call; a child run's result (an
+ * `agent__<name>` call) adds the child's whole usage too, so a run's usage is its tree's. With `prices`, the cost too,
  * rounded to a billionth of a dollar. Reads nothing else, so a run resumed from its transcript
  * adds up to the same totals, and a message stored once is counted once.
  *
@@ -89,8 +106,10 @@ function addAnswer(total: RunUsage, message: AssistantMessage, prices: PriceTabl
 export function sumRunUsage(messages: readonly AgentMessage[], prices?: PriceTable): RunUsage {
   const total = emptyRunUsage(prices !== undefined);
   for (const message of messages) {
-    if (message.role === "toolResult") total.toolCalls++;
-    else if (message.role === "assistant" && isModelAnswer(message))
+    if (message.role === "toolResult") {
+      total.toolCalls++;
+      addChildRun(total, message.details);
+    } else if (message.role === "assistant" && isModelAnswer(message))
       addAnswer(total, message, prices);
   }
   if (total.costUsd !== undefined) total.costUsd = Math.round(total.costUsd * 1e9) / 1e9;

@@ -98,6 +98,8 @@ function digestPart(definition: AgentDefinition): unknown {
     // Fields added later count only when set: a definition without them hashes as before.
     ...(definition.description === undefined ? [] : [{ description: definition.description }]),
     ...(definition.handoffs === undefined ? [] : [{ handoffs: [...definition.handoffs].sort() }]),
+    ...(definition.agents === undefined ? [] : [{ agents: [...definition.agents] }]),
+    ...(definition.inputSchema === undefined ? [] : [{ inputSchema: definition.inputSchema }]),
   ];
 }
 
@@ -105,7 +107,7 @@ function digestPart(definition: AgentDefinition): unknown {
  * The agents one coordinator serves, by name. Built from definitions whose model calls are
  * resolved (`llmCallOfAgent`); the first definition's name is not special: requests without
  * `agent` go to `default` (or the session's current agent). Throws `InvalidAgentError` for a
- * name defined twice or a handoff to an agent not defined.
+ * name defined twice, or a handoff or callee (`agents`) that is not defined.
  *
  * @example
  * const registry = new AgentRegistry([[support, llmCallOfAgent(support)]]);
@@ -120,16 +122,29 @@ export class AgentRegistry {
         throw new InvalidAgentError(definition.name, "name", "defined twice");
       this.agents.set(definition.name, serve(definition, llmCall));
     }
-    for (const { definition } of this.agents.values()) this.checkHandoffs(definition);
+    for (const { definition } of this.agents.values()) {
+      this.checkNamed(definition, "handoffs", definition.handoffs);
+      this.checkNamed(definition, "agents", definition.agents);
+    }
   }
 
-  /** Throws `InvalidAgentError` when `definition` hands off to an agent that is not defined. */
-  private checkHandoffs(definition: AgentDefinition): void {
-    const unknown = definition.handoffs?.find((name) => !this.agents.has(name));
+  /** The agents the agent `name` may call (its `agents`), in the order it lists them. */
+  calleesOf(name: string): ServedAgent[] {
+    const names = this.agents.get(name)?.definition.agents ?? [];
+    return names.flatMap((callee) => this.agents.get(callee) ?? []);
+  }
+
+  /** Throws `InvalidAgentError` when `names` (the definition's `field`) has an agent not defined. */
+  private checkNamed(
+    definition: AgentDefinition,
+    field: "handoffs" | "agents",
+    names: readonly string[] | undefined,
+  ): void {
+    const unknown = names?.find((name) => !this.agents.has(name));
     if (unknown === undefined) return;
     throw new InvalidAgentError(
       definition.name,
-      "handoffs",
+      field,
       `unknown agent "${unknown}" (known: ${this.names().join(", ")})`,
     );
   }

@@ -29,6 +29,8 @@ const FILE_FIELDS = new Set([
   "budget",
   "description",
   "handoffs",
+  "inputSchema",
+  "agents",
 ]);
 
 const MODULE_EXTENSIONS = new Set([".ts", ".mts", ".js", ".mjs"]);
@@ -89,7 +91,8 @@ function readDefinitions(contents: unknown, fromModule: boolean): AgentDefinitio
 /**
  * Loads the agent definitions of a `YIEM_AGENTS` file: `.json` or `.yaml` holding
  * `{ agents: { <name>: { instructions, model, modelSettings?, baseURL?, apiKeyEnv?, tools?,
- * maxTurns?, outputSchema?, outputRetries?, budget?, description?, handoffs? } } }`, or a module (`.ts`, `.mjs`, …)
+ * maxTurns?, outputSchema?, outputRetries?, budget?, description?, handoffs?, inputSchema?,
+ * agents? } } }`, or a module (`.ts`, `.mjs`, …)
  * exporting `agents` (that map, or a list of `defineAgent(...)`). Throws `AgentsFileError`
  * naming the file, the agent and the field.
  *

@@ -58,13 +58,28 @@ export interface AgentDefinition {
   outputRetries?: number;
   /** What one run of this agent may use, lowered (never raised) by the coordinator's `budget`. */
   budget?: RunBudget;
-  /** What this agent does, in a sentence: the description of the tools other agents reach it by. */
+  /**
+   * What this agent does, in a sentence: the description of the tools other agents reach it
+   * by (`agent__<name>` for agents that may call it, `transfer_to_<name>` for those that may
+   * hand off to it).
+   */
   description?: string;
   /**
    * The agents this agent may hand a session over to: its model is offered one tool
    * `transfer_to_<name>` per name (see `handoffToolName`). Each must be another defined agent.
    */
   handoffs?: readonly string[];
+  /**
+   * The JSON Schema of the arguments agents calling this one give (`agent__<name>`). Default:
+   * `{ input: string }`. With another schema, the child run's input is the arguments' JSON.
+   */
+  inputSchema?: JsonSchema;
+  /**
+   * The agents this agent's model may call, each offered as a tool `agent__<name>`: a call
+   * starts a child run of that agent (its own session, a coordinator job) and its final answer
+   * is the call's result.
+   */
+  agents?: readonly string[];
 }
 
 /** What `yiem agents` shows of one agent, and what coordinators compare (with its digest). */
@@ -147,13 +162,28 @@ function checkTools(name: string, tools: unknown): void {
     throw new InvalidAgentError(name, "tools", "must be a list of tool names");
 }
 
+function checkAgentCalls(name: string, definition: AgentDefinition): void {
+  checkOptionalString(name, "description", definition.description);
+  const schema = definition.inputSchema;
+  if (
+    schema !== undefined &&
+    (typeof schema !== "object" || schema === null || Array.isArray(schema))
+  )
+    throw new InvalidAgentError(name, "inputSchema", "must be a JSON Schema object");
+  const { agents } = definition;
+  if (agents === undefined) return;
+  if (!Array.isArray(agents) || agents.some((a) => typeof a !== "string" || !AGENT_NAME.test(a)))
+    throw new InvalidAgentError(name, "agents", "must be a list of agent names");
+}
+
 /**
  * Checks an agent definition and returns it as given. Throws `InvalidAgentError` naming the
  * agent and the field: a name outside `AGENT_NAME`, missing `instructions` or `model`, a
  * setting that is not a number, a `tools` that is not a list of names, a `handoffs` that is
  * not a list of other agents' names, a `maxTurns` or `outputRetries` that is not a positive
- * integer. Whether each handoff names a defined agent is checked where all are known
- * (`AgentRegistry`).
+ * integer, an `agents` that is not a list of agent names, an `inputSchema` that is not an
+ * object. Whether each handoff and callee names a defined agent is checked where all are
+ * known (`AgentRegistry`).
  *
  * @example
  * const support = defineAgent({ name: "support", instructions: "Help customers.", model: "gpt-4o-mini", tools: ["getTime"] });
@@ -177,6 +207,7 @@ export function defineAgent(definition: AgentDefinition): AgentDefinition {
   checkHandoffs(name, definition.handoffs);
   checkPositiveInteger(name, "maxTurns", definition.maxTurns);
   checkPositiveInteger(name, "outputRetries", definition.outputRetries);
+  checkAgentCalls(name, definition);
   const badSettings = describeBadRunSettings(definition);
   if (badSettings) {
     const [field, ...reason] = badSettings.split(": ");

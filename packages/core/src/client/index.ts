@@ -10,6 +10,12 @@ export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
 export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
 export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
+export type {
+  AgentPathLink,
+  AgentRunDetails,
+  ChildRun,
+  ParentCall,
+} from "../protocol/childRuns.js";
 export type { DecisionJobData, DecisionJobResult } from "../protocol/coordinatorDecision.js";
 export type {
   CoordinatorJobData,
@@ -31,7 +37,7 @@ export {
   redisTargetOf,
 } from "../redis/redisConnection.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
-export type { ApprovalRequest, PendingApproval } from "../state/approvalStore.js";
+export type { ApprovalRequest, ChainLink, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export {
   type ChosenDefinition,

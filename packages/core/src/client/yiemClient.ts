@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { BusEvent } from "../protocol/busEvent.js";
+import type { ChildRun } from "../protocol/childRuns.js";
 import {
   type DecisionJobData,
   type DecisionJobResult,
@@ -28,6 +29,7 @@ import {
 } from "../redis/redisConnection.js";
 import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
+import { readChildren } from "../state/childRuns.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
@@ -333,6 +335,7 @@ export class YiemClient {
     const until = options.untilAgentEnd
       ? (event: BusEvent) =>
           event.type === "agentEnd" &&
+          !event.path && // a child run's end, seen at its root
           (!runId || event.runId === runId || (event.inputIds ?? []).includes(runId))
       : undefined;
     return streamSessionEvents({
@@ -583,6 +586,17 @@ export class YiemClient {
   async sessionAgent(sessionId: string): Promise<string | undefined> {
     await this.ready();
     return this.guard(() => new SessionAgents(this.command, this.keys).read(sessionId));
+  }
+
+  /**
+   * The child runs a session's agent started (its `agent__<name>` calls), oldest first: each
+   * one's call key, agent, session, status (`running`, `done`, `error`, `aborted`, `budget`),
+   * usage (its own tree's) and start and end times. A child's own children are listed by
+   * calling this with its `sessionId`.
+   */
+  async children(sessionId: string): Promise<ChildRun[]> {
+    await this.ready();
+    return this.guard(() => readChildren(this.command, this.keys, sessionId));
   }
 
   /** The stored transcript of a session. */

@@ -8,11 +8,13 @@ import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
+import type { ControlMessage } from "../protocol/controlMessages.js";
 import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
 import { ApprovalStore } from "../state/approvalStore.js";
+import { ChildRunStore } from "../state/childRuns.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -90,6 +92,12 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * `approvalTimeoutMs` wins). Default: no timeout.
    */
   approvalTimeoutMs?: number;
+  /**
+   * How deep agents calling agents may nest (`YIEM_MAX_AGENT_DEPTH`): a child run's call of
+   * another agent past it is an error result.
+   * @defaultValue `DEFAULTS.maxAgentDepth`
+   */
+  maxAgentDepth?: number;
   /**
    * Tool queue shards (`YIEM_SHARDS`).
    * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
@@ -403,10 +411,19 @@ async function startCoordinatorRuntime(
   const first = registry.get(registry.names()[0] ?? "") as ServedAgent;
   const deps = await runnerDeps(options, ctx, store, log, first.llmCall);
   deps.agentOf = sessionAgentFinder(registry, sessionAgents, coordinatorId);
+  const childRuns = new ChildRunStore(command, keys, ctx.acks, ctx.streamCaps);
   const decisions: DecisionDeps = {
     approvals: deps.approvals,
     resume: (sessionId) => tasks.ensureRunning(sessionId),
     log,
+    children: {
+      store: childRuns,
+      abort: async (childSessionId) => {
+        await store.requestAbort(childSessionId);
+        const message: ControlMessage = { type: "abort", sessionId: childSessionId };
+        await command.publish(keys.controlChannel, JSON.stringify(message));
+      },
+    },
   };
   const tasks = new SessionTasks({
     deps,
@@ -433,6 +450,13 @@ async function startCoordinatorRuntime(
     connection: command,
     prefix: keys.bullPrefix,
   });
+  deps.childRuns = {
+    store: childRuns,
+    maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
+    submit: async (data, jobId) => {
+      await coordinatorQueue.add("agent", data, { jobId });
+    },
+  };
   // Jobs added without retention would stay forever: the coordinator sets it on finishing.
   const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
   const worker = new Worker(keys.coordinatorQueue, undefined, {
@@ -457,6 +481,7 @@ async function startCoordinatorRuntime(
       sessions: sessionAgents,
       recorded: (sessionId, inputId) => store.isRecorded(sessionId, inputId),
     },
+    childRuns,
   });
   const announcer = await startAgentAnnouncer({ command, keys, coordinatorId, registry, log });
   const decisionJobs = startDecisionJobs({

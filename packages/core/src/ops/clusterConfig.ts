@@ -139,6 +139,12 @@ export interface ClusterConfig {
   /** `YIEM_APPROVAL_TIMEOUT_MS`: deny a call awaiting approval on its own after this long (none when unset). */
   approvalTimeoutMs: number | undefined;
   /**
+   * `YIEM_MAX_AGENT_DEPTH`: how deep a tree of agents calling agents may grow; a call past it
+   * is an error result.
+   * @defaultValue `DEFAULTS.maxAgentDepth`
+   */
+  maxAgentDepth: number;
+  /**
    * `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal.
    * @defaultValue `DEFAULTS.leaseMs`
    */
@@ -305,6 +311,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     adminHost: readString(env, "YIEM_ADMIN_HOST"),
     adminReadOnly: readString(env, "YIEM_ADMIN_READONLY") === "1",
     approvalTimeoutMs: readOptionalInt(env, "YIEM_APPROVAL_TIMEOUT_MS"),
+    maxAgentDepth: readInt(env, "YIEM_MAX_AGENT_DEPTH", d.maxAgentDepth),
     leaseMs: readInt(env, "YIEM_LEASE_MS", d.leaseMs),
     lockDurationMs: readInt(env, "YIEM_LOCK_MS", d.lockDurationMs),
     stalledIntervalMs: readInt(env, "YIEM_STALLED_INTERVAL_MS", d.stalledIntervalMs),

@@ -56,6 +56,8 @@ export const DEFAULTS = {
    * of RSS; this keeps it near 250 MB at no CPU cost measurable on the benchmark.
    */
   heapGrowthPercent: 150,
+  /** `YIEM_MAX_AGENT_DEPTH`: how many agents deep a tree of child runs may nest (the root is 0). */
+  maxAgentDepth: 5,
   /** `YIEM_LEASE_MS`: how long a coordinator's hold on a session lasts without renewal. */
   leaseMs: 10_000,
   /** `YIEM_LOCK_MS`: BullMQ's job lock; a process silent this long is considered dead. */

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../types/index.js";
+import type { AgentPathLink } from "./childRuns.js";
 import { cutEventArguments, EVENT_ARGUMENTS_MAX_BYTES } from "./eventArguments.js";
 
 /**
@@ -18,6 +19,12 @@ export type BusEvent = AgentEvent & {
   workerId?: string;
   inputIds?: string[];
   live?: true;
+  /**
+   * On an event of a child run seen in its root session's stream: the way from the root down
+   * to the child (agent, session, call key of each step). `sessionId` and `runId` are the
+   * child's. Absent on the session's own events.
+   */
+  path?: AgentPathLink[];
 };
 
 /** Where an event comes from: everything of `BusEvent` but the event and `seq`. */
@@ -26,6 +33,8 @@ export interface EventOrigin {
   runId: string;
   workerId?: string;
   inputIds?: string[];
+  /** A child run's way from its root (see `BusEvent.path`). */
+  path?: AgentPathLink[];
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
   UserInput,
   UserMessage,
 } from "../types/index.js";
+import { type ParentCall, readParentCall } from "./childRuns.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**
@@ -34,6 +35,8 @@ export interface CoordinatorJobData {
   followUp?: boolean;
   /** This request's own limits: they lower the run's budget, never raise it. */
   budget?: RunBudget;
+  /** A child run's call (set by the coordinator that starts it; see `ParentCall`). */
+  parent?: ParentCall;
 }
 
 /**
@@ -112,6 +115,8 @@ export interface CoordinatorRequest {
   message: UserMessage;
   /** The request's own budget, when it has one: it lowers the run's. */
   budget: RunBudget | undefined;
+  /** The parent's call, when this request starts a child run. */
+  parent?: ParentCall;
 }
 
 /** Session ids are part of Redis key names (inside a hash tag): a plain, bounded alphabet. */
@@ -177,9 +182,10 @@ export function readCoordinatorJob(
   const sessionId = readSessionId(fields.sessionId);
   const kind: InputKind = readFollowUp(fields.followUp) ? "followUp" : "input";
   const budget = readBudget(fields.budget);
+  const parent = readParentCall(fields.parent);
   try {
     const message = toUserMessage(fields.input, limits, "input");
-    return { agent, sessionId, kind, message, budget };
+    return { agent, sessionId, kind, message, budget, ...(parent ? { parent } : {}) };
   } catch (err) {
     if (err instanceof InvalidUserInputError) {
       throw new InvalidCoordinatorJobError(err.field, err.message.slice(err.field.length + 2));

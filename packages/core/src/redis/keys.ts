@@ -181,6 +181,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * said so (`state/agentAnnouncements.ts`).
      */
     agentAnnouncements: `${prefix}:{agents}:coordinators`,
+    /**
+     * STRING: a child run's session → the parent call it answers (`ParentCall` JSON: parent
+     * session, call key, root session, depth), set by its job's first intake.
+     */
+    sessionParent: (sessionId: string) => `${session(sessionId)}:parent`,
+    /** HASH: the session's child runs, call key → `ChildRun` JSON (agent, session, status, usage). */
+    children: (sessionId: string) => `${session(sessionId)}:children`,
     /** Calls of the parked batch that need a human decision: call key → request JSON. */
     approvals: (sessionId: string) => `${session(sessionId)}:approvals`,
     /** Decisions taken on them: call key → decision JSON (approved, by, reason, decidedAt). */

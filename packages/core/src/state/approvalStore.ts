@@ -19,6 +19,12 @@ export interface ApprovalRequest {
   requestedAt: number;
   /** Epoch ms when it is denied on its own, if it has a timeout. */
   deadline?: number;
+  /**
+   * Set when the call waits for a child run instead (an `agent__<name>` call): the agent and
+   * the child's session. Such a call is not listed as awaiting approval and takes no decision
+   * but its child's answer (`ChildRunStore`).
+   */
+  child?: { agent: string; sessionId: string };
 }
 
 /** A decision on a call awaiting approval. `by` is free text (who decided). */
@@ -28,12 +34,31 @@ export interface ApprovalDecision {
   reason?: string;
   /** Epoch ms. */
   decidedAt: number;
+  /** A child run's answer, as the outcome of the call that waited for it. */
+  outcome?: ExecutedOutcome;
+}
+
+/** One step of the way from a tree's root session to a call: a session, its agent, and the call there. */
+export interface ChainLink {
+  sessionId: string;
+  agent?: string;
+  callKey: string;
 }
 
 /** A call awaiting approval, as `pending` lists it. */
 export interface PendingApproval extends ApprovalRequest {
   sessionId: string;
+  /**
+   * For a call in a child run (agents calling agents): the way to it from the root session,
+   * root first: each session with its agent and the call that started the next child; the
+   * last link is this call in its own session.
+   */
+  chain?: ChainLink[];
 }
+
+/** How many links a chain, and how many sessions a tree's listing, reads at most. */
+const MAX_CHAIN = 64;
+const MAX_TREE_SESSIONS = 1000;
 
 /** What recording a decision did. */
 export type DecideOutcome =
@@ -235,9 +260,17 @@ export class ApprovalStore {
     return members.map(parseMember);
   }
 
-  /** Calls awaiting approval, oldest first: of one session, or of the whole cluster. */
+  /**
+   * Calls awaiting approval, oldest first: of one session and the child runs under it, or of
+   * the whole cluster. A call in a child run carries its `chain` from the root session.
+   */
   async pending(sessionId?: string): Promise<PendingApproval[]> {
-    if (sessionId) return this.pendingIn(sessionId);
+    const listed = sessionId ? await this.pendingInTree(sessionId) : await this.pendingAll();
+    return this.withChains(listed);
+  }
+
+  /** Every call awaiting approval in the cluster (the index), oldest first. */
+  private async pendingAll(): Promise<PendingApproval[]> {
     const members = (await this.redis.zrange(this.keys.approvalsPending, 0, -1)).map(parseMember);
     // One read per call, sent at once (sessions live in different slots); an index entry
     // whose call is decided or unknown is skipped.
@@ -245,6 +278,61 @@ export class ApprovalStore {
     return requests.flatMap((request, i) =>
       request ? [{ ...request, sessionId: members[i]?.sessionId ?? "" }] : [],
     );
+  }
+
+  /** The calls awaiting approval in a session and in its running child runs, oldest first. */
+  private async pendingInTree(sessionId: string): Promise<PendingApproval[]> {
+    const found: PendingApproval[] = [];
+    const queue = [sessionId];
+    for (let read = 0; queue.length > 0 && read < MAX_TREE_SESSIONS; read++) {
+      const next = queue.shift() as string;
+      found.push(...(await this.pendingIn(next)));
+      const children = await this.redis.hvals(this.keys.children(next));
+      for (const text of children) {
+        const child = JSON.parse(text) as { sessionId: string; status: string };
+        if (child.status === "running") queue.push(child.sessionId);
+      }
+    }
+    return found.sort((a, b) => a.requestedAt - b.requestedAt);
+  }
+
+  /** The calls with the chain of each one in a child run. */
+  private async withChains(pending: PendingApproval[]): Promise<PendingApproval[]> {
+    const chains = new Map<string, Promise<ChainLink[]>>();
+    for (const { sessionId } of pending)
+      if (!chains.has(sessionId)) chains.set(sessionId, this.chainTo(sessionId));
+    return Promise.all(
+      pending.map(async (request) => {
+        const chain = await chains.get(request.sessionId);
+        if (!chain || chain.length === 0) return request;
+        const agent = await this.redis.get(this.keys.sessionAgent(request.sessionId));
+        const last: ChainLink = {
+          sessionId: request.sessionId,
+          ...(agent ? { agent } : {}),
+          callKey: request.callKey,
+        };
+        return { ...request, chain: [...chain, last] };
+      }),
+    );
+  }
+
+  /** The links from the root down to the call that started `sessionId` (none for a root). */
+  private async chainTo(sessionId: string): Promise<ChainLink[]> {
+    const links: ChainLink[] = [];
+    let current = sessionId;
+    for (let i = 0; i < MAX_CHAIN; i++) {
+      const text = await this.redis.get(this.keys.sessionParent(current));
+      if (!text) break;
+      const parent = JSON.parse(text) as { sessionId: string; callKey: string };
+      const agent = await this.redis.get(this.keys.sessionAgent(parent.sessionId));
+      links.unshift({
+        sessionId: parent.sessionId,
+        ...(agent ? { agent } : {}),
+        callKey: parent.callKey,
+      });
+      current = parent.sessionId;
+    }
+    return links;
   }
 
   /** The request of a call that still awaits its decision, if it does. */
@@ -257,7 +345,8 @@ export class ApprovalStore {
       this.redis.hget(k.approvals(member.sessionId), member.callKey),
       this.redis.hexists(k.decisions(member.sessionId), member.callKey),
     ]);
-    return text && decided === 0 ? (JSON.parse(text) as ApprovalRequest) : undefined;
+    const request = text && decided === 0 ? (JSON.parse(text) as ApprovalRequest) : undefined;
+    return request?.child ? undefined : request;
   }
 
   /** One session's calls awaiting approval, read from the session itself (one round trip). */
@@ -276,7 +365,7 @@ export class ApprovalStore {
     const done = new Set(decided ?? []);
     return (requested ?? [])
       .map((text) => ({ ...(JSON.parse(text) as ApprovalRequest), sessionId }))
-      .filter((request) => !done.has(request.callKey))
+      .filter((request) => !done.has(request.callKey) && !request.child)
       .sort((a, b) => a.requestedAt - b.requestedAt);
   }
 }

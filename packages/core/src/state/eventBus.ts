@@ -1,4 +1,5 @@
 import { type BusEvent, busEventJson, type EventOrigin } from "../protocol/busEvent.js";
+import type { AgentPathLink } from "../protocol/childRuns.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
@@ -36,8 +37,9 @@ export async function publishEvent(
   origin: EventOrigin,
   event: AgentEvent,
   caps: StreamCaps = streamCaps(),
+  /** The session whose stream gets the event: its own, or its tree's root (`BusEvent.path`). */
+  sessionId: string = origin.sessionId,
 ): Promise<number> {
-  const { sessionId } = origin;
   return withScripts(redis).yiemPublishEvent(
     keys.seq(sessionId),
     keys.stream(sessionId),
@@ -103,6 +105,12 @@ export async function latestSeq(
   return Number((await redis.get(keys.seq(sessionId))) ?? 0);
 }
 
+/** Where a child run's events are seen too: its root session, with the way down to the child. */
+export interface EventTree {
+  rootSessionId: string;
+  path: AgentPathLink[];
+}
+
 /** Publishes a run's events without waiting for each reply, and waits for all of them on `flush`. */
 export interface EventPublisher {
   /** Sends the event to Redis and returns at once. Never throws; a failed publish is dropped. */
@@ -124,6 +132,8 @@ export function createEventPublisher(
   keys: ClusterKeys,
   origin: EventOrigin,
   caps: StreamCaps = streamCaps(),
+  /** A child run's tree: each stored event goes to its root session's stream too, with `path`. */
+  tree?: EventTree,
 ): EventPublisher {
   const pending = new Set<Promise<unknown>>();
   const track = (sent: Promise<unknown>) => {
@@ -133,6 +143,10 @@ export function createEventPublisher(
   };
   return {
     emit(event, extra = {}) {
+      if (tree) {
+        const seen = { ...origin, ...extra, path: tree.path };
+        void track(publishEvent(redis, keys, seen, event, caps, tree.rootSessionId).catch(() => 0));
+      }
       return track(
         publishEvent(redis, keys, { ...origin, ...extra }, event, caps).catch(() => undefined),
       );

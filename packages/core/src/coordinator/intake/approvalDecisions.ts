@@ -5,6 +5,7 @@ import type {
   ApprovalRequest,
   ApprovalStore,
 } from "../../state/approvalStore.js";
+import type { ChildRunStore } from "../../state/childRuns.js";
 import type { SessionStore } from "../../state/sessionStore.js";
 
 /** The reason a call awaiting approval is denied with when its session is aborted. */
@@ -16,6 +17,8 @@ export interface DecisionDeps {
   /** Starts working the session here if no coordinator holds it (see `SessionTasks.ensureRunning`). */
   resume: (sessionId: string) => Promise<void>;
   log: Logger;
+  /** The tree of child runs, and how a child session is aborted (recorded, then announced). */
+  children?: { store: ChildRunStore; abort: (childSessionId: string) => Promise<void> };
 }
 
 /** What a decision did: recorded (with the job's result), or a no-op with the reason its job fails with. */
@@ -77,13 +80,31 @@ export async function abortWaitingRun(
 ): Promise<void> {
   try {
     if (!(await store.markRunAborted(sessionId))) return;
-    for (const waiting of await deps.approvals.pending(sessionId)) {
+    const pending = await deps.approvals.pending(sessionId);
+    for (const waiting of pending.filter((p) => p.sessionId === sessionId)) {
       const reason = ABORTED_APPROVAL_REASON;
       const denial = { sessionId, callKey: waiting.callKey, approved: false, reason };
       await recordDecision(deps, denial, Date.now(), waiting);
     }
+    await abortChildRuns(deps, sessionId);
   } catch (err) {
     deps.log.warn({ err: (err as Error).message, sessionId }, "could not abort a waiting run");
+  }
+}
+
+/**
+ * Carries an abort down the tree: each child run the session's parked batch waits for is
+ * aborted (recorded in the child, then announced, so its holder stops it and its own children
+ * are aborted in turn), and the call waiting for it is answered as not answered, so the parent
+ * resumes and ends aborted without waiting for its children.
+ */
+async function abortChildRuns(deps: DecisionDeps, sessionId: string): Promise<void> {
+  if (!deps.children) return;
+  for (const waiting of await deps.children.store.waiting(sessionId)) {
+    await deps.children.abort(waiting.child.sessionId);
+    const reason = ABORTED_APPROVAL_REASON;
+    const denial = { sessionId, callKey: waiting.callKey, approved: false, reason };
+    await recordDecision(deps, denial, Date.now(), waiting);
   }
 }
 

@@ -50,7 +50,16 @@ async function recordDecisionJob(
     options.log.info({ jobId: job.id, err: (err as Error).message }, "refused a decision job");
     throw new UnrecoverableError(`invalid decision: ${(err as Error).message}`);
   }
-  const outcome = await retryTransient(() => recordDecision(options.decisions, request));
+  const known = await retryTransient(() =>
+    options.decisions.approvals.requestOf(request.sessionId, request.callKey),
+  );
+  if (known?.child)
+    throw new UnrecoverableError(
+      `no-op: call ${request.callKey} of session ${request.sessionId} waits for a child run of agent "${known.child.agent}", not for approval`,
+    );
+  const outcome = await retryTransient(() =>
+    recordDecision(options.decisions, request, Date.now(), known),
+  );
   if (!outcome.ok) throw new UnrecoverableError(outcome.reason);
   return outcome.result;
 }

@@ -2,19 +2,28 @@ import { type Job, UnrecoverableError } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
 import type { Logger } from "../../ops/logger.js";
+import {
+  childOutcome,
+  childStatusOf,
+  type ParentCall,
+  readParentCall,
+} from "../../protocol/childRuns.js";
 import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
 import {
   buildCoordinatorJobResult,
   type CoordinatorJobResult,
   type CoordinatorRequest,
+  type RunAnswer,
   readCoordinatorJob,
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
+import type { ChildRunStore } from "../../state/childRuns.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
 import type { ResponseWait, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
+import type { AssistantMessage } from "../../types/index.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
 import type { JobLocks } from "./jobLocks.js";
@@ -32,6 +41,8 @@ export interface RequestJobsOptions {
   sessions: RequestSessions;
   /** The agents served, and the agent each session belongs to. */
   agents: AgentCheck;
+  /** Child runs: where a child's answer is delivered to its parent's call. */
+  childRuns?: ChildRunStore;
 }
 
 /**
@@ -202,8 +213,8 @@ export class RequestJobs {
     this.inHand.set(jobId, entry);
     this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
     const recorded = this.record(entry, sessionId, jobId, { ...request, order });
-    const agent = request.agent ?? DEFAULT_AGENT;
-    entry.done = this.answer(entry, { sessionId, agent }, recorded, slot).finally(() => {
+    const about = { sessionId, agent: request.agent ?? DEFAULT_AGENT, parent: request.parent };
+    entry.done = this.answer(entry, about, recorded, slot).finally(() => {
       this.options.locks.untrack(jobId);
       if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
     });
@@ -220,7 +231,7 @@ export class RequestJobs {
   /** Waits for the input to be `recorded`, then for its run's response, and completes the job. */
   private async answer(
     entry: InHand,
-    { sessionId, agent }: { sessionId: string; agent: string },
+    { sessionId, agent, parent }: { sessionId: string; agent: string; parent?: ParentCall },
     recording: Promise<EnqueueOutcome>,
     slot: Slot,
   ): Promise<void> {
@@ -237,6 +248,7 @@ export class RequestJobs {
       if (recorded.kind === "answered") {
         slot.release();
         wait.cancel(new JobLetGoError("closing"));
+        if (parent) await this.deliverToParent(parent, sessionId, agent, recorded.answer);
         return await this.complete(
           entry,
           buildCoordinatorJobResult(sessionId, runId, agent, recorded.answer),
@@ -244,12 +256,82 @@ export class RequestJobs {
       }
       await this.options.tasks.ensureRunning(sessionId, slot);
       const answer = await wait.promise;
+      if (parent) await this.deliverToParent(parent, sessionId, agent, answer);
       await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, agent, answer));
     } catch (err) {
       slot.release(); // a no-op when the session task took it
       if (!(err instanceof JobLetGoError)) throw err;
       if (err.why === "closing") await job.moveToWait(token).catch(() => undefined);
     }
+  }
+
+  /**
+   * Gives a child run's answer to the parent call waiting for it (at most once, however often
+   * the child's job is delivered) and resumes the parent when no call of its batch waits any
+   * more, before the child's job completes: a coordinator that dies in between leaves the job
+   * to be delivered again, which finds the answer stored and delivers it again (a no-op).
+   * Retries Redis errors while the job is held.
+   */
+  private async deliverToParent(
+    parent: ParentCall,
+    sessionId: string,
+    agent: string,
+    answer: RunAnswer,
+  ): Promise<void> {
+    const store = this.options.childRuns;
+    if (!store) return;
+    const outcome = childOutcome(agent, sessionId, answer);
+    const ended = { status: childStatusOf(answer.response.stopReason), usage: answer.usage };
+    const delivered = await retryTransient(() => store.deliver(parent, sessionId, outcome, ended), {
+      attempts: Number.POSITIVE_INFINITY,
+      retryIf: anyError,
+      onRetry: (err) =>
+        this.options.log.warn(
+          { sessionId, parent: parent.sessionId, err: (err as Error).message },
+          "could not deliver a child run's answer; retrying",
+        ),
+    });
+    this.options.log.info(
+      {
+        sessionId,
+        agent,
+        parent: parent.sessionId,
+        callKey: parent.callKey,
+        delivered: delivered.kind,
+      },
+      "child run answered its parent",
+    );
+    if (delivered.kind === "notWaiting") return;
+    if (delivered.kind === "known" || delivered.resume)
+      await this.options.tasks.ensureRunning(parent.sessionId);
+  }
+
+  /**
+   * A refused child run's request (an input over the cap, an agent this coordinator does not
+   * serve) still answers its parent's call, with an error result naming the reason, so the
+   * parent does not wait for a child that never runs.
+   */
+  private async answerRefusedChild(data: unknown, reason: string): Promise<void> {
+    const fields = (typeof data === "object" && data !== null ? data : {}) as Record<
+      string,
+      unknown
+    >;
+    let parent: ParentCall | undefined;
+    try {
+      parent = readParentCall(fields.parent);
+    } catch {
+      return;
+    }
+    const { sessionId, agent } = fields;
+    if (!parent || typeof sessionId !== "string" || typeof agent !== "string") return;
+    const response: AssistantMessage = {
+      role: "assistant",
+      content: [{ type: "text", text: reason }],
+      stopReason: "error",
+      errorMessage: reason,
+      timestamp: Date.now(),
+    };
+    await this.deliverToParent(parent, sessionId, agent, { response }).catch(() => undefined);
   }
 
   /** Records the input, retrying any error until it is recorded or the job is let go. */
@@ -260,16 +342,20 @@ export class RequestJobs {
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
+    const { childRuns } = this.options;
+    const { parent } = request;
     return retryTransient(
-      () =>
-        store.enqueueInput(
+      async () => {
+        if (parent && childRuns) await childRuns.writeParent(sessionId, parent);
+        return store.enqueueInput(
           sessionId,
           runId,
           request.kind,
           request.message,
           request.order,
           request.budget,
-        ),
+        );
+      },
       {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: anyError,
@@ -311,6 +397,7 @@ export class RequestJobs {
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
     const reason = `invalid request: ${(err as Error).message}`;
     this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
+    await this.answerRefusedChild(job.data, reason);
     await retryTransient(() => job.moveToFailed(new UnrecoverableError(reason), token, false), {
       attempts: REFUSE_ATTEMPTS,
       retryIf: anyError,

@@ -1,3 +1,4 @@
+import { calledAgentOf } from "../../agents/agentCallTools.js";
 import type { ApprovalDecision, ApprovalStore } from "../../state/approvalStore.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type {
@@ -18,6 +19,16 @@ export interface ApprovalGateOptions {
   defaultTimeoutMs?: number;
   /** Outcomes a parked batch stored, by call key (read once when a run resumes). */
   stored: ReadonlyMap<string, ExecutedOutcome>;
+  /**
+   * Starts the child run of an `agent__<name>` call (`childCalls.ts`): "waiting" once it is
+   * recorded and submitted, or the call's outcome when it cannot start (the depth cap).
+   * Without it, such a call runs as any tool.
+   */
+  startChild?: (
+    prep: PreparedToolCall,
+    key: string,
+    agent: string,
+  ) => Promise<ExecutedOutcome | "waiting">;
 }
 
 /** A `ToolExecutor` that holds calls needing approval back, and tells the run what it did. */
@@ -102,6 +113,17 @@ export function createApprovalExecutor(
         reused.add(prep.toolCall.id);
         return stored;
       }
+      const callee = options.startChild ? calledAgentOf(prep.tool) : undefined;
+      if (callee !== undefined) {
+        const answered = await answerChildCall(options, key, prep, callee);
+        if (answered === "waiting") {
+          parked.add(prep.toolCall.id);
+          return awaitingOutcome();
+        }
+        if (answered.decided) decided++;
+        else finished.set(key, answered.outcome);
+        return answered.outcome;
+      }
       if (!prep.approval) return run(key, prep, signal, emit, context);
       let decision: ApprovalDecision | undefined;
       try {
@@ -126,6 +148,33 @@ export function createApprovalExecutor(
       return awaitingOutcome();
     },
   };
+}
+
+/**
+ * An `agent__<name>` call: its child's answer once recorded (`decided`), else its child run is
+ * started (once: a resumed batch finds it recorded) and the call waits. A Redis error leaves it
+ * waiting too: the batch parks, or resumes and starts (finds) the child again.
+ */
+async function answerChildCall(
+  options: ApprovalGateOptions,
+  key: string,
+  prep: PreparedToolCall,
+  callee: string,
+): Promise<{ outcome: ExecutedOutcome; decided: boolean } | "waiting"> {
+  try {
+    const decision = await options.approvals.decision(options.sessionId, key);
+    if (decision) {
+      const why = `agent "${callee}" did not answer: ${decision.reason ?? "its call was denied"}`;
+      const outcome = decision.outcome ?? { result: createErrorToolResult(why), isError: true };
+      return { outcome, decided: true };
+    }
+    const started = await options.startChild?.(prep, key, callee);
+    return started === undefined || started === "waiting"
+      ? "waiting"
+      : { outcome: started, decided: false };
+  } catch {
+    return "waiting";
+  }
 }
 
 /** Records the call as awaiting approval and announces it the first time. */

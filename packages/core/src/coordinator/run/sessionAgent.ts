@@ -11,6 +11,8 @@ export interface SessionAgent {
   systemPrompt: string;
   /** Its `handoffs`, each with its description (none: the agent hands off to no one). */
   handoffs?: readonly HandoffTarget[];
+  /** The agents it may call (its `agents`). */
+  callees?: ServedAgent[];
 }
 
 /** The handoff targets of `agent`, described by their definitions in `registry`. */
@@ -83,9 +85,12 @@ export function sessionAgentFinder(
     const agent = registry.get(name);
     if (agent) {
       const found = withPrompt(agent, sessionId);
-      return found.agent === agent
-        ? { ...found, handoffs: handoffTargetsOf(registry, agent) }
-        : found;
+      if (found.agent !== agent) return found;
+      return {
+        ...found,
+        handoffs: handoffTargetsOf(registry, agent),
+        callees: registry.calleesOf(name),
+      };
     }
     return failingAgent(
       name,

@@ -4,8 +4,10 @@ import type { AgentState } from "../../agent/agentState.js";
 import { settleStoredAnswer } from "../../agent/outputCheck.js";
 import { prepareContext } from "../../agent/prepareContext.js";
 import { agentEndEvent, type RunHandoff, runAgentLoop } from "../../agent/runAgentLoop.js";
+import { remainingBudget } from "../../agent/runBudget.js";
 import { sumRunUsage } from "../../agent/runUsage.js";
 import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
+import { withAgentCallTools } from "../../agents/agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
 import {
   type AgentRunSettings,
@@ -21,14 +23,17 @@ import {
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { logToolError } from "../../ops/toolErrorLog.js";
-import type { RunAnswer } from "../../protocol/coordinatorJob.js";
+import type { CoordinatorJobData, RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import type { ApprovalStore } from "../../state/approvalStore.js";
+import type { ChildRunStore } from "../../state/childRuns.js";
 import {
   createEventPublisher,
   type EventPublisher,
+  type EventTree,
+  publishEvent,
   readEventsAfter,
   type StreamCaps,
 } from "../../state/eventBus.js";
@@ -50,9 +55,11 @@ import type {
   ExecutedOutcome,
   LlmCall,
   PreparedToolCall,
+  RunBudget,
   UserMessage,
 } from "../../types/index.js";
 import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
+import { type ChildCallOptions, startChildCall, type TreePlace } from "./childCalls.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";
@@ -94,6 +101,16 @@ export interface SessionRunnerDeps {
   agentOf?: (sessionId: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished?: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
+  /**
+   * Agents calling agents: the tree's store, how deep a tree may grow (`YIEM_MAX_AGENT_DEPTH`)
+   * and how a child run's request is added to the coordinator queue. Without them, an agent's
+   * `agents` are not offered.
+   */
+  childRuns?: {
+    store: ChildRunStore;
+    maxDepth: number;
+    submit: (data: CoordinatorJobData, jobId: string) => Promise<void>;
+  };
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */
@@ -162,6 +179,10 @@ interface SessionHold {
   batchHandoff?: string;
   /** How the run goes on after its last batch handed it over, until the loop takes it. */
   nextLeg?: RunHandoff;
+  /** The agents the session's agent may call, by name (offered as `agent__<name>`). */
+  callees: Map<string, ServedAgent>;
+  /** Where the session stands in its tree of agents. */
+  place: TreePlace;
 }
 
 /** What a run's emitter keeps back instead of publishing. */
@@ -476,11 +497,13 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const mayDispatch = async (prep: PreparedToolCall) =>
     !unanswered.has(prep.toolCall.id) || !(await resumedAbort.check());
   const keptBack: KeptBack = { startedBefore: await startedBefore(hold, start, unanswered) };
+  const tree = treeOf(hold);
   const publisher = createEventPublisher(
     deps.command,
     deps.keys,
     { sessionId, runId: start.runId },
     deps.streamCaps,
+    tree,
   );
   const remote = createRemoteExecutor({
     sessionId,
@@ -506,6 +529,13 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     token,
     defaultTimeoutMs: deps.approvalTimeoutMs,
     stored: start.kind === "resume" ? await deps.approvals.storedOutcomes(sessionId) : new Map(),
+    // Called once the loop runs, so `leg` is the current agent's (after any handoff).
+    startChild: childStarter(hold, start, () =>
+      remainingBudget(
+        leg.config.budget,
+        sumRunUsage(state.messages.slice(runStart), deps.config.prices),
+      ),
+    ),
   });
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const stored = finishedAnswer(hold, start);
@@ -554,9 +584,38 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const agent = hold.agent ? { agent: hold.agent.name } : {};
   const run = { runId: start.runId, inputIds, event: agentEnd, ...agent };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
+  if (tree) await showEndAtRoot(hold, tree, run);
   const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
   deps.onRunFinished?.(sessionId, inputIds, answer);
   return answer;
+}
+
+/** Where a child run's events are seen too (its root, with the way down); none for a root. */
+function treeOf(hold: SessionHold): EventTree | undefined {
+  const { place } = hold;
+  if (place.depth === 0 || place.path.length === 0) return undefined;
+  return { rootSessionId: place.rootSessionId, path: place.path };
+}
+
+/**
+ * Shows a child run's `agentEnd` (which `finishRun` publishes in the child's own stream) in its
+ * root's stream too. Best effort: a failure loses only this copy.
+ */
+async function showEndAtRoot(
+  hold: SessionHold,
+  tree: EventTree,
+  run: { runId: string; inputIds: string[]; event: AgentEndEvent },
+): Promise<void> {
+  const { deps, sessionId } = hold;
+  const origin = { sessionId, runId: run.runId, inputIds: run.inputIds, path: tree.path };
+  await publishEvent(
+    deps.command,
+    deps.keys,
+    origin,
+    run.event,
+    deps.streamCaps,
+    tree.rootSessionId,
+  ).catch(() => undefined);
 }
 
 /**
@@ -588,6 +647,8 @@ export async function processSession(
       activeRun: false,
     },
     control: { controller: undefined, handOver: async () => undefined },
+    callees: new Map(),
+    place: { rootSessionId: sessionId, depth: 0, path: [] },
   };
   hold.control.handOver = async () => {
     hold.handedOver = true;
@@ -607,6 +668,30 @@ export async function processSession(
     lease.stop();
     register(undefined);
   }
+}
+
+/** How a run starts the child runs of its `agent__<name>` calls; `undefined` when its agent calls none. */
+function childStarter(
+  hold: SessionHold,
+  start: OpenRun,
+  budget: () => RunBudget | undefined,
+):
+  | ((prep: PreparedToolCall, key: string, agent: string) => Promise<ExecutedOutcome | "waiting">)
+  | undefined {
+  const childRuns = hold.deps.childRuns;
+  if (!childRuns || hold.callees.size === 0) return undefined;
+  const options: ChildCallOptions = {
+    children: childRuns.store,
+    sessionId: hold.sessionId,
+    runId: start.runId,
+    token: hold.token,
+    place: hold.place,
+    maxDepth: childRuns.maxDepth,
+    callees: hold.callees,
+    submit: childRuns.submit,
+    remainingBudget: budget,
+  };
+  return (prep, key, agent) => startChildCall(options, prep, key, agent);
 }
 
 /** The loop settings an agent sets for its runs: turns, structured output, budget. */
@@ -651,6 +736,7 @@ async function takeAgent(hold: SessionHold): Promise<void> {
     handoffs.length > 0
       ? new HandoffToolView(tools, agent.name, handoffs, transferOf(hold))
       : tools;
+  await takeTreePlace(hold, found.callees ?? []);
 }
 
 /**
@@ -671,6 +757,33 @@ function transferOf(hold: SessionHold): TransferFn {
       details: { handoff: { from: hold.agent?.name, to } },
     };
   };
+}
+
+/**
+ * Gives the hold its place in its tree (a child session's parent call, recorded at its first
+ * intake) and its agent's callable agents as `agent__<name>` tools.
+ */
+async function takeTreePlace(hold: SessionHold, callees: readonly ServedAgent[]): Promise<void> {
+  const childRuns = hold.deps.childRuns;
+  if (!childRuns) return;
+  let parent: Awaited<ReturnType<ChildRunStore["readParent"]>>;
+  try {
+    parent = await childRuns.store.readParent(hold.sessionId);
+  } catch (err) {
+    throw new SessionStoreError(hold.sessionId, err);
+  }
+  if (parent)
+    hold.place = {
+      rootSessionId: parent.rootSessionId,
+      depth: parent.depth,
+      path: parent.path ?? [],
+    };
+  hold.callees = new Map(callees.map((callee) => [callee.name, callee])); // a handoff's target may have none
+  if (callees.length === 0) return;
+  hold.state.tools = withAgentCallTools(
+    hold.state.tools,
+    callees.map((callee) => callee.definition),
+  );
 }
 
 /**

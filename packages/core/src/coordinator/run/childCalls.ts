@@ -1,0 +1,92 @@
+import { randomUUID } from "node:crypto";
+import { childInputOf } from "../../agents/agentCallTools.js";
+import type { ServedAgent } from "../../agents/agentRegistry.js";
+import { type AgentPathLink, childJobId, type ParentCall } from "../../protocol/childRuns.js";
+import type { CoordinatorJobData } from "../../protocol/coordinatorJob.js";
+import type { ChildRunStore } from "../../state/childRuns.js";
+import { createErrorToolResult } from "../../tools/toolResults.js";
+import type { ExecutedOutcome, PreparedToolCall, RunBudget } from "../../types/index.js";
+
+/** Where a session stands in its tree: its root, its depth (0: the root itself), the way down to it. */
+export interface TreePlace {
+  rootSessionId: string;
+  depth: number;
+  path: AgentPathLink[];
+}
+
+/** What starting the child runs of one run needs. */
+export interface ChildCallOptions {
+  children: ChildRunStore;
+  sessionId: string;
+  runId: string;
+  token: string;
+  place: TreePlace;
+  /** The deepest a child may be (`YIEM_MAX_AGENT_DEPTH`). */
+  maxDepth: number;
+  /** The agents this session's agent may call, by name. */
+  callees: ReadonlyMap<string, ServedAgent>;
+  /** Adds a coordinator job (idempotent by `jobId`). */
+  submit: (data: CoordinatorJobData, jobId: string) => Promise<void>;
+  /** What is left of the run's budget now: the child's budget (`undefined`: no limit). */
+  remainingBudget: () => RunBudget | undefined;
+}
+
+/** The error result of a call that would go deeper than the cap. */
+function pastDepthCap(agent: string, maxDepth: number): ExecutedOutcome {
+  const text = `agent "${agent}" was not called: the call is past the depth cap of ${maxDepth} nested agents (YIEM_MAX_AGENT_DEPTH)`;
+  return { result: createErrorToolResult(text), isError: true };
+}
+
+/**
+ * Starts the child run of an `agent__<name>` call: records the call as waiting for a new
+ * child session (once: a resumed batch finds the first one), then submits the child's request
+ * to the coordinator queue under a job id made from that session, so a second submission adds
+ * nothing. Any coordinator runs it; its answer comes back as the call's outcome
+ * (`ChildRunStore.deliver`). A call past the depth cap, or of an agent not callable here, gets
+ * an error result instead. Throws when Redis fails (the call then waits: see the executor).
+ */
+export async function startChildCall(
+  options: ChildCallOptions,
+  prep: PreparedToolCall,
+  key: string,
+  agent: string,
+): Promise<ExecutedOutcome | "waiting"> {
+  const callee = options.callees.get(agent);
+  if (!callee) {
+    const text = `agent "${agent}" may not be called by this agent`;
+    return { result: createErrorToolResult(text), isError: true };
+  }
+  const depth = options.place.depth + 1;
+  if (depth > options.maxDepth) return pastDepthCap(agent, options.maxDepth);
+  const recorded = await options.children.request(options.sessionId, options.token, {
+    callKey: key,
+    toolCallId: prep.toolCall.id,
+    toolName: prep.tool.name,
+    arguments: prep.args,
+    reason: `child run of agent "${agent}"`,
+    runId: options.runId,
+    requestedAt: Date.now(),
+    child: { agent, sessionId: `${agent}-${randomUUID()}` },
+  });
+  if (recorded === "lost") return "waiting"; // its next holder starts it
+  const childSessionId = recorded.child.sessionId;
+  const parent: ParentCall = {
+    sessionId: options.sessionId,
+    callKey: key,
+    rootSessionId: options.place.rootSessionId,
+    depth,
+    path: [...options.place.path, { agent, sessionId: childSessionId, callKey: key }],
+  };
+  const budget = options.remainingBudget();
+  await options.submit(
+    {
+      agent,
+      input: childInputOf(prep.args, callee.definition.inputSchema),
+      sessionId: childSessionId,
+      parent,
+      ...(budget ? { budget } : {}),
+    },
+    childJobId(childSessionId),
+  );
+  return "waiting";
+}

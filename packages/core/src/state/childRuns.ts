@@ -1,0 +1,175 @@
+import type { ChildRun, ChildStatus, ParentCall } from "../protocol/childRuns.js";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redisConnection.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
+import { DecideApprovalReply, RequestApprovalReply } from "../redis/scriptReplies.js";
+import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
+import type { ExecutedOutcome, RunUsage } from "../types/index.js";
+import type { ApprovalRequest } from "./approvalStore.js";
+import { type StreamCaps, streamCaps } from "./eventBus.js";
+import { SESSION_TTL_SECONDS } from "./sessionStore.js";
+
+/** A call waiting for a child run, as its parent records it (an `ApprovalRequest` with `child`). */
+export type ChildCallRequest = ApprovalRequest & { child: { agent: string; sessionId: string } };
+
+/** What delivering a child's answer to its parent did. */
+export type DeliverOutcome =
+  | { kind: "recorded"; resume: boolean }
+  | { kind: "known" }
+  | { kind: "notWaiting" };
+
+/**
+ * The durable side of agents calling agents. A call of `agent__<name>` waits like a call
+ * awaiting approval: it is recorded in the parent's `approvals` hash (with `child`, the
+ * child's session; never in the cluster-wide index of pending approvals), its batch parks when
+ * it ends, and the child's answer is recorded as the call's decision (`decideApproval-5.lua`:
+ * at most once; the last one un-parks the run). The tree is kept beside: each session's
+ * children (`children` hash) and each child's parent call (`sessionParent`).
+ */
+export class ChildRunStore {
+  private readonly redis: ScriptedRedis;
+
+  constructor(
+    redis: RedisClient,
+    private readonly keys: ClusterKeys,
+    acks: ReplicaAcks = NO_REPLICA_ACKS,
+    private readonly caps: StreamCaps = streamCaps(),
+  ) {
+    this.redis = withReplicaAcks(withScripts(redis), acks);
+  }
+
+  /**
+   * Records that the parent's call waits for a child run, once, and lists the child in the
+   * parent's tree: returns the request as recorded (a resumed batch finds the first one, with
+   * its child session), or "lost" when the lease is not ours.
+   */
+  async request(
+    sessionId: string,
+    token: string,
+    request: ChildCallRequest,
+  ): Promise<ChildCallRequest | "lost"> {
+    const k = this.keys;
+    const code = await this.redis.yiemRequestApproval(
+      k.lease(sessionId),
+      k.approvals(sessionId),
+      token,
+      request.callKey,
+      JSON.stringify(request),
+    );
+    if (code === RequestApprovalReply.notOurs) return "lost";
+    if (code === RequestApprovalReply.alreadyKnown) {
+      const text = await this.redis.hget(k.approvals(sessionId), request.callKey);
+      const known = text ? (JSON.parse(text) as ApprovalRequest) : undefined;
+      if (known?.child) return known as ChildCallRequest;
+    }
+    const child: ChildRun = {
+      callKey: request.callKey,
+      agent: request.child.agent,
+      sessionId: request.child.sessionId,
+      status: "running",
+      startedAt: request.requestedAt,
+    };
+    await this.redis.hsetnx(k.children(sessionId), request.callKey, JSON.stringify(child));
+    await this.redis.expire(k.children(sessionId), SESSION_TTL_SECONDS);
+    return request;
+  }
+
+  /**
+   * Records a child's answer as the outcome of the parent's call waiting for it: at most once,
+   * and only when that call waits for exactly this child session (a job naming a parent it
+   * does not answer changes nothing). Updates the child's entry in the parent's tree.
+   * `resume`: no call of the parent's batch waits any more, so the parent may resume.
+   */
+  async deliver(
+    parent: ParentCall,
+    childSessionId: string,
+    outcome: ExecutedOutcome,
+    ended: { status: ChildStatus; usage?: RunUsage },
+  ): Promise<DeliverOutcome> {
+    const k = this.keys;
+    const { sessionId, callKey } = parent;
+    await this.markEnded(sessionId, callKey, childSessionId, ended);
+    const text = await this.redis.hget(k.approvals(sessionId), callKey);
+    const request = text ? (JSON.parse(text) as ApprovalRequest) : undefined;
+    if (request?.child?.sessionId !== childSessionId) return { kind: "notWaiting" };
+    const by = `agent ${request.child.agent}`;
+    const decision = { approved: true, by, decidedAt: Date.now(), outcome };
+    const [code] = await this.redis.yiemDecideApproval(
+      k.approvals(sessionId),
+      k.decisions(sessionId),
+      k.run(sessionId),
+      k.seq(sessionId),
+      k.stream(sessionId),
+      callKey,
+      JSON.stringify(decision),
+      "",
+      k.eventChannel(sessionId),
+      this.caps.maxLength,
+      this.caps.maxBytes,
+    );
+    if (code === DecideApprovalReply.notWaiting) return { kind: "notWaiting" };
+    if (code === DecideApprovalReply.decidedAlready) return { kind: "known" };
+    return { kind: "recorded", resume: code === DecideApprovalReply.recordedMayResume };
+  }
+
+  /**
+   * Marks the child `childSessionId` ended in its parent's tree (its status, usage and end
+   * time), once: an entry of another session, or one that ended already, is left as it is.
+   */
+  async markEnded(
+    sessionId: string,
+    callKey: string,
+    childSessionId: string,
+    ended: { status: ChildStatus; usage?: RunUsage },
+  ): Promise<void> {
+    const key = this.keys.children(sessionId);
+    const text = await this.redis.hget(key, callKey);
+    if (!text) return;
+    const child = JSON.parse(text) as ChildRun;
+    if (child.status !== "running" || child.sessionId !== childSessionId) return;
+    const updated: ChildRun = { ...child, ...ended, endedAt: Date.now() };
+    await this.redis.hset(key, callKey, JSON.stringify(updated));
+  }
+
+  /** The calls of the session's parked batch that wait for a child run. */
+  async waiting(sessionId: string): Promise<ChildCallRequest[]> {
+    const k = this.keys;
+    const [requests, decided] = await Promise.all([
+      this.redis.hvals(k.approvals(sessionId)),
+      this.redis.hkeys(k.decisions(sessionId)),
+    ]);
+    const done = new Set(decided);
+    return requests
+      .map((text) => JSON.parse(text) as ApprovalRequest)
+      .filter((r): r is ChildCallRequest => r.child !== undefined && !done.has(r.callKey));
+  }
+
+  /** Records the parent call of a child session (first intake wins; kept as long as the session). */
+  async writeParent(childSessionId: string, parent: ParentCall): Promise<void> {
+    const key = this.keys.sessionParent(childSessionId);
+    await this.redis.set(key, JSON.stringify(parent), "EX", SESSION_TTL_SECONDS, "NX");
+  }
+
+  /** The parent call of a child session; `undefined` for a root session. */
+  async readParent(sessionId: string): Promise<ParentCall | undefined> {
+    const text = await this.redis.get(this.keys.sessionParent(sessionId));
+    return text ? (JSON.parse(text) as ParentCall) : undefined;
+  }
+
+  /** The session's child runs, oldest first. */
+  async children(sessionId: string): Promise<ChildRun[]> {
+    return readChildren(this.redis, this.keys, sessionId);
+  }
+}
+
+/** The child runs of a session, oldest first (what `YiemClient.children` reads too). */
+export async function readChildren(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  sessionId: string,
+): Promise<ChildRun[]> {
+  const entries = await redis.hvals(keys.children(sessionId));
+  return entries
+    .map((text) => JSON.parse(text) as ChildRun)
+    .sort((a, b) => a.startedAt - b.startedAt);
+}

@@ -74,26 +74,33 @@ function respond(request: ScriptedRequest): ScriptedReply {
 const tester = makeKey("page-tester", { scopes: ["submit", "read", "approve"] });
 
 describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
+  let dir: string;
+  let browserStart: Promise<BrowserContext> | undefined;
+  // Chromium starts while the cluster does.
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "yiem-page-"));
+    browserStart = launchChromium(join(dir, "chromium-profile"));
+    browserStart.catch(() => undefined); // awaited, and so reported, below
+  });
   const cluster = useTestCluster({ workers: 2, model: { respond } });
   let gateway: GatewayProcess;
-  let dir: string;
   let context: BrowserContext;
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "yiem-page-"));
     const keysFile = join(dir, "keys.jsonl");
     await writeKeysFile(keysFile, [tester]);
-    const [started, browser] = await Promise.all([
-      startGatewayProcess({ ...cluster.env, YIEM_API_KEYS: keysFile }),
-      launchChromium(join(dir, "chromium-profile")),
-    ]);
-    gateway = started;
-    context = browser;
+    gateway = await startGatewayProcess(
+      { ...cluster.env, YIEM_API_KEYS: keysFile },
+      {},
+      { compiled: true },
+    );
+    context = await (browserStart as Promise<BrowserContext>);
   }, 90_000);
 
   afterAll(async () => {
-    await context?.close();
+    const browser = context ?? (await browserStart?.catch(() => undefined));
+    await browser?.close();
     await gateway?.process.stop(3000);
     if (dir) await rm(dir, { recursive: true, force: true });
     expect(pageErrors).toEqual([]);
@@ -241,6 +248,7 @@ function launchChromium(profile: string): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
+    viewport: { width: 1360, height: 760 },
     args: [
       "--headless",
       "--no-sandbox",

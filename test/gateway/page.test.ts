@@ -3,7 +3,9 @@
  * playwright-core) against a real cluster: Redis, a coordinator, two workers, the scripted
  * model and a gateway with a keys file. The page is used as a person would: a key typed in,
  * a message sent; the tests read what it shows. Skipped, with a warning, only where
- * `/usr/bin/chromium` is missing (`.ci/run` installs it).
+ * `/usr/bin/chromium` is missing (`.ci/run` installs it). With `YIEM_PAGE_SCREENSHOT=<file>`
+ * the approval scenario also saves a screenshot of the page there (how
+ * `docs/gateway-page.png` is made).
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";

@@ -39,7 +39,7 @@ const LONG_ANSWER =
 type Wire = { role: string; content: unknown };
 
 /**
- * The model: `pair` calls `sleepFor` twice in one parallel batch (`first` 900 ms, then `second`
+ * The model: `pair` calls `sleepFor` twice in one parallel batch (`first` 1.5 s, then `second`
  * 300 ms, so they end in the other order); `approve <x>` calls `ledgerApproval` (which waits
  * for a decision); `long` streams `LONG_ANSWER`; after tool results it answers
  * `done: <results>`.
@@ -56,7 +56,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
     return {
       kind: "toolCalls",
       calls: [
-        { id: "first", name: "sleepFor", arguments: { ms: 900, label: "first" } },
+        { id: "first", name: "sleepFor", arguments: { ms: 1500, label: "first" } },
         { id: "second", name: "sleepFor", arguments: { ms: 300, label: "second" } },
       ],
     };
@@ -165,6 +165,13 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
   it("shows two parallel tool calls live, with their workers and durations, on the timeline in call order", async () => {
     const page = await openPage();
     await send(page, "pair");
+    // Live: the long call shows running, in the chat and as a growing bar, before it ends.
+    await page.locator("#chat li.tool[data-tool-call-id=first][data-state=running]").waitFor({
+      timeout: 20_000,
+    });
+    await page.locator("#timeline g[data-id=first][data-running=true]").waitFor({
+      timeout: 5_000,
+    });
     expect(await finalAnswer(page, "done:")).toBe("done: first done | second done");
     const bars = page.locator("#timeline g[data-kind=tool]");
     await expect.poll(() => bars.count(), { timeout: 15_000 }).toBe(2);

@@ -46,27 +46,47 @@ export async function callGateway(method, path, body) {
 }
 
 /**
- * Opens the events of `sessionId` as an EventSource (after a token for it), from the start:
- * the stored events replay, then live ones follow; EventSource itself reconnects with
- * Last-Event-ID. `onEvent` gets each event's parsed data.
+ * Follows the events of `sessionId` from the start: the stored events replay, then live ones
+ * follow. An EventSource (after a token for it) reconnects by itself with Last-Event-ID; when
+ * it gives up (its token expired, a gateway refused it) a new one opens with a new token
+ * after the last event seen (`from=`), so no event is lost or repeated. `onEvent` gets each
+ * event's parsed data; resolves to a handle whose `close()` stops following.
  */
-export async function openSessionEvents(sessionId, onEvent, onError) {
-  const { url } = await callGateway(
-    "POST",
-    `/v1/sessions/${encodeURIComponent(sessionId)}/events/token`,
-  );
-  const source = new EventSource(url);
-  source.onmessage = () => undefined;
+export async function followSessionEvents(sessionId, { onEvent, onOpen, onError }) {
+  let lastSeq = 0;
+  let source;
+  let closed = false;
   const handle = (message) => {
+    if (message.lastEventId) lastSeq = Math.max(lastSeq, Number(message.lastEventId));
     try {
       onEvent(JSON.parse(message.data));
     } catch (err) {
       onError(err);
     }
   };
-  for (const type of EVENT_TYPES) source.addEventListener(type, handle);
-  source.onerror = () => onError(new Error("event stream interrupted; reconnecting"));
-  return source;
+  const open = async () => {
+    const path = `/v1/sessions/${encodeURIComponent(sessionId)}/events/token`;
+    const { url } = await callGateway("POST", path);
+    if (closed) return;
+    source = new EventSource(lastSeq > 0 ? `${url}&from=${lastSeq}` : url);
+    for (const type of EVENT_TYPES) source.addEventListener(type, handle);
+    source.onopen = onOpen;
+    source.onerror = () => {
+      if (source.readyState !== EventSource.CLOSED) {
+        onError(new Error("event stream interrupted; reconnecting"));
+        return;
+      }
+      onError(new Error("event stream closed; reopening"));
+      setTimeout(() => open().catch(onError), 1000);
+    };
+  };
+  await open();
+  return {
+    close() {
+      closed = true;
+      source?.close();
+    },
+  };
 }
 
 /** The event types the gateway sends (`event:` of each server-sent event). */

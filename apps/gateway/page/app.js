@@ -5,7 +5,7 @@
  * from the gateway's API with the key; the session it shows survives a reload (sessionStorage)
  * and its events replay from the first one, so nothing streamed is lost.
  */
-import { callGateway, openSessionEvents, readKey, saveKey } from "./api.js";
+import { callGateway, followSessionEvents, readKey, saveKey } from "./api.js";
 import { applyEvent, createSessionView } from "./runView.js";
 import { drawTimeline } from "./timeline.js";
 
@@ -106,9 +106,8 @@ async function showSession(sessionId) {
     li.classList.toggle("current", li.dataset.sessionId === sessionId);
   }
   const view = page.view;
-  page.source = await openSessionEvents(
-    sessionId,
-    (event) => {
+  const source = await followSessionEvents(sessionId, {
+    onEvent(event) {
       if (page.view !== view) return;
       applyEvent(view, event);
       if (event.type === "toolApprovalRequested" || event.type === "toolApprovalDecided") {
@@ -117,9 +116,12 @@ async function showSession(sessionId) {
       if (event.type === "agentEnd") loadSessions().catch(() => undefined);
       scheduleDraw();
     },
-    (err) => showStatus(err.message, true),
-  );
-  page.source.onopen = () => showStatus(`following ${sessionId}`);
+    onOpen: () => showStatus(`following ${sessionId}`),
+    onError: (err) => showStatus(err.message, true),
+  });
+  // Another session was chosen meanwhile: this one is not followed.
+  if (page.view === view) page.source = source;
+  else source.close();
 }
 
 let drawPending = false;

@@ -184,6 +184,8 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
     expect(drawn.map((bar) => bar.order)).toEqual(["0", "1"]);
     expect(Number(drawn[0]?.start)).toBeLessThanOrEqual(Number(drawn[1]?.start));
     expect(Number(drawn[0]?.ms)).toBeGreaterThan(Number(drawn[1]?.ms));
+    // They ran at once: each on its own row, even when one worker ran both.
+    expect(drawn[0]?.row).not.toBe(drawn[1]?.row);
     const workers = new Set(["worker-1", "worker-2"]);
     for (const bar of drawn) {
       expect(bar.running).toBe("false");

@@ -1,8 +1,8 @@
 /**
  * The timeline of a run as SVG: model calls and tool calls as bars over time, one lane for
- * the model calls and one per worker, a child run's lanes (events with a `path`) nested under
- * its parent's, indented. Bars keep the order of the calls (`data-order`); a call still
- * running grows to now.
+ * the model calls and one per worker (calls at once on one worker on rows of their own), a
+ * child run's lanes (events with a `path`) nested under its parent's, indented. Bars keep the
+ * order of the calls (`data-order`); a call still running grows to now.
  */
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -16,21 +16,44 @@ export function drawTimeline(container, view, run, now) {
   if (!run) return;
   const bars = barsOf(view, run, now);
   const lanes = lanesOf(bars);
+  const rows = placeRows(lanes, bars);
   const start = run.start ?? Math.min(...bars.map((bar) => bar.start));
   const end = Math.max(run.end ?? now, ...bars.map((bar) => bar.end), start + 1);
   const scale = (WIDTH - LABEL_WIDTH - 10) / (end - start);
   const svg = element("svg", {
-    viewBox: `0 0 ${WIDTH} ${lanes.length * LANE_HEIGHT + 20}`,
+    viewBox: `0 0 ${WIDTH} ${rows.total * LANE_HEIGHT + 20}`,
     role: "img",
     "aria-label": "run timeline",
   });
-  for (const [index, lane] of lanes.entries()) svg.append(...laneOf(lane, index));
+  for (const lane of lanes) svg.append(...laneOf(lane, rows.first.get(lane.key), lane.rows));
   for (const bar of bars) {
-    const lane = lanes.findIndex((l) => l.key === bar.laneKey);
-    svg.append(barOf(bar, lane, LABEL_WIDTH + (bar.start - start) * scale, scale));
+    svg.append(barOf(bar, bar.row, LABEL_WIDTH + (bar.start - start) * scale, scale));
   }
-  svg.append(axisOf(lanes.length, end - start));
+  svg.append(axisOf(rows.total, end - start));
   container.append(svg);
+}
+
+/**
+ * Gives each bar a row: a lane has as many rows as it has calls at once (parallel calls on
+ * one worker each get their own), each bar the first row of its lane free at its start.
+ * Sets `bar.row` and `lane.rows`; returns each lane's first row and the rows in all.
+ */
+function placeRows(lanes, bars) {
+  const first = new Map();
+  let total = 0;
+  for (const lane of lanes) {
+    const ends = []; // per row of the lane: where its last bar ends
+    for (const bar of bars.filter((b) => b.laneKey === lane.key)) {
+      let row = ends.findIndex((rowEnd) => rowEnd <= bar.start);
+      if (row < 0) row = ends.push(bar.end) - 1;
+      ends[row] = bar.end;
+      bar.row = total + row;
+    }
+    lane.rows = Math.max(1, ends.length);
+    first.set(lane.key, total);
+    total += lane.rows;
+  }
+  return { first, total };
 }
 
 /** The bars of a run: its model calls, then its tool calls in call order. */
@@ -89,24 +112,19 @@ function lanesOf(bars) {
   );
 }
 
-function laneOf(lane, index) {
-  const y = index * LANE_HEIGHT;
+function laneOf(lane, row, rows) {
+  const y = row * LANE_HEIGHT;
   const depth = lane.path.length;
   const prefix = depth > 0 ? `${"  ".repeat(depth)}↳ ${lane.path.at(-1)} · ` : "";
   const label = element("text", { x: 4 + depth * 8, y: y + 17, class: "lane-label" });
   label.textContent = `${prefix}${lane.label}`;
   label.dataset.lane = lane.label;
-  const line = element("line", {
-    x1: 0,
-    x2: WIDTH,
-    y1: y + LANE_HEIGHT,
-    y2: y + LANE_HEIGHT,
-    class: "lane-line",
-  });
+  const bottom = y + rows * LANE_HEIGHT;
+  const line = element("line", { x1: 0, x2: WIDTH, y1: bottom, y2: bottom, class: "lane-line" });
   return [label, line];
 }
 
-function barOf(bar, lane, x, scale) {
+function barOf(bar, row, x, scale) {
   const width = Math.max(2, (bar.end - bar.start) * scale);
   const classes = [`bar-${bar.kind}`, bar.running ? "bar-running" : "", bar.error ? "error" : ""];
   const group = element("g", { class: "bar" });
@@ -118,10 +136,11 @@ function barOf(bar, lane, x, scale) {
     start: String(bar.start),
     ms: String(bar.end - bar.start),
     running: String(bar.running),
+    row: String(row),
   });
   const rect = element("rect", {
     x,
-    y: lane * LANE_HEIGHT + 4,
+    y: row * LANE_HEIGHT + 4,
     width,
     height: LANE_HEIGHT - 8,
     rx: 3,
@@ -129,7 +148,7 @@ function barOf(bar, lane, x, scale) {
   });
   const title = element("title", {});
   title.textContent = `${bar.label}: ${Math.round(bar.end - bar.start)} ms`;
-  const text = element("text", { x: x + 3, y: lane * LANE_HEIGHT + 17, class: "bar-text" });
+  const text = element("text", { x: x + 3, y: row * LANE_HEIGHT + 17, class: "bar-text" });
   text.textContent = bar.label;
   rect.append(title);
   group.append(rect, text);

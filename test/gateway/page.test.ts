@@ -36,13 +36,16 @@ const LONG_ANSWER =
   "The tide comes in twice a day, pulled by the moon and a little by the sun; sailors have " +
   "counted on it for as long as there were boats, and harbour clocks still show it.";
 
+/** An answer that would run script if a page wrote it as HTML. */
+const MARKUP_ANSWER = '<img src="/nothing" onerror="document.title=\'pwned\'"><b>bold</b>';
+
 type Wire = { role: string; content: unknown };
 
 /**
  * The model: `pair` calls `sleepFor` twice in one parallel batch (`first` 1.5 s, then `second`
  * 300 ms, so they end in the other order); `approve <x>` calls `ledgerApproval` (which waits
  * for a decision); `long` streams `LONG_ANSWER`; after tool results it answers
- * `done: <results>`.
+ * `done: <results>`; `markup` answers `MARKUP_ANSWER`.
  */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Wire[];
@@ -67,6 +70,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
       calls: [{ id: `call-${arg}`, name: "ledgerApproval", arguments: { label: arg } }],
     };
   }
+  if (verb === "markup") return { kind: "text", text: MARKUP_ANSWER };
   if (verb === "long") {
     return { kind: "text", text: LONG_ANSWER, textChunks: 30, chunkDelayMs: 200 };
   }
@@ -204,7 +208,7 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
     await page.close();
   });
 
-  it("grants an approval from the page, and the run finishes", async () => {
+  it("grants an approval from the page, and the run finishes; denies another", async () => {
     const page = await openPage();
     await send(page, "approve a1");
     const card = page.locator("#chat li.tool[data-tool-call-id=call-a1]");
@@ -220,11 +224,26 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
     expect(await card.getAttribute("data-state")).toBe("done");
     expect(await card.textContent()).toContain("decided by page-tester");
     await expect.poll(() => page.locator("#approvals li").count(), { timeout: 15_000 }).toBe(0);
+    await send(page, "approve d1");
+    const denied = page.locator("#chat li.tool[data-tool-call-id=call-d1]");
+    await denied.locator("button.deny").click({ timeout: 20_000 });
+    await expect.poll(() => denied.getAttribute("data-state"), { timeout: 20_000 }).toBe("denied");
+    expect(await finalAnswer(page, "done: a1 recorded |")).toMatch(/^done: a1 recorded \| /);
+    expect(await denied.textContent()).not.toContain("d1 recorded");
     if (process.env.YIEM_PAGE_SCREENSHOT) {
       await send(page, "pair");
       await finalAnswer(page, "first done | second done");
       await page.screenshot({ path: process.env.YIEM_PAGE_SCREENSHOT, fullPage: true });
     }
+    await page.close();
+  });
+
+  it("shows a model's markup as text, running none of it", async () => {
+    const page = await openPage();
+    await send(page, "markup");
+    expect(await finalAnswer(page, "bold")).toBe(MARKUP_ANSWER);
+    expect(await page.locator("#chat img, #chat b").count()).toBe(0);
+    expect(await page.title()).not.toBe("pwned");
     await page.close();
   });
 

@@ -41,6 +41,7 @@ COPY --from=build /app/apps/coordinator/dist apps/coordinator/dist
 COPY --from=build /app/apps/tool-worker/dist apps/tool-worker/dist
 COPY --from=build /app/apps/cli/dist apps/cli/dist
 COPY --from=build /app/apps/gateway/dist apps/gateway/dist
+COPY apps/gateway/page apps/gateway/page
 COPY apps/cli/bin apps/cli/bin
 # The Lua scripts are read at run time from the sources folder (packages/core/src/redis/scripts.ts).
 COPY packages/core/src/redis/scripts packages/core/src/redis/scripts

@@ -3,6 +3,7 @@ import { listAgentsRoute } from "./agents.js";
 import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
 import { sessionEventsRoute, streamTokenRoute } from "./events.js";
 import { buildOpenApiDocument, openApiRoute } from "./openapi.js";
+import { pageRoutes } from "./page.js";
 import { runStatusRoute, submitRunRoute } from "./runs.js";
 import { abortSessionRoute, listSessionsRoute, sessionDetailRoute } from "./sessions.js";
 
@@ -28,5 +29,6 @@ export function gatewayRoutes(version: string): Route[] {
     document ??= buildOpenApiDocument([...routes, openapi], version);
     return document;
   });
-  return [...routes, openapi];
+  // The page (GET /) is not the API: outside the document.
+  return [...routes, openapi, ...pageRoutes];
 }

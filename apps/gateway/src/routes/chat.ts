@@ -59,11 +59,21 @@ async function streamAnswer(
 ): Promise<void> {
   const { signal, release } = streamSignal(services, res);
   const chunks = new UiMessageChunks();
+  const parked = new AbortController();
+  const watch = watchForPark(services, run, chunks, parked);
   const stream = createUIMessageStream({
     execute: async ({ writer }) => {
       writer.write({ type: "start", messageId: continuedMessageId ?? run.runId });
-      for await (const event of followRun(services, run, afterSeq, signal)) {
-        for (const chunk of chunks.chunksOf(event)) writer.write(chunk);
+      const until = AbortSignal.any([signal, parked.signal]);
+      try {
+        for await (const event of followRun(services, run, afterSeq, until)) {
+          for (const chunk of chunks.chunksOf(event)) writer.write(chunk);
+        }
+      } finally {
+        watch.stop();
+      }
+      if (parked.signal.aborted && !signal.aborted) {
+        for (const chunk of chunks.parked(run.sessionId, run.runId)) writer.write(chunk);
       }
     },
     onError: (err) => {
@@ -88,6 +98,40 @@ async function streamAnswer(
   });
   await new Promise<void>((resolve) => res.once("close", resolve));
   release();
+}
+
+/** How often a stream with a call awaiting a decision looks whether its run parked. */
+const PARK_CHECK_MS = 250;
+
+/**
+ * While a call of the answer awaits a decision, looks whether the run parked (`runStatus`);
+ * when it has, fires `parked`, which ends the answer (the client sends its decision in a new
+ * request, or decides through `POST /v1/approvals` and sends the chat again).
+ */
+function watchForPark(
+  services: GatewayServices,
+  run: PlannedRun,
+  chunks: UiMessageChunks,
+  parked: AbortController,
+) {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const look = async () => {
+    if (chunks.awaitsDecision) {
+      const status = await services.client
+        .runStatus(run.runId, { sessionId: run.sessionId })
+        .catch(() => undefined);
+      if (status?.status === "parked" && chunks.awaitsDecision) return parked.abort();
+    }
+    if (!stopped) timer = setTimeout(look, PARK_CHECK_MS);
+  };
+  timer = setTimeout(look, PARK_CHECK_MS);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** The run input of a user message's parts: its text, and its images (files `image/*`) as image parts. */

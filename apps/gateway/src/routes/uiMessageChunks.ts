@@ -24,6 +24,12 @@ export class UiMessageChunks {
   private readonly toolInputs = new Set<string>();
   private inStep = false;
   private lastAnswer: number | undefined;
+  private readonly waiting = new Set<string>();
+
+  /** True while a call of the answer awaits a decision (its run parks until then). */
+  get awaitsDecision(): boolean {
+    return this.waiting.size > 0;
+  }
 
   /** The chunks of `event` (none for events the answer does not show). */
   chunksOf(event: BusEvent): UIMessageChunk[] {
@@ -51,6 +57,7 @@ export class UiMessageChunks {
       case "toolExecEnd":
         return [toolOutput(event.toolCallId, event.result, event.isError)];
       case "toolApprovalRequested":
+        this.waiting.add(event.toolCallId);
         return [
           ...this.toolInput(event.toolCallId, event.toolName, event.arguments),
           {
@@ -60,6 +67,7 @@ export class UiMessageChunks {
           },
         ];
       case "toolApprovalDecided":
+        this.waiting.delete(event.toolCallId);
         return event.approved ? [] : [{ type: "tool-output-denied", toolCallId: event.toolCallId }];
       case "agentEnd":
         return this.finish(event);
@@ -88,6 +96,18 @@ export class UiMessageChunks {
         finishReason: finishReasonOf(response.stopReason),
         messageMetadata: metadata,
       },
+    ];
+  }
+
+  /**
+   * The chunks that end the answer while its run is parked for approval: the step, and
+   * `finish` with reason `tool-calls` (the client answers with its approval responses).
+   */
+  parked(sessionId: string, runId: string): UIMessageChunk[] {
+    const metadata = { sessionId, runId, awaitingApproval: true };
+    return [
+      ...this.endStep(),
+      { type: "finish", finishReason: "tool-calls", messageMetadata: metadata },
     ];
   }
 

@@ -165,35 +165,77 @@ describe("AI SDK UI: POST /v1/chat", () => {
     expect(textParts(message)).toBe("done: walk done");
   });
 
+  /** Asks for `approve <label>` in a new chat of `key`: the answer ends at the call awaiting approval. */
+  async function parkAt(key: TestKey, label: string) {
+    const chatId = `approve-${label}-${Date.now()}`;
+    const question = userMessage(`approve ${label}`);
+    const parked = await chat(key, chatId, [question]);
+    return { chatId, question, parked: parked.message };
+  }
+
+  /** The answer as `addToolApprovalResponse` leaves it: the call's part `approval-responded`. */
+  function respondTo(
+    message: UIMessage,
+    approval: { id: string; approved: boolean; reason?: string },
+  ) {
+    const responded = structuredClone(message);
+    for (const part of responded.parts) {
+      if (part.type === "tool-ledgerApproval")
+        Object.assign(part, { state: "approval-responded", approval });
+    }
+    return responded;
+  }
+
   it("ends the answer at a call awaiting approval, and resumes the run from the approval response (recorded as the key's)", async () => {
-    const chatId = `approve-${Date.now()}`;
-    const question = userMessage("approve a1");
-    const parked = await chat(alice, chatId, [question]);
-    const part = parked.message.parts.find((p) => p.type === "tool-ledgerApproval") as
+    const { chatId, question, parked } = await parkAt(alice, "a1");
+    const part = parked.parts.find((p) => p.type === "tool-ledgerApproval") as
       | { state: string; toolCallId: string; approval?: { id: string } }
       | undefined;
     expect(part?.state).toBe("approval-requested");
     expect(part?.approval?.id).toBe("call-a1");
+    expect(parked.metadata).toMatchObject({ awaitingApproval: true });
+    const waiting = await callGateway(
+      gateway.url,
+      alice.secret,
+      "GET",
+      `/v1/approvals?sessionId=${chatId}`,
+    );
+    expect(waiting.body.approvals.map((a: { callKey: string }) => a.callKey)).toEqual(["call-a1"]);
 
-    // What addToolApprovalResponse makes of the part, sent back as useChat sends it.
-    const responded = structuredClone(parked.message);
-    for (const p of responded.parts) {
-      if (p.type === "tool-ledgerApproval") {
-        Object.assign(p, {
-          state: "approval-responded",
-          approval: { id: "call-a1", approved: true },
-        });
-      }
-    }
+    const responded = respondTo(parked, { id: "call-a1", approved: true });
     const resumed = await chat(alice, chatId, [question, responded], responded);
+    expect(resumed.message.id).toBe(parked.id);
     const done = resumed.message.parts.find((p) => p.type === "tool-ledgerApproval") as
       | { state: string }
       | undefined;
     expect(done?.state).toBe("output-available");
     expect(textParts(resumed.message)).toMatch(/^done: /);
     const session = await callGateway(gateway.url, alice.secret, "GET", `/v1/sessions/${chatId}`);
-    const decided = JSON.stringify(session.body.transcript);
-    expect(decided).toContain("call-a1");
+    const result = session.body.transcript.find(
+      (m: { role: string; toolCallId?: string }) =>
+        m.role === "toolResult" && m.toolCallId === "call-a1",
+    );
+    expect(result.details.approval).toMatchObject({ decision: "approved", by: "alice" });
+  });
+
+  it("shows a denied call as denied, and refuses approval responses from a key without the approve scope", async () => {
+    const theirs = await parkAt(bob, "b1");
+    const refused = await callGateway(gateway.url, bob.secret, "POST", "/v1/chat", {
+      body: {
+        id: theirs.chatId,
+        messages: [theirs.question, respondTo(theirs.parked, { id: "call-b1", approved: true })],
+      },
+    });
+    expect(refused.status).toBe(403);
+
+    const { chatId, question, parked } = await parkAt(alice, "d1");
+    const responded = respondTo(parked, { id: "call-d1", approved: false, reason: "not today" });
+    const resumed = await chat(alice, chatId, [question, responded], responded);
+    const denied = resumed.message.parts.find((p) => p.type === "tool-ledgerApproval") as
+      | { state: string }
+      | undefined;
+    expect(denied?.state).toBe("output-denied");
+    expect(textParts(resumed.message)).toContain("denied by alice: not today");
   });
 
   it("refuses another key's chat (404), an agent the key may not use (403), a key without submit (403)", async () => {

@@ -25,6 +25,8 @@ export class UiMessageChunks {
   private inStep = false;
   private lastAnswer: number | undefined;
   private readonly waiting = new Set<string>();
+  /** Denied calls: their part stays `output-denied` (their error result, the denial, is not shown). */
+  private readonly denied = new Set<string>();
 
   /** True while a call of the answer awaits a decision (its run parks until then). */
   get awaitsDecision(): boolean {
@@ -33,6 +35,7 @@ export class UiMessageChunks {
 
   /** The chunks of `event` (none for events the answer does not show). */
   chunksOf(event: BusEvent): UIMessageChunk[] {
+    if ("toolCallId" in event && this.denied.has(event.toolCallId)) return [];
     switch (event.type) {
       case "turnStart":
         this.inStep = true;
@@ -68,7 +71,9 @@ export class UiMessageChunks {
         ];
       case "toolApprovalDecided":
         this.waiting.delete(event.toolCallId);
-        return event.approved ? [] : [{ type: "tool-output-denied", toolCallId: event.toolCallId }];
+        if (event.approved) return [];
+        this.denied.add(event.toolCallId);
+        return [{ type: "tool-output-denied", toolCallId: event.toolCallId }];
       case "agentEnd":
         return this.finish(event);
       default:

@@ -359,6 +359,47 @@ describe("OpenAI-compatible: POST /v1/chat/completions, GET /v1/models", () => {
     expect(raw.body.error).toMatchObject({ type: "permission_error", code: "forbidden" });
   });
 
+  it("reports a run the coordinators refused: a 400, or in a stream an error event, on both faces", async () => {
+    const messages = [{ role: "user" as const, content: "hi" }];
+    const whole = await openai(onlyOps)
+      .chat.completions.create({ model: "ops", messages })
+      .catch((err: unknown) => err);
+    expect(whole).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((whole as InstanceType<typeof OpenAI.APIError>).code).toBe("run_refused");
+    expect((whole as Error).message).toContain('unknown agent "ops"');
+
+    const streamed = await (async () => {
+      const stream = await openai(onlyOps).chat.completions.create({
+        model: "ops",
+        messages,
+        stream: true,
+      });
+      for await (const _ of stream) {
+        // the role chunk comes first, then the error
+      }
+    })().catch((err: unknown) => err);
+    expect(streamed).toBeInstanceOf(OpenAI.APIError);
+    expect((streamed as Error).message).toContain('unknown agent "ops"');
+
+    const transport = new DefaultChatTransport<UIMessage>({
+      api: `${gateway.url}/v1/chat`,
+      headers: { Authorization: `Bearer ${onlyOps.secret}` },
+      body: { agent: "ops" },
+    });
+    const stream = await transport.sendMessages({
+      trigger: "submit-message",
+      chatId: `refused-${Date.now()}`,
+      messageId: undefined,
+      messages: [userMessage("hi")],
+      abortSignal: AbortSignal.timeout(30_000),
+    });
+    const errors: unknown[] = [];
+    for await (const _ of readUIMessageStream({ stream, onError: (err) => errors.push(err) })) {
+      // the start, then the error
+    }
+    expect(String(errors[0])).toContain('unknown agent "ops"');
+  });
+
   it("lists the faces in the OpenAPI document", async () => {
     const doc = await callGateway(gateway.url, undefined, "GET", "/v1/openapi.json");
     expect(doc.body.paths["/v1/chat"].post["x-scope"]).toBe("submit");

@@ -15,11 +15,13 @@ export async function* followRun(
   afterSeq: number,
   signal: AbortSignal,
 ): AsyncGenerator<BusEvent> {
+  // Its own stop too: a pending `next` must end before the generator can be returned.
+  const done = new AbortController();
   const events = services.client.events(run.sessionId, {
     afterSeq,
     untilAgentEnd: true,
     runId: run.runId,
-    signal,
+    signal: AbortSignal.any([signal, done.signal]),
   });
   const refusal = pollRefusal(services, run.runId);
   let started = false;
@@ -39,6 +41,7 @@ export async function* followRun(
     }
   } finally {
     refusal.stop();
+    done.abort();
     await events.return(undefined);
   }
 }

@@ -40,7 +40,7 @@ export const chatRoute = defineRoute({
       decisions.length > 0
         ? await decideApprovals(services, key, body.id, decisions)
         : await startRun(services, key, {
-            input: { role: "user", content: userPartsOf(last?.parts ?? []) },
+            input: { role: "user", content: userPartsOf(last?.role === "user" ? last.parts : []) },
             sessionId: body.id,
             ...(body.agent !== undefined ? { agent: body.agent } : {}),
           });

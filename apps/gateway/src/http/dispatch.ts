@@ -44,11 +44,13 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = Date.now();
     let keyName: string | undefined;
+    let matched: Route | undefined;
     const handled = (async () => {
       if (options.localOnly) refuseBrowsersElsewhere(req, options.corsOrigins);
       if (applyCors(req, res, options.corsOrigins)) return;
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
       const { route, params } = findRoute(compiled, req.method ?? "GET", url.pathname);
+      matched = route;
       const key = route.scope ? await admit(options, req, route, url, params) : undefined;
       keyName = key?.name;
       const body = route.body
@@ -69,7 +71,7 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
       if (reply.kind === "json") sendJson(res, reply.status, reply.body, reply.headers);
     })();
     handled
-      .catch((err: unknown) => answerFailure(res, err, options.services))
+      .catch((err: unknown) => answerFailure(res, err, options.services, matched))
       .finally(() => {
         log.info(
           {
@@ -219,13 +221,23 @@ function decodeParam(text: string): string {
   }
 }
 
-/** Answers a failure: its own status for a `GatewayError`, 400 for a refused input, 503 without Redis, else 500. */
-function answerFailure(res: ServerResponse, err: unknown, services: GatewayServices): void {
+/**
+ * Answers a failure: its own status for a `GatewayError`, 400 for a refused input, 503 without
+ * Redis, else 500; in the route's own error shape when it has one (`Route.errorBody`).
+ */
+function answerFailure(
+  res: ServerResponse,
+  err: unknown,
+  services: GatewayServices,
+  route: Route | undefined,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendError(res, toGatewayError(err, services));
+  const failure = toGatewayError(err, services);
+  if (route?.errorBody) sendJson(res, failure.status, route.errorBody(failure), failure.headers);
+  else sendError(res, failure);
 }
 
 /** The answer a failure gets (logged when it is not the client's doing). */

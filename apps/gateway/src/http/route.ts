@@ -3,6 +3,7 @@ import type { Logger, YiemClient } from "@yiem/core";
 import type { z } from "zod";
 import type { GatewayKey, Scope } from "../keys/gatewayKey.js";
 import type { GatewayStore } from "../state/gatewayStore.js";
+import type { GatewayError } from "./gatewayError.js";
 
 /** What every route's handler may use. */
 export interface GatewayServices {
@@ -58,6 +59,11 @@ export interface Route<Body = unknown, Query = unknown> {
   acceptsStreamToken?: boolean;
   body?: z.ZodType<Body>;
   query?: z.ZodType<Query>;
+  /**
+   * The body of this route's error answers, when not the gateway's `{ error: { code,
+   * message, field? } }` (the OpenAI-compatible face answers in OpenAI's shape).
+   */
+  errorBody?: (err: GatewayError) => unknown;
   responses: Record<number, RouteResponse>;
   handle(request: RouteRequest<Body, Query>): Promise<RouteReply>;
 }

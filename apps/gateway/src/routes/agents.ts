@@ -1,6 +1,15 @@
+import type { GatewayServices } from "../http/route.js";
 import { defineRoute, json } from "../http/route.js";
-import { mayUseAgent } from "../keys/gatewayKey.js";
+import { type GatewayKey, mayUseAgent } from "../keys/gatewayKey.js";
 import { agentListSchema } from "../schemas.js";
+
+/** An agent as `GET /v1/agents` lists it. */
+export interface UsableAgent {
+  name: string;
+  model: string;
+  tools?: string[];
+  maxTurns?: number;
+}
 
 /** `GET /v1/agents`: the agents the running coordinators serve that the key may use. */
 export const listAgentsRoute = defineRoute({
@@ -11,23 +20,27 @@ export const listAgentsRoute = defineRoute({
   scope: "read",
   responses: { 200: { description: "the agents", schema: agentListSchema } },
   async handle({ key, services }) {
-    const announcements = await services.client.agents();
-    const byName = new Map<
-      string,
-      { name: string; model: string; tools?: string[]; maxTurns?: number }
-    >();
-    for (const announcement of announcements) {
-      for (const agent of announcement.agents) {
-        if (byName.has(agent.name) || !mayUseAgent(key, agent.name)) continue;
-        byName.set(agent.name, {
-          name: agent.name,
-          model: agent.model,
-          ...(agent.tools ? { tools: agent.tools } : {}),
-          ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
-        });
-      }
-    }
-    const agents = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
-    return json(200, { agents });
+    return json(200, { agents: await listUsableAgents(services, key) });
   },
 });
+
+/** The agents the running coordinators announce that `key` may use, each once, by name. */
+export async function listUsableAgents(
+  services: GatewayServices,
+  key: GatewayKey,
+): Promise<UsableAgent[]> {
+  const announcements = await services.client.agents();
+  const byName = new Map<string, UsableAgent>();
+  for (const announcement of announcements) {
+    for (const agent of announcement.agents) {
+      if (byName.has(agent.name) || !mayUseAgent(key, agent.name)) continue;
+      byName.set(agent.name, {
+        name: agent.name,
+        model: agent.model,
+        ...(agent.tools ? { tools: agent.tools } : {}),
+        ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
+      });
+    }
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}

@@ -1,6 +1,8 @@
 import type { Route } from "../http/route.js";
 import { listAgentsRoute } from "./agents.js";
 import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
+import { chatRoute } from "./chat.js";
+import { chatCompletionsRoute, listModelsRoute } from "./chatCompletions.js";
 import { sessionEventsRoute, streamTokenRoute } from "./events.js";
 import { buildOpenApiDocument, openApiRoute } from "./openapi.js";
 import { pageRoutes } from "./page.js";
@@ -23,6 +25,9 @@ export function gatewayRoutes(version: string): Route[] {
     listApprovalsRoute,
     decideApprovalRoute,
     listAgentsRoute,
+    chatRoute,
+    chatCompletionsRoute,
+    listModelsRoute,
   ] as Route[];
   let document: unknown;
   const openapi = openApiRoute(() => {

@@ -15,7 +15,8 @@ import {
 import { admitRun, releaseRun } from "../state/keyLimits.js";
 import { expectVisibleSession, isVisibleSession } from "./sessionAccess.js";
 
-type RunRequest = z.infer<typeof runRequestSchema>;
+/** The body of `POST /v1/runs`, as `startRun` takes it. */
+export type RunRequest = z.infer<typeof runRequestSchema>;
 
 /** The longest `Idempotency-Key` accepted. */
 const MAX_IDEMPOTENCY_KEY = 200;
@@ -39,37 +40,52 @@ export const submitRunRoute = defineRoute({
     429: { description: "too many requests or runs at once", schema: errorSchema },
   },
   async handle({ req, key, body, query, services }) {
-    const agent = body.agent ?? "default";
-    if (!mayUseAgent(key, agent)) {
-      throw new GatewayError(403, "forbidden", `this key may not use agent "${agent}"`, "agent");
-    }
-    const planned = await planRun(services, key, body, idempotencyKeyOf(req.headers));
-    const verdict = await admitRun(services.store, services.client, key, planned.runId);
-    if (verdict.kind === "limited") throw runsAtOnceError(key, verdict.retryAfterS);
-    // Recorded first: a gateway that dies right after queuing the run leaves it findable.
-    const owner = (await services.store.ownerOf(planned.sessionId)) ?? key.name;
-    await services.store.recordRun(planned.runId, { sessionId: planned.sessionId, owner });
-    try {
-      // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
-      await services.client.send(body.input as UserInput, {
-        ...sendOptionsOf(body, planned),
-        agent,
-      });
-    } catch (err) {
-      await releaseRun(services.store, key.name, planned.runId);
-      await services.store.forgetRun(planned.runId);
-      throw err;
-    }
-    await services.store.touchSession(planned.sessionId, owner);
+    const planned = await startRun(services, key, body, idempotencyKeyOf(req.headers));
     if (query.wait !== "true") return json(202, planned);
     return waitForRun(services, planned);
   },
 });
 
 /** The run a request makes: new ids, or those its Idempotency-Key stands for. */
-interface PlannedRun {
+export interface PlannedRun {
   runId: string;
   sessionId: string;
+}
+
+/**
+ * Starts a run for `key` as `POST /v1/runs` does (and the chat faces, `chat.ts` and
+ * `chatCompletions.ts`): checks the agent (403), plans its ids (a session of another key is
+ * 404), admits it under the key's runs at once (429), records it and queues it. Returns its ids.
+ */
+export async function startRun(
+  services: GatewayServices,
+  key: GatewayKey,
+  body: RunRequest,
+  idempotencyKey?: string,
+): Promise<PlannedRun> {
+  const agent = body.agent ?? "default";
+  if (!mayUseAgent(key, agent)) {
+    throw new GatewayError(403, "forbidden", `this key may not use agent "${agent}"`, "agent");
+  }
+  const planned = await planRun(services, key, body, idempotencyKey);
+  const verdict = await admitRun(services.store, services.client, key, planned.runId);
+  if (verdict.kind === "limited") throw runsAtOnceError(key, verdict.retryAfterS);
+  // Recorded first: a gateway that dies right after queuing the run leaves it findable.
+  const owner = (await services.store.ownerOf(planned.sessionId)) ?? key.name;
+  await services.store.recordRun(planned.runId, { sessionId: planned.sessionId, owner });
+  try {
+    // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
+    await services.client.send(body.input as UserInput, {
+      ...sendOptionsOf(body, planned),
+      agent,
+    });
+  } catch (err) {
+    await releaseRun(services.store, key.name, planned.runId);
+    await services.store.forgetRun(planned.runId);
+    throw err;
+  }
+  await services.store.touchSession(planned.sessionId, owner);
+  return planned;
 }
 
 /**
@@ -166,10 +182,14 @@ async function waitForRun(services: GatewayServices, planned: PlannedRun): Promi
   }
 }
 
-type Outcome = { kind: "answer"; answer: RunAnswer } | { kind: "refused"; reason: string };
+/** How waiting for a run ended: its answer, or the coordinators' refusal. */
+export type Outcome = { kind: "answer"; answer: RunAnswer } | { kind: "refused"; reason: string };
 
-/** Looks every half second whether the coordinators refused the run's request. */
-function pollRefusal(services: GatewayServices, runId: string) {
+/**
+ * Looks every half second whether the coordinators refused the run's request: `outcome`
+ * resolves with the reason when they did (never otherwise); `stop` ends the looking.
+ */
+export function pollRefusal(services: GatewayServices, runId: string) {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const outcome = new Promise<Outcome>((resolve) => {

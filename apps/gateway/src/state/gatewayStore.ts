@@ -172,4 +172,9 @@ export class GatewayStore {
     const ts = (JSON.parse(text) as { ts?: unknown }).ts;
     return typeof ts === "number" ? ts : undefined;
   }
+
+  /** The number of the session's latest stored event (0 for a session without events). */
+  async latestEventSeq(sessionId: string): Promise<number> {
+    return Number((await this.redis.get(this.keys.seq(sessionId))) ?? 0);
+  }
 }

@@ -1,0 +1,104 @@
+/**
+ * The zod schemas of the faces clients already speak: the AI SDK's chat request
+ * (`POST /v1/chat`) and OpenAI's chat completions and models (`POST /v1/chat/completions`,
+ * `GET /v1/models`). As in `schemas.ts`, they validate requests and make the OpenAPI document.
+ */
+import { z } from "zod";
+import { sessionIdSchema } from "./schemas.js";
+
+/** A part of a UI message: text, a file, a tool part… (only text, image files and tool approvals are read). */
+const uiPartSchema = z.looseObject({ type: z.string() });
+
+/** A UI message as `useChat` sends it. */
+const uiMessageSchema = z.looseObject({
+  id: z.string(),
+  role: z.enum(["system", "user", "assistant"]),
+  parts: z.array(uiPartSchema),
+});
+
+/** The body `useChat` (`DefaultChatTransport`) sends to `POST /v1/chat`. */
+export const chatRequestSchema = z.looseObject({
+  id: sessionIdSchema.describe("the chat's id: the session"),
+  messages: z
+    .array(uiMessageSchema)
+    .min(1)
+    .max(10_000)
+    .describe("the chat; only the last message is read (the session keeps the rest)"),
+  agent: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe("the agent (default: default); DefaultChatTransport's body option"),
+  trigger: z.string().optional(),
+  messageId: z.string().optional(),
+});
+
+/** A message of a chat completion request. */
+const chatCompletionMessageSchema = z.looseObject({
+  role: z.string(),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+});
+
+/** The body of `POST /v1/chat/completions` (other OpenAI fields are accepted and ignored). */
+export const chatCompletionRequestSchema = z.looseObject({
+  model: z.string().min(1).max(128).describe("the agent's name"),
+  messages: z
+    .array(chatCompletionMessageSchema)
+    .min(1)
+    .max(10_000)
+    .describe("only the last user message is read: the session keeps the conversation"),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+});
+
+/** Token usage in OpenAI's shape. */
+const completionUsageSchema = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
+
+/** What `POST /v1/chat/completions` answers without `stream`. */
+export const chatCompletionSchema = z.object({
+  id: z.string(),
+  object: z.literal("chat.completion"),
+  created: z.number(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number(),
+      message: z.object({
+        role: z.literal("assistant"),
+        content: z.string(),
+        refusal: z.string().nullable(),
+      }),
+      finish_reason: z.enum(["stop", "length", "content_filter"]),
+      logprobs: z.null(),
+    }),
+  ),
+  usage: completionUsageSchema,
+});
+
+/** What `GET /v1/models` answers: the agents the key may use, as OpenAI models. */
+export const modelListSchema = z.object({
+  object: z.literal("list"),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      object: z.literal("model"),
+      created: z.number(),
+      owned_by: z.string(),
+    }),
+  ),
+});
+
+/** An error answer of the OpenAI-compatible face, in OpenAI's shape. */
+export const openAiErrorSchema = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string(),
+    param: z.string().nullable(),
+    code: z.string(),
+  }),
+});

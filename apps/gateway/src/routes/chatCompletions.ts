@@ -1,0 +1,286 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AssistantMessage, BusEvent, RunUsage, StopReason } from "@yiem/core";
+import type { z } from "zod";
+import {
+  chatCompletionRequestSchema,
+  chatCompletionSchema,
+  modelListSchema,
+  openAiErrorSchema,
+} from "../faceSchemas.js";
+import { GatewayError } from "../http/gatewayError.js";
+import { defineRoute, type GatewayServices, json, type RouteReply } from "../http/route.js";
+import { sessionIdSchema } from "../schemas.js";
+import { listUsableAgents } from "./agents.js";
+import { followRun, streamSignal } from "./followRun.js";
+import { type PlannedRun, type RunRequest, startRun } from "./runs.js";
+
+type CompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
+
+/** The header that continues a session on the OpenAI-compatible face (and names it in every answer). */
+export const SESSION_HEADER = "X-Yiem-Session";
+
+/** `POST /v1/chat/completions`: the OpenAI-compatible face. */
+export const chatCompletionsRoute = defineRoute({
+  method: "POST",
+  path: "/v1/chat/completions",
+  summary:
+    "OpenAI's chat completions: model is an agent's name; the last user message is the run's input; the X-Yiem-Session header continues a session (without it a new one starts; every answer names it in X-Yiem-Session). The agent's tools run on the cluster and are not sent as tool_calls; content is the text of every model call of the run. With stream: chat.completion.chunk server-sent events ending in [DONE] (usage with stream_options.include_usage); without: one chat.completion with usage. Errors in OpenAI's shape.",
+  scope: "submit",
+  body: chatCompletionRequestSchema,
+  errorBody: openAiErrorBody,
+  responses: {
+    200: {
+      description: "the completion (chunks as server-sent events with stream: true)",
+      schema: chatCompletionSchema,
+    },
+    400: { description: "invalid request, or the run was refused", schema: openAiErrorSchema },
+    403: { description: "the key may not use this agent", schema: openAiErrorSchema },
+    404: { description: "the session is not the key's", schema: openAiErrorSchema },
+    429: { description: "too many requests or runs at once", schema: openAiErrorSchema },
+    500: { description: "the run failed", schema: openAiErrorSchema },
+  },
+  async handle({ req, res, key, body, services }): Promise<RouteReply> {
+    const sessionId = sessionOfHeader(req) ?? randomUUID();
+    res.setHeader(SESSION_HEADER, sessionId);
+    const afterSeq = await services.store.latestEventSeq(sessionId);
+    const run = await startRun(services, key, {
+      agent: body.model,
+      input: lastUserInput(body),
+      sessionId,
+    });
+    res.setHeader("X-Yiem-Run", run.runId);
+    if (body.stream) {
+      await streamCompletion(services, res, run, afterSeq, body);
+      return { kind: "streamed" };
+    }
+    const { signal, release } = streamSignal(services, res);
+    try {
+      const answer = new CompletionText();
+      for await (const event of followRun(services, run, afterSeq, signal)) answer.add(event);
+      return json(200, completionOf(run, body.model, answer.finished()));
+    } finally {
+      release();
+    }
+  },
+});
+
+/** `GET /v1/models`: the agents the key may use, as OpenAI models. */
+export const listModelsRoute = defineRoute({
+  method: "GET",
+  path: "/v1/models",
+  summary:
+    "The agents the running coordinators serve that this key may use, as OpenAI models (id: the agent's name, for model).",
+  scope: "read",
+  errorBody: openAiErrorBody,
+  responses: { 200: { description: "the agents as models", schema: modelListSchema } },
+  async handle({ key, services }) {
+    const agents = await listUsableAgents(services, key);
+    const data = agents.map((agent) => ({
+      id: agent.name,
+      object: "model" as const,
+      created: 0,
+      owned_by: "yiem",
+    }));
+    return json(200, { object: "list", data });
+  },
+});
+
+/** A gateway error in OpenAI's shape: `{ error: { message, type, param, code } }`. */
+export function openAiErrorBody(err: GatewayError): unknown {
+  return {
+    error: {
+      message: err.message,
+      type: openAiErrorType(err.status),
+      param: err.field ?? null,
+      code: err.code,
+    },
+  };
+}
+
+function openAiErrorType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/** The session the request continues (`X-Yiem-Session`), checked; none starts a new one. */
+function sessionOfHeader(req: IncomingMessage): string | undefined {
+  const value = req.headers[SESSION_HEADER.toLowerCase()];
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text === "") return undefined;
+  if (!sessionIdSchema.safeParse(text).success) {
+    throw new GatewayError(
+      400,
+      "invalid_request",
+      `${SESSION_HEADER}: 1–128 letters, digits, '_', '.', ':' or '-'`,
+      SESSION_HEADER,
+    );
+  }
+  return text;
+}
+
+/** The run's input: the last user message (its text, or its parts). */
+function lastUserInput(body: CompletionRequest): RunRequest["input"] {
+  const last = body.messages.findLast((message) => message.role === "user");
+  const content = last?.content;
+  if (typeof content === "string" && content !== "") return content;
+  if (Array.isArray(content) && content.length > 0) {
+    return { role: "user", content }; // its parts are checked by the coordinators' rules
+  }
+  throw new GatewayError(
+    400,
+    "invalid_request",
+    "messages: needs a user message with content",
+    "messages",
+  );
+}
+
+/** What a run answered, gathered from its events: its text and final response with usage. */
+interface FinishedRun {
+  text: string;
+  response: AssistantMessage;
+  usage: RunUsage;
+}
+
+/**
+ * The text of a run as the OpenAI face sends it: the text of each model call (its live
+ * deltas, then the rest from its `messageEnd` when deltas were missed), calls joined by a
+ * blank line; tool calls and their results are left out (they ran on the cluster).
+ */
+class CompletionText {
+  private text = "";
+  private current = "";
+  private ended: Extract<BusEvent, { type: "agentEnd" }> | undefined;
+
+  /** Adds `event`; returns the text it adds, if any. */
+  add(event: BusEvent): string {
+    if (event.type === "messageUpdate") return this.append(event.delta);
+    if (event.type === "agentEnd") this.ended = event;
+    if (event.type !== "messageEnd" || event.message.role !== "assistant") return "";
+    const full = event.message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    const rest = full.startsWith(this.current) ? full.slice(this.current.length) : "";
+    const added = this.append(rest);
+    this.current = "";
+    return added;
+  }
+
+  private append(delta: string): string {
+    if (delta === "") return "";
+    const separator = this.current === "" && this.text !== "" ? "\n\n" : "";
+    this.current += delta;
+    this.text += separator + delta;
+    return separator + delta;
+  }
+
+  /** The run's text and answer; a run that failed is a 500. */
+  finished(): FinishedRun {
+    if (!this.ended) throw new GatewayError(500, "internal", "the run's events ended early");
+    const { response, usage } = this.ended;
+    if (response.stopReason === "error") {
+      throw new GatewayError(500, "run_failed", response.errorMessage ?? "the run failed");
+    }
+    return { text: this.text, response, usage };
+  }
+}
+
+function completionOf(run: PlannedRun, model: string, finished: FinishedRun) {
+  return {
+    id: `chatcmpl-${run.runId}`,
+    object: "chat.completion",
+    created: Math.floor(finished.response.timestamp / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: finished.text,
+          refusal: finished.response.stopReason === "refusal" ? finished.text : null,
+        },
+        finish_reason: finishReasonOf(finished.response.stopReason),
+        logprobs: null,
+      },
+    ],
+    usage: usageOf(finished.usage),
+  };
+}
+
+function usageOf(usage: RunUsage) {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.totalTokens,
+  };
+}
+
+/** OpenAI's finish reason for how a run's final response stopped. */
+function finishReasonOf(stopReason: StopReason): "stop" | "length" | "content_filter" {
+  if (stopReason === "length" || stopReason === "budget") return "length";
+  if (stopReason === "refusal") return "content_filter";
+  return "stop";
+}
+
+/**
+ * Streams the run as `chat.completion.chunk` server-sent events: the role first, the text as
+ * it comes, the finish reason, the usage (with `stream_options.include_usage`), `[DONE]`. A
+ * failure after the stream began is sent as an `{ error }` event (the openai SDK throws it).
+ */
+async function streamCompletion(
+  services: GatewayServices,
+  res: ServerResponse,
+  run: PlannedRun,
+  afterSeq: number,
+  body: CompletionRequest,
+): Promise<void> {
+  const { signal, release } = streamSignal(services, res);
+  const base = { id: `chatcmpl-${run.runId}`, object: "chat.completion.chunk", model: body.model };
+  const created = Math.floor(Date.now() / 1000);
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  const chunk = (delta: object, finish: string | null = null) =>
+    send({
+      ...base,
+      created,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    });
+  res.writeHead(200, {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-store",
+    Connection: "keep-alive",
+    "X-Accel-Buffering": "no",
+    "X-Content-Type-Options": "nosniff",
+  });
+  const heartbeat = setInterval(() => res.write(": heartbeat\n\n"), services.heartbeatMs);
+  try {
+    chunk({ role: "assistant", content: "" });
+    const answer = new CompletionText();
+    for await (const event of followRun(services, run, afterSeq, signal)) {
+      const added = answer.add(event);
+      if (added !== "") chunk({ content: added });
+    }
+    if (signal.aborted) return;
+    const finished = answer.finished();
+    chunk({}, finishReasonOf(finished.response.stopReason));
+    if (body.stream_options?.include_usage) {
+      send({ ...base, created, choices: [], usage: usageOf(finished.usage) });
+    }
+    res.write("data: [DONE]\n\n");
+  } catch (err) {
+    const failure =
+      err instanceof GatewayError ? err : new GatewayError(500, "internal", "internal error");
+    if (!(err instanceof GatewayError)) {
+      services.log.warn(
+        { sessionId: run.sessionId, err: (err as Error).message },
+        "completion stream failed",
+      );
+    }
+    if (!signal.aborted) send(openAiErrorBody(failure));
+  } finally {
+    clearInterval(heartbeat);
+    release();
+    res.end();
+  }
+}

@@ -1,0 +1,68 @@
+import type { BusEvent } from "@yiem/core";
+import { GatewayError } from "../http/gatewayError.js";
+import type { GatewayServices } from "../http/route.js";
+import { type PlannedRun, pollRefusal } from "./runs.js";
+
+/**
+ * The session's events after `afterSeq` (read before the run was queued, so none is missed)
+ * until the `agentEnd` that answers `run`, for the chat faces. Throws `GatewayError` 400
+ * `run_refused` when the coordinators refuse the run's request before it starts. Ends early
+ * on `signal` (the client went away, the gateway shuts down); the run goes on.
+ */
+export async function* followRun(
+  services: GatewayServices,
+  run: PlannedRun,
+  afterSeq: number,
+  signal: AbortSignal,
+): AsyncGenerator<BusEvent> {
+  // Its own stop too: a pending `next` must end before the generator can be returned.
+  const done = new AbortController();
+  const events = services.client.events(run.sessionId, {
+    afterSeq,
+    untilAgentEnd: true,
+    runId: run.runId,
+    signal: AbortSignal.any([signal, done.signal]),
+  });
+  const refusal = pollRefusal(services, run.runId);
+  let started = false;
+  try {
+    while (true) {
+      const next = started
+        ? await events.next()
+        : await Promise.race([events.next(), refusal.outcome]);
+      if ("kind" in next) {
+        if (next.kind === "refused") throw new GatewayError(400, "run_refused", next.reason);
+        continue;
+      }
+      if (next.done) return;
+      if (!started) refusal.stop();
+      started = true;
+      yield next.value;
+    }
+  } finally {
+    refusal.stop();
+    done.abort();
+    await events.return(undefined);
+  }
+}
+
+/** A signal for one answer stream, and what detaches it from the gateway's shutdown. */
+export interface StreamSignal {
+  signal: AbortSignal;
+  release(): void;
+}
+
+/** An abort signal that fires when `res` closes or the gateway shuts down; `release` detaches it. */
+export function streamSignal(
+  services: GatewayServices,
+  res: { once(event: "close", listener: () => void): unknown },
+): StreamSignal {
+  const stop = new AbortController();
+  const end = () => stop.abort();
+  res.once("close", end);
+  services.closing.addEventListener("abort", end, { once: true });
+  return {
+    signal: stop.signal,
+    release: () => services.closing.removeEventListener("abort", end),
+  };
+}

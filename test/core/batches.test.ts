@@ -89,12 +89,22 @@ describe("lifecycle §9 parallel batches", () => {
 
   it("returns results in call order when completion order is reversed", async () => {
     const finished: string[] = [];
-    const tools = [40, 25, 10, 0].map((delay, i) =>
+    // Each call finishes only after the next one has (and its end event is out: a macrotask
+    // later): t3 first, t0 last, whatever the machine's load.
+    const done = [0, 1, 2, 3].map(() => {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      return { promise, resolve };
+    });
+    const tools = [0, 1, 2, 3].map((i) =>
       makeTool(`t${i}`, {
         parallelToolExecute: true,
         execute: async () => {
-          await sleep(delay);
+          if (i < 3) await done[i + 1]?.promise;
           finished.push(`t${i}`);
+          setImmediate(() => done[i]?.resolve());
           return textResult(`t${i}`);
         },
       }),

@@ -1,5 +1,6 @@
 import type { AgentTool, JsonSchema } from "../types/index.js";
 import type { AgentDefinition } from "./defineAgent.js";
+import { LiveToolMap } from "./liveToolMap.js";
 
 /** What the tool calling agent `<name>` is named: `agent__<name>`. */
 export const AGENT_TOOL_PREFIX = "agent__";
@@ -58,7 +59,7 @@ export function childInputOf(args: Record<string, unknown>, inputSchema: unknown
  * A tool map with `extra` tools beside a live map (`base`, an agent's view of the store): the
  * agent's tools and its callable agents. `base` wins a name both have.
  */
-export class ToolsWithExtras extends Map<string, AgentTool> {
+export class ToolsWithExtras extends LiveToolMap {
   constructor(
     private readonly base: Map<string, AgentTool>,
     private readonly extra: ReadonlyMap<string, AgentTool>,
@@ -74,32 +75,9 @@ export class ToolsWithExtras extends Map<string, AgentTool> {
     return this.base.has(name) || this.extra.has(name);
   }
 
-  override get size(): number {
-    return [...this.entries()].length;
-  }
-
   override *entries(): MapIterator<[string, AgentTool]> {
     yield* this.base.entries();
     for (const [name, tool] of this.extra) if (!this.base.has(name)) yield [name, tool];
-  }
-
-  override *keys(): MapIterator<string> {
-    for (const [name] of this.entries()) yield name;
-  }
-
-  override *values(): MapIterator<AgentTool> {
-    for (const [, tool] of this.entries()) yield tool;
-  }
-
-  override [Symbol.iterator](): MapIterator<[string, AgentTool]> {
-    return this.entries();
-  }
-
-  override forEach(
-    callback: (value: AgentTool, key: string, map: Map<string, AgentTool>) => void,
-    thisArg?: unknown,
-  ): void {
-    for (const [name, tool] of this.entries()) callback.call(thisArg, tool, name, this);
   }
 }
 

@@ -1,5 +1,6 @@
 import { LIST_TOOLS_NAME, listTool } from "../tools/listTool.js";
 import type { AgentTool } from "../types/index.js";
+import { LiveToolMap } from "./liveToolMap.js";
 
 /**
  * The tools one agent sees: a live view of a coordinator's tool map (its own tools, tools
@@ -11,7 +12,7 @@ import type { AgentTool } from "../types/index.js";
  *
  * @example new AgentToolView(store.tools, new Set(["getTime"])).has("bash") // false
  */
-export class AgentToolView extends Map<string, AgentTool> {
+export class AgentToolView extends LiveToolMap {
   constructor(
     private readonly all: Map<string, AgentTool>,
     private readonly names: ReadonlySet<string>,
@@ -38,32 +39,9 @@ export class AgentToolView extends Map<string, AgentTool> {
     return this.names.has(name) && this.all.has(name);
   }
 
-  override get size(): number {
-    return [...this.entries()].length;
-  }
-
   override *entries(): MapIterator<[string, AgentTool]> {
     for (const [name, tool] of this.all)
       if (this.names.has(name)) yield [name, this.narrow(name, tool)];
-  }
-
-  override *keys(): MapIterator<string> {
-    for (const [name] of this.entries()) yield name;
-  }
-
-  override *values(): MapIterator<AgentTool> {
-    for (const [, tool] of this.entries()) yield tool;
-  }
-
-  override [Symbol.iterator](): MapIterator<[string, AgentTool]> {
-    return this.entries();
-  }
-
-  override forEach(
-    callback: (value: AgentTool, key: string, map: Map<string, AgentTool>) => void,
-    thisArg?: unknown,
-  ): void {
-    for (const [name, tool] of this.entries()) callback.call(thisArg, tool, name, this);
   }
 }
 

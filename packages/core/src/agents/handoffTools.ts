@@ -1,4 +1,5 @@
 import type { AgentMessage, AgentTool, AgentToolResult } from "../types/index.js";
+import { LiveToolMap } from "./liveToolMap.js";
 
 /** What every handoff tool's name starts with: `transfer_to_<agent>`. */
 export const HANDOFF_TOOL_PREFIX = "transfer_to_";
@@ -74,7 +75,7 @@ function refusedTransferTool(from: string, to: string, listed: readonly string[]
  *
  * @example new HandoffToolView(tools, "support", [{ name: "billing" }], transfer).has("transfer_to_billing") // true
  */
-export class HandoffToolView extends Map<string, AgentTool> {
+export class HandoffToolView extends LiveToolMap {
   private readonly transfers = new Map<string, AgentTool>();
   private readonly listed: readonly string[];
 
@@ -100,33 +101,10 @@ export class HandoffToolView extends Map<string, AgentTool> {
     return handoffTargetOf(name) === undefined ? this.tools.has(name) : this.transfers.has(name);
   }
 
-  override get size(): number {
-    return [...this.entries()].length;
-  }
-
   override *entries(): MapIterator<[string, AgentTool]> {
     for (const [name, tool] of this.tools)
       if (handoffTargetOf(name) === undefined) yield [name, tool];
     yield* this.transfers.entries();
-  }
-
-  override *keys(): MapIterator<string> {
-    for (const [name] of this.entries()) yield name;
-  }
-
-  override *values(): MapIterator<AgentTool> {
-    for (const [, tool] of this.entries()) yield tool;
-  }
-
-  override [Symbol.iterator](): MapIterator<[string, AgentTool]> {
-    return this.entries();
-  }
-
-  override forEach(
-    callback: (value: AgentTool, key: string, map: Map<string, AgentTool>) => void,
-    thisArg?: unknown,
-  ): void {
-    for (const [name, tool] of this.entries()) callback.call(thisArg, tool, name, this);
   }
 }
 

@@ -11,7 +11,9 @@
  * `npm run bench -- --only <scenario>` runs one scenario alone and only prints its figures (no
  * file is written: the files always come from one full run): `calls`, `fanout`, `relay`,
  * `breakdown` or `throughput` on the shared rig, `followUpBurst`, `sessions` or `cluster` on a
- * cluster of its own, `mcp` (an MCP call's overhead; only alone, not in the full run) in this process. `npm run bench -- --render-only` measures nothing: it renders
+ * cluster of its own, `mcp` (an MCP call's overhead; only alone, not in the full run) in this process,
+ * `gateway` (SSE watchers and runs/s on one compiled gateway; only alone, and it writes its
+ * figures into `bench/results.json`, which a full run keeps). `npm run bench -- --render-only` measures nothing: it renders
  * `docs/PERFORMANCE.md` again from the committed `bench/results.json` and `bench/history.json`.
  */
 
@@ -21,10 +23,12 @@ import { type ClusterScenario, measureClusterSpread } from "./measurements/clust
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
+import { measureGateway } from "./measurements/gateway.js";
 import { measureMcpOverhead } from "./measurements/mcpOverhead.js";
 import { measureSessions, type Sessions } from "./measurements/sessions.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
 import { PLAN } from "./plan.js";
+import { printGateway, readCommittedGateway, writeGatewayResults } from "./report/gatewayReport.js";
 import { describeMethod } from "./report/method.js";
 import {
   printBreakdown,
@@ -147,6 +151,13 @@ function measureMcp() {
   return measureMcpOverhead(PLAN.mcp);
 }
 
+/** Measures the gateway (a cluster of its own), prints it and writes it into the results. */
+async function measureGatewayScenario(): Promise<void> {
+  const gateway = await measureGateway(PLAN.gateway, progress);
+  printGateway(gateway);
+  for (const path of await writeGatewayResults(gateway)) progress(`wrote ${path}`);
+}
+
 /**
  * Runs every measurement: the shared rig first (closed before the burst), then the burst, then
  * the sessions, then the Redis Cluster runs.
@@ -177,6 +188,7 @@ const ALONE = {
   sessions: () => measureSessionsScenario().then(printSessions),
   cluster: () => measureClusterScenario().then(printCluster),
   mcp: () => measureMcp().then(printMcpOverhead),
+  gateway: () => measureGatewayScenario(),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;
 
@@ -204,7 +216,8 @@ function watchForHangingHandles(): void {
 /** Measures everything, prints the report and writes the result files. */
 async function runFull(): Promise<void> {
   const measured = await measureAll(performance.now());
-  const results = toResults(measured);
+  const gateway = await readCommittedGateway(); // measured alone, kept
+  const results = { ...toResults(measured), ...(gateway ? { gateway } : {}) };
   printReport(results);
   for (const path of await writeResults(results)) progress(`wrote ${path}`);
   progress(`done in ${measured.durationS} s`);

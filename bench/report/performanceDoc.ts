@@ -7,6 +7,7 @@ import {
 } from "./doc/callSections.js";
 import { clusterSection } from "./doc/clusterSection.js";
 import { followUpBurstSection } from "./doc/followUpBurstSection.js";
+import { gatewaySection } from "./doc/gatewaySection.js";
 import { historySection } from "./doc/historySection.js";
 import { methodSection } from "./doc/methodSection.js";
 import { proposalsSection } from "./doc/proposalsSection.js";
@@ -37,6 +38,7 @@ export function performanceMarkdown(
     followUpBurstSection(m),
     sessionsSection(m),
     clusterSection(m),
+    ...(results.gateway ? [gatewaySection(results.gateway)] : []),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;
 }

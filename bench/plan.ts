@@ -100,6 +100,7 @@ export const PLAN = {
       connectInFlight: 100,
       runsPerS: 100,
       rssIntervalMs: 100,
+      idleMs: 3_000,
       maxMs: 120_000,
     },
     runs: { inFlight: 32, warmupMs: 2_000, blockMs: 4_000, rounds: 2, maxRunMs: 30_000 },

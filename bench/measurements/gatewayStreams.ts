@@ -30,6 +30,8 @@ export interface GatewayStreamsPlan {
   runsPerS: number;
   /** How often RSS is sampled (ms). */
   rssIntervalMs: number;
+  /** How long the idle Redis command rate is read over, before and with the watchers (ms). */
+  idleMs: number;
   /** How long the runs may take to reach every watcher (ms). */
   maxMs: number;
 }
@@ -47,12 +49,20 @@ export interface GatewayStreams {
   delivery: Summary;
   /** The same for stored events only (those with an `id:`). */
   deliveryStored: Summary;
+  /**
+   * The anchor: publish → arrival of the same events at one plain Redis subscriber in this
+   * process (`PSUBSCRIBE` on every session's channel, no gateway), measured at the same time.
+   */
+  deliveryDirect: Summary;
   /** From the first run added to the last `agentEnd` received (ms). */
   wallMs: number;
   runsPerS: number;
   /** Redis clients (`INFO clients` `connected_clients`) before the watchers and with them open. */
   redisClientsBefore: number;
   redisClientsWatching: number;
+  /** Redis commands per second with nothing running, before the watchers and with them open. */
+  redisCommandsPerSIdleBefore: number;
+  redisCommandsPerSIdleWatching: number;
   /** The gateway's CPU during the measured runs, in cores (CPU ms ÷ wall ms). */
   gatewayCores: number;
   /** The gateway's CPU per event delivered (ms). */
@@ -61,6 +71,8 @@ export interface GatewayStreams {
   /** The highest gateway RSS sampled with the watchers open (MiB). */
   gatewayRssPeakMb: number;
   coordinatorCores: number;
+  /** This process's CPU meanwhile (the watchers, the anchor subscriber, the model), in cores. */
+  benchCores: number;
   machineBusyCores: number;
   cores: number;
 }
@@ -156,7 +168,7 @@ async function openWatches(
   return watches;
 }
 
-/** Adds one run per watched session, `runsPerS` a second; returns when the first was added. */
+/** Adds each watched session's run (`runId`), `runsPerS` a second; returns when it started. */
 async function startPacedRuns(cluster: GatewayCluster, watches: Watch[], runsPerS: number) {
   const startedAt = Date.now();
   const perTick = Math.max(1, Math.round(runsPerS / 20));
@@ -164,7 +176,6 @@ async function startPacedRuns(cluster: GatewayCluster, watches: Watch[], runsPer
     const due = startedAt + (at / runsPerS) * 1000;
     if (due > Date.now()) await sleep(due - Date.now());
     const slice = watches.slice(at, at + perTick);
-    for (const watch of slice) watch.runId = randomUUID();
     await cluster.base.queue.addBulk(
       slice.map((watch) => ({
         name: "request",
@@ -176,7 +187,124 @@ async function startPacedRuns(cluster: GatewayCluster, watches: Watch[], runsPer
   return startedAt;
 }
 
+/** Redis commands per second over `ms` (`INFO stats` `total_commands_processed`, whole server). */
+async function readCommandRate(cluster: GatewayCluster, ms: number): Promise<number> {
+  const read = async () => {
+    const info = await cluster.base.connection.info("stats");
+    return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+  };
+  const before = await read();
+  await sleep(ms);
+  return ((await read()) - before - 1) / (ms / 1000); // less the first INFO
+}
+
+/** A plain subscriber to every session's event channel: publish → arrival of `runIds`' events. */
+async function openDirectSubscriber(cluster: GatewayCluster, runIds: ReadonlySet<string>) {
+  const subscriber = cluster.base.connection.duplicate();
+  const delays: number[] = [];
+  subscriber.on("pmessage", (_pattern: string, _channel: string, text: string) => {
+    const receivedAt = Date.now();
+    const event = JSON.parse(text) as { runId?: string; ts: number };
+    if (event.runId !== undefined && runIds.has(event.runId)) delays.push(receivedAt - event.ts);
+  });
+  await subscriber.psubscribe(`${cluster.base.redis.prefix}:events:*`);
+  return {
+    delays,
+    close: () => subscriber.disconnect(),
+  };
+}
+
 type Group = "gateway" | "coordinator";
+
+/** What was read before the watchers opened. */
+interface Baseline {
+  redisClientsBefore: number;
+  redisCommandsPerSIdleBefore: number;
+  gatewayRssBeforeMb: number;
+}
+
+/** Reads the Redis clients, the idle command rate and the gateway's RSS before the watchers. */
+async function readBaseline(
+  cluster: GatewayCluster,
+  groups: ProcessGroups<Group>,
+  plan: GatewayStreamsPlan,
+): Promise<Baseline> {
+  const redisClientsBefore = await readRedisClients(cluster);
+  const redisCommandsPerSIdleBefore = await readCommandRate(cluster, plan.idleMs);
+  const rss = startRssSampler(groups, plan.rssIntervalMs);
+  await sleep(2 * plan.rssIntervalMs);
+  const gatewayRssBeforeMb = (await rss.stop()).gateway ?? Number.NaN;
+  return { redisClientsBefore, redisCommandsPerSIdleBefore, gatewayRssBeforeMb };
+}
+
+/** Gives each watch its run id; the set of them. */
+function assignRuns(watches: Watch[]): Set<string> {
+  const runIds = new Set<string>();
+  for (const watch of watches) {
+    watch.runId = randomUUID();
+    runIds.add(watch.runId);
+  }
+  return runIds;
+}
+
+/** The paced runs with CPU read around them and RSS sampled during them. */
+async function readWatchedRuns(
+  cluster: GatewayCluster,
+  watches: Watch[],
+  groups: ProcessGroups<Group>,
+  plan: GatewayStreamsPlan,
+) {
+  const rss = startRssSampler(groups, plan.rssIntervalMs);
+  const cpuBefore = await readGroupCpuMs(groups);
+  const machineBefore = await readMachineTicks();
+  const benchBefore = process.cpuUsage();
+  const fromMs = monotonicMs();
+  const startedAt = await startPacedRuns(cluster, watches, plan.runsPerS);
+  await settlesWithin(Promise.all(watches.map((w) => w.done)).then(), plan.maxMs);
+  const spanMs = monotonicMs() - fromMs;
+  const bench = process.cpuUsage(benchBefore);
+  const cpu = subtractCpu(await readGroupCpuMs(groups), cpuBefore);
+  const machineBusyCores = countBusyCores(await readMachineTicks(), machineBefore, cpus().length);
+  const rssPeak = await rss.stop();
+  return { startedAt, spanMs, bench, cpu, machineBusyCores, rssPeak };
+}
+
+type WatchedRuns = Awaited<ReturnType<typeof readWatchedRuns>>;
+
+/** The phase's figures from what was read. */
+function toStreams(
+  watches: Watch[],
+  direct: number[],
+  readings: Baseline & WatchedRuns & { redisClientsWatching: number; idleWatching: number },
+  plan: GatewayStreamsPlan,
+): GatewayStreams {
+  const r = readings;
+  const complete = watches.filter((w) => Number.isFinite(w.endedAt));
+  const events = watches.reduce((sum, w) => sum + w.delays.length, 0);
+  return {
+    watchers: plan.watchers,
+    complete: complete.length,
+    events,
+    outOfOrder: watches.reduce((sum, w) => sum + w.outOfOrder, 0),
+    delivery: summarize(watches.flatMap((w) => w.delays)),
+    deliveryStored: summarize(watches.flatMap((w) => w.storedDelays)),
+    deliveryDirect: summarize(direct),
+    wallMs: Math.max(0, ...complete.map((w) => w.endedAt - r.startedAt)),
+    runsPerS: plan.runsPerS,
+    redisClientsBefore: r.redisClientsBefore,
+    redisClientsWatching: r.redisClientsWatching,
+    redisCommandsPerSIdleBefore: r.redisCommandsPerSIdleBefore,
+    redisCommandsPerSIdleWatching: r.idleWatching,
+    gatewayCores: r.cpu.gateway / r.spanMs,
+    gatewayCpuMsPerEvent: r.cpu.gateway / events,
+    gatewayRssBeforeMb: r.gatewayRssBeforeMb,
+    gatewayRssPeakMb: r.rssPeak.gateway ?? Number.NaN,
+    coordinatorCores: r.cpu.coordinator / r.spanMs,
+    benchCores: (r.bench.user + r.bench.system) / 1000 / r.spanMs,
+    machineBusyCores: r.machineBusyCores,
+    cores: cpus().length,
+  };
+}
 
 /** Runs the watcher phase on `cluster` and closes the watchers whatever happened. */
 export async function measureGatewayStreams(
@@ -191,47 +319,21 @@ export async function measureGatewayStreams(
     gateway: [cluster.gateway.pid],
     coordinator: [cluster.coordinator.process.pid],
   };
-  const redisClientsBefore = await readRedisClients(cluster);
-  const rssBefore = startRssSampler(groups, plan.rssIntervalMs);
-  await sleep(2 * plan.rssIntervalMs);
-  const gatewayRssBeforeMb = (await rssBefore.stop()).gateway ?? Number.NaN;
+  const baseline = await readBaseline(cluster, groups, plan);
   progress(`gateway: opening ${plan.watchers} event streams`);
   const watches = await openWatches(cluster, sessionIds, plan.connectInFlight, plan.maxMs);
+  let closeDirect: () => void = () => undefined;
   try {
     const redisClientsWatching = await readRedisClients(cluster);
+    const idleWatching = await readCommandRate(cluster, plan.idleMs);
+    const direct = await openDirectSubscriber(cluster, assignRuns(watches));
+    closeDirect = direct.close;
     progress(`gateway: ${plan.watchers} runs at ${plan.runsPerS}/s, watched`);
-    const rss = startRssSampler(groups, plan.rssIntervalMs);
-    const cpuBefore = await readGroupCpuMs(groups);
-    const machineBefore = await readMachineTicks();
-    const fromMs = monotonicMs();
-    const startedAt = await startPacedRuns(cluster, watches, plan.runsPerS);
-    await settlesWithin(Promise.all(watches.map((w) => w.done)).then(), plan.maxMs);
-    const spanMs = monotonicMs() - fromMs;
-    const cpu = subtractCpu(await readGroupCpuMs(groups), cpuBefore);
-    const machineBusyCores = countBusyCores(await readMachineTicks(), machineBefore, cpus().length);
-    const rssPeak = await rss.stop();
-    const complete = watches.filter((w) => Number.isFinite(w.endedAt));
-    const events = watches.reduce((sum, w) => sum + w.delays.length, 0);
-    return {
-      watchers: plan.watchers,
-      complete: complete.length,
-      events,
-      outOfOrder: watches.reduce((sum, w) => sum + w.outOfOrder, 0),
-      delivery: summarize(watches.flatMap((w) => w.delays)),
-      deliveryStored: summarize(watches.flatMap((w) => w.storedDelays)),
-      wallMs: Math.max(0, ...complete.map((w) => w.endedAt - startedAt)),
-      runsPerS: plan.runsPerS,
-      redisClientsBefore,
-      redisClientsWatching,
-      gatewayCores: cpu.gateway / spanMs,
-      gatewayCpuMsPerEvent: cpu.gateway / events,
-      gatewayRssBeforeMb,
-      gatewayRssPeakMb: rssPeak.gateway ?? Number.NaN,
-      coordinatorCores: cpu.coordinator / spanMs,
-      machineBusyCores,
-      cores: cpus().length,
-    };
+    const runs = await readWatchedRuns(cluster, watches, groups, plan);
+    const readings = { ...baseline, ...runs, redisClientsWatching, idleWatching };
+    return toStreams(watches, direct.delays, readings, plan);
   } finally {
+    closeDirect();
     for (const watch of watches) watch.watcher.close();
   }
 }

@@ -23,15 +23,17 @@ export function printGateway(g: Gateway): void {
       ["event delivery, publish → client (ms)", "n", "p50", "p90", "p99", "max"],
       row(`every event, ${s.watchers} watchers`, s.delivery),
       row("stored events only", s.deliveryStored),
+      row("the same events, one plain subscriber here", s.deliveryDirect),
     ])}\n`,
   );
   console.log(
     `watchers complete ${s.complete}/${s.watchers}, events ${s.events}, out of order ${s.outOfOrder}; ` +
-      `Redis clients ${s.redisClientsBefore} → ${s.redisClientsWatching} with the watchers open`,
+      `Redis clients ${s.redisClientsBefore} → ${s.redisClientsWatching} with the watchers open; ` +
+      `Redis commands/s idle ${round(s.redisCommandsPerSIdleBefore, 0)} → ${round(s.redisCommandsPerSIdleWatching, 0)}`,
   );
   console.log(
     `gateway: ${round(s.gatewayCores, 2)} cores, ${round(s.gatewayCpuMsPerEvent * 1000, 1)} µs CPU per event, ` +
-      `RSS ${round(s.gatewayRssBeforeMb, 0)} → ${round(s.gatewayRssPeakMb, 0)} MiB; coordinator ${round(s.coordinatorCores, 2)} cores; ` +
+      `RSS ${round(s.gatewayRssBeforeMb, 0)} → ${round(s.gatewayRssPeakMb, 0)} MiB; coordinator ${round(s.coordinatorCores, 2)} cores, bench ${round(s.benchCores, 2)}; ` +
       `machine ${round(s.machineBusyCores, 2)}/${s.cores} cores busy`,
   );
   const r = g.runs;

@@ -39,7 +39,10 @@ ${p.runsPerS} a second, added with plain BullMQ to the coordinator queue. An eve
 runs from its \`ts\` (the publisher's wall clock — the coordinator's or the tool worker's —
 stamped just before it publishes) to its arrival in the bench process (\`Date.now()\` as the
 bytes arrive); both read the machine's clock in whole milliseconds, so each figure is within
-a millisecond. The gateway's CPU is \`/proc/<pid>/stat\` from the first run added to the last
+a millisecond. At the same time one plain ioredis subscriber in the bench process
+(\`PSUBSCRIBE\` on every session's channel) records the same events: the anchor, what the bus
+alone delivers to a process on the machine as loaded then. The gateway's CPU is
+\`/proc/<pid>/stat\` from the first run added to the last
 \`agentEnd\` received, its RSS sampled every ${p.rssIntervalMs} ms.`;
 }
 
@@ -58,18 +61,30 @@ ${table(
   [
     deliveryRow("every event of the runs", s.delivery, `≤ 50 ms at p99: ${target}`),
     deliveryRow("stored events (with an `id:`)", s.deliveryStored, "–"),
+    deliveryRow(
+      "anchor: the same events at one plain subscriber, no gateway",
+      s.deliveryDirect,
+      "–",
+    ),
   ],
 )}
 
 ${count(s.complete)} of ${count(s.watchers)} watchers saw their run's \`agentEnd\`; ${s.outOfOrder} stored events came out of
-order or after a gap. The last \`agentEnd\` arrived ${num(s.wallMs / 1000, 1)} s after the first run was added.
+order or after a gap; the watchers got ${count(s.deliveryDirect.count - s.delivery.count)} events fewer than the
+anchor, each a live one (streamed text, \`messageUpdate\`), which a stream drops when it
+arrives out of step with the stored events (it is never replayed; the stored \`messageEnd\`
+carries its text). The watchers' median was ${num(s.delivery.p50 - s.deliveryDirect.p50, 1)} ms above the anchor's,
+their p99 ${num(s.delivery.p99 - s.deliveryDirect.p99, 1)} ms above. The last \`agentEnd\` arrived ${num(s.wallMs / 1000, 1)} s after the first run was added.
 While it ran, the gateway used ${num(s.gatewayCores)} cores
 (${num(s.gatewayCpuMsPerEvent * 1000, 0)} µs of CPU per event delivered), its RSS went from
 ${num(s.gatewayRssBeforeMb, 0)} MiB before the watchers to ${num(s.gatewayRssPeakMb, 0)} MiB at most; the coordinator used
-${num(s.coordinatorCores)} cores and the machine ${num(s.machineBusyCores)} of ${s.cores}.
+${num(s.coordinatorCores)} cores, the bench process (the watchers, the anchor, the model) ${num(s.benchCores)}, and the machine ${num(s.machineBusyCores)} of ${s.cores}.
 Redis had ${count(s.redisClientsBefore)} clients before the watchers and ${count(s.redisClientsWatching)} with them
 open: ${num(streamsPerConnection)} connections per stream, since each event stream subscribes on a
-Redis connection of its own (and reads its catch-up every second on the gateway's shared one).
+Redis connection of its own. Idle (no run going), Redis served ${num(s.redisCommandsPerSIdleBefore, 0)} commands/s
+before the watchers and ${num(s.redisCommandsPerSIdleWatching, 0)} with them open: each stream also reads its
+session's stream every second (its catch-up, on the gateway's shared connection) to fill a
+gap a cut-off subscription would leave.
 
 ### Runs per second through the gateway
 

@@ -18,6 +18,15 @@ function runsRow(name: string, p: RunsPath): string[] {
   ];
 }
 
+/** How many events fewer than the anchor the watchers got, and why, in words. */
+function liveDropped(s: Gateway["streams"]): string {
+  const fewer = s.deliveryDirect.count - s.delivery.count;
+  if (fewer <= 0) return "the watchers got every event the anchor got.";
+  return `the watchers got ${count(fewer)} events fewer than the anchor, live ones (streamed text,
+\`messageUpdate\`), which a stream drops when one arrives out of step with the stored events
+(it is never replayed; the stored \`messageEnd\` carries its text).`;
+}
+
 /** The method of the watcher phase, in words. */
 function streamsMethod(g: Gateway): string {
   const c = g.plan.cluster;
@@ -70,10 +79,7 @@ ${table(
 )}
 
 ${count(s.complete)} of ${count(s.watchers)} watchers saw their run's \`agentEnd\`; ${s.outOfOrder} stored events came out of
-order or after a gap; the watchers got ${count(s.deliveryDirect.count - s.delivery.count)} events fewer than the
-anchor, each a live one (streamed text, \`messageUpdate\`), which a stream drops when it
-arrives out of step with the stored events (it is never replayed; the stored \`messageEnd\`
-carries its text). The watchers' median was ${num(s.delivery.p50 - s.deliveryDirect.p50, 1)} ms above the anchor's,
+order or after a gap; ${liveDropped(s)} The watchers' median was ${num(s.delivery.p50 - s.deliveryDirect.p50, 1)} ms above the anchor's,
 their p99 ${num(s.delivery.p99 - s.deliveryDirect.p99, 1)} ms above. The last \`agentEnd\` arrived ${num(s.wallMs / 1000, 1)} s after the first run was added.
 While it ran, the gateway used ${num(s.gatewayCores)} cores
 (${num(s.gatewayCpuMsPerEvent * 1000, 0)} µs of CPU per event delivered), its RSS went from

@@ -233,7 +233,8 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   if (only) {
     await ALONE[only]();
-    progress(`done in ${secondsSince(startedAt)} s (no file written)`);
+    const wrote = only === "gateway" ? "" : " (no file written)";
+    progress(`done in ${secondsSince(startedAt)} s${wrote}`);
   } else {
     await runFull();
   }

@@ -101,6 +101,28 @@ export const PLAN = {
     workers: 2,
     maxRunMs: 20_000,
   },
+  /**
+   * `--only gateway` (not in the full run): 1,000 event-stream watchers on one compiled gateway
+   * while each of their sessions gets one run (100 a second), then runs/s through
+   * `POST /v1/runs?wait=true` against plain BullMQ, 32 in flight, in alternating blocks.
+   */
+  gateway: {
+    cluster: {
+      modelDelayMs: 20,
+      workers: 1,
+      coordinatorConcurrency: 256,
+      gatewayMaxConnections: 4_096,
+    },
+    streams: {
+      watchers: 1_000,
+      connectInFlight: 100,
+      runsPerS: 100,
+      rssIntervalMs: 100,
+      idleMs: 3_000,
+      maxMs: 120_000,
+    },
+    runs: { inFlight: 32, warmupMs: 2_000, blockMs: 4_000, rounds: 2, maxRunMs: 30_000 },
+  },
 } as const;
 
 /** `T` with every number literal widened to `number` (so a smaller plan has the same shape). */

@@ -14,7 +14,9 @@
  * file is written: the files always come from one full run): `calls`, `fanout`, `relay`,
  * `breakdown` or `throughput` on the shared rig, `mcp`, `followUpBurst`, `sessions` or
  * `cluster` on a cluster of its own; `sessions10k` (opt-in, never in the full run) prints and
- * records its figures in bench/sessions10k.json. `npm run bench -- --render-only` measures
+ * records its figures in bench/sessions10k.json; `gateway` (SSE watchers and runs/s on one
+ * compiled gateway; opt-in, never in the full run) writes its figures into
+ * `bench/results.json`, which a full run keeps. `npm run bench -- --render-only` measures
  * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
  */
 
@@ -25,11 +27,13 @@ import { type ClusterScenario, measureClusterSpread } from "./measurements/clust
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
+import { measureGateway } from "./measurements/gateway.js";
 import { type McpOverhead, measureMcpOverhead } from "./measurements/mcpOverhead.js";
 import { measureSessions, type Sessions } from "./measurements/sessions.js";
 import { measureSessions10k } from "./measurements/sessions10k.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
 import { PLAN, type Plan, QUICK_PLAN } from "./plan.js";
+import { printGateway, readCommittedGateway, writeGatewayResults } from "./report/gatewayReport.js";
 import { describeMethod } from "./report/method.js";
 import {
   printBreakdown,
@@ -170,6 +174,13 @@ async function measureMcp(): Promise<McpOverhead> {
   return { ...figures, durationS: secondsSince(startedAt) };
 }
 
+/** Measures the gateway (a cluster of its own), prints it and writes it into the results. */
+async function measureGatewayScenario(): Promise<void> {
+  const gateway = await measureGateway(PLAN.gateway, progress);
+  printGateway(gateway);
+  for (const path of await writeGatewayResults(gateway)) progress(`wrote ${path}`);
+}
+
 /**
  * Runs every measurement: the shared rig first (closed before the rest), then the MCP
  * overhead, the burst, the sessions, then the Redis Cluster runs.
@@ -229,6 +240,7 @@ const ALONE = {
   sessions10k: runSessions10k,
   cluster: () => measureClusterScenario().then(printCluster),
   mcp: () => measureMcp().then(printMcpOverhead),
+  gateway: () => measureGatewayScenario(),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;
 
@@ -260,7 +272,8 @@ function watchForHangingHandles(): void {
  */
 async function runFull(): Promise<void> {
   const measured = await measureAll(performance.now());
-  const results = toResults(measured);
+  const gateway = await readCommittedGateway(); // measured alone, kept
+  const results = { ...toResults(measured), ...(gateway ? { gateway } : {}) };
   printReport(results);
   const files = plan === QUICK_PLAN ? await quickResultFiles() : RESULT_FILES;
   for (const path of await writeResults(results, files)) progress(`wrote ${path}`);
@@ -278,7 +291,8 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   if (only) {
     await ALONE[only]();
-    progress(`done in ${secondsSince(startedAt)} s (no file written)`);
+    const wrote = only === "gateway" ? "" : " (no file written)";
+    progress(`done in ${secondsSince(startedAt)} s${wrote}`);
   } else {
     await runFull();
   }

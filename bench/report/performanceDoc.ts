@@ -7,6 +7,7 @@ import {
 } from "./doc/callSections.js";
 import { clusterSection } from "./doc/clusterSection.js";
 import { followUpBurstSection } from "./doc/followUpBurstSection.js";
+import { gatewaySection } from "./doc/gatewaySection.js";
 import { historySection } from "./doc/historySection.js";
 import { mcpSection } from "./doc/mcpSection.js";
 import { methodSection } from "./doc/methodSection.js";
@@ -46,6 +47,7 @@ export function performanceMarkdown(
     sessionsSection(m),
     sizingSection(m, sessions10k),
     clusterSection(m),
+    ...(results.gateway ? [gatewaySection(results.gateway)] : []),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;
 }

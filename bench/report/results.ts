@@ -4,6 +4,7 @@ import type { ClusterScenario, ClusterSpread } from "../measurements/clusterSpre
 import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
+import type { Gateway } from "../measurements/gateway.js";
 import type { McpOverhead } from "../measurements/mcpOverhead.js";
 import {
   cpuRatioOf,
@@ -105,6 +106,8 @@ export interface BenchResults {
   clusterRunP50MsNoWait: number | null;
   clusterRunP99MsNoWait: number | null;
   clusterRunsPerSNoWait: number | null;
+  /** The gateway scenario's figures (`--only gateway` writes them; a full run carries them over). */
+  gateway?: Gateway;
   cores: number;
   node: string;
   redis: string;

@@ -1,0 +1,75 @@
+/**
+ * What the `gateway` scenario leaves: its figures printed, and (it runs only alone) its
+ * figures written into the committed `bench/results.json` as `gateway`, every other figure
+ * kept, then `docs/PERFORMANCE.md` rendered again. A full run carries the last `gateway`
+ * figures over (`readCommittedGateway`).
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import type { Gateway } from "../measurements/gateway.js";
+import { round, type Summary } from "../sampling/stats.js";
+import { textTable } from "./printReport.js";
+import { RESULT_FILES, renderFromFiles } from "./resultFiles.js";
+import type { BenchResults } from "./results.js";
+
+function row(name: string, s: Summary): string[] {
+  return [name, String(s.count), ...[s.p50, s.p90, s.p99, s.max].map((v) => String(round(v, 1)))];
+}
+
+/** Prints the gateway scenario's figures. */
+export function printGateway(g: Gateway): void {
+  const s = g.streams;
+  console.log(
+    `\n${textTable([
+      ["event delivery, publish → client (ms)", "n", "p50", "p90", "p99", "max"],
+      row(`every event, ${s.watchers} watchers`, s.delivery),
+      row("stored events only", s.deliveryStored),
+      row("the same events, one plain subscriber here", s.deliveryDirect),
+    ])}\n`,
+  );
+  console.log(
+    `watchers complete ${s.complete}/${s.watchers}, events ${s.events}, out of order ${s.outOfOrder}; ` +
+      `Redis clients ${s.redisClientsBefore} → ${s.redisClientsWatching} with the watchers open; ` +
+      `Redis commands/s idle ${round(s.redisCommandsPerSIdleBefore, 0)} → ${round(s.redisCommandsPerSIdleWatching, 0)}`,
+  );
+  console.log(
+    `gateway: ${round(s.gatewayCores, 2)} cores, ${round(s.gatewayCpuMsPerEvent * 1000, 1)} µs CPU per event, ` +
+      `RSS ${round(s.gatewayRssBeforeMb, 0)} → ${round(s.gatewayRssPeakMb, 0)} MiB; coordinator ${round(s.coordinatorCores, 2)} cores, bench ${round(s.benchCores, 2)}; ` +
+      `machine ${round(s.machineBusyCores, 2)}/${s.cores} cores busy`,
+  );
+  const r = g.runs;
+  console.log(
+    `\n${textTable([
+      ["runs, fresh session each", "runs", "failed", "runs/s", "p50 ms", "p99 ms"],
+      ...(
+        [
+          ["POST /v1/runs?wait=true", r.gateway],
+          ["plain BullMQ add + waitUntilFinished", r.bullmq],
+        ] as const
+      ).map(([name, p]) => [
+        name,
+        String(p.runs),
+        String(p.failed),
+        String(round(p.runsPerS, 1)),
+        String(round(p.latency.p50, 1)),
+        String(round(p.latency.p99, 1)),
+      ]),
+    ])}`,
+  );
+  console.log(`gateway ÷ plain BullMQ: ${round(r.ratio, 2)} of the runs/s\n`);
+}
+
+async function readCommittedResults(): Promise<BenchResults> {
+  return JSON.parse(await readFile(RESULT_FILES.results, "utf8")) as BenchResults;
+}
+
+/** The `gateway` figures of the committed `bench/results.json`, if it has them. */
+export async function readCommittedGateway(): Promise<Gateway | undefined> {
+  return (await readCommittedResults().catch(() => undefined))?.gateway;
+}
+
+/** Writes `g` into `bench/results.json` and renders `docs/PERFORMANCE.md`; returns the paths. */
+export async function writeGatewayResults(g: Gateway): Promise<string[]> {
+  const results = { ...(await readCommittedResults()), gateway: g };
+  await writeFile(RESULT_FILES.results, `${JSON.stringify(results, null, 2)}\n`);
+  return [RESULT_FILES.results, await renderFromFiles()];
+}

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import { recordFigure } from "../support/faults.js";
 
-/** `slow N`: one sleepFor call (1.5 s; 6 s for a hand-over, longer than starting a coordinator under load), then "done N". */
+/** `slow N`: one sleepFor call (1.5 s; 6 s for a hand-over, longer than the shutdown grace), then "done N". */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
@@ -69,10 +69,18 @@ describe("every process shuts down cleanly on SIGTERM", () => {
   it("hands a coordinator's running session over to another coordinator on SIGTERM, without running a call twice", async () => {
     const first = cluster.coordinators[0];
     const sessionId = randomUUID();
+    // The second coordinator is up before the run starts (starting one under load may take
+    // longer than the call), and stopped until the first holds the session.
+    const second = await cluster.addCoordinator();
+    second.signal("SIGSTOP");
     const started = firstToolStart(sessionId);
-    const { runId } = await cluster.client.send("slow handover", { sessionId });
-    await started; // the first coordinator holds the session and waits for the worker
-    await cluster.addCoordinator();
+    let runId: string;
+    try {
+      ({ runId } = await cluster.client.send("slow handover", { sessionId }));
+      await started; // the first coordinator holds the session and waits for the worker
+    } finally {
+      second.signal("SIGCONT");
+    }
     first?.signal("SIGTERM");
     expect(await first?.exited).toBe(0);
     expect(first?.lines.join("\n")).toContain("handing over the sessions still held");

@@ -129,7 +129,7 @@ describe("faults: tool workers die", () => {
     });
     await cluster.addWorker();
     await cluster.addWorker();
-  });
+  }, 120_000);
 
   it("gives the model a stopped worker's real result when it wakes up after its call was handed out again with no retries left", async () => {
     const { runId, sessionId, worker } = await sendAndFindWorker("ledgerNoRetry z5 1000", "z5-1");

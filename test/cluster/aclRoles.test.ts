@@ -28,7 +28,11 @@ const PASSWORDS: Record<AclRole, string> = {
 
 type Wire = { role: string; content: unknown };
 
-/** The tool each scenario calls, by the user message's first word ("slow": no tool, a slow answer). */
+/**
+ * The tool each scenario calls, by the user message's first word ("slow": no tool, an answer
+ * after 2 s; "hang": the same after 30 s, for a run that must still be open when a CLI process,
+ * slow to start under load, aborts it).
+ */
 const TOOLS: Record<string, string> = { plain: "ledgerRemote", one: "ledgerApproval" };
 
 /** `<scenario> <label>`: one call `<label>-1` of the scenario's tool, then `final <label>: <results>`. */
@@ -37,6 +41,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
   const lastUser = messages.findLast((m) => m.role === "user");
   const [scenario = "", label = "x"] = String(lastUser?.content ?? "").split(" ");
   if (scenario === "slow") return { kind: "text", text: `final ${label}: slow`, delayMs: 2000 };
+  if (scenario === "hang") return { kind: "text", text: `final ${label}: slow`, delayMs: 30_000 };
   if (messages.at(-1)?.role === "tool") {
     const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
     return { kind: "text", text: `final ${label}: ${results.join(" | ")}` };
@@ -157,7 +162,7 @@ describe("the Redis roles of docs/SECURITY.md, as real ACL users", () => {
       for await (const event of client.events(sessionId, { fromStart: true }))
         if (event.type === "turnStart") return;
     })();
-    const { runId } = await client.send("slow r1", { sessionId });
+    const { runId } = await client.send("hang r1", { sessionId });
     await started; // the run is open, its model call under way
     const aborted = await runCli(["abort", sessionId], cliAs("client"));
     expect(aborted.stderr).toBe("");

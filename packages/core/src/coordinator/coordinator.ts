@@ -452,6 +452,7 @@ async function startCoordinatorRuntime(
   });
   deps.childRuns = {
     store: childRuns,
+    callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
     maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
     submit: async (data, jobId) => {
       await coordinatorQueue.add("agent", data, { jobId });

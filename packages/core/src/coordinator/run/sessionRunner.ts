@@ -108,6 +108,11 @@ export interface SessionRunnerDeps {
    */
   childRuns?: {
     store: ChildRunStore;
+    /**
+     * False when no agent this coordinator serves calls another: then no session it holds is
+     * a child, and a hold reads no parent (one Redis round trip less per hold).
+     */
+    callsAgents: boolean;
     maxDepth: number;
     submit: (data: CoordinatorJobData, jobId: string) => Promise<void>;
   };
@@ -765,7 +770,7 @@ function transferOf(hold: SessionHold): TransferFn {
  */
 async function takeTreePlace(hold: SessionHold, callees: readonly ServedAgent[]): Promise<void> {
   const childRuns = hold.deps.childRuns;
-  if (!childRuns) return;
+  if (!childRuns?.callsAgents) return;
   let parent: Awaited<ReturnType<ChildRunStore["readParent"]>>;
   try {
     parent = await childRuns.store.readParent(hold.sessionId);

@@ -1,4 +1,5 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { coalesceWrites } from "./coalescedWrites.js";
 
 /**
  * Where Redis is: a `redis://` / `rediss://` URL, ioredis options, or the seed nodes of a
@@ -78,7 +79,7 @@ function connectCluster(nodes: string[], overrides: RedisOptions): Cluster {
     slotsRefreshTimeout: 2000,
     redisOptions: { ...nodeOptionsOf(nodes[0]), ...perNode },
   };
-  return withQuickBlockingDuplicates(new Cluster(nodes.map(seedOf), options));
+  return coalesceWrites(withQuickBlockingDuplicates(new Cluster(nodes.map(seedOf), options)));
 }
 
 /** Redirections and retries a durable cluster command may take: minutes of failover. */
@@ -110,9 +111,9 @@ function withQuickBlockingDuplicates(cluster: Cluster): Cluster {
 export function connectRedis(target: RedisTarget, overrides: RedisOptions = {}): RedisClient {
   if (isClusterTarget(target)) return connectCluster(target.clusterNodes, overrides);
   const options: RedisOptions = { lazyConnect: false, ...overrides };
-  return typeof target === "string"
-    ? new Redis(target, options)
-    : new Redis({ ...target, ...options });
+  return coalesceWrites(
+    typeof target === "string" ? new Redis(target, options) : new Redis({ ...target, ...options }),
+  );
 }
 
 /**
@@ -122,13 +123,15 @@ export function connectRedis(target: RedisTarget, overrides: RedisOptions = {}):
 export function duplicateConnection(redis: RedisClient, overrides: RedisOptions = {}): RedisClient {
   if (redis instanceof Cluster) {
     const { enableOfflineQueue, lazyConnect, ...perNode } = overrides;
-    return redis.duplicate(undefined, {
-      ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
-      ...(lazyConnect === undefined ? {} : { lazyConnect }),
-      redisOptions: { ...redis.options.redisOptions, ...perNode },
-    });
+    return coalesceWrites(
+      redis.duplicate(undefined, {
+        ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+        ...(lazyConnect === undefined ? {} : { lazyConnect }),
+        redisOptions: { ...redis.options.redisOptions, ...perNode },
+      }),
+    );
   }
-  return redis.duplicate(overrides);
+  return coalesceWrites(redis.duplicate(overrides));
 }
 
 /** Options for connections that block or belong to BullMQ (never give up while reconnecting). */

@@ -85,11 +85,16 @@ async function fetchBlocking(options: IntakeOptions, slot: Slot): Promise<Blocki
     : { kind: "returned", fetched: first };
 }
 
-/** While jobs keep coming, fetches several at once without blocking (one round trip for many). */
+/**
+ * While jobs keep coming, fetches several at once without blocking (one round trip for many).
+ * A round fetches twice as many as the one before, up to `BURST_FETCHES`, and the burst ends
+ * at the first round that comes back short: a lone job costs one empty fetch after it, not
+ * `BURST_FETCHES` (each fetch is a BullMQ script of about ten Redis commands).
+ */
 async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promise<void> {
-  while (!stopped()) {
+  for (let size = 1; !stopped(); size = Math.min(size * 2, BURST_FETCHES)) {
     const slots: Slot[] = [];
-    for (let i = 0; i < BURST_FETCHES; i++) {
+    for (let i = 0; i < size; i++) {
       const slot = options.slots.tryTake();
       if (!slot) break;
       slots.push(slot);

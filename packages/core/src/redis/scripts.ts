@@ -57,6 +57,7 @@ export interface YiemScripts {
   yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
+  yiemPublishEvents: Script<number>;
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;
   yiemClaimRequestSession: Script<string>;

@@ -4,26 +4,15 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
 import type { AgentEvent } from "../types/index.js";
+import { type EventKind, eventBatchesOf } from "./eventBatches.js";
+import { type StreamCaps, streamCaps } from "./streamCaps.js";
 
-/** How many events a session's replay stream keeps (approximately). */
-export const DEFAULT_STREAM_LENGTH = 10_000;
-
-/** How many bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`): 8 MiB. */
-export const DEFAULT_STREAM_MAX_BYTES = 8 * 1024 * 1024;
-
-/**
- * How a session's replay stream is capped: at about `maxLength` events and at `maxBytes`
- * bytes of event JSON; past either, the oldest events are trimmed (the newest always stays).
- */
-export interface StreamCaps {
-  maxLength: number;
-  maxBytes: number;
-}
-
-/** The caps of a stream with `maxBytes` (default `DEFAULT_STREAM_MAX_BYTES`) and the default length. */
-export function streamCaps(maxBytes = DEFAULT_STREAM_MAX_BYTES): StreamCaps {
-  return { maxLength: DEFAULT_STREAM_LENGTH, maxBytes };
-}
+export {
+  DEFAULT_STREAM_LENGTH,
+  DEFAULT_STREAM_MAX_BYTES,
+  type StreamCaps,
+  streamCaps,
+} from "./streamCaps.js";
 
 /**
  * Publishes an event: numbered, appended to the session's capped replay stream and sent
@@ -125,36 +114,39 @@ export interface EventPublisher {
  * A publisher for one origin (session and run). Events go out on one connection, so Redis
  * applies them in the order they were sent, before any command sent after them on the same
  * connection (a job added for a call is always behind the call's start event); waiting for
- * each reply would only add a round trip per event to the run.
+ * each reply would only add a round trip per event to the run. Events sent one after another
+ * go out together, one script per session (`eventBatchesOf`).
  */
 export function createEventPublisher(
   redis: RedisClient,
   keys: ClusterKeys,
   origin: EventOrigin,
   caps: StreamCaps = streamCaps(),
-  /** A child run's tree: each stored event goes to its root session's stream too, with `path`. */
+  /** A child run's tree: each event goes to its root session's stream too, with `path`. */
   tree?: EventTree,
 ): EventPublisher {
+  const batches = eventBatchesOf(redis, keys);
   const pending = new Set<Promise<unknown>>();
   const track = (sent: Promise<unknown>) => {
-    pending.add(sent);
-    void sent.finally(() => pending.delete(sent));
+    const settled = sent.catch(() => undefined); // a failed publish is dropped
+    pending.add(settled);
+    void settled.finally(() => pending.delete(settled));
     return Promise.resolve();
   };
+  const send = (kind: EventKind, event: AgentEvent, extra: Partial<EventOrigin>) => {
+    if (tree) {
+      const seen = { ...origin, ...extra, path: tree.path };
+      void track(batches.add(tree.rootSessionId, kind, busEventJson(event, seen), caps));
+    }
+    return track(
+      batches.add(origin.sessionId, kind, busEventJson(event, { ...origin, ...extra }), caps),
+    );
+  };
   return {
-    emit(event, extra = {}) {
-      if (tree) {
-        const seen = { ...origin, ...extra, path: tree.path };
-        void track(publishEvent(redis, keys, seen, event, caps, tree.rootSessionId).catch(() => 0));
-      }
-      return track(
-        publishEvent(redis, keys, { ...origin, ...extra }, event, caps).catch(() => undefined),
-      );
-    },
-    emitLive(event) {
-      return track(publishLiveEvent(redis, keys, origin, event).catch(() => undefined));
-    },
+    emit: (event, extra = {}) => send("stored", event, extra),
+    emitLive: (event) => send("live", event, {}),
     async flush() {
+      batches.send();
       await Promise.all(pending);
     },
   };

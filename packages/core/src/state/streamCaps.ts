@@ -1,0 +1,19 @@
+/** How many events a session's replay stream keeps (approximately). */
+export const DEFAULT_STREAM_LENGTH = 10_000;
+
+/** How many bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`): 8 MiB. */
+export const DEFAULT_STREAM_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * How a session's replay stream is capped: at about `maxLength` events and at `maxBytes`
+ * bytes of event JSON; past either, the oldest events are trimmed (the newest always stays).
+ */
+export interface StreamCaps {
+  maxLength: number;
+  maxBytes: number;
+}
+
+/** The caps of a stream with `maxBytes` (default `DEFAULT_STREAM_MAX_BYTES`) and the default length. */
+export function streamCaps(maxBytes = DEFAULT_STREAM_MAX_BYTES): StreamCaps {
+  return { maxLength: DEFAULT_STREAM_LENGTH, maxBytes };
+}

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       password: config.adminPassword,
       readOnly: config.adminReadOnly,
       host: adminHost,
+      healthStallMs: config.healthStallMs,
     },
   });
   if (!credentials && !isLoopback(adminHost)) {

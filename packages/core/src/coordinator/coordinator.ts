@@ -154,7 +154,14 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
   port?: number;
   /** Bull Board basic auth and read-only mode. */
-  admin?: { user?: string; password?: string; readOnly?: boolean; host?: string };
+  admin?: {
+    user?: string;
+    password?: string;
+    readOnly?: boolean;
+    host?: string;
+    /** `/healthz` fails once the event loop has been silent this long (see `startAdminServer`). */
+    healthStallMs?: number;
+  };
   /** The HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
   http?: HttpLimits;
 }
@@ -351,6 +358,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     adminPassword: options.admin?.password,
     host: options.admin?.host,
     readOnly: options.admin?.readOnly,
+    healthStallMs: options.admin?.healthStallMs,
     limits: options.http,
   });
   try {

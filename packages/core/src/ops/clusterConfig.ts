@@ -136,6 +136,11 @@ export interface ClusterConfig {
   adminHost: string | undefined;
   /** `YIEM_ADMIN_READONLY=1`: Bull Board without retry, clean or remove buttons. */
   adminReadOnly: boolean;
+  /**
+   * `YIEM_HEALTH_STALL_MS`: the coordinator's `/healthz` answers 503 once its event loop has
+   * been silent this long (default 10,000; unset means the default).
+   */
+  healthStallMs: number | undefined;
   /** `YIEM_APPROVAL_TIMEOUT_MS`: deny a call awaiting approval on its own after this long (none when unset). */
   approvalTimeoutMs: number | undefined;
   /**
@@ -310,6 +315,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     adminPassword: readString(env, "YIEM_ADMIN_PASSWORD"),
     adminHost: readString(env, "YIEM_ADMIN_HOST"),
     adminReadOnly: readString(env, "YIEM_ADMIN_READONLY") === "1",
+    healthStallMs: readOptionalInt(env, "YIEM_HEALTH_STALL_MS"),
     approvalTimeoutMs: readOptionalInt(env, "YIEM_APPROVAL_TIMEOUT_MS"),
     maxAgentDepth: readInt(env, "YIEM_MAX_AGENT_DEPTH", d.maxAgentDepth),
     leaseMs: readInt(env, "YIEM_LEASE_MS", d.leaseMs),

@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { ConfigError } from "../../ops/clusterConfig.js";
 import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../../ops/httpListen.js";
 import type { CoordinatorMetrics } from "./coordinatorMetrics.js";
+import { startFrontDoor } from "./frontDoor.js";
 import type { Readiness } from "./readiness.js";
 
 /** Options of `startAdminServer`. */
@@ -28,6 +29,14 @@ export interface AdminServerOptions {
   readOnly?: boolean;
   /** The connection cap and timeouts (`DEFAULT_HTTP_LIMITS` for each unset one). */
   limits?: HttpLimits;
+  /**
+   * Serve the port from a front door thread (`startFrontDoor`: `/healthz` answered there,
+   * everything else passed to this thread's app on a loopback port). `false` serves it from
+   * this thread alone. @defaultValue true
+   */
+  frontDoor?: boolean;
+  /** `/healthz` fails once this thread's event loop has been silent this long. @defaultValue `DEFAULT_HEALTH_STALL_MS` */
+  healthStallMs?: number;
 }
 
 /** A running admin server. */
@@ -165,7 +174,9 @@ function localUrlOf(host: string, port: number): string {
 
 /**
  * Serves the coordinator's HTTP side: Bull Board at `/admin/queues` (every queue; basic auth
- * when configured), `/healthz` (liveness: 200 while the process runs), `/readyz` (200 `ready`,
+ * when configured), `/healthz` (liveness: 200 while the process's event loop turns, 503 once
+ * it has been silent for `healthStallMs`; answered by a front door thread, so a loaded agent
+ * loop never delays it, see `startFrontDoor`), `/readyz` (200 `ready`,
  * or 503 with a one-line reason) and `/metrics` (Prometheus; answers within about half a
  * second whatever Redis does, with the last queue depths). Without credentials it listens on
  * `127.0.0.1` unless `host` says otherwise; with them, on every interface unless `host` says
@@ -198,6 +209,29 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   });
   mountBullBoard(app, options, credentials);
   const server = createHttpServer(app, options.limits);
-  const port = await listenOn(server, options.port, host);
-  return { url: localUrlOf(host, port), close: () => closeServer(server) };
+  if (options.frontDoor === false) {
+    const port = await listenOn(server, options.port, host);
+    return { url: localUrlOf(host, port), close: () => closeServer(server) };
+  }
+  const backendPort = await listenOn(server, 0, LOOPBACK_HOST);
+  try {
+    const door = await startFrontDoor({
+      host,
+      port: options.port,
+      limits: options.limits,
+      backendPort,
+      health: options.health,
+      stallMs: options.healthStallMs,
+    });
+    return {
+      url: localUrlOf(host, door.port),
+      close: async () => {
+        await door.close();
+        await closeServer(server);
+      },
+    };
+  } catch (err) {
+    await closeServer(server);
+    throw err;
+  }
 }

@@ -29,8 +29,8 @@ const gates = new Map<string, Gate>();
 function gateFor(input: string): Gate {
   let gate = gates.get(input);
   if (gate) return gate;
-  let markAsked = () => undefined as void;
-  let open = () => undefined as void;
+  let markAsked: () => void = () => undefined;
+  let open: () => void = () => undefined;
   const asked = new Promise<void>((resolve) => {
     markAsked = resolve;
   });

@@ -23,8 +23,11 @@ export interface ChaosFigures {
   approvals: { approved: number; denied: number };
   calls: number;
   executions: number;
-  /** Calls of the child agent, and how many got its answer or were aborted with their tree. */
-  childCalls: { calls: number; answered: number; aborted: number };
+  /**
+   * Calls of the child agent, and how many got its answer or were aborted with their tree
+   * (absent in soaks from before child runs).
+   */
+  childCalls?: { calls: number; answered: number; aborted: number };
   /** Calls that ran more than once where the docs allow it. */
   atLeastOnceReruns: number;
 }
@@ -87,7 +90,7 @@ export function formatReport(result: SoakResult, figures: ChaosFigures): string 
       ["tool calls / executions", `${figures.calls} / ${figures.executions}`],
       [
         "child runs / answered / aborted",
-        `${figures.childCalls.calls} / ${figures.childCalls.answered} / ${figures.childCalls.aborted}`,
+        `${figures.childCalls?.calls ?? 0} / ${figures.childCalls?.answered ?? 0} / ${figures.childCalls?.aborted ?? 0}`,
       ],
       ["reruns allowed by the docs", figures.atLeastOnceReruns],
       ["duplicates", figures.duplicates],

@@ -37,15 +37,21 @@ function stopsOf(chaos: ChaosFigures): number {
     .reduce((n, [, count]) => n + (count ?? 0), 0);
 }
 
+/** A soak's child runs as the table shows them ("–" for a soak from before they were in it). */
+function childRunsOf(chaos: ChaosFigures): string {
+  const c = chaos.childCalls;
+  return c ? `${c.calls} (${c.answered} / ${c.aborted})` : "–";
+}
+
 /** The "Chaos soak" section: what the soak does and checks, and its last full run's figures. */
 function renderChaos(chaos: ChaosFigures | undefined): string {
   const figures = chaos
     ? `Last full soak (${chaos.recordedAt}, ${Math.round(chaos.durationS / 60)} min${chaos.cluster ? ", Redis Cluster" : ""}), reproduced by
 \`${chaos.command}\`:
 
-| runs | sessions | kills | stops | aborts | approved / denied | answered | tool calls | executions | reruns allowed | duplicates | violations |
-| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| ${chaos.runs} | ${chaos.sessions} | ${chaos.kills} | ${stopsOf(chaos)} | ${chaos.aborts} | ${chaos.approvals.approved} / ${chaos.approvals.denied} | ${chaos.answered} | ${chaos.calls} | ${chaos.executions} | ${chaos.atLeastOnceReruns} | ${chaos.duplicates} | ${chaos.violations} |
+| runs | sessions | kills | stops | aborts | approved / denied | answered | tool calls | executions | child runs (answered / aborted) | reruns allowed | duplicates | violations |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| ${chaos.runs} | ${chaos.sessions} | ${chaos.kills} | ${stopsOf(chaos)} | ${chaos.aborts} | ${chaos.approvals.approved} / ${chaos.approvals.denied} | ${chaos.answered} | ${chaos.calls} | ${chaos.executions} | ${childRunsOf(chaos)} | ${chaos.atLeastOnceReruns} | ${chaos.duplicates} | ${chaos.violations} |
 
 | fault | count |
 | --- | ---: |

@@ -140,7 +140,8 @@ function randomToolStep(random: Random, mix: PlanMix): PlannedToolCall[] {
  * A random plan labelled `label`: 1–3 steps, each a parallel batch of remote calls (1–4, now
  * and then one needing approval), a sequential batch of in-process calls, or a mix; now and
  * then (`childChance`) a step also calls the child agent, whose own plan is 1–2 such steps;
- * a slow plan (for an abort) has one remote call of 2–4 s in its first step.
+ * a slow plan (for an abort) has one remote call of 2–4 s in its first step (`slowCall`: in a
+ * child run half the time, so the abort is carried down a tree).
  */
 export function randomPlan(random: Random, label: string, mix: PlanMix, slow: boolean): RunPlan {
   const steps: PlannedCall[][] = [];
@@ -155,6 +156,16 @@ export function randomPlan(random: Random, label: string, mix: PlanMix, slow: bo
     }
     steps.push(calls);
   }
-  if (slow) steps[0]?.push({ tool: "chaosRemote", ms: random.int(2000, 4000) });
+  if (slow) steps[0]?.push(slowCall(random, mix));
   return { label, steps };
+}
+
+/**
+ * The slow call of a plan to be aborted: one remote call of 2–4 s, in a child run of its own
+ * half the time when the mix has child runs (so the abort is carried down a tree).
+ */
+function slowCall(random: Random, mix: PlanMix): PlannedCall {
+  const call: PlannedToolCall = { tool: "chaosRemote", ms: random.int(2000, 4000) };
+  if (!mix.childChance || !random.chance(0.5)) return call;
+  return { tool: CHILD_CALL_TOOL, steps: [[call]] };
 }

@@ -72,7 +72,8 @@ carries a seeded plan of one to three model turns of parallel remote calls, sequ
 in-process calls or both, and now and then a call of a child agent (\`agent__helper\`, from
 \`chaos/agents.yaml\`) whose child run follows a plan of its own; some are follow-ups or join
 a run in progress, a few calls need approval (an approver connection approves three in four, denies the rest), a few runs are
-aborted mid-call. Meanwhile a seeded driver SIGKILLs coordinators and workers (restarted
+aborted mid-call (half of those in a child run, so the abort is carried down a tree). Meanwhile a
+seeded driver SIGKILLs coordinators and workers (restarted
 0–1.5 s later), SIGSTOPs them for 0.5–7 s (past their lock and lease now and then), and
 restarts Redis (SIGKILL or \`SHUTDOWN NOSAVE\`, down 0.2–2 s, same port and AOF folder); with
 \`--cluster\`, on a 3+3 Redis Cluster, it kills masters instead. The seed is printed and

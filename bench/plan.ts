@@ -19,6 +19,11 @@ export const PLAN = {
     samples: { count: 600, maxMs: 10_000 },
     rounds: 10,
   },
+  /**
+   * A child run against a plain remote call: runs one at a time on one compiled coordinator,
+   * in alternating blocks (`--only childRuns`, and in the full run).
+   */
+  childRuns: { warmupRuns: 30, rounds: 4, runsPerBlock: 100, maxRunMs: 20_000 },
   /** Batches of eight parallel calls (and their what-if variants). */
   fanout: {
     warmup: { count: 100, maxMs: 3_000 },
@@ -144,6 +149,7 @@ export const QUICK_PLAN: Plan = {
   ...PLAN,
   calls: { warmup: { count: 50, maxMs: 2_000 }, samples: { count: 300, maxMs: 5_000 }, rounds: 10 },
   mcp: { warmup: { count: 20, maxMs: 2_000 }, samples: { count: 100, maxMs: 3_000 }, rounds: 4 },
+  childRuns: { ...PLAN.childRuns, warmupRuns: 5, rounds: 2, runsPerBlock: 20 },
   fanout: { warmup: { count: 20, maxMs: 2_000 }, samples: { count: 100, maxMs: 3_000 }, rounds: 5 },
   relay: { warmup: { count: 20, maxMs: 2_000 }, samples: { count: 100, maxMs: 3_000 } },
   breakdown: {

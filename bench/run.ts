@@ -12,7 +12,7 @@
  *
  * `npm run bench -- --only <scenario>` runs one scenario alone and only prints its figures (no
  * file is written: the files always come from one full run): `calls`, `fanout`, `relay`,
- * `breakdown` or `throughput` on the shared rig, `mcp`, `followUpBurst`, `sessions` or
+ * `breakdown` or `throughput` on the shared rig, `mcp`, `childRuns`, `followUpBurst`, `sessions` or
  * `cluster` on a cluster of its own; `sessions10k` (opt-in, never in the full run) prints and
  * records its figures in bench/sessions10k.json; `gateway` (SSE watchers and runs/s on one
  * compiled gateway; opt-in, never in the full run) writes its figures into
@@ -23,6 +23,7 @@
 import { cpus } from "node:os";
 import { measureBreakdown } from "./measurements/breakdown.js";
 import { measureCallLatency } from "./measurements/callLatency.js";
+import { type ChildRunOverhead, measureChildRuns } from "./measurements/childRuns.js";
 import { type ClusterScenario, measureClusterSpread } from "./measurements/clusterSpread.js";
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
@@ -38,6 +39,7 @@ import { describeMethod } from "./report/method.js";
 import {
   printBreakdown,
   printCallLatency,
+  printChildRuns,
   printCluster,
   printEventRelay,
   printFanout,
@@ -101,7 +103,7 @@ async function measureLoad(rig: Rig): Promise<ThroughputPair> {
 /** What the shared rig measured: everything but the scenarios on clusters of their own. */
 type RigMeasured = Omit<
   Measured,
-  "followUpBurst" | "sessions" | "cluster" | "mcp" | "durationS" | "quick"
+  "followUpBurst" | "sessions" | "cluster" | "mcp" | "childRuns" | "durationS" | "quick"
 >;
 
 async function measureOnRig(rig: Rig): Promise<RigMeasured> {
@@ -174,6 +176,15 @@ async function measureMcp(): Promise<McpOverhead> {
   return { ...figures, durationS: secondsSince(startedAt) };
 }
 
+/** Measures a child run against a plain remote call (a cluster of its own). */
+function measureChildRunsScenario(): Promise<ChildRunOverhead> {
+  const p = plan.childRuns;
+  progress(
+    `child runs: a cluster of compiled processes; ${p.rounds} rounds of ${p.runsPerBlock} runs calling agent__child and ${p.runsPerBlock} calling one remote no-op tool, one at a time`,
+  );
+  return measureChildRuns(p, progress);
+}
+
 /** Measures the gateway (a cluster of its own), prints it and writes it into the results. */
 async function measureGatewayScenario(): Promise<void> {
   const gateway = await measureGateway(PLAN.gateway, progress);
@@ -188,6 +199,7 @@ async function measureGatewayScenario(): Promise<void> {
 async function measureAll(startedAt: number): Promise<Measured> {
   const onRig = await withRig(measureOnRig);
   const mcp = await measureMcp();
+  const childRuns = await measureChildRunsScenario();
   const followUpBurst = await measureBurst();
   const sessions = await measureSessionsScenario();
   const cluster = await measureClusterScenario();
@@ -195,6 +207,7 @@ async function measureAll(startedAt: number): Promise<Measured> {
     ...onRig,
     environment: { ...onRig.environment, loadAverageAtEnd: loadAverage() },
     mcp,
+    childRuns,
     followUpBurst,
     sessions,
     cluster,
@@ -240,6 +253,7 @@ const ALONE = {
   sessions10k: runSessions10k,
   cluster: () => measureClusterScenario().then(printCluster),
   mcp: () => measureMcp().then(printMcpOverhead),
+  childRuns: () => measureChildRunsScenario().then(printChildRuns),
   gateway: () => measureGatewayScenario(),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;

@@ -23,6 +23,11 @@ export interface ChaosFigures {
   approvals: { approved: number; denied: number };
   calls: number;
   executions: number;
+  /**
+   * Calls of the child agent, and how many got its answer or were aborted with their tree
+   * (absent in soaks from before child runs).
+   */
+  childCalls?: { calls: number; answered: number; aborted: number };
   /** Calls that ran more than once where the docs allow it. */
   atLeastOnceReruns: number;
 }
@@ -52,6 +57,11 @@ export function figuresOf(result: SoakResult, command: string): ChaosFigures {
     },
     calls: result.check.sideEffects.calls,
     executions: result.check.sideEffects.executions,
+    childCalls: {
+      calls: result.check.trees.childCalls,
+      answered: result.check.trees.answered,
+      aborted: result.check.trees.aborted,
+    },
     atLeastOnceReruns: result.check.sideEffects.atLeastOnceReruns,
   };
 }
@@ -78,6 +88,10 @@ export function formatReport(result: SoakResult, figures: ChaosFigures): string 
       ["approved / denied", `${figures.approvals.approved} / ${figures.approvals.denied}`],
       ["answered", figures.answered],
       ["tool calls / executions", `${figures.calls} / ${figures.executions}`],
+      [
+        "child runs / answered / aborted",
+        `${figures.childCalls?.calls ?? 0} / ${figures.childCalls?.answered ?? 0} / ${figures.childCalls?.aborted ?? 0}`,
+      ],
       ["reruns allowed by the docs", figures.atLeastOnceReruns],
       ["duplicates", figures.duplicates],
       ["violations", figures.violations],

@@ -45,6 +45,9 @@ export interface SoakResult {
   check: CheckResult;
 }
 
+/** The chance that a step of a plan also calls the child agent (a child run of its own). */
+const CHILD_CHANCE = 0.2;
+
 /** How long the load may take to drain once the faults stopped. */
 const DRAIN_TIMEOUT_MS = 180_000;
 
@@ -112,7 +115,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       runs: options.runs,
       concurrency: options.concurrency,
       random: random.fork("workload"),
-      mix: { approvalChance: 0.06 },
+      mix: { approvalChance: 0.06, childChance: CHILD_CHANCE },
       abortChance: 0.04,
       keepGoing: driver.active,
       sendUntil: until,

@@ -38,7 +38,8 @@ export interface TopologyOptions {
 /**
  * Starts the soak's topology: a Redis with AOF (or a Redis Cluster), the scripted model
  * answering chaos inputs, and the coordinators and workers as deployed (`node
- * apps/…/dist/main.js`, tool files from chaos/tools), each in a restartable slot.
+ * apps/…/dist/main.js`, tool files from chaos/tools, the agents of chaos/agents.yaml: the
+ * sessions' agent may call a child agent), each in a restartable slot.
  */
 export async function startTopology(options: TopologyOptions): Promise<Topology> {
   const logDir = join(options.runDir, "logs");
@@ -54,6 +55,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     OPENAI_API_KEY: "sk-chaos",
     YIEM_MODEL: "scripted-model",
     YIEM_TOOLS_DIR: join(chaosDir, "tools"),
+    YIEM_AGENTS: join(chaosDir, "agents.yaml"),
     YIEM_CHAOS_LEDGER: ledgerPath,
     LOG_LEVEL: "info",
     ...DETECTION_ENV,

@@ -37,15 +37,21 @@ function stopsOf(chaos: ChaosFigures): number {
     .reduce((n, [, count]) => n + (count ?? 0), 0);
 }
 
+/** A soak's child runs as the table shows them ("–" for a soak from before they were in it). */
+function childRunsOf(chaos: ChaosFigures): string {
+  const c = chaos.childCalls;
+  return c ? `${c.calls} (${c.answered} / ${c.aborted})` : "–";
+}
+
 /** The "Chaos soak" section: what the soak does and checks, and its last full run's figures. */
 function renderChaos(chaos: ChaosFigures | undefined): string {
   const figures = chaos
     ? `Last full soak (${chaos.recordedAt}, ${Math.round(chaos.durationS / 60)} min${chaos.cluster ? ", Redis Cluster" : ""}), reproduced by
 \`${chaos.command}\`:
 
-| runs | sessions | kills | stops | aborts | approved / denied | answered | tool calls | executions | reruns allowed | duplicates | violations |
-| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| ${chaos.runs} | ${chaos.sessions} | ${chaos.kills} | ${stopsOf(chaos)} | ${chaos.aborts} | ${chaos.approvals.approved} / ${chaos.approvals.denied} | ${chaos.answered} | ${chaos.calls} | ${chaos.executions} | ${chaos.atLeastOnceReruns} | ${chaos.duplicates} | ${chaos.violations} |
+| runs | sessions | kills | stops | aborts | approved / denied | answered | tool calls | executions | child runs (answered / aborted) | reruns allowed | duplicates | violations |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| ${chaos.runs} | ${chaos.sessions} | ${chaos.kills} | ${stopsOf(chaos)} | ${chaos.aborts} | ${chaos.approvals.approved} / ${chaos.approvals.denied} | ${chaos.answered} | ${chaos.calls} | ${chaos.executions} | ${childRunsOf(chaos)} | ${chaos.atLeastOnceReruns} | ${chaos.duplicates} | ${chaos.violations} |
 
 | fault | count |
 | --- | ---: |
@@ -63,9 +69,11 @@ Redis then loses no write it acknowledged, which the single-Redis guarantees ass
 \`everysec\` it may acknowledge a write it has not yet written while a background fsync is slow,
 a failover's weaker promise that \`--cluster\` covers), and the scripted model. Each input
 carries a seeded plan of one to three model turns of parallel remote calls, sequential
-in-process calls or both; some are follow-ups or join a run in progress, a few calls need
-approval (an approver connection approves three in four, denies the rest), a few runs are
-aborted mid-call. Meanwhile a seeded driver SIGKILLs coordinators and workers (restarted
+in-process calls or both, and now and then a call of a child agent (\`agent__helper\`, from
+\`chaos/agents.yaml\`) whose child run follows a plan of its own; some are follow-ups or join
+a run in progress, a few calls need approval (an approver connection approves three in four, denies the rest), a few runs are
+aborted mid-call (half of those in a child run, so the abort is carried down a tree). Meanwhile a
+seeded driver SIGKILLs coordinators and workers (restarted
 0–1.5 s later), SIGSTOPs them for 0.5–7 s (past their lock and lease now and then), and
 restarts Redis (SIGKILL or \`SHUTDOWN NOSAVE\`, down 0.2–2 s, same port and AOF folder); with
 \`--cluster\`, on a 3+3 Redis Cluster, it kills masters instead. The seed is printed and
@@ -82,6 +90,10 @@ and a lease passed, a checker outside Redis reads the coordinator queue, every t
   no execution without its call in a transcript, no \`ok\` result without an execution;
 - every transcript well formed: each call id one call and exactly one result, results right
   after their calls and in call order, no result without its call;
+- every tree of agents whole: each child call got exactly one result, its child run exactly
+  one request job naming that call and an end (not left running); a child that answered
+  answered once and its answer is the call's result; one that did not was aborted with its
+  tree and gave an error result; no child request without its parent's call;
 - no session leased by a dead coordinator, no open run, parked batch or approval index left;
 - every key of a kind \`redis/keys.ts\` or BullMQ's layout names, with a TTL within its
   documented retention where it must have one (session state 30 days, responses and finished
@@ -255,13 +267,24 @@ and its parent waits for it as for an approval, so each part keeps the guarantee
   it again (a no-op) and resumes the parent. The last answer of the batch un-parks the parent;
   whoever resumes it takes each child's answer from its record and appends the batch in call
   order, once.
+- **An abort before the child starts.** A child whose request no coordinator has taken in
+  when its parent is aborted gets an \`abortOnStart\` mark in its own slot, in the script that
+  would mark an open run (\`abortChildRun-3.lua\`); its run, when some coordinator takes the
+  request in, takes the mark as it opens (\`startRun-8.lua\`) and ends \`aborted\` without a model
+  or tool call. A root abort no coordinator has carried down yet (every coordinator dead) is
+  read from the ancestors when the child's run opens, with the same end.
 
 Measured in \`test/faults/agentCallFaults.test.ts\`: a parent calls two child agents (each
 running a remote tool for 2.5 s) and one plain tool in one batch on two coordinators, and a
 coordinator is SIGKILLed while a child runs its tool, while the parent is parked, and just
 after a child answered (the scenarios \`tree of agents: …\` above): each time every tool ran
 once, each child's transcript holds one answer, and the parent has one result per call and
-one answer.
+one answer. \`test/faults/childAbortBeforeIntake.test.ts\`: the child's request waits on the
+paused coordinator queue while the parent is parked, and the root is aborted by a live
+coordinator, or while both coordinators are SIGKILLed (a new one started after): once the
+queue resumes, the child's job completes \`aborted\` with no model call (the scripted model
+got no request for it), its tree entry is \`aborted\`, and the root ends \`aborted\`; without the
+mark, the child ran its model in both.
 
 ## Transcript writes that are not waited for
 

@@ -225,6 +225,28 @@ export const HEADLINES: Headline[] = [
       "the same call as a remote call to a Yiem tool worker with `YIEM_MCP_CONFIG`, events and transcript included (median)",
   },
   {
+    key: "childRunP50Ms",
+    unit: "ms",
+    meaning:
+      "one run on a compiled coordinator whose model calls `agent__child` once (a child run: its own session and coordinator job, the child answering at once, the parent parked and resumed), then answers; `queue.add` → the job's 'completed' event, one run at a time, model answering at once (median)",
+  },
+  {
+    key: "childRunRemoteCallRunP50Ms",
+    unit: "ms",
+    meaning:
+      "the same run with one remote no-op tool call instead of the child, in blocks alternating with it (median)",
+  },
+  {
+    key: "childRunOverheadP50Ms",
+    unit: "ms",
+    meaning: "child run − remote-call run at p50: what a child run costs over a remote call",
+  },
+  {
+    key: "childRunCpuRatio",
+    unit: "",
+    meaning: "the coordinator's CPU per child run ÷ per remote-call run",
+  },
+  {
     key: "clusterMaxMasterSharePct",
     unit: "%",
     meaning:

@@ -24,6 +24,8 @@ export function describeMethod(plan: Plan): Record<string, string | number> {
     sessions:
       "compiled processes as deployed (node apps/…/dist/main.js): fresh coordinators per load (addBulk at concurrency 2,000 and at the default; separate YiemClient.send calls from a client process, tools reporting progress; addBulk on two coordinators; named against unnamed agent runs in alternating blocks), two tool workers, a private redis-server, a scripted model answering after 200 ms; CPU from /proc/<pid>/stat around the load, RSS sampled from /proc/<pid>/status, /healthz probed from a process of its own, INFO stats and INFO commandstats before and after; raw parts: 2 openai SDK calls + 2 plain BullMQ producer sides",
     mcp: "server-everything's echo over stdio: the MCP SDK's Client directly, as a Yiem tool in process (executeToolCalls), as a remote call to a Yiem worker with YIEM_MCP_CONFIG; alternating blocks",
+    childRuns:
+      "compiled processes as deployed: one coordinator with a YIEM_AGENTS file (plain: one remote noopStep call; parent: one agent__child call; child: answers at once), one tool worker, a private redis-server, a scripted model answering at once; runs one at a time with plain BullMQ queue.add + waitUntilFinished, in blocks alternating between the two kinds; CPU from /proc/<pid>/stat around each block",
     cluster:
       "two startTestCluster({ redisCluster: true }), YIEM_REPLICA_ACKS 0 and 1: a 3+3 Redis Cluster each, one coordinator and two tool worker processes (node + tsx), a scripted model answering at once; runs sent with YiemClient.send + waitForResponse in blocks alternating between the two; data commands per master from INFO commandstats after CONFIG RESETSTAT",
   };

@@ -5,6 +5,7 @@ import {
   pipelinedAppendSection,
   throughputSection,
 } from "./doc/callSections.js";
+import { childRunsSection } from "./doc/childRunsSection.js";
 import { clusterSection } from "./doc/clusterSection.js";
 import { followUpBurstSection } from "./doc/followUpBurstSection.js";
 import { gatewaySection } from "./doc/gatewaySection.js";
@@ -44,6 +45,7 @@ export function performanceMarkdown(
     throughputSection(m, results.cores),
     followUpBurstSection(m),
     mcpSection(m),
+    childRunsSection(m),
     sessionsSection(m),
     sizingSection(m, sessions10k),
     clusterSection(m),

@@ -1,5 +1,6 @@
 import type { Breakdown, RawPhases, RemotePhases } from "../measurements/breakdown.js";
 import type { CallLatency } from "../measurements/callLatency.js";
+import type { ChildRunOverhead } from "../measurements/childRuns.js";
 import type { AcksPhase, ClusterScenario } from "../measurements/clusterSpread.js";
 import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
@@ -56,6 +57,7 @@ export function printReport(results: BenchResults): void {
   }
   console.log(`${textTable(targets)}\n`);
   if (results.details.mcp) printMcpOverhead(results.details.mcp);
+  if (results.details.childRuns) printChildRuns(results.details.childRuns);
   printFollowUpBurst(results.details.followUpBurst);
   printSessions(results.details.sessions);
   printCluster(results.details.cluster);
@@ -317,6 +319,21 @@ export function printMcpOverhead(m: McpOverhead): void {
     console.log(`${name} ÷ direct: p50 ${p50}, p99 ${p99} (+${extra} ms at p50)`);
   }
   console.log("");
+}
+
+/** Prints a child run against a remote-call run: latencies, the overhead, CPU per run. */
+export function printChildRuns(c: ChildRunOverhead): void {
+  const cases: Array<[string, Summary]> = [
+    ["run calling agent__child once", c.child.latency],
+    ["run calling one remote no-op tool", c.remote.latency],
+  ];
+  console.log(summaryTable("one run, one at a time (ms)", cases));
+  console.log(
+    `child − remote at p50: ${fmt(round(c.overheadP50Ms, 2))} ms; answered ${c.child.answered}/${c.child.runs} and ${c.remote.answered}/${c.remote.runs}`,
+  );
+  console.log(
+    `coordinator CPU per run: child ${fmt(round(c.child.cpuMsPerRun, 2))} ms, remote ${fmt(round(c.remote.cpuMsPerRun, 2))} ms (${fmt(round(c.cpuRatio, 2))}×)\n`,
+  );
 }
 
 /** Prints the fan-out of eight against eight raw jobs at once, and their ratio at p50. */

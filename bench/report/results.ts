@@ -1,5 +1,6 @@
 import type { Breakdown } from "../measurements/breakdown.js";
 import type { CallLatency } from "../measurements/callLatency.js";
+import type { ChildRunOverhead } from "../measurements/childRuns.js";
 import type { ClusterScenario, ClusterSpread } from "../measurements/clusterSpread.js";
 import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
@@ -29,6 +30,8 @@ export interface Measured {
   throughput: ThroughputPair;
   /** An MCP call's overhead (absent in runs before it joined the full run). */
   mcp?: McpOverhead;
+  /** A child run against a plain remote call (absent in runs before it joined the full run). */
+  childRuns?: ChildRunOverhead;
   followUpBurst: FollowUpBurst;
   sessions: Sessions;
   /** Runs on a 3+3 Redis Cluster with and without replica acknowledgements, or why not. */
@@ -98,6 +101,10 @@ export interface BenchResults {
   mcpDirectP50Ms: number | null;
   mcpLifecycleP50Ms: number | null;
   mcpRemoteP50Ms: number | null;
+  childRunP50Ms: number | null;
+  childRunRemoteCallRunP50Ms: number | null;
+  childRunOverheadP50Ms: number | null;
+  childRunCpuRatio: number | null;
   /** `null` when the cluster scenario was skipped (as are the other `cluster*` figures). */
   clusterMaxMasterSharePct: number | null;
   clusterRunP50Ms: number | null;
@@ -329,6 +336,16 @@ function mcpHeadlines(mcp: McpOverhead | undefined) {
   };
 }
 
+/** The headline figures of the child-run overhead (each `null` when it was not measured). */
+function childRunHeadlines(c: ChildRunOverhead | undefined) {
+  return {
+    childRunP50Ms: figure(c?.child.latency.p50, 2),
+    childRunRemoteCallRunP50Ms: figure(c?.remote.latency.p50, 2),
+    childRunOverheadP50Ms: figure(c?.overheadP50Ms, 2),
+    childRunCpuRatio: figure(c?.cpuRatio, 2),
+  };
+}
+
 /** The headline figures of a run, rounded, with the target checks and every detail. */
 export function toResults(m: Measured): BenchResults {
   return {
@@ -348,6 +365,7 @@ export function toResults(m: Measured): BenchResults {
     otherSessionDuringBurstP99Ms: round(m.followUpBurst.otherSession.p99, 1),
     ...sessionsHeadlines(m.sessions),
     ...mcpHeadlines(m.mcp),
+    ...childRunHeadlines(m.childRuns),
     ...clusterHeadlines(m.cluster),
     cores: m.environment.cores,
     node: m.environment.node,

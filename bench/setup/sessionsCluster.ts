@@ -113,6 +113,8 @@ export interface SessionsClusterOptions {
   toolsDir?: string;
   /** Picks the tool the model calls twice from the run's input. @defaultValue by `PROGRESS_INPUT` */
   chooseTool?: (input: string) => string;
+  /** Answers every model request instead (`chooseSessionReply` and `chooseTool` then unused). */
+  respond?: (request: ScriptedRequest) => ScriptedReply;
 }
 
 /** The environment every process of the cluster gets (the README's variables). */
@@ -200,7 +202,9 @@ export async function openSessionsCluster(
 ): Promise<SessionsCluster> {
   const redis = await startTestRedis({ privateServer: true });
   const model = await startScriptedModelServer({
-    respond: (request) => chooseSessionReply(request, modelDelayMs, options.chooseTool),
+    respond:
+      options.respond ??
+      ((request) => chooseSessionReply(request, modelDelayMs, options.chooseTool)),
   });
   const env = clusterEnv(redis, model, options.toolsDir ?? SESSION_TOOLS_DIR);
   const started: TestProcess[] = [];

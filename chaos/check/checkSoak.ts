@@ -7,6 +7,7 @@ import { checkRequests, type RequestCounts } from "./requests.js";
 import { checkSideEffects, type SideEffectCounts } from "./sideEffects.js";
 import type { SoakSnapshot } from "./snapshot.js";
 import { checkTranscript } from "./transcripts.js";
+import { checkTrees, type TreeCounts } from "./tree.js";
 
 /** Everything the checker found, and what it counted. */
 export interface CheckResult {
@@ -14,6 +15,7 @@ export interface CheckResult {
   violations: Finding[];
   requests: RequestCounts;
   sideEffects: SideEffectCounts;
+  trees: TreeCounts;
   /** Keys at the end, by kind. */
   keyKinds: Map<string, number>;
 }
@@ -21,7 +23,8 @@ export interface CheckResult {
 /**
  * Runs every check on what Redis held at the end (`snapshot`) and what the tools recorded
  * outside it (`ledger`): requests answered exactly once, side effects within their
- * documented bounds, transcripts well formed, no lease of a dead holder, every key of a
+ * documented bounds, transcripts well formed, each child run answering its parent's call
+ * once (`tree.ts`), no lease of a dead holder, every key of a
  * known kind within its retention. Pure: the checker's own tests feed it made-up inputs.
  */
 export function checkSoak(options: {
@@ -40,10 +43,12 @@ export function checkSoak(options: {
     seed: options.seed,
     cluster: options.cluster,
   });
+  const trees = checkTrees(snapshot);
   const keys = checkKeys(snapshot.keys, snapshot.prefix);
   const findings = [
     ...requests.findings,
     ...sideEffects.findings,
+    ...trees.findings,
     ...[...snapshot.transcripts].flatMap(([sessionId, messages]) =>
       checkTranscript(sessionId, messages),
     ),
@@ -55,6 +60,7 @@ export function checkSoak(options: {
     violations: findings.filter((f) => f.severity === "violation"),
     requests: requests.counts,
     sideEffects: sideEffects.counts,
+    trees: trees.counts,
     keyKinds: keys.kinds,
   };
 }

@@ -1,5 +1,5 @@
 /** The checks the checker runs, as the report names them. */
-export type CheckName = "requests" | "side effects" | "transcripts" | "leases" | "keys";
+export type CheckName = "requests" | "side effects" | "transcripts" | "tree" | "leases" | "keys";
 
 /**
  * One thing a check found: a `violation` breaks a documented guarantee (the soak fails); a

@@ -33,6 +33,13 @@ const KEY_KINDS: KeyKind[] = [
     match: /^s:\{[^}]+\}:abortRequested$/,
     lifetime: { ttlMs: 30 * DAY_MS },
   },
+  // A tree of agents: a session's child runs and a child's parent call, kept as the session;
+  // a child's abort that came before its run opened (taken by that run).
+  {
+    name: "tree of agents",
+    match: /^s:\{[^}]+\}:(children|parent|abortOnStart)$/,
+    lifetime: { ttlMs: 30 * DAY_MS },
+  },
   { name: "stored response", match: /^s:\{[^}]+\}:response:.+$/, lifetime: { ttlMs: DAY_MS } },
   // The agent a session belongs to: kept 30 days after its last request.
   { name: "session agent", match: /^s:\{[^}]+\}:agent$/, lifetime: { ttlMs: 30 * DAY_MS } },

@@ -1,6 +1,7 @@
 import {
   type AgentMessage,
   type AssistantMessage,
+  type ChildRun,
   type ClusterKeys,
   type CoordinatorJobResult,
   clusterKeys,
@@ -21,6 +22,8 @@ export interface RequestJobRecord {
   /** The input's text (the chaos plan). */
   input: string;
   followUp: boolean;
+  /** The parent call a child run's request answers (`parent` of its data). */
+  parent?: { sessionId: string; callKey: string };
   result?: CoordinatorJobResult;
   failedReason?: string;
   /** The response stored in the session for this job's input. */
@@ -46,6 +49,8 @@ export interface SoakSnapshot {
   /** Job counts by state of each queue (coordinator, decisions, tool queues), by queue name. */
   queueCounts: Record<string, Record<string, number>>;
   transcripts: Map<string, AgentMessage[]>;
+  /** Each session's child runs (its `children` hash), for the sessions that have any. */
+  children: Map<string, ChildRun[]>;
   keys: KeyRecord[];
   /** Session leases still set: the session, the holder's token, its time left. */
   leases: Array<{ sessionId: string; token: string; ttlMs: number }>;
@@ -102,7 +107,12 @@ async function readRequests(queue: Queue, store: SessionStore): Promise<RequestJ
   for (const state of JOB_STATES) {
     for (const job of await queue.getJobs([state], 0, -1)) {
       if (!job?.id) continue;
-      const data = (job.data ?? {}) as { sessionId?: string; input?: unknown; followUp?: boolean };
+      const data = (job.data ?? {}) as {
+        sessionId?: string;
+        input?: unknown;
+        followUp?: boolean;
+        parent?: { sessionId?: unknown; callKey?: unknown };
+      };
       const sessionId = String(
         data.sessionId ?? (job.returnvalue as CoordinatorJobResult | undefined)?.sessionId ?? "",
       );
@@ -112,6 +122,14 @@ async function readRequests(queue: Queue, store: SessionStore): Promise<RequestJ
         sessionId,
         input: textOfInput(data.input),
         followUp: data.followUp === true,
+        ...(data.parent
+          ? {
+              parent: {
+                sessionId: String(data.parent.sessionId),
+                callKey: String(data.parent.callKey),
+              },
+            }
+          : {}),
         result: (job.returnvalue ?? undefined) as CoordinatorJobResult | undefined,
         failedReason: job.failedReason || undefined,
         storedResponse: sessionId ? await store.readResponse(sessionId, job.id) : undefined,
@@ -119,6 +137,24 @@ async function readRequests(queue: Queue, store: SessionStore): Promise<RequestJ
     }
   }
   return records;
+}
+
+/** The child runs of each of `sessionIds` that has any (its `children` hash). */
+async function readChildRuns(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  sessionIds: Iterable<string>,
+): Promise<Map<string, ChildRun[]>> {
+  const children = new Map<string, ChildRun[]>();
+  for (const sessionId of sessionIds) {
+    const entries = await redis.hvals(keys.children(sessionId));
+    if (entries.length > 0)
+      children.set(
+        sessionId,
+        entries.map((text) => JSON.parse(text) as ChildRun),
+      );
+  }
+  return children;
 }
 
 async function readQueueCounts(
@@ -138,7 +174,7 @@ async function readQueueCounts(
 /**
  * Reads what the checker needs from Redis: every coordinator-queue job with its stored
  * response, the job counts of every queue, each session's transcript (through
- * `SessionStore`, as coordinators read it), every key under the prefix with its type and
+ * `SessionStore`, as coordinators read it) and child runs, every key under the prefix with its type and
  * TTL, and the leases still set.
  */
 export async function readSnapshot(target: RedisTarget, prefix: string): Promise<SoakSnapshot> {
@@ -171,6 +207,7 @@ export async function readSnapshot(target: RedisTarget, prefix: string): Promise
       requests,
       queueCounts: await readQueueCounts(redis, keys),
       transcripts,
+      children: await readChildRuns(redis, keys, transcripts.keys()),
       keys: keyRecords,
       leases,
     };

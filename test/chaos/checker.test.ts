@@ -72,10 +72,104 @@ function snapshot(overrides: Partial<SoakSnapshot> = {}): SoakSnapshot {
     requests: [job()],
     queueCounts: { coordinator: { completed: 1 } },
     transcripts: new Map([[SESSION, wellFormed]]),
+    children: new Map(),
     keys: [{ key: `${PREFIX}:s:{${SESSION}}:messages`, type: "list", ttlMs: 1000 }],
     leases: [],
     ...overrides,
   };
+}
+
+/** A tree: session chaos-2's plan calls the child agent, whose session runs one remote call. */
+const ROOT = "chaos-2";
+const CHILD = "helper-1";
+const ROOT_INPUT = "chaos r2 CR10";
+const CHILD_INPUT = "chaos r2.0.0 R10";
+
+function text(role: "user" | "assistant", value: string): AgentMessage {
+  if (role === "user")
+    return { role, content: [{ type: "text", text: value }], timestamp: 0 } as AgentMessage;
+  return { ...answer, content: [{ type: "text", text: value }] } as AgentMessage;
+}
+
+function childCall(id: string, input: string): AgentMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "toolCall", id, name: "agent__helper", arguments: { input } }],
+    stopReason: "toolUse",
+    timestamp: 1,
+  } as AgentMessage;
+}
+
+function childResult(id: string, value: string): AgentMessage {
+  return {
+    ...result(id),
+    toolName: "agent__helper",
+    content: [{ type: "text", text: value }],
+  } as AgentMessage;
+}
+
+const childAnswer = text("assistant", "done r2.0.0") as AssistantMessage;
+const rootAnswer = text("assistant", "done r2") as AssistantMessage;
+
+function treeTranscripts(parentResult = "done r2.0.0"): Map<string, AgentMessage[]> {
+  return new Map([
+    [SESSION, wellFormed],
+    [
+      ROOT,
+      [
+        text("user", ROOT_INPUT),
+        childCall("r2.0.0", CHILD_INPUT),
+        childResult("r2.0.0", parentResult),
+        rootAnswer,
+      ],
+    ],
+    [CHILD, [text("user", CHILD_INPUT), calls("r2.0.0.0.0"), result("r2.0.0.0.0"), childAnswer]],
+  ]);
+}
+
+function treeJobs(...extra: RequestJobRecord[]): RequestJobRecord[] {
+  return [
+    job(),
+    job({
+      id: "job-2",
+      sessionId: ROOT,
+      input: ROOT_INPUT,
+      result: { sessionId: ROOT, runId: "job-2", response: rootAnswer },
+      storedResponse: rootAnswer,
+    }),
+    job({
+      id: `agent-${CHILD}`,
+      sessionId: CHILD,
+      input: CHILD_INPUT,
+      parent: { sessionId: ROOT, callKey: "r2.0.0" },
+      result: { sessionId: CHILD, runId: `agent-${CHILD}`, response: childAnswer },
+      storedResponse: childAnswer,
+    }),
+    ...extra,
+  ];
+}
+
+function treeChildren(status: "done" | "running" = "done") {
+  return new Map([
+    [ROOT, [{ callKey: "r2.0.0", agent: "helper", sessionId: CHILD, status, startedAt: 1 }]],
+  ]);
+}
+
+const treeLedger = parseLedger(
+  "r1.0.0 chaosRemote 10 worker-1\nr1.0.1 chaosRemote 11 worker-2\nr2.0.0.0.0 chaosRemote 10 worker-1\n",
+);
+
+function treeViolations(overrides: Partial<SoakSnapshot> = {}): string[] {
+  return violationsOf(
+    {
+      transcripts: treeTranscripts(),
+      requests: treeJobs(),
+      children: treeChildren(),
+      queueCounts: { coordinator: { completed: 3 } },
+      ...overrides,
+    },
+    treeLedger,
+  );
 }
 
 const ledgerOnce = parseLedger("r1.0.0 chaosRemote 10 worker-1\nr1.0.1 chaosRemote 11 worker-2\n");
@@ -177,6 +271,46 @@ describe("chaos checker", () => {
     expect(violationsOf({ requests: [job({ storedResponse: other })] })).toContain(
       "[requests] its job's answer differs from the stored response (answered twice)",
     );
+  });
+
+  it("finds nothing in a tree whose child answered its parent's call once", () => {
+    expect(treeViolations()).toEqual([]);
+  });
+
+  it("catches a child run answered twice, left running, or whose answer is not its call's result", () => {
+    const second = job({
+      id: "agent-again",
+      sessionId: CHILD,
+      input: CHILD_INPUT,
+      parent: { sessionId: ROOT, callKey: "r2.0.0" },
+      result: { sessionId: CHILD, runId: "agent-again", response: childAnswer },
+      storedResponse: childAnswer,
+    });
+    expect(treeViolations({ requests: treeJobs(second) })).toContain(
+      "[tree] child helper-1 has 2 request jobs",
+    );
+    expect(treeViolations({ children: treeChildren("running") })).toEqual([
+      "[tree] child helper-1 still running after the drain",
+    ]);
+    expect(treeViolations({ transcripts: treeTranscripts("done elsewhere") })).toEqual([
+      '[tree] the result "done elsewhere" is not the child\'s answer "done r2.0.0"',
+    ]);
+  });
+
+  it("catches a child request that no call of its parent made", () => {
+    const stray = job({
+      id: "agent-stray",
+      sessionId: "helper-2",
+      input: "chaos r2.9.9 R10",
+      parent: { sessionId: ROOT, callKey: "r2.9.9" },
+      result: { sessionId: "helper-2", runId: "agent-stray", response: childAnswer },
+      storedResponse: childAnswer,
+    });
+    const transcripts = treeTranscripts();
+    transcripts.set("helper-2", [text("user", "chaos r2.9.9 R10"), childAnswer]);
+    expect(treeViolations({ requests: treeJobs(stray), transcripts })).toEqual([
+      "[tree] a child request no call of its parent made",
+    ]);
   });
 
   it("catches a lease of a dead holder, a key past its retention, an open run and an unknown key", () => {

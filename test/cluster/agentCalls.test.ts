@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BusEvent } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
@@ -91,6 +92,12 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
     const tool = input.startsWith("approve") ? "ledgerApproval" : "waitForAbort";
     return { kind: "toolCalls", calls: [{ name: tool, arguments: { label: input } }] };
   }
+  if (model === "teller-model") {
+    if (afterTools) return { kind: "text", text: `teller: ${toolTexts(messages).join("")}` };
+    return { kind: "toolCalls", calls: [{ name: "agent__narrator", arguments: { input } }] };
+  }
+  if (model === "narrator-model")
+    return { kind: "text", text: NARRATED, textChunks: 3, chunkDelayMs: 150 };
   if (model === "nester-model") {
     if (afterTools) return { kind: "text", text: `nested(${toolTexts(messages).join("")})` };
     return {
@@ -100,6 +107,9 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
   }
   return { kind: "text", text: `${model}: ${input}` };
 }
+
+/** The narrator's answer, streamed in pieces. */
+const NARRATED = "once upon a time the end";
 
 /** A tree three deep: the manager calls the assistant, which calls the clerk, which runs a tool. */
 const CHAIN = ["manager", "assistant", "clerk"];
@@ -132,6 +142,15 @@ function agentsFile(): string {
       "    instructions: You have no budget.",
       "    model: broke-model",
       "    budget: { maxModelCalls: 0 }",
+      "  teller:",
+      "    instructions: You tell.",
+      "    model: teller-model",
+      "    tools: []",
+      "    agents: [narrator]",
+      "  narrator:",
+      "    instructions: You narrate.",
+      "    model: narrator-model",
+      "    tools: []",
       "  nester:",
       "    instructions: You nest.",
       "    model: nester-model",
@@ -241,6 +260,32 @@ describe("an agent calling agents", () => {
       expect(ends.find((e) => e.sessionId === child.sessionId)?.path).toEqual([
         { agent: child.agent, sessionId: child.sessionId, callKey: child.callKey },
       ]);
+  });
+
+  it("streams a child's text live to the root's watchers, each piece with the child's path", async () => {
+    const sessionId = randomUUID();
+    const watched: BusEvent[] = [];
+    const watching = (async () => {
+      for await (const event of cluster.client.events(sessionId, { untilAgentEnd: true }))
+        watched.push(event);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the watcher subscribed
+    const { runId } = await cluster.client.send("a story", { sessionId, agent: "teller" });
+    await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    await watching;
+    const [narrator] = await cluster.client.children(sessionId);
+    // The root's own streamed answer has no path; the child's pieces have its path.
+    const updates = watched.filter((e) => e.type === "messageUpdate" && e.path);
+    expect(updates.length).toBeGreaterThan(1); // live pieces, not one answer
+    expect(updates.map((e) => (e as { delta?: string }).delta).join("")).toBe(NARRATED);
+    for (const update of updates) {
+      expect(update.live).toBe(true);
+      expect(update.sessionId).toBe(narrator?.sessionId);
+      expect(update.path).toEqual([
+        { agent: "narrator", sessionId: narrator?.sessionId, callKey: narrator?.callKey },
+      ]);
+    }
+    expect(watched.at(-1)).toMatchObject({ type: "agentEnd", sessionId });
   });
 
   it("indents the child runs' events in yiem send", async () => {

@@ -39,6 +39,10 @@ function optionalRows(r: BenchResults): string[][] {
     ["mcpDirectP50Ms", 3, "ms"],
     ["mcpLifecycleP50Ms", 3, "ms"],
     ["mcpRemoteP50Ms", 3, "ms"],
+    ["childRunP50Ms", 2, "ms"],
+    ["childRunRemoteCallRunP50Ms", 2, "ms"],
+    ["childRunOverheadP50Ms", 2, "ms"],
+    ["childRunCpuRatio", 2, ""],
   ];
   return rows.map(([key, digits, unit]) => [
     `\`${key}\``,

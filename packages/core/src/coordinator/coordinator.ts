@@ -427,7 +427,7 @@ async function startCoordinatorRuntime(
     children: {
       store: childRuns,
       abort: async (childSessionId) => {
-        await store.requestAbort(childSessionId);
+        await store.abortChildRun(childSessionId);
         const message: ControlMessage = { type: "abort", sessionId: childSessionId };
         await command.publish(keys.controlChannel, JSON.stringify(message));
       },

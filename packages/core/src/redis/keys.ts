@@ -171,6 +171,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * run (`aborted`). The one session key the client role may write.
      */
     abortRequested: (sessionId: string) => `${session(sessionId)}:abortRequested`,
+    /**
+     * STRING: the session's tree was aborted before its run opened (a child run no
+     * coordinator had taken in): its next run opens aborted, taking the mark
+     * (`abortChildRun-3.lua`, `startRun-8.lua`).
+     */
+    abortOnStart: (sessionId: string) => `${session(sessionId)}:abortOnStart`,
     /** Tool calls running in a coordinator's process right now (call id → start time). */
     running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,

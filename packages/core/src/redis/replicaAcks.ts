@@ -34,6 +34,7 @@ const DURABLE_SCRIPTS: ReadonlySet<string> = new Set<keyof YiemScripts>([
   "yiemDecideApproval",
   "yiemParkRun",
   "yiemMarkRunAborted",
+  "yiemAbortChildRun",
   "yiemTakeAbortRequest",
   "yiemMarkRunning",
   "yiemClaimRequestSession",

@@ -34,11 +34,11 @@ export const EnqueueInputReply = {
   queued: 0,
 } as const;
 
-/** `startRun-7.lua` (the first element; the rest depends on it, see the script's header). */
+/** `startRun-8.lua` (the first element; the rest depends on it, see the script's header). */
 export const StartRunReply = {
   notOurs: -1,
   nothingToDo: 0,
-  /** A new run, opened by input `runId`: `{1, runId, message}`. */
+  /** A new run, opened by input `runId`: `{1, runId, message, aborted}` (`aborted`: 1 or 0). */
   newRun: 1,
   /** A run is open: `{2, runId, inputId...}`. */
   resume: 2,
@@ -78,6 +78,13 @@ export const FinishRunReply = {
 export const MarkRunAbortedReply = {
   marked: 1,
   noRunOpen: 0,
+} as const;
+
+/** `abortChildRun-3.lua`. */
+export const AbortChildRunReply = {
+  marked: 1,
+  /** No run open: the session's next run opens aborted. */
+  markedForStart: 0,
 } as const;
 
 /** `takeAbortRequest-2.lua`. */

@@ -53,6 +53,7 @@ export interface YiemScripts {
   yiemDecideApproval: Script<ScriptReply>;
   yiemParkRun: Script<number>;
   yiemMarkRunAborted: Script<number>;
+  yiemAbortChildRun: Script<number>;
   yiemTakeAbortRequest: Script<number>;
   yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;

@@ -43,15 +43,16 @@ export async function publishEvent(
  * Publishes a live-only event (`messageUpdate`) on `<prefix>:events:<sessionId>`: not stored,
  * not numbered. It goes out with `live: true` and the sequence number of the session's latest
  * stored event, so `streamSessionEvents` passes it on only in its place. Returns that number.
- * Throws only when Redis fails.
+ * `sessionId` is the session whose channel gets it: its own, or its tree's root (a child's
+ * streamed text, with `path` in `origin`). Throws only when Redis fails.
  */
 export async function publishLiveEvent(
   redis: RedisClient,
   keys: ClusterKeys,
   origin: EventOrigin,
   event: AgentEvent,
+  sessionId: string = origin.sessionId,
 ): Promise<number> {
-  const { sessionId } = origin;
   return withScripts(redis).yiemPublishLiveEvent(
     keys.seq(sessionId),
     keys.eventChannel(sessionId),
@@ -122,7 +123,10 @@ export function createEventPublisher(
   keys: ClusterKeys,
   origin: EventOrigin,
   caps: StreamCaps = streamCaps(),
-  /** A child run's tree: each event goes to its root session's stream too, with `path`. */
+  /**
+   * A child run's tree: each event goes to its root session too, with `path` (a stored one to
+   * the root's stream, a live one to the root's channel).
+   */
   tree?: EventTree,
 ): EventPublisher {
   const batches = eventBatchesOf(redis, keys);

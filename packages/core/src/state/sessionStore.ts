@@ -5,6 +5,7 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
 import {
+  AbortChildRunReply,
   AcquireLeaseReply,
   AppendReply,
   DrainInputsReply,
@@ -61,7 +62,8 @@ export function parseStoredAnswer(text: string): RunAnswer {
 export type RunStart =
   /** `from`: the index of the run's first message in the transcript, when the run recorded it. */
   | { kind: "resume"; runId: string; inputIds: string[]; from: number | undefined }
-  | { kind: "new"; runId: string; inputIds: string[]; message: UserMessage }
+  /** `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`). */
+  | { kind: "new"; runId: string; inputIds: string[]; message: UserMessage; aborted: boolean }
   | { kind: "idle" }
   | { kind: "lost" }
   /** The open run waits for approvals: the lease was released in the same step. */
@@ -160,6 +162,25 @@ export class SessionStore {
       k.abortRequested(sessionId),
     );
     return reply === MarkRunAbortedReply.marked;
+  }
+
+  /**
+   * Aborts a child session's run for its aborted tree, durably, whether or not the run has
+   * opened (`abortChildRun-3.lua`): an open run is marked aborted; with none open, the next
+   * run opens aborted (`startRun-8.lua` takes the mark), so a child whose request no
+   * coordinator has taken in yet ends aborted before its first model call. One script in the
+   * child's slot: a run opens either before it or after it. Not fenced: any coordinator may.
+   * Returns what it did: `marked` (a run was open) or `markedForStart`.
+   */
+  async abortChildRun(sessionId: string): Promise<"marked" | "markedForStart"> {
+    const k = this.keys;
+    const reply = await this.redis.yiemAbortChildRun(
+      k.run(sessionId),
+      k.abortRequested(sessionId),
+      k.abortOnStart(sessionId),
+      SESSION_TTL_SECONDS,
+    );
+    return reply === AbortChildRunReply.marked ? "marked" : "markedForStart";
   }
 
   /**
@@ -274,6 +295,7 @@ export class SessionStore {
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
       k.messages(sessionId),
+      k.abortOnStart(sessionId),
       token,
       String(settledBefore),
     );
@@ -294,7 +316,7 @@ export class SessionStore {
       return { kind: "resume", runId, inputIds, from: from ? Number(from) : undefined };
     }
     const message = JSON.parse(String(rest[0])) as UserMessage;
-    return { kind: "new", runId, inputIds: [runId], message };
+    return { kind: "new", runId, inputIds: [runId], message, aborted: Number(rest[1]) === 1 };
   }
 
   /**

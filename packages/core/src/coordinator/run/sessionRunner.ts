@@ -397,12 +397,14 @@ function transcriptWriters(
 
 /**
  * A resumed run's view of an abort recorded while no one could stop it (a parked run, a dead
- * holder, every coordinator down: `markRunAborted`, or a client's `requestAbort`).
+ * holder, every coordinator down: `markRunAborted`, or a client's `requestAbort`), and a
+ * child run's view of an abort of its tree that came before it opened (`treeAbortedAtOpen`).
  */
 interface ResumedRunAbort {
   /**
-   * Whether the run is aborted, read from Redis (remembered once true); always false for a
-   * new run, which any abort reaches through its signal.
+   * Whether the run is aborted, read from Redis (remembered once true). A new root run is
+   * never (any abort reaches it through its signal); a new child run is when its tree was
+   * aborted before it opened.
    */
   check(): Promise<boolean>;
   /** Once the resumed batch is appended: aborts the run if an abort was seen. */
@@ -415,7 +417,8 @@ interface ResumedRunAbort {
  * call, say), so an abort recorded before that moment keeps the call from running. The run is
  * not stopped at once while its resumed batch lacks results: those calls get theirs first
  * (stored outcomes, denials, the ends of jobs already dispatched, the aborted result for the
- * rest), and the run is aborted once that batch is appended.
+ * rest), and the run is aborted once that batch is appended. A child run (new or resumed) is
+ * also read once for an abort of its tree that came before it opened (`treeAbortedAtOpen`).
  */
 function watchResumedRunAbort(
   hold: SessionHold,
@@ -424,8 +427,14 @@ function watchResumedRunAbort(
 ): ResumedRunAbort {
   const { deps, sessionId } = hold;
   let aborted = false;
+  let treeChecked = false;
   return {
     async check() {
+      if (aborted) return true;
+      if (!treeChecked) {
+        treeChecked = true;
+        aborted = await treeAbortedAtOpen(hold, start);
+      }
       if (aborted || start.kind !== "resume") return aborted;
       aborted = await deps.store.takeAbortRequest(sessionId);
       if (aborted) deps.log.info({ sessionId, runId: start.runId }, "resumed run was aborted");
@@ -435,6 +444,43 @@ function watchResumedRunAbort(
       if (aborted) controller.abort();
     },
   };
+}
+
+/**
+ * The sessions above a child in its tree, root first (none for a root): where an abort of the
+ * tree may be recorded that no coordinator has carried down yet.
+ */
+function ancestorSessions(place: TreePlace): string[] {
+  if (place.depth === 0) return [];
+  return [place.rootSessionId, ...place.path.slice(0, -1).map((link) => link.sessionId)];
+}
+
+/**
+ * Whether a child run's tree was aborted before this run could see it. A new run that took an
+ * `abortOnStart` mark as it opened (a parent that met the abort left it, `abortChildRun`) opened
+ * aborted. Else each ancestor is read (`takeAbortRequest`): an abort recorded at the root while
+ * no coordinator carried it down (every coordinator down, or none met the parked root yet)
+ * aborts the run too, and is marked in it, so a successor that resumes it sees it. An abort
+ * that comes after this read reaches the run as any abort of an open child does (its parent
+ * marks it and announces it). A Redis failure stops the run before its first model call.
+ */
+async function treeAbortedAtOpen(hold: SessionHold, start: OpenRun): Promise<boolean> {
+  if (start.kind === "new" && start.aborted) return true;
+  const ancestors = ancestorSessions(hold.place);
+  if (ancestors.length === 0) return false;
+  const { store } = hold.deps;
+  try {
+    const marks = await Promise.all(ancestors.map((id) => store.takeAbortRequest(id)));
+    if (!marks.includes(true)) return false;
+    await store.markRunAborted(hold.sessionId);
+  } catch (err) {
+    throw new SessionStoreError(hold.sessionId, err);
+  }
+  hold.deps.log.info(
+    { sessionId: hold.sessionId, runId: start.runId },
+    "child run's tree was aborted",
+  );
+  return true;
 }
 
 /** Runs the agent loop in a `yiem.run` span: its LLM and tool-call spans (and the workers') are children. */

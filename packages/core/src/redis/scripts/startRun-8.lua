@@ -4,7 +4,10 @@
   ARGV[2] does not open a run yet: an older input fetched by another coordinator may still
   be on its way, and must run first. A parked run (waiting for approvals) releases the lease.
   The run hash keeps `from`, where the run's messages begin in the transcript: a resumed run
-  adds up its usage from there (`agent/runUsage.ts`).
+  adds up its usage from there (`agent/runUsage.ts`). A new run of a session whose tree was
+  aborted before the run opened (`abortOnStart`, left by abortChildRun-3.lua for a child run
+  no coordinator had taken in) opens aborted, taking the mark: it ends before its first model
+  call.
 
   Input:
     KEYS[1] lease
@@ -14,6 +17,7 @@
     KEYS[5] pendingInputs
     KEYS[6] pendingFollowUps
     KEYS[7] messages
+    KEYS[8] abortOnStart
 
     ARGV[1] token
     ARGV[2] newest follow-up order that may open a run now
@@ -21,7 +25,8 @@
   Output:
     {-1} not ours · {0} nothing to do · {2, runId, from, inputId...} a run is open (resume;
     `from`: the index of its first message in the transcript, '' for a run opened without it)
-    · {1, runId, message} a new run, opened by input `runId` · {3, order} a follow-up waits
+    · {1, runId, message, aborted} a new run, opened by input `runId` (`aborted`: 1 when it
+    opened aborted, else 0) · {3, order} a follow-up waits
     · {4} the open run is parked: the lease is released in the same step
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
@@ -51,7 +56,11 @@ for _ = 1, 1000 do
     redis.call('HSET', KEYS[2], 'runId', id, 'order', head[2], 'from', from)
     redis.call('DEL', KEYS[3])
     redis.call('RPUSH', KEYS[3], id)
-    return {1, id, message}
+    if redis.call('DEL', KEYS[8]) == 1 then
+      redis.call('HSET', KEYS[2], 'aborted', '1')
+      return {1, id, message, 1}
+    end
+    return {1, id, message, 0}
   end
 end
 return {0}

@@ -11,22 +11,45 @@ export interface KeyRing {
   byName(name: string): GatewayKey | undefined;
 }
 
+/** A key ring read from a keys file, whose keys can be replaced while it serves (a reload). */
+export interface FileKeyRing extends KeyRing {
+  /** Serves `keys` from now on: a key no longer among them gets 401 on its next request. */
+  replace(keys: GatewayKey[]): void;
+  /** The names of the keys it serves now. */
+  names(): string[];
+}
+
 /**
  * The key ring of `keys`, or, with `undefined` (no keys file, loopback only), one that lets
  * every request act as the local key. A token is looked up by its hash, so the gateway never
  * holds a key itself.
  */
 export function createKeyRing(keys: GatewayKey[] | undefined): KeyRing {
-  if (!keys) {
-    const local = localKey();
-    return {
-      authenticate: () => local,
-      byName: (name) => (name === local.name ? local : undefined),
-    };
-  }
-  const byHash = new Map(keys.map((key) => [key.hash, key]));
-  const byName = new Map(keys.map((key) => [key.name, key]));
+  if (keys) return createFileKeyRing(keys);
+  const local = localKey();
   return {
+    authenticate: () => local,
+    byName: (name) => (name === local.name ? local : undefined),
+  };
+}
+
+/**
+ * The key ring of the keys of a keys file (see `createKeyRing`), which `replace` swaps whole:
+ * each request sees the old keys or the new ones, never a mix.
+ *
+ * @example const ring = createFileKeyRing(loadKeysFile(file)); ring.replace(loadKeysFile(file));
+ */
+export function createFileKeyRing(keys: GatewayKey[]): FileKeyRing {
+  let byHash = new Map<string, GatewayKey>();
+  let byName = new Map<string, GatewayKey>();
+  const replace = (next: GatewayKey[]) => {
+    byHash = new Map(next.map((key) => [key.hash, key]));
+    byName = new Map(next.map((key) => [key.name, key]));
+  };
+  replace(keys);
+  return {
+    replace,
+    names: () => [...byName.keys()],
     byName: (name) => byName.get(name),
     authenticate(req) {
       const token = bearerToken(req);

@@ -106,11 +106,6 @@ export class SessionEventHub {
     return { subscribed, release };
   }
 
-  /** How many channels are held now. */
-  get heldChannels(): number {
-    return this.channels.size;
-  }
-
   /** Closes the connection; every listener is told (`closed`). Idempotent. */
   close(): void {
     if (this.isClosed) return;
@@ -127,8 +122,9 @@ export class SessionEventHub {
     channel.listeners.delete(listener);
     if (channel.listeners.size > 0 || this.channels.get(name) !== channel) return;
     this.channels.delete(name);
+    // Also while its SUBSCRIBE is in flight: the connection applies the two in order.
     const redis = this.connection;
-    if (channel.subscribed && redis?.status === "ready") redis.unsubscribe(name).catch(noop);
+    if (redis?.status === "ready") redis.unsubscribe(name).catch(noop);
   }
 
   /** Subscribes one new channel now if the connection is ready (else the next `ready` does). */

@@ -5,8 +5,9 @@
  * numbered and sent live by one script); the streams are `YiemClient.events`.
  */
 import { randomUUID } from "node:crypto";
+import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { type BusEvent, clusterKeys, keyLayoutOf, YiemClient } from "@yiem/core";
-import { publishEvent } from "@yiem/core/internal";
+import { publishEvent, SessionEventHub, streamSessionEvents } from "@yiem/core/internal";
 import {
   redisSupportsCluster,
   startTestRedis,
@@ -89,6 +90,39 @@ async function allEnded(readers: Reader[], ms: number): Promise<void> {
 }
 
 const seqsOf = (reader: Reader) => reader.events.map((event) => event.seq);
+
+/**
+ * A loopback TCP proxy to `port` whose `freeze` makes the connections open then go silent
+ * both ways without closing them (as a cut network does); later connections pass.
+ */
+async function startFreezingProxy(port: number) {
+  const open = new Set<{ frozen: boolean; sockets: Socket[] }>();
+  const server: Server = createServer((client) => {
+    const upstream = tcpConnect(port, "127.0.0.1");
+    const pair = { frozen: false, sockets: [client, upstream] };
+    open.add(pair);
+    client.on("data", (data) => pair.frozen || upstream.write(data));
+    upstream.on("data", (data) => pair.frozen || client.write(data));
+    const end = () => {
+      open.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of pair.sockets) socket.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return {
+    url: `redis://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
+    freeze: () => {
+      for (const pair of open) pair.frozen = true;
+    },
+    close: () => {
+      for (const pair of open) for (const socket of pair.sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
 
 describe("event streams on one Redis share one subscriber connection", () => {
   let redis: TestRedis;
@@ -183,6 +217,46 @@ describe("event streams on one Redis share one subscriber connection", () => {
     await client.close();
     await allEnded([other], 5000);
     await expect.poll(() => subscriberConnections(admin)).toEqual([]);
+  });
+});
+
+describe("an event stream whose shared subscriber goes silent without a reset", () => {
+  it("reconnects it once its ping goes unanswered and reads what was published meanwhile", async () => {
+    const redis = await startTestRedis({ privateServer: true });
+    onTestFinished(() => redis.stop());
+    const proxy = await startFreezingProxy(Number(new URL(redis.url).port));
+    const direct = new Redis(redis.url);
+    const throughProxy = new Redis(proxy.url); // what the hub's subscriber is opened beside
+    const keys = clusterKeys(redis.prefix);
+    const hub = new SessionEventHub({ command: throughProxy, keys, probeMs: 300 });
+    onTestFinished(() => {
+      hub.close();
+      proxy.close();
+      direct.disconnect();
+      throughProxy.disconnect();
+    });
+    const sessionId = randomUUID();
+    const events: BusEvent[] = [];
+    const ended = (async () => {
+      const stream = streamSessionEvents({
+        command: direct,
+        hub,
+        keys,
+        sessionId,
+        fromStart: true,
+      });
+      for await (const event of stream) {
+        events.push(event);
+        if (event.seq >= 3) break;
+      }
+    })();
+    await expect.poll(() => subscribedChannels(direct, redis.prefix)).toHaveLength(1);
+    await publishTurns(direct, keys, sessionId, 1, 1);
+    await expect.poll(() => events.length).toBe(1);
+    proxy.freeze();
+    await publishTurns(direct, keys, sessionId, 2, 3); // nothing reaches the silent connection
+    await allEnded([{ events, ended, stop: new AbortController() }], 10_000);
+    expect(events.map((event) => event.seq)).toEqual([1, 2, 3]);
   });
 });
 

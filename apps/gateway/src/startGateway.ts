@@ -64,6 +64,12 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     redis,
     clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards)),
   );
+  const fileRing = options.keys ? createFileKeyRing(options.keys) : undefined;
+  const keyRing = fileRing ?? createKeyRing(undefined);
+  const stopWatching =
+    fileRing && options.keysFile
+      ? watchKeysFile(options.keysFile, fileRing, options.log)
+      : () => undefined;
   const closing = new AbortController();
   const services = {
     client,
@@ -72,13 +78,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     waitMs: options.waitMs,
     heartbeatMs: options.heartbeatMs,
     closing: closing.signal,
+    revocation: (key: GatewayKey) => keyRing.revocation(key),
   };
-  const fileRing = options.keys ? createFileKeyRing(options.keys) : undefined;
-  const keyRing = fileRing ?? createKeyRing(undefined);
-  const stopWatching =
-    fileRing && options.keysFile
-      ? watchKeysFile(options.keysFile, fileRing, options.log)
-      : () => undefined;
   const handler = createDispatcher(gatewayRoutes(options.version), {
     services,
     keyRing,

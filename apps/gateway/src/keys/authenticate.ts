@@ -9,6 +9,11 @@ export interface KeyRing {
   authenticate(req: IncomingMessage): GatewayKey;
   /** The key named `name`, if the keys file has it (the local key without a keys file). */
   byName(name: string): GatewayKey | undefined;
+  /**
+   * Fires when `key` is no longer served (taken out of the keys file, or its name given to
+   * another hash): what ends the key's open streams. Never fires for the local key.
+   */
+  revocation(key: GatewayKey): AbortSignal;
 }
 
 /** A key ring read from a keys file, whose keys can be replaced while it serves (a reload). */
@@ -27,9 +32,11 @@ export interface FileKeyRing extends KeyRing {
 export function createKeyRing(keys: GatewayKey[] | undefined): KeyRing {
   if (keys) return createFileKeyRing(keys);
   const local = localKey();
+  const never = new AbortController().signal;
   return {
     authenticate: () => local,
     byName: (name) => (name === local.name ? local : undefined),
+    revocation: () => never,
   };
 }
 
@@ -42,13 +49,32 @@ export function createKeyRing(keys: GatewayKey[] | undefined): KeyRing {
 export function createFileKeyRing(keys: GatewayKey[]): FileKeyRing {
   let byHash = new Map<string, GatewayKey>();
   let byName = new Map<string, GatewayKey>();
+  /** One revocation per key (`<hash> <name>`) asked for, aborted when the key goes. */
+  const revocations = new Map<string, AbortController>();
+  const isServed = (hash: string, name: string) => byHash.get(hash)?.name === name;
   const replace = (next: GatewayKey[]) => {
     byHash = new Map(next.map((key) => [key.hash, key]));
     byName = new Map(next.map((key) => [key.name, key]));
+    for (const [id, controller] of revocations) {
+      const [hash = "", name = ""] = id.split(" ");
+      if (isServed(hash, name)) continue;
+      revocations.delete(id);
+      controller.abort();
+    }
   };
   replace(keys);
   return {
     replace,
+    revocation(key) {
+      const id = `${key.hash} ${key.name}`;
+      let controller = revocations.get(id);
+      if (!controller) {
+        controller = new AbortController();
+        if (isServed(key.hash, key.name)) revocations.set(id, controller);
+        else controller.abort();
+      }
+      return controller.signal;
+    },
     names: () => [...byName.keys()],
     byName: (name) => byName.get(name),
     authenticate(req) {

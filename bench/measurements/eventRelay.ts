@@ -1,5 +1,5 @@
 import type { BusEvent } from "@yiem/core";
-import { parseBusEvent, streamSessionEvents } from "@yiem/core/internal";
+import { parseBusEvent, SessionEventHub, streamSessionEvents } from "@yiem/core/internal";
 import { monotonicMs, sleep } from "../sampling/clock.js";
 import { type LoopBounds, sampleSequential } from "../sampling/loop.js";
 import { type Summary, summarize } from "../sampling/stats.js";
@@ -88,10 +88,11 @@ export async function measureEventRelay(
   );
   await plain.subscribe(h.keys.eventChannel(session.sessionId));
   const controller = new AbortController();
+  const hub = new SessionEventHub({ command: h.command, keys: h.keys });
   const reader = consume(
     streamSessionEvents({
       command: h.command,
-      subscriber: h.command.duplicate(),
+      hub,
       keys: h.keys,
       sessionId: session.sessionId,
       signal: controller.signal,
@@ -109,6 +110,7 @@ export async function measureEventRelay(
   } finally {
     controller.abort();
     await reader;
+    hub.close();
     plain.disconnect();
   }
   await session.transcript.settle();

@@ -7,7 +7,7 @@
  * (`node apps/gateway/dist/main.js`); one file, so the cluster starts once. Every process
  * runs as its Redis ACL user of `docs/SECURITY.md`, the gateways as the `gateway` role.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -187,6 +187,50 @@ describe("keys", () => {
     const lines = [...gateway.process.lines, ...compiled.process.lines].join("\n");
     for (const key of keys) expect(lines).not.toContain(key.secret);
     expect(lines).not.toContain(cliKey.secret);
+  });
+
+  it("reads its keys file again when it changes: a revoked key gets 401 within seconds and its open event stream ends, an added one works, a bad file keeps the last good keys and logs why", async () => {
+    const file = join(await mkdtemp(join(tmpdir(), "yiem-gateway-reload-")), "keys.jsonl");
+    const kept = makeKey("kept", { scopes: ["read"] });
+    const revoked = makeKey("revoked", { scopes: ["read"], sessions: "all" });
+    const added = makeKey("added", { scopes: ["read"] });
+    await writeKeysFile(file, [kept, revoked]);
+    const reloading = await startGatewayProcess(
+      { ...env, YIEM_API_KEYS: file },
+      {},
+      { compiled: true },
+    );
+    onTestFinished(() => reloading.process.stop(1000));
+    const statusOf = async (key: TestKey) =>
+      (await callGateway(reloading.url, key.secret, "GET", "/v1/sessions")).status;
+    expect(await statusOf(revoked)).toBe(200);
+    expect(await statusOf(added)).toBe(401);
+    const watched = await runAndWait(alice, { input: "hello revoked" });
+    const stream = await openEventStream(
+      reloading.url,
+      revoked.secret,
+      `/v1/sessions/${watched.sessionId}/events`,
+    );
+    onTestFinished(() => stream.close());
+    expect(stream.status).toBe(200);
+    const streamEnded = (async () => {
+      for await (const _ of stream.events); // the replay, then nothing until the stream ends
+    })();
+    // replaced by a rename, as editors and config managers write a file
+    await writeKeysFile(`${file}.next`, [kept, added]);
+    await rename(`${file}.next`, file);
+    await expect.poll(() => statusOf(revoked), { timeout: 10_000, interval: 200 }).toBe(401);
+    expect(await statusOf(added)).toBe(200);
+    expect(await statusOf(kept)).toBe(200);
+    await streamEnded; // the revoked key's open event stream was ended by the gateway
+    await writeFile(file, `${JSON.stringify(kept.entry)}\n{ not json\n`);
+    const logged = await reloading.process.waitForLine(
+      logMessage("keys file unusable: keeping the last good keys"),
+      10_000,
+    );
+    expect(logged).toContain("line 2: not JSON");
+    expect(await statusOf(added)).toBe(200); // the last good keys still serve
+    expect(await statusOf(revoked)).toBe(401);
   });
 });
 

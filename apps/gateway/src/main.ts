@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     shards: cluster.shards,
     maxInputBytes: cluster.maxInputBytes,
     keys,
+    keysFile: config.keysFile,
     port: config.port,
     host: config.host,
     corsOrigins: config.corsOrigins,

@@ -11,8 +11,9 @@ import {
   YiemClient,
 } from "@yiem/core";
 import { createDispatcher } from "./http/dispatch.js";
-import { createKeyRing } from "./keys/authenticate.js";
+import { createFileKeyRing, createKeyRing } from "./keys/authenticate.js";
 import type { GatewayKey } from "./keys/gatewayKey.js";
+import { watchKeysFile } from "./keys/keysFileWatch.js";
 import { gatewayRoutes } from "./routes/index.js";
 import { GatewayStore } from "./state/gatewayStore.js";
 
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   maxInputBytes?: number;
   /** The keys of the keys file; `undefined`: every request acts as the local key. */
   keys: GatewayKey[] | undefined;
+  /** The keys file `keys` came from: read again whenever it changes (`watchKeysFile`). */
+  keysFile?: string;
   port: number;
   host: string;
   corsOrigins: readonly string[];
@@ -45,7 +48,8 @@ export interface GatewayHandle {
 
 /**
  * Starts the gateway: a `YiemClient` and a Redis connection for its own state, the routes of
- * `routes/`, an HTTP server with the limits every Yiem HTTP side has (`createHttpServer`).
+ * `routes/`, an HTTP server with the limits every Yiem HTTP side has (`createHttpServer`),
+ * and, with a keys file, a watch that reads it again when it changes (`watchKeysFile`).
  */
 export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
   const client = new YiemClient({
@@ -60,6 +64,12 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     redis,
     clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards)),
   );
+  const fileRing = options.keys ? createFileKeyRing(options.keys) : undefined;
+  const keyRing = fileRing ?? createKeyRing(undefined);
+  const stopWatching =
+    fileRing && options.keysFile
+      ? watchKeysFile(options.keysFile, fileRing, options.log)
+      : () => undefined;
   const closing = new AbortController();
   const services = {
     client,
@@ -68,10 +78,11 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     waitMs: options.waitMs,
     heartbeatMs: options.heartbeatMs,
     closing: closing.signal,
+    revocation: (key: GatewayKey) => keyRing.revocation(key),
   };
   const handler = createDispatcher(gatewayRoutes(options.version), {
     services,
-    keyRing: createKeyRing(options.keys),
+    keyRing,
     corsOrigins: options.corsOrigins,
     maxBodyBytes: options.maxBodyBytes,
     localOnly: options.keys === undefined,
@@ -83,6 +94,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     url: `http://${host}:${port}`,
     port,
     async close() {
+      stopWatching();
       closing.abort();
       await closeServer(server);
       await client.close();

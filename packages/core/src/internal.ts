@@ -42,6 +42,12 @@ export {
 } from "./state/eventBus.js";
 export { type GuardedWrite, PipelinedTranscript } from "./state/pipelinedTranscript.js";
 export {
+  type SessionChannelHold,
+  type SessionChannelListener,
+  SessionEventHub,
+  type SessionEventHubOptions,
+} from "./state/sessionEventHub.js";
+export {
   type SessionEventStreamOptions,
   streamSessionEvents,
 } from "./state/sessionEventStream.js";

@@ -16,6 +16,8 @@ export interface GatewayServices {
   heartbeatMs: number;
   /** Closes when the gateway shuts down: event streams end. */
   closing: AbortSignal;
+  /** Fires when `key` is taken out of the keys file (read again): its open streams end. */
+  revocation(key: GatewayKey): AbortSignal;
 }
 
 /** A request as a route's handler sees it: authenticated, its body and query validated. */

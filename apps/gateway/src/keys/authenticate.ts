@@ -9,6 +9,19 @@ export interface KeyRing {
   authenticate(req: IncomingMessage): GatewayKey;
   /** The key named `name`, if the keys file has it (the local key without a keys file). */
   byName(name: string): GatewayKey | undefined;
+  /**
+   * Fires when `key` is no longer served (taken out of the keys file, or its name given to
+   * another hash): what ends the key's open streams. Never fires for the local key.
+   */
+  revocation(key: GatewayKey): AbortSignal;
+}
+
+/** A key ring read from a keys file, whose keys can be replaced while it serves (a reload). */
+export interface FileKeyRing extends KeyRing {
+  /** Serves `keys` from now on: a key no longer among them gets 401 on its next request. */
+  replace(keys: GatewayKey[]): void;
+  /** The names of the keys it serves now. */
+  names(): string[];
 }
 
 /**
@@ -17,16 +30,52 @@ export interface KeyRing {
  * holds a key itself.
  */
 export function createKeyRing(keys: GatewayKey[] | undefined): KeyRing {
-  if (!keys) {
-    const local = localKey();
-    return {
-      authenticate: () => local,
-      byName: (name) => (name === local.name ? local : undefined),
-    };
-  }
-  const byHash = new Map(keys.map((key) => [key.hash, key]));
-  const byName = new Map(keys.map((key) => [key.name, key]));
+  if (keys) return createFileKeyRing(keys);
+  const local = localKey();
+  const never = new AbortController().signal;
   return {
+    authenticate: () => local,
+    byName: (name) => (name === local.name ? local : undefined),
+    revocation: () => never,
+  };
+}
+
+/**
+ * The key ring of the keys of a keys file (see `createKeyRing`), which `replace` swaps whole:
+ * each request sees the old keys or the new ones, never a mix.
+ *
+ * @example const ring = createFileKeyRing(loadKeysFile(file)); ring.replace(loadKeysFile(file));
+ */
+export function createFileKeyRing(keys: GatewayKey[]): FileKeyRing {
+  let byHash = new Map<string, GatewayKey>();
+  let byName = new Map<string, GatewayKey>();
+  /** One revocation per key (`<hash> <name>`) asked for, aborted when the key goes. */
+  const revocations = new Map<string, AbortController>();
+  const isServed = (hash: string, name: string) => byHash.get(hash)?.name === name;
+  const replace = (next: GatewayKey[]) => {
+    byHash = new Map(next.map((key) => [key.hash, key]));
+    byName = new Map(next.map((key) => [key.name, key]));
+    for (const [id, controller] of revocations) {
+      const [hash = "", name = ""] = id.split(" ");
+      if (isServed(hash, name)) continue;
+      revocations.delete(id);
+      controller.abort();
+    }
+  };
+  replace(keys);
+  return {
+    replace,
+    revocation(key) {
+      const id = `${key.hash} ${key.name}`;
+      let controller = revocations.get(id);
+      if (!controller) {
+        controller = new AbortController();
+        if (isServed(key.hash, key.name)) revocations.set(id, controller);
+        else controller.abort();
+      }
+      return controller.signal;
+    },
+    names: () => [...byName.keys()],
     byName: (name) => byName.get(name),
     authenticate(req) {
       const token = bearerToken(req);

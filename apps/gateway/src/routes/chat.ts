@@ -44,7 +44,14 @@ export const chatRoute = defineRoute({
             sessionId: body.id,
             ...(body.agent !== undefined ? { agent: body.agent } : {}),
           });
-    await streamAnswer(services, res, run, afterSeq, decisions.length > 0 ? last?.id : undefined);
+    await streamAnswer(
+      services,
+      key,
+      res,
+      run,
+      afterSeq,
+      decisions.length > 0 ? last?.id : undefined,
+    );
     return { kind: "streamed" };
   },
 });
@@ -52,12 +59,13 @@ export const chatRoute = defineRoute({
 /** Streams the run's events as UI message chunks until its `agentEnd` (or the client leaves). */
 async function streamAnswer(
   services: GatewayServices,
+  key: GatewayKey,
   res: Parameters<typeof pipeUIMessageStreamToResponse>[0]["response"],
   run: PlannedRun,
   afterSeq: number,
   continuedMessageId: string | undefined,
 ): Promise<void> {
-  const { signal, release } = streamSignal(services, res);
+  const { signal, release } = streamSignal(services, res, key);
   const chunks = new UiMessageChunks();
   const parked = new AbortController();
   const watch = watchForPark(services, run, chunks, parked);

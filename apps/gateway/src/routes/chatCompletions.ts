@@ -10,6 +10,7 @@ import {
 } from "../faceSchemas.js";
 import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json, type RouteReply } from "../http/route.js";
+import type { GatewayKey } from "../keys/gatewayKey.js";
 import { sessionIdSchema } from "../schemas.js";
 import { listUsableAgents } from "./agents.js";
 import { followRun, streamSignal } from "./followRun.js";
@@ -51,10 +52,10 @@ export const chatCompletionsRoute = defineRoute({
     });
     res.setHeader("X-Yiem-Run", run.runId);
     if (body.stream) {
-      await streamCompletion(services, res, run, afterSeq, body);
+      await streamCompletion(services, key, res, run, afterSeq, body);
       return { kind: "streamed" };
     }
-    const { signal, release } = streamSignal(services, res);
+    const { signal, release } = streamSignal(services, res, key);
     try {
       const answer = new CompletionText();
       for await (const event of followRun(services, run, afterSeq, signal)) answer.add(event);
@@ -231,12 +232,13 @@ function finishReasonOf(stopReason: StopReason): "stop" | "length" | "content_fi
  */
 async function streamCompletion(
   services: GatewayServices,
+  key: GatewayKey,
   res: ServerResponse,
   run: PlannedRun,
   afterSeq: number,
   body: CompletionRequest,
 ): Promise<void> {
-  const { signal, release } = streamSignal(services, res);
+  const { signal, release } = streamSignal(services, res, key);
   const base = { id: `chatcmpl-${run.runId}`, object: "chat.completion.chunk", model: body.model };
   const created = Math.floor(Date.now() / 1000);
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);

@@ -5,6 +5,7 @@ import { hashApiKey } from "@yiem/core";
 import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json } from "../http/route.js";
 import { errorSchema, eventsQuerySchema, streamTokenSchema } from "../schemas.js";
+import { streamSignal } from "./followRun.js";
 import { expectVisibleSession } from "./sessionAccess.js";
 
 /** `GET /v1/sessions/{id}/events`: the session's events as server-sent events. */
@@ -24,10 +25,7 @@ export const sessionEventsRoute = defineRoute({
     const sessionId = params.id ?? "";
     await expectVisibleSession(services, key, sessionId);
     const afterSeq = lastEventIdOf(req.headers["last-event-id"]) ?? query.from ?? 0;
-    const stop = new AbortController();
-    const end = () => stop.abort();
-    res.once("close", end);
-    services.closing.addEventListener("abort", end, { once: true });
+    const { signal, release } = streamSignal(services, res, key);
     res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-store",
@@ -38,13 +36,13 @@ export const sessionEventsRoute = defineRoute({
     res.write(`retry: 1000\n: events of ${sessionId} after ${afterSeq}\n\n`);
     const heartbeat = setInterval(() => res.write(": heartbeat\n\n"), services.heartbeatMs);
     try {
-      await streamEvents(services, res, sessionId, afterSeq, stop.signal);
+      await streamEvents(services, res, sessionId, afterSeq, signal);
     } catch (err) {
-      if (!stop.signal.aborted)
+      if (!signal.aborted)
         services.log.warn({ sessionId, err: (err as Error).message }, "event stream failed");
     } finally {
       clearInterval(heartbeat);
-      services.closing.removeEventListener("abort", end);
+      release();
       res.end();
     }
     return { kind: "streamed" };

@@ -1,6 +1,7 @@
 import type { BusEvent } from "@yiem/core";
 import { GatewayError } from "../http/gatewayError.js";
 import type { GatewayServices } from "../http/route.js";
+import type { GatewayKey } from "../keys/gatewayKey.js";
 import { type PlannedRun, pollRefusal } from "./runs.js";
 
 /**
@@ -52,17 +53,27 @@ export interface StreamSignal {
   release(): void;
 }
 
-/** An abort signal that fires when `res` closes or the gateway shuts down; `release` detaches it. */
+/**
+ * An abort signal that fires when `res` closes, the gateway shuts down, or `key` is revoked
+ * (taken out of the keys file); `release` detaches it.
+ */
 export function streamSignal(
   services: GatewayServices,
   res: { once(event: "close", listener: () => void): unknown },
+  key: GatewayKey,
 ): StreamSignal {
   const stop = new AbortController();
   const end = () => stop.abort();
   res.once("close", end);
-  services.closing.addEventListener("abort", end, { once: true });
+  const ends = [services.closing, services.revocation(key)];
+  for (const signal of ends) {
+    if (signal.aborted) stop.abort();
+    signal.addEventListener("abort", end, { once: true });
+  }
   return {
     signal: stop.signal,
-    release: () => services.closing.removeEventListener("abort", end),
+    release: () => {
+      for (const signal of ends) signal.removeEventListener("abort", end);
+    },
   };
 }

@@ -33,6 +33,7 @@ import { readChildren } from "../state/childRuns.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
+import { SessionEventHub } from "../state/sessionEventHub.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
@@ -172,6 +173,8 @@ export class YiemClient {
   private readonly responses: ResponseWaits;
   /** The subscription `responses` listens on, opened on the first `waitForResponse`. */
   private responsesListening: { subscriber: RedisClient; ready: Promise<void> } | undefined;
+  /** The subscriber every event stream of this client shares, opened by the first `events`. */
+  private eventHub: SessionEventHub | undefined;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
   /**
@@ -328,7 +331,9 @@ export class YiemClient {
 
   /**
    * The session's events, each once, in order (see `streamSessionEvents`); streamed answer
-   * text (`messageUpdate`, `live: true`) comes live only, never in a replay.
+   * text (`messageUpdate`, `live: true`) comes live only, never in a replay. Every stream of
+   * this client shares one subscriber connection (`SessionEventHub`), opened by the first
+   * and closed by `close`, which also ends the streams still open.
    */
   events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<BusEvent> {
     const { runId } = options;
@@ -338,13 +343,10 @@ export class YiemClient {
           !event.path && // a child run's end, seen at its root
           (!runId || event.runId === runId || (event.inputIds ?? []).includes(runId))
       : undefined;
+    this.eventHub ??= new SessionEventHub({ command: this.command, keys: this.keys });
     return streamSessionEvents({
       command: this.command,
-      subscriber: duplicateConnection(this.command, {
-        lazyConnect: false,
-        enableOfflineQueue: true,
-        maxRetriesPerRequest: null,
-      }),
+      hub: this.eventHub,
       keys: this.keys,
       sessionId,
       fromStart: options.fromStart,
@@ -609,6 +611,7 @@ export class YiemClient {
   async close(): Promise<void> {
     this.responses.close();
     this.responsesListening?.subscriber.disconnect();
+    this.eventHub?.close();
     await Promise.all(
       [...this.queues.values()].map((queue) => queue.then((q) => q.close()).catch(() => undefined)),
     );

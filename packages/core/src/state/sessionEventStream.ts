@@ -3,13 +3,14 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { onAbort } from "../tools/abortListener.js";
 import { latestSeq, parseBusEvent, readEventsAfter } from "./eventBus.js";
+import type { SessionEventHub } from "./sessionEventHub.js";
 
 /** Options of `streamSessionEvents`. */
 export interface SessionEventStreamOptions {
-  /** For reads (replay, catch-up). */
+  /** For reads (replay, gap fill). */
   command: RedisClient;
-  /** A connection of its own, put into subscriber mode and closed when the stream ends. */
-  subscriber: RedisClient;
+  /** The process's shared subscriber (`SessionEventHub`): the stream holds its session's channel. */
+  hub: SessionEventHub;
   keys: ClusterKeys;
   sessionId: string;
   /** Replay every stored event first; otherwise start with the next event. */
@@ -23,30 +24,39 @@ export interface SessionEventStreamOptions {
   until?: (event: BusEvent) => boolean;
   /** Ends the stream when it fires. */
   signal?: AbortSignal;
-  /** How often to look for events missed while the subscriber was cut off. Default 1000 ms. */
-  catchUpMs?: number;
+  /** How long a failed gap read waits before it is tried again. Default 1000 ms. */
+  retryMs?: number;
 }
 
 /**
  * A session's events as an async iterable, each exactly once and in sequence order: live
- * from pub/sub, replayed from the stream when `fromStart`, and any gap (a subscriber that was
- * cut off, a message published before the subscription) filled from the stream by sequence
- * number. Live-only events (`live: true`: streamed text) come through in their place when
- * the stream is in step (their `seq` is the last event's) and are dropped otherwise: they are
- * never replayed, and the stored `messageEnd` carries their text. Ends on `until`, on
- * `signal`, or when the consumer stops iterating.
+ * from pub/sub (the hub's shared subscription), replayed from the stream when `fromStart` or
+ * `afterSeq`, and any gap filled from the stream by sequence number. A gap is read when a
+ * live event skips a number, when the hub's subscriber came back (`resubscribed`: whatever
+ * was published meanwhile), and once right after the subscription is in place (what came
+ * before it); nothing is read while the stream is in step. Live-only events (`live: true`:
+ * streamed text) come through in their place when the stream is in step (their `seq` is the
+ * last event's) and are dropped otherwise: they are never replayed, and the stored
+ * `messageEnd` carries their text. Ends on `until`, on `signal`, when the hub closes, or when
+ * the consumer stops iterating; its end releases the channel.
  *
  * @example
- * for await (const event of streamSessionEvents({ ...conns, keys, sessionId, until: isAgentEnd })) render(event);
+ * for await (const event of streamSessionEvents({ command, hub, keys, sessionId, until: isAgentEnd })) render(event);
  */
 export async function* streamSessionEvents(
   options: SessionEventStreamOptions,
 ): AsyncGenerator<BusEvent> {
-  const { command, subscriber, keys, sessionId } = options;
+  const { command, keys, sessionId } = options;
   const ready: BusEvent[] = [];
   let lastSeq = -1; // unknown until the baseline is read
   let wake: (() => void) | undefined;
   let chain = Promise.resolve();
+  let retry: NodeJS.Timeout | undefined;
+  let ended = false;
+  let endNow: () => void = () => undefined;
+  const endedEarly = new Promise<false>((resolve) => {
+    endNow = () => resolve(false);
+  });
   const notify = () => wake?.();
 
   // Live events must follow on without a gap; events read from the stream are the truth
@@ -64,27 +74,42 @@ export async function* streamSessionEvents(
     }
     notify();
   };
+  const retryLater = () => {
+    retry ??= setTimeout(() => {
+      retry = undefined;
+      if (!ended) catchUp();
+    }, options.retryMs ?? 1000);
+  };
   const catchUp = () => {
     chain = chain
       .then(async () => accept(await readEventsAfter(command, keys, sessionId, lastSeq), true))
-      .catch(() => undefined); // Redis away: the next catch-up tries again
+      .catch(retryLater); // Redis away: read again in a while
   };
-  const onMessage = (channel: string, text: string) => {
-    if (channel !== keys.eventChannel(sessionId) || lastSeq < 0) return;
-    const event = parseBusEvent(text);
-    if (event) chain = chain.then(() => accept([event]));
+  const hold = options.hub.hold(sessionId, {
+    message(text) {
+      if (lastSeq < 0) return;
+      const event = parseBusEvent(text);
+      if (event) chain = chain.then(() => accept([event]));
+    },
+    resubscribed() {
+      if (lastSeq >= 0) catchUp();
+    },
+    closed() {
+      ended = true;
+      endNow();
+      notify();
+    },
+  });
+  const onEnd = () => {
+    endNow();
+    notify();
   };
-
-  const onError = () => undefined; // ioredis reconnects by itself; catch-up fills the gap
-  subscriber.on("error", onError);
-  subscriber.on("message", onMessage);
-  subscriber.on("ready", catchUp);
-  await subscriber.subscribe(keys.eventChannel(sessionId));
-  lastSeq = await baselineOf(options);
-  catchUp();
-  const timer = setInterval(catchUp, options.catchUpMs ?? 1000);
-  const stopListening = options.signal ? onAbort(options.signal, notify) : () => undefined;
+  const stopListening = options.signal ? onAbort(options.signal, onEnd) : () => undefined;
   try {
+    // A subscription that never comes (Redis away) must not keep an ended stream waiting.
+    if (!(await Promise.race([hold.subscribed.then(() => true), endedEarly]))) return;
+    lastSeq = await baselineOf(options);
+    catchUp();
     for (;;) {
       const event = ready.shift();
       if (event) {
@@ -92,18 +117,17 @@ export async function* streamSessionEvents(
         if (options.until?.(event)) return;
         continue;
       }
-      if (options.signal?.aborted) return;
+      if (options.signal?.aborted || ended) return;
       await new Promise<void>((resolve) => {
         wake = resolve;
       });
       wake = undefined;
     }
   } finally {
+    ended = true;
     stopListening();
-    clearInterval(timer);
-    subscriber.off("message", onMessage);
-    subscriber.off("ready", catchUp);
-    subscriber.disconnect();
+    clearTimeout(retry);
+    hold.release();
   }
 }
 

@@ -6,7 +6,9 @@ import { type PlannedRun, pollRefusal } from "./runs.js";
 
 /**
  * The session's events after `afterSeq` (read before the run was queued, so none is missed)
- * until the `agentEnd` that answers `run`, for the chat faces. Throws `GatewayError` 400
+ * until the `agentEnd` that answers `run`, for the chat faces: the root's own events only (a
+ * child run's, which carry `path`, are left out: a child's text is not the answer, and its
+ * result reaches the root as its `agent__<name>` call's result). Throws `GatewayError` 400
  * `run_refused` when the coordinators refuse the run's request before it starts. Ends early
  * on `signal` (the client went away, the gateway shuts down); the run goes on.
  */
@@ -38,7 +40,7 @@ export async function* followRun(
       if (next.done) return;
       if (!started) refusal.stop();
       started = true;
-      yield next.value;
+      if (!next.value.path) yield next.value;
     }
   } finally {
     refusal.stop();

@@ -144,6 +144,12 @@ export interface SessionsConfiguration {
   healthz: Summary;
   /** Probes during the load that failed or answered non-2xx. */
   healthzFailed: number;
+  /**
+   * The age of the coordinator's main-loop heartbeat each probe's answer reported (ms): how
+   * long the agent loop's event loop had been busy without a turn, which `/healthz` (answered
+   * by the front door thread) no longer waits for.
+   */
+  mainLoopSilence: Summary;
   /** The coordinator's CPU per run ÷ the raw parts of a run (producer side, see `rawParts`). */
   cpuRatio: number;
 }
@@ -328,6 +334,9 @@ function toConfiguration(r: LoadReadings, setup: LoadSetup, plan: SessionsPlan) 
     cores: cpus().length,
     healthz: summarize(r.probes.filter((p) => p.ok).map((p) => p.ms)),
     healthzFailed: r.probes.filter((p) => !p.ok).length,
+    mainLoopSilence: summarize(
+      r.probes.flatMap((p) => (p.silentMs === undefined ? [] : [p.silentMs])),
+    ),
     cpuRatio: Number.NaN,
   };
   return figures;

@@ -132,6 +132,12 @@ export const HEADLINES: Headline[] = [
     meaning: "the same, 99th percentile (target ≤ 100)",
   },
   {
+    key: "sessionsMainLoopSilenceP99Ms",
+    unit: "ms",
+    meaning:
+      "the age of the coordinator's last main-loop heartbeat that each of those probes reported (`eventLoopSilentMs`), 99th percentile: how long the agent loop's event loop went without a turn, which `/healthz`, answered by the front door thread, no longer waits for",
+  },
+  {
     key: "sessionsWallS",
     unit: "s",
     meaning:

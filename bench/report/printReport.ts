@@ -161,6 +161,12 @@ function sessionsRows(s: Sessions): string[][] {
     sessionsRow(s, "/healthz max", (c) => n(c.healthz.max, 1), "ms"),
     sessionsRow(
       s,
+      "main loop silent at probe p50 / p99",
+      (c) => `${n(c.mainLoopSilence?.p50, 0)} / ${n(c.mainLoopSilence?.p99, 0)}`,
+      "ms",
+    ),
+    sessionsRow(
+      s,
       "/healthz probes (failed)",
       (c) => `${c.healthz.count} (${c.healthzFailed})`,
       "",

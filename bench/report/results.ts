@@ -82,6 +82,8 @@ export interface BenchResults {
   sessionsCoordinatorRssPeakMb: number;
   sessionsHealthzP50Ms: number;
   sessionsHealthzP99Ms: number;
+  /** `null` before the front door thread reported its heartbeat age. */
+  sessionsMainLoopSilenceP99Ms: number | null;
   sessionsWallS: number;
   sessionsRunsPerS: number;
   sessionsWallSDefault: number;
@@ -309,6 +311,10 @@ function sessionsHeadlines(s: Sessions) {
     sessionsCoordinatorRssPeakMb: round(s.large.coordinator.rssPeakMb, 0),
     sessionsHealthzP50Ms: round(s.large.healthz.p50, 1),
     sessionsHealthzP99Ms: round(s.large.healthz.p99, 1),
+    sessionsMainLoopSilenceP99Ms: figure(
+      s.large.mainLoopSilence?.count ? s.large.mainLoopSilence.p99 : undefined,
+      0,
+    ),
     sessionsWallS: round(s.large.wallMs / 1000, 2),
     sessionsRunsPerS: round(runsPerS(s.large), 0),
     sessionsWallSDefault: round(s.standard.wallMs / 1000, 2),

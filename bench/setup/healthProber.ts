@@ -6,6 +6,8 @@ import { spawnApp } from "../../test/support/processes.js";
 export interface Probe {
   ms: number;
   ok: boolean;
+  /** The age of the coordinator's last main-loop heartbeat, as the answer reports it (ms). */
+  silentMs?: number;
 }
 
 /** A `/healthz` prober running in its own process. */

@@ -16,15 +16,30 @@ function readEnv(): { url: string; intervalMs: number } {
   return { url: BENCH_PROBE_URL, intervalMs: Number(BENCH_PROBE_INTERVAL_MS ?? 50) };
 }
 
-/** One GET of `url`, body read; its latency (ms) and whether it answered 2xx. */
-async function probeOnce(url: string): Promise<{ ms: number; ok: boolean }> {
+/**
+ * One GET of `url`, body read; its latency (ms), whether it answered 2xx, and the age of the
+ * coordinator's last main-loop heartbeat the answer reports (`eventLoopSilentMs`), if any.
+ */
+async function probeOnce(url: string): Promise<{ ms: number; ok: boolean; silentMs?: number }> {
   const started = performance.now();
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    await response.text();
-    return { ms: performance.now() - started, ok: response.ok };
+    const body = await response.text();
+    const ms = performance.now() - started;
+    const silentMs = silenceOf(body);
+    return { ms, ok: response.ok, ...(silentMs === undefined ? {} : { silentMs }) };
   } catch {
     return { ms: performance.now() - started, ok: false };
+  }
+}
+
+/** `eventLoopSilentMs` of a `/healthz` body, when it has one. */
+function silenceOf(body: string): number | undefined {
+  try {
+    const value = (JSON.parse(body) as { eventLoopSilentMs?: unknown }).eventLoopSilentMs;
+    return typeof value === "number" ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -37,8 +52,9 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ msg: "probe ready" }));
   while (!stopping) {
     const atMs = monotonicMs();
-    const { ms, ok } = await probeOnce(url);
-    console.log(JSON.stringify({ probe: { atMs, ms, ok } }));
+    const probe = await probeOnce(url);
+    console.log(JSON.stringify({ probe: { atMs, ...probe } }));
+    const { ms } = probe;
     await sleep(Math.max(0, intervalMs - ms));
   }
   process.exit(0);

@@ -86,6 +86,14 @@ function sessionsTableRows(s: Sessions): string[][] {
     sessionsRow(s, "`/healthz` max while loaded", (c) => ms(c.healthz.max)),
     sessionsRow(
       s,
+      "the main loop's heartbeat age at each probe, p50 / p99 (what `/healthz` no longer waits for)",
+      (c) =>
+        c.mainLoopSilence?.count
+          ? `${ms(c.mainLoopSilence.p50)} / ${ms(c.mainLoopSilence.p99)}`
+          : "–",
+    ),
+    sessionsRow(
+      s,
       "`/healthz` probes during the load (failed)",
       (c) => `${c.healthz.count} (${c.healthzFailed})`,
     ),

@@ -24,6 +24,7 @@ function maybe(value: number | null | undefined, digits: number): string {
 /** The rows of the figures added after earlier runs (absent from their results). */
 function optionalRows(r: BenchResults): string[][] {
   const rows: Array<[keyof BenchResults, number, string]> = [
+    ["sessionsMainLoopSilenceP99Ms", 0, "ms"],
     ["sessionsSendsCoordinatorCpuMsPerRun", 2, "ms"],
     ["sessionsSendsCpuRatio", 2, ""],
     ["sessionsSendsCoordinatorRssPeakMb", 0, "MB"],

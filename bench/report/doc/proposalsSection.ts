@@ -6,38 +6,54 @@ import { num } from "./markdown.js";
 export function proposalsSection(m: Measured, r: BenchResults): string {
   const y = m.throughput.yiem;
   const x = m.throughput.raw;
-  return `## Proposed changes
+  return `## Changes made, tried and proposed
 
-Not made yet:
+Made (issue 23, goal 3), profiled first: a CPU profile of a coordinator in the sessions
+scenario (\`BENCH_CPU_PROF_DIR=/some/dir npm run bench -- --only sessions --quick\`, each
+sample put in the outermost library on its stack, start-up left out) gave the \`openai\` SDK
+(with undici and web streams) 36 % of the busy time, the collector 16 %, ioredis 16 % (the
+socket write of each command, \`writeUtf8String\`, 10 % of the whole alone), BullMQ 9 %, Yiem's
+own code about 8 %. Counted on the coordinator's connection, a run sent 40 commands, 18 of them
+event scripts, and every command was a socket write of its own:
+
+1. **One socket write per pass of the event loop** (\`redis/coalescedWrites.ts\`): each
+   connection corks its socket at the first write and uncorks it on \`process.nextTick\`. The
+   writes went from about 10 % of the profile to 2 % (one \`writev\` instead); redis-server's
+   CPU per run fell about 11 % in a same-machine A/B of the full sessions scenario (0.69 /
+   0.72 / 0.85 ms against 0.78 / 0.83 / 0.96 ms per load), the coordinator's about 5 % (3.02 /
+   2.97 / 3.23 ms against 3.19 / 3.13 / 3.35 ms), within the machine's noise.
+2. **A run's events in one script per batch** (\`state/eventBatches.ts\`,
+   \`publishEvents-2.lua\`): events sent one after another go out together, ahead of every
+   command sent after them: the run's event scripts fell from 18 to about 9, its commands on
+   the coordinator's connection from 40 to about 30 (Redis commands per run, scripts' own
+   included, from about 294 to 281).
+3. **Fewer empty fetches**: the intake's burst grows from one fetch to sixteen instead of
+   starting at sixteen, so a lone request costs one empty BullMQ fetch after it, not sixteen.
+4. **\`/healthz\` from a front door thread** (\`coordinator/http/frontDoor.ts\`): the probe no
+   longer waits for the agent loop's event loop; its answer carries that loop's heartbeat age,
+   shown in [Sessions](#sessions) beside the probe's own latency, so what the probe no longer
+   measures is still measured.
+
+Tried and not adopted:
+
+- **ioredis auto-pipelining** (\`enableAutoPipelining\`) on Yiem's connections: the single
+  call got slower (about 0.98 → 1.07 ms at p50), since every command then waits for
+  \`setImmediate\`; the corked socket of change 1 gets the one write without that wait.
+- **A larger young generation** (\`--max-semi-space-size=64\` for every process of the
+  sessions scenario, alternating with the default, two runs each): coordinator CPU per run
+  3.18 / 3.08 / 3.11 ms against 3.14 / 3.21 / 2.98 ms, no difference the noise lets through.
+
+Proposed, not made yet:
 
 1. **Publish \`toolExecEnd\` and append the result in one script** (both are fenced writes of
-   the same session; for a batch, one script for its end events and its messages). Now that
-   the end event is not awaited this saves a command rather than a wait: per call one script
-   call in Redis, one socket write and one reply on the coordinator side. That counts for
-   throughput, where the gap is work per call (Yiem ${num(y.callsPerS, 0)} calls/s against raw
-   ${num(x.callsPerS, 0)} jobs/s, ${num(totalCpu(y), 0)} µs of CPU per call in all processes
-   against ${num(totalCpu(x), 0)} µs); the single-call latency would gain less (remote p50 now ${num(r.remoteCallP50Ms, 3)} ms against
-   ${num(r.rawBullmqP50Ms, 3)} ms raw).
-2. **ioredis auto-pipelining on the coordinator's command connection**
-   (\`enableAutoPipelining\`): commands issued in the same tick of the event loop (the start
-   events and adds of a batch, and under load the commands of many sessions) would go out in
-   one socket write, which lowers the coordinator's CPU per call rather than Redis's work.
-   Tried once outside this benchmark (the single-call cases only, on Yiem's connections and
-   the workers'): the single call got slower (about 0.98 → 1.07 ms at p50), since every
-   command then waits for the end of its tick (ioredis flushes on \`setImmediate\`). Not
-   adopted; a throughput run might still favour it.
-3. **Fewer socket writes per run on the coordinator** (issue 23, goal 3). A CPU profile of a
-   coordinator in the separate-sends shape
-   (\`BENCH_CPU_PROF_DIR=/some/dir npm run bench -- --only sessions --quick\`: 300 sessions
-   with progress, start-up included, on a machine busy with other work, so shares rather than
-   times): of its busy time, ioredis's \`sendCommand\` took
-   15 % (the socket write of each command's arguments, \`writeUtf8String\`, 10 % alone), most
-   of it for the scripts of \`publishEvent\` (5.7 % inclusive), \`publishLiveEvent\` (2.6 %)
-   and the transcript's \`append\` (3.6 %); the \`openai\` SDK's request and stream 13 % + 5 %;
-   module loading at start 9.5 %; the collector 7 %. The events and appends of one run go out
-   as separate commands, each its own write; batching them (proposal 1, or auto-pipelining of
-   proposal 2 for the event connection only) is the largest part of the profile that is
-   neither the SDK nor start-up. Measured only, not tried yet.
+   the same session). Per call one script call in Redis and one reply on the coordinator side
+   fewer. That counts for throughput, where the gap is work per call (Yiem ${num(y.callsPerS, 0)} calls/s
+   against raw ${num(x.callsPerS, 0)} jobs/s, ${num(totalCpu(y), 0)} µs of CPU per call in all processes against
+   ${num(totalCpu(x), 0)} µs); the single-call latency would gain less (remote p50 now ${num(r.remoteCallP50Ms, 3)} ms
+   against ${num(r.rawBullmqP50Ms, 3)} ms raw).
+2. **One read at a run's start**: the hold reads the session's agent, transcript, open calls
+   and inputs with four commands (\`GET\`, \`LRANGE\`, \`HKEYS\`, \`HMGET\`) beside the scripts
+   that take the lease and open the run; one script could return all of it.
 
 ## Reproduce
 

@@ -38,7 +38,7 @@ function request(callKey: string, deadline?: number) {
 }
 
 describe("the approval index", () => {
-  it("drops the calls of a batch whose approvals are forgotten, decided or not", async () => {
+  it("drops the calls of a batch whose approvals its holder forgets, decided or not; a coordinator without the lease forgets nothing", async () => {
     const keys = clusterKeys(server.prefix);
     const sessions = new SessionStore(redis, keys);
     const approvals = new ApprovalStore(redis, keys);
@@ -51,7 +51,9 @@ describe("the approval index", () => {
     await approvals.decide(sessionId, "a1", { approved: true, decidedAt: Date.now() });
     expect(await redis.zrange(keys.approvalsPending, 0, -1)).toEqual([`${sessionId} a2`]);
 
-    await approvals.clear(sessionId); // a2 was answered without a decision (its run aborted)
+    expect(await approvals.clear(sessionId, "c-2:b")).toBe(false); // not the holder: nothing forgotten
+    expect(await redis.exists(keys.approvals(sessionId))).toBe(1);
+    expect(await approvals.clear(sessionId, "c-1:a")).toBe(true); // a2 was answered without a decision (its run aborted)
     expect(await redis.zrange(keys.approvalsPending, 0, -1)).toEqual([]);
     expect(await redis.zrange(keys.approvalDeadlines, 0, -1)).toEqual([]);
     expect(await redis.exists(keys.approvals(sessionId), keys.decisions(sessionId))).toBe(0);

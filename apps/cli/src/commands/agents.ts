@@ -1,10 +1,9 @@
-import { parseArgs } from "node:util";
 import type { AgentAnnouncement } from "@yiem/core/client";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
 import { escapeControlChars, formatJsonLine } from "../terminalText.js";
-import { type Command, commandHelp, expectPositionals, parseOrUsage } from "./command.js";
+import { type Command, expectPositionals, parseListingArgs } from "./command.js";
 import { formatTable } from "./workers.js";
 
 const USAGE = "yiem agents [--json]";
@@ -65,21 +64,12 @@ export const agentsCommand: Command = {
   usage: USAGE,
   options: ["      --json         the coordinators' announcements as one JSON array"],
   async run(args, io) {
-    const { values, positionals } = parseOrUsage(USAGE, () =>
-      parseArgs({
-        args,
-        options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-        allowPositionals: true,
-        strict: true,
-      }),
-    );
-    if (values.help) {
-      writeLine(io.stdout, commandHelp(agentsCommand));
-      return EXIT.ok;
-    }
+    const parsed = parseListingArgs(agentsCommand, args, io);
+    if (!parsed) return EXIT.ok;
+    const { json, positionals } = parsed;
     expectPositionals(USAGE, positionals, []);
     const announcements = await withCluster(io.env, ({ client }) => client.agents());
-    if (values.json) writeLine(io.stdout, formatJsonLine(announcements));
+    if (json) writeLine(io.stdout, formatJsonLine(announcements));
     else if (announcements.length === 0)
       writeLine(io.stdout, "No running coordinators (start one: npm run coordinator).");
     else for (const line of agentLines(announcements)) writeLine(io.stdout, line);

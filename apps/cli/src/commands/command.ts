@@ -1,5 +1,6 @@
+import { parseArgs } from "node:util";
 import { UsageError } from "../errors.js";
-import type { CliIo } from "../io.js";
+import { type CliIo, writeLine } from "../io.js";
 
 /** One `yiem` subcommand. */
 export interface Command {
@@ -46,4 +47,37 @@ export function expectPositionals(usage: string, positionals: string[], names: s
 export function expectAtMostPositionals(usage: string, positionals: string[], max: number): void {
   if (positionals.length > max)
     throw new UsageError(`unexpected argument "${positionals[max]}"`, usage);
+}
+
+/** What a listing command (`--json` and `--help` only) was asked. */
+export interface ListingArgs {
+  json: boolean;
+  positionals: string[];
+}
+
+/**
+ * Parses the arguments of a command whose only options are `--json` and `--help`. Prints the
+ * command's help and returns `undefined` for `--help`; throws `UsageError` for anything else
+ * it does not know.
+ *
+ * @example const parsed = parseListingArgs(treeCommand, args, io); if (!parsed) return EXIT.ok;
+ */
+export function parseListingArgs(
+  command: Command,
+  args: string[],
+  io: CliIo,
+): ListingArgs | undefined {
+  const { values, positionals } = parseOrUsage(command.usage, () =>
+    parseArgs({
+      args,
+      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    }),
+  );
+  if (values.help) {
+    writeLine(io.stdout, commandHelp(command));
+    return undefined;
+  }
+  return { json: values.json === true, positionals };
 }

@@ -1,10 +1,9 @@
-import { parseArgs } from "node:util";
 import type { PendingApproval } from "@yiem/core/client";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
 import { escapeControlChars, formatJsonLine } from "../terminalText.js";
-import { type Command, commandHelp, expectAtMostPositionals, parseOrUsage } from "./command.js";
+import { type Command, expectAtMostPositionals, parseListingArgs } from "./command.js";
 import { formatTable } from "./workers.js";
 
 const USAGE = "yiem pending [SESSION] [--json]";
@@ -48,23 +47,14 @@ export const pendingCommand: Command = {
   usage: USAGE,
   options: ["      --json         the calls as one JSON array"],
   async run(args, io) {
-    const { values, positionals } = parseOrUsage(USAGE, () =>
-      parseArgs({
-        args,
-        options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-        allowPositionals: true,
-        strict: true,
-      }),
-    );
-    if (values.help) {
-      writeLine(io.stdout, commandHelp(pendingCommand));
-      return EXIT.ok;
-    }
+    const parsed = parseListingArgs(pendingCommand, args, io);
+    if (!parsed) return EXIT.ok;
+    const { json, positionals } = parsed;
     expectAtMostPositionals(USAGE, positionals, 1);
     const pending = await withCluster(io.env, ({ client }) =>
       client.pendingApprovals(positionals[0]),
     );
-    if (values.json) writeLine(io.stdout, formatJsonLine(pending));
+    if (json) writeLine(io.stdout, formatJsonLine(pending));
     else if (pending.length === 0) writeLine(io.stdout, "No tool call awaits approval.");
     else for (const line of pendingTable(pending)) writeLine(io.stdout, line);
     return EXIT.ok;

@@ -1,10 +1,9 @@
-import { parseArgs } from "node:util";
 import type { ChildRun, YiemClient } from "@yiem/core/client";
 import { withCluster } from "../cluster.js";
 import { EXIT } from "../errors.js";
 import { writeLine } from "../io.js";
 import { escapeControlChars, formatJsonLine } from "../terminalText.js";
-import { type Command, commandHelp, expectPositionals, parseOrUsage } from "./command.js";
+import { type Command, expectPositionals, parseListingArgs } from "./command.js";
 import { formatTable } from "./workers.js";
 
 const USAGE = "yiem tree <session> [--json]";
@@ -72,21 +71,12 @@ export const treeCommand: Command = {
   usage: USAGE,
   options: ["      --json         the tree as one JSON array (each run with its children)"],
   async run(args, io) {
-    const { values, positionals } = parseOrUsage(USAGE, () =>
-      parseArgs({
-        args,
-        options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-        allowPositionals: true,
-        strict: true,
-      }),
-    );
-    if (values.help) {
-      writeLine(io.stdout, commandHelp(treeCommand));
-      return EXIT.ok;
-    }
+    const parsed = parseListingArgs(treeCommand, args, io);
+    if (!parsed) return EXIT.ok;
+    const { json, positionals } = parsed;
     const [sessionId = ""] = expectPositionals(USAGE, positionals, ["session"]);
     const nodes = await withCluster(io.env, ({ client }) => readTree(client, sessionId));
-    if (values.json) writeLine(io.stdout, formatJsonLine(nodes));
+    if (json) writeLine(io.stdout, formatJsonLine(nodes));
     else for (const line of treeLines(sessionId, nodes)) writeLine(io.stdout, line);
     return EXIT.ok;
   },

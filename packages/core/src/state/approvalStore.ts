@@ -229,22 +229,28 @@ export class ApprovalStore {
    * from the cluster-wide index: a call answered without a decision (its run aborted while it
    * waited) would otherwise stay in the index for good. The session's keys go first, so a
    * crash in between leaves index entries without a request (skipped by readers), never a
-   * request of an answered call.
+   * request of an answered call. Only the session's holder (`token`) forgets: a coordinator
+   * that lost the lease changes nothing (`forgetApprovals-4.lua`), so it cannot delete what
+   * the next holder's batch has recorded since. Returns whether it forgot.
    */
-  async clear(sessionId: string): Promise<void> {
+  async clear(sessionId: string, token: string): Promise<boolean> {
     const k = this.keys;
-    const callKeys = await this.redis.hkeys(k.approvals(sessionId));
-    await this.redis.del(
+    const forgotten = await this.redis.yiemForgetApprovals(
+      k.lease(sessionId),
       k.approvals(sessionId),
       k.decisions(sessionId),
       k.parkedResults(sessionId),
+      token,
     );
-    if (callKeys.length === 0) return;
+    if (!Array.isArray(forgotten)) return false;
+    const callKeys = forgotten.map(String);
+    if (callKeys.length === 0) return true;
     const members = callKeys.map((callKey) => memberOf(sessionId, callKey));
     await Promise.all([
       this.redis.zrem(k.approvalsPending, ...members),
       this.redis.zrem(k.approvalDeadlines, ...members),
     ]);
+    return true;
   }
 
   /** Calls whose approval deadline has passed (at most `limit`). */

@@ -297,7 +297,7 @@ async function parkRun(hold: SessionHold, executor: ApprovalExecutor): Promise<n
  */
 async function forgetApprovals(hold: SessionHold): Promise<void> {
   try {
-    await hold.deps.approvals.clear(hold.sessionId);
+    await hold.deps.approvals.clear(hold.sessionId, hold.token);
   } catch (err) {
     throw new SessionStoreError(hold.sessionId, err);
   }
@@ -386,7 +386,7 @@ function transcriptWriters(
       if (!executor.touched()) return;
       // The stored outcomes of a parked batch go only once its results are surely appended.
       await transcript.settle();
-      await deps.approvals.clear(sessionId).catch(() => undefined); // stale entries are harmless
+      await deps.approvals.clear(sessionId, token).catch(() => undefined); // stale entries are harmless
     },
     appendMessage: async (message: AgentMessage) => {
       await transcript.write((expect) => deps.store.append(sessionId, token, message, expect));

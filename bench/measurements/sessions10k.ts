@@ -15,7 +15,7 @@ import { clusterKeys, YiemClient } from "@yiem/core";
 import { repoRoot, spawnCommand } from "../../test/support/processes.js";
 import { sleep } from "../sampling/clock.js";
 import { processCpuMs, readRssMb } from "../sampling/processSampler.js";
-import { readCommandsProcessed } from "../sampling/redisCommands.js";
+import { type CommandCounts, readCommandstats } from "../sampling/redisCommands.js";
 import {
   openSessionsCluster,
   SESSION_TOOL,
@@ -79,6 +79,19 @@ export interface ParkedIdle {
   coordinatorCpuPercent: number;
   /** Commands Redis served a second over the window (the whole cluster's, not only its). */
   redisCommandsPerS: number;
+  /** The commands of most calls over the window, with their calls a second (absent in older records). */
+  topCommandsPerS?: Array<{ command: string; perS: number }>;
+}
+
+/** Calls a second of each command between two readings of `INFO commandstats`, most first. */
+function commandsPerS(before: CommandCounts, after: CommandCounts, windowMs: number) {
+  return [...after]
+    .map(([command, calls]) => ({
+      command,
+      perS: ((calls - (before.get(command) ?? 0)) * 1000) / windowMs,
+    }))
+    .filter((c) => c.command !== "info" && c.perS > 0)
+    .sort((a, b) => b.perS - a.perS);
 }
 
 /** How long the idle cost of the parked runs is read (three orphan-watch ticks and more). */
@@ -210,19 +223,21 @@ async function readParkedIdle(
   const pid = coordinator.process.pid;
   const [cpuBefore, commandsBefore] = [
     await processCpuMs(pid),
-    await readCommandsProcessed(cluster.connection),
+    await readCommandstats(cluster.connection),
   ];
   const started = performance.now();
   await sleep(PARKED_IDLE_MS);
   const [cpuAfter, commandsAfter] = [
     await processCpuMs(pid),
-    await readCommandsProcessed(cluster.connection),
+    await readCommandstats(cluster.connection),
   ];
   const windowMs = performance.now() - started;
+  const commands = commandsPerS(commandsBefore, commandsAfter, windowMs);
   return {
     windowMs,
     coordinatorCpuPercent: (((cpuAfter ?? 0) - (cpuBefore ?? 0)) / windowMs) * 100,
-    redisCommandsPerS: ((commandsAfter - commandsBefore) * 1000) / windowMs,
+    redisCommandsPerS: commands.reduce((sum, c) => sum + c.perS, 0),
+    topCommandsPerS: commands.slice(0, 4),
   };
 }
 

@@ -48,7 +48,7 @@ coordinator's periodic reads for its parked runs (the orphan watch, two commands
 every 5 s, and the answer recheck, one per run every 15 s) were sent all at once: a snapshot
 caught 6,700 commands in flight, 6.6 MB of ioredis's queue. They go in rounds of 500 now. The
 same change keeps \`test/cluster/parkedMemory.test.ts\` honest: 2,000 small runs parked in
-process add 1.4 KiB each now (under its 2 KiB bound), 5.9 KiB each before.
+process add 1.1–1.4 KiB each now (under its 2 KiB bound), 4.9–5.9 KiB each before.
 
 **Where the live coordinator's time goes.** A CPU profile of this scenario's live coordinator
 (\`BENCH_CPU_PROF_DIR\`, load about 5, shares of its busy samples): the runs themselves
@@ -62,10 +62,12 @@ each its own write (proposal 3 below). The orphan watch and the answer recheck, 
 10,000 sessions at once every 5 s and 15 s, read them in rounds of 500 now.
 
 **What parked runs still cost while they wait.** Not memory but reads: the orphan watch reads
-each watched session's lease and parked mark every half lease (two commands per parked run
-every 5 s) and the answer recheck each held job's answer every 15 s, so 10,000 parked runs
-keep Redis at several thousand commands a second and the coordinator at a few per cent of a
-core (the "idle while parked" row). Reading a session known to be parked less often would cut
+each watched session's lease and parked mark every half lease (\`EXISTS\` and \`HGET\` every
+5 s), the answer recheck each held job's answer (\`GET\` every 15 s), and the lock renewal, one
+script call for all of them every 15 s, reads and sets each job's lock inside Redis: about 0.6
+commands a second per parked run, so 10,000 parked runs keep Redis at several thousand
+commands a second and the coordinator at a few per cent of a core (the "idle while parked"
+row, with the commands of most calls). Reading a session known to be parked less often would cut
 that, at the cost of a slower take-over when a run resumed elsewhere loses its coordinator: not
 done.
 
@@ -112,11 +114,18 @@ function lastRunTable(record: Sessions10kRecord): string {
       ],
       [
         `idle while parked (${num(p.idle.windowMs / 1000, 0)} s): coordinator CPU, Redis commands`,
-        `${num(p.idle.coordinatorCpuPercent, 1)} % of a core, ${count(Math.round(p.idle.redisCommandsPerS))}/s`,
+        `${num(p.idle.coordinatorCpuPercent, 1)} % of a core, ${count(Math.round(p.idle.redisCommandsPerS))}/s${topCommands(p.idle)}`,
         "",
       ],
     ],
   );
+}
+
+/** The commands of most calls while parked, as ` (exists 2,000/s, …)`; none in older records. */
+function topCommands(idle: Sessions10kRecord["figures"]["parked"]["idle"]): string {
+  const top = idle.topCommandsPerS ?? [];
+  if (top.length === 0) return "";
+  return ` (${top.map((c) => `${c.command} ${count(Math.round(c.perS))}/s`).join(", ")})`;
 }
 
 /** Whether one run met every target of goal 4. */

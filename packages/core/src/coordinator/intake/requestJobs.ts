@@ -37,7 +37,7 @@ export interface RequestJobsOptions {
   store: SessionStore;
   tasks: SessionTasks;
   answers: ResponseWaits;
-  /** Keeps the held jobs' locks; `RequestJobs` starts and stops it. */
+  /** Keeps the held jobs' locks: `RequestJobs` starts it, with its handler of lost locks. */
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;

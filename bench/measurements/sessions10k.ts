@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import { clusterKeys, YiemClient } from "@yiem/core";
 import { repoRoot, spawnCommand } from "../../test/support/processes.js";
 import { sleep } from "../sampling/clock.js";
-import { readRssMb } from "../sampling/processSampler.js";
+import { processCpuMs, readRssMb } from "../sampling/processSampler.js";
+import { type CommandCounts, readCommandstats } from "../sampling/redisCommands.js";
 import {
   openSessionsCluster,
   SESSION_TOOL,
@@ -55,7 +56,7 @@ export interface ParkedRuns {
   runs: number;
   /** Calls awaiting approval once parked (two per run expected). */
   pendingApprovals: number;
-  /** After a warm-up run that parked and was approved. */
+  /** After a warm-up of runs that parked and were approved. */
   before: MemoryReading;
   /** Once every call awaits approval. */
   parked: MemoryReading;
@@ -67,7 +68,34 @@ export interface ParkedRuns {
   heldRssMb: number;
   /** From the `addBulk` to every call in the index of calls awaiting approval (ms, ±1 s). */
   parkMs: number;
+  /** What the parked runs cost while nothing happens (`PARKED_IDLE_MS` after parking). */
+  idle: ParkedIdle;
 }
+
+/** A coordinator's cost while its runs wait parked: its CPU, and the commands Redis served. */
+export interface ParkedIdle {
+  windowMs: number;
+  /** The coordinator's CPU time over the window, in % of one core. */
+  coordinatorCpuPercent: number;
+  /** Commands Redis served a second over the window (the whole cluster's, not only its). */
+  redisCommandsPerS: number;
+  /** The commands of most calls over the window, with their calls a second (absent in older records). */
+  topCommandsPerS?: Array<{ command: string; perS: number }>;
+}
+
+/** Calls a second of each command between two readings of `INFO commandstats`, most first. */
+function commandsPerS(before: CommandCounts, after: CommandCounts, windowMs: number) {
+  return [...after]
+    .map(([command, calls]) => ({
+      command,
+      perS: ((calls - (before.get(command) ?? 0)) * 1000) / windowMs,
+    }))
+    .filter((c) => c.command !== "info" && c.perS > 0)
+    .sort((a, b) => b.perS - a.perS);
+}
+
+/** How long the idle cost of the parked runs is read (three orphan-watch ticks and more). */
+const PARKED_IDLE_MS = 15_000;
 
 /** What the scenario measured. */
 export interface Sessions10k {
@@ -108,8 +136,26 @@ async function inspectorUrl(coordinator: SessionsCoordinator): Promise<string> {
   return url;
 }
 
-/** The coordinator's heap after full collections (`bench/workers/heapReader.ts`) and RSS. */
-async function readMemory(coordinator: SessionsCoordinator, url: string): Promise<MemoryReading> {
+/**
+ * The environment of the heap reader: with `BENCH_HEAP_SNAPSHOT_DIR` set, it also writes a
+ * heap snapshot there, `sessions10k-<name>.heapsnapshot`.
+ */
+function heapReaderEnv(url: string, name: string): Record<string, string> {
+  const env: Record<string, string> = { BENCH_INSPECTOR_URL: url };
+  const dir = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+  if (dir) env.BENCH_HEAP_SNAPSHOT = join(dir, `sessions10k-${name}.heapsnapshot`);
+  return env;
+}
+
+/**
+ * The coordinator's heap after full collections (`bench/workers/heapReader.ts`) and RSS;
+ * `name` names its snapshot when `BENCH_HEAP_SNAPSHOT_DIR` asks for one.
+ */
+async function readMemory(
+  coordinator: SessionsCoordinator,
+  url: string,
+  name: string,
+): Promise<MemoryReading> {
   const reader = spawnCommand(
     [
       "node",
@@ -119,7 +165,7 @@ async function readMemory(coordinator: SessionsCoordinator, url: string): Promis
       "tsx",
       join(repoRoot, "bench/workers/heapReader.ts"),
     ],
-    { BENCH_INSPECTOR_URL: url },
+    heapReaderEnv(url, name),
   );
   try {
     const line = await reader.waitForLine((l) => l.startsWith('{"heap"'), 60_000);
@@ -151,14 +197,48 @@ async function waitForApprovals(
   return { pending: (await client.pendingApprovals()).length, indexedAt };
 }
 
-/** Parks one run, approves it and waits for its answer (warms the paths up). */
-async function parkAndApproveOne(cluster: SessionsCluster, client: YiemClient, maxMs: number) {
+/**
+ * Parks `runs` runs, approves them and waits for their answers: warms the paths up, so that
+ * the baseline holds the code they compile, which is no parked run's memory.
+ */
+async function parkAndApprove(
+  cluster: SessionsCluster,
+  client: YiemClient,
+  runs: number,
+  maxMs: number,
+) {
   const arrival = { kind: "bulk", input: PARK_INPUT } as const;
-  const answered = runSessions(cluster, arrival, "park-warmup", 1, maxMs);
-  await waitForApprovals(cluster, client, 2, maxMs);
+  const answered = runSessions(cluster, arrival, "park-warmup", runs, maxMs);
+  await waitForApprovals(cluster, client, 2 * runs, maxMs);
   for (const call of await client.pendingApprovals())
     await client.approve(call.sessionId, call.callKey);
   await answered;
+}
+
+/** The coordinator's CPU and Redis's commands over `PARKED_IDLE_MS` while nothing happens. */
+async function readParkedIdle(
+  cluster: SessionsCluster,
+  coordinator: SessionsCoordinator,
+): Promise<ParkedIdle> {
+  const pid = coordinator.process.pid;
+  const [cpuBefore, commandsBefore] = [
+    await processCpuMs(pid),
+    await readCommandstats(cluster.connection),
+  ];
+  const started = performance.now();
+  await sleep(PARKED_IDLE_MS);
+  const [cpuAfter, commandsAfter] = [
+    await processCpuMs(pid),
+    await readCommandstats(cluster.connection),
+  ];
+  const windowMs = performance.now() - started;
+  const commands = commandsPerS(commandsBefore, commandsAfter, windowMs);
+  return {
+    windowMs,
+    coordinatorCpuPercent: (((cpuAfter ?? 0) - (cpuBefore ?? 0)) / windowMs) * 100,
+    redisCommandsPerS: commands.reduce((sum, c) => sum + c.perS, 0),
+    topCommandsPerS: commands.slice(0, 4),
+  };
 }
 
 /** Parks `plan.parked` runs on a fresh coordinator and reads its memory before and after. */
@@ -173,8 +253,8 @@ async function measureParked(
   const client = new YiemClient({ redis: cluster.redis.url, prefix: cluster.redis.prefix });
   try {
     const url = await inspectorUrl(coordinator);
-    await parkAndApproveOne(cluster, client, plan.maxLoadMs);
-    const before = await readMemory(coordinator, url);
+    await parkAndApprove(cluster, client, plan.warmupSessions, plan.maxLoadMs);
+    const before = await readMemory(coordinator, url, "before");
     progress(`sessions10k: ${plan.parked} runs parked for approval`);
     const ids = Array.from({ length: plan.parked }, (_, i) => `parked-${i + 1}`);
     const started = performance.now();
@@ -184,7 +264,8 @@ async function measureParked(
     const waited = await waitForApprovals(cluster, client, 2 * plan.parked, plan.maxLoadMs);
     const [pendingApprovals, parkMs] = [waited.pending, waited.indexedAt - started];
     await sleep(2000); // the last runs' release settles
-    const parked = await readMemory(coordinator, url);
+    const parked = await readMemory(coordinator, url, "parked");
+    const idle = await readParkedIdle(cluster, coordinator);
     const heldHeapMb = parked.heapUsedMb - before.heapUsedMb;
     return {
       runs: plan.parked,
@@ -195,6 +276,7 @@ async function measureParked(
       heldHeapKbPerRun: (heldHeapMb * 1024) / plan.parked,
       heldRssMb: parked.rssMb - before.rssMb,
       parkMs,
+      idle,
     };
   } finally {
     await client.close();

@@ -22,13 +22,13 @@ import type { Sessions10kRecord } from "./sessions10kRecord.js";
 
 /**
  * The text of `docs/PERFORMANCE.md` for one run; `meanings` explains each headline figure;
- * `sessions10k` is the opt-in scenario's own record, if any.
+ * `sessions10k` holds the opt-in scenario's own runs, oldest first (none before one ran).
  */
 export function performanceMarkdown(
   results: BenchResults,
   meanings: Map<string, string>,
   history: HistoryEntry[],
-  sessions10k?: Sessions10kRecord,
+  sessions10k: Sessions10kRecord[] = [],
 ): string {
   const m = results.details;
   return `${[

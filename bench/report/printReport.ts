@@ -219,7 +219,7 @@ export function printSessions10k(t: Sessions10k): void {
   );
   const p = t.parked;
   console.log(
-    `${p.runs} runs parked for approval (${p.pendingApprovals} calls waiting, parked in ${n(p.parkMs / 1000, 1)} s): coordinator heap after GC ${n(p.before.heapUsedMb)} → ${n(p.parked.heapUsedMb)} MB (+${n(p.heldHeapMb)} MB, ${n(p.heldHeapKbPerRun, 2)} KiB per run; ≤ 20 MB), RSS ${n(p.before.rssMb, 0)} → ${n(p.parked.rssMb, 0)} MB (+${n(p.heldRssMb)} MB)\n`,
+    `${p.runs} runs parked for approval (${p.pendingApprovals} calls waiting, parked in ${n(p.parkMs / 1000, 1)} s): coordinator heap after GC ${n(p.before.heapUsedMb)} → ${n(p.parked.heapUsedMb)} MB (+${n(p.heldHeapMb)} MB, ${n(p.heldHeapKbPerRun, 2)} KiB per run; ≤ 20 MB), RSS ${n(p.before.rssMb, 0)} → ${n(p.parked.rssMb, 0)} MB (+${n(p.heldRssMb)} MB); idle while parked: coordinator CPU ${n(p.idle.coordinatorCpuPercent)} % of a core, Redis ${n(p.idle.redisCommandsPerS, 0)} commands/s (${(p.idle.topCommandsPerS ?? []).map((c) => `${c.command} ${n(c.perS, 0)}`).join(", ")})\n`,
   );
 }
 

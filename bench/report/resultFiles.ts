@@ -6,23 +6,27 @@ import { headlineMeanings } from "./headlines.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import { type BenchResults, toResults } from "./results.js";
 import { appendToHistory, type HistoryEntry, readHistory } from "./runHistory.js";
-import type { Sessions10kRecord } from "./sessions10kRecord.js";
+import { appendRecord, recordsOf, type Sessions10kRecord } from "./sessions10kRecord.js";
 
 /** Where the opt-in 10,000-sessions scenario leaves its record. */
 export const SESSIONS_10K_FILE = join(repoRoot, "bench", "sessions10k.json");
 
-/** Writes the 10,000-sessions record; returns the path written. */
+/**
+ * Adds a run to the 10,000-sessions record (which keeps the last few, so that a reader sees
+ * whether the targets held in a row); returns the path written.
+ */
 export async function writeSessions10k(record: Sessions10kRecord): Promise<string> {
-  await writeFile(SESSIONS_10K_FILE, `${JSON.stringify(record, null, 2)}\n`);
+  const runs = appendRecord(await readSessions10k(), record);
+  await writeFile(SESSIONS_10K_FILE, `${JSON.stringify({ runs }, null, 2)}\n`);
   return SESSIONS_10K_FILE;
 }
 
-/** The 10,000-sessions record, if one was written. */
-async function readSessions10k(): Promise<Sessions10kRecord | undefined> {
+/** The runs of the 10,000-sessions record, oldest first (none before one was written). */
+async function readSessions10k(): Promise<Sessions10kRecord[]> {
   try {
-    return JSON.parse(await readFile(SESSIONS_10K_FILE, "utf8")) as Sessions10kRecord;
+    return recordsOf(JSON.parse(await readFile(SESSIONS_10K_FILE, "utf8")));
   } catch {
-    return undefined;
+    return [];
   }
 }
 

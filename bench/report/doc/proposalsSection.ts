@@ -66,8 +66,9 @@ writes a CPU profile of every worker process there (\`<workerId>.cpuprofile\`).
 without writing any file; \`--only sessions\` does the same for the sessions, which need the
 compiled build (\`npm run build\`). With \`BENCH_CPU_PROF_DIR\` set, the sessions' coordinators
 run with \`node --cpu-prof\` and write their profiles there too. \`--only sessions10k\` (opt-in,
-not in the full run) runs the 10,000 sessions and parked runs and records them in
-bench/sessions10k.json (once written), which this document shows. \`--only cluster\` runs the
+not in the full run) runs the 10,000 sessions and parked runs and adds them to
+bench/sessions10k.json (its last five runs, once written), which this document shows; with
+\`BENCH_HEAP_SNAPSHOT_DIR\` set it writes the parked coordinator's heap snapshots there too. \`--only cluster\` runs the
 Redis Cluster scenario alone (it needs \`redis-server\` 7 or newer, and is skipped without);
 \`--only mcp\` the MCP overhead; \`--only calls\`, \`fanout\`, \`relay\`, \`breakdown\` and \`throughput\` run one measurement of
 the shared rig alone. \`--quick\` goes with \`--only\` too. \`npm run bench -- --render-only\` measures nothing and renders this

@@ -9,15 +9,7 @@ import { type Measured, runsPerS } from "../results.js";
 import type { Sessions10kRecord } from "../sessions10kRecord.js";
 import { count, num, table } from "./markdown.js";
 import { NOT_MEASURED } from "./sessionsSection.js";
-
-/** The 10,000-sessions targets (issue 23, goal 4). */
-const LIVE_RSS_LIMIT_MB = 400;
-const LIVE_HEALTHZ_P99_LIMIT_MS = 200;
-const PARKED_HEAP_LIMIT_MB = 20;
-
-function metOrMissed(actual: number, limit: number): string {
-  return actual <= limit ? "**met**" : "**missed**";
-}
+import { tenThousandSection } from "./tenThousandSection.js";
 
 /** One row of the one-against-two table. */
 function pairRow(
@@ -150,65 +142,8 @@ machine whose ${shaped.cores} cores every process shares (and others' work too, 
 at the top); on cores of their own the same work may cost less.`;
 }
 
-/** The opt-in 10,000 sessions, from their own record, or that it was not measured. */
-function tenThousandSection(record: Sessions10kRecord | undefined): string {
-  const heading = "### 10,000 sessions on one coordinator";
-  const how = `\`npm run bench -- --only sessions10k\` (opt-in, several minutes; not part of the full run)
-records it in bench/sessions10k.json (once written): on a cluster of its own (the compiled processes as in
-[Sessions](#sessions), tools \`noopStep\` and \`gateStep\`, which needs approval, from
-\`bench/setup/gateTools/\`), 10,000 sessions in one \`addBulk\` on one coordinator of concurrency
-10,000, then 10,000 runs that each call \`gateStep\` twice on a fresh coordinator, all parked
-at once; its heap is read after full collections through its inspector
-(\`--inspect=127.0.0.1:0\`, \`HeapProfiler.collectGarbage\`, \`bench/workers/heapReader.ts\`)
-after one run parked and approved, and again once every call awaits approval.`;
-  if (!record) return `${heading}\n\n${how}\n\nFigures: ${NOT_MEASURED}.`;
-  const l = record.figures.live;
-  const p = record.figures.parked;
-  const rows = [
-    ["live sessions answered", `${count(l.answered)}/${count(l.sessions)}`, "all"],
-    [
-      "coordinator RSS peak",
-      `${num(l.coordinator.rssPeakMb, 0)} MB`,
-      `≤ ${LIVE_RSS_LIMIT_MB} MB: ${metOrMissed(l.coordinator.rssPeakMb, LIVE_RSS_LIMIT_MB)}`,
-    ],
-    [
-      "`/healthz` p50 / p99 / max while loaded",
-      `${num(l.healthz.p50, 1)} / ${num(l.healthz.p99, 1)} / ${num(l.healthz.max, 1)} ms`,
-      `p99 ≤ ${LIVE_HEALTHZ_P99_LIMIT_MS} ms: ${metOrMissed(l.healthz.p99, LIVE_HEALTHZ_P99_LIMIT_MS)}`,
-    ],
-    ["coordinator CPU per run", `${num(l.coordinator.cpuMsPerRun, 3)} ms`, ""],
-    ["wall time (runs/s)", `${num(l.wallMs / 1000)} s (${num(runsPerS(l), 0)})`, ""],
-    [
-      "runs parked (calls awaiting approval)",
-      `${count(p.runs)} (${count(p.pendingApprovals)})`,
-      "",
-    ],
-    [
-      "heap after GC, before → parked",
-      `${num(p.before.heapUsedMb, 1)} → ${num(p.parked.heapUsedMb, 1)} MB (+${num(p.heldHeapMb, 1)} MB, ${num(p.heldHeapKbPerRun, 2)} KiB per run)`,
-      `≤ ${PARKED_HEAP_LIMIT_MB} MB: ${metOrMissed(p.heldHeapMb, PARKED_HEAP_LIMIT_MB)}`,
-    ],
-    [
-      "RSS, before → parked",
-      `${num(p.before.rssMb, 0)} → ${num(p.parked.rssMb, 0)} MB (+${num(p.heldRssMb, 1)} MB)`,
-      "",
-    ],
-  ];
-  const quick = record.plan.sessions < 10_000 ? " (a reduced plan: not the target's size)" : "";
-  return `${heading}
-
-${how}
-
-Recorded ${record.date}${quick}, ${record.cores} cores, one-minute load average
-${record.loadAverageAtStart} at the start and ${record.loadAverageAtEnd} at the end, ${record.durationS} s:
-
-${table(["figure", "measured", "target"], rows)}
-
-The parked runs are left waiting when the cluster stops (none is approved).`;
-}
-
 /** Past one coordinator: one against two, commands per run, the sizing rule, 10,000 sessions. */
-export function sizingSection(m: Measured, sessions10k: Sessions10kRecord | undefined): string {
+export function sizingSection(m: Measured, sessions10k: Sessions10kRecord[]): string {
   return `## Past one coordinator
 
 ${coordinatorsWords(m.sessions)}

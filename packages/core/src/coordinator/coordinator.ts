@@ -476,8 +476,8 @@ async function startCoordinatorRuntime(
   await worker.waitUntilReady();
   await worker.startStalledCheckTimer();
   const locks = new JobLocks(worker, runtime.lockDurationMs, log);
-  locks.start();
   const requests = new RequestJobs({
+    worker,
     store,
     tasks,
     answers,

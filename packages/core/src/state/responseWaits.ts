@@ -11,6 +11,9 @@ export interface AwaitedInput {
 /** Reads the stored answers of these inputs, in order (`undefined` where none is stored yet). */
 export type ReadResponses = (inputs: AwaitedInput[]) => Promise<Array<RunAnswer | undefined>>;
 
+/** How many inputs one round of a recheck reads at once. */
+const RECHECK_ROUND = 500;
+
 /** Options of `ResponseWaits`. */
 export interface ResponseWaitsOptions {
   read: ReadResponses;
@@ -34,11 +37,21 @@ export interface ResponseWait {
   cancel(reason: Error): void;
 }
 
+/**
+ * Told an input's answer once it is known (`ResponseWaits.watch`): one function shared by
+ * every input it watches, since it is told which input was answered.
+ */
+export type AnswerListener = (answer: RunAnswer, inputId: string) => void;
+
 interface Waiter {
   sessionId: string | undefined;
-  resolve(answer: RunAnswer): void;
+  /** A promise's resolve, or a watch's listener (which is told the input too). */
+  resolve(answer: RunAnswer, inputId: string): void;
   reject(reason: Error): void;
 }
+
+/** What a watch does when cancelled: nothing (it has no promise to reject). */
+function ignoreCancel(): void {}
 
 /**
  * Waits for run responses, for coordinators and clients alike. A run announces the input ids
@@ -46,12 +59,15 @@ interface Waiter {
  * (`listen`) wakes the waits of those ids, which read the stored response (the truth) in one
  * round trip. A wait also ends when the caller's own run answered it (`settle`, no Redis read),
  * when it is cancelled, or at its timeout. Nothing polls per wait: after a reconnect, and every
- * `recheckMs` as a safety net, all open waits read their responses at once. Waits are also
- * grouped by session, for a coordinator to tell which sessions someone waits on.
+ * `recheckMs` as a safety net, all open waits read their responses (in rounds). Waits are also
+ * counted by session, for a coordinator to tell which sessions someone waits on. A wait is a
+ * promise (`wait`), or, for a coordinator holding thousands of request jobs parked for days,
+ * a watch (`watch`): a listener told the answer, costing one small record and no promise.
  */
 export class ResponseWaits {
   private readonly waiters = new Map<string, Waiter[]>();
-  private readonly bySession = new Map<string, Set<string>>();
+  /** Per session, how many inputs have a waiter naming it (a count: no set per session). */
+  private readonly bySession = new Map<string, number>();
   private recheckTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -101,12 +117,29 @@ export class ResponseWaits {
     return { promise, cancel };
   }
 
+  /**
+   * Watches `inputId` (of `sessionId`) for its answer: `listener` is told it once, as a wait
+   * would be (an announcement, the caller's own run, a recheck), unless `unwatch` came first.
+   * It never times out. Costs one small record: no promise, no closure per input.
+   *
+   * @example answers.watch(jobId, sessionId, onAnswer); // onAnswer(answer, jobId) later
+   */
+  watch(inputId: string, sessionId: string, listener: AnswerListener): void {
+    this.add(inputId, { sessionId, resolve: listener, reject: ignoreCancel });
+  }
+
+  /** Stops a `watch` of `inputId` by `listener` (a no-op once it was told the answer). */
+  unwatch(inputId: string, listener: AnswerListener): void {
+    const waiter = this.waiters.get(inputId)?.find((w) => w.resolve === listener);
+    if (waiter) this.remove(inputId, waiter);
+  }
+
   /** Ends the waits of these inputs with `answer` (a run of the caller answered them). */
   settle(inputIds: string[], answer: RunAnswer): void {
     for (const inputId of inputIds) {
       for (const waiter of this.waiters.get(inputId) ?? []) {
         this.remove(inputId, waiter);
-        waiter.resolve(answer);
+        waiter.resolve(answer, inputId);
       }
     }
   }
@@ -121,9 +154,20 @@ export class ResponseWaits {
     return this.bySession.has(sessionId);
   }
 
-  /** Reads the stored responses of these inputs and ends the waits that have one. Never throws. */
+  /**
+   * Reads the stored responses of these inputs and ends the waits that have one, in rounds of
+   * `RECHECK_ROUND` inputs: the recheck of ten thousand runs parked for approval neither holds
+   * ten thousand commands in memory at once nor takes the event loop for all their replies.
+   * Never throws.
+   */
   async recheck(inputIds: string[]): Promise<void> {
     const open = inputIds.filter((id) => this.waiters.has(id));
+    for (let i = 0; i < open.length; i += RECHECK_ROUND)
+      await this.recheckRound(open.slice(i, i + RECHECK_ROUND));
+  }
+
+  private async recheckRound(inputIds: string[]): Promise<void> {
+    const open = inputIds.filter((id) => this.waiters.has(id)); // some ended meanwhile
     if (open.length === 0) return;
     try {
       const responses = await this.options.read(
@@ -152,11 +196,11 @@ export class ResponseWaits {
   }
 
   private add(inputId: string, waiter: Waiter): void {
-    this.waiters.set(inputId, [...(this.waiters.get(inputId) ?? []), waiter]);
-    if (waiter.sessionId === undefined) return;
-    const ids = this.bySession.get(waiter.sessionId) ?? new Set<string>();
-    ids.add(inputId);
-    this.bySession.set(waiter.sessionId, ids);
+    const list = this.waiters.get(inputId);
+    this.waiters.set(inputId, list ? [...list, waiter] : [waiter]);
+    const { sessionId } = waiter;
+    if (sessionId === undefined || list?.some((w) => w.sessionId === sessionId)) return;
+    this.bySession.set(sessionId, (this.bySession.get(sessionId) ?? 0) + 1);
   }
 
   private remove(inputId: string, waiter: Waiter): boolean {
@@ -167,9 +211,9 @@ export class ResponseWaits {
     else this.waiters.delete(inputId);
     const { sessionId } = waiter;
     if (sessionId === undefined || rest.some((w) => w.sessionId === sessionId)) return true;
-    const ids = this.bySession.get(sessionId);
-    ids?.delete(inputId);
-    if (ids?.size === 0) this.bySession.delete(sessionId);
+    const left = (this.bySession.get(sessionId) ?? 1) - 1;
+    if (left > 0) this.bySession.set(sessionId, left);
+    else this.bySession.delete(sessionId);
     return true;
   }
 }

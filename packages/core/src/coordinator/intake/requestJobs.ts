@@ -1,4 +1,4 @@
-import { type Job, UnrecoverableError } from "bullmq";
+import { type Job, UnrecoverableError, type Worker } from "bullmq";
 import type { UserInputLimits } from "../../agent/toUserMessage.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
 import type { Logger } from "../../ops/logger.js";
@@ -21,19 +21,23 @@ import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import type { ChildRunStore } from "../../state/childRuns.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
-import type { ResponseWait, ResponseWaits } from "../../state/responseWaits.js";
+import type { AnswerListener, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { AssistantMessage } from "../../types/index.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
+import { type HeldRequest, jobOfHeld } from "./heldRequest.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
 /** What handling coordinator-queue jobs (requests and decisions) needs. */
 export interface RequestJobsOptions {
+  /** The coordinator queue's worker the jobs were fetched with (completing them needs it). */
+  worker: Worker;
   store: SessionStore;
   tasks: SessionTasks;
   answers: ResponseWaits;
+  /** Keeps the held jobs' locks: `RequestJobs` starts it, with its handler of lost locks. */
   locks: JobLocks;
   limits: UserInputLimits;
   log: Logger;
@@ -65,48 +69,10 @@ function reusedJobId(jobId: string, sessionId: string): InvalidCoordinatorJobErr
   );
 }
 
-/** Why a job in hand was let go without an answer. */
-class JobLetGoError extends Error {
-  constructor(readonly why: "lockLost" | "closing") {
-    super(why === "lockLost" ? "the job's lock was lost" : "the coordinator is closing");
-  }
-}
-
 type OrderedRequest = CoordinatorRequest & { order: number };
-
-/**
- * A signal that aborts when the job of `wait` is let go (`JobLetGoError`). Made apart from
- * whatever holds the request: it lives as long as the wait, the request only until recorded.
- */
-function letGoSignal(wait: ResponseWait): AbortSignal {
-  const letGo = new AbortController();
-  wait.promise.catch((err: unknown) => {
-    if (err instanceof JobLetGoError) letGo.abort(err);
-  });
-  return letGo.signal;
-}
-
-/**
- * A fetched job without its data: what completing it, failing it or handing it back needs
- * (its id, options and the worker's scripts) stays. A request's input may be a megabyte, and a
- * run parked for approval may keep its job for days: once `readCoordinatorJob` has read it, it
- * is not kept in memory.
- */
-function withoutData(job: Job): Job {
-  job.data = undefined;
-  return job;
-}
 
 /** Tries at failing an invalid job (under 1 s of pauses in all). */
 const REFUSE_ATTEMPTS = 5;
-
-/** A request job held until its run answers it (without its data: see `withoutData`). */
-interface InHand {
-  job: Job;
-  token: string;
-  wait: ResponseWait;
-  done: Promise<void>;
-}
 
 /**
  * The coordinator-queue jobs this coordinator holds. Each job is one request: validated (a
@@ -117,11 +83,20 @@ interface InHand {
  * `{ sessionId, runId, agent, response, usage, output? }`. A request naming an agent not served, or a session
  * of another agent, fails at once too (`agentOf.ts`). Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
+ *
+ * A job waiting for its answer is a record, not a task: its `HeldRequest`, its lock's entry in
+ * `JobLocks` and a watch of its answer (`ResponseWaits.watch`, told by the run that answers
+ * it here, the responses channel or a recheck); no promise, closure or BullMQ `Job` stays
+ * behind, so ten thousand runs parked for approval cost the coordinator a few megabytes.
  */
 export class RequestJobs {
-  private readonly inHand = new Map<string, InHand>();
+  private readonly held = new Map<string, HeldRequest>();
+  /** Told the answer of a held job's input (one listener for every job). */
+  private readonly onAnswer: AnswerListener = (answer, jobId) => this.answered(jobId, answer);
 
-  constructor(private readonly options: RequestJobsOptions) {}
+  constructor(private readonly options: RequestJobsOptions) {
+    options.locks.start((jobId) => this.lockLost(jobId));
+  }
 
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
@@ -196,8 +171,8 @@ export class RequestJobs {
 
   /**
    * Holds a request job of `sessionId` until the run that answers it stores its response.
-   * Only the job's id, options and lock are held: its input is recorded from `request` and
-   * then let go, so a run parked for approval keeps no input in memory however long it waits.
+   * Only a `HeldRequest` is kept: the input is recorded from `request` and then let go, so a
+   * run parked for approval keeps no input in memory however long it waits.
    */
   private hold(
     job: Job,
@@ -208,61 +183,133 @@ export class RequestJobs {
   ): Promise<void> {
     const jobId = job.id ?? "";
     const order = inputOrder(job.timestamp);
-    const wait = this.options.answers.wait(jobId, { sessionId });
-    const entry = { job: withoutData(job), token, wait } as InHand;
-    this.inHand.set(jobId, entry);
-    this.options.locks.track(jobId, token, () => wait.cancel(new JobLetGoError("lockLost")));
-    const recorded = this.record(entry, sessionId, jobId, { ...request, order });
-    const about = { sessionId, agent: request.agent ?? DEFAULT_AGENT, parent: request.parent };
-    entry.done = this.answer(entry, about, recorded, slot).finally(() => {
-      this.options.locks.untrack(jobId);
-      if (this.inHand.get(jobId) === entry) this.inHand.delete(jobId);
-    });
-    return entry.done;
+    const held: HeldRequest = {
+      token,
+      sessionId,
+      agent: request.agent ?? DEFAULT_AGENT,
+      name: job.name,
+      opts: job.opts,
+      parent: request.parent,
+      phase: "recording",
+      letGo: new AbortController(),
+      busy: undefined,
+    };
+    this.held.set(jobId, held);
+    this.options.locks.track(jobId, token);
+    this.options.answers.watch(jobId, sessionId, this.onAnswer); // before the input is recorded
+    held.busy = this.recordAndStart(jobId, held, { ...request, order }, slot);
+    return held.busy;
   }
 
-  /** Hands every held job back to the queue (for another coordinator) and waits for them. */
+  /**
+   * Hands every held job back to the queue (for another coordinator), but lets those being
+   * completed finish, and waits for all of them.
+   */
   async close(): Promise<void> {
-    const held = [...this.inHand.values()];
-    for (const entry of held) entry.wait.cancel(new JobLetGoError("closing"));
-    await Promise.all(held.map((entry) => entry.done));
+    const all = [...this.held];
+    await Promise.all(
+      all.map(async ([jobId, held]) => {
+        if (held.phase !== "finishing") await this.handBack(jobId, held);
+        await held.busy?.catch(() => undefined);
+      }),
+    );
   }
 
-  /** Waits for the input to be `recorded`, then for its run's response, and completes the job. */
-  private async answer(
-    entry: InHand,
-    { sessionId, agent, parent }: { sessionId: string; agent: string; parent?: ParentCall },
-    recording: Promise<EnqueueOutcome>,
+  /**
+   * Records the input; then the job waits for its answer (the session's run started here, or
+   * watched if another coordinator holds it), or completes at once when it was answered before
+   * (a job delivered again), or fails when its id was used for another input.
+   */
+  private async recordAndStart(
+    jobId: string,
+    held: HeldRequest,
+    request: OrderedRequest,
     slot: Slot,
   ): Promise<void> {
-    const { job, token, wait } = entry;
-    const runId = job.id ?? "";
-    wait.promise.catch(() => undefined); // a cancelled wait is handled below
+    let recorded: EnqueueOutcome | undefined;
     try {
-      const recorded = await recording;
-      if (recorded.kind === "reused") {
-        slot.release();
-        wait.cancel(new JobLetGoError("closing"));
-        return await this.refuse(job, token, reusedJobId(runId, sessionId));
-      }
-      if (recorded.kind === "answered") {
-        slot.release();
-        wait.cancel(new JobLetGoError("closing"));
-        if (parent) await this.deliverToParent(parent, sessionId, agent, recorded.answer);
-        return await this.complete(
-          entry,
-          buildCoordinatorJobResult(sessionId, runId, agent, recorded.answer),
-        );
-      }
-      await this.options.tasks.ensureRunning(sessionId, slot);
-      const answer = await wait.promise;
-      if (parent) await this.deliverToParent(parent, sessionId, agent, answer);
-      await this.complete(entry, buildCoordinatorJobResult(sessionId, runId, agent, answer));
-    } catch (err) {
-      slot.release(); // a no-op when the session task took it
-      if (!(err instanceof JobLetGoError)) throw err;
-      if (err.why === "closing") await job.moveToWait(token).catch(() => undefined);
+      recorded = await this.record(jobId, held, request);
+    } catch {
+      recorded = undefined; // let go while recording (its lock lost, or closing)
     }
+    held.letGo = undefined;
+    // Let go meanwhile, or answered already (the answer found by a recheck): nothing to do.
+    if (!recorded || this.held.get(jobId) !== held || held.phase !== "recording")
+      return slot.release();
+    held.busy = undefined;
+    if (recorded.kind === "reused") {
+      slot.release();
+      this.forget(jobId, held);
+      return this.refuse(
+        jobOfHeld(this.options.worker, jobId, held),
+        held.token,
+        reusedJobId(jobId, held.sessionId),
+      );
+    }
+    if (recorded.kind === "answered") {
+      slot.release();
+      return this.finish(jobId, held, recorded.answer);
+    }
+    held.phase = "waiting";
+    await this.options.tasks.ensureRunning(held.sessionId, slot);
+  }
+
+  /** A held job's answer is known: completes the job, unless it is completing already. */
+  private answered(jobId: string, answer: RunAnswer): void {
+    const held = this.held.get(jobId);
+    if (!held || held.phase === "finishing") return;
+    void this.finish(jobId, held, answer).catch((err: unknown) =>
+      this.options.log.error(
+        { jobId, sessionId: held.sessionId, err: (err as Error).message },
+        "could not complete a coordinator job",
+      ),
+    );
+  }
+
+  /** Gives the answer to the parent call of a child run, then completes the job and forgets it. */
+  private finish(jobId: string, held: HeldRequest, answer: RunAnswer): Promise<void> {
+    held.phase = "finishing";
+    this.options.answers.unwatch(jobId, this.onAnswer);
+    const { sessionId, agent, parent } = held;
+    const work = async () => {
+      try {
+        if (parent) await this.deliverToParent(parent, sessionId, agent, answer);
+        await this.complete(
+          jobId,
+          held,
+          buildCoordinatorJobResult(sessionId, jobId, agent, answer),
+        );
+      } finally {
+        this.forget(jobId, held);
+      }
+    };
+    held.busy = work();
+    return held.busy;
+  }
+
+  /** Moves a held job back to the wait list, for whichever coordinator fetches it next. */
+  private async handBack(jobId: string, held: HeldRequest): Promise<void> {
+    this.forget(jobId, held);
+    held.letGo?.abort(new Error("the coordinator is closing"));
+    await jobOfHeld(this.options.worker, jobId, held)
+      .moveToWait(held.token)
+      .catch(() => undefined);
+  }
+
+  /** The lock of a held job was taken back: it is someone else's now. */
+  private lockLost(jobId: string): void {
+    const held = this.held.get(jobId);
+    if (!held) return;
+    this.forget(jobId, held);
+    held.letGo?.abort(new Error("the job's lock was lost"));
+  }
+
+  /** Stops holding a job: its record, its lock and its answer's watch go. */
+  private forget(jobId: string, held: HeldRequest): void {
+    if (this.held.get(jobId) !== held) return;
+    this.held.delete(jobId);
+    this.options.locks.untrack(jobId);
+    this.options.answers.unwatch(jobId, this.onAnswer);
   }
 
   /**
@@ -336,13 +383,13 @@ export class RequestJobs {
 
   /** Records the input, retrying any error until it is recorded or the job is let go. */
   private async record(
-    entry: InHand,
-    sessionId: string,
     runId: string,
+    held: HeldRequest,
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
     const { childRuns } = this.options;
+    const { sessionId } = held;
     const { parent } = request;
     return retryTransient(
       async () => {
@@ -359,7 +406,7 @@ export class RequestJobs {
       {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: anyError,
-        signal: letGoSignal(entry.wait),
+        signal: held.letGo?.signal,
         onRetry: (err) =>
           log.warn(
             { sessionId, runId, err: (err as Error).message },
@@ -370,14 +417,18 @@ export class RequestJobs {
   }
 
   /** Completes the job with its answer, retrying any error while the job is still ours. */
-  private async complete(entry: InHand, result: CoordinatorJobResult): Promise<void> {
+  private async complete(
+    runId: string,
+    held: HeldRequest,
+    result: CoordinatorJobResult,
+  ): Promise<void> {
     const { log } = this.options;
-    const { runId } = result;
+    const job = jobOfHeld(this.options.worker, runId, held);
     const movedOn = (err: unknown) =>
-      !this.inHand.has(runId) ||
+      this.held.get(runId) !== held ||
       /lock|not in the active state|does not exist/i.test((err as Error).message);
     try {
-      await retryTransient(() => entry.job.moveToCompleted(result, entry.token, false), {
+      await retryTransient(() => job.moveToCompleted(result, held.token, false), {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: (err) => !movedOn(err),
         onRetry: (err) =>

@@ -11,6 +11,9 @@ import {
   type SessionRunnerDeps,
 } from "./sessionRunner.js";
 
+/** How many watched sessions one round of the orphan check reads at once. */
+const WATCH_ROUND = 500;
+
 /** What the session tasks of one coordinator share. */
 export interface SessionTasksOptions {
   deps: SessionRunnerDeps;
@@ -38,6 +41,8 @@ export class SessionTasks {
   readonly held = new Map<string, SessionControl>();
   private readonly running = new Map<string, Promise<void>>();
   private watch: NodeJS.Timeout | undefined;
+  /** A check of the watched sessions is going on. */
+  private checking = false;
   private closing = false;
 
   constructor(private readonly options: SessionTasksOptions) {}
@@ -123,9 +128,26 @@ export class SessionTasks {
     if (this.options.answers.hasWaitsIn(sessionId)) void this.ensureRunning(sessionId);
   }
 
-  /** Takes over the watched sessions whose holder is gone. Never throws. */
+  /**
+   * Takes over the watched sessions whose holder is gone, `WATCH_ROUND` sessions at a time
+   * (ten thousand runs parked for approval are watched too, and two commands each at once
+   * would hold their replies in memory together and take the event loop for all of them);
+   * a check still going when the next tick comes lets that tick pass. Never throws.
+   */
   private async takeOverOrphans(): Promise<void> {
-    const watched = this.options.answers.sessions().filter((id) => !this.running.has(id));
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const watched = this.options.answers.sessions();
+      for (let i = 0; i < watched.length && !this.closing; i += WATCH_ROUND)
+        await this.takeOverRound(watched.slice(i, i + WATCH_ROUND));
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private async takeOverRound(sessionIds: string[]): Promise<void> {
+    const watched = sessionIds.filter((id) => !this.running.has(id));
     if (watched.length === 0) return;
     try {
       // A parked run (waiting for approvals) is left alone until a decision un-parks it.

@@ -1,0 +1,45 @@
+import { Job, type JobsOptions, type Worker } from "bullmq";
+import type { ParentCall } from "../../protocol/childRuns.js";
+
+/**
+ * Where a held request job is: its input being recorded, waiting for its run's answer (the
+ * state a run parked for approval, or waiting for child runs, keeps it in for days), or being
+ * completed with its answer.
+ */
+export type HeldPhase = "recording" | "waiting" | "finishing";
+
+/**
+ * A request job a coordinator holds until its run answers it: what completing it, failing
+ * it or handing it back needs, and nothing else. Not the BullMQ `Job` (its data, a megabyte
+ * maybe, and its bound helpers), no promise, no closure: a coordinator may hold ten thousand
+ * runs parked for approval, and each costs this record, its lock's map entry (`JobLocks`) and
+ * its answer's watch (`ResponseWaits.watch`). The `Job` is built again when needed
+ * (`jobOfHeld`).
+ */
+export interface HeldRequest {
+  /** The lock token the job was fetched with. */
+  token: string;
+  sessionId: string;
+  /** The agent its session belongs to (the answer's `agent` unless the run says otherwise). */
+  agent: string;
+  /** The job's name and options, as fetched (completing needs its options). */
+  name: string;
+  opts: JobsOptions;
+  /** The parent call a child run's answer goes to. */
+  parent: ParentCall | undefined;
+  phase: HeldPhase;
+  /** While recording: aborts the recording's retries when the job is let go. */
+  letGo: AbortController | undefined;
+  /** While recording or finishing: that work, for closing to wait for. */
+  busy: Promise<void> | undefined;
+}
+
+/**
+ * The BullMQ job of a held request, built again without its data: completing it, failing it
+ * or moving it back to the wait list needs its id, options and the worker's scripts only.
+ *
+ * @example await jobOfHeld(worker, jobId, held).moveToCompleted(result, held.token, false);
+ */
+export function jobOfHeld(worker: Worker, jobId: string, held: HeldRequest): Job {
+  return new Job(worker, held.name, undefined, held.opts, jobId);
+}

@@ -135,7 +135,7 @@ export const HEADLINES: Headline[] = [
     key: "sessionsMainLoopSilenceP99Ms",
     unit: "ms",
     meaning:
-      "the age of the coordinator's last main-loop heartbeat that each of those probes reported (`eventLoopSilentMs`), 99th percentile: how long the agent loop's event loop went without a turn, which `/healthz`, answered by the front door thread, no longer waits for",
+      "the age of the coordinator's last main-loop heartbeat that each of those probes reported (`eventLoopSilentMs`), 99th percentile: how long the agent loop's event loop went without a turn (the heartbeat is sent every 100 ms, so an idle loop reads 0–100 ms), which `/healthz`, answered by the front door thread, no longer waits for",
   },
   {
     key: "sessionsWallS",

@@ -181,7 +181,11 @@ ${last.loadAverageAtStart} at the start and ${last.loadAverageAtEnd} at the end,
 ${lastRunTable(last)}
 
 The parked runs are left waiting when the cluster stops (none is approved). The runs the record
-keeps, oldest first (the machine is shared: the load average moves the live figures most):
+keeps, oldest first (the machine is shared: the load average moves the live figures most).
+Runs from 2026-12-01 19:51 on probe a coordinator whose \`/healthz\` is answered by its front
+door thread (DECISIONS.md, "the coordinator's HTTP port"); before, the probe waited for the agent
+loop's event loop, which is why its p99 fell from 115–179 ms to about 10 ms. How long that loop
+goes without a turn is still measured, as the heartbeat age of [Sessions](#sessions):
 
 ${runsTable(runs)}
 

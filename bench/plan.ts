@@ -177,5 +177,6 @@ export const QUICK_PLAN: Plan = {
     bullmqAnchor: { warmup: 300, count: 1_000, inFlight: 64 },
   },
   sessions10k: { ...PLAN.sessions10k, sessions: 1_000, parked: 1_000, warmupSessions: 50 },
+  gateway: { ...PLAN.gateway, streams: { ...PLAN.gateway.streams, watchers: 100, idleMs: 1_000 } },
   cluster: { ...PLAN.cluster, warmupRuns: 10, rounds: 1, runsPerRound: 30, soloRunsPerRound: 5 },
 };

@@ -185,10 +185,14 @@ function measureChildRunsScenario(): Promise<ChildRunOverhead> {
   return measureChildRuns(p, progress);
 }
 
-/** Measures the gateway (a cluster of its own), prints it and writes it into the results. */
+/**
+ * Measures the gateway (a cluster of its own) and prints it; writes it into the committed
+ * results unless `--quick` (whose figures are not comparable: printed only).
+ */
 async function measureGatewayScenario(): Promise<void> {
-  const gateway = await measureGateway(PLAN.gateway, progress);
+  const gateway = await measureGateway(plan.gateway, progress);
   printGateway(gateway);
+  if (plan === QUICK_PLAN) return;
   for (const path of await writeGatewayResults(gateway)) progress(`wrote ${path}`);
 }
 
@@ -305,7 +309,7 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   if (only) {
     await ALONE[only]();
-    const wrote = only === "gateway" ? "" : " (no file written)";
+    const wrote = only === "gateway" && plan !== QUICK_PLAN ? "" : " (no file written)";
     progress(`done in ${secondsSince(startedAt)} s${wrote}`);
   } else {
     await runFull();

@@ -129,8 +129,16 @@ outage in the few milliseconds an append is in flight (once in about 4,000 runs 
 kills). An append whose messages already are the transcript's last ones is now taken for such
 a resend and writes nothing (\`appendMessages-3.lua\`, \`appendMessage-3.lua\`: a tool result
 carries its call id and time, so no two appends of a run are alike;
-\`test/cluster/pipelinedTranscript.test.ts\`). The run in the table below is
-the same seed on main with every fix above.
+\`test/cluster/pipelinedTranscript.test.ts\`). Once the soak ran child runs, its short run
+inside \`npm test\` (seed 18) reported two violations of one defect, once in four runs: one
+\`agent__helper\` call started two child sessions, so the child's in-process call that is
+not idempotent ran twice. Forgetting a batch's approvals (\`ApprovalStore.clear\`) was not
+fenced by the lease: a coordinator stopped past its lease and woken deleted the approvals,
+decisions and child-run record the next holder's resumed batch had just read or written, and
+that batch then started the child again. Only the session's holder forgets now
+(\`forgetApprovals-4.lua\`; \`test/cluster/approvalIndex.test.ts\`: a coordinator without
+the lease forgets nothing). The run in the table below is the same seed on main with every
+fix above, child runs included.
 
 ${figures}`;
 }

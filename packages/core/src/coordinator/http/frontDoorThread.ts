@@ -6,7 +6,13 @@
  * and a stalled loop still fails it: once no heartbeat has come for `stallMs`, `/healthz`
  * answers 503 with how long the loop has been silent.
  */
-import { Agent, type IncomingMessage, request, type ServerResponse } from "node:http";
+import {
+  Agent,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../../ops/httpListen.js";
 import type { FrontDoorMessage, ThreadMessage } from "./frontDoorMessages.js";
@@ -40,6 +46,24 @@ function answerHealth(res: ServerResponse): void {
   res.end(JSON.stringify(body));
 }
 
+/** Headers of one hop only: each side of the front door sets its own. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+]);
+
+/** `headers` without the hop-by-hop ones. */
+function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())),
+  );
+}
+
 /** Passes a request through to the main thread's admin app, streaming both ways. */
 function passThrough(req: IncomingMessage, res: ServerResponse): void {
   const inner = request(
@@ -48,11 +72,11 @@ function passThrough(req: IncomingMessage, res: ServerResponse): void {
       port: data.backendPort,
       method: req.method,
       path: req.url,
-      headers: req.headers,
+      headers: endToEnd(req.headers),
       agent: backend,
     },
     (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
       answer.pipe(res);
     },
   );

@@ -138,14 +138,16 @@ decisions and child-run record the next holder's resumed batch had just read or 
 that batch then started the child again. Only the session's holder forgets now
 (\`forgetApprovals-4.lua\`; \`test/cluster/approvalIndex.test.ts\`: a coordinator without
 the lease forgets nothing). The full run after that fix (the seed below, child runs included)
-reported one violation, the last and not fixed yet: an entry of the cluster-wide approval
-index (\`approvalsPending\`) left by a coordinator stopped past its lease. Woken, it went on
-with its batch and wrote the index entry of a call it then could not record (the request
-script is fenced by the lease; the index, in another slot, is written first and is not). The
-entry names a call that never waited; readers skip such entries, so nothing is shown or
-decided wrongly, but nothing removes it either. Removing it on the fenced script's refusal
-could remove the next holder's entry for the same call, so that is not the fix; a sweep of
-entries without a request is. The run in the table below is that run.
+reported one violation: an entry of the cluster-wide approval index (\`approvalsPending\`)
+left by a coordinator stopped past its lease. Woken, it went on with its batch and wrote the
+index entry of a call it then could not record (the request script is fenced by the lease;
+the index, in another slot, is written first and is not). The entry names a call that never
+waited; readers skip such entries, but nothing removed it. Removing it on the fenced
+script's refusal could remove the next holder's entry for the same call, so each coordinator
+now sweeps the index instead: every 30 s a page of 200 entries older than a minute (or two
+leases), dropping those whose call has no request (\`ApprovalStore.dropOrphanEntries\`;
+\`test/cluster/approvalIndex.test.ts\`). The run in the table below is that run, before the
+sweep; no full soak has run since.
 
 ${figures}`;
 }

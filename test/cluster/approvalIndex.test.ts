@@ -58,4 +58,26 @@ describe("the approval index", () => {
     expect(await redis.zrange(keys.approvalDeadlines, 0, -1)).toEqual([]);
     expect(await redis.exists(keys.approvals(sessionId), keys.decisions(sessionId))).toBe(0);
   });
+
+  it("drops an entry a coordinator woken past its lease wrote for a call it could not record, and keeps waiting calls", async () => {
+    const keys = clusterKeys(server.prefix);
+    const sessions = new SessionStore(redis, keys);
+    const approvals = new ApprovalStore(redis, keys);
+    const sessionId = randomUUID();
+    expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
+    expect(await approvals.request(sessionId, "c-1:a", request("waits"))).toBe("new");
+    // The stale holder: its index entry lands, its fenced request does not.
+    expect(await approvals.request(sessionId, "c-9:stale", request("never"))).toBe("lost");
+    const members = () => redis.zrange(keys.approvalsPending, 0, -1);
+    expect((await members()).sort()).toEqual([`${sessionId} never`, `${sessionId} waits`].sort());
+
+    const swept = await approvals.dropOrphanEntries(0, Date.now() + 1000);
+    expect(swept.dropped).toBe(1);
+    expect(swept.next).toBe(0); // the whole index fit in the page
+    expect(await members()).toEqual([`${sessionId} waits`]);
+    // An entry younger than the sweep's bound is left alone (its request may be on its way).
+    await approvals.request(sessionId, "c-9:stale", request("young"));
+    expect((await approvals.dropOrphanEntries(0, Date.now() - 60_000)).dropped).toBe(0);
+    expect(await members()).toContain(`${sessionId} young`);
+  });
 });

@@ -42,6 +42,7 @@ import {
   abortWaitingRun,
   type DecisionDeps,
   denyExpiredApprovals,
+  dropOrphanedIndexEntries,
 } from "./intake/approvalDecisions.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
 import { startDecisionJobs } from "./intake/decisionJobs.js";
@@ -505,6 +506,12 @@ async function startCoordinatorRuntime(
     prefix: keys.bullPrefix,
   });
   const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
+  const indexSweep = { from: 0 };
+  const orphanAgeMs = Math.max(ORPHAN_INDEX_AGE_MS, 2 * deps.leaseMs);
+  const orphanSweep = setInterval(
+    () => void dropOrphanedIndexEntries(decisions, indexSweep, orphanAgeMs),
+    ORPHAN_SWEEP_MS,
+  );
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
   const intake = startIntake({
     worker,
@@ -528,6 +535,7 @@ async function startCoordinatorRuntime(
     log,
     watch,
     approvalSweep,
+    orphanSweep,
     announced,
     announcer,
   };
@@ -557,12 +565,20 @@ interface RuntimeParts {
   log: Logger;
   watch: RedisWatch;
   approvalSweep: NodeJS.Timeout;
+  /** The sweep of approval index entries whose call has no request (`dropOrphanedIndexEntries`). */
+  orphanSweep: NodeJS.Timeout;
   announced: AnnouncedTools;
   announcer: AgentAnnouncer;
 }
 
 /** How often a coordinator denies the calls whose approval timeout has passed. */
 const APPROVAL_SWEEP_MS = 500;
+
+/** How often a coordinator reads a page of the approval index for entries without a request. */
+const ORPHAN_SWEEP_MS = 30_000;
+
+/** Index entries younger than this (or two leases) are never taken for orphans. */
+const ORPHAN_INDEX_AGE_MS = 60_000;
 
 /**
  * Opens every shard of the tool queues the store's tools go to (the default one too), and
@@ -633,6 +649,7 @@ async function subscribeToChannels(
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
   clearInterval(parts.approvalSweep);
+  clearInterval(parts.orphanSweep);
   parts.announced.stop();
   await parts.decisionJobs.close(); // lets a decision in progress finish (it may resume a run)
   await parts.intake.stop();

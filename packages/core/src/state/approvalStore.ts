@@ -253,6 +253,45 @@ export class ApprovalStore {
     return true;
   }
 
+  /**
+   * Drops entries of the cluster-wide index whose call has no request in its session: a
+   * coordinator woken past its lease writes the entry of a call it then cannot record (the
+   * index, in another slot, is written before the fenced request). Reads one page of `limit`
+   * entries requested before `before` (older than any holder can still be between the two
+   * writes), from `from` on; returns where the next page starts (0 once the index is read to
+   * its end) and how many it dropped. Never drops an entry whose request exists.
+   */
+  async dropOrphanEntries(
+    from: number,
+    before: number,
+    limit = 200,
+  ): Promise<{ next: number; dropped: number }> {
+    const k = this.keys;
+    const members = await this.redis.zrangebyscore(
+      k.approvalsPending,
+      "-inf",
+      before,
+      "LIMIT",
+      from,
+      limit,
+    );
+    const known = await Promise.all(
+      members.map((member) => {
+        const { sessionId, callKey } = parseMember(member);
+        return this.redis.hexists(k.approvals(sessionId), callKey);
+      }),
+    );
+    const orphans = members.filter((_, i) => known[i] === 0);
+    if (orphans.length > 0) {
+      await Promise.all([
+        this.redis.zrem(k.approvalsPending, ...orphans),
+        this.redis.zrem(k.approvalDeadlines, ...orphans),
+      ]);
+    }
+    const next = members.length < limit ? 0 : from + members.length - orphans.length;
+    return { next, dropped: orphans.length };
+  }
+
   /** Calls whose approval deadline has passed (at most `limit`). */
   async due(now: number, limit = 100): Promise<Array<{ sessionId: string; callKey: string }>> {
     const members = await this.redis.zrangebyscore(

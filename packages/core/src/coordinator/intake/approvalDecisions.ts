@@ -112,6 +112,32 @@ async function abortChildRuns(deps: DecisionDeps, sessionId: string): Promise<vo
  * Denies every call whose approval timeout has passed (any coordinator may sweep; a call
  * decided meanwhile is a no-op). Never throws: a Redis error waits for the next sweep.
  */
+/** Where a sweep of the approval index goes on from (see `dropOrphanedIndexEntries`). */
+export interface IndexSweep {
+  from: number;
+}
+
+/**
+ * Drops one page of approval index entries whose call has no request (see
+ * `ApprovalStore.dropOrphanEntries`), entries older than `minAgeMs` only, and moves `sweep`
+ * on. Never throws: a failed page is tried again on the next call.
+ */
+export async function dropOrphanedIndexEntries(
+  deps: DecisionDeps,
+  sweep: IndexSweep,
+  minAgeMs: number,
+  now = Date.now(),
+): Promise<void> {
+  try {
+    const { next, dropped } = await deps.approvals.dropOrphanEntries(sweep.from, now - minAgeMs);
+    sweep.from = next;
+    if (dropped > 0)
+      deps.log.info({ dropped }, "dropped approval index entries whose call has no request");
+  } catch (err) {
+    deps.log.debug({ err: (err as Error).message }, "could not sweep the approval index");
+  }
+}
+
 export async function denyExpiredApprovals(deps: DecisionDeps, now = Date.now()): Promise<void> {
   try {
     for (const { sessionId, callKey } of await deps.approvals.due(now)) {

@@ -6,12 +6,10 @@
  * an error result; a call past `YIEM_MAX_AGENT_DEPTH` is an error result; the tree is listed.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { BusEvent } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
+import { writeAgentsYaml } from "../support/agentsYaml.js";
 import { runCli } from "../support/cliProcess.js";
 import { useLedgerCluster } from "../support/faults.js";
 import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
@@ -115,64 +113,58 @@ const NARRATED = "once upon a time the end";
 const CHAIN = ["manager", "assistant", "clerk"];
 
 function agentsFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "yiem-agent-calls-"));
-  const path = join(dir, "agents.yaml");
-  writeFileSync(
-    path,
-    [
-      "agents:",
-      "  lead:",
-      "    instructions: You lead.",
-      "    model: lead-model",
-      "    tools: [ledgerRemote]",
-      "    agents: [researcher, writer, broke]",
-      "  researcher:",
-      "    description: Finds facts about a topic.",
-      "    instructions: You research.",
-      "    model: researcher-model",
-      "    tools: []",
-      "  writer:",
-      "    description: Writes a draft on a topic.",
-      "    instructions: You write.",
-      "    model: writer-model",
-      "    tools: []",
-      "    inputSchema: { type: object, properties: { topic: { type: string } }, required: [topic] }",
-      "    outputSchema: { type: object, properties: { draft: { type: string } }, required: [draft] }",
-      "  broke:",
-      "    instructions: You have no budget.",
-      "    model: broke-model",
-      "    budget: { maxModelCalls: 0 }",
-      "  teller:",
-      "    instructions: You tell.",
-      "    model: teller-model",
-      "    tools: []",
-      "    agents: [narrator]",
-      "  narrator:",
-      "    instructions: You narrate.",
-      "    model: narrator-model",
-      "    tools: []",
-      "  nester:",
-      "    instructions: You nest.",
-      "    model: nester-model",
-      "    tools: []",
-      "    agents: [nester]",
-      "  manager:",
-      "    instructions: You manage.",
-      "    model: manager-model",
-      "    tools: []",
-      "    agents: [assistant]",
-      "  assistant:",
-      "    instructions: You assist.",
-      "    model: assistant-model",
-      "    tools: []",
-      "    agents: [clerk]",
-      "  clerk:",
-      "    instructions: You do the work.",
-      "    model: clerk-model",
-      "    tools: [ledgerApproval, waitForAbort]",
-    ].join("\n"),
-  );
-  return path;
+  return writeAgentsYaml([
+    "agents:",
+    "  lead:",
+    "    instructions: You lead.",
+    "    model: lead-model",
+    "    tools: [ledgerRemote]",
+    "    agents: [researcher, writer, broke]",
+    "  researcher:",
+    "    description: Finds facts about a topic.",
+    "    instructions: You research.",
+    "    model: researcher-model",
+    "    tools: []",
+    "  writer:",
+    "    description: Writes a draft on a topic.",
+    "    instructions: You write.",
+    "    model: writer-model",
+    "    tools: []",
+    "    inputSchema: { type: object, properties: { topic: { type: string } }, required: [topic] }",
+    "    outputSchema: { type: object, properties: { draft: { type: string } }, required: [draft] }",
+    "  broke:",
+    "    instructions: You have no budget.",
+    "    model: broke-model",
+    "    budget: { maxModelCalls: 0 }",
+    "  teller:",
+    "    instructions: You tell.",
+    "    model: teller-model",
+    "    tools: []",
+    "    agents: [narrator]",
+    "  narrator:",
+    "    instructions: You narrate.",
+    "    model: narrator-model",
+    "    tools: []",
+    "  nester:",
+    "    instructions: You nest.",
+    "    model: nester-model",
+    "    tools: []",
+    "    agents: [nester]",
+    "  manager:",
+    "    instructions: You manage.",
+    "    model: manager-model",
+    "    tools: []",
+    "    agents: [assistant]",
+    "  assistant:",
+    "    instructions: You assist.",
+    "    model: assistant-model",
+    "    tools: []",
+    "    agents: [clerk]",
+    "  clerk:",
+    "    instructions: You do the work.",
+    "    model: clerk-model",
+    "    tools: [ledgerApproval, waitForAbort]",
+  ]);
 }
 
 const { cluster, ledger } = useLedgerCluster({

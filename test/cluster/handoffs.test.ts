@@ -1,18 +1,7 @@
-/**
- * Handoffs between named agents (`handoffs: [billing]`, the tool `transfer_to_billing`), on
- * two real coordinator processes with the scripted model: after a handoff the same run goes on
- * with the target's instructions, tools, model and output schema; the session's current agent
- * is the target (later requests may omit `agent`; one naming the old agent fails, saying why);
- * the `agentHandoff` event is published once; a batch's other calls run and only its first
- * transfer takes; an unlisted target is an error result; a handoff survives a SIGKILL of its
- * coordinator right after it.
- */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { BusEvent } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
+import { writeAgentsYaml } from "../support/agentsYaml.js";
 import { runCli, startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import { leaseHolderPid } from "../support/faults.js";
@@ -91,32 +80,27 @@ function respond(request: ScriptedRequest): ScriptedReply {
 }
 
 function agentsFile(): string {
-  const path = join(mkdtempSync(join(tmpdir(), "yiem-handoffs-")), "agents.yaml");
-  writeFileSync(
-    path,
-    [
-      "agents:",
-      "  support:",
-      "    instructions: You help customers.",
-      "    description: Answers general questions.",
-      "    model: support-model",
-      "    tools: [getTime, ledgerApproval]",
-      "    handoffs: [billing]",
-      "  billing:",
-      "    instructions: You handle invoices.",
-      "    description: Handles invoices and refunds.",
-      "    model: billing-model",
-      "    tools: [whereAmI]",
-      "    outputSchema:",
-      "      type: object",
-      "      properties: { invoice: { type: string } }",
-      "      required: [invoice]",
-      "  ops:",
-      "    instructions: You run operations.",
-      "    model: ops-model",
-    ].join("\n"),
-  );
-  return path;
+  return writeAgentsYaml([
+    "agents:",
+    "  support:",
+    "    instructions: You help customers.",
+    "    description: Answers general questions.",
+    "    model: support-model",
+    "    tools: [getTime, ledgerApproval]",
+    "    handoffs: [billing]",
+    "  billing:",
+    "    instructions: You handle invoices.",
+    "    description: Handles invoices and refunds.",
+    "    model: billing-model",
+    "    tools: [whereAmI]",
+    "    outputSchema:",
+    "      type: object",
+    "      properties: { invoice: { type: string } }",
+    "      required: [invoice]",
+    "  ops:",
+    "    instructions: You run operations.",
+    "    model: ops-model",
+  ]);
 }
 
 const cluster = useTestCluster(async () => ({

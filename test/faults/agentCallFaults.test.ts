@@ -6,12 +6,10 @@
  * per call and answers once.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { BusEvent } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
+import { writeAgentsYaml } from "../support/agentsYaml.js";
 import {
   leaseHolderPid,
   recordFigure,
@@ -48,27 +46,22 @@ function respond(request: ScriptedRequest): ScriptedReply {
 }
 
 function agentsFile(): string {
-  const path = join(mkdtempSync(join(tmpdir(), "yiem-agent-faults-")), "agents.yaml");
   const child = (name: string) => [
     `  ${name}:`,
     `    instructions: You are the ${name}.`,
     `    model: ${name}-model`,
     "    tools: [ledgerRemote]",
   ];
-  writeFileSync(
-    path,
-    [
-      "agents:",
-      "  lead:",
-      "    instructions: You lead.",
-      "    model: lead-model",
-      "    tools: [ledgerRemote]",
-      "    agents: [researcher, writer]",
-      ...child("researcher"),
-      ...child("writer"),
-    ].join("\n"),
-  );
-  return path;
+  return writeAgentsYaml([
+    "agents:",
+    "  lead:",
+    "    instructions: You lead.",
+    "    model: lead-model",
+    "    tools: [ledgerRemote]",
+    "    agents: [researcher, writer]",
+    ...child("researcher"),
+    ...child("writer"),
+  ]);
 }
 
 const { cluster, ledger } = useLedgerCluster({

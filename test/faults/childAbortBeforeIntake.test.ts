@@ -7,11 +7,9 @@
  * the root ends aborted.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
+import { writeAgentsYaml } from "../support/agentsYaml.js";
 import { useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
 import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
@@ -62,23 +60,18 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
 }
 
 function agentsFile(): string {
-  const path = join(mkdtempSync(join(tmpdir(), "yiem-child-abort-")), "agents.yaml");
-  writeFileSync(
-    path,
-    [
-      "agents:",
-      "  lead:",
-      "    instructions: You lead.",
-      "    model: lead-model",
-      "    tools: []",
-      "    agents: [helper]",
-      "  helper:",
-      "    instructions: You help.",
-      "    model: helper-model",
-      "    tools: [ledgerRemote]",
-    ].join("\n"),
-  );
-  return path;
+  return writeAgentsYaml([
+    "agents:",
+    "  lead:",
+    "    instructions: You lead.",
+    "    model: lead-model",
+    "    tools: []",
+    "    agents: [helper]",
+    "  helper:",
+    "    instructions: You help.",
+    "    model: helper-model",
+    "    tools: [ledgerRemote]",
+  ]);
 }
 
 const { cluster } = useLedgerCluster({

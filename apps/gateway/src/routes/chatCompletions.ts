@@ -8,6 +8,7 @@ import {
   modelListSchema,
   openAiErrorSchema,
 } from "../faceSchemas.js";
+import { openEventStream } from "../http/eventStream.js";
 import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json, type RouteReply } from "../http/route.js";
 import type { GatewayKey } from "../keys/gatewayKey.js";
@@ -248,14 +249,7 @@ async function streamCompletion(
       created,
       choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
     });
-  res.writeHead(200, {
-    "Content-Type": "text/event-stream; charset=utf-8",
-    "Cache-Control": "no-store",
-    Connection: "keep-alive",
-    "X-Accel-Buffering": "no",
-    "X-Content-Type-Options": "nosniff",
-  });
-  const heartbeat = setInterval(() => res.write(": heartbeat\n\n"), services.heartbeatMs);
+  const stopHeartbeat = openEventStream(res, services.heartbeatMs);
   try {
     chunk({ role: "assistant", content: "" });
     const answer = new CompletionText();
@@ -281,7 +275,7 @@ async function streamCompletion(
     }
     if (!signal.aborted) send(openAiErrorBody(failure));
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     release();
     res.end();
   }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { BusEvent } from "@yiem/core";
 import { hashApiKey } from "@yiem/core";
+import { openEventStream } from "../http/eventStream.js";
 import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json } from "../http/route.js";
 import { errorSchema, eventsQuerySchema, streamTokenSchema } from "../schemas.js";
@@ -26,22 +27,15 @@ export const sessionEventsRoute = defineRoute({
     await expectVisibleSession(services, key, sessionId);
     const afterSeq = lastEventIdOf(req.headers["last-event-id"]) ?? query.from ?? 0;
     const { signal, release } = streamSignal(services, res, key);
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      Connection: "keep-alive",
-      "X-Accel-Buffering": "no",
-      "X-Content-Type-Options": "nosniff",
-    });
+    const stopHeartbeat = openEventStream(res, services.heartbeatMs);
     res.write(`retry: 1000\n: events of ${sessionId} after ${afterSeq}\n\n`);
-    const heartbeat = setInterval(() => res.write(": heartbeat\n\n"), services.heartbeatMs);
     try {
       await streamEvents(services, res, sessionId, afterSeq, signal);
     } catch (err) {
       if (!signal.aborted)
         services.log.warn({ sessionId, err: (err as Error).message }, "event stream failed");
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
       release();
       res.end();
     }

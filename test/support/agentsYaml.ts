@@ -1,0 +1,15 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Writes an agents file (`YIEM_AGENTS`) of these YAML lines into a fresh temporary folder and
+ * returns its path.
+ *
+ * @example const file = writeAgentsYaml(["agents:", "  lead:", "    instructions: You lead."]);
+ */
+export function writeAgentsYaml(lines: string[]): string {
+  const path = join(mkdtempSync(join(tmpdir(), "yiem-agents-")), "agents.yaml");
+  writeFileSync(path, lines.join("\n"));
+  return path;
+}

@@ -39,27 +39,6 @@ export async function publishEvent(
   );
 }
 
-/**
- * Publishes a live-only event (`messageUpdate`) on `<prefix>:events:<sessionId>`: not stored,
- * not numbered. It goes out with `live: true` and the sequence number of the session's latest
- * stored event, so `streamSessionEvents` passes it on only in its place. Returns that number.
- * `sessionId` is the session whose channel gets it: its own, or its tree's root (a child's
- * streamed text, with `path` in `origin`). Throws only when Redis fails.
- */
-export async function publishLiveEvent(
-  redis: RedisClient,
-  keys: ClusterKeys,
-  origin: EventOrigin,
-  event: AgentEvent,
-  sessionId: string = origin.sessionId,
-): Promise<number> {
-  return withScripts(redis).yiemPublishLiveEvent(
-    keys.seq(sessionId),
-    keys.eventChannel(sessionId),
-    busEventJson(event, origin),
-  );
-}
-
 /** Parses one bus message; returns nothing for anything that is not a bus event. */
 export function parseBusEvent(text: string): BusEvent | undefined {
   try {
@@ -105,7 +84,10 @@ export interface EventTree {
 export interface EventPublisher {
   /** Sends the event to Redis and returns at once. Never throws; a failed publish is dropped. */
   emit(event: AgentEvent, extra?: Partial<EventOrigin>): Promise<void>;
-  /** The same for a live-only event (see `publishLiveEvent`), in order with the others. */
+  /**
+   * The same for a live-only event (`messageUpdate`): not stored, not numbered, published with
+   * `live: true` and the number of the session's latest stored event, in order with the others.
+   */
   emitLive(event: AgentEvent): Promise<void>;
   /** Resolves once every event sent so far has been published (or has failed). */
   flush(): Promise<void>;

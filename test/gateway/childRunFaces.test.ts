@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import OpenAI from "openai";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeAgentsYaml } from "../support/agentsYaml.js";
 import { useTestCluster } from "../support/cluster.js";
 import { type GatewayProcess, makeKey, startGatewayProcess, writeKeysFile } from "./support.js";
@@ -56,6 +56,10 @@ beforeAll(async () => {
   await writeKeysFile(file, [alice]);
   gateway = await startGatewayProcess({ ...cluster.env, YIEM_API_KEYS: file });
 }, 90_000);
+
+afterAll(async () => {
+  await gateway?.process.stop(3000);
+});
 
 describe("the chat faces with a child run", () => {
   it("streams the root's answer as chat completion chunks, without the child's text", async () => {

@@ -52,7 +52,7 @@ export interface Harness {
 export async function openHarness(url: string, prefix: string): Promise<Harness> {
   const keys = clusterKeys(prefix);
   const command = connectRedis(url, DURABLE_CONNECTION);
-  const waiter = new TracingWaiter(command, keys.bullPrefix);
+  const waiter = new TracingWaiter(command, keys);
   const queues = new Map<string, Promise<Queue>>();
   const created: Queue[] = [];
   const queueFor = (queue: string | undefined) => {

@@ -1,9 +1,21 @@
 /**
- * The coordinator's `ResultWaiter` against a real Redis and plain BullMQ: two waits on one
- * tool job id (a model's colliding call ids once made them) must both end, never replace
- * each other and hang a run.
+ * The coordinator's `ResultWaiter` against a real Redis: two waits on one tool job id (a
+ * model's colliding call ids once made them) must both end, never replace each other and hang
+ * a run; a job a plain BullMQ worker completes (no announcement) is seen by the waiter's polls;
+ * a job a Yiem tool worker ends is seen from the worker's announcement, with the polls pushed
+ * out past the test's timeout.
  */
-import { connectRedis, type RedisClient, type ToolJobResult } from "@yiem/core";
+import {
+  type AgentTool,
+  clusterKeys,
+  connectRedis,
+  type RedisClient,
+  registerTool,
+  startToolWorker,
+  type ToolJobResult,
+  ToolStore,
+  type ToolWorkerHandle,
+} from "@yiem/core";
 import { DURABLE_CONNECTION, type JobEnd, ResultWaiter } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { Queue, Worker } from "bullmq";
@@ -26,13 +38,12 @@ beforeAll(async () => {
   redis = await startTestRedis();
   command = connectRedis(redis.url, DURABLE_CONNECTION);
   const bullPrefix = `${redis.prefix}:bull`;
-  waiter = new ResultWaiter(command, bullPrefix);
+  waiter = new ResultWaiter(command, clusterKeys(redis.prefix), { firstPollMs: 100, pollMs: 200 });
   queue = new Queue("tools-default", { connection: command, prefix: bullPrefix });
   await waiter.listen(queue);
 });
 
 afterAll(async () => {
-  await worker?.close();
   await waiter.close();
   await queue.close();
   command.disconnect();
@@ -52,6 +63,10 @@ function startCountingWorker(ran: string[]): Worker {
 }
 
 describe("ResultWaiter", () => {
+  afterAll(async () => {
+    await worker?.close(); // it serves the tool queue the next scenarios' worker serves
+  });
+
   it("ends both of two waits on one job id with the job's end, the job added once", async () => {
     const jobId = "s1.r1.c_1";
     const add = () => queue.add("sleepFor", {}, { jobId });
@@ -78,5 +93,85 @@ describe("ResultWaiter", () => {
     expect(await first).toEqual({ kind: "aborted" });
     worker?.resume();
     expect(await second).toEqual({ kind: "completed", value });
+  });
+});
+
+/** A tool that answers `text`, or waits for its signal when told `{ hang: true }`. */
+const echoTool: AgentTool = {
+  name: "echo",
+  label: "echo",
+  description: "Answers its text; hangs until aborted when told to",
+  inputSchema: { type: "object", properties: { text: { type: "string" } } },
+  parallelToolExecute: true,
+  execute: (_id, args) => ({ content: [{ type: "text", text: String(args.text) }], details: {} }),
+};
+
+describe("ResultWaiter with a Yiem tool worker", () => {
+  let announced: ResultWaiter;
+  let toolQueue: Queue;
+  let toolWorker: ToolWorkerHandle;
+
+  beforeAll(async () => {
+    const keys = clusterKeys(redis.prefix);
+    // No poll within the test's timeout: only the worker's announcement can end a wait.
+    announced = new ResultWaiter(command, keys, { firstPollMs: 60_000, pollMs: 60_000 });
+    toolQueue = new Queue(keys.toolQueueFor(undefined, "s2"), {
+      connection: command,
+      prefix: keys.bullPrefix,
+    });
+    await announced.listen(toolQueue);
+    const toolStore = new ToolStore({ name: "waiterWorker" });
+    registerTool(toolStore, echoTool);
+    toolWorker = await startToolWorker({
+      redis: redis.url,
+      prefix: redis.prefix,
+      toolStore,
+      workerId: "waiter-worker",
+    });
+  });
+
+  afterAll(async () => {
+    await toolWorker?.close();
+    await announced?.close();
+    await toolQueue?.close();
+  });
+
+  it("ends a wait with the result the worker announces, before any poll", async () => {
+    const jobId = "s2.r1.c_1";
+    const data = {
+      sessionId: "s2",
+      runId: "r1",
+      toolCallId: "c_1",
+      toolName: "echo",
+      args: { text: "announced" },
+      retries: 0,
+    };
+    const end = await announced.waitForJobEnd(toolQueue, jobId, () =>
+      toolQueue.add("echo", data, { jobId, attempts: 1 }),
+    );
+    expect(end.kind).toBe("completed");
+    const value = end.kind === "completed" ? end.value : undefined;
+    expect(value?.result.content).toEqual([{ type: "text", text: "announced" }]);
+    expect(value?.workerId).toBe("waiter-worker");
+  });
+
+  it("ends a wait with the failure the worker announces (a refused re-run), before any poll", async () => {
+    const jobId = "s2.r1.c_2";
+    const data = {
+      sessionId: "s2",
+      runId: "r1",
+      toolCallId: "c_2",
+      toolName: "echo",
+      args: { text: "once" },
+      retries: 0,
+    };
+    const add = () => toolQueue.add("echo", data, { jobId, attempts: 1 });
+    expect((await announced.waitForJobEnd(toolQueue, jobId, add)).kind).toBe("completed");
+    // Bull Board's "retry" of a completed job: the worker refuses to run the call twice.
+    const job = await toolQueue.getJob(jobId);
+    const failed = announced.waitForJobEnd(toolQueue, jobId, async () => job?.retry("completed"));
+    const end = await failed;
+    expect(end.kind).toBe("failed");
+    expect(end.kind === "failed" ? end.reason : "").toMatch(/^refused: tool call c_2/);
   });
 });

@@ -214,6 +214,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     eventChannel: (sessionId: string) => `${prefix}:events:${sessionId}`,
     responsesChannel: `${prefix}:responses`,
     controlChannel: `${prefix}:control`,
+    /**
+     * Where tool workers announce how each job of BullMQ queue `queueName` ended
+     * (`protocol/toolJobEnds.ts`); the coordinators waiting for its jobs listen here.
+     */
+    toolEndsChannel: (queueName: string) => `${prefix}:toolEnds:${queueName}`,
     /** The live workers: worker id → last heartbeat (a sorted set). */
     workers: `${workersTag}:workers`,
     /** One worker's heartbeat record (expires when the worker stops beating). */

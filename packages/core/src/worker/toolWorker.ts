@@ -7,6 +7,7 @@ import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { logToolError } from "../ops/toolErrorLog.js";
 import { JOB_RETENTION } from "../protocol/jobRetention.js";
+import { type ToolJobEnd, toolJobEndMessage } from "../protocol/toolJobEnds.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
@@ -289,6 +290,20 @@ function markFinished(ctx: WorkerContext, jobId: string, result?: ToolJobResult)
 }
 
 /**
+ * Tells the coordinators waiting for job `job` how it ended (`toolJobEndMessage` on its queue's
+ * `toolEndsChannel`). Not awaited: it goes out on the connection BullMQ then completes or fails
+ * the job on, right ahead of that. A lost announcement costs only time: a waiting coordinator
+ * also polls the job.
+ */
+function announceToolEnd(ctx: WorkerContext, job: Job<ToolJobData>, end: ToolJobEnd): void {
+  ctx.command
+    .publish(ctx.keys.toolEndsChannel(job.queueName), toolJobEndMessage(job.id ?? "", end))
+    .catch((err: Error) =>
+      ctx.log.warn({ err: err.message, jobId: job.id }, "could not announce a tool job's end"),
+    );
+}
+
+/**
  * Records the "giving up" result of a job whose retries are spent, unless an earlier attempt
  * recorded its own result meanwhile (a stopped worker that woke up): then that result is the
  * job's. Awaited, so a job never completes as "giving up" over a result already recorded.
@@ -420,9 +435,19 @@ function startQueueWorker(
       ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
       try {
         const { toolName } = job.data;
-        return await measureToolCall(ctx.metrics, toolName, signal, () =>
+        const value = await measureToolCall(ctx.metrics, toolName, signal, () =>
           processToolJob(ctx, job, signal, lock),
         );
+        announceToolEnd(ctx, job, { kind: "completed", value });
+        return value;
+      } catch (err) {
+        // The reason as BullMQ records it (`failedReason`); a handed-off job has not ended.
+        if (!(err instanceof DelayedError))
+          announceToolEnd(ctx, job, {
+            kind: "failed",
+            reason: (err as Error).message ?? String(err),
+          });
+        throw err;
       } finally {
         ctx.active.delete(jobId);
       }

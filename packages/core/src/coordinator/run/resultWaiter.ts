@@ -1,6 +1,8 @@
-import { Job, type Queue, QueueEvents } from "bullmq";
+import { Job, type Queue } from "bullmq";
+import { parseToolJobEnd } from "../../protocol/toolJobEnds.js";
 import type { ToolJobResult } from "../../protocol/toolJobs.js";
-import type { RedisClient } from "../../redis/redisConnection.js";
+import type { ClusterKeys } from "../../redis/keys.js";
+import { duplicateConnection, type RedisClient } from "../../redis/redisConnection.js";
 import { onAbort } from "../../tools/abortListener.js";
 
 /** How a tool job ended, as the coordinator sees it (`aborted`: the caller stopped waiting). */
@@ -18,39 +20,51 @@ interface Waiter {
 }
 
 /**
- * Waits for tool jobs to finish (`waitForJobEnd`) with a low-latency wake-up: one
- * `QueueEvents` reader per tool queue resolves waiters as `completed` / `failed` events
- * arrive. Each waiter also polls the job itself (first after `firstPollMs`, then every
- * `pollMs`), so a missed event or a job that had already finished before anyone waited
- * (attach after a crash) is still seen: the stored job is the truth. Two waits on one job id
- * share it: both get its end (neither replaces the other).
+ * Waits for tool jobs to finish (`waitForJobEnd`) with a low-latency wake-up: tool workers
+ * announce each job's end on its queue's `toolEndsChannel` (`protocol/toolJobEnds.ts`), and one
+ * subscriber connection here resolves the waiters as those arrive. Only ends travel there, where
+ * a BullMQ `QueueEvents` reader was woken by every added, waiting, active and completed event of
+ * the queue (three wake-ups and three reads a call). Each waiter also polls the job itself
+ * (first after `firstPollMs`, then every `pollMs`), so a lost announcement (the subscriber
+ * reconnecting), a job that had already finished before anyone waited (attach after a crash)
+ * or a job no Yiem worker ends (failed by BullMQ itself) is still seen: the stored job is the
+ * truth. Two waits on one job id share it: both get its end (neither replaces the other).
  */
 export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();
-  private readonly readers = new Map<string, QueueEvents>();
+  private readonly channels = new Map<string, Promise<void>>();
+  private subscriber: RedisClient | undefined;
 
   constructor(
     private readonly connection: RedisClient,
-    private readonly bullPrefix: string,
+    private readonly keys: ClusterKeys,
     private readonly timing = { firstPollMs: 250, pollMs: 1000 },
   ) {}
 
-  /** Starts listening to `queue` (idempotent); resolves once its reader is connected. */
-  async listen(queue: Queue): Promise<void> {
-    if (this.readers.has(queue.name)) return;
-    const reader = new QueueEvents(queue.name, {
-      connection: this.connection, // QueueEvents makes its own blocking duplicate
-      prefix: this.bullPrefix,
+  /** Starts listening to the ends of `queue`'s jobs (idempotent); resolves once subscribed. */
+  listen(queue: Queue): Promise<void> {
+    const channel = this.keys.toolEndsChannel(queue.name);
+    let subscribed = this.channels.get(channel);
+    if (!subscribed) {
+      subscribed = this.subscriberConnection()
+        .subscribe(channel)
+        .then(() => undefined);
+      this.channels.set(channel, subscribed);
+    }
+    return subscribed;
+  }
+
+  /** The subscriber connection, opened on first use; it resubscribes by itself after a reconnect. */
+  private subscriberConnection(): RedisClient {
+    if (this.subscriber) return this.subscriber;
+    const subscriber = duplicateConnection(this.connection);
+    subscriber.on("error", () => undefined); // reconnects by itself; the polls cover the gap
+    subscriber.on("message", (_channel: string, text: string) => {
+      const message = parseToolJobEnd(text);
+      if (message) this.settle(message.jobId, message.end);
     });
-    this.readers.set(queue.name, reader);
-    reader.on("completed", ({ jobId, returnvalue }) => {
-      this.settle(jobId, { kind: "completed", value: returnvalue as unknown as ToolJobResult });
-    });
-    reader.on("failed", ({ jobId, failedReason }) =>
-      this.settle(jobId, { kind: "failed", reason: failedReason }),
-    );
-    reader.on("error", () => undefined); // reconnects by itself; the polls cover the gap
-    await reader.waitUntilReady();
+    this.subscriber = subscriber;
+    return subscriber;
   }
 
   /**
@@ -141,11 +155,13 @@ export class ResultWaiter {
       waiter.timer = setTimeout(() => this.poll(jobId), this.timing.pollMs);
   }
 
-  /** Closes every reader. */
+  /** Ends every wait (`missing`) and closes the subscriber connection. */
   async close(): Promise<void> {
     for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { kind: "missing" });
-    await Promise.all([...this.readers.values()].map((reader) => reader.close()));
-    this.readers.clear();
+    this.channels.clear();
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    await subscriber?.quit().catch(() => subscriber.disconnect());
   }
 }
 

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentEvent,
+  type AgentMessage,
   clusterKeys,
   connectRedis,
   type RedisClient,
   readEventsAfter,
 } from "@yiem/core";
-import { createEventPublisher } from "@yiem/core/internal";
+import { createEventPublisher, NOT_AS_EXPECTED, SessionStore } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -96,4 +97,93 @@ describe("event batches", () => {
     ]);
     await subscriber.quit();
   });
+
+  it("sends a run's events and the transcript append among them as one script, in order", async () => {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    await store.appendMany(sessionId, "t1", [toolResult("c0")]); // loads the script: warm
+    await publisher.flush();
+    const before = await scriptCalls();
+    void publisher.emit(turnStart());
+    const appended = store.appendMany(sessionId, "t1", [toolResult("c1"), toolResult("c2")], 1);
+    void publisher.emit(turnStart());
+    // Sent right behind, in the same pass: it sees the events and both messages.
+    const [stream, messages] = await Promise.all([
+      redis.xrange(keys().stream(sessionId), "-", "+"),
+      redis.lrange(keys().messages(sessionId), 0, -1),
+    ]);
+    expect(await appended).toBe(true);
+    expect((await scriptCalls()) - before).toBe(1);
+    expect(stream).toHaveLength(2);
+    expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["c0", "c1", "c2"]);
+  });
+
+  it("refuses an append fenced off inside a batch and still publishes the batch's events", async () => {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    expect(await store.acquire(sessionId, "holder", 60_000)).toBe(true);
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    void publisher.emit(turnStart());
+    const stale = store.appendMany(sessionId, "not-the-holder", [toolResult("x")]);
+    const unexpected = store.appendMany(sessionId, "holder", [toolResult("y")], 5);
+    const landed = store.appendMany(sessionId, "holder", [toolResult("z")], 0);
+    void publisher.emit(turnStart());
+    expect(await stale).toBe(false);
+    expect(await unexpected).toBe(NOT_AS_EXPECTED);
+    expect(await landed).toBe(true);
+    await publisher.flush();
+    const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["z"]);
+    const stored = await readEventsAfter(redis, keys(), sessionId, 0);
+    expect(stored.map((event) => event.seq)).toEqual([1, 2]);
+  });
 });
+
+describe("stored events", () => {
+  it("store each event as the event with its origin, its seq and its time, whatever they share", async () => {
+    const sessionId = randomUUID();
+    const path = [{ agent: "root", sessionId: "root-session", callKey: "k1" }];
+    const origin = { sessionId, runId: "r1", workerId: undefined, path };
+    const publisher = createEventPublisher(redis, keys(), origin);
+    const events = [
+      {
+        type: "toolExecEnd",
+        toolCallId: "c1",
+        toolName: "t",
+        result: { content: [], details: { a: [1, "x"] } },
+        isError: false,
+      },
+      { type: "turnStart", note: undefined },
+      { type: "handoff", sessionId: "the event's own", runId: "r0" }, // the origin's fields win
+      { type: "custom", ts: 1 }, // so does the publish time
+    ] as unknown as AgentEvent[];
+    for (const event of events) await publisher.emit(event);
+    await publisher.flush();
+    const stored = (await redis.xrange(keys().stream(sessionId), "-", "+")).map(
+      ([, fields]) => JSON.parse(fields[1] ?? "") as Record<string, unknown>,
+    );
+    expect(stored).toHaveLength(events.length);
+    stored.forEach((event, i) => {
+      const expected = JSON.parse(
+        JSON.stringify({ ...events[i], ...origin, ts: event.ts }),
+      ) as Record<string, unknown>;
+      expect(event).toEqual({ seq: i + 1, ...expected });
+      expect(typeof event.ts).toBe("number");
+      expect(event.ts).not.toBe(1);
+    });
+  });
+});
+
+function toolResult(id: string): AgentMessage {
+  return {
+    role: "toolResult",
+    toolCallId: id,
+    toolName: "noop",
+    content: [{ type: "text", text: `result of ${id}` }],
+    details: {},
+    isError: false,
+    timestamp: Date.now(),
+  };
+}

@@ -59,6 +59,7 @@ export interface YiemScripts {
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
   yiemPublishEvents: Script<number>;
+  yiemSessionWrites: Script<number[]>;
   yiemForgetApprovals: Script<string[] | number>;
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;

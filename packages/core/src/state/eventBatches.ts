@@ -6,17 +6,35 @@ import type { StreamCaps } from "./streamCaps.js";
 /** How an event is sent: stored (numbered, in the replay stream) or live only (streamed text). */
 export type EventKind = "stored" | "live";
 
-/** The events of one session waiting to go out, in the order they were sent. */
+/** One fenced transcript append queued in a batch (see `EventBatches.append`). */
+export interface QueuedAppend {
+  /** The lease token the append is fenced by. */
+  token: string;
+  /** The transcript length it expects before it, or '' for no guard. */
+  expected: number | string;
+  /** Pairs: message JSON, tool call id or ''. */
+  pairs: string[];
+}
+
+/** A pending promise's two ends. */
+interface Settle<T> {
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+/** The writes of one session waiting to go out, in the order they were sent. */
 interface SessionBatch {
   sessionId: string;
   caps: StreamCaps;
-  /** Pairs: kind (`s` / `l`), event JSON without `seq`. */
-  pairs: string[];
-  settle: { resolve(): void; reject(err: unknown): void };
+  /** The script's write arguments, in order: `s`/`l` + event JSON, or `a` + an append's. */
+  writes: Array<string | number>;
+  /** One per append in `writes`, in order: told the append's reply. */
+  appends: Array<Settle<number>>;
+  settle: Settle<void>;
   sent: Promise<void>;
 }
 
-/** Queues events of a connection's sessions; see `eventBatchesOf`. */
+/** Queues events and appends of a connection's sessions; see `eventBatchesOf`. */
 export interface EventBatches {
   /**
    * Queues an event of `sessionId` (JSON as `busEventJson` encodes it, without `seq`). It goes
@@ -25,7 +43,14 @@ export interface EventBatches {
    * that failed.
    */
   add(sessionId: string, kind: EventKind, json: string, caps: StreamCaps): Promise<void>;
-  /** Sends every queued event now. */
+  /**
+   * Queues a fenced append to `sessionId`'s transcript, behind the events queued before it and
+   * ahead of those queued after it, in the same script (`sessionWrites-5.lua`). Resolves with
+   * the script's reply for it: the transcript's length, -1 (not the holder's) or -2 (not the
+   * expected length: nothing written); rejects when Redis failed.
+   */
+  append(sessionId: string, caps: StreamCaps, append: QueuedAppend): Promise<number>;
+  /** Sends everything queued now. */
   send(): void;
 }
 
@@ -33,11 +58,12 @@ const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
 
 /**
  * The event batches of `redis`: events sent one after another on this connection (a run's
- * `turnStart`, `messageStart`, `messageEnd`; the text deltas of one model chunk) go out as one
- * script per session (`publishEvents-2.lua`) rather than one script each, while every other
- * command keeps its place: the connection's `sendCommand` first sends what is queued, so Redis
- * runs each event before any command the code sent after it (a tool job added after its
- * call's `toolExecStart`, the script that closes a run). One per connection, made on first use.
+ * `turnStart`, `messageStart`, `messageEnd`; the text deltas of one model chunk), and the
+ * transcript appends among them, go out as one script per session rather than one script
+ * each, while every other command keeps its place: the connection's `sendCommand` first sends
+ * what is queued, so Redis runs each queued write before any command the code sent after it
+ * (a tool job added after its call's `toolExecStart`, the script that closes a run). One per
+ * connection, made on first use.
  *
  * @example await eventBatchesOf(redis, keys).add(sessionId, "stored", busEventJson(event, origin), caps)
  */
@@ -51,28 +77,44 @@ export function eventBatchesOf(redis: RedisClient, keys: ClusterKeys): EventBatc
 
 function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches {
   let queued = new Map<string, SessionBatch>();
+  let last: string | undefined;
   let sending = false;
   const send = () => {
     if (queued.size === 0 || sending) return;
     const batches = queued;
     queued = new Map();
+    last = undefined;
     sending = true;
     try {
-      for (const batch of batches.values()) publishBatch(redis, keys, batch);
+      for (const batch of batches.values()) sendBatch(redis, keys, batch);
     } finally {
       sending = false;
     }
   };
+  /** The open batch of `sessionId` for writes with `caps`, opened (and the flush planned) if none. */
+  const batchFor = (sessionId: string, caps: StreamCaps) => {
+    const open = queued.get(sessionId);
+    // Caps are the deployment's; a batch never mixes two, and order is kept either way.
+    if (open && !sameCaps(open.caps, caps)) send();
+    if (queued.size === 0) process.nextTick(send);
+    last = sessionId;
+    return queued.get(sessionId) ?? openBatch(queued, sessionId, caps);
+  };
   sendQueuedFirst(redis, send);
   return {
     add(sessionId, kind, json, caps) {
-      const open = queued.get(sessionId);
-      // Caps are the deployment's; a batch never mixes two, and order is kept either way.
-      if (open && !sameCaps(open.caps, caps)) send();
-      if (queued.size === 0) process.nextTick(send);
-      const batch = queued.get(sessionId) ?? openBatch(queued, sessionId, caps);
-      batch.pairs.push(kind === "stored" ? "s" : "l", json);
+      const batch = batchFor(sessionId, caps);
+      batch.writes.push(kind === "stored" ? "s" : "l", json);
       return batch.sent;
+    },
+    append(sessionId, caps, append) {
+      // Whatever another session queued since this one's last write goes out first, so no
+      // write of another stream (a child run's events in its root's) overtakes this append.
+      if (last !== sessionId) send();
+      const batch = batchFor(sessionId, caps);
+      const { token, expected, pairs } = append;
+      batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
+      return new Promise<number>((resolve, reject) => batch.appends.push({ resolve, reject }));
     },
     send,
   };
@@ -94,28 +136,66 @@ function openBatch(
     settle.reject = reject;
   });
   sent.catch(() => undefined); // a caller that does not wait must not see an unhandled rejection
-  const batch: SessionBatch = { sessionId, caps, pairs: [], settle, sent };
+  const batch: SessionBatch = {
+    sessionId,
+    caps,
+    writes: [],
+    appends: [],
+    settle,
+    sent,
+  };
   queued.set(sessionId, batch);
   return batch;
 }
 
-/** Sends one session's batch: the one-event scripts for a lone event, else the batch script. */
+/** Sends one session's batch: with appends in it the session-writes script, else `publishBatch`. */
+function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): void {
+  if (batch.appends.length === 0) {
+    publishBatch(redis, keys, batch);
+    return;
+  }
+  const { sessionId, caps, writes } = batch;
+  const reply = withScripts(redis).yiemSessionWrites(
+    keys.seq(sessionId),
+    keys.stream(sessionId),
+    keys.lease(sessionId),
+    keys.messages(sessionId),
+    keys.running(sessionId),
+    keys.eventChannel(sessionId),
+    caps.maxLength,
+    caps.maxBytes,
+    ...writes,
+  );
+  reply.then(
+    (replies) => {
+      batch.settle.resolve();
+      for (const [i, append] of batch.appends.entries()) append.resolve(Number(replies[i + 1]));
+    },
+    (err: unknown) => {
+      batch.settle.reject(err);
+      for (const append of batch.appends) append.reject(err);
+    },
+  );
+}
+
+/** Sends a batch of events only: the one-event scripts for a lone event, else the batch script. */
 function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): void {
   const scripts = withScripts(redis);
-  const { sessionId, caps, pairs } = batch;
+  const { sessionId, caps, writes } = batch;
   const channel = keys.eventChannel(sessionId);
+  const json = String(writes[1] ?? "");
   let reply: Promise<number>;
-  if (pairs.length === 2 && pairs[0] === "s") {
+  if (writes.length === 2 && writes[0] === "s") {
     reply = scripts.yiemPublishEvent(
       keys.seq(sessionId),
       keys.stream(sessionId),
       channel,
-      pairs[1] ?? "",
+      json,
       caps.maxLength,
       caps.maxBytes,
     );
-  } else if (pairs.length === 2) {
-    reply = scripts.yiemPublishLiveEvent(keys.seq(sessionId), channel, pairs[1] ?? "");
+  } else if (writes.length === 2) {
+    reply = scripts.yiemPublishLiveEvent(keys.seq(sessionId), channel, json);
   } else {
     reply = scripts.yiemPublishEvents(
       keys.seq(sessionId),
@@ -123,7 +203,7 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
       channel,
       caps.maxLength,
       caps.maxBytes,
-      ...pairs,
+      ...writes,
     );
   }
   reply.then(() => batch.settle.resolve(), batch.settle.reject);

@@ -26,6 +26,7 @@ import type {
   RunBudget,
   UserMessage,
 } from "../types/index.js";
+import { type EventBatches, eventBatchesOf } from "./eventBatches.js";
 import { type StreamCaps, streamCaps } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
 
@@ -112,6 +113,8 @@ function guardArg(expectLength: number | undefined): number | string {
  */
 export class SessionStore {
   private readonly redis: ScriptedRedis;
+  /** Where appends go together with the session's events (`eventBatchesOf`), unless acknowledged. */
+  private readonly batches: EventBatches | undefined;
 
   constructor(
     redis: RedisClient,
@@ -121,6 +124,8 @@ export class SessionStore {
     private readonly caps: StreamCaps = streamCaps(),
   ) {
     this.redis = withReplicaAcks(withScripts(redis), acks);
+    // A replica-acknowledged append needs its own WAIT behind it: it goes out alone.
+    this.batches = acks.replicas > 0 ? undefined : eventBatchesOf(redis, keys);
   }
 
   /** Takes the lease (or renews it when already ours). */
@@ -396,14 +401,18 @@ export class SessionStore {
       JSON.stringify(m),
       m.role === "toolResult" ? m.toolCallId : "",
     ]);
-    const length = await this.redis.yiemAppendMessages(
-      k.lease(sessionId),
-      k.messages(sessionId),
-      k.running(sessionId),
-      token,
-      guardArg(expectLength),
-      ...pairs,
-    );
+    const expected = guardArg(expectLength);
+    const length =
+      this.batches && !(globalThis as { __noMerge?: boolean }).__noMerge
+        ? await this.batches.append(sessionId, this.caps, { token, expected, pairs })
+        : await this.redis.yiemAppendMessages(
+            k.lease(sessionId),
+            k.messages(sessionId),
+            k.running(sessionId),
+            token,
+            expected,
+            ...pairs,
+          );
     return length === AppendReply.notExpectedLength
       ? NOT_AS_EXPECTED
       : length !== AppendReply.notOurs;

@@ -1,0 +1,50 @@
+--[[
+  Runs a batch of one session's writes, in order, in one step: its events, as publishEvents-2
+  does, and its transcript appends, as appendMessages-3 does. The writes of a batch are the ones
+  a coordinator sent one after another on its connection (state/eventBatches.ts): a batch's
+  `toolExecEnd` events, the append of its results and the next events of the run. Each append
+  is fenced by its own token and guard; one refused changes nothing of the others, so every
+  write sees exactly what it would have seen as a script call of its own.
+
+  Input:
+    KEYS[1] seq
+    KEYS[2] events stream
+    KEYS[3] lease
+    KEYS[4] messages
+    KEYS[5] running
+
+    ARGV[1] events channel
+    ARGV[2] stream max length
+    ARGV[3] stream max bytes
+    ARGV[4..] writes, each one of:
+      's', event JSON (without seq)          a stored event
+      'l', event JSON (without seq)          a live-only event
+      'a', token, expected length or '', n, then n pairs of (message JSON, tool call id or '')
+
+  Output:
+    { the number of the last stored event (the latest number when the batch stored none),
+      then each append's reply in order: the transcript's length · -1 not ours · -2 not the
+      expected length }
+]]
+-- @include appendEvent
+-- @include appendMessages
+local seq = nil
+local replies = {}
+local i = 4
+while i <= #ARGV do
+  local kind = ARGV[i]
+  if kind == 's' then
+    seq = appendEvent(KEYS[1], KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
+    i = i + 2
+  elseif kind == 'l' then
+    seq = seq or tonumber(redis.call('GET', KEYS[1]) or '0')
+    redis.call('PUBLISH', ARGV[1], '{"seq":' .. seq .. ',"live":true,' .. string.sub(ARGV[i + 1], 2))
+    i = i + 2
+  else
+    local count = tonumber(ARGV[i + 3])
+    replies[#replies + 1] = appendMessages(KEYS[3], KEYS[4], KEYS[5], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, count)
+    i = i + 4 + 2 * count
+  end
+end
+table.insert(replies, 1, seq or tonumber(redis.call('GET', KEYS[1]) or '0'))
+return replies

@@ -119,14 +119,17 @@ export function createEventPublisher(
     void settled.finally(() => pending.delete(settled));
     return Promise.resolve();
   };
+  // The same origin objects event after event: `busEventJson` keeps each one's JSON tail.
+  const own = { ...origin };
+  const seenFromRoot = tree ? { ...origin, path: tree.path } : undefined;
   const send = (kind: EventKind, event: AgentEvent, extra: Partial<EventOrigin>) => {
-    if (tree) {
-      const seen = { ...origin, ...extra, path: tree.path };
+    const plain = Object.keys(extra).length === 0;
+    if (tree && seenFromRoot) {
+      const seen = plain ? seenFromRoot : { ...origin, ...extra, path: tree.path };
       void track(batches.add(tree.rootSessionId, kind, busEventJson(event, seen), caps));
     }
-    return track(
-      batches.add(origin.sessionId, kind, busEventJson(event, { ...origin, ...extra }), caps),
-    );
+    const from = plain ? own : { ...origin, ...extra };
+    return track(batches.add(origin.sessionId, kind, busEventJson(event, from), caps));
   };
   return {
     emit: (event, extra = {}) => send("stored", event, extra),

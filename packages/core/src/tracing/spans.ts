@@ -2,6 +2,7 @@ import {
   type Attributes,
   type Context,
   context,
+  isSpanContextValid,
   propagation,
   type Span,
   SpanKind,
@@ -9,10 +10,11 @@ import {
   trace,
 } from "@opentelemetry/api";
 
-/** The tracer every Yiem span comes from (a no-op until tracing is started). */
-function yiemTracer() {
-  return trace.getTracer("yiem");
-}
+/**
+ * The tracer every Yiem span comes from: a no-op until a tracer provider is registered, then
+ * that provider's (the proxy looks it up at each span, so one made now serves both).
+ */
+const yiemTracer = trace.getTracer("yiem");
 
 /** Options of `inSpan`. */
 export interface SpanOptions {
@@ -35,12 +37,16 @@ export async function inSpan<T>(
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = yiemTracer().startSpan(
+  const span = yiemTracer.startSpan(
     name,
     { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes },
     parent,
   );
+  // Tracing off: the span records nothing and has no trace to hand on, so no context is made
+  // for it (every call and run passes here; a sampled-out span still has its trace id).
+  const active = span.isRecording() || isSpanContextValid(span.spanContext());
   try {
+    if (!active) return await work(span);
     return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (err) {
     span.recordException(err as Error);

@@ -347,6 +347,18 @@ may be missing on the replica that takes its place. What Yiem guarantees then:
   the failover scenario checks that each coordinator alone answers a new run afterwards. The
   cost of the replica acknowledgements is measured in \`docs/PERFORMANCE.md\` ("Redis
   Cluster").
+- **Tool workers take calls again, unguarded.** The scenario of
+  \`test/faults/redisClusterWorkerFailover.test.ts\` SIGKILLs the master under a tool queue
+  shard, then has each worker alone (the others SIGSTOPped) answer new calls of that shard
+  within 20 s. In 19 runs (node timeouts of 2 s and 8 s, so failovers of 4 s and of 9 to 13 s;
+  the killed master with and without the coordinator queue; four runs with the workers' drain
+  delay set to 1 s for the trial, as the coordinator's) no worker wedged and the slowest call
+  took 8 s, so the workers have no guard like the coordinator's. A blocking fetch that only
+  never answers is ended by BullMQ's own watchdog (block time plus 1 s, 6 s on a worker), and
+  the worker then fetches; a worker stays wedged only when that watchdog's reconnect hangs,
+  which the scenario fails on (checked by hanging it on purpose). The first call after the
+  running worker changes may wait one drain delay (5 s): the stopped worker's pending
+  blocking fetch took the queue's wake-up marker.
 
 ${renderChaos(chaos)}`;
 }

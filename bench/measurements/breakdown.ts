@@ -24,7 +24,7 @@ export interface RemotePhases {
   add: number;
   /** From the add being sent until the tool runs on the worker. */
   dispatchToExec: number;
-  /** From the tool running until the coordinator's waiter is woken by `QueueEvents`. */
+  /** From the tool running until the coordinator's waiter is woken by the worker's announcement. */
   execToResult: number;
   /** Finalize + `toolExecEnd` sent (its reply is not awaited). */
   endEvent: number;

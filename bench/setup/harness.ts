@@ -44,10 +44,10 @@ export interface Harness {
 }
 
 /**
- * Opens the coordinator side as `startCoordinator` does: one command connection (BullMQ gets
- * it and makes its own blocking duplicate for the `QueueEvents` reader, closed with the
- * reader), a `ResultWaiter`, and a `queueFor` that creates each tool queue once and starts
- * listening to it (as the coordinator's `queueFactory` does).
+ * Opens the coordinator side as `startCoordinator` does: one command connection, a
+ * `ResultWaiter` (with its own subscriber connection for the job ends workers announce, closed
+ * with it), and a `queueFor` that creates each tool queue once and starts listening to it (as
+ * the coordinator's `queueFactory` does).
  */
 export async function openHarness(url: string, prefix: string): Promise<Harness> {
   const keys = clusterKeys(prefix);

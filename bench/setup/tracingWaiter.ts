@@ -13,7 +13,7 @@ export interface JobMarks {
  * Yiem's `ResultWaiter` that can also note, per job, when the remote executor started waiting
  * (just before `queue.add`), when the add returned and when the job's end arrived (monotonic
  * clock). While `tracing` is off it adds nothing. The harness uses it as its one waiter, so
- * traced calls have the same single `QueueEvents` reader as every other call.
+ * traced calls have the same subscription to announced job ends as every other call.
  */
 export class TracingWaiter extends ResultWaiter {
   tracing = false;

@@ -60,7 +60,7 @@ export function breakdownSection(m: Measured): string {
       ...cells(y.dispatchToExec, x.dispatchToExec, z.dispatchToExec),
     ],
     [
-      "tool ran → coordinator woken (`QueueEvents`)",
+      "tool ran → coordinator woken (the end announced; raw: `QueueEvents`)",
       ...cells(y.execToResult, x.execToResult, z.execToResult),
     ],
     ["finalize + `toolExecEnd` sent (reply not awaited)", num(y.endEvent, 3), "–", "–"],

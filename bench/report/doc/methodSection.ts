@@ -8,7 +8,8 @@ export function methodSection(m: Measured): string {
 - **Processes.** A private \`redis-server\` (\`startTestRedis({ privateServer: true })\`). The
   coordinator side runs in the benchmark process, built as \`startCoordinator\` builds it: one
   command connection shared by the tool queue, the events and the transcript, a
-  \`ResultWaiter\` with its \`QueueEvents\` reader, and \`queueFor\`. Tool workers are child
+  \`ResultWaiter\` with its subscription to the tool queue's announced job ends, and
+  \`queueFor\`. Tool workers are child
   processes (\`node --import tsx\`, as the apps run): \`startToolWorker\` with the benchmark's
   no-op tools for Yiem, a plain BullMQ \`Worker\` whose processor returns a constant result
   for the baseline. Both serve ${m.method.workerConcurrency} jobs at once. Latency

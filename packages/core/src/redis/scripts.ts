@@ -60,6 +60,7 @@ export interface YiemScripts {
   yiemPublishLiveEvent: Script<number>;
   yiemPublishEvents: Script<number>;
   yiemSessionWrites: Script<number[]>;
+  yiemRecordToolEnd: Script<number>;
   yiemForgetApprovals: Script<string[] | number>;
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;

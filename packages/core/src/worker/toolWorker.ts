@@ -6,8 +6,6 @@ import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { logToolError } from "../ops/toolErrorLog.js";
-import { JOB_RETENTION } from "../protocol/jobRetention.js";
-import { type ToolJobEnd, toolJobEndMessage } from "../protocol/toolJobEnds.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
@@ -28,6 +26,7 @@ import {
   isWriteToolAllowed,
   type WrittenToolsSync,
 } from "../writtenTools/index.js";
+import { announceJobEnd, markerTtlS, recordJobEnd } from "./jobEnds.js";
 import { createServedQueues, type ServedQueues } from "./servedQueues.js";
 import { createToolAnnouncement } from "./toolAnnouncement.js";
 import { startWorkerHttp } from "./workerHttp.js";
@@ -102,16 +101,6 @@ export interface ToolWorkerHandle {
   url?: string;
   /** Stops taking calls, waits for the running ones to finish, withdraws the announcement. */
   close(): Promise<void>;
-}
-
-/**
- * How long a finished tool job's marker lives: as long as the job it guards is kept. A marker
- * with a result belongs to a job that completes (kept 1 h); one without, to a job that fails
- * (aborted or refused, kept 24 h). So a result is not kept in Redis a day longer than its job.
- */
-function markerTtlS(withResult: boolean): number {
-  const { removeOnComplete, removeOnFail } = JOB_RETENTION;
-  return withResult ? removeOnComplete.age : removeOnFail.age;
 }
 
 /** A queue's BullMQ lock and stalled-check period. */
@@ -272,38 +261,6 @@ async function runToolJob(
 }
 
 /**
- * Records that a tool job finished, with its result (none for an aborted or refused job).
- * Not awaited: it goes out on the connection BullMQ then completes or fails the job on, so
- * Redis stores the marker before the job is finished.
- */
-function markFinished(ctx: WorkerContext, jobId: string, result?: ToolJobResult): void {
-  ctx.command
-    .set(
-      ctx.keys.toolDone(jobId),
-      result ? JSON.stringify(result) : "1",
-      "EX",
-      markerTtlS(result !== undefined),
-    )
-    .catch((err: Error) =>
-      ctx.log.warn({ err: err.message, jobId }, "could not record a finished tool job"),
-    );
-}
-
-/**
- * Tells the coordinators waiting for job `job` how it ended (`toolJobEndMessage` on its queue's
- * `toolEndsChannel`). Not awaited: it goes out on the connection BullMQ then completes or fails
- * the job on, right ahead of that. A lost announcement costs only time: a waiting coordinator
- * also polls the job.
- */
-function announceToolEnd(ctx: WorkerContext, job: Job<ToolJobData>, end: ToolJobEnd): void {
-  ctx.command
-    .publish(ctx.keys.toolEndsChannel(job.queueName), toolJobEndMessage(job.id ?? "", end))
-    .catch((err: Error) =>
-      ctx.log.warn({ err: err.message, jobId: job.id }, "could not announce a tool job's end"),
-    );
-}
-
-/**
  * Records the "giving up" result of a job whose retries are spent, unless an earlier attempt
  * recorded its own result meanwhile (a stopped worker that woke up): then that result is the
  * job's. Awaited, so a job never completes as "giving up" over a result already recorded.
@@ -316,11 +273,12 @@ async function recordGivingUp(
   const key = ctx.keys.toolDone(job.id ?? "");
   const text = JSON.stringify(givingUp);
   const set = await retryTransient(() => ctx.command.set(key, text, "EX", markerTtlS(true), "NX"));
-  if (set === "OK") return givingUp;
-  const earlier = parseToolDone(await retryTransient(() => ctx.command.get(key)));
-  return earlier.finished && earlier.result
-    ? completeWithEarlierResult(ctx, job, earlier.result)
-    : givingUp;
+  const earlier =
+    set === "OK" ? undefined : parseToolDone(await retryTransient(() => ctx.command.get(key)));
+  if (earlier?.finished && earlier.result)
+    return completeWithEarlierResult(ctx, job, earlier.result);
+  announceJobEnd(ctx, job, { kind: "completed", value: givingUp });
+  return givingUp;
 }
 
 /**
@@ -372,6 +330,7 @@ function completeWithEarlierResult(
     { jobId: job.id, tool: job.data.toolName },
     "completed a tool job with its earlier result (its first completion was lost)",
   );
+  announceJobEnd(ctx, job, { kind: "completed", value: result });
   return result;
 }
 
@@ -380,7 +339,8 @@ async function refuseRerun(ctx: WorkerContext, job: Job<ToolJobData>): Promise<n
   const { toolCallId, sessionId } = job.data;
   const reason = `refused: tool call ${toolCallId} of session ${sessionId} already finished; a retry would run its side effects twice`;
   await job.log(reason).catch(() => 0);
-  markFinished(ctx, job.id ?? ""); // the refused job is kept as long as the marker now
+  // The refused job is kept as long as the marker now.
+  recordJobEnd(ctx, job, { kind: "failed", reason });
   ctx.log.warn({ jobId: job.id, tool: job.data.toolName }, "refused to re-run a finished tool job");
   throw new UnrecoverableError(reason);
 }
@@ -412,8 +372,11 @@ async function processToolJob(
   if (earlier.finished) return refuseRerun(ctx, job);
   const result = await runToolJob(ctx, job, signal);
   if (!signal?.aborted && retriesSpent(job)) return recordGivingUp(ctx, job, result);
-  markFinished(ctx, job.id ?? "", signal?.aborted ? undefined : result);
-  if (signal?.aborted) throw new UnrecoverableError(ABORTED_JOB_REASON);
+  if (signal?.aborted) {
+    recordJobEnd(ctx, job, { kind: "failed", reason: ABORTED_JOB_REASON });
+    throw new UnrecoverableError(ABORTED_JOB_REASON);
+  }
+  recordJobEnd(ctx, job, { kind: "completed", value: result });
   return result;
 }
 
@@ -435,15 +398,14 @@ function startQueueWorker(
       ctx.active.set(jobId, { sessionId: job.data.sessionId, worker });
       try {
         const { toolName } = job.data;
-        const value = await measureToolCall(ctx.metrics, toolName, signal, () =>
+        return await measureToolCall(ctx.metrics, toolName, signal, () =>
           processToolJob(ctx, job, signal, lock),
         );
-        announceToolEnd(ctx, job, { kind: "completed", value });
-        return value;
       } catch (err) {
-        // The reason as BullMQ records it (`failedReason`); a handed-off job has not ended.
-        if (!(err instanceof DelayedError))
-          announceToolEnd(ctx, job, {
+        // An aborted or refused job announced its end with its marker; a handed-off one has
+        // not ended. Any other failure is announced with the reason BullMQ records.
+        if (!(err instanceof DelayedError || err instanceof UnrecoverableError))
+          announceJobEnd(ctx, job, {
             kind: "failed",
             reason: (err as Error).message ?? String(err),
           });

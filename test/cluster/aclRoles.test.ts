@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BusEvent, YiemClient } from "@yiem/core";
-import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import type { ScriptedReply, ScriptedRequest, TestProcess } from "@yiem/testing";
 import { Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -81,10 +81,11 @@ function cliAs(role: AclRole): Record<string, string> {
 
 let client: YiemClient;
 let approver: YiemClient;
+let workerOfRole: TestProcess;
 const opened: Array<{ close(): unknown }> = [];
 
 beforeAll(async () => {
-  await cluster.addWorkerWith({ REDIS_URL: as("worker") });
+  workerOfRole = await cluster.addWorkerWith({ REDIS_URL: as("worker") });
   client = new YiemClient({ redis: as("client"), prefix: cluster.redis.prefix });
   approver = new YiemClient({ redis: as("approver"), prefix: cluster.redis.prefix });
 });
@@ -138,6 +139,8 @@ describe("the Redis roles of docs/SECURITY.md, as real ACL users", () => {
     expect(sent.code).toBe(0);
     const sessionId = /^session (\S+)/m.exec(sent.stdout)?.[1] ?? "";
     expect((await ledger.countsByCall()).get("p1-1")).toBe(1); // run by the worker user
+    // It recorded the call's finished marker and announced its end on the tool-ends channel.
+    expect(workerOfRole.lines.filter((l) => /could not (record|announce)/.test(l))).toEqual([]);
 
     const watch = startCli(["watch", sessionId, "--from-start"], cliAs("client"));
     const shown = watch.waitFor(/final p1: p1-1 recorded/).then(() => undefined);

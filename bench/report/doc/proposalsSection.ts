@@ -34,6 +34,33 @@ event scripts, and every command was a socket write of its own:
    shown in [Sessions](#sessions) beside the probe's own latency, so what the probe no longer
    measures is still measured.
 
+Made next (issue 19's single call, issue 23's CPU per run), measured first. On this
+machine the single call was 1.41 to 1.54 × raw BullMQ in four \`--only calls\` runs. Its
+phases (\`--only breakdown\`) and \`strace\`/\`MONITOR\` timelines of both paths showed the
+worker's time per job within 0.05 ms of the plain worker's, and on the coordinator three
+\`QueueEvents\` wake-ups a call (added and waiting, active, completed) besides two event
+scripts and an append script in Redis ahead of the next job; a CPU profile of the coordinator
+side put \`busEventJson\` first among Yiem's own functions (10 µs a call), and a microbenchmark
+found stringifying its spread copy three times slower than the event itself:
+
+5. **Announced tool job ends** (\`protocol/toolJobEnds.ts\`, \`worker/jobEnds.ts\`): the
+   worker publishes each job's end on its queue's channel, in one script with the job's
+   finished marker; the coordinator's waiter subscribes (one wake-up a call, no \`XREAD\`s) and
+   still polls. In an A/B of the single call (two cases, alternating, same machine, three
+   pairs) it went from 1.52 / 1.49 / 1.50 to 1.45 / 1.38 / 1.44 × raw.
+6. **Appends in the event batch** (\`sessionWrites-5.lua\`): a batch's \`toolExecEnd\`
+   events, the append of its results and the next call's \`toolExecStart\` go out as one
+   script where they were three; in an interleaved A/B of the single call about 0.01 to
+   0.02 ms at p50, within the noise, but fewer scripts for every run.
+7. **A bus event's JSON by appending** the origin's fields to the event's own JSON (the same
+   text): 5.1 → 2.0 µs per \`toolExecEnd\` event in a microbenchmark, for every event of every
+   run.
+8. **No span context with tracing off** (\`tracing/spans.ts\`): a span that records nothing
+   and carries no trace makes no context, and the tracer is made once.
+
+After 5–8 the single call measured 1.31 / 1.26 / 1.23 in three \`--only calls\` runs and
+this document's run shows ${num(r.remoteCallP50Ms, 3)} against ${num(r.rawBullmqP50Ms, 3)} ms.
+
 Tried and not adopted:
 
 - **ioredis auto-pipelining** (\`enableAutoPipelining\`) on Yiem's connections: the single
@@ -43,14 +70,17 @@ Tried and not adopted:
   sessions scenario, alternating with the default, two runs each): coordinator CPU per run
   3.18 / 3.08 / 3.11 ms against 3.14 / 3.21 / 2.98 ms, no difference the noise lets through.
 
+- **Waiting for a call's append before timing the next** (the bench's loop sends call N's
+  append with call N+1's job): the single call got slower (1.31 and 1.49 × against 1.27 and
+  1.33 ×), since the worker idled longer between jobs; the loop stays as the coordinator runs.
+
 Proposed, not made yet:
 
-1. **Publish \`toolExecEnd\` and append the result in one script** (both are fenced writes of
-   the same session). Per call one script call in Redis and one reply on the coordinator side
-   fewer. That counts for throughput, where the gap is work per call (Yiem ${num(y.callsPerS, 0)} calls/s
-   against raw ${num(x.callsPerS, 0)} jobs/s, ${num(totalCpu(y), 0)} µs of CPU per call in all processes against
-   ${num(totalCpu(x), 0)} µs); the single-call latency would gain less (remote p50 now ${num(r.remoteCallP50Ms, 3)} ms
-   against ${num(r.rawBullmqP50Ms, 3)} ms raw).
+1. **Less work per call for throughput**, where the gap is work per call in every process
+   (Yiem ${num(y.callsPerS, 0)} calls/s against raw ${num(x.callsPerS, 0)} jobs/s, ${num(totalCpu(y), 0)} µs of CPU per call in
+   all processes against ${num(totalCpu(x), 0)} µs): on the worker, an \`AbortController\` per job
+   costs about 9 µs on Node 20 (V8's transferable signals; lazy from Node 21) and the
+   prom-client label lookups a few µs more.
 2. **One read at a run's start**: the hold reads the session's agent, transcript, open calls
    and inputs with four commands (\`GET\`, \`LRANGE\`, \`HKEYS\`, \`HMGET\`) beside the scripts
    that take the lease and open the run; one script could return all of it.

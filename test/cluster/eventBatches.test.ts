@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentEvent,
-  type AgentMessage,
   clusterKeys,
   connectRedis,
   type RedisClient,
@@ -10,6 +9,7 @@ import {
 import { createEventPublisher, NOT_AS_EXPECTED, SessionStore } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toolResultMessage } from "../support/messages.js";
 
 /**
  * A run's events sent one after another go out together, one script per session, and still
@@ -103,11 +103,16 @@ describe("event batches", () => {
     const store = new SessionStore(redis, keys());
     expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
-    await store.appendMany(sessionId, "t1", [toolResult("c0")]); // loads the script: warm
+    await store.appendMany(sessionId, "t1", [toolResultMessage("c0")]); // loads the script: warm
     await publisher.flush();
     const before = await scriptCalls();
     void publisher.emit(turnStart());
-    const appended = store.appendMany(sessionId, "t1", [toolResult("c1"), toolResult("c2")], 1);
+    const appended = store.appendMany(
+      sessionId,
+      "t1",
+      [toolResultMessage("c1"), toolResultMessage("c2")],
+      1,
+    );
     void publisher.emit(turnStart());
     // Sent right behind, in the same pass: it sees the events and both messages.
     const [stream, messages] = await Promise.all([
@@ -126,9 +131,9 @@ describe("event batches", () => {
     expect(await store.acquire(sessionId, "holder", 60_000)).toBe(true);
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
     void publisher.emit(turnStart());
-    const stale = store.appendMany(sessionId, "not-the-holder", [toolResult("x")]);
-    const unexpected = store.appendMany(sessionId, "holder", [toolResult("y")], 5);
-    const landed = store.appendMany(sessionId, "holder", [toolResult("z")], 0);
+    const stale = store.appendMany(sessionId, "not-the-holder", [toolResultMessage("x")]);
+    const unexpected = store.appendMany(sessionId, "holder", [toolResultMessage("y")], 5);
+    const landed = store.appendMany(sessionId, "holder", [toolResultMessage("z")], 0);
     void publisher.emit(turnStart());
     expect(await stale).toBe(false);
     expect(await unexpected).toBe(NOT_AS_EXPECTED);
@@ -175,15 +180,3 @@ describe("stored events", () => {
     });
   });
 });
-
-function toolResult(id: string): AgentMessage {
-  return {
-    role: "toolResult",
-    toolCallId: id,
-    toolName: "noop",
-    content: [{ type: "text", text: `result of ${id}` }],
-    details: {},
-    isError: false,
-    timestamp: Date.now(),
-  };
-}

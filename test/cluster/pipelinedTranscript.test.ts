@@ -16,6 +16,7 @@ import {
 } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { toolResultMessage } from "../support/messages.js";
 
 /**
  * A run's results are appended without waiting for the reply, and the run's next write goes
@@ -42,18 +43,6 @@ afterAll(async () => {
 
 function userMessage(text: string): UserMessage {
   return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
-}
-
-function toolResult(id: string): AgentMessage {
-  return {
-    role: "toolResult",
-    toolCallId: id,
-    toolName: "noop",
-    content: [{ type: "text", text: `result of ${id}` }],
-    details: {},
-    isError: false,
-    timestamp: Date.now(),
-  };
 }
 
 function finalAnswer(): AssistantMessage {
@@ -110,7 +99,7 @@ describe("a run's transcript with pipelined result appends", () => {
 
   /** Sends the results of calls `ids` without waiting (with `token`, the holder's unless given). */
   function appendResults(transcript: PipelinedTranscript, ids: string[], token = s.token): void {
-    const results = ids.map(toolResult);
+    const results = ids.map(toolResultMessage);
     transcript.appendBehind((expect) => store.appendMany(s.sessionId, token, results, expect));
     s.messages.push(...results);
   }
@@ -139,7 +128,7 @@ describe("a run's transcript with pipelined result appends", () => {
     await expect(drain(transcript)).rejects.toBeInstanceOf(LeaseLostError);
     expect(await storedTexts()).toEqual(["first"]);
     // The input still waits: the next drain (once the results are in) takes it.
-    expect(await store.appendMany(s.sessionId, s.token, [toolResult("c1")])).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, [toolResultMessage("c1")])).toBe(true);
     const later = await store.drainInputs(s.sessionId, s.token);
     expect(later).not.toBe(NOT_AS_EXPECTED);
     expect(later && later !== NOT_AS_EXPECTED ? later.inputIds : []).toEqual(["in-2"]);
@@ -180,19 +169,21 @@ describe("a run's transcript with pipelined result appends", () => {
   });
 
   it("writes a batch's results once when the same append arrives again (a client's resend after a lost reply)", async () => {
-    const results = [toolResult("c1"), toolResult("c2")];
+    const results = [toolResultMessage("c1"), toolResultMessage("c2")];
     expect(await store.appendMany(s.sessionId, s.token, results)).toBe(true);
     expect(await store.appendMany(s.sessionId, s.token, results)).toBe(true);
     expect(await store.appendMany(s.sessionId, s.token, results, 1)).toBe(true);
     expect(await storedTexts()).toEqual(["first", "result c1", "result c2"]);
-    await store.appendMany(s.sessionId, s.token, [toolResult("c3")]);
+    await store.appendMany(s.sessionId, s.token, [toolResultMessage("c3")]);
     expect(await storedTexts()).toEqual(["first", "result c1", "result c2", "result c3"]);
   });
 
   it("refuses a guarded write whose expected length is not the transcript's, changing nothing", async () => {
     expect(await store.drainInputs(s.sessionId, s.token, 7)).toBe(NOT_AS_EXPECTED);
-    expect(await store.append(s.sessionId, s.token, toolResult("c9"), 0)).toBe(NOT_AS_EXPECTED);
-    expect(await store.appendMany(s.sessionId, s.token, [toolResult("c9")], 3)).toBe(
+    expect(await store.append(s.sessionId, s.token, toolResultMessage("c9"), 0)).toBe(
+      NOT_AS_EXPECTED,
+    );
+    expect(await store.appendMany(s.sessionId, s.token, [toolResultMessage("c9")], 3)).toBe(
       NOT_AS_EXPECTED,
     );
     expect(await storedTexts()).toEqual(["first"]);

@@ -136,19 +136,24 @@ describe("ResultWaiter with a Yiem tool worker", () => {
     await toolQueue?.close();
   });
 
+  /** Adds the job of call `callId` of session s2, asking `echo` for `text`. */
+  const addEcho = (callId: string, text: string) => () =>
+    toolQueue.add(
+      "echo",
+      {
+        sessionId: "s2",
+        runId: "r1",
+        toolCallId: callId,
+        toolName: "echo",
+        args: { text },
+        retries: 0,
+      },
+      { jobId: `s2.r1.${callId}`, attempts: 1 },
+    );
+
   it("ends a wait with the result the worker announces, before any poll", async () => {
     const jobId = "s2.r1.c_1";
-    const data = {
-      sessionId: "s2",
-      runId: "r1",
-      toolCallId: "c_1",
-      toolName: "echo",
-      args: { text: "announced" },
-      retries: 0,
-    };
-    const end = await announced.waitForJobEnd(toolQueue, jobId, () =>
-      toolQueue.add("echo", data, { jobId, attempts: 1 }),
-    );
+    const end = await announced.waitForJobEnd(toolQueue, jobId, addEcho("c_1", "announced"));
     expect(end.kind).toBe("completed");
     const value = end.kind === "completed" ? end.value : undefined;
     expect(value?.result.content).toEqual([{ type: "text", text: "announced" }]);
@@ -157,16 +162,8 @@ describe("ResultWaiter with a Yiem tool worker", () => {
 
   it("ends a wait with the failure the worker announces (a refused re-run), before any poll", async () => {
     const jobId = "s2.r1.c_2";
-    const data = {
-      sessionId: "s2",
-      runId: "r1",
-      toolCallId: "c_2",
-      toolName: "echo",
-      args: { text: "once" },
-      retries: 0,
-    };
-    const add = () => toolQueue.add("echo", data, { jobId, attempts: 1 });
-    expect((await announced.waitForJobEnd(toolQueue, jobId, add)).kind).toBe("completed");
+    const first = await announced.waitForJobEnd(toolQueue, jobId, addEcho("c_2", "once"));
+    expect(first.kind).toBe("completed");
     // Bull Board's "retry" of a completed job: the worker refuses to run the call twice.
     const job = await toolQueue.getJob(jobId);
     const failed = announced.waitForJobEnd(toolQueue, jobId, async () => job?.retry("completed"));

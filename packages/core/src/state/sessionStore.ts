@@ -402,17 +402,16 @@ export class SessionStore {
       m.role === "toolResult" ? m.toolCallId : "",
     ]);
     const expected = guardArg(expectLength);
-    const length =
-      this.batches && !(globalThis as { __noMerge?: boolean }).__noMerge
-        ? await this.batches.append(sessionId, this.caps, { token, expected, pairs })
-        : await this.redis.yiemAppendMessages(
-            k.lease(sessionId),
-            k.messages(sessionId),
-            k.running(sessionId),
-            token,
-            expected,
-            ...pairs,
-          );
+    const length = this.batches
+      ? await this.batches.append(sessionId, this.caps, { token, expected, pairs })
+      : await this.redis.yiemAppendMessages(
+          k.lease(sessionId),
+          k.messages(sessionId),
+          k.running(sessionId),
+          token,
+          expected,
+          ...pairs,
+        );
     return length === AppendReply.notExpectedLength
       ? NOT_AS_EXPECTED
       : length !== AppendReply.notOurs;

@@ -34,6 +34,7 @@ export {
 } from "./sandbox/runInSandbox.js";
 export { SandboxSlots } from "./sandbox/sandboxSlots.js";
 export { ApprovalStore } from "./state/approvalStore.js";
+export { type ChildCallRequest, ChildRunStore } from "./state/childRuns.js";
 export {
   createEventPublisher,
   type EventPublisher,

@@ -57,11 +57,22 @@ export class ChildRunStore {
       JSON.stringify(request),
     );
     if (code === RequestApprovalReply.notOurs) return "lost";
+    let recorded = request;
     if (code === RequestApprovalReply.alreadyKnown) {
       const text = await this.redis.hget(k.approvals(sessionId), request.callKey);
       const known = text ? (JSON.parse(text) as ApprovalRequest) : undefined;
-      if (known?.child) return known as ChildCallRequest;
+      if (known?.child) recorded = known as ChildCallRequest;
     }
+    await this.listChild(sessionId, recorded);
+    return recorded;
+  }
+
+  /**
+   * Lists the child of `request` in the parent's tree, once (the first entry of a call stays),
+   * with the tree's expiry in the same step. A resumed batch lists it again: its holder may
+   * have stopped between recording the request and listing the child.
+   */
+  private async listChild(sessionId: string, request: ChildCallRequest): Promise<void> {
     const child: ChildRun = {
       callKey: request.callKey,
       agent: request.child.agent,
@@ -69,9 +80,14 @@ export class ChildRunStore {
       status: "running",
       startedAt: request.requestedAt,
     };
-    await this.redis.hsetnx(k.children(sessionId), request.callKey, JSON.stringify(child));
-    await this.redis.expire(k.children(sessionId), SESSION_TTL_SECONDS);
-    return request;
+    const key = this.keys.children(sessionId);
+    const replies = await this.redis
+      .multi()
+      .hsetnx(key, request.callKey, JSON.stringify(child))
+      .expire(key, SESSION_TTL_SECONDS)
+      .exec();
+    const failed = replies?.find(([err]) => err)?.[0];
+    if (failed) throw failed;
   }
 
   /**

@@ -146,8 +146,16 @@ waited; readers skip such entries, but nothing removed it. Removing it on the fe
 script's refusal could remove the next holder's entry for the same call, so each coordinator
 now sweeps the index instead: every 30 s a page of 200 entries older than a minute (or two
 leases), dropping those whose call has no request (\`ApprovalStore.dropOrphanEntries\`;
-\`test/cluster/approvalIndex.test.ts\`). The run in the table below is that run, before the
-sweep; no full soak has run since.
+\`test/cluster/approvalIndex.test.ts\`). The next full run (same seed, 5,879 runs, 1,680 child
+runs, after the tool-job ends were announced and the appends joined the event batches)
+reported five violations of one crash window: a coordinator SIGKILLed between recording a
+call of another agent (the request) and listing its child in the parent's tree left the
+request without its listing, and the batch the next holder resumed found the request and did
+not list it either: the child answered a call its parent's tree did not know (twice, each
+seen from both sides), and a tree whose listing came without its expiry (the two were separate
+commands). The resumed batch now lists the child again, and the listing takes its expiry in
+the same \`MULTI\` (\`ChildRunStore.request\`; \`test/cluster/childRunTree.test.ts\`). The run in
+the table below is the one after that fix.
 
 ${figures}`;
 }

@@ -31,9 +31,11 @@ export interface SdkAnchor {
   inFlight: number;
   /** SSE chunks read per call (both kinds of answer taken in turn). */
   chunksPerCall: number;
-  /** CPU of the SDK's process per call (ms). */
+  /** CPU of the SDK's process per call (ms); for a run's anchor, the mean of its `rounds`. */
   cpuMsPerCall: number;
   wallMs: number;
+  /** Each round's CPU per call (ms), when the anchor is the mean of several (`meanSdkAnchor`). */
+  rounds?: number[];
 }
 
 /** CPU of one plain BullMQ add/complete pair. */

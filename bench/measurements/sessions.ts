@@ -487,10 +487,12 @@ async function measureLoads(
   plan: SessionsPlan,
   defaultConcurrency: number,
   progress: (text: string) => void,
+  afterFirst: () => Promise<void>,
 ): Promise<Loads> {
   const c = plan.concurrency;
   const measure = (setup: LoadSetup) => measureConfiguration(cluster, setup, plan, progress);
   const large = await measure({ shape: "bulk", coordinators: 1, concurrency: c });
+  await afterFirst();
   const standard = await measure({
     shape: "bulk",
     coordinators: 1,
@@ -501,10 +503,33 @@ async function measureLoads(
   return { large, standard, sends, twoCoordinators };
 }
 
-/** Measures the raw anchors against the cluster's Redis and model. */
-async function measureAnchors(cluster: SessionsCluster, plan: SessionsPlan) {
-  const bodies = pickAnchorBodies(cluster.model.requests);
-  const sdk = await measureSdkAnchor(cluster, bodies, plan.sdkAnchor);
+/** Measures the `openai` SDK alone against the cluster's model, with the bodies it recorded. */
+function measureSdk(cluster: SessionsCluster, plan: SessionsPlan): Promise<SdkAnchor> {
+  return measureSdkAnchor(cluster, pickAnchorBodies(cluster.model.requests), plan.sdkAnchor);
+}
+
+/**
+ * The SDK anchor of the run: the mean of its two rounds, one between the loads and one after
+ * them, so a machine that drifts during the scenario weighs on the anchor as on the loads.
+ */
+export function meanSdkAnchor(rounds: SdkAnchor[]): SdkAnchor {
+  const mean = (pick: (a: SdkAnchor) => number) =>
+    rounds.reduce((sum, a) => sum + pick(a), 0) / Math.max(1, rounds.length);
+  const first = rounds[0];
+  if (!first) throw new Error("no SDK anchor was measured");
+  return {
+    calls: rounds.reduce((sum, a) => sum + a.calls, 0),
+    inFlight: first.inFlight,
+    chunksPerCall: mean((a) => a.chunksPerCall),
+    cpuMsPerCall: mean((a) => a.cpuMsPerCall),
+    wallMs: rounds.reduce((sum, a) => sum + a.wallMs, 0),
+    rounds: rounds.map((a) => a.cpuMsPerCall),
+  };
+}
+
+/** Measures the raw anchors against the cluster's Redis and model (the SDK's last round). */
+async function measureAnchors(cluster: SessionsCluster, plan: SessionsPlan, first: SdkAnchor[]) {
+  const sdk = meanSdkAnchor([...first, await measureSdk(cluster, plan)]);
   const bullmq = await measureBullmqAnchor(cluster, plan.bullmqAnchor, plan.bullmqWorkers);
   return { sdk, bullmq };
 }
@@ -520,10 +545,16 @@ export async function measureSessions(
   const defaultConcurrency = readClusterConfig({}).coordinatorConcurrency;
   const cluster = await openSessionsCluster(plan.modelDelayMs, plan.workers);
   try {
-    const loads = await measureLoads(cluster, plan, defaultConcurrency, progress);
+    const firstSdk: SdkAnchor[] = [];
+    const loads = await measureLoads(cluster, plan, defaultConcurrency, progress, async () => {
+      progress("sessions: the openai SDK alone, first of two rounds");
+      firstSdk.push(await measureSdk(cluster, plan));
+    });
     const agents = await measureAgents(cluster, plan, progress);
-    progress("sessions: raw anchors (openai SDK alone, plain BullMQ add/complete pairs)");
-    const anchors = await measureAnchors(cluster, plan);
+    progress(
+      "sessions: raw anchors (openai SDK alone, second round; plain BullMQ add/complete pairs)",
+    );
+    const anchors = await measureAnchors(cluster, plan, firstSdk);
     const withRatio = (c: SessionsConfiguration) => ({ ...c, cpuRatio: cpuRatioOf(anchors, c) });
     return {
       modelDelayMs: plan.modelDelayMs,

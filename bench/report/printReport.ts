@@ -202,7 +202,7 @@ export function printSessions(s: Sessions): void {
   );
   printAgents(s);
   console.log(
-    `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete: producer ${round(s.bullmq.producerCpuMsPerJob, 3)} ms, plain workers ${round(s.bullmq.workerCpuMsPerJob, 3)} ms (${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
+    `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion${s.sdk.rounds ? ` (mean of ${s.sdk.rounds.map((r) => round(r, 3)).join(" / ")})` : ""} (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete: producer ${round(s.bullmq.producerCpuMsPerJob, 3)} ms, plain workers ${round(s.bullmq.workerCpuMsPerJob, 3)} ms (${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
   );
   const raw = rawParts(s);
   console.log(

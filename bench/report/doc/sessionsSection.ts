@@ -212,6 +212,14 @@ coordinator's CPU per run with \`addBulk\` at concurrency ${count(s.large.concur
 }
 
 /** The raw parts of a run: what they count, what they leave out, and the old figure. */
+/** How the SDK anchor was taken: the mean of its rounds, when it has several. */
+function sdkRoundsWords(s: Sessions): string {
+  const rounds = s.sdk.rounds ?? [];
+  if (rounds.length < 2) return ", measured after the loads";
+  const each = rounds.map((r) => num(r, 3)).join(" and ");
+  return `, the mean of two rounds of ${count(s.sdk.calls / rounds.length)} calls (${each} ms): one between the first load and the others, one after the loads, so the anchor sees the machine as the loads did`;
+}
+
 function rawPartsSection(s: Sessions, m: Measured): string {
   const p = m.plan.sessions;
   const raw = rawParts(s);
@@ -221,9 +229,9 @@ function rawPartsSection(s: Sessions, m: Measured): string {
 The raw parts of a run are what a coordinator would do itself with the raw libraries: two
 streamed chat completions through the \`openai\` SDK and the **producer side** of two BullMQ
 add/complete pairs (the tool jobs it adds and waits for). Both measured alone in this run,
-against the same Redis and scripted model, after the loads:
+against the same Redis and scripted model:
 
-- **the \`openai\` SDK alone**: ${num(s.sdk.cpuMsPerCall, 3)} ms of CPU per streamed chat completion.
+- **the \`openai\` SDK alone**: ${num(s.sdk.cpuMsPerCall, 3)} ms of CPU per streamed chat completion${sdkRoundsWords(s)}.
   A process of its own (\`bench/workers/sdkAnchor.ts\`, \`node --import tsx\`; only the SDK runs
   once it has started) makes ${count(s.sdk.calls)} calls (after ${count(p.sdkAnchor.warmup)} not counted),
   ${s.sdk.inFlight} in flight, \`chat.completions.create\` with \`stream: true\` and the usage

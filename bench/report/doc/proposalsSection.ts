@@ -59,7 +59,10 @@ found stringifying its spread copy three times slower than the event itself:
    and carries no trace makes no context, and the tracer is made once.
 
 After 5–8 the single call measured 1.31 / 1.26 / 1.23 in three \`--only calls\` runs and
-this document's run shows ${num(r.remoteCallP50Ms, 3)} against ${num(r.rawBullmqP50Ms, 3)} ms.
+this document's run shows ${num(r.remoteCallP50Ms, 3)} against ${num(r.rawBullmqP50Ms, 3)} ms. Six full runs on this machine gave
+1.29, 1.30, 1.29, 1.32, 1.34 and 1.44 × (the last with raw BullMQ itself at 1.53 ms): here the
+single call sits at its line, and what is left of the gap is wake-ups and the scripts ahead of
+the job, not CPU (the coordinator side's CPU per call is now that of raw BullMQ's producer).
 
 Tried and not adopted:
 
@@ -69,7 +72,6 @@ Tried and not adopted:
 - **A larger young generation** (\`--max-semi-space-size=64\` for every process of the
   sessions scenario, alternating with the default, two runs each): coordinator CPU per run
   3.18 / 3.08 / 3.11 ms against 3.14 / 3.21 / 2.98 ms, no difference the noise lets through.
-
 - **Waiting for a call's append before timing the next** (the bench's loop sends call N's
   append with call N+1's job): the single call got slower (1.31 and 1.49 × against 1.27 and
   1.33 ×), since the worker idled longer between jobs; the loop stays as the coordinator runs.

@@ -38,7 +38,9 @@ beforeAll(async () => {
   redis = await startTestRedis();
   command = connectRedis(redis.url, DURABLE_CONNECTION);
   const bullPrefix = `${redis.prefix}:bull`;
-  waiter = new ResultWaiter(command, clusterKeys(redis.prefix), { firstPollMs: 100, pollMs: 200 });
+  waiter = new ResultWaiter(command, clusterKeys(redis.prefix), {
+    timing: { firstPollMs: 100, pollMs: 200 },
+  });
   queue = new Queue("tools-default", { connection: command, prefix: bullPrefix });
   await waiter.listen(queue);
 });
@@ -114,7 +116,9 @@ describe("ResultWaiter with a Yiem tool worker", () => {
   beforeAll(async () => {
     const keys = clusterKeys(redis.prefix);
     // No poll within the test's timeout: only the worker's announcement can end a wait.
-    announced = new ResultWaiter(command, keys, { firstPollMs: 60_000, pollMs: 60_000 });
+    announced = new ResultWaiter(command, keys, {
+      timing: { firstPollMs: 60_000, pollMs: 60_000 },
+    });
     toolQueue = new Queue(keys.toolQueueFor(undefined, "s2"), {
       connection: command,
       prefix: keys.bullPrefix,

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
-import { writeAgentsYaml } from "../support/agentsYaml.js";
+import { writeLeadAndHelperYaml } from "../support/agentsYaml.js";
 import { useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
 import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 
@@ -59,26 +59,11 @@ async function respond(request: ScriptedRequest): Promise<ScriptedReply> {
   };
 }
 
-function agentsFile(): string {
-  return writeAgentsYaml([
-    "agents:",
-    "  lead:",
-    "    instructions: You lead.",
-    "    model: lead-model",
-    "    tools: []",
-    "    agents: [helper]",
-    "  helper:",
-    "    instructions: You help.",
-    "    model: helper-model",
-    "    tools: [ledgerRemote]",
-  ]);
-}
-
 const { cluster } = useLedgerCluster({
   workers: 1,
   coordinators: 2,
   model: { respond },
-  env: { YIEM_AGENTS: agentsFile() },
+  env: { YIEM_AGENTS: writeLeadAndHelperYaml(["ledgerRemote"]) },
 });
 
 const plain = usePlainCoordinatorQueue(cluster);

@@ -11,7 +11,7 @@ import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeAgentsYaml } from "../support/agentsYaml.js";
+import { writeLeadAndHelperYaml } from "../support/agentsYaml.js";
 import { useTestCluster } from "../support/cluster.js";
 import { type GatewayProcess, makeKey, startGatewayProcess, writeKeysFile } from "./support.js";
 
@@ -33,19 +33,7 @@ const cluster = useTestCluster({
   workers: 1,
   model: { respond },
   env: {
-    YIEM_AGENTS: writeAgentsYaml([
-      "agents:",
-      "  lead:",
-      "    instructions: You lead.",
-      "    model: lead-model",
-      "    tools: []",
-      "    agents: [helper]",
-      "  helper:",
-      "    instructions: You help.",
-      "    description: Helps.",
-      "    model: helper-model",
-      "    tools: []",
-    ]),
+    YIEM_AGENTS: writeLeadAndHelperYaml([]),
   },
 });
 const alice = makeKey("alice", { scopes: ["submit", "read"] });

@@ -13,3 +13,25 @@ export function writeAgentsYaml(lines: string[]): string {
   writeFileSync(path, lines.join("\n"));
   return path;
 }
+
+/**
+ * Writes the agents file of a two-agent tree: `lead` (no tools of its own) may call `helper`,
+ * which has `helperTools`. Returns its path.
+ *
+ * @example const file = writeLeadAndHelperYaml(["ledgerRemote"]);
+ */
+export function writeLeadAndHelperYaml(helperTools: string[]): string {
+  return writeAgentsYaml([
+    "agents:",
+    "  lead:",
+    "    instructions: You lead.",
+    "    model: lead-model",
+    "    tools: []",
+    "    agents: [helper]",
+    "  helper:",
+    "    instructions: You help.",
+    "    description: Helps.",
+    "    model: helper-model",
+    `    tools: [${helperTools.join(", ")}]`,
+  ]);
+}

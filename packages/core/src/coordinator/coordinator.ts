@@ -409,7 +409,7 @@ async function startCoordinatorRuntime(
     command,
     toolQueues: new Map(),
     readyQueues: [],
-    waiter: new ResultWaiter(command, keys),
+    waiter: new ResultWaiter(command, keys, { subscriber: runtime.subscriber }),
     acks: replicaAcksOf(options, keys.layout.cluster, log),
     streamCaps: streamCaps(options.eventStreamMaxBytes),
   };

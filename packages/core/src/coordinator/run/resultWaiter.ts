@@ -19,6 +19,23 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** When a waiter polls the job it waits for: first after `firstPollMs`, then every `pollMs`. */
+export interface ResultWaiterTiming {
+  firstPollMs: number;
+  pollMs: number;
+}
+
+/** Options of a `ResultWaiter`. */
+export interface ResultWaiterOptions {
+  /**
+   * The process's subscriber connection (`ProcessRuntime.subscriber`), shared; when absent the
+   * waiter opens one of its own and closes it with `close`.
+   */
+  subscriber?: RedisClient;
+  /** Default: first poll after 250 ms, then every second. */
+  timing?: ResultWaiterTiming;
+}
+
 /**
  * Waits for tool jobs to finish (`waitForJobEnd`) with a low-latency wake-up: tool workers
  * announce each job's end on its queue's `toolEndsChannel` (`protocol/toolJobEnds.ts`), and one
@@ -34,12 +51,15 @@ export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();
   private readonly channels = new Map<string, Promise<void>>();
   private subscriber: RedisClient | undefined;
+  private readonly timing: ResultWaiterTiming;
 
   constructor(
     private readonly connection: RedisClient,
     private readonly keys: ClusterKeys,
-    private readonly timing = { firstPollMs: 250, pollMs: 1000 },
-  ) {}
+    private readonly options: ResultWaiterOptions = {},
+  ) {
+    this.timing = options.timing ?? { firstPollMs: 250, pollMs: 1000 };
+  }
 
   /** Starts listening to the ends of `queue`'s jobs (idempotent); resolves once subscribed. */
   listen(queue: Queue): Promise<void> {
@@ -49,17 +69,23 @@ export class ResultWaiter {
       subscribed = this.subscriberConnection()
         .subscribe(channel)
         .then(() => undefined);
+      // A refused subscription is asked again by the next listen, not kept.
+      subscribed.catch(() => this.channels.delete(channel));
       this.channels.set(channel, subscribed);
     }
     return subscribed;
   }
 
-  /** The subscriber connection, opened on first use; it resubscribes by itself after a reconnect. */
+  /**
+   * The subscriber connection: the process's shared one when given, else one of its own opened
+   * on first use. Either resubscribes by itself after a reconnect.
+   */
   private subscriberConnection(): RedisClient {
     if (this.subscriber) return this.subscriber;
-    const subscriber = duplicateConnection(this.connection);
-    subscriber.on("error", () => undefined); // reconnects by itself; the polls cover the gap
-    subscriber.on("message", (_channel: string, text: string) => {
+    const subscriber = this.options.subscriber ?? duplicateConnection(this.connection);
+    if (!this.options.subscriber) subscriber.on("error", () => undefined); // the polls cover the gap
+    subscriber.on("message", (channel: string, text: string) => {
+      if (!this.channels.has(channel)) return;
       const message = parseToolJobEnd(text);
       if (message) this.settle(message.jobId, message.end);
     });
@@ -155,13 +181,22 @@ export class ResultWaiter {
       waiter.timer = setTimeout(() => this.poll(jobId), this.timing.pollMs);
   }
 
-  /** Ends every wait (`missing`) and closes the subscriber connection. */
+  /**
+   * Ends every wait (`missing`) and stops listening: a shared subscriber leaves the channels, a
+   * connection of its own is closed.
+   */
   async close(): Promise<void> {
     for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { kind: "missing" });
+    const channels = [...this.channels.keys()];
     this.channels.clear();
     const subscriber = this.subscriber;
     this.subscriber = undefined;
-    await subscriber?.quit().catch(() => subscriber.disconnect());
+    if (!subscriber) return;
+    if (this.options.subscriber) {
+      if (channels.length > 0) await subscriber.unsubscribe(...channels).catch(() => undefined);
+      return;
+    }
+    await subscriber.quit().catch(() => subscriber.disconnect());
   }
 }
 

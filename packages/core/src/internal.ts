@@ -69,6 +69,7 @@ export {
   type WrittenToolsSyncOptions,
   type WrittenToolsSyncResult,
 } from "./writtenTools/syncWrittenTools.js";
+export { EagerWorker } from "./worker/eagerWorker.js";
 export { toAgentTool, writtenToolOf } from "./writtenTools/toAgentTool.js";
 export {
   createWriteTool,

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
+import { DelayedError, type Job, UnrecoverableError, type Worker } from "bullmq";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
@@ -26,6 +26,7 @@ import {
   isWriteToolAllowed,
   type WrittenToolsSync,
 } from "../writtenTools/index.js";
+import { EagerWorker } from "./eagerWorker.js";
 import { announceJobEnd, markerTtlS, recordJobEnd } from "./jobEnds.js";
 import { createServedQueues, type ServedQueues } from "./servedQueues.js";
 import { createToolAnnouncement } from "./toolAnnouncement.js";
@@ -390,7 +391,7 @@ function startQueueWorker(
   concurrency: number,
   lock: QueueLock,
 ): Worker {
-  const worker: Worker = new Worker<ToolJobData, ToolJobResult>(
+  const worker: Worker = new EagerWorker<ToolJobData, ToolJobResult>(
     queue,
     async (job, token, signal) => {
       if (!ctx.options.toolStore.tools.has(job.data.toolName)) await handOffMissingTool(job, token);

@@ -16,6 +16,7 @@ export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultW
 export { LeaseLostError } from "./protocol/errors.js";
 export { JOB_RETENTION } from "./protocol/jobRetention.js";
 export { toolJobId } from "./protocol/toolJobs.js";
+export { createLlmFetch } from "./llm/llmFetch.js";
 export { keySlot } from "./redis/keySlot.js";
 export {
   DEFAULT_CLUSTER_SHARDS,

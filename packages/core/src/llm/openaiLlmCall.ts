@@ -14,6 +14,7 @@ import type {
 } from "../types/index.js";
 import type { CompletionParts } from "./completionParts.js";
 import { describeLlmError } from "./describeLlmError.js";
+import { createLlmFetch } from "./llmFetch.js";
 import { readCompletion } from "./readCompletion.js";
 import { isRetryableError, type RetryPolicy, retryDelayMs, sleep } from "./retryPolicy.js";
 import { StreamAccumulator } from "./streamAccumulator.js";
@@ -97,7 +98,8 @@ export function createOpenAILlmCall(options: OpenAILlmCallOptions): LlmCall {
 function resolveSettings(options: OpenAILlmCallOptions): Settings {
   const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? PLACEHOLDER_API_KEY;
   const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
-  const client = options.client ?? new OpenAI({ apiKey, baseURL, maxRetries: 0 });
+  const client =
+    options.client ?? new OpenAI({ apiKey, baseURL, maxRetries: 0, fetch: createLlmFetch() });
   const secrets = [apiKey, client.apiKey, process.env.OPENAI_API_KEY].filter(
     (key): key is string => typeof key === "string" && key !== PLACEHOLDER_API_KEY,
   );

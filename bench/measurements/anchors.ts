@@ -25,6 +25,13 @@ export interface AnchorPlan {
   inFlight: number;
 }
 
+/**
+ * What the SDK anchor sends with: `default` is the SDK as a user runs it (Node's `fetch`), the
+ * raw part the coordinator is held against; `yiem` is Yiem's `createLlmFetch`, as the
+ * coordinator's own client sends.
+ */
+export type SdkFetch = "default" | "yiem";
+
 /** CPU of the `openai` SDK alone per streamed chat completion. */
 export interface SdkAnchor {
   calls: number;
@@ -71,6 +78,7 @@ export async function measureSdkAnchor(
   cluster: SessionsCluster,
   bodies: unknown[],
   plan: AnchorPlan,
+  fetch: SdkFetch = "default",
 ): Promise<SdkAnchor> {
   const dir = await mkdtemp(join(tmpdir(), "yiem-bench-sdk-"));
   const file = join(dir, "bodies.json");
@@ -81,6 +89,7 @@ export async function measureSdkAnchor(
     BENCH_SDK_WARMUP: String(plan.warmup),
     BENCH_SDK_CALLS: String(plan.count),
     BENCH_SDK_IN_FLIGHT: String(plan.inFlight),
+    BENCH_SDK_FETCH: fetch,
   });
   try {
     const line = await child.waitForLine((l) => l.includes('"anchor"'), 120_000);

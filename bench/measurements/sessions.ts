@@ -195,6 +195,11 @@ export interface Sessions {
   /** Named against unnamed runs (absent in older runs). */
   agents?: AgentsComparison;
   sdk: SdkAnchor;
+  /**
+   * The same SDK sending with Yiem's `createLlmFetch`, as the coordinator's client does
+   * (absent in older runs); not part of the raw parts, which are the SDK as a user runs it.
+   */
+  sdkYiemFetch?: SdkAnchor;
   bullmq: BullmqAnchor;
   /**
    * The raw parts of one run (CPU ms): 2 SDK calls + 2 BullMQ producer sides (add +
@@ -503,9 +508,21 @@ async function measureLoads(
   return { large, standard, sends, twoCoordinators };
 }
 
-/** Measures the `openai` SDK alone against the cluster's model, with the bodies it recorded. */
-function measureSdk(cluster: SessionsCluster, plan: SessionsPlan): Promise<SdkAnchor> {
-  return measureSdkAnchor(cluster, pickAnchorBodies(cluster.model.requests), plan.sdkAnchor);
+/** One round of the SDK anchors: the SDK as a user runs it, then with Yiem's fetch. */
+interface SdkRound {
+  sdk: SdkAnchor;
+  sdkYiemFetch: SdkAnchor;
+}
+
+/**
+ * Measures the `openai` SDK alone against the cluster's model, with the bodies it recorded:
+ * with its default fetch, then with Yiem's (`createLlmFetch`).
+ */
+async function measureSdk(cluster: SessionsCluster, plan: SessionsPlan): Promise<SdkRound> {
+  const bodies = pickAnchorBodies(cluster.model.requests);
+  const sdk = await measureSdkAnchor(cluster, bodies, plan.sdkAnchor);
+  const sdkYiemFetch = await measureSdkAnchor(cluster, bodies, plan.sdkAnchor, "yiem");
+  return { sdk, sdkYiemFetch };
 }
 
 /**
@@ -528,10 +545,12 @@ export function meanSdkAnchor(rounds: SdkAnchor[]): SdkAnchor {
 }
 
 /** Measures the raw anchors against the cluster's Redis and model (the SDK's last round). */
-async function measureAnchors(cluster: SessionsCluster, plan: SessionsPlan, first: SdkAnchor[]) {
-  const sdk = meanSdkAnchor([...first, await measureSdk(cluster, plan)]);
+async function measureAnchors(cluster: SessionsCluster, plan: SessionsPlan, first: SdkRound[]) {
+  const rounds = [...first, await measureSdk(cluster, plan)];
+  const sdk = meanSdkAnchor(rounds.map((round) => round.sdk));
+  const sdkYiemFetch = meanSdkAnchor(rounds.map((round) => round.sdkYiemFetch));
   const bullmq = await measureBullmqAnchor(cluster, plan.bullmqAnchor, plan.bullmqWorkers);
-  return { sdk, bullmq };
+  return { sdk, sdkYiemFetch, bullmq };
 }
 
 /**
@@ -545,7 +564,7 @@ export async function measureSessions(
   const defaultConcurrency = readClusterConfig({}).coordinatorConcurrency;
   const cluster = await openSessionsCluster(plan.modelDelayMs, plan.workers);
   try {
-    const firstSdk: SdkAnchor[] = [];
+    const firstSdk: SdkRound[] = [];
     const loads = await measureLoads(cluster, plan, defaultConcurrency, progress, async () => {
       progress("sessions: the openai SDK alone, first of two rounds");
       firstSdk.push(await measureSdk(cluster, plan));

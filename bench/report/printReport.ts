@@ -204,6 +204,12 @@ export function printSessions(s: Sessions): void {
   console.log(
     `raw anchors: openai SDK ${round(s.sdk.cpuMsPerCall, 3)} ms CPU per streamed completion${s.sdk.rounds ? ` (mean of ${s.sdk.rounds.map((r) => round(r, 3)).join(" / ")})` : ""} (${s.sdk.calls} calls, ${s.sdk.inFlight} in flight, ${round(s.sdk.chunksPerCall, 1)} chunks each); plain BullMQ add/complete: producer ${round(s.bullmq.producerCpuMsPerJob, 3)} ms, plain workers ${round(s.bullmq.workerCpuMsPerJob, 3)} ms (${s.bullmq.jobs} jobs, ${s.bullmq.inFlight} in flight)`,
   );
+  if (s.sdkYiemFetch) {
+    const ratio = s.sdkYiemFetch.cpuMsPerCall / s.sdk.cpuMsPerCall;
+    console.log(
+      `the same SDK sending with Yiem's createLlmFetch (the coordinator's client): ${round(s.sdkYiemFetch.cpuMsPerCall, 3)} ms CPU per streamed completion (${round(ratio, 2)} × the default fetch; mean of ${(s.sdkYiemFetch.rounds ?? []).map((r) => round(r, 3)).join(" / ")})`,
+    );
+  }
   const raw = rawParts(s);
   console.log(
     `raw parts of a run, producer side (2 SDK calls + 2 producer sides): ${round(raw.producerSide, 3)} ms CPU; the old figure with the plain workers' side too: ${round(raw.bothSides, 3)} ms\n`,

@@ -5,9 +5,12 @@
  * warm-up, and prints `{"anchor":{calls,chunks,cpuMs,wallMs}}`; then exits.
  *
  * Environment: `BENCH_SDK_BASE_URL`, `BENCH_SDK_BODIES` (a JSON file: the request bodies to
- * send, taken in turn), `BENCH_SDK_WARMUP`, `BENCH_SDK_CALLS`, `BENCH_SDK_IN_FLIGHT`.
+ * send, taken in turn), `BENCH_SDK_WARMUP`, `BENCH_SDK_CALLS`, `BENCH_SDK_IN_FLIGHT`, and
+ * `BENCH_SDK_FETCH=yiem` to send with Yiem's `createLlmFetch` (as the coordinator's client
+ * does) instead of the SDK's default, Node's `fetch`.
  */
 import { readFile } from "node:fs/promises";
+import { createLlmFetch } from "@yiem/core/internal";
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 
@@ -85,7 +88,13 @@ function readCpuMs(): number {
 }
 
 async function measure(env: AnchorEnv): Promise<AnchorFigures> {
-  const client = new OpenAI({ apiKey: "sk-bench-anchor", baseURL: env.baseURL, maxRetries: 0 });
+  const yiemFetch = process.env.BENCH_SDK_FETCH === "yiem" ? { fetch: createLlmFetch() } : {};
+  const client = new OpenAI({
+    apiKey: "sk-bench-anchor",
+    baseURL: env.baseURL,
+    maxRetries: 0,
+    ...yiemFetch,
+  });
   await runCalls(client, env, env.warmup);
   const cpuBefore = readCpuMs();
   const started = performance.now();

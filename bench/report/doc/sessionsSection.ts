@@ -246,6 +246,7 @@ against the same Redis and scripted model:
 
 Raw parts = 2 × ${num(s.sdk.cpuMsPerCall, 3)} + 2 × ${num(s.bullmq.producerCpuMsPerJob, 3)} =
 **${num(raw.producerSide, 3)} ms**. ${ratioWords(s)}
+${yiemFetchWords(s)}
 
 The **worker side** of the same pairs is not the coordinator's work: ${s.bullmq.workerProcesses} plain
 worker processes (a constant processor, \`bench/workers/benchWorker.ts\`, \`/proc\`) spent
@@ -264,6 +265,26 @@ model twice. The anchors ran ${s.sdk.inFlight} in flight; the SDK's CPU per call
 more calls share each wake-up of the event loop, so at concurrency ${count(s.large.concurrency)} the raw
 parts are, if anything, a little cheaper than measured here. Figures of this section move from
 run to run with what else the machine runs (see the cores busy above).`;
+}
+
+/**
+ * What Yiem's own fetch does to the SDK's CPU (measured beside each SDK anchor round), or
+ * nothing for runs before it.
+ */
+function yiemFetchWords(s: Sessions): string {
+  const yiem = s.sdkYiemFetch;
+  if (!yiem) return "";
+  const saved = 2 * (s.sdk.cpuMsPerCall - yiem.cpuMsPerCall);
+  return `
+The coordinator's own \`openai\` client does not send with the SDK's default \`fetch\`: it sends
+with \`createLlmFetch\` (\`packages/core/src/llm/llmFetch.ts\`: undici's \`request\` on the same
+global dispatcher, without Node's \`fetch\` cloning each request and teeing its body). The same
+SDK process sending that way, in the same rounds right after each default one, took
+**${num(yiem.cpuMsPerCall, 3)} ms** per call (${num(yiem.cpuMsPerCall / s.sdk.cpuMsPerCall)}× the default; rounds ${(yiem.rounds ?? []).map((r) => num(r, 3)).join(" and ")} ms), so about ${num(saved, 3)} ms of each
+run's raw parts is work the coordinator does not do. The raw parts stay the SDK as a user
+runs it; held against raw parts counted with Yiem's fetch instead
+(${num(2 * yiem.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob, 3)} ms), the coordinator's CPU would read ${num(s.large.coordinator.cpuMsPerRun / (2 * yiem.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob))}× with \`addBulk\` at concurrency ${count(s.large.concurrency)}.
+`;
 }
 
 /** A named agent's run against an unnamed one (issue 20), or that it was not measured. */

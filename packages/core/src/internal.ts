@@ -13,10 +13,10 @@ export {
   type RemoteExecutorOptions,
 } from "./coordinator/run/remoteExecutor.js";
 export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultWaiter.js";
+export { createLlmFetch } from "./llm/llmFetch.js";
 export { LeaseLostError } from "./protocol/errors.js";
 export { JOB_RETENTION } from "./protocol/jobRetention.js";
 export { toolJobId } from "./protocol/toolJobs.js";
-export { createLlmFetch } from "./llm/llmFetch.js";
 export { keySlot } from "./redis/keySlot.js";
 export {
   DEFAULT_CLUSTER_SHARDS,
@@ -63,6 +63,7 @@ export {
 export { batchMode } from "./tools/executeToolCalls.js";
 export { normalizeToolCallBlocks } from "./tools/extractToolCalls.js";
 export { type ParsedArguments, parseToolArguments } from "./tools/parseToolArguments.js";
+export { EagerWorker } from "./worker/eagerWorker.js";
 export {
   createWrittenToolsSync,
   syncWrittenTools,
@@ -70,7 +71,6 @@ export {
   type WrittenToolsSyncOptions,
   type WrittenToolsSyncResult,
 } from "./writtenTools/syncWrittenTools.js";
-export { EagerWorker } from "./worker/eagerWorker.js";
 export { toAgentTool, writtenToolOf } from "./writtenTools/toAgentTool.js";
 export {
   createWriteTool,

@@ -202,11 +202,14 @@ function ratioWords(s: Sessions): string {
     one("at the default", s.standard),
     ...(s.sends ? [one("with separate sends and progress", s.sends)] : []),
   ];
+  // The SDK calls as the coordinator sends them: with Yiem's fetch where it was measured.
+  const sdk = s.sdkYiemFetch ?? s.sdk;
+  const how = s.sdkYiemFetch ? " (sent as the coordinator sends them, with Yiem's fetch)" : "";
   return `The coordinator spent ${parts.join(", ")}; the target is ≤ ${SESSIONS_CPU_RATIO_LIMIT}× in
-both shapes. The two SDK calls alone are ${num((200 * s.sdk.cpuMsPerCall) / s.large.coordinator.cpuMsPerRun, 0)}% of the
+both shapes. The two SDK calls alone${how} are ${num((200 * sdk.cpuMsPerCall) / s.large.coordinator.cpuMsPerRun, 0)}% of the
 coordinator's CPU per run with \`addBulk\` at concurrency ${count(s.large.concurrency)}${
     s.sends
-      ? ` and ${num((200 * s.sdk.cpuMsPerCall) / s.sends.coordinator.cpuMsPerRun, 0)}% with separate sends`
+      ? ` and ${num((200 * sdk.cpuMsPerCall) / s.sends.coordinator.cpuMsPerRun, 0)}% with separate sends`
       : ""
   }.`;
 }
@@ -245,8 +248,7 @@ against the same Redis and scripted model:
   counted), ${s.bullmq.inFlight} in flight.
 
 Raw parts = 2 × ${num(s.sdk.cpuMsPerCall, 3)} + 2 × ${num(s.bullmq.producerCpuMsPerJob, 3)} =
-**${num(raw.producerSide, 3)} ms**. ${ratioWords(s)}
-${yiemFetchWords(s)}
+**${num(raw.producerSide, 3)} ms**. ${ratioWords(s)}${yiemFetchWords(s)}
 
 The **worker side** of the same pairs is not the coordinator's work: ${s.bullmq.workerProcesses} plain
 worker processes (a constant processor, \`bench/workers/benchWorker.ts\`, \`/proc\`) spent
@@ -276,6 +278,7 @@ function yiemFetchWords(s: Sessions): string {
   if (!yiem) return "";
   const saved = 2 * (s.sdk.cpuMsPerCall - yiem.cpuMsPerCall);
   return `
+
 The coordinator's own \`openai\` client does not send with the SDK's default \`fetch\`: it sends
 with \`createLlmFetch\` (\`packages/core/src/llm/llmFetch.ts\`: undici's \`request\` on the same
 global dispatcher, without Node's \`fetch\` cloning each request and teeing its body). The same
@@ -283,8 +286,7 @@ SDK process sending that way, in the same rounds right after each default one, t
 **${num(yiem.cpuMsPerCall, 3)} ms** per call (${num(yiem.cpuMsPerCall / s.sdk.cpuMsPerCall)}× the default; rounds ${(yiem.rounds ?? []).map((r) => num(r, 3)).join(" and ")} ms), so about ${num(saved, 3)} ms of each
 run's raw parts is work the coordinator does not do. The raw parts stay the SDK as a user
 runs it; held against raw parts counted with Yiem's fetch instead
-(${num(2 * yiem.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob, 3)} ms), the coordinator's CPU would read ${num(s.large.coordinator.cpuMsPerRun / (2 * yiem.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob))}× with \`addBulk\` at concurrency ${count(s.large.concurrency)}.
-`;
+(${num(2 * yiem.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob, 3)} ms), the coordinator's CPU would read ${num(s.large.coordinator.cpuMsPerRun / (2 * yiem.cpuMsPerCall + 2 * s.bullmq.producerCpuMsPerJob))}× with \`addBulk\` at concurrency ${count(s.large.concurrency)}.`;
 }
 
 /** A named agent's run against an unnamed one (issue 20), or that it was not measured. */

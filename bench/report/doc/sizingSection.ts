@@ -136,7 +136,7 @@ coordinator cores, R × 2 × (${num(workerMsPerCall, 3)} + the tool's own ms) / 
 one Redis server's core; on a cluster, R × the busiest master's commands per run ÷ what one
 master serves per second. Keep each below about 70 % of its cores, so that \`/healthz\` and the
 latency stay where [Sessions](#sessions) shows them. A run with more turns or more tool calls
-costs the coordinator about one SDK call per turn more (${num(s.sdk.cpuMsPerCall, 3)} ms here) and a
+costs the coordinator about one SDK call per turn more (${num((s.sdkYiemFetch ?? s.sdk).cpuMsPerCall, 3)} ms here, as it sends them) and a
 little per call; the model's own time costs it nothing but memory. These figures come from a
 machine whose ${shaped.cores} cores every process shares (and others' work too, see the load average
 at the top); on cores of their own the same work may cost less.`;

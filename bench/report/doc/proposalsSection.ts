@@ -58,11 +58,31 @@ found stringifying its spread copy three times slower than the event itself:
 8. **No span context with tracing off** (\`tracing/spans.ts\`): a span that records nothing
    and carries no trace makes no context, and the tracer is made once.
 
-After 5–8 the single call measured 1.31 / 1.26 / 1.23 in three \`--only calls\` runs and
-this document's run shows ${num(r.remoteCallP50Ms, 3)} against ${num(r.rawBullmqP50Ms, 3)} ms. Six full runs on this machine gave
-1.29, 1.30, 1.29, 1.32, 1.34 and 1.44 × (the last with raw BullMQ itself at 1.53 ms): here the
-single call sits at its line, and what is left of the gap is wake-ups and the scripts ahead of
-the job, not CPU (the coordinator side's CPU per call is now that of raw BullMQ's producer).
+After 5–8 the single call measured 1.31 / 1.26 / 1.23 in three \`--only calls\` runs; six
+full runs on this machine gave 1.29, 1.30, 1.29, 1.32, 1.34 and 1.44 × (the last with raw
+BullMQ itself at 1.53 ms): the single call sat at its line. The next session traced the tool
+worker's takes (BullMQ's \`moveToActive\`) and profiled the sessions' coordinator, whose main
+thread spent 36 % of its busy time in the \`openai\` SDK and Node's \`fetch\` (the request
+cloned and its body teed for every call), 14 % collecting garbage, 7.5 % building event
+batches and 6 % writing to Redis sockets:
+
+9. **Tool workers start a job as soon as they take it** (\`worker/eagerWorker.ts\`):
+   BullMQ's loop takes up to its concurrency in jobs (or one empty take) before starting the
+   first; here the take after a successful one answers "none" without Redis. In alternating
+   \`--only calls\` runs the single call went from 1.29 / 1.30 / 1.27 to 1.21 / 1.16 / 1.15 ×
+   raw, then from 1.44 / 1.45 / 1.38 / 1.28 to 1.29 / 1.22 / 1.20 / 1.19 × in a slower phase of
+   the machine.
+10. **The model calls' own fetch** (\`llm/llmFetch.ts\`): the coordinator's \`openai\` client
+   sends with undici's \`request\` instead of Node's \`fetch\`. The SDK alone, 3,000 streamed
+   calls per process in alternating processes: 1.48 / 1.19 / 1.59 ms of CPU per call with
+   Node's \`fetch\`, 1.33 / 1.32 / 1.33 with \`fetch\` told not to clone (\`redirect: "error"\`,
+   \`window: null\`), 0.94 / 1.07 / 1.02 with undici's \`request\`. In \`--only sessions\` runs
+   in the same phase of the machine the coordinator's CPU ratios went from 1.45 / 1.49 / 1.29 to
+   1.02 / 1.10 / 1.18, and each full run now measures the SDK with it beside the anchor.
+
+This document's run shows the single call at ${num(r.remoteCallP50Ms, 3)} against ${num(r.rawBullmqP50Ms, 3)} ms
+(${num(r.remoteCallP50Ms / r.rawBullmqP50Ms)} ×); the session's three full runs gave 1.18, 1.14 and 1.17 ×, and the
+coordinator's CPU ratios 1.26 / 1.07 / 1.27, 1.19 / 1.10 / 1.14 and 1.08 / 1.11 / 1.17.
 
 Tried and not adopted:
 
@@ -72,6 +92,12 @@ Tried and not adopted:
 - **A larger young generation** (\`--max-semi-space-size=64\` for every process of the
   sessions scenario, alternating with the default, two runs each): coordinator CPU per run
   3.18 / 3.08 / 3.11 ms against 3.14 / 3.21 / 2.98 ms, no difference the noise lets through.
+- **Deferring the worker's next take by a \`setImmediate\`** instead of answering it "none"
+  (change 9's other form): 1.32 / 1.34 / 1.46 × against 1.23 / 1.27 / 1.20 × for change 9, in
+  alternating \`--only calls\` runs.
+- **V8's own heap growth** (\`YIEM_HEAP_GROWTH_PERCENT=0\`, after change 10): coordinator CPU
+  per run 5.89 / 6.07 / 6.10 ms (1.20 / 1.23 / 1.24 ×), no better than at 150 %, and RSS peaks
+  of 280–297 MB against about 240 MB.
 - **Waiting for a call's append before timing the next** (the bench's loop sends call N's
   append with call N+1's job): the single call got slower (1.31 and 1.49 × against 1.27 and
   1.33 ×), since the worker idled longer between jobs; the loop stays as the coordinator runs.

@@ -39,3 +39,12 @@ export function isTransientRedisError(err: unknown): boolean {
   if (isConnectionError(err)) return true;
   return err instanceof Error && CLUSTER_TRANSIENT.test(err.message);
 }
+
+/**
+ * Whether `err` passes by itself: a transient error (`isTransientRedisError`), or Redis
+ * refusing writes while out of memory under `noeviction` (`OOM command not allowed…`), which
+ * ends once memory is freed. A command that failed so is worth sending again.
+ */
+export function isPassingRedisError(err: unknown): boolean {
+  return isTransientRedisError(err) || (err instanceof Error && /^OOM\b/.test(err.message));
+}

@@ -2,6 +2,8 @@ import type { Queue } from "bullmq";
 import { DEFAULTS } from "../../ops/defaults.js";
 import { LeaseLostError } from "../../protocol/errors.js";
 import { JOB_RETENTION } from "../../protocol/jobRetention.js";
+import { isPassingRedisError } from "../../redis/redisErrors.js";
+import { retryTransient } from "../../redis/retryTransient.js";
 import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
 import type { ToolDone } from "../../state/toolDoneMarkers.js";
 import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
@@ -210,10 +212,17 @@ async function runRemote(
       trace: injectTraceContext(),
       ...(placement.prepareOnWorker ? { prepareOnWorker: true as const } : {}),
     };
-    const add = () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });
+    // Redis out of memory or away for a moment: the call waits for it (or an abort), since an
+    // error result would answer the model with an outage the run would otherwise outlive.
+    const add = () =>
+      retryTransient(
+        () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION }),
+        { attempts: Number.POSITIVE_INFINITY, retryIf: isPassingRedisError, signal },
+      );
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
     return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
   } catch (err) {
+    if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
     return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);
   }
 }

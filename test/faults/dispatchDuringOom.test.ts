@@ -1,0 +1,99 @@
+/**
+ * A remote call dispatched while Redis refuses writes (out of memory under `noeviction`): the
+ * coordinator's remote executor must wait for Redis and the call must get its tool's result
+ * once memory is back, not an error result that tells the model about an outage the run
+ * outlives (the fault suite's out-of-memory scenario once answered a run with "could not
+ * dispatch the call: OOM command not allowed…").
+ */
+import {
+  type AgentTool,
+  clusterKeys,
+  connectRedis,
+  executeToolCalls,
+  type RedisClient,
+  registerTool,
+  startToolWorker,
+  ToolStore,
+  type ToolWorkerHandle,
+} from "@yiem/core";
+import { createRemoteExecutor, DURABLE_CONNECTION, ResultWaiter } from "@yiem/core/internal";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { Queue } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const echoTool: AgentTool = {
+  name: "echo",
+  label: "echo",
+  description: "Echoes its text",
+  inputSchema: { type: "object", properties: { text: { type: "string" } } },
+  parallelToolExecute: true,
+  execute: async (_id, args) => ({
+    content: [{ type: "text", text: `echo: ${String(args.text)}` }],
+    details: {},
+  }),
+};
+
+let redis: TestRedis;
+let command: RedisClient;
+let waiter: ResultWaiter;
+let worker: ToolWorkerHandle;
+const queues: Queue[] = [];
+
+beforeAll(async () => {
+  redis = await startTestRedis({ privateServer: true });
+  command = connectRedis(redis.url, DURABLE_CONNECTION);
+  waiter = new ResultWaiter(command, clusterKeys(redis.prefix));
+  const toolStore = new ToolStore({ name: "oomWorker" });
+  registerTool(toolStore, echoTool);
+  worker = await startToolWorker({ redis: redis.url, prefix: redis.prefix, toolStore });
+});
+
+afterAll(async () => {
+  await worker.close();
+  await waiter.close();
+  await Promise.all(queues.map((queue) => queue.close()));
+  command.disconnect();
+  await redis.stop();
+});
+
+describe("faults: a remote call dispatched while Redis is out of memory", () => {
+  it("waits for memory and answers with the tool's result", async () => {
+    const keys = clusterKeys(redis.prefix);
+    const queueFor = async (queue: string | undefined, sessionId: string) => {
+      const made = new Queue(keys.toolQueueFor(queue, sessionId), {
+        connection: command,
+        prefix: keys.bullPrefix,
+      });
+      queues.push(made);
+      await waiter.listen(made);
+      return made;
+    };
+    const executor = createRemoteExecutor({ sessionId: "s-oom", runId: "r1", queueFor, waiter });
+    const admin = connectRedis(redis.url);
+    await admin.config("SET", "maxmemory-policy", "noeviction");
+    await admin.config("SET", "maxmemory", "1");
+    setTimeout(() => void admin.config("SET", "maxmemory", "0"), 1500);
+    const call = {
+      type: "function" as const,
+      id: "call_1",
+      name: "echo",
+      arguments: { text: "hi" },
+    };
+    const batch = await executeToolCalls(
+      { systemPrompt: "", messages: [], tools: new Map([["echo", echoTool]]) },
+      {
+        role: "assistant",
+        content: [{ type: "toolCall", id: call.id, name: call.name, arguments: call.arguments }],
+        stopReason: "toolUse",
+        timestamp: 0,
+      },
+      [call],
+      { toolExecution: "parallel", executor },
+      undefined,
+      () => undefined,
+    );
+    admin.disconnect();
+    expect(batch.messages[0]?.content).toEqual([{ type: "text", text: "echo: hi" }]);
+    expect(batch.messages[0]?.isError).toBe(false);
+  });
+});

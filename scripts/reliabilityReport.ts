@@ -325,6 +325,17 @@ the results' \`messageEnd\` and \`turnEnd\` (as it publishes each call's \`toolE
 the append); the next holder publishes them again when it resumes, so a watcher may see an end
 twice, never miss one. The scenarios above run with it.
 
+## Dispatch while Redis refuses writes
+
+A remote call whose tool job cannot be added because Redis refuses writes (out of memory under
+\`noeviction\`) or is away for a moment (a lost connection, a failover) waits: the add is sent
+again with backoff until it lands or the run is aborted (\`coordinator/run/remoteExecutor.ts\`).
+It used to become the call's error result ("could not dispatch the call: OOM command not
+allowed…"), which the model then answered: the out-of-memory scenario above failed so once in a
+clean-clone CI run, when a resumed batch dispatched its call during the outage.
+\`test/faults/dispatchDuringOom.test.ts\` dispatches a call while \`maxmemory\` is 1 and frees
+memory 1.5 s later: the call gets its tool's result (without the retry, the error result).
+
 ## Failover on a Redis Cluster
 
 Redis Cluster replicates asynchronously: a write a master acknowledged just before it died

@@ -32,17 +32,20 @@ const { cluster, ledger } = useLedgerCluster({
 
 /**
  * Kills the coordinator holding `sessionId` with SIGKILL, runs `whileDead` (before the
- * session's lease runs out, so before anyone resumes it) and starts a replacement.
+ * session's lease runs out, so before anyone resumes it) and starts a replacement. Resolves with
+ * when the kill was sent: recovery counts from the fault, as RELIABILITY says (the surviving
+ * coordinator may resume the session before the replacement is ready).
  */
 async function killHolder(sessionId: string, whileDead?: () => Promise<void>): Promise<number> {
   const pid = await leaseHolderPid(cluster.redis.url, cluster.redis.prefix, sessionId);
   const holder = cluster.coordinators.find((c) => c.pid === pid);
   if (!holder) throw new Error(`no coordinator holds ${sessionId} (lease pid ${pid})`);
+  const killedAt = Date.now();
   holder.signal("SIGKILL");
   await holder.exited;
   await whileDead?.();
   await cluster.addCoordinator();
-  return Date.now();
+  return killedAt;
 }
 
 /** Runs `text` on a new session, killing its coordinator when `when` matches an event. */

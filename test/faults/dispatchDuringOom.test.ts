@@ -6,7 +6,6 @@
  * dispatch the call: OOM command not allowed…").
  */
 import {
-  type AgentTool,
   clusterKeys,
   connectRedis,
   executeToolCalls,
@@ -20,18 +19,18 @@ import { createRemoteExecutor, DURABLE_CONNECTION, ResultWaiter } from "@yiem/co
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  assistantWith,
+  contextWith,
+  makeCall,
+  makeTool,
+  textResult,
+} from "../support/toolFixtures.js";
 
-const echoTool: AgentTool = {
-  name: "echo",
-  label: "echo",
-  description: "Echoes its text",
-  inputSchema: { type: "object", properties: { text: { type: "string" } } },
+const echoTool = makeTool("echo", {
   parallelToolExecute: true,
-  execute: async (_id, args) => ({
-    content: [{ type: "text", text: `echo: ${String(args.text)}` }],
-    details: {},
-  }),
-};
+  execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
+});
 
 let redis: TestRedis;
 let command: RedisClient;
@@ -73,20 +72,10 @@ describe("faults: a remote call dispatched while Redis is out of memory", () => 
     await admin.config("SET", "maxmemory-policy", "noeviction");
     await admin.config("SET", "maxmemory", "1");
     setTimeout(() => void admin.config("SET", "maxmemory", "0"), 1500);
-    const call = {
-      type: "function" as const,
-      id: "call_1",
-      name: "echo",
-      arguments: { text: "hi" },
-    };
+    const call = makeCall("call_1", "echo", { text: "hi" });
     const batch = await executeToolCalls(
-      { systemPrompt: "", messages: [], tools: new Map([["echo", echoTool]]) },
-      {
-        role: "assistant",
-        content: [{ type: "toolCall", id: call.id, name: call.name, arguments: call.arguments }],
-        stopReason: "toolUse",
-        timestamp: 0,
-      },
+      contextWith([echoTool]),
+      assistantWith([call]),
       [call],
       { toolExecution: "parallel", executor },
       undefined,

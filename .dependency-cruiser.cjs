@@ -5,7 +5,7 @@
  */
 
 const core = "^packages/core/src/";
-const lifecycleFolders = `${core}(types|tools|agent|llm)/`;
+const lifecycleFolders = `${core}(types|tools|loop|llm)/`;
 const clusterFolders = `${core}(protocol|state|ops|coordinator|worker|client|redis)/`;
 
 /** @type {import('dependency-cruiser').IConfiguration} */

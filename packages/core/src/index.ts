@@ -7,19 +7,19 @@
  */
 
 // The agent: the class, its free functions, the loop and its parts (lifecycle §1–§8).
-export type { AgentState } from "./agent/agentState.js";
-export { prepareContext } from "./agent/prepareContext.js";
-export { AgentShutdownError } from "./agent/responseQueue.js";
-export { type AgentLoopDeps, type RunHandoff, runAgentLoop } from "./agent/runAgentLoop.js";
-export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./agent/runUsage.js";
-export { InvalidUserInputError, type UserInputLimits } from "./agent/toUserMessage.js";
+export type { AgentState } from "./loop/agentState.js";
+export { prepareContext } from "./loop/prepareContext.js";
+export { AgentShutdownError } from "./loop/responseQueue.js";
+export { type AgentLoopDeps, type RunHandoff, runAgentLoop } from "./loop/runAgentLoop.js";
+export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./loop/runUsage.js";
+export { InvalidUserInputError, type UserInputLimits } from "./loop/toUserMessage.js";
 export {
   followUp,
   runAgent,
   takeResponse,
   YiemAgent,
   type YiemAgentOptions,
-} from "./agent/yiemAgent.js";
+} from "./loop/yiemAgent.js";
 // Named agents: definitions in code or in a YIEM_AGENTS file.
 export { llmCallOfAgent, type ModelDefaults } from "./agents/agentRegistry.js";
 export {

@@ -1,6 +1,6 @@
 import { Queue, Worker } from "bullmq";
-import { resolveOutputSpec } from "../agent/outputSpec.js";
-import type { UserInputLimits } from "../agent/toUserMessage.js";
+import { resolveOutputSpec } from "../loop/outputSpec.js";
+import type { UserInputLimits } from "../loop/toUserMessage.js";
 import { AgentRegistry, type ServedAgent } from "../agents/agentRegistry.js";
 import type { AgentDefinition } from "../agents/defineAgent.js";
 import { DEFAULTS } from "../ops/defaults.js";

@@ -1,6 +1,6 @@
-import { DEFAULT_SYSTEM_PROMPT } from "../agent/agentState.js";
-import { DEFAULT_MAX_INPUT_BYTES } from "../agent/toUserMessage.js";
-import { DEFAULT_MAX_CONTEXT_BYTES } from "../agent/trimContext.js";
+import { DEFAULT_SYSTEM_PROMPT } from "../loop/agentState.js";
+import { DEFAULT_MAX_INPUT_BYTES } from "../loop/toUserMessage.js";
+import { DEFAULT_MAX_CONTEXT_BYTES } from "../loop/trimContext.js";
 import { DEFAULT_CLUSTER_SHARDS } from "../redis/keys.js";
 import { DEFAULT_STREAM_MAX_BYTES } from "../state/eventBus.js";
 import { DEFAULT_MAX_TOOL_CALLS } from "../tools/extractToolCalls.js";

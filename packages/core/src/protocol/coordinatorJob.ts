@@ -2,7 +2,7 @@ import {
   InvalidUserInputError,
   toUserMessage,
   type UserInputLimits,
-} from "../agent/toUserMessage.js";
+} from "../loop/toUserMessage.js";
 import { describeBadBudget } from "../agents/agentRunConfig.js";
 import { AGENT_NAME } from "../agents/defineAgent.js";
 import type {

@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { callCostUsd, findPrice } from "../../agent/runUsage.js";
+import { callCostUsd, findPrice } from "../../loop/runUsage.js";
 import { DEFAULTS } from "../../ops/defaults.js";
 import {
   createToolCallSeries,

@@ -1,5 +1,5 @@
 import { type Job, UnrecoverableError, type Worker } from "bullmq";
-import type { UserInputLimits } from "../../agent/toUserMessage.js";
+import type { UserInputLimits } from "../../loop/toUserMessage.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
 import type { Logger } from "../../ops/logger.js";
 import {

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue } from "bullmq";
-import type { AgentState } from "../../agent/agentState.js";
-import { settleStoredAnswer } from "../../agent/outputCheck.js";
-import { prepareContext } from "../../agent/prepareContext.js";
-import { agentEndEvent, type RunHandoff, runAgentLoop } from "../../agent/runAgentLoop.js";
-import { remainingBudget } from "../../agent/runBudget.js";
-import { sumRunUsage } from "../../agent/runUsage.js";
-import { findUnansweredToolCalls } from "../../agent/unansweredToolCalls.js";
+import type { AgentState } from "../../loop/agentState.js";
+import { settleStoredAnswer } from "../../loop/outputCheck.js";
+import { prepareContext } from "../../loop/prepareContext.js";
+import { agentEndEvent, type RunHandoff, runAgentLoop } from "../../loop/runAgentLoop.js";
+import { remainingBudget } from "../../loop/runBudget.js";
+import { sumRunUsage } from "../../loop/runUsage.js";
+import { findUnansweredToolCalls } from "../../loop/unansweredToolCalls.js";
 import { withAgentCallTools } from "../../agents/agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
 import {

@@ -4,7 +4,7 @@
   ARGV[2] does not open a run yet: an older input fetched by another coordinator may still
   be on its way, and must run first. A parked run (waiting for approvals) releases the lease.
   The run hash keeps `from`, where the run's messages begin in the transcript: a resumed run
-  adds up its usage from there (`agent/runUsage.ts`). A new run of a session whose tree was
+  adds up its usage from there (`loop/runUsage.ts`). A new run of a session whose tree was
   aborted before the run opened (`abortOnStart`, left by abortChildRun-3.lua for a child run
   no coordinator had taken in) opens aborted, taking the mark: it ends before its first model
   call.

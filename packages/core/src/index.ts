@@ -37,7 +37,7 @@ export {
   InvalidAgentError,
   type ModelSettings,
 } from "./agents/defineAgent.js";
-export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./agents/handoffTools.js";
+export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
 // The client side of a cluster and the shapes every process shares: all of `@yiem/core/client`.
 export {
   type AbortOutcome,

@@ -34,8 +34,8 @@ export {
   type SandboxRunOptions,
 } from "./sandbox/runInSandbox.js";
 export { SandboxSlots } from "./sandbox/sandboxSlots.js";
-export { ApprovalStore } from "./state/approvalStore.js";
-export { type ChildCallRequest, ChildRunStore } from "./state/childRuns.js";
+export { ApprovalStore } from "./features/approvals/approvalStore.js";
+export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
 export {
   createEventPublisher,
   type EventPublisher,

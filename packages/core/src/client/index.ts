@@ -15,8 +15,8 @@ export type {
   AgentRunDetails,
   ChildRun,
   ParentCall,
-} from "../protocol/childRuns.js";
-export type { DecisionJobData, DecisionJobResult } from "../protocol/coordinatorDecision.js";
+} from "../features/childRuns/protocol.js";
+export type { DecisionJobData, DecisionJobResult } from "../features/approvals/protocol.js";
 export type {
   CoordinatorJobData,
   CoordinatorJobResult,
@@ -37,7 +37,7 @@ export {
   redisTargetOf,
 } from "../redis/redisConnection.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
-export type { ApprovalRequest, ChainLink, PendingApproval } from "../state/approvalStore.js";
+export type { ApprovalRequest, ChainLink, PendingApproval } from "../features/approvals/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export {
   type ChosenDefinition,

@@ -13,8 +13,8 @@ import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
-import { ApprovalStore } from "../state/approvalStore.js";
-import { ChildRunStore } from "../state/childRuns.js";
+import { ApprovalStore } from "../features/approvals/approvalStore.js";
+import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -43,9 +43,9 @@ import {
   type DecisionDeps,
   denyExpiredApprovals,
   dropOrphanedIndexEntries,
-} from "./intake/approvalDecisions.js";
+} from "../features/approvals/approvalDecisions.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
-import { startDecisionJobs } from "./intake/decisionJobs.js";
+import { startDecisionJobs } from "../features/approvals/decisionJobs.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";

@@ -12,7 +12,7 @@ import type {
   UserInput,
   UserMessage,
 } from "../types/index.js";
-import { type ParentCall, readParentCall } from "./childRuns.js";
+import { type ParentCall, readParentCall } from "../features/childRuns/protocol.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**

@@ -1,5 +1,5 @@
 import { Job, type JobsOptions, type Worker } from "bullmq";
-import type { ParentCall } from "../../protocol/childRuns.js";
+import type { ParentCall } from "../../features/childRuns/protocol.js";
 
 /**
  * Where a held request job is: its input being recorded, waiting for its run's answer (the

@@ -7,8 +7,8 @@ import {
   childStatusOf,
   type ParentCall,
   readParentCall,
-} from "../../protocol/childRuns.js";
-import { isDecisionJob } from "../../protocol/coordinatorDecision.js";
+} from "../../features/childRuns/protocol.js";
+import { isDecisionJob } from "../../features/approvals/protocol.js";
 import {
   buildCoordinatorJobResult,
   type CoordinatorJobResult,
@@ -18,7 +18,7 @@ import {
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
-import type { ChildRunStore } from "../../state/childRuns.js";
+import type { ChildRunStore } from "../../features/childRuns/childRunStore.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
 import type { AnswerListener, ResponseWaits } from "../../state/responseWaits.js";

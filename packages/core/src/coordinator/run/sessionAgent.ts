@@ -1,6 +1,6 @@
 import type { AgentRegistry, ServedAgent } from "../../agents/agentRegistry.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
-import type { HandoffTarget } from "../../agents/handoffTools.js";
+import type { HandoffTarget } from "../../features/handoffs/handoffTools.js";
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { SessionAgents } from "../../state/sessionAgents.js";
 import type { AssistantMessage, LlmCall } from "../../types/index.js";

@@ -7,7 +7,7 @@ import { agentEndEvent, type RunHandoff, runAgentLoop } from "../../loop/runAgen
 import { remainingBudget } from "../../loop/runBudget.js";
 import { sumRunUsage } from "../../loop/runUsage.js";
 import { findUnansweredToolCalls } from "../../loop/unansweredToolCalls.js";
-import { withAgentCallTools } from "../../agents/agentCallTools.js";
+import { withAgentCallTools } from "../../features/childRuns/agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
 import {
   type AgentRunSettings,
@@ -19,7 +19,7 @@ import {
   HandoffToolView,
   type TransferFn,
   transferredText,
-} from "../../agents/handoffTools.js";
+} from "../../features/handoffs/handoffTools.js";
 import { formatMsgForLLM } from "../../llm/formatMsgForLLM.js";
 import type { Logger } from "../../ops/logger.js";
 import { logToolError } from "../../ops/toolErrorLog.js";
@@ -27,8 +27,8 @@ import type { CoordinatorJobData, RunAnswer } from "../../protocol/coordinatorJo
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
-import type { ApprovalStore } from "../../state/approvalStore.js";
-import type { ChildRunStore } from "../../state/childRuns.js";
+import type { ApprovalStore } from "../../features/approvals/approvalStore.js";
+import type { ChildRunStore } from "../../features/childRuns/childRunStore.js";
 import {
   createEventPublisher,
   type EventPublisher,
@@ -37,7 +37,7 @@ import {
   readEventsAfter,
   type StreamCaps,
 } from "../../state/eventBus.js";
-import { readInputBudgets } from "../../state/inputBudgets.js";
+import { readInputBudgets } from "../../features/budgets/inputBudgets.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { readToolDone } from "../../state/toolDoneMarkers.js";
@@ -58,8 +58,8 @@ import type {
   RunBudget,
   UserMessage,
 } from "../../types/index.js";
-import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
-import { type ChildCallOptions, startChildCall, type TreePlace } from "./childCalls.js";
+import { type ApprovalExecutor, createApprovalExecutor } from "../../features/approvals/approvalExecutor.js";
+import { type ChildCallOptions, startChildCall, type TreePlace } from "../../features/childRuns/childCalls.js";
 import { keepLease, type LeaseKeeper } from "./leaseKeeper.js";
 import { logModelErrors } from "./modelErrorLog.js";
 import { createRemoteExecutor } from "./remoteExecutor.js";

@@ -1,5 +1,5 @@
-import { calledAgentOf } from "../../agents/agentCallTools.js";
-import type { ApprovalDecision, ApprovalStore } from "../../state/approvalStore.js";
+import { calledAgentOf } from "../childRuns/agentCallTools.js";
+import type { ApprovalDecision, ApprovalStore } from "./approvalStore.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type {
   EmitFn,

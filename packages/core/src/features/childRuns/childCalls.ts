@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { childInputOf } from "../../agents/agentCallTools.js";
+import { childInputOf } from "./agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
-import { type AgentPathLink, childJobId, type ParentCall } from "../../protocol/childRuns.js";
+import { type AgentPathLink, childJobId, type ParentCall } from "./protocol.js";
 import type { CoordinatorJobData } from "../../protocol/coordinatorJob.js";
-import type { ChildRunStore } from "../../state/childRuns.js";
+import type { ChildRunStore } from "./childRunStore.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { ExecutedOutcome, PreparedToolCall, RunBudget } from "../../types/index.js";
 

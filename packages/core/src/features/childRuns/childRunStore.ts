@@ -1,13 +1,13 @@
-import type { ChildRun, ChildStatus, ParentCall } from "../protocol/childRuns.js";
-import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient } from "../redis/redisConnection.js";
-import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
-import { DecideApprovalReply, RequestApprovalReply } from "../redis/scriptReplies.js";
-import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
-import type { ExecutedOutcome, RunUsage } from "../types/index.js";
-import type { ApprovalRequest } from "./approvalStore.js";
-import { type StreamCaps, streamCaps } from "./eventBus.js";
-import { SESSION_TTL_SECONDS } from "./sessionStore.js";
+import type { ChildRun, ChildStatus, ParentCall } from "./protocol.js";
+import type { ClusterKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redisConnection.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
+import { DecideApprovalReply, RequestApprovalReply } from "../../redis/scriptReplies.js";
+import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
+import type { ExecutedOutcome, RunUsage } from "../../types/index.js";
+import type { ApprovalRequest } from "../approvals/approvalStore.js";
+import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
+import { SESSION_TTL_SECONDS } from "../../state/sessionStore.js";
 
 /** A call waiting for a child run, as its parent records it (an `ApprovalRequest` with `child`). */
 export type ChildCallRequest = ApprovalRequest & { child: { agent: string; sessionId: string } };

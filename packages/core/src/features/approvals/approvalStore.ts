@@ -1,10 +1,10 @@
-import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient } from "../redis/redisConnection.js";
-import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
-import { DecideApprovalReply, ParkRunReply, RequestApprovalReply } from "../redis/scriptReplies.js";
-import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
-import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../types/index.js";
-import { type StreamCaps, streamCaps } from "./eventBus.js";
+import type { ClusterKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redisConnection.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
+import { DecideApprovalReply, ParkRunReply, RequestApprovalReply } from "../../redis/scriptReplies.js";
+import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
+import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../../types/index.js";
+import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
 
 /** A call awaiting a human decision, as recorded when its run parked. */
 export interface ApprovalRequest {

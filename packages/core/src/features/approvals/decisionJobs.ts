@@ -4,7 +4,7 @@ import {
   type DecisionJobResult,
   type DecisionRequest,
   readDecisionJob,
-} from "../../protocol/coordinatorDecision.js";
+} from "./protocol.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import { isConnectionError } from "../../redis/redisErrors.js";

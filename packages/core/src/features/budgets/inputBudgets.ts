@@ -1,6 +1,6 @@
-import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient } from "../redis/redisConnection.js";
-import type { RunBudget } from "../types/index.js";
+import type { ClusterKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redisConnection.js";
+import type { RunBudget } from "../../types/index.js";
 
 /**
  * The own budgets of the inputs `inputIds` of a session, as recorded with them

@@ -1,4 +1,4 @@
-import { InvalidCoordinatorJobError } from "./errors.js";
+import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 
 /**
  * The data of a decisions-queue job (`decisions`, `{decisions}` on a Redis Cluster, under the

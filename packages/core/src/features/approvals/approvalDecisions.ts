@@ -1,11 +1,11 @@
 import type { Logger } from "../../ops/logger.js";
-import type { DecisionJobResult, DecisionRequest } from "../../protocol/coordinatorDecision.js";
+import type { DecisionJobResult, DecisionRequest } from "./protocol.js";
 import type {
   ApprovalDecision,
   ApprovalRequest,
   ApprovalStore,
-} from "../../state/approvalStore.js";
-import type { ChildRunStore } from "../../state/childRuns.js";
+} from "./approvalStore.js";
+import type { ChildRunStore } from "../childRuns/childRunStore.js";
 import type { SessionStore } from "../../state/sessionStore.js";
 
 /** The reason a call awaiting approval is denied with when its session is aborted. */

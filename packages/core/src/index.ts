@@ -6,20 +6,6 @@
  * tests and benchmarks use, with no stability promise.
  */
 
-// The agent: the class, its free functions, the loop and its parts (lifecycle §1–§8).
-export type { AgentState } from "./loop/agentState.js";
-export { prepareContext } from "./loop/prepareContext.js";
-export { AgentShutdownError } from "./loop/responseQueue.js";
-export { type AgentLoopDeps, type RunHandoff, runAgentLoop } from "./loop/runAgentLoop.js";
-export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./loop/runUsage.js";
-export { InvalidUserInputError, type UserInputLimits } from "./loop/toUserMessage.js";
-export {
-  followUp,
-  runAgent,
-  takeResponse,
-  YiemAgent,
-  type YiemAgentOptions,
-} from "./loop/yiemAgent.js";
 // Named agents: definitions in code or in a YIEM_AGENTS file.
 export { llmCallOfAgent, type ModelDefaults } from "./agents/agentRegistry.js";
 export {
@@ -37,7 +23,6 @@ export {
   InvalidAgentError,
   type ModelSettings,
 } from "./agents/defineAgent.js";
-export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
 // The client side of a cluster and the shapes every process shares: all of `@yiem/core/client`.
 export {
   type AbortOutcome,
@@ -144,9 +129,24 @@ export {
   chooseAdminHost,
 } from "./coordinator/http/adminServer.js";
 export type { Readiness } from "./coordinator/http/readiness.js";
+export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
 export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmCall.js";
+// The agent: the class, its free functions, the loop and its parts (lifecycle §1–§8).
+export type { AgentState } from "./loop/agentState.js";
+export { prepareContext } from "./loop/prepareContext.js";
+export { AgentShutdownError } from "./loop/responseQueue.js";
+export { type AgentLoopDeps, type RunHandoff, runAgentLoop } from "./loop/runAgentLoop.js";
+export { callCostUsd, findPrice, isModelAnswer, sumRunUsage } from "./loop/runUsage.js";
+export { InvalidUserInputError, type UserInputLimits } from "./loop/toUserMessage.js";
+export {
+  followUp,
+  runAgent,
+  takeResponse,
+  YiemAgent,
+  type YiemAgentOptions,
+} from "./loop/yiemAgent.js";
 export { mcpToolName } from "./mcp/mcpAgentTool.js";
 // MCP servers as tool sources (a tool worker's `YIEM_MCP_CONFIG`).
 export {

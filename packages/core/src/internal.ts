@@ -13,6 +13,8 @@ export {
   type RemoteExecutorOptions,
 } from "./coordinator/run/remoteExecutor.js";
 export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultWaiter.js";
+export { ApprovalStore } from "./features/approvals/approvalStore.js";
+export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { LeaseLostError } from "./protocol/errors.js";
 export { JOB_RETENTION } from "./protocol/jobRetention.js";
@@ -34,8 +36,6 @@ export {
   type SandboxRunOptions,
 } from "./sandbox/runInSandbox.js";
 export { SandboxSlots } from "./sandbox/sandboxSlots.js";
-export { ApprovalStore } from "./features/approvals/approvalStore.js";
-export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
 export {
   createEventPublisher,
   type EventPublisher,

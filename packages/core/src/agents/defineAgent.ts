@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { handoffToolName } from "../features/handoffs/handoffTools.js";
 import type { JsonSchema, LlmCall, RunBudget } from "../types/index.js";
 import { describeBadRunSettings } from "./agentRunConfig.js";
-import { handoffToolName } from "../features/handoffs/handoffTools.js";
 
 /** The name every deployment without `YIEM_AGENTS` gives its one agent, and requests without `agent` go to. */
 export const DEFAULT_AGENT = "default";

@@ -6,17 +6,22 @@
  */
 
 export type { AgentSummary } from "../agents/defineAgent.js";
-export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
-export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
-export { DEFAULTS } from "../ops/defaults.js";
-export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
+export type {
+  ApprovalRequest,
+  ChainLink,
+  PendingApproval,
+} from "../features/approvals/approvalStore.js";
+export type { DecisionJobData, DecisionJobResult } from "../features/approvals/protocol.js";
 export type {
   AgentPathLink,
   AgentRunDetails,
   ChildRun,
   ParentCall,
 } from "../features/childRuns/protocol.js";
-export type { DecisionJobData, DecisionJobResult } from "../features/approvals/protocol.js";
+export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
+export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
+export { DEFAULTS } from "../ops/defaults.js";
+export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
 export type {
   CoordinatorJobData,
   CoordinatorJobResult,
@@ -37,7 +42,6 @@ export {
   redisTargetOf,
 } from "../redis/redisConnection.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
-export type { ApprovalRequest, ChainLink, PendingApproval } from "../features/approvals/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export {
   type ChosenDefinition,

@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
-import { DEFAULTS } from "../ops/defaults.js";
-import type { BusEvent } from "../protocol/busEvent.js";
-import type { ChildRun } from "../features/childRuns/protocol.js";
+import { ApprovalStore, type PendingApproval } from "../features/approvals/approvalStore.js";
 import {
   type DecisionJobData,
   type DecisionJobResult,
   readDecisionJob,
 } from "../features/approvals/protocol.js";
+import { readChildren } from "../features/childRuns/childRunStore.js";
+import type { ChildRun } from "../features/childRuns/protocol.js";
+import { DEFAULTS } from "../ops/defaults.js";
+import type { BusEvent } from "../protocol/busEvent.js";
 import {
   type CoordinatorJobData,
   type RunAnswer,
@@ -28,8 +30,6 @@ import {
   type RedisTarget,
 } from "../redis/redisConnection.js";
 import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
-import { ApprovalStore, type PendingApproval } from "../features/approvals/approvalStore.js";
-import { readChildren } from "../features/childRuns/childRunStore.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";

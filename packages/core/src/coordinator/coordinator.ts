@@ -1,8 +1,20 @@
 import { Queue, Worker } from "bullmq";
-import { resolveOutputSpec } from "../loop/outputSpec.js";
-import type { UserInputLimits } from "../loop/toUserMessage.js";
 import { AgentRegistry, type ServedAgent } from "../agents/agentRegistry.js";
 import type { AgentDefinition } from "../agents/defineAgent.js";
+import { abortWaitingRun, type DecisionDeps } from "../features/approvals/approvalDecisions.js";
+import {
+  type ApprovalServices,
+  startApprovalServices,
+} from "../features/approvals/approvalServices.js";
+import { ApprovalStore } from "../features/approvals/approvalStore.js";
+import { approvalsFeature } from "../features/approvals/approvalsFeature.js";
+import { budgetsFeature } from "../features/budgets/budgetsFeature.js";
+import { ChildRunStore } from "../features/childRuns/childRunStore.js";
+import { childRunsFeature } from "../features/childRuns/childRunsFeature.js";
+import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
+import type { RunFeature } from "../features/runFeature.js";
+import { resolveOutputSpec } from "../loop/outputSpec.js";
+import type { UserInputLimits } from "../loop/toUserMessage.js";
 import { DEFAULTS } from "../ops/defaults.js";
 import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
@@ -13,8 +25,6 @@ import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
-import { ApprovalStore } from "../features/approvals/approvalStore.js";
-import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -38,14 +48,7 @@ import { type AnnouncedTools, startAnnouncedTools } from "./announcedTools.js";
 import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
-import {
-  abortWaitingRun,
-  type DecisionDeps,
-  denyExpiredApprovals,
-  dropOrphanedIndexEntries,
-} from "../features/approvals/approvalDecisions.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
-import { startDecisionJobs } from "../features/approvals/decisionJobs.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
@@ -404,49 +407,19 @@ async function startCoordinatorRuntime(
   const registry = new AgentRegistry(servedAgentsOf(options)); // bad definitions fail the start
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
-  const ctx: CoordinatorContext = {
-    keys,
-    command,
-    toolQueues: new Map(),
-    readyQueues: [],
-    waiter: new ResultWaiter(command, keys, { subscriber: runtime.subscriber }),
-    acks: replicaAcksOf(options, keys.layout.cluster, log),
-    streamCaps: streamCaps(options.eventStreamMaxBytes),
-  };
-  const store = new SessionStore(command, keys, ctx.acks, ctx.streamCaps);
-  const answers = answerWaits(store, log);
+  const ctx = contextOf(options, runtime);
+  const stores = openStores(ctx);
+  const answers = answerWaits(stores.session, log);
   const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
-  const sessionAgents = new SessionAgents(command, keys, ctx.acks);
-  const first = registry.get(registry.names()[0] ?? "") as ServedAgent;
-  const deps = await runnerDeps(options, ctx, store, log, first.llmCall);
-  deps.agentOf = sessionAgentFinder(registry, sessionAgents, coordinatorId);
-  const childRuns = new ChildRunStore(command, keys, ctx.acks, ctx.streamCaps);
-  const decisions: DecisionDeps = {
-    approvals: deps.approvals,
-    resume: (sessionId) => tasks.ensureRunning(sessionId),
-    log,
-    children: {
-      store: childRuns,
-      abort: async (childSessionId) => {
-        await store.abortChildRun(childSessionId);
-        const message: ControlMessage = { type: "abort", sessionId: childSessionId };
-        await command.publish(keys.controlChannel, JSON.stringify(message));
-      },
-    },
-  };
-  const tasks = new SessionTasks({
-    deps,
-    slots,
-    answers,
-    coordinatorId,
-    log,
-    abortParkedRun: (sessionId) => abortWaitingRun(decisions, store, sessionId),
+  const coordinatorQueue = new Queue(keys.coordinatorQueue, {
+    connection: command,
+    prefix: keys.bullPrefix,
   });
-  deps.onRunFinished = (_sessionId, inputIds, answer) => answers.settle(inputIds, answer);
-  await subscribeToChannels(runtime, tasks, answers, (sessionId) =>
-    abortWaitingRun(decisions, store, sessionId),
-  );
-  await openToolQueues(options.toolStore, ctx, log);
+  const resume = (sessionId: string) => tasks.ensureRunning(sessionId);
+  const decisions = decisionDepsOf(ctx, stores, resume, log);
+  const abortParkedRun = (sessionId: string) =>
+    abortWaitingRun(decisions, stores.session, sessionId);
+  const features = runFeaturesOf(options, ctx, stores, registry, coordinatorQueue, resume, log);
   const announced = await startAnnouncedTools({
     command,
     keys,
@@ -454,19 +427,16 @@ async function startCoordinatorRuntime(
     log,
     onConflicts: onToolConflicts,
   });
-  deps.workerOnly = (tool) => announced.workerOnly(tool);
-  const coordinatorQueue = new Queue(keys.coordinatorQueue, {
-    connection: command,
-    prefix: keys.bullPrefix,
+  const deps = await runnerDeps(options, ctx, stores.session, log, {
+    fallbackCall: (registry.get(registry.names()[0] ?? "") as ServedAgent).llmCall,
+    agentOf: sessionAgentFinder(registry, stores.sessionAgents, coordinatorId),
+    workerOnly: (tool) => announced.workerOnly(tool),
+    onRunFinished: (_sessionId, inputIds, answer) => answers.settle(inputIds, answer),
+    features,
   });
-  deps.childRuns = {
-    store: childRuns,
-    callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
-    maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
-    submit: async (data, jobId) => {
-      await coordinatorQueue.add("agent", data, { jobId });
-    },
-  };
+  const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log, abortParkedRun });
+  await subscribeToChannels(runtime, tasks, answers, abortParkedRun);
+  await openToolQueues(options.toolStore, ctx, log);
   // Jobs added without retention would stay forever: the coordinator sets it on finishing.
   const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
   const worker = new Worker(keys.coordinatorQueue, undefined, {
@@ -479,7 +449,7 @@ async function startCoordinatorRuntime(
   const locks = new JobLocks(worker, runtime.lockDurationMs, log);
   const requests = new RequestJobs({
     worker,
-    store,
+    store: stores.session,
     tasks,
     answers,
     locks,
@@ -488,63 +458,118 @@ async function startCoordinatorRuntime(
     sessions: new RequestSessions(command, keys, ctx.acks),
     agents: {
       known: registry.names(),
-      sessions: sessionAgents,
-      recorded: (sessionId, inputId) => store.isRecorded(sessionId, inputId),
+      sessions: stores.sessionAgents,
+      recorded: (sessionId, inputId) => stores.session.isRecorded(sessionId, inputId),
     },
-    childRuns,
+    features,
   });
   const announcer = await startAgentAnnouncer({ command, keys, coordinatorId, registry, log });
-  const decisionJobs = startDecisionJobs({
-    connection: command,
-    keys,
-    decisions,
-    log,
-    worker: workerSettings,
+  const approvalServices = startApprovalServices({
+    ...{ connection: command, keys, decisions, log },
+    ...{ worker: workerSettings, leaseMs: deps.leaseMs },
   });
-  const decisionsQueue = new Queue(keys.decisionsQueue, {
-    connection: command,
-    prefix: keys.bullPrefix,
-  });
-  const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
-  const indexSweep = { from: 0 };
-  const orphanAgeMs = Math.max(ORPHAN_INDEX_AGE_MS, 2 * deps.leaseMs);
-  const orphanSweep = setInterval(
-    () => void dropOrphanedIndexEntries(decisions, indexSweep, orphanAgeMs),
-    ORPHAN_SWEEP_MS,
-  );
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
-  const intake = startIntake({
-    worker,
-    slots,
-    log,
-    handle: (job, token, slot) => requests.handle(job, token, slot),
-  });
+  const intake = startIntake({ worker, slots, log, handle: (j, t, s) => requests.handle(j, t, s) });
   log.info({ coordinatorId, agents: registry.names() }, "coordinator started");
   const parts: RuntimeParts = {
-    ctx,
-    worker,
-    intake,
-    tasks,
-    requests,
-    answers,
-    locks,
-    subscriber: runtime.subscriber,
-    coordinatorQueue,
-    decisionJobs,
-    decisionsQueue,
-    log,
-    watch,
-    approvalSweep,
-    orphanSweep,
-    announced,
-    announcer,
+    ...{ ctx, worker, intake, tasks, requests, answers, locks, coordinatorQueue, log, watch },
+    ...{ subscriber: runtime.subscriber, approvalServices, announced, announcer },
   };
   return {
     coordinatorId,
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
-    queues: () => [coordinatorQueue, decisionsQueue, ...ctx.readyQueues],
+    queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],
     close: (graceMs = DEFAULTS.shutdownGraceMs) => closeCoordinator(parts, graceMs),
+  };
+}
+
+/** The connections, keys and tool queues every part of a coordinator shares. */
+function contextOf(options: CoordinatorOptions, runtime: ProcessRuntime): CoordinatorContext {
+  const { keys, command, log } = runtime;
+  return {
+    keys,
+    command,
+    toolQueues: new Map(),
+    readyQueues: [],
+    waiter: new ResultWaiter(command, keys, { subscriber: runtime.subscriber }),
+    acks: replicaAcksOf(options, keys.layout.cluster, log),
+    streamCaps: streamCaps(options.eventStreamMaxBytes),
+  };
+}
+
+/** The stores of a coordinator's state in Redis. */
+interface Stores {
+  session: SessionStore;
+  approvals: ApprovalStore;
+  childRuns: ChildRunStore;
+  sessionAgents: SessionAgents;
+}
+
+function openStores(ctx: CoordinatorContext): Stores {
+  const { command, keys, acks } = ctx;
+  return {
+    session: new SessionStore(command, keys, acks, ctx.streamCaps),
+    approvals: new ApprovalStore(command, keys, acks, ctx.streamCaps),
+    childRuns: new ChildRunStore(command, keys, acks, ctx.streamCaps),
+    sessionAgents: new SessionAgents(command, keys, acks),
+  };
+}
+
+/**
+ * The run features this coordinator runs sessions with, in the order their hooks run: the
+ * composition root is the one place that names them (see `RunFeature`).
+ */
+function runFeaturesOf(
+  options: CoordinatorOptions,
+  ctx: CoordinatorContext,
+  stores: Stores,
+  registry: AgentRegistry,
+  coordinatorQueue: Queue,
+  resume: (sessionId: string) => Promise<void>,
+  log: Logger,
+): RunFeature[] {
+  const { command, keys } = ctx;
+  return [
+    approvalsFeature({ approvals: stores.approvals, approvalTimeoutMs: options.approvalTimeoutMs }),
+    handoffsFeature({ store: stores.session }),
+    childRunsFeature({
+      store: stores.childRuns,
+      callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
+      maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
+      submit: async (data, jobId) => {
+        await coordinatorQueue.add("agent", data, { jobId });
+      },
+      resume,
+      command,
+      keys,
+      streamCaps: ctx.streamCaps,
+      log,
+    }),
+    budgetsFeature({ command, keys }),
+  ];
+}
+
+/** What recording approval decisions needs, with the child runs an abort reaches. */
+function decisionDepsOf(
+  ctx: CoordinatorContext,
+  stores: Stores,
+  resume: (sessionId: string) => Promise<void>,
+  log: Logger,
+): DecisionDeps {
+  const { command, keys } = ctx;
+  return {
+    approvals: stores.approvals,
+    resume,
+    log,
+    children: {
+      waiting: (sessionId) => stores.childRuns.waiting(sessionId),
+      abort: async (childSessionId) => {
+        await stores.session.abortChildRun(childSessionId);
+        const message: ControlMessage = { type: "abort", sessionId: childSessionId };
+        await command.publish(keys.controlChannel, JSON.stringify(message));
+      },
+    },
   };
 }
 
@@ -559,26 +584,13 @@ interface RuntimeParts {
   locks: JobLocks;
   subscriber: RedisClient;
   coordinatorQueue: Queue;
-  /** The worker of the decisions queue, and the queue itself (for dashboards). */
-  decisionJobs: Worker;
-  decisionsQueue: Queue;
+  /** The decisions queue, its worker and the approval sweeps. */
+  approvalServices: ApprovalServices;
   log: Logger;
   watch: RedisWatch;
-  approvalSweep: NodeJS.Timeout;
-  /** The sweep of approval index entries whose call has no request (`dropOrphanedIndexEntries`). */
-  orphanSweep: NodeJS.Timeout;
   announced: AnnouncedTools;
   announcer: AgentAnnouncer;
 }
-
-/** How often a coordinator denies the calls whose approval timeout has passed. */
-const APPROVAL_SWEEP_MS = 500;
-
-/** How often a coordinator reads a page of the approval index for entries without a request. */
-const ORPHAN_SWEEP_MS = 30_000;
-
-/** Index entries younger than this (or two leases) are never taken for orphans. */
-const ORPHAN_INDEX_AGE_MS = 60_000;
 
 /**
  * Opens every shard of the tool queues the store's tools go to (the default one too), and
@@ -596,21 +608,26 @@ async function openToolQueues(
   await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools, log });
 }
 
-/** What every session this coordinator runs gets from it. */
+/** What `runnerDeps` takes from the rest of the start-up. */
+type RunnerParts = Pick<
+  SessionRunnerDeps,
+  "agentOf" | "workerOnly" | "onRunFinished" | "features"
+> & { fallbackCall: LlmCall };
+
+/** What every session this coordinator runs gets from it (built once, read-only after). */
 async function runnerDeps(
   options: CoordinatorOptions,
   ctx: CoordinatorContext,
   store: SessionStore,
   log: Logger,
-  fallbackCall: LlmCall,
+  parts: RunnerParts,
 ): Promise<SessionRunnerDeps> {
   const { command, keys } = ctx;
   const written = await enableWrittenTools(options, command, keys);
+  const { fallbackCall, ...rest } = parts;
   return {
     store,
-    approvals: new ApprovalStore(command, keys, ctx.acks, ctx.streamCaps),
     streamCaps: ctx.streamCaps,
-    approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,
     leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
@@ -623,6 +640,7 @@ async function runnerDeps(
     log,
     observe: options.observe,
     syncWrittenTools: written ? () => written.sync() : undefined,
+    ...rest,
   };
 }
 
@@ -648,10 +666,8 @@ async function subscribeToChannels(
  */
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
-  clearInterval(parts.approvalSweep);
-  clearInterval(parts.orphanSweep);
   parts.announced.stop();
-  await parts.decisionJobs.close(); // lets a decision in progress finish (it may resume a run)
+  await parts.approvalServices.stop(); // lets a decision in progress finish (it may resume a run)
   await parts.intake.stop();
   await parts.tasks.close(graceMs);
   await parts.requests.close();
@@ -663,7 +679,9 @@ async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<v
   parts.subscriber.disconnect();
   await ctx.waiter.close();
   await Promise.all(
-    [parts.coordinatorQueue, parts.decisionsQueue, ...ctx.readyQueues].map((q) => q.close()),
+    [parts.coordinatorQueue, parts.approvalServices.decisionsQueue, ...ctx.readyQueues].map((q) =>
+      q.close(),
+    ),
   );
   await ctx.command.quit().catch(() => undefined);
   log.info("coordinator stopped");

@@ -1,5 +1,5 @@
-import type { AgentEvent } from "../types/index.js";
 import type { AgentPathLink } from "../features/childRuns/protocol.js";
+import type { AgentEvent } from "../types/index.js";
 import { cutEventArguments, EVENT_ARGUMENTS_MAX_BYTES } from "./eventArguments.js";
 
 /**

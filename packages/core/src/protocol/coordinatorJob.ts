@@ -1,10 +1,11 @@
+import { describeBadBudget } from "../agents/agentRunConfig.js";
+import { AGENT_NAME } from "../agents/defineAgent.js";
+import { type ParentCall, readParentCall } from "../features/childRuns/protocol.js";
 import {
   InvalidUserInputError,
   toUserMessage,
   type UserInputLimits,
 } from "../loop/toUserMessage.js";
-import { describeBadBudget } from "../agents/agentRunConfig.js";
-import { AGENT_NAME } from "../agents/defineAgent.js";
 import type {
   AssistantMessage,
   RunBudget,
@@ -12,7 +13,6 @@ import type {
   UserInput,
   UserMessage,
 } from "../types/index.js";
-import { type ParentCall, readParentCall } from "../features/childRuns/protocol.js";
 import { InvalidCoordinatorJobError } from "./errors.js";
 
 /**

@@ -1,5 +1,5 @@
-import { type BusEvent, busEventJson, type EventOrigin } from "../protocol/busEvent.js";
 import type { AgentPathLink } from "../features/childRuns/protocol.js";
+import { type BusEvent, busEventJson, type EventOrigin } from "../protocol/busEvent.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";

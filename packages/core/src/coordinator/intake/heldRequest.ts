@@ -1,5 +1,5 @@
 import { Job, type JobsOptions, type Worker } from "bullmq";
-import type { ParentCall } from "../../features/childRuns/protocol.js";
+import type { CoordinatorRequest } from "../../protocol/coordinatorJob.js";
 
 /**
  * Where a held request job is: its input being recorded, waiting for its run's answer (the
@@ -26,7 +26,7 @@ export interface HeldRequest {
   name: string;
   opts: JobsOptions;
   /** The parent call a child run's answer goes to. */
-  parent: ParentCall | undefined;
+  parent: CoordinatorRequest["parent"];
   phase: HeldPhase;
   /** While recording: aborts the recording's retries when the job is let go. */
   letGo: AbortController | undefined;

@@ -1,14 +1,9 @@
 import { type Job, UnrecoverableError, type Worker } from "bullmq";
-import type { UserInputLimits } from "../../loop/toUserMessage.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
-import type { Logger } from "../../ops/logger.js";
-import {
-  childOutcome,
-  childStatusOf,
-  type ParentCall,
-  readParentCall,
-} from "../../features/childRuns/protocol.js";
 import { isDecisionJob } from "../../features/approvals/protocol.js";
+import type { RunFeature } from "../../features/runFeature.js";
+import type { UserInputLimits } from "../../loop/toUserMessage.js";
+import type { Logger } from "../../ops/logger.js";
 import {
   buildCoordinatorJobResult,
   type CoordinatorJobResult,
@@ -18,12 +13,10 @@ import {
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
-import type { ChildRunStore } from "../../features/childRuns/childRunStore.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
 import type { AnswerListener, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
-import type { AssistantMessage } from "../../types/index.js";
 import type { SessionTasks } from "../run/sessionTasks.js";
 import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
 import { type HeldRequest, jobOfHeld } from "./heldRequest.js";
@@ -45,8 +38,8 @@ export interface RequestJobsOptions {
   sessions: RequestSessions;
   /** The agents served, and the agent each session belongs to. */
   agents: AgentCheck;
-  /** Child runs: where a child's answer is delivered to its parent's call. */
-  childRuns?: ChildRunStore;
+  /** The run features, for their part of the intake (`RunFeature.intake`). */
+  features: readonly RunFeature[];
 }
 
 /**
@@ -273,7 +266,8 @@ export class RequestJobs {
     const { sessionId, agent, parent } = held;
     const work = async () => {
       try {
-        if (parent) await this.deliverToParent(parent, sessionId, agent, answer);
+        for (const { intake } of this.options.features)
+          await intake?.answered?.({ sessionId, agent, request: { parent }, answer });
         await this.complete(
           jobId,
           held,
@@ -312,73 +306,9 @@ export class RequestJobs {
     this.options.answers.unwatch(jobId, this.onAnswer);
   }
 
-  /**
-   * Gives a child run's answer to the parent call waiting for it (at most once, however often
-   * the child's job is delivered) and resumes the parent when no call of its batch waits any
-   * more, before the child's job completes: a coordinator that dies in between leaves the job
-   * to be delivered again, which finds the answer stored and delivers it again (a no-op).
-   * Retries Redis errors while the job is held.
-   */
-  private async deliverToParent(
-    parent: ParentCall,
-    sessionId: string,
-    agent: string,
-    answer: RunAnswer,
-  ): Promise<void> {
-    const store = this.options.childRuns;
-    if (!store) return;
-    const outcome = childOutcome(agent, sessionId, answer);
-    const ended = { status: childStatusOf(answer.response.stopReason), usage: answer.usage };
-    const delivered = await retryTransient(() => store.deliver(parent, sessionId, outcome, ended), {
-      attempts: Number.POSITIVE_INFINITY,
-      retryIf: anyError,
-      onRetry: (err) =>
-        this.options.log.warn(
-          { sessionId, parent: parent.sessionId, err: (err as Error).message },
-          "could not deliver a child run's answer; retrying",
-        ),
-    });
-    this.options.log.info(
-      {
-        sessionId,
-        agent,
-        parent: parent.sessionId,
-        callKey: parent.callKey,
-        delivered: delivered.kind,
-      },
-      "child run answered its parent",
-    );
-    if (delivered.kind === "notWaiting") return;
-    if (delivered.kind === "known" || delivered.resume)
-      await this.options.tasks.ensureRunning(parent.sessionId);
-  }
-
-  /**
-   * A refused child run's request (an input over the cap, an agent this coordinator does not
-   * serve) still answers its parent's call, with an error result naming the reason, so the
-   * parent does not wait for a child that never runs.
-   */
-  private async answerRefusedChild(data: unknown, reason: string): Promise<void> {
-    const fields = (typeof data === "object" && data !== null ? data : {}) as Record<
-      string,
-      unknown
-    >;
-    let parent: ParentCall | undefined;
-    try {
-      parent = readParentCall(fields.parent);
-    } catch {
-      return;
-    }
-    const { sessionId, agent } = fields;
-    if (!parent || typeof sessionId !== "string" || typeof agent !== "string") return;
-    const response: AssistantMessage = {
-      role: "assistant",
-      content: [{ type: "text", text: reason }],
-      stopReason: "error",
-      errorMessage: reason,
-      timestamp: Date.now(),
-    };
-    await this.deliverToParent(parent, sessionId, agent, { response }).catch(() => undefined);
+  /** Tells every feature that a request was refused (a child run's parent still gets its answer). */
+  private async tellRefused(data: unknown, reason: string): Promise<void> {
+    for (const { intake } of this.options.features) await intake?.refused?.(data, reason);
   }
 
   /** Records the input, retrying any error until it is recorded or the job is let go. */
@@ -388,12 +318,11 @@ export class RequestJobs {
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
-    const { childRuns } = this.options;
+    const { features } = this.options;
     const { sessionId } = held;
-    const { parent } = request;
     return retryTransient(
       async () => {
-        if (parent && childRuns) await childRuns.writeParent(sessionId, parent);
+        for (const { intake } of features) await intake?.beforeRecord?.(sessionId, request);
         return store.enqueueInput(
           sessionId,
           runId,
@@ -448,7 +377,7 @@ export class RequestJobs {
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
     const reason = `invalid request: ${(err as Error).message}`;
     this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
-    await this.answerRefusedChild(job.data, reason);
+    await this.tellRefused(job.data, reason);
     await retryTransient(() => job.moveToFailed(new UnrecoverableError(reason), token, false), {
       attempts: REFUSE_ATTEMPTS,
       retryIf: anyError,

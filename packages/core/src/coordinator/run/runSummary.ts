@@ -1,4 +1,7 @@
+import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import type { AgentMessage } from "../../types/index.js";
+import type { OpenRun } from "./runEvents.js";
+import type { SessionHold } from "./sessionHold.js";
 
 /** What a run did, counted from the messages it added to the transcript. */
 export interface RunSummary {
@@ -22,4 +25,27 @@ export function summarizeRun(messages: readonly AgentMessage[]): RunSummary {
     else if (message.role === "toolResult") toolCalls++;
   }
   return { turns, toolCalls };
+}
+
+/** Logs a finished run: what this holder ran of it, and the whole run's usage. */
+export function logRunFinished(
+  hold: SessionHold,
+  start: OpenRun,
+  answer: RunAnswer,
+  before: number,
+  startedAt: number,
+): void {
+  hold.deps.log.info(
+    {
+      sessionId: hold.sessionId,
+      runId: start.runId,
+      ...(hold.agent ? { agent: hold.agent.name } : {}),
+      ...summarizeRun(hold.state.messages.slice(before)),
+      durationMs: Date.now() - startedAt,
+      stopReason: answer.response.stopReason,
+      usage: answer.usage,
+      ...(start.kind === "resume" ? { resumed: true } : {}),
+    },
+    "run finished",
+  );
 }

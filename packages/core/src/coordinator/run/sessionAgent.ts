@@ -1,22 +1,24 @@
 import type { AgentRegistry, ServedAgent } from "../../agents/agentRegistry.js";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
-import type { HandoffTarget } from "../../features/handoffs/handoffTools.js";
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { SessionAgents } from "../../state/sessionAgents.js";
 import type { AssistantMessage, LlmCall } from "../../types/index.js";
+
+/** An agent another may hand off to, with its description. */
+type AgentTarget = { name: string; description?: string };
 
 /** The agent a session runs as, its system prompt for that session, and the agents it may hand off to. */
 export interface SessionAgent {
   agent: ServedAgent;
   systemPrompt: string;
   /** Its `handoffs`, each with its description (none: the agent hands off to no one). */
-  handoffs?: readonly HandoffTarget[];
+  handoffs?: readonly AgentTarget[];
   /** The agents it may call (its `agents`). */
   callees?: ServedAgent[];
 }
 
 /** The handoff targets of `agent`, described by their definitions in `registry`. */
-function handoffTargetsOf(registry: AgentRegistry, agent: ServedAgent): HandoffTarget[] {
+function handoffTargetsOf(registry: AgentRegistry, agent: ServedAgent): AgentTarget[] {
   return (agent.definition.handoffs ?? []).map((name) => {
     const description = registry.get(name)?.definition.description;
     return description === undefined ? { name } : { name, description };

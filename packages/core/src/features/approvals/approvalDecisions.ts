@@ -1,12 +1,7 @@
 import type { Logger } from "../../ops/logger.js";
-import type { DecisionJobResult, DecisionRequest } from "./protocol.js";
-import type {
-  ApprovalDecision,
-  ApprovalRequest,
-  ApprovalStore,
-} from "./approvalStore.js";
-import type { ChildRunStore } from "../childRuns/childRunStore.js";
 import type { SessionStore } from "../../state/sessionStore.js";
+import type { ApprovalDecision, ApprovalRequest, ApprovalStore } from "./approvalStore.js";
+import type { DecisionJobResult, DecisionRequest } from "./protocol.js";
 
 /** The reason a call awaiting approval is denied with when its session is aborted. */
 export const ABORTED_APPROVAL_REASON = "the session was aborted";
@@ -18,7 +13,13 @@ export interface DecisionDeps {
   resume: (sessionId: string) => Promise<void>;
   log: Logger;
   /** The tree of child runs, and how a child session is aborted (recorded, then announced). */
-  children?: { store: ChildRunStore; abort: (childSessionId: string) => Promise<void> };
+  children?: {
+    /** The calls of a session's parked batch that wait for child runs. */
+    waiting: (
+      sessionId: string,
+    ) => Promise<Array<ApprovalRequest & { child: { sessionId: string } }>>;
+    abort: (childSessionId: string) => Promise<void>;
+  };
 }
 
 /** What a decision did: recorded (with the job's result), or a no-op with the reason its job fails with. */
@@ -100,7 +101,7 @@ export async function abortWaitingRun(
  */
 async function abortChildRuns(deps: DecisionDeps, sessionId: string): Promise<void> {
   if (!deps.children) return;
-  for (const waiting of await deps.children.store.waiting(sessionId)) {
+  for (const waiting of await deps.children.waiting(sessionId)) {
     await deps.children.abort(waiting.child.sessionId);
     const reason = ABORTED_APPROVAL_REASON;
     const denial = { sessionId, callKey: waiting.callKey, approved: false, reason };

@@ -1,5 +1,3 @@
-import { calledAgentOf } from "../childRuns/agentCallTools.js";
-import type { ApprovalDecision, ApprovalStore } from "./approvalStore.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type {
   EmitFn,
@@ -8,30 +6,19 @@ import type {
   PreparedToolCall,
   ToolExecutor,
 } from "../../types/index.js";
+import type { CallWait, WaitDecision, WaitingCall } from "../runFeature.js";
 
-/** What the approval gate of one run needs. */
-export interface ApprovalGateOptions {
-  approvals: ApprovalStore;
-  sessionId: string;
-  runId: string;
-  token: string;
-  /** Deny a waiting call on its own after this long, unless its tool says otherwise. */
-  defaultTimeoutMs?: number;
+/** What the waiting-calls executor of one run needs. */
+export interface WaitingExecutorOptions {
+  /** Reads the decision recorded on a waiting call (a person's, or a child run's answer). */
+  decision: (key: string) => Promise<WaitDecision | undefined>;
   /** Outcomes a parked batch stored, by call key (read once when a run resumes). */
   stored: ReadonlyMap<string, ExecutedOutcome>;
-  /**
-   * Starts the child run of an `agent__<name>` call (`childCalls.ts`): "waiting" once it is
-   * recorded and submitted, or the call's outcome when it cannot start (the depth cap).
-   * Without it, such a call runs as any tool.
-   */
-  startChild?: (
-    prep: PreparedToolCall,
-    key: string,
-    agent: string,
-  ) => Promise<ExecutedOutcome | "waiting">;
+  /** The waits of the run (the approval gate, child runs' calls): the first that claims a call handles it. */
+  waits: readonly CallWait[];
 }
 
-/** A `ToolExecutor` that holds calls needing approval back, and tells the run what it did. */
+/** A `ToolExecutor` that holds calls waiting outside the run back, and tells the run what it did. */
 export interface ApprovalExecutor extends ToolExecutor {
   /** Ids of calls this run left waiting for a decision (their results are placeholders). */
   readonly parked: Set<string>;
@@ -51,44 +38,36 @@ function awaitingOutcome(): ExecutedOutcome {
   return { result: createErrorToolResult(AWAITING_TEXT), isError: true };
 }
 
-/** The text the model reads for a denied call. */
-export function denialText(decision: ApprovalDecision): string {
-  const by = decision.by ? ` by ${decision.by}` : "";
-  return `The call was not run: denied${by}: ${decision.reason ?? "no reason given"}`;
-}
-
-/** The decision as kept in the tool result's `details.approval`. */
-function approvalDetails(prep: PreparedToolCall, decision: ApprovalDecision) {
+/** The call as a `CallWait` sees it. */
+function waitingCallOf(prep: PreparedToolCall, key: string, emit: EmitFn): WaitingCall {
   return {
-    decision: decision.approved ? "approved" : "denied",
-    ...(decision.by ? { by: decision.by } : {}),
-    ...(decision.reason ? { reason: decision.reason } : {}),
-    decidedAt: new Date(decision.decidedAt).toISOString(),
-    requested: prep.approval?.reason,
+    key,
+    toolCallId: prep.toolCall.id,
+    toolName: prep.tool.name,
+    args: prep.args,
+    ...(prep.approval ? { approval: prep.approval } : {}),
+    ...(prep.tool.approvalTimeoutMs !== undefined
+      ? { approvalTimeoutMs: prep.tool.approvalTimeoutMs }
+      : {}),
+    emit: async (event) => emit(event),
   };
 }
 
-function withDetails(outcome: ExecutedOutcome, details: Record<string, unknown>): ExecutedOutcome {
-  const result = { ...outcome.result, details: { ...outcome.result.details, approval: details } };
-  return { ...outcome, result };
-}
-
 /**
- * Wraps a run's executor with human approval. A call whose outcome a parked batch stored is
- * answered from `stored` (never run twice); only calls needing approval read Redis here. A call needing approval (`prep.approval`) runs
- * once approved, becomes an error result with the reason once denied, and otherwise is
- * recorded as awaiting approval (publishing `toolApprovalRequested` the first time) and left
- * as a placeholder the run must not append: see `parked`. Never throws; a Redis error while
- * deciding also leaves the call waiting (it never runs without a recorded approval).
+ * Wraps a run's executor with the calls that wait outside the run. A call whose outcome a
+ * parked batch stored is answered from `stored` (never run twice). A call a wait claims
+ * (`CallWait.claims`) is settled by it against its recorded decision: it runs, gets an
+ * outcome without running, or is left waiting as a placeholder the run must not append (see
+ * `parked`). Other calls run as they are. Never throws; a Redis error while settling a
+ * claimed call leaves it waiting (it never runs without a recorded decision).
  */
 export function createApprovalExecutor(
   inner: ToolExecutor,
-  options: ApprovalGateOptions,
+  options: WaitingExecutorOptions,
 ): ApprovalExecutor {
   const parked = new Set<string>();
   const reused = new Set<string>();
   const finished = new Map<string, ExecutedOutcome>();
-  const { approvals, sessionId } = options;
   let decided = 0;
   const run = async (
     key: string,
@@ -113,99 +92,28 @@ export function createApprovalExecutor(
         reused.add(prep.toolCall.id);
         return stored;
       }
-      const callee = options.startChild ? calledAgentOf(prep.tool) : undefined;
-      if (callee !== undefined) {
-        const answered = await answerChildCall(options, key, prep, callee);
-        if (answered === "waiting") {
-          parked.add(prep.toolCall.id);
-          return awaitingOutcome();
-        }
-        if (answered.decided) decided++;
-        else finished.set(key, answered.outcome);
-        return answered.outcome;
-      }
-      if (!prep.approval) return run(key, prep, signal, emit, context);
-      let decision: ApprovalDecision | undefined;
+      const call = waitingCallOf(prep, key, emit);
+      const wait = options.waits.find((w) => w.claims(call));
+      if (!wait) return run(key, prep, signal, emit, context);
+      let settled: Awaited<ReturnType<CallWait["settle"]>>;
       try {
-        decision = await approvals.decision(sessionId, key);
-        if (!decision) await requestApproval(options, key, prep, emit);
+        settled = await wait.settle(call, await options.decision(key));
       } catch {
         // Redis failed: never run the call, never give it an error result; the batch parks
         // (or, with nothing recorded, resumes and asks again).
+        settled = { kind: "waiting" };
+      }
+      if (settled.kind === "waiting") {
         parked.add(prep.toolCall.id);
         return awaitingOutcome();
       }
-      if (decision) decided++;
-      if (decision?.approved) {
-        const outcome = await run(key, { ...prep, approval: undefined }, signal, emit, context);
-        return withDetails(outcome, approvalDetails(prep, decision));
+      if (settled.decided) decided++;
+      if (settled.kind === "answered") {
+        if (!settled.decided) finished.set(key, settled.outcome);
+        return settled.outcome;
       }
-      if (decision) {
-        const denied = { result: createErrorToolResult(denialText(decision)), isError: true };
-        return withDetails(denied, approvalDetails(prep, decision));
-      }
-      parked.add(prep.toolCall.id);
-      return awaitingOutcome();
+      const outcome = await run(key, { ...prep, approval: undefined }, signal, emit, context);
+      return settled.decorate ? settled.decorate(outcome) : outcome;
     },
   };
-}
-
-/**
- * An `agent__<name>` call: its child's answer once recorded (`decided`), else its child run is
- * started (once: a resumed batch finds it recorded) and the call waits. A Redis error leaves it
- * waiting too: the batch parks, or resumes and starts (finds) the child again.
- */
-async function answerChildCall(
-  options: ApprovalGateOptions,
-  key: string,
-  prep: PreparedToolCall,
-  callee: string,
-): Promise<{ outcome: ExecutedOutcome; decided: boolean } | "waiting"> {
-  try {
-    const decision = await options.approvals.decision(options.sessionId, key);
-    if (decision) {
-      const why = `agent "${callee}" did not answer: ${decision.reason ?? "its call was denied"}`;
-      const outcome = decision.outcome ?? { result: createErrorToolResult(why), isError: true };
-      return { outcome, decided: true };
-    }
-    const started = await options.startChild?.(prep, key, callee);
-    return started === undefined || started === "waiting"
-      ? "waiting"
-      : { outcome: started, decided: false };
-  } catch {
-    return "waiting";
-  }
-}
-
-/** Records the call as awaiting approval and announces it the first time. */
-async function requestApproval(
-  options: ApprovalGateOptions,
-  key: string,
-  prep: PreparedToolCall,
-  emit: EmitFn,
-): Promise<void> {
-  const now = Date.now();
-  const timeoutMs = prep.tool.approvalTimeoutMs ?? options.defaultTimeoutMs;
-  const deadline = timeoutMs && timeoutMs > 0 ? now + timeoutMs : undefined;
-  const reason = prep.approval?.reason ?? "approval required";
-  const recorded = await options.approvals.request(options.sessionId, options.token, {
-    callKey: key,
-    toolCallId: prep.toolCall.id,
-    toolName: prep.tool.name,
-    arguments: prep.args,
-    reason,
-    runId: options.runId,
-    requestedAt: now,
-    ...(deadline ? { deadline } : {}),
-  });
-  if (recorded !== "new") return;
-  await emit({
-    type: "toolApprovalRequested",
-    toolCallId: prep.toolCall.id,
-    callKey: key,
-    toolName: prep.tool.name,
-    arguments: prep.args,
-    reason,
-    ...(deadline ? { deadline } : {}),
-  });
 }

@@ -1,31 +1,18 @@
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
-import { DecideApprovalReply, ParkRunReply, RequestApprovalReply } from "../../redis/scriptReplies.js";
+import {
+  DecideApprovalReply,
+  ParkRunReply,
+  RequestApprovalReply,
+} from "../../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
-import type { ExecutedOutcome, ToolApprovalDecidedEvent, ToolArgs } from "../../types/index.js";
 import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
+import type { ExecutedOutcome, ToolApprovalDecidedEvent } from "../../types/index.js";
+import type { WaitingCallRecord } from "../waitingCallRecord.js";
 
-/** A call awaiting a human decision, as recorded when its run parked. */
-export interface ApprovalRequest {
-  /** The call's key in its session (what `approve` / `deny` name). */
-  callKey: string;
-  toolCallId: string;
-  toolName: string;
-  arguments: ToolArgs;
-  reason: string;
-  runId: string;
-  /** Epoch ms. */
-  requestedAt: number;
-  /** Epoch ms when it is denied on its own, if it has a timeout. */
-  deadline?: number;
-  /**
-   * Set when the call waits for a child run instead (an `agent__<name>` call): the agent and
-   * the child's session. Such a call is not listed as awaiting approval and takes no decision
-   * but its child's answer (`ChildRunStore`).
-   */
-  child?: { agent: string; sessionId: string };
-}
+/** A call awaiting a human decision, as recorded when its run parked (see `WaitingCallRecord`). */
+export type ApprovalRequest = WaitingCallRecord;
 
 /** A decision on a call awaiting approval. `by` is free text (who decided). */
 export interface ApprovalDecision {

@@ -1,15 +1,11 @@
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "../../ops/logger.js";
-import {
-  type DecisionJobResult,
-  type DecisionRequest,
-  readDecisionJob,
-} from "./protocol.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import { isConnectionError } from "../../redis/redisErrors.js";
 import { retryTransient } from "../../redis/retryTransient.js";
 import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
+import { type DecisionJobResult, type DecisionRequest, readDecisionJob } from "./protocol.js";
 
 /** What consuming the decisions queue needs. */
 export interface DecisionJobsOptions {

@@ -1,6 +1,6 @@
-import type { AgentTool, JsonSchema } from "../../types/index.js";
 import type { AgentDefinition } from "../../agents/defineAgent.js";
 import { LiveToolMap } from "../../agents/liveToolMap.js";
+import type { AgentTool, JsonSchema } from "../../types/index.js";
 
 /** What the tool calling agent `<name>` is named: `agent__<name>`. */
 export const AGENT_TOOL_PREFIX = "agent__";

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { childInputOf } from "./agentCallTools.js";
 import type { ServedAgent } from "../../agents/agentRegistry.js";
-import { type AgentPathLink, childJobId, type ParentCall } from "./protocol.js";
 import type { CoordinatorJobData } from "../../protocol/coordinatorJob.js";
-import type { ChildRunStore } from "./childRunStore.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
-import type { ExecutedOutcome, PreparedToolCall, RunBudget } from "../../types/index.js";
+import type { ExecutedOutcome, RunBudget } from "../../types/index.js";
+import type { WaitingCall } from "../runFeature.js";
+import { childInputOf } from "./agentCallTools.js";
+import type { ChildRunStore } from "./childRunStore.js";
+import { type AgentPathLink, childJobId, type ParentCall } from "./protocol.js";
 
 /** Where a session stands in its tree: its root, its depth (0: the root itself), the way down to it. */
 export interface TreePlace {
@@ -47,10 +48,10 @@ function pastDepthCap(agent: string, maxDepth: number): ExecutedOutcome {
  */
 export async function startChildCall(
   options: ChildCallOptions,
-  prep: PreparedToolCall,
-  key: string,
+  call: WaitingCall,
   agent: string,
 ): Promise<ExecutedOutcome | "waiting"> {
+  const key = call.key;
   const callee = options.callees.get(agent);
   if (!callee) {
     const text = `agent "${agent}" may not be called by this agent`;
@@ -60,9 +61,9 @@ export async function startChildCall(
   if (depth > options.maxDepth) return pastDepthCap(agent, options.maxDepth);
   const recorded = await options.children.request(options.sessionId, options.token, {
     callKey: key,
-    toolCallId: prep.toolCall.id,
-    toolName: prep.tool.name,
-    arguments: prep.args,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    arguments: call.args,
     reason: `child run of agent "${agent}"`,
     runId: options.runId,
     requestedAt: Date.now(),
@@ -81,7 +82,7 @@ export async function startChildCall(
   await options.submit(
     {
       agent,
-      input: childInputOf(prep.args, callee.definition.inputSchema),
+      input: childInputOf(call.args, callee.definition.inputSchema),
       sessionId: childSessionId,
       parent,
       ...(budget ? { budget } : {}),

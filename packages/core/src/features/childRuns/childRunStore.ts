@@ -1,16 +1,16 @@
-import type { ChildRun, ChildStatus, ParentCall } from "./protocol.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
 import { DecideApprovalReply, RequestApprovalReply } from "../../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
-import type { ExecutedOutcome, RunUsage } from "../../types/index.js";
-import type { ApprovalRequest } from "../approvals/approvalStore.js";
 import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
 import { SESSION_TTL_SECONDS } from "../../state/sessionStore.js";
+import type { ExecutedOutcome, RunUsage } from "../../types/index.js";
+import type { WaitingCallRecord } from "../waitingCallRecord.js";
+import type { ChildRun, ChildStatus, ParentCall } from "./protocol.js";
 
-/** A call waiting for a child run, as its parent records it (an `ApprovalRequest` with `child`). */
-export type ChildCallRequest = ApprovalRequest & { child: { agent: string; sessionId: string } };
+/** A call waiting for a child run, as its parent records it (an `WaitingCallRecord` with `child`). */
+export type ChildCallRequest = WaitingCallRecord & { child: { agent: string; sessionId: string } };
 
 /** What delivering a child's answer to its parent did. */
 export type DeliverOutcome =
@@ -60,7 +60,7 @@ export class ChildRunStore {
     let recorded = request;
     if (code === RequestApprovalReply.alreadyKnown) {
       const text = await this.redis.hget(k.approvals(sessionId), request.callKey);
-      const known = text ? (JSON.parse(text) as ApprovalRequest) : undefined;
+      const known = text ? (JSON.parse(text) as WaitingCallRecord) : undefined;
       if (known?.child) recorded = known as ChildCallRequest;
     }
     await this.listChild(sessionId, recorded);
@@ -106,7 +106,7 @@ export class ChildRunStore {
     const { sessionId, callKey } = parent;
     await this.markEnded(sessionId, callKey, childSessionId, ended);
     const text = await this.redis.hget(k.approvals(sessionId), callKey);
-    const request = text ? (JSON.parse(text) as ApprovalRequest) : undefined;
+    const request = text ? (JSON.parse(text) as WaitingCallRecord) : undefined;
     if (request?.child?.sessionId !== childSessionId) return { kind: "notWaiting" };
     const by = `agent ${request.child.agent}`;
     const decision = { approved: true, by, decidedAt: Date.now(), outcome };
@@ -156,7 +156,7 @@ export class ChildRunStore {
     ]);
     const done = new Set(decided);
     return requests
-      .map((text) => JSON.parse(text) as ApprovalRequest)
+      .map((text) => JSON.parse(text) as WaitingCallRecord)
       .filter((r): r is ChildCallRequest => r.child !== undefined && !done.has(r.callKey));
   }
 

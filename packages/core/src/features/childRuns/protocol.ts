@@ -1,6 +1,6 @@
+import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { createErrorToolResult } from "../../tools/toolResults.js";
 import type { AssistantMessage, ExecutedOutcome, RunUsage, StopReason } from "../../types/index.js";
-import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 
 /**
  * The call a child run answers, carried in its coordinator job's data (`parent`): the parent

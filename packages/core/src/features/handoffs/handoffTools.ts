@@ -1,5 +1,5 @@
-import type { AgentMessage, AgentTool, AgentToolResult } from "../../types/index.js";
 import { LiveToolMap } from "../../agents/liveToolMap.js";
+import type { AgentMessage, AgentTool, AgentToolResult } from "../../types/index.js";
 
 /** What every handoff tool's name starts with: `transfer_to_<agent>`. */
 export const HANDOFF_TOOL_PREFIX = "transfer_to_";

@@ -1,0 +1,80 @@
+import type { Queue } from "bullmq";
+import type { ServedAgent } from "../../agents/agentRegistry.js";
+import type { FeatureHold, RunFeature } from "../../features/runFeature.js";
+import type { AgentState } from "../../loop/agentState.js";
+import type { RunHandoff } from "../../loop/runAgentLoop.js";
+import type { Logger } from "../../ops/logger.js";
+import type { RunAnswer } from "../../protocol/coordinatorJob.js";
+import type { ClusterKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redisConnection.js";
+import type { StreamCaps } from "../../state/eventBus.js";
+import type { SessionStore } from "../../state/sessionStore.js";
+import type { ToolStore } from "../../tools/toolStore.js";
+import type { AgentEvent, AgentLoopConfig, AgentTool, LlmCall } from "../../types/index.js";
+import type { LeaseKeeper } from "./leaseKeeper.js";
+import type { ResultWaiter } from "./resultWaiter.js";
+import type { SessionAgent } from "./sessionAgent.js";
+import type { WorkerOnlyTool } from "./toolPlacement.js";
+
+/**
+ * What the coordinator lends every session it runs: built once at start-up, read-only after.
+ * Run features (approvals, child runs, handoffs, budgets) come in `features`; the runner knows
+ * none of them by name.
+ */
+export interface SessionRunnerDeps {
+  store: SessionStore;
+  command: RedisClient;
+  keys: ClusterKeys;
+  /** How the session's replay stream is capped (the events the runs publish). */
+  streamCaps?: StreamCaps;
+  leaseMs: number;
+  llmCall: LlmCall;
+  toolStore: ToolStore;
+  systemPrompt: string;
+  /** How runs behave (the coordinator's options); each run adds its own executor. */
+  config: Omit<AgentLoopConfig, "executor">;
+  queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
+  waiter: ResultWaiter;
+  log: Logger;
+  /** The run features, in the order their hooks run (see `RunFeature`). */
+  features: readonly RunFeature[];
+  /** Sees every event the coordinator publishes (metrics). */
+  observe?: (event: AgentEvent) => void;
+  /** Picks up tools written elsewhere (writeTool); called before every LLM call. */
+  syncWrittenTools?: () => Promise<unknown>;
+  /** Says which tools are worker-only (announced by workers; see `placeToolCall`). */
+  workerOnly: (tool: AgentTool) => WorkerOnlyTool | undefined;
+  /**
+   * The agent of a session (its prompt, model call, tools, turn cap). Without it, every
+   * session runs with `systemPrompt`, `llmCall` and every tool of `toolStore`.
+   */
+  agentOf?: (sessionId: string) => Promise<SessionAgent>;
+  /** Told each time a run's response is stored, with the inputs it answers. */
+  onRunFinished: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
+}
+
+/** How the coordinator aborts or hands over the current run of a session it holds. */
+export interface SessionControl {
+  controller: AbortController | undefined;
+  handOver(): Promise<void>;
+}
+
+/** This coordinator's hold on a session: its lease and token, the transcript as the loop sees it. */
+export interface SessionHold {
+  /** Calls a previous holder was running in its own process when it stopped. */
+  interrupted: Set<string>;
+  deps: SessionRunnerDeps;
+  sessionId: string;
+  token: string;
+  lease: LeaseKeeper;
+  state: AgentState;
+  handedOver: boolean;
+  /** Registered with the session tasks, for aborts and hand-over. */
+  control: SessionControl;
+  /** The agent the session belongs to (`SessionRunnerDeps.agentOf`); a handoff changes it. */
+  agent?: ServedAgent;
+  /** Each feature's part of this hold, in the features' order. */
+  features: FeatureHold[];
+  /** How the run goes on after its last batch handed it over, until the loop takes it. */
+  nextLeg?: RunHandoff;
+}

@@ -1,0 +1,215 @@
+import type { ServedAgent } from "../agents/agentRegistry.js";
+import type { AgentState } from "../loop/agentState.js";
+import type { Logger } from "../ops/logger.js";
+import type { CoordinatorRequest, RunAnswer } from "../protocol/coordinatorJob.js";
+import type { EventTree } from "../state/eventBus.js";
+import type { GuardedWrite } from "../state/pipelinedTranscript.js";
+import type { SessionStore } from "../state/sessionStore.js";
+
+export type { WaitingCallRecord } from "./waitingCallRecord.js";
+
+import type {
+  AgentEndEvent,
+  AgentEvent,
+  AgentLoopConfig,
+  AgentMessage,
+  ExecutedOutcome,
+  ToolExecutor,
+} from "../types/index.js";
+
+/**
+ * The seam between the session runner and the intake on one side and the run features
+ * (approvals, child runs, handoffs, budgets, and whatever comes next) on the other. The runner
+ * and the intake call these hooks knowing no feature by name; a feature imports no other
+ * feature and reaches the others only through what the runner hands it here.
+ *
+ * A feature is built once at the composition root (`coordinator/coordinator.ts` lists them)
+ * with its read-only dependencies, then:
+ * - `hold` is called each time a coordinator takes a session; what it returns lives as long
+ *   as that hold and keeps the feature's per-session state (a handoff's target, a place in a
+ *   tree);
+ * - `FeatureHold.openRun` is called for each run the hold opens or resumes; what it returns
+ *   lives as long as that run;
+ * - `intake` is called by the request intake around each request job.
+ *
+ * Every hook is optional. Hooks run in the order the features are listed.
+ */
+export interface RunFeature {
+  /** Short and stable: it names the feature in logs and in the composition rules doc. */
+  readonly name: string;
+  /** The feature's part of a new hold on a session. */
+  hold?(session: HeldSession): FeatureHold;
+  /** The feature's part of the request intake. */
+  readonly intake?: FeatureIntake;
+}
+
+/** What a feature sees of a session its coordinator holds (read-only but for `state.tools`). */
+export interface HeldSession {
+  readonly sessionId: string;
+  /** The lease's fencing token: every write a feature makes for the session carries it. */
+  readonly token: string;
+  /** The loop's state: a feature may wrap `state.tools` (in `takeAgent`) to offer its tools. */
+  readonly state: AgentState;
+  /** The session's current agent (`undefined` on a coordinator that serves no named agents). */
+  agent(): ServedAgent | undefined;
+  readonly log: Logger;
+}
+
+/** The agent a hold took for its session, as a feature may extend it. */
+export interface TakenAgent {
+  agent: ServedAgent;
+  /** The agents it may hand off to, by name, with their descriptions. */
+  handoffs?: readonly { name: string; description?: string }[];
+  /** The agents it may call. */
+  callees?: readonly ServedAgent[];
+}
+
+/** A feature's part of one hold. */
+export interface FeatureHold {
+  /**
+   * Called when the hold takes its session's agent (at the hold's start, and after each
+   * handoff), after `state.tools` and `state.systemPrompt` were set to the agent's: a feature
+   * adds its tools (by wrapping `state.tools`) or reads what it needs of the session. A Redis
+   * failure throws `SessionStoreError` (the session is tried again later).
+   */
+  takeAgent?(taken: TakenAgent): Promise<void>;
+  /** The feature's part of a run being opened or resumed. */
+  openRun?(run: OpenedRun): Promise<FeatureRun | undefined>;
+}
+
+/** The run being opened or resumed, as features see it. */
+export interface OpenedRun {
+  readonly runId: string;
+  readonly kind: "new" | "resume";
+  /** A new run that took an abort mark as it opened (a child run whose tree was aborted). */
+  readonly abortedAtOpen: boolean;
+  /** The inputs the run answers so far (it grows as the run takes in follow-ups). */
+  readonly inputIds: readonly string[];
+  /** Where the run's messages begin in `state.messages`. */
+  readonly runStart: number;
+  /** What is left of the run's budget now (`undefined`: no limit). */
+  remainingBudget(): AgentLoopConfig["budget"];
+  /** The session store (aborts recorded while no one held a session). */
+  readonly store: SessionStore;
+  /**
+   * Makes the run go on as the session's agent now recorded (after a handoff was stored):
+   * every feature takes the agent again and the loop takes the new model call and config.
+   */
+  switchAgent(): Promise<void>;
+}
+
+/**
+ * A call that waits for something outside its run (a person's decision, a child run's answer)
+ * before it has an outcome. The approvals feature parks a batch that has such calls; other
+ * features offer theirs through `FeatureRun.callWaits`.
+ */
+export interface CallWait {
+  /** Whether this wait handles the call (its tool is one of the feature's). */
+  claims(call: WaitingCall): boolean;
+  /**
+   * What the call's decision (recorded under its key, `undefined` when none yet) makes of it:
+   * `waiting` (the batch parks), `run` (the call runs, its outcome decorated by `decorate`),
+   * or `answered` (this outcome, without running it). Throws when Redis fails: the call then
+   * waits.
+   */
+  settle(call: WaitingCall, decision: WaitDecision | undefined): Promise<WaitSettlement>;
+}
+
+/** A call of the batch, with its key (stable across resumes) and its arguments. */
+export interface WaitingCall {
+  key: string;
+  toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  /** The tool's approval request, when the call needs one. */
+  approval?: { reason?: string };
+  approvalTimeoutMs?: number;
+  /** Publishes an event of the run. */
+  emit(event: AgentEvent): Promise<void>;
+}
+
+/** A recorded decision on a waiting call. */
+export interface WaitDecision {
+  approved: boolean;
+  by?: string;
+  reason?: string;
+  decidedAt: number;
+  /** The outcome a child run's answer delivered. */
+  outcome?: ExecutedOutcome;
+}
+
+/** What a `CallWait` made of a call. */
+export type WaitSettlement =
+  | { kind: "waiting" }
+  | { kind: "run"; decided: boolean; decorate?: (outcome: ExecutedOutcome) => ExecutedOutcome }
+  | { kind: "answered"; decided: boolean; outcome: ExecutedOutcome };
+
+/** A feature's part of one run. Every hook is optional. */
+export interface FeatureRun {
+  /** Whether the run is to be aborted before it starts (its tree was aborted meanwhile). */
+  abortedAtOpen?(): Promise<boolean>;
+  /** Where the run's events are seen too (a child's root): the first feature's wins. */
+  readonly eventTree?: EventTree;
+  /** Calls of this run that wait outside it (see `CallWait`). */
+  readonly callWaits?: readonly CallWait[];
+  /**
+   * Wraps the run's tool executor (`waits`: every feature's `callWaits`). Wrappers nest in
+   * the order the features are listed, the first outermost.
+   */
+  wrapExecutor?(inner: ToolExecutor, waits: readonly CallWait[]): ToolExecutor;
+  /** Whether the run keeps `event` back instead of publishing it (a parked call's placeholder end). */
+  holdsBack?(event: AgentEvent): boolean;
+  /**
+   * Lowers `config`'s limits for the inputs `inputIds` (at the run's open, after a switch of
+   * agent, and for each input it takes in later). Throws `SessionStoreError` on a Redis failure.
+   */
+  limitConfig?(config: AgentLoopConfig, inputIds: readonly string[]): Promise<void>;
+  /**
+   * Before a batch's results are appended (after earlier writes settled): may stop the run
+   * (throw `RunParkedError`), or return the write that stores the batch instead of a plain
+   * append and what to do once it is stored. The first feature that returns a write wins.
+   */
+  beforeAppend?(messages: AgentMessage[]): Promise<BatchPlan | undefined>;
+  /** After a batch's results were appended (or queued behind earlier writes). */
+  afterAppend?(settle: () => Promise<void>): Promise<void>;
+  /** Before the run's response is stored (its last step that may still write). */
+  beforeFinish?(): Promise<void>;
+  /** After the run's response is stored, with its `agentEnd`. Best effort. */
+  afterFinish?(run: FinishedRun): Promise<void>;
+}
+
+/** How a feature stores a batch instead of the plain append. */
+export interface BatchPlan {
+  /** Stores the batch, fenced by the lease and guarded by the transcript's expected length. */
+  write: GuardedWrite<boolean>;
+  /** After the batch is stored and in `state.messages`. */
+  after?: () => Promise<void>;
+}
+
+/** A finished run, as features see it. */
+export interface FinishedRun {
+  runId: string;
+  inputIds: string[];
+  event: AgentEndEvent;
+}
+
+/** A feature's part of the request intake (the coordinator queue's jobs). */
+export interface FeatureIntake {
+  /**
+   * Before a request's input is recorded in its session (retried with it on a Redis failure,
+   * so it must be idempotent). Throws on a Redis failure.
+   */
+  beforeRecord?(sessionId: string, request: CoordinatorRequest): Promise<void>;
+  /** A request was answered (before its job completes). Throws on a Redis failure: it is retried. */
+  answered?(held: AnsweredRequest): Promise<void>;
+  /** A request was refused (invalid, or its agent unknown) before it was recorded. Never throws. */
+  refused?(data: unknown, reason: string): Promise<void>;
+}
+
+/** An answered request, as the intake holds it. */
+export interface AnsweredRequest {
+  sessionId: string;
+  agent: string;
+  request: Pick<CoordinatorRequest, "parent">;
+  answer: RunAnswer;
+}

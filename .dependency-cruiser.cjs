@@ -69,6 +69,33 @@ module.exports = {
       to: { path: clusterFolders },
     },
     {
+      name: "runner-and-intake-import-no-feature",
+      severity: "error",
+      comment:
+        "The session runner and the request intake call the run features through the seam (features/runFeature.ts) only: they name no feature.",
+      from: { path: `${core}coordinator/(run|intake)/` },
+      to: { path: `${core}features/[^/]+/` },
+    },
+    {
+      name: "no-feature-imports-another",
+      severity: "error",
+      comment:
+        "A run feature imports no other feature: features meet only through the seam (features/*.ts).",
+      from: { path: `${core}features/([^/]+)/` },
+      to: { path: `${core}features/[^/]+/`, pathNot: `${core}features/$1/` },
+    },
+    {
+      name: "client-imports-only-feature-protocols-and-stores",
+      severity: "error",
+      comment:
+        "@yiem/core/client may import a feature's protocol file (pure shapes) and its store (the durable reads clients share with coordinators), never its coordinator side (the feature, its executor, intake or services).",
+      from: { path: `${core}client/` },
+      to: {
+        path: `${core}features/[^/]+/`,
+        pathNot: `${core}features/[^/]+/(protocol|[a-zA-Z]+Store)\\.ts$`,
+      },
+    },
+    {
       name: "outside-imports-packages-by-name",
       severity: "error",
       comment:

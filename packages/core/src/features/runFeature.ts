@@ -196,6 +196,11 @@ export interface FinishedRun {
 /** A feature's part of the request intake (the coordinator queue's jobs). */
 export interface FeatureIntake {
   /**
+   * Why a coordinator-queue job does not belong there (a decision, which travels on its own
+   * queue), or `undefined`. A refused job fails at once, unrecoverably, with this error.
+   */
+  refuses?(data: unknown): Error | undefined;
+  /**
    * Before a request's input is recorded in its session (retried with it on a Redis failure,
    * so it must be idempotent). Throws on a Redis failure.
    */

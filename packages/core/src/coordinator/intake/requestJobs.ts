@@ -1,6 +1,5 @@
 import { type Job, UnrecoverableError, type Worker } from "bullmq";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
-import { isDecisionJob } from "../../features/approvals/protocol.js";
 import type { RunFeature } from "../../features/runFeature.js";
 import type { UserInputLimits } from "../../loop/toUserMessage.js";
 import type { Logger } from "../../ops/logger.js";
@@ -41,15 +40,6 @@ export interface RequestJobsOptions {
   /** The run features, for their part of the intake (`RunFeature.intake`). */
   features: readonly RunFeature[];
 }
-
-/**
- * Why a `{ decision: … }` job on the coordinator queue is refused: whoever may add requests
- * must not be able to decide, so decisions travel on a queue of their own.
- */
-const DECISION_ON_COORDINATOR_QUEUE = new InvalidCoordinatorJobError(
-  "decision",
-  "decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
-);
 
 /**
  * Why a job is refused whose id the session already recorded with another input: a job id is
@@ -93,9 +83,10 @@ export class RequestJobs {
 
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
-    if (isDecisionJob(job.data)) {
+    const refusal = this.refusalOf(job.data);
+    if (refusal) {
       slot.release();
-      return this.refuse(job, token, DECISION_ON_COORDINATOR_QUEUE);
+      return this.refuse(job, token, refusal);
     }
     let request: CoordinatorRequest;
     try {
@@ -304,6 +295,15 @@ export class RequestJobs {
     this.held.delete(jobId);
     this.options.locks.untrack(jobId);
     this.options.answers.unwatch(jobId, this.onAnswer);
+  }
+
+  /** The first feature's refusal of a job that does not belong on the coordinator queue. */
+  private refusalOf(data: unknown): Error | undefined {
+    for (const { intake } of this.options.features) {
+      const refusal = intake?.refuses?.(data);
+      if (refusal) return refusal;
+    }
+    return undefined;
   }
 
   /** Tells every feature that a request was refused (a child run's parent still gets its answer). */

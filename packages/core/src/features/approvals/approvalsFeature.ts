@@ -1,9 +1,15 @@
-import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
+import {
+  InvalidCoordinatorJobError,
+  LeaseLostError,
+  RunParkedError,
+  SessionStoreError,
+} from "../../protocol/errors.js";
 import type { ExecutedOutcome } from "../../types/index.js";
 import type { FeatureHold, FeatureRun, HeldSession, OpenedRun, RunFeature } from "../runFeature.js";
 import { type ApprovalExecutor, createApprovalExecutor } from "./approvalExecutor.js";
 import { createApprovalGate } from "./approvalGate.js";
 import type { ApprovalStore } from "./approvalStore.js";
+import { isDecisionJob } from "./protocol.js";
 
 /** What the approvals feature is built with (once, at the composition root). */
 export interface ApprovalsFeatureDeps {
@@ -28,8 +34,20 @@ export function approvalsFeature(deps: ApprovalsFeatureDeps): RunFeature {
   return {
     name: "approvals",
     hold: (session) => approvalsHold(deps, session),
+    intake: {
+      refuses: (data) => (isDecisionJob(data) ? DECISION_ON_COORDINATOR_QUEUE : undefined),
+    },
   };
 }
+
+/**
+ * Why a `{ decision: … }` job on the coordinator queue is refused: whoever may add requests
+ * must not be able to decide, so decisions travel on a queue of their own.
+ */
+const DECISION_ON_COORDINATOR_QUEUE = new InvalidCoordinatorJobError(
+  "decision",
+  "decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
+);
 
 function approvalsHold(deps: ApprovalsFeatureDeps, session: HeldSession): FeatureHold {
   return { openRun: (run) => openApprovalsRun(deps, session, run) };

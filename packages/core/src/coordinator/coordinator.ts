@@ -11,6 +11,7 @@ import { approvalsFeature } from "../features/approvals/approvalsFeature.js";
 import { budgetsFeature } from "../features/budgets/budgetsFeature.js";
 import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { childRunsFeature } from "../features/childRuns/childRunsFeature.js";
+import { HandoffStore } from "../features/handoffs/handoffStore.js";
 import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
 import type { RunFeature } from "../features/runFeature.js";
 import { resolveOutputSpec } from "../loop/outputSpec.js";
@@ -532,7 +533,7 @@ function runFeaturesOf(
   const { command, keys } = ctx;
   return [
     approvalsFeature({ approvals: stores.approvals, approvalTimeoutMs: options.approvalTimeoutMs }),
-    handoffsFeature({ store: stores.session }),
+    handoffsFeature({ store: new HandoffStore(command, keys, ctx.acks, ctx.streamCaps) }),
     childRunsFeature({
       store: stores.childRuns,
       callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
@@ -565,7 +566,7 @@ function decisionDepsOf(
     children: {
       waiting: (sessionId) => stores.childRuns.waiting(sessionId),
       abort: async (childSessionId) => {
-        await stores.session.abortChildRun(childSessionId);
+        await stores.childRuns.abortChildRun(childSessionId);
         const message: ControlMessage = { type: "abort", sessionId: childSessionId };
         await command.publish(keys.controlChannel, JSON.stringify(message));
       },

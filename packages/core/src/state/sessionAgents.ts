@@ -9,7 +9,7 @@ const SESSION_AGENT_TTL_S = SESSION_TTL_SECONDS;
 /**
  * The agent each session belongs to, its current agent (`sessionAgent` key): set by the
  * session's first request, changed only by a handoff (stored with the batch that made it:
- * `SessionStore.appendHandoff`), kept 30 days after the last request.
+ * `HandoffStore.appendHandoff`), kept 30 days after the last request.
  */
 export class SessionAgents {
   /** `acks`: the replicas that must acknowledge a session's first claim (none by default). */

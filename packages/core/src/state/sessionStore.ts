@@ -5,7 +5,6 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
 import {
-  AbortChildRunReply,
   AcquireLeaseReply,
   AppendReply,
   DrainInputsReply,
@@ -20,7 +19,6 @@ import {
 import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type {
   AgentEndEvent,
-  AgentHandoffEvent,
   AgentMessage,
   AssistantMessage,
   RunBudget,
@@ -100,7 +98,7 @@ export const NOT_AS_EXPECTED = "notAsExpected" as const;
 export type NotAsExpected = typeof NOT_AS_EXPECTED;
 
 /** The `expectLength` argument of a script: the length, or '' for no guard. */
-function guardArg(expectLength: number | undefined): number | string {
+export function guardArg(expectLength: number | undefined): number | string {
   return expectLength ?? "";
 }
 
@@ -167,25 +165,6 @@ export class SessionStore {
       k.abortRequested(sessionId),
     );
     return reply === MarkRunAbortedReply.marked;
-  }
-
-  /**
-   * Aborts a child session's run for its aborted tree, durably, whether or not the run has
-   * opened (`abortChildRun-3.lua`): an open run is marked aborted; with none open, the next
-   * run opens aborted (`startRun-8.lua` takes the mark), so a child whose request no
-   * coordinator has taken in yet ends aborted before its first model call. One script in the
-   * child's slot: a run opens either before it or after it. Not fenced: any coordinator may.
-   * Returns what it did: `marked` (a run was open) or `markedForStart`.
-   */
-  async abortChildRun(sessionId: string): Promise<"marked" | "markedForStart"> {
-    const k = this.keys;
-    const reply = await this.redis.yiemAbortChildRun(
-      k.run(sessionId),
-      k.abortRequested(sessionId),
-      k.abortOnStart(sessionId),
-      SESSION_TTL_SECONDS,
-    );
-    return reply === AbortChildRunReply.marked ? "marked" : "markedForStart";
   }
 
   /**
@@ -412,47 +391,6 @@ export class SessionStore {
           expected,
           ...pairs,
         );
-    return length === AppendReply.notExpectedLength
-      ? NOT_AS_EXPECTED
-      : length !== AppendReply.notOurs;
-  }
-
-  /**
-   * Appends a batch's results that hand the session over (`handoff.event`: from, to, the
-   * call), and in the same step makes `handoff.event.to` the session's agent and publishes the
-   * event (see `appendHandoff-6.lua`): all of it or nothing. False when the lease is lost;
-   * `NOT_AS_EXPECTED` (nothing written) when `expectLength` is given and the transcript has
-   * another length.
-   */
-  async appendHandoff(
-    sessionId: string,
-    token: string,
-    messages: AgentMessage[],
-    handoff: { runId: string; event: AgentHandoffEvent },
-    expectLength?: number,
-  ): Promise<boolean | NotAsExpected> {
-    const k = this.keys;
-    const pairs = messages.flatMap((m) => [
-      JSON.stringify(m),
-      m.role === "toolResult" ? m.toolCallId : "",
-    ]);
-    const length = await this.redis.yiemAppendHandoff(
-      k.lease(sessionId),
-      k.messages(sessionId),
-      k.running(sessionId),
-      k.sessionAgent(sessionId),
-      k.seq(sessionId),
-      k.stream(sessionId),
-      token,
-      guardArg(expectLength),
-      handoff.event.to,
-      SESSION_TTL_SECONDS,
-      k.eventChannel(sessionId),
-      busEventJson(handoff.event, { sessionId, runId: handoff.runId }),
-      this.caps.maxLength,
-      this.caps.maxBytes,
-      ...pairs,
-    );
     return length === AppendReply.notExpectedLength
       ? NOT_AS_EXPECTED
       : length !== AppendReply.notOurs;

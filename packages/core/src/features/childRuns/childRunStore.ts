@@ -1,7 +1,11 @@
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
-import { DecideApprovalReply, RequestApprovalReply } from "../../redis/scriptReplies.js";
+import {
+  AbortChildRunReply,
+  DecideApprovalReply,
+  RequestApprovalReply,
+} from "../../redis/scriptReplies.js";
 import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
 import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
 import { SESSION_TTL_SECONDS } from "../../state/sessionStore.js";
@@ -36,6 +40,25 @@ export class ChildRunStore {
     private readonly caps: StreamCaps = streamCaps(),
   ) {
     this.redis = withReplicaAcks(withScripts(redis), acks);
+  }
+
+  /**
+   * Aborts a child session's run for its aborted tree, durably, whether or not the run has
+   * opened (`abortChildRun-3.lua`): an open run is marked aborted; with none open, the next
+   * run opens aborted (`startRun-8.lua` takes the mark), so a child whose request no
+   * coordinator has taken in yet ends aborted before its first model call. One script in the
+   * child's slot: a run opens either before it or after it. Not fenced: any coordinator may.
+   * Returns what it did: `marked` (a run was open) or `markedForStart`.
+   */
+  async abortChildRun(sessionId: string): Promise<"marked" | "markedForStart"> {
+    const k = this.keys;
+    const reply = await this.redis.yiemAbortChildRun(
+      k.run(sessionId),
+      k.abortRequested(sessionId),
+      k.abortOnStart(sessionId),
+      SESSION_TTL_SECONDS,
+    );
+    return reply === AbortChildRunReply.marked ? "marked" : "markedForStart";
   }
 
   /**

@@ -1,11 +1,11 @@
-import type { SessionStore } from "../../state/sessionStore.js";
 import type { AgentMessage } from "../../types/index.js";
 import type { FeatureHold, FeatureRun, HeldSession, OpenedRun, RunFeature } from "../runFeature.js";
+import type { HandoffStore, StoredHandoff } from "./handoffStore.js";
 import { findHandoff, HandoffToolView, type TransferFn, transferredText } from "./handoffTools.js";
 
 /** What the handoffs feature is built with. */
 export interface HandoffsFeatureDeps {
-  store: SessionStore;
+  store: HandoffStore;
 }
 
 /** A hold's handoff state: the agents it may hand off to, and the current batch's transfer. */
@@ -86,7 +86,7 @@ function handoffOf(
   run: OpenedRun,
   state: HandoffState,
   messages: AgentMessage[],
-): Parameters<SessionStore["appendHandoff"]>[3] | undefined {
+): StoredHandoff | undefined {
   const handoff = findHandoff(messages, state.handoffs);
   const from = session.agent()?.name;
   if (!handoff || from === undefined) return undefined;

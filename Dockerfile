@@ -45,5 +45,7 @@ COPY apps/gateway/page apps/gateway/page
 COPY apps/cli/bin apps/cli/bin
 # The Lua scripts are read at run time from the sources folder (packages/core/src/redis/scripts.ts).
 COPY packages/core/src/redis/scripts packages/core/src/redis/scripts
+# A run feature's own scripts are in its folder (packages/core/src/features/<feature>/scripts).
+COPY packages/core/src/features packages/core/src/features
 USER node
 CMD ["node", "apps/coordinator/dist/main.js"]

@@ -185,6 +185,11 @@ describe("the packed packages", () => {
   it("ship dist with its types, the Lua scripts, the sandbox host and a licence", async () => {
     const core = packed.find((p) => p.manifest.name === "@yiem/core");
     const scripts = await readdir(join(repoRoot, "packages/core/src/redis/scripts"));
+    const features = join(repoRoot, "packages/core/src/features");
+    const featureScripts = (await readdir(features, { recursive: true }))
+      .filter((f) => f.endsWith(".lua"))
+      .map((f) => `src/features/${f}`);
+    expect(featureScripts.length).toBeGreaterThan(0);
     expect(core?.files).toEqual(
       expect.arrayContaining([
         "dist/index.js",
@@ -193,6 +198,7 @@ describe("the packed packages", () => {
         "dist/client/index.d.ts",
         "dist/sandbox/sandboxHost.mjs",
         ...scripts.filter((f) => f.endsWith(".lua")).map((f) => `src/redis/scripts/${f}`),
+        ...featureScripts,
       ]),
     );
     for (const pkg of packed) {

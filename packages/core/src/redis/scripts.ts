@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { RedisClient } from "./redisConnection.js";
 
 /**
@@ -9,6 +9,12 @@ import type { RedisClient } from "./redisConnection.js";
  * `-- @include <name>`.
  */
 const SCRIPTS_DIR = new URL("../../src/redis/scripts/", import.meta.url);
+
+/**
+ * The run features' folders (`src/features/<feature>/`): a feature's own scripts are in its
+ * `scripts/` folder, loaded as those of `SCRIPTS_DIR` are (they may include its libraries).
+ */
+const FEATURES_DIR = new URL("../../src/features/", import.meta.url);
 
 const LIBRARY_SUFFIX = ".lib.lua";
 const INCLUDE_LINE = /^-- @include (\w+)$/gm;
@@ -72,9 +78,19 @@ export type ScriptedRedis<R extends RedisClient = RedisClient> = R & YiemScripts
 
 let loaded: ScriptFile[] | undefined;
 
-/** Reads the script files once per process. */
-function readScripts(): ScriptFile[] {
-  loaded ??= readdirSync(SCRIPTS_DIR)
+/** The folders scripts are read from: the shared one, then each feature's `scripts/`. */
+function scriptFolders(): URL[] {
+  if (!existsSync(FEATURES_DIR)) return [SCRIPTS_DIR];
+  const features = readdirSync(FEATURES_DIR, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => new URL(`${entry.name}/scripts/`, FEATURES_DIR))
+    .filter((folder) => existsSync(folder));
+  return [SCRIPTS_DIR, ...features];
+}
+
+/** The scripts of one folder. */
+function readFolder(folder: URL): ScriptFile[] {
+  return readdirSync(folder)
     .filter((file) => file.endsWith(".lua") && !file.endsWith(LIBRARY_SUFFIX))
     .map((file) => {
       const match = /^(\w+?)(?:-(\d+))?\.lua$/.exec(file);
@@ -83,9 +99,14 @@ function readScripts(): ScriptFile[] {
       return {
         command: `yiem${name[0]?.toUpperCase()}${name.slice(1)}`,
         numberOfKeys: match[2] === undefined ? undefined : Number(match[2]),
-        lua: withIncludes(readFileSync(new URL(file, SCRIPTS_DIR), "utf8")),
+        lua: withIncludes(readFileSync(new URL(file, folder), "utf8")),
       };
     });
+}
+
+/** Reads the script files once per process. */
+function readScripts(): ScriptFile[] {
+  loaded ??= scriptFolders().flatMap(readFolder);
   return loaded;
 }
 

@@ -438,15 +438,7 @@ async function startCoordinatorRuntime(
   const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log, abortParkedRun });
   await subscribeToChannels(runtime, tasks, answers, abortParkedRun);
   await openToolQueues(options.toolStore, ctx, log);
-  // Jobs added without retention would stay forever: the coordinator sets it on finishing.
-  const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
-  const worker = new Worker(keys.coordinatorQueue, undefined, {
-    ...workerSettings,
-    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
-  });
-  runtime.logWorkerErrors(worker, "coordinator queue error");
-  await worker.waitUntilReady();
-  await worker.startStalledCheckTimer();
+  const { worker, workerSettings } = await startCoordinatorQueueWorker(options, runtime);
   const locks = new JobLocks(worker, runtime.lockDurationMs, log);
   const requests = new RequestJobs({
     worker,
@@ -483,6 +475,23 @@ async function startCoordinatorRuntime(
     queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],
     close: (graceMs = DEFAULTS.shutdownGraceMs) => closeCoordinator(parts, graceMs),
   };
+}
+
+/**
+ * The coordinator queue's worker, which fetches jobs only when the intake asks (no processor),
+ * with the settings the decisions queue's worker shares.
+ */
+async function startCoordinatorQueueWorker(options: CoordinatorOptions, runtime: ProcessRuntime) {
+  // Jobs added without retention would stay forever: the coordinator sets it on finishing.
+  const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
+  const worker = new Worker(runtime.keys.coordinatorQueue, undefined, {
+    ...workerSettings,
+    drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
+  });
+  runtime.logWorkerErrors(worker, "coordinator queue error");
+  await worker.waitUntilReady();
+  await worker.startStalledCheckTimer();
+  return { worker, workerSettings };
 }
 
 /** The connections, keys and tool queues every part of a coordinator shares. */

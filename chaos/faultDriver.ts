@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ProcessSlot } from "./processSlot.js";
+import type { ProcessSlot } from "@yiem/testing";
 import type { Random } from "./random.js";
 import type { RedisUnderTest } from "./redisUnderTest.js";
 

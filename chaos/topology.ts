@@ -1,9 +1,13 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { freePort, type ScriptedModelServer, startScriptedModelServer } from "@yiem/testing";
+import {
+  type ProcessSlot,
+  type ScriptedModelServer,
+  startClusterProcesses,
+  startScriptedModelServer,
+} from "@yiem/testing";
 import { respondToChaos } from "./model.js";
 import { chaosDir, repoRoot } from "./paths.js";
-import { type ProcessRole, type ProcessSlot, startProcessSlot } from "./processSlot.js";
 import { type RedisUnderTest, startRedisUnderTest } from "./redisUnderTest.js";
 
 /** Detection times of the soak (as the fault suite's): dead processes are noticed in seconds. */
@@ -39,7 +43,8 @@ export interface TopologyOptions {
  * Starts the soak's topology: a Redis with AOF (or a Redis Cluster), the scripted model
  * answering chaos inputs, and the coordinators and workers as deployed (`node
  * apps/…/dist/main.js`, tool files from chaos/tools, the agents of chaos/agents.yaml: the
- * sessions' agent may call a child agent), each in a restartable slot.
+ * sessions' agent may call a child agent), each in a restartable slot of `startClusterProcesses`
+ * whose log lines go to `<runDir>/logs/<slot>.log`.
  */
 export async function startTopology(options: TopologyOptions): Promise<Topology> {
   const logDir = join(options.runDir, "logs");
@@ -60,30 +65,23 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     LOG_LEVEL: "info",
     ...DETECTION_ENV,
   };
-  const slot = (role: ProcessRole, n: number) =>
-    startProcessSlot({
-      name: `${role}-${n}`,
-      role,
-      cwd: repoRoot,
-      logDir,
-      env: async () => ({
-        ...base,
-        ...(role === "coordinator" ? { PORT: String(await freePort()) } : {}),
-      }),
-    });
-  const coordinators: ProcessSlot[] = [];
-  const workers: ProcessSlot[] = [];
+  const processes = await startClusterProcesses({
+    cwd: repoRoot,
+    launch: "compiled",
+    env: base,
+    coordinators: options.coordinators,
+    workers: options.workers,
+    logDir,
+  }).catch(async (err: unknown) => {
+    await model.close();
+    await redis.stop();
+    throw err;
+  });
   const stop = async () => {
-    await Promise.all([...coordinators, ...workers].map((s) => s.stop(3000)));
+    await processes.close(3000);
     await model.close();
     await redis.stop();
   };
-  try {
-    for (let n = 1; n <= options.coordinators; n++) coordinators.push(await slot("coordinator", n));
-    for (let n = 1; n <= options.workers; n++) workers.push(await slot("worker", n));
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  const { coordinators, workers } = processes;
   return { redis, model, coordinators, workers, ledgerPath, logDir, stop };
 }

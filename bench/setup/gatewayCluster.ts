@@ -6,7 +6,6 @@
  * the local key, which sees every session and has no limits) with the HTTP connection cap
  * raised for the watchers.
  */
-import { startGatewayProcess } from "../../test/gateway/support.js";
 import {
   openSessionsCluster,
   type SessionsCluster,
@@ -31,36 +30,27 @@ export interface GatewayCluster {
   coordinator: SessionsCoordinator;
   /** The gateway's base URL and process. */
   gateway: { url: string; pid: number };
+  /** Stops the gateway, then the rest of the cluster. */
   close(): Promise<void>;
 }
 
 /** Starts the cluster; whatever started is stopped when a later part fails. */
 export async function openGatewayCluster(plan: GatewayClusterPlan): Promise<GatewayCluster> {
   const base = await openSessionsCluster(plan.modelDelayMs, plan.workers);
-  const stops: Array<() => Promise<void>> = [];
-  const close = async () => {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    await base.close();
-  };
   base.queue.setMaxListeners(0); // every `waitUntilFinished` in flight listens on it
   try {
     const coordinator = await base.startCoordinator(plan.coordinatorConcurrency);
-    const env = {
-      REDIS_URL: base.redis.url,
-      YIEM_PREFIX: base.redis.prefix,
+    const gateway = await base.startGateway({
       YIEM_HTTP_MAX_CONNECTIONS: String(plan.gatewayMaxConnections),
-      LOG_LEVEL: "info",
-    };
-    const gateway = await startGatewayProcess(env, {}, { compiled: true });
-    stops.push(() => gateway.process.stop(10_000));
+    });
     return {
       base,
       coordinator,
       gateway: { url: gateway.url, pid: gateway.process.pid },
-      close,
+      close: () => base.close(),
     };
   } catch (err) {
-    await close();
+    await base.close();
     throw err;
   }
 }

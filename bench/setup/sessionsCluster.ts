@@ -6,11 +6,12 @@
  */
 import { fileURLToPath } from "node:url";
 import {
-  freePort,
-  logMessage,
+  type AddProcessOptions,
+  type ClusterRole,
   type ScriptedModelServer,
   type ScriptedReply,
   type ScriptedRequest,
+  startClusterProcesses,
   startScriptedModelServer,
   startTestRedis,
   type TestProcess,
@@ -18,7 +19,7 @@ import {
 } from "@yiem/testing";
 import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
-import { spawnCommand } from "../../test/support/processes.js";
+import { repoRoot } from "../../test/support/processes.js";
 import { readRedisPid } from "../sampling/processSampler.js";
 
 /**
@@ -34,9 +35,6 @@ export const PROGRESS_TOOL = "progressStep";
 export const PROGRESS_INPUT = "run both steps with progress";
 /** The model's final answer. */
 export const SESSION_ANSWER = "done";
-
-const COORDINATOR_COMMAND = ["node", "apps/coordinator/dist/main.js"];
-const WORKER_COMMAND = ["node", "apps/tool-worker/dist/main.js"];
 
 /** A coordinator process of the cluster and its HTTP base URL. */
 export interface SessionsCoordinator {
@@ -69,6 +67,8 @@ export interface SessionsCluster {
    * e.g. `YIEM_AGENTS`; `options.nodeFlags`, e.g. `--inspect`).
    */
   startCoordinator(concurrency: number, options?: CoordinatorOptions): Promise<SessionsCoordinator>;
+  /** Starts a compiled gateway with the cluster's environment and `env` on top. */
+  startGateway(env: Record<string, string>): Promise<{ url: string; process: TestProcess }>;
   close(): Promise<void>;
 }
 
@@ -134,49 +134,10 @@ function clusterEnv(
   };
 }
 
-/** Resolves once `process` logged `message`; fails unless that line lists the session tool. */
-async function waitReadyWithTool(process: TestProcess, message: string): Promise<void> {
-  const line = await process.waitForLine(logMessage(message), 90_000);
-  if (!line.includes(`"${SESSION_TOOL}"`))
-    throw new Error(`${message} without the ${SESSION_TOOL} tool: ${line}`);
-}
-
-async function startWorker(env: Record<string, string>, id: string): Promise<TestProcess> {
-  const worker = spawnCommand(WORKER_COMMAND, { ...env, YIEM_WORKER_ID: id });
-  try {
-    await waitReadyWithTool(worker, "tool worker ready");
-    return worker;
-  } catch (err) {
-    await worker.stop(500);
-    throw err;
-  }
-}
-
 /** `node --cpu-prof` flags when `BENCH_CPU_PROF_DIR` asks for profiles, else none. */
 function profileFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;
   return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
-}
-
-async function startCoordinatorProcess(
-  env: Record<string, string>,
-  concurrency: number,
-  nodeFlags: string[] = [],
-): Promise<SessionsCoordinator> {
-  const port = await freePort();
-  const [node = "node", ...args] = COORDINATOR_COMMAND;
-  const process = spawnCommand([node, ...profileFlags(), ...nodeFlags, ...args], {
-    ...env,
-    PORT: String(port),
-    YIEM_COORDINATOR_CONCURRENCY: String(concurrency),
-  });
-  try {
-    await waitReadyWithTool(process, "coordinator ready");
-    return { process, url: `http://127.0.0.1:${port}` };
-  } catch (err) {
-    await process.stop(500);
-    throw err;
-  }
 }
 
 /** Opens the plain BullMQ client of the coordinator queue. */
@@ -207,37 +168,51 @@ export async function openSessionsCluster(
       ((request) => chooseSessionReply(request, modelDelayMs, options.chooseTool)),
   });
   const env = clusterEnv(redis, model, options.toolsDir ?? SESSION_TOOLS_DIR);
-  const started: TestProcess[] = [];
   const client = await openClient(redis);
-  const close = async () => {
+  const closeServers = async () => {
     await client.events.close().catch(() => undefined);
     await client.queue.close().catch(() => undefined);
     client.eventsConnection.disconnect();
     client.connection.disconnect();
-    await Promise.all(started.map((p) => p.stop(5000)));
     await model.close();
     await redis.stop();
   };
+  const processes = await startClusterProcesses({
+    cwd: repoRoot,
+    launch: "compiled",
+    env,
+    coordinators: 0,
+    workers,
+    readyTimeoutMs: 90_000,
+    expectTools: [SESSION_TOOL],
+  }).catch(async (err: unknown) => {
+    await closeServers();
+    throw err;
+  });
+  const close = async () => {
+    await processes.close(5000);
+    await closeServers();
+  };
+  const add = async (role: ClusterRole, options: AddProcessOptions) => {
+    const slot = await processes.add(role, options);
+    return { process: slot.current(), url: slot.url ?? "" };
+  };
   try {
-    for (let i = 1; i <= workers; i++) started.push(await startWorker(env, `bench-worker-${i}`));
     return {
       redis,
       redisPid: await readRedisPid(client.connection),
       model,
-      workers: [...started],
+      workers: processes.workers.map((slot) => slot.current()),
       connection: client.connection,
       queue: client.queue,
       events: client.events,
       env,
-      async startCoordinator(concurrency, options = {}) {
-        const coordinator = await startCoordinatorProcess(
-          { ...env, ...options.env },
-          concurrency,
-          options.nodeFlags,
-        );
-        started.push(coordinator.process);
-        return coordinator;
-      },
+      startCoordinator: (concurrency, options = {}) =>
+        add("coordinator", {
+          env: { ...options.env, YIEM_COORDINATOR_CONCURRENCY: String(concurrency) },
+          nodeFlags: [...profileFlags(), ...(options.nodeFlags ?? [])],
+        }),
+      startGateway: (extra) => add("gateway", { env: extra }),
       close,
     };
   } catch (err) {

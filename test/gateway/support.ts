@@ -4,8 +4,8 @@
  */
 import { writeFile } from "node:fs/promises";
 import { createApiKey } from "@yiem/core";
-import { freePort, logMessage, type TestProcess } from "@yiem/testing";
-import { spawnApp, spawnCommand } from "../support/processes.js";
+import { startProcessSlot, type TestProcess } from "@yiem/testing";
+import { repoRoot } from "../support/processes.js";
 
 /** A running gateway process and its base URL. */
 export interface GatewayProcess {
@@ -24,18 +24,15 @@ export async function startGatewayProcess(
   extra: Record<string, string> = {},
   options: { compiled?: boolean } = {},
 ): Promise<GatewayProcess> {
-  const port = await freePort();
-  const all = { ...env, GATEWAY_PORT: String(port), ...extra };
-  const process = options.compiled
-    ? spawnCommand(["node", "apps/gateway/dist/main.js"], all)
-    : spawnApp("apps/gateway/src/main.ts", all);
-  try {
-    await process.waitForLine(logMessage("gateway ready"), 45_000);
-  } catch (err) {
-    await process.stop(1000); // a gateway that never got ready is not left behind
-    throw err;
-  }
-  return { url: `http://127.0.0.1:${port}`, process };
+  const slot = await startProcessSlot({
+    role: "gateway",
+    name: "gateway",
+    env: { ...env, ...extra },
+    cwd: repoRoot,
+    launch: options.compiled ? "compiled" : "source",
+    readyTimeoutMs: 45_000,
+  });
+  return { url: slot.url ?? "", process: slot.current() };
 }
 
 /** A key of a test keys file: its secret and its line. */

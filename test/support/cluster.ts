@@ -2,10 +2,9 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { connectRedis, type RedisClient, type RedisTarget, YiemClient } from "@yiem/core";
 import {
-  freePort,
-  logMessage,
   type ScriptedModelOptions,
   type ScriptedModelServer,
+  startClusterProcesses,
   startScriptedModelServer,
   startTestRedis,
   startTestRedisCluster,
@@ -14,7 +13,7 @@ import {
   type TestRedisCluster,
 } from "@yiem/testing";
 import { afterAll, beforeAll } from "vitest";
-import { spawnApp } from "./processes.js";
+import { repoRoot } from "./processes.js";
 
 /** The tool files every test cluster loads besides the built-in tools. */
 export const clusterToolsDir = fileURLToPath(new URL("./clusterTools/", import.meta.url));
@@ -83,8 +82,9 @@ export interface TestCluster {
 }
 
 /**
- * Starts a cluster of real processes against a real Redis (see `startTestRedis`). Workers are
- * named `worker-1`, `worker-2`…; short lock and lease times let fault tests recover quickly.
+ * Starts a cluster of real processes against a real Redis (see `startTestRedis`): the apps
+ * from their sources, through `startClusterProcesses` of `@yiem/testing`. Workers are named
+ * `worker-1`, `worker-2`…; short lock and lease times let fault tests recover quickly.
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const redisCluster = options.redisCluster
@@ -109,46 +109,34 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     YIEM_STALLED_INTERVAL_MS: "2000",
     ...options.env,
   };
-  const coordinators: TestProcess[] = [];
-  const coordinatorUrls: string[] = [];
-  const workers: TestProcess[] = [];
+  const client = new YiemClient({ redis: redisTarget, prefix: redis.prefix });
+  const processes = await startClusterProcesses({
+    cwd: repoRoot,
+    launch: "source",
+    env,
+    roleEnv: { coordinator: options.coordinatorEnv, worker: options.workerEnv },
+    coordinators: options.coordinators ?? 1,
+    workers: options.workers ?? 2,
+  }).catch(async (err: unknown) => {
+    await client.close();
+    await model.close();
+    await redis.stop();
+    throw err;
+  });
+  const coordinators = processes.coordinators.map((slot) => slot.current());
+  const coordinatorUrls = processes.coordinators.map((slot) => slot.url ?? "");
+  const workers = processes.workers.map((slot) => slot.current());
   const addWorkerWith = async (extra: Record<string, string>) => {
-    const name = `worker-${workers.length + 1}`;
-    const worker = spawnApp("apps/tool-worker/src/main.ts", {
-      ...env,
-      ...options.workerEnv,
-      ...extra,
-      YIEM_WORKER_ID: name,
-    });
+    const worker = (await processes.add("worker", { env: extra })).current();
     workers.push(worker);
-    await worker.waitForLine(logMessage("tool worker ready"));
     return worker;
   };
-  const addWorker = () => addWorkerWith({});
   const addCoordinatorWith = async (extra: Record<string, string>) => {
-    const port = await freePort();
-    const coordinator = spawnApp("apps/coordinator/src/main.ts", {
-      ...env,
-      ...options.coordinatorEnv,
-      ...extra,
-      PORT: String(port),
-    });
-    coordinators.push(coordinator);
-    coordinatorUrls.push(`http://127.0.0.1:${port}`);
-    await coordinator.waitForLine(logMessage("coordinator ready"));
-    return coordinator;
+    const slot = await processes.add("coordinator", { env: extra });
+    coordinators.push(slot.current());
+    coordinatorUrls.push(slot.url ?? "");
+    return slot.current();
   };
-  const addCoordinator = () => addCoordinatorWith({});
-  const client = new YiemClient({ redis: redisTarget, prefix: redis.prefix });
-  try {
-    await Promise.all([
-      ...Array.from({ length: options.coordinators ?? 1 }, addCoordinator),
-      ...Array.from({ length: options.workers ?? 2 }, addWorker),
-    ]);
-  } catch (err) {
-    await Promise.all([...coordinators, ...workers].map((p) => p.stop(500)));
-    throw err;
-  }
   return {
     redis,
     redisCluster,
@@ -160,13 +148,13 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     coordinatorUrls,
     workers,
     env,
-    addWorker,
+    addWorker: () => addWorkerWith({}),
     addWorkerWith,
-    addCoordinator,
+    addCoordinator: () => addCoordinatorWith({}),
     addCoordinatorWith,
     async stop() {
       await client.close();
-      await Promise.all([...coordinators, ...workers].map((p) => p.stop(3000)));
+      await processes.close(3000);
       await model.close();
       await redis.stop();
     },

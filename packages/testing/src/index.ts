@@ -1,8 +1,21 @@
 /**
  * `@yiem/testing`: fixtures for testing Yiem and the tools and agents built on it — private
- * Redis servers and Redis Clusters, a scripted OpenAI-compatible model server, real child
- * processes with their log lines, and small local HTTP servers.
+ * Redis servers and Redis Clusters, a scripted OpenAI-compatible model server, a cluster's
+ * processes (coordinators, tool workers, gateways) in restartable slots, real child processes
+ * with their log lines, and small local HTTP servers.
  */
+export type { ClusterLaunch, ClusterRole } from "./cluster/clusterRoles.js";
+export {
+  type ProcessSlot,
+  type ProcessSlotOptions,
+  startProcessSlot,
+} from "./cluster/processSlot.js";
+export {
+  type AddProcessOptions,
+  type ClusterProcesses,
+  type ClusterProcessesOptions,
+  startClusterProcesses,
+} from "./cluster/startClusterProcesses.js";
 export {
   type LocalHttpHandler,
   type LocalHttpServer,

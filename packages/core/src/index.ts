@@ -77,6 +77,7 @@ export {
   describeRedisTarget,
   type EmitFn,
   type EventOrigin,
+  EventReaderBehindError,
   type EventsOptions,
   hashApiKey,
   type ImageContent,

@@ -24,6 +24,7 @@ export type {
 } from "../protocol/coordinatorJob.js";
 export {
   DecisionRefusedError,
+  EventReaderBehindError,
   InvalidCoordinatorJobError,
   RedisUnavailableError,
   ResponseTimeoutError,

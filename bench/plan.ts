@@ -128,6 +128,27 @@ export const PLAN = {
     },
     runs: { inFlight: 32, warmupMs: 2_000, blockMs: 4_000, rounds: 2, maxRunMs: 30_000 },
   },
+  /**
+   * `--only gatewayReaders` (not in the full run): 500 stalled and 500 live event-stream
+   * readers on one gateway with a keys file (10 of each on each of 50 sessions) while 25 of
+   * the sessions get a run answering 1 MiB; the gateway's peak RSS and another key's requests.
+   */
+  gatewayReaders: {
+    cluster: {
+      modelDelayMs: 20,
+      workers: 1,
+      coordinatorConcurrency: 256,
+      gatewayMaxConnections: 4_096,
+    },
+    sessions: 50,
+    stalledPerSession: 10,
+    livePerSession: 10,
+    largeRuns: 25,
+    answerChars: 1024 * 1024,
+    inFlight: 50,
+    rssIntervalMs: 100,
+    maxMs: 120_000,
+  },
 } as const;
 
 /** `T` with every number literal widened to `number` (so a smaller plan has the same shape). */
@@ -178,5 +199,6 @@ export const QUICK_PLAN: Plan = {
   },
   sessions10k: { ...PLAN.sessions10k, sessions: 1_000, parked: 1_000, warmupSessions: 50 },
   gateway: { ...PLAN.gateway, streams: { ...PLAN.gateway.streams, watchers: 100, idleMs: 1_000 } },
+  gatewayReaders: { ...PLAN.gatewayReaders, sessions: 10, largeRuns: 5 },
   cluster: { ...PLAN.cluster, warmupRuns: 10, rounds: 1, runsPerRound: 30, soloRunsPerRound: 5 },
 };

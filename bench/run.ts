@@ -15,7 +15,8 @@
  * `breakdown` or `throughput` on the shared rig, `mcp`, `childRuns`, `followUpBurst`, `sessions` or
  * `cluster` on a cluster of its own; `sessions10k` (opt-in, never in the full run) prints and
  * records its figures in bench/sessions10k.json; `gateway` (SSE watchers and runs/s on one
- * compiled gateway; opt-in, never in the full run) writes its figures into
+ * compiled gateway; opt-in, never in the full run) and `gatewayReaders` (stalled and live
+ * event-stream readers on one gateway with a keys file; opt-in too) write their figures into
  * `bench/results.json`, which a full run keeps. `npm run bench -- --render-only` measures
  * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
  */
@@ -29,12 +30,20 @@ import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
 import { measureGateway } from "./measurements/gateway.js";
+import { measureGatewayReaders } from "./measurements/gatewayReaders.js";
 import { type McpOverhead, measureMcpOverhead } from "./measurements/mcpOverhead.js";
 import { measureSessions, type Sessions } from "./measurements/sessions.js";
 import { measureSessions10k } from "./measurements/sessions10k.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
 import { PLAN, type Plan, QUICK_PLAN } from "./plan.js";
-import { printGateway, readCommittedGateway, writeGatewayResults } from "./report/gatewayReport.js";
+import {
+  printGateway,
+  printGatewayReaders,
+  readCommittedGateway,
+  readCommittedGatewayReaders,
+  writeGatewayReadersResults,
+  writeGatewayResults,
+} from "./report/gatewayReport.js";
 import { describeMethod } from "./report/method.js";
 import {
   printBreakdown,
@@ -197,6 +206,17 @@ async function measureGatewayScenario(): Promise<void> {
 }
 
 /**
+ * Measures stalled and live readers on one keyed gateway (a cluster of its own) and prints
+ * it; writes it into the committed results unless `--quick`.
+ */
+async function measureGatewayReadersScenario(): Promise<void> {
+  const figures = await measureGatewayReaders(plan.gatewayReaders, progress);
+  printGatewayReaders(figures);
+  if (plan === QUICK_PLAN) return;
+  for (const path of await writeGatewayReadersResults(figures)) progress(`wrote ${path}`);
+}
+
+/**
  * Runs every measurement: the shared rig first (closed before the rest), then the MCP
  * overhead, the burst, the sessions, then the Redis Cluster runs.
  */
@@ -259,6 +279,7 @@ const ALONE = {
   mcp: () => measureMcp().then(printMcpOverhead),
   childRuns: () => measureChildRunsScenario().then(printChildRuns),
   gateway: () => measureGatewayScenario(),
+  gatewayReaders: () => measureGatewayReadersScenario(),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;
 
@@ -291,7 +312,12 @@ function watchForHangingHandles(): void {
 async function runFull(): Promise<void> {
   const measured = await measureAll(performance.now());
   const gateway = await readCommittedGateway(); // measured alone, kept
-  const results = { ...toResults(measured), ...(gateway ? { gateway } : {}) };
+  const gatewayReaders = await readCommittedGatewayReaders(); // measured alone, kept
+  const results = {
+    ...toResults(measured),
+    ...(gateway ? { gateway } : {}),
+    ...(gatewayReaders ? { gatewayReaders } : {}),
+  };
   printReport(results);
   const files = plan === QUICK_PLAN ? await quickResultFiles() : RESULT_FILES;
   for (const path of await writeResults(results, files)) progress(`wrote ${path}`);
@@ -309,7 +335,8 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   if (only) {
     await ALONE[only]();
-    const wrote = only === "gateway" && plan !== QUICK_PLAN ? "" : " (no file written)";
+    const writes = only === "gateway" || only === "gatewayReaders";
+    const wrote = writes && plan !== QUICK_PLAN ? "" : " (no file written)";
     progress(`done in ${secondsSince(startedAt)} s${wrote}`);
   } else {
     await runFull();

@@ -336,6 +336,37 @@ clean-clone CI run, when a resumed batch dispatched its call during the outage.
 \`test/faults/dispatchDuringOom.test.ts\` dispatches a call while \`maxmemory\` is 1 and frees
 memory 1.5 s later: the call gets its tool's result (without the retry, the error result).
 
+## The gateway and its clients (issue 34)
+
+What the gateway keeps when its clients misbehave; each finding was an attack on a running
+gateway, each fix is attacked in \`test/gateway/hostileClients.test.ts\` through real HTTP
+against real processes (each test fails without its fix).
+
+- **Finding 2: readers that stop reading.** An event stream whose client stopped reading kept
+  every event for it in memory (the replay read whole, live events queued without limit,
+  heartbeats keeping the socket "active"): 40 stalled streams and ~25 runs with 1 MB answers
+  took the gateway out of memory in ~20 s, every tenant with it. Now each stream holds at
+  most \`GATEWAY_STREAM_QUEUE_EVENTS\` (256) events and \`GATEWAY_STREAM_QUEUE_BYTES\` (1 MiB)
+  for its client, reads the replay a page at a time as the client takes it, writes the next
+  event only after the socket's \`drain\`, and skips heartbeats while the socket is full; a
+  client that falls behind (its queue overflows, or it took nothing for a heartbeat interval)
+  is cut and resumes from \`Last-Event-ID\`, losing nothing. The test stalls 40 readers
+  (paused sockets, queues of 8 events and 64 KiB) through 12 runs of 128 KiB answers: the
+  gateway's RSS grows about 25 MiB (150 MiB without the bounds), and a cut reader, resumed
+  from the last event it received whole, has every event exactly once.
+  \`docs/PERFORMANCE.md\` ("Stalled readers") measures 500 stalled and 500 live readers.
+- **Finding 9: one key's streams lock out every other key.** 256 event streams of one key
+  filled the connection cap and every other key's connection was reset. Open streams and
+  requests waiting on an answer are capped per key and gateway below the connection cap
+  (\`GATEWAY_KEY_MAX_STREAMS\`, \`GATEWAY_KEY_MAX_LONG_REQUESTS\`): \`429\` for that key, the
+  others unaffected.
+- **Finding 10: stream tokens outlive key rotation.** A token is bound to its key's hash and
+  lives an hour from when it was made, never renewed.
+- **Finding 14: an empty keys file.** A keys file read between a truncate and the write
+  counted as "no keys": every key got \`401\` and every open stream was cut. A file without any
+  entry is now unusable (the last good keys stay; an error says why); \`[]\` on a line of its
+  own serves no key on purpose.
+
 ## Failover on a Redis Cluster
 
 Redis Cluster replicates asynchronously: a write a master acknowledged just before it died

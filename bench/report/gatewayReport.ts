@@ -6,6 +6,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import type { Gateway } from "../measurements/gateway.js";
+import type { GatewayReaders } from "../measurements/gatewayReaders.js";
 import { round, type Summary } from "../sampling/stats.js";
 import { textTable } from "./printReport.js";
 import { RESULT_FILES, renderFromFiles } from "./resultFiles.js";
@@ -65,6 +66,36 @@ async function readCommittedResults(): Promise<BenchResults> {
 /** The `gateway` figures of the committed `bench/results.json`, if it has them. */
 export async function readCommittedGateway(): Promise<Gateway | undefined> {
   return (await readCommittedResults().catch(() => undefined))?.gateway;
+}
+
+/** The `gatewayReaders` figures of the committed `bench/results.json`, if it has them. */
+export async function readCommittedGatewayReaders(): Promise<GatewayReaders | undefined> {
+  return (await readCommittedResults().catch(() => undefined))?.gatewayReaders;
+}
+
+/** Writes `g` into `bench/results.json` as `gatewayReaders` and renders `docs/PERFORMANCE.md`. */
+export async function writeGatewayReadersResults(g: GatewayReaders): Promise<string[]> {
+  const results = { ...(await readCommittedResults()), gatewayReaders: g };
+  await writeFile(RESULT_FILES.results, `${JSON.stringify(results, null, 2)}\n`);
+  return [RESULT_FILES.results, await renderFromFiles()];
+}
+
+/** Prints the stalled-readers scenario's figures. */
+export function printGatewayReaders(g: GatewayReaders): void {
+  console.log(
+    `\n${g.stalled} stalled + ${g.live} live readers (refused ${g.refused}); ${g.largeRunsAnswered}/${g.plan.largeRuns} runs of ${g.plan.answerChars} characters answered; ` +
+      `readers cut ${g.readersCut}; live readers complete ${g.liveComplete}/${g.liveOnLargeRuns}, ${round(g.liveReadMb, 0)} MiB read`,
+  );
+  console.log(
+    `gateway RSS ${round(g.gatewayRssBeforeMb, 0)} MiB before the readers, ${round(g.gatewayRssReadersMb, 0)} with them, peak ${round(g.gatewayRssPeakMb, 0)} MiB, ${round(g.gatewayRssEndMb, 0)} MiB at the end`,
+  );
+  console.log(
+    `\n${textTable([
+      ["another key's GET /v1/sessions/{id} (ms)", "n", "p50", "p90", "p99", "max"],
+      row("during the runs", g.otherKey),
+    ])}`,
+  );
+  console.log(`failed: ${g.otherKeyFailed}\n`);
 }
 
 /** Writes `g` into `bench/results.json` and renders `docs/PERFORMANCE.md`; returns the paths. */

@@ -8,6 +8,7 @@ import {
 import { childRunsSection } from "./doc/childRunsSection.js";
 import { clusterSection } from "./doc/clusterSection.js";
 import { followUpBurstSection } from "./doc/followUpBurstSection.js";
+import { gatewayReadersSection } from "./doc/gatewayReadersSection.js";
 import { gatewaySection } from "./doc/gatewaySection.js";
 import { historySection } from "./doc/historySection.js";
 import { mcpSection } from "./doc/mcpSection.js";
@@ -50,6 +51,7 @@ export function performanceMarkdown(
     sizingSection(m, sessions10k),
     clusterSection(m),
     ...(results.gateway ? [gatewaySection(results.gateway)] : []),
+    ...(results.gatewayReaders ? [gatewayReadersSection(results.gatewayReaders)] : []),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;
 }

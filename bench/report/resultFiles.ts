@@ -90,10 +90,12 @@ export async function writeResults(
  */
 export async function renderFromFiles(): Promise<string> {
   const stored = JSON.parse(await readFile(RESULT_FILES.results, "utf8")) as BenchResults;
-  // The gateway's figures are measured alone (`--only gateway`) and kept beside the details.
+  // The gateway's figures are measured alone (`--only gateway`, `--only gatewayReaders`) and
+  // kept beside the details.
   const results = {
     ...toResults(stored.details),
     ...(stored.gateway ? { gateway: stored.gateway } : {}),
+    ...(stored.gatewayReaders ? { gatewayReaders: stored.gatewayReaders } : {}),
   };
   await writeDoc(results, await readHistory(RESULT_FILES.history), RESULT_FILES.doc);
   return RESULT_FILES.doc;

@@ -6,6 +6,7 @@ import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
 import type { Gateway } from "../measurements/gateway.js";
+import type { GatewayReaders } from "../measurements/gatewayReaders.js";
 import type { McpOverhead } from "../measurements/mcpOverhead.js";
 import {
   cpuRatioOf,
@@ -117,6 +118,8 @@ export interface BenchResults {
   clusterRunsPerSNoWait: number | null;
   /** The gateway scenario's figures (`--only gateway` writes them; a full run carries them over). */
   gateway?: Gateway;
+  /** The stalled-readers scenario's figures (`--only gatewayReaders` writes them; kept like `gateway`). */
+  gatewayReaders?: GatewayReaders;
   cores: number;
   node: string;
   redis: string;

@@ -44,6 +44,8 @@ async function main(): Promise<void> {
     maxBodyBytes: config.maxBodyBytes,
     waitMs: config.waitMs,
     heartbeatMs: config.heartbeatMs,
+    streamQueue: { events: config.streamQueueEvents, bytes: config.streamQueueBytes },
+    keyCaps: { stream: config.keyMaxStreams, long: config.keyMaxLongRequests },
     http: { maxConnections: cluster.httpMaxConnections },
     log,
     version: readVersion(),

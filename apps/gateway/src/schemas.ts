@@ -122,7 +122,7 @@ export const eventsQuerySchema = z.object({
 /** What `POST /v1/sessions/{id}/events/token` answers. */
 export const streamTokenSchema = z.object({
   token: z.string(),
-  expiresInS: z.number().describe("from its last use"),
+  expiresInS: z.number().describe("seconds it lives from now; never renewed"),
   url: z.string().describe("the events URL with the token, for new EventSource(url)"),
 });
 

@@ -16,6 +16,7 @@ import type { GatewayKey } from "./keys/gatewayKey.js";
 import { watchKeysFile } from "./keys/keysFileWatch.js";
 import { gatewayRoutes } from "./routes/index.js";
 import { GatewayStore } from "./state/gatewayStore.js";
+import { createKeySlots, type SlotCaps } from "./state/keySlots.js";
 
 /** Options of `startGateway`. */
 export interface GatewayOptions {
@@ -33,6 +34,10 @@ export interface GatewayOptions {
   maxBodyBytes: number;
   waitMs: number;
   heartbeatMs: number;
+  /** Bounds of each event stream's queue for its reader (`GATEWAY_STREAM_QUEUE_EVENTS`, `_BYTES`). */
+  streamQueue: { events: number; bytes: number };
+  /** Per-key caps on open event streams and long requests on this gateway (`GATEWAY_KEY_MAX_*`). */
+  keyCaps: SlotCaps;
   http?: HttpLimits;
   log: Logger;
   version: string;
@@ -79,6 +84,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     heartbeatMs: options.heartbeatMs,
     closing: closing.signal,
     revocation: (key: GatewayKey) => keyRing.revocation(key),
+    slots: createKeySlots(options.keyCaps, options.keys === undefined),
+    streamQueue: options.streamQueue,
   };
   const handler = createDispatcher(gatewayRoutes(options.version), {
     services,

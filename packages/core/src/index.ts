@@ -62,6 +62,7 @@ export {
   describeRedisTarget,
   type EmitFn,
   type EventOrigin,
+  EventReaderBehindError,
   type EventsOptions,
   hashApiKey,
   type ImageContent,

@@ -34,7 +34,8 @@ interface CompiledRoute {
 /**
  * The request handler of the gateway: CORS, then the route of the method and path (404 /
  * 405), the key (401), its request rate (429), its scope (403), the body (413, 400) and query
- * (400) checked against the route's schemas, then the route. Every failure answers
+ * (400) checked against the route's schemas, the key's slot for a request that holds its
+ * connection (429, `Route.holds`), then the route. Every failure answers
  * `{ error: { code, message, field? } }` without a stack; each request is logged with the
  * key's name, never the key.
  */
@@ -59,16 +60,22 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
       const query = route.query
         ? validate(route.query, Object.fromEntries(url.searchParams), "")
         : undefined;
-      const reply = await route.handle({
-        req,
-        res,
-        key: key as GatewayKey,
-        params,
-        query,
-        body,
-        services: options.services,
-      });
-      if (reply.kind === "json") sendJson(res, reply.status, reply.body, reply.headers);
+      const holds = key ? route.holds?.(query) : undefined;
+      const release = holds ? options.services.slots.take(key as GatewayKey, holds) : undefined;
+      try {
+        const reply = await route.handle({
+          req,
+          res,
+          key: key as GatewayKey,
+          params,
+          query,
+          body,
+          services: options.services,
+        });
+        if (reply.kind === "json") sendJson(res, reply.status, reply.body, reply.headers);
+      } finally {
+        release?.();
+      }
     })();
     handled
       .catch((err: unknown) => answerFailure(res, err, options.services, matched))
@@ -118,17 +125,18 @@ async function admit(
 
 /**
  * The key of an event-stream token, which opens the events of its one session: an unknown or
- * expired token, or one of a key no longer in the keys file, gets 401; a token of another
- * session gets that session's 404.
+ * expired token, one of a key no longer in the keys file, or one made before its key was
+ * rotated (the name now has another hash; a record of a version that stored no hash counts as
+ * such) gets 401; a token of another session gets that session's 404.
  */
 async function keyOfStreamToken(
   options: DispatchOptions,
   token: string,
   sessionId: string,
 ): Promise<GatewayKey> {
-  const record = await options.services.store.useStreamToken(hashApiKey(token));
+  const record = await options.services.store.readStreamToken(hashApiKey(token));
   const key = record ? options.keyRing.byName(record.keyName) : undefined;
-  if (!record || !key)
+  if (!record || !key || key.hash !== record.keyHash)
     throw new GatewayError(401, "unauthorized", "unknown or expired stream token");
   if (record.sessionId !== sessionId) throw notFound("session", sessionId);
   return key;

@@ -3,6 +3,7 @@ import type { Logger, YiemClient } from "@yiem/core";
 import type { z } from "zod";
 import type { GatewayKey, Scope } from "../keys/gatewayKey.js";
 import type { GatewayStore } from "../state/gatewayStore.js";
+import type { KeySlots, SlotKind } from "../state/keySlots.js";
 import type { GatewayError } from "./gatewayError.js";
 
 /** What every route's handler may use. */
@@ -18,6 +19,10 @@ export interface GatewayServices {
   closing: AbortSignal;
   /** Fires when `key` is taken out of the keys file (read again): its open streams end. */
   revocation(key: GatewayKey): AbortSignal;
+  /** The open streams and long requests each key holds on this gateway (capped per key). */
+  slots: KeySlots;
+  /** The bounds of each event stream's queue for its reader (`GATEWAY_STREAM_QUEUE_*`). */
+  streamQueue: { events: number; bytes: number };
 }
 
 /** A request as a route's handler sees it: authenticated, its body and query validated. */
@@ -61,6 +66,12 @@ export interface Route<Body = unknown, Query = unknown> {
   acceptsStreamToken?: boolean;
   body?: z.ZodType<Body>;
   query?: z.ZodType<Query>;
+  /**
+   * What the request holds its connection open for, if it does (per its query): an event
+   * `stream`, or a `long` wait for a run's answer; taken from the key's slots before the
+   * handler runs (429 past the key's cap) and given back when it ends.
+   */
+  holds?(query: Query): SlotKind | undefined;
   /**
    * The body of this route's error answers, when not the gateway's `{ error: { code,
    * message, field? } }` (the OpenAI-compatible face answers in OpenAI's shape).

@@ -36,10 +36,16 @@ export class KeysFileError extends Error {
   }
 }
 
+/** The line that says, on purpose, that the keys file serves no key. */
+export const NO_KEYS_LINE = "[]";
+
 /**
  * The keys of the keys file `file`: JSON Lines, one entry (`keyEntrySchema`) per line; blank
- * lines and lines starting with `#` are skipped. Throws `KeysFileError` naming the line and
- * field of the first bad entry, and for a name or hash used twice.
+ * lines and lines starting with `#` are skipped. A file without any entry is refused (read
+ * while it was being written: a truncate-then-write, a half-copied file) unless it says so on
+ * purpose with a line `[]` (`NO_KEYS_LINE`): then no key is served. Throws `KeysFileError`
+ * naming the line and field of the first bad entry, for a name or hash used twice, and for a
+ * file without entries or `[]`.
  */
 export function loadKeysFile(file: string): GatewayKey[] {
   let text: string;
@@ -49,11 +55,19 @@ export function loadKeysFile(file: string): GatewayKey[] {
     throw new KeysFileError(file, (err as Error).message);
   }
   const keys: GatewayKey[] = [];
+  let noKeysOnPurpose = false;
   text.split("\n").forEach((line, index) => {
     const trimmed = line.trim();
     if (trimmed === "" || trimmed.startsWith("#")) return;
-    keys.push(readEntry(file, index + 1, trimmed));
+    if (trimmed === NO_KEYS_LINE) noKeysOnPurpose = true;
+    else keys.push(readEntry(file, index + 1, trimmed));
   });
+  if (keys.length === 0 && !noKeysOnPurpose) {
+    throw new KeysFileError(
+      file,
+      `has no key (${text.trim() === "" ? "empty" : "only comments"}); to serve no key on purpose, write a line ${NO_KEYS_LINE}`,
+    );
+  }
   rejectDuplicates(file, keys);
   return keys;
 }

@@ -24,13 +24,17 @@ export const chatRoute = defineRoute({
     "The AI SDK's chat endpoint: takes what useChat sends ({ id, messages }; id is the session, the last user message the run's input; { agent } in the transport's body picks the agent) and answers with the AI SDK UI message stream over SSE: text, reasoning, tool parts (input, output, approval requests), finish with the run's usage as message metadata. A last assistant message with tool approval responses (addToolApprovalResponse) decides those calls (approve scope) and streams the resumed run. X-Yiem-Session and X-Yiem-Run name the session and run.",
   scope: "submit",
   body: chatRequestSchema,
+  holds: () => "long",
   responses: {
     200: { description: "the UI message stream", mediaType: "text/event-stream" },
     400: { description: "invalid request", schema: errorSchema },
     403: { description: "the key may not use this agent or decide calls", schema: errorSchema },
     404: { description: "the session is not the key's", schema: errorSchema },
     409: { description: "an answered approval no longer waits", schema: errorSchema },
-    429: { description: "too many requests or runs at once", schema: errorSchema },
+    429: {
+      description: "too many requests, runs or requests waiting at once",
+      schema: errorSchema,
+    },
   },
   async handle({ res, key, body, services }): Promise<RouteReply> {
     const last = body.messages.at(-1);

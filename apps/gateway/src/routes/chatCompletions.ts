@@ -30,6 +30,7 @@ export const chatCompletionsRoute = defineRoute({
     "OpenAI's chat completions: model is an agent's name; the last user message is the run's input; the X-Yiem-Session header continues a session (without it a new one starts; every answer names it in X-Yiem-Session). The agent's tools run on the cluster and are not sent as tool_calls; content is the text of every model call of the run. With stream: chat.completion.chunk server-sent events ending in [DONE] (usage with stream_options.include_usage); without: one chat.completion with usage. Errors in OpenAI's shape.",
   scope: "submit",
   body: chatCompletionRequestSchema,
+  holds: () => "long",
   errorBody: openAiErrorBody,
   responses: {
     200: {
@@ -39,7 +40,10 @@ export const chatCompletionsRoute = defineRoute({
     400: { description: "invalid request, or the run was refused", schema: openAiErrorSchema },
     403: { description: "the key may not use this agent", schema: openAiErrorSchema },
     404: { description: "the session is not the key's", schema: openAiErrorSchema },
-    429: { description: "too many requests or runs at once", schema: openAiErrorSchema },
+    429: {
+      description: "too many requests, runs or requests waiting at once",
+      schema: openAiErrorSchema,
+    },
     500: { description: "the run failed", schema: openAiErrorSchema },
   },
   async handle({ req, res, key, body, services }): Promise<RouteReply> {

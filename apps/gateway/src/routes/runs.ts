@@ -30,6 +30,7 @@ export const submitRunRoute = defineRoute({
   scope: "submit",
   body: runRequestSchema,
   query: runQuerySchema,
+  holds: (query) => (query.wait === "true" ? "long" : undefined),
   responses: {
     200: { description: "the run's answer (?wait=true)", schema: runAnsweredSchema },
     202: { description: "the run is queued", schema: runAcceptedSchema },
@@ -37,7 +38,10 @@ export const submitRunRoute = defineRoute({
     403: { description: "the key may not use this agent", schema: errorSchema },
     404: { description: "the session is not the key's", schema: errorSchema },
     409: { description: "the Idempotency-Key was used for another request", schema: errorSchema },
-    429: { description: "too many requests or runs at once", schema: errorSchema },
+    429: {
+      description: "too many requests, runs or requests waiting at once",
+      schema: errorSchema,
+    },
   },
   async handle({ req, key, body, query, services }) {
     const planned = await startRun(services, key, body, idempotencyKeyOf(req.headers));

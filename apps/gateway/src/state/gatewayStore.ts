@@ -6,12 +6,16 @@ const OWNER_TTL_S = 30 * 24 * 3600;
 /** How long a run's record and an idempotency key are kept: a day. */
 const RECORD_TTL_S = 24 * 3600;
 
-/** How long an event-stream token lives after its last use: an hour. */
+/** How long an event-stream token lives from when it was made (never renewed): an hour. */
 const STREAM_TOKEN_TTL_S = 3600;
 
-/** What an event-stream token stands for: the key that made it and the one session it opens. */
+/**
+ * What an event-stream token stands for: the key that made it (its name and hash: the token
+ * works only while that name is served with that hash) and the one session it opens.
+ */
 export interface StreamTokenRecord {
   keyName: string;
+  keyHash: string;
   sessionId: string;
 }
 
@@ -143,20 +147,20 @@ export class GatewayStore {
     return before === null ? undefined : (JSON.parse(before) as IdempotencyRecord);
   }
 
-  /** Stores an event-stream token by its hash (kept `STREAM_TOKEN_TTL_S` from its last use); returns its lifetime in seconds. */
+  /** Stores an event-stream token by its hash (kept `STREAM_TOKEN_TTL_S`); returns its lifetime in seconds. */
   async saveStreamToken(tokenHash: string, record: StreamTokenRecord): Promise<number> {
     const key = this.keys.streamToken(tokenHash);
     await this.redis.set(key, JSON.stringify(record), "EX", STREAM_TOKEN_TTL_S);
     return STREAM_TOKEN_TTL_S;
   }
 
-  /** The record of an event-stream token by its hash, its lifetime renewed; `undefined` when unknown or expired. */
-  async useStreamToken(tokenHash: string): Promise<StreamTokenRecord | undefined> {
-    const key = this.keys.streamToken(tokenHash);
-    const text = await this.redis.get(key);
-    if (!text) return undefined;
-    await this.redis.expire(key, STREAM_TOKEN_TTL_S);
-    return JSON.parse(text) as StreamTokenRecord;
+  /**
+   * The record of an event-stream token by its hash; `undefined` when unknown or expired. Its
+   * lifetime is never renewed: a token lives `STREAM_TOKEN_TTL_S` from when it was made.
+   */
+  async readStreamToken(tokenHash: string): Promise<StreamTokenRecord | undefined> {
+    const text = await this.redis.get(this.keys.streamToken(tokenHash));
+    return text ? (JSON.parse(text) as StreamTokenRecord) : undefined;
   }
 
   /** The agent `sessionId` belongs to, if it has had a request. */

@@ -29,6 +29,7 @@ export type {
 } from "../protocol/coordinatorJob.js";
 export {
   DecisionRefusedError,
+  EventReaderBehindError,
   InvalidCoordinatorJobError,
   RedisUnavailableError,
   ResponseTimeoutError,

@@ -17,6 +17,7 @@ import {
 } from "../protocol/coordinatorJob.js";
 import {
   DecisionRefusedError,
+  type EventReaderBehindError,
   RedisUnavailableError,
   ResponseTimeoutError,
 } from "../protocol/errors.js";
@@ -113,6 +114,16 @@ export interface EventsOptions {
   untilAgentEnd?: boolean;
   runId?: string;
   signal?: AbortSignal;
+  /**
+   * Most events given to the reader and not yet taken (default 1,000); past it, or past
+   * `maxQueuedBytes`, a live event ends the stream with `EventReaderBehindError` (read on
+   * after its `afterSeq`: nothing is lost).
+   */
+  maxQueuedEvents?: number;
+  /** Most bytes of event JSON given to the reader and not yet taken (default 8 MiB). */
+  maxQueuedBytes?: number;
+  /** Told the moment the reader falls behind, before the stream throws it. */
+  onBehind?: (error: EventReaderBehindError) => void;
 }
 
 /** Options of `approve` and `deny`. */
@@ -333,7 +344,10 @@ export class YiemClient {
    * The session's events, each once, in order (see `streamSessionEvents`); streamed answer
    * text (`messageUpdate`, `live: true`) comes live only, never in a replay. Every stream of
    * this client shares one subscriber connection (`SessionEventHub`), opened by the first
-   * and closed by `close`, which also ends the streams still open.
+   * and closed by `close`, which also ends the streams still open. A reader that stops taking
+   * events holds at most its queue (`maxQueuedEvents`, `maxQueuedBytes`): the replay is read a
+   * page at a time, and a live event past the queue ends the stream with
+   * `EventReaderBehindError`.
    */
   events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<BusEvent> {
     const { runId } = options;
@@ -353,6 +367,9 @@ export class YiemClient {
       afterSeq: options.afterSeq,
       until,
       signal: options.signal,
+      maxQueuedEvents: options.maxQueuedEvents,
+      maxQueuedBytes: options.maxQueuedBytes,
+      onBehind: options.onBehind,
     });
   }
 

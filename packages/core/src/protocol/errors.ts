@@ -23,6 +23,25 @@ export class ResponseTimeoutError extends Error {
   }
 }
 
+/**
+ * A reader of a session's events fell behind: more live events came for it than its queue
+ * holds (`maxQueuedEvents`, `maxQueuedBytes`) while it took none, so its stream ended rather
+ * than buffer without limit. Nothing is lost: the events after `afterSeq` (the last one it was
+ * given; 0 for none) are in the session's stream, to read again with `events(…, { afterSeq })`
+ * (an SSE client resumes with `Last-Event-ID`).
+ */
+export class EventReaderBehindError extends Error {
+  override name = "EventReaderBehindError";
+  constructor(
+    readonly sessionId: string,
+    readonly afterSeq: number,
+  ) {
+    super(
+      `the reader of session ${sessionId}'s events fell behind after event ${afterSeq}: read again after it`,
+    );
+  }
+}
+
 /** A coordinator lost its hold on a session (another coordinator took it over). */
 export class LeaseLostError extends Error {
   override name = "LeaseLostError";

@@ -1,9 +1,20 @@
 import type { BusEvent } from "../protocol/busEvent.js";
+import { EventReaderBehindError } from "../protocol/errors.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { onAbort } from "../tools/abortListener.js";
-import { latestSeq, parseBusEvent, readEventsAfter } from "./eventBus.js";
+import { latestSeq, parseBusEvent } from "./eventBus.js";
+import { readEventPage } from "./eventPages.js";
+import {
+  DEFAULT_READER_QUEUE_BYTES,
+  DEFAULT_READER_QUEUE_EVENTS,
+  ReaderQueue,
+  type SizedEvent,
+} from "./readerQueue.js";
 import type { SessionEventHub } from "./sessionEventHub.js";
+
+/** Most stored events one replay read asks for. */
+const REPLAY_PAGE_EVENTS = 100;
 
 /** Options of `streamSessionEvents`. */
 export interface SessionEventStreamOptions {
@@ -26,6 +37,16 @@ export interface SessionEventStreamOptions {
   signal?: AbortSignal;
   /** How long a failed gap read waits before it is tried again. Default 1000 ms. */
   retryMs?: number;
+  /** Most events given to the reader and not yet taken (default `DEFAULT_READER_QUEUE_EVENTS`). */
+  maxQueuedEvents?: number;
+  /** Most bytes of event JSON given to the reader and not yet taken (default `DEFAULT_READER_QUEUE_BYTES`). */
+  maxQueuedBytes?: number;
+  /**
+   * Told the moment the reader falls behind (before the stream throws
+   * `EventReaderBehindError` at its next step), for a reader that waits on something else
+   * meanwhile (a socket's `drain`).
+   */
+  onBehind?: (error: EventReaderBehindError) => void;
 }
 
 /**
@@ -40,6 +61,16 @@ export interface SessionEventStreamOptions {
  * `messageEnd` carries their text. Ends on `until`, on `signal`, when the hub closes, or when
  * the consumer stops iterating; its end releases the channel.
  *
+ * Memory per reader is bounded: the events given to the reader and not yet taken are held in
+ * a queue of at most `maxQueuedEvents` events and `maxQueuedBytes` bytes (plus one event of
+ * any size). The stream is read a page at a time (at most `REPLAY_PAGE_EVENTS`, fewer after a
+ * page of large events did not fit), the next page only once the reader has taken the last
+ * one, never whole. A live event that finds the queue full
+ * (the reader stopped taking them) ends the stream with `EventReaderBehindError`, its queue
+ * dropped: never buffered without limit, and nothing lost, since the reader reads on after
+ * the last event it took. Live events reach every reader of a channel as one shared object:
+ * readers must not change them.
+ *
  * @example
  * for await (const event of streamSessionEvents({ command, hub, keys, sessionId, until: isAgentEnd })) render(event);
  */
@@ -47,8 +78,19 @@ export async function* streamSessionEvents(
   options: SessionEventStreamOptions,
 ): AsyncGenerator<BusEvent> {
   const { command, keys, sessionId } = options;
-  const ready: BusEvent[] = [];
+  const queue = new ReaderQueue(
+    options.maxQueuedEvents ?? DEFAULT_READER_QUEUE_EVENTS,
+    options.maxQueuedBytes ?? DEFAULT_READER_QUEUE_BYTES,
+  );
+  const maxPage = Math.max(1, Math.min(REPLAY_PAGE_EVENTS, queue.maxEvents));
+  // Pages shrink to what fit last time (large events): a page is never read to be dropped.
+  let pageEvents = maxPage;
   let lastSeq = -1; // unknown until the baseline is read
+  let delivered = 0; // the last stored event the reader took
+  /** The stream holds events past `lastSeq` not yet read: the next page is read once the queue is empty. */
+  let behind = false;
+  let readQueued = false;
+  let cut: EventReaderBehindError | undefined;
   let wake: (() => void) | undefined;
   let chain = Promise.resolve();
   let retry: NodeJS.Timeout | undefined;
@@ -59,17 +101,34 @@ export async function* streamSessionEvents(
   });
   const notify = () => wake?.();
 
+  const fallBehind = () => {
+    cut = new EventReaderBehindError(sessionId, Math.max(0, delivered));
+    queue.clear();
+    ended = true;
+    options.onBehind?.(cut);
+    notify();
+  };
   // Live events must follow on without a gap; events read from the stream are the truth
   // (a capped stream may have dropped old ones, so a gap there is final).
-  const accept = (events: BusEvent[], fromStream = false) => {
-    for (const event of events) {
+  const accept = (events: SizedEvent[], fromStream = false) => {
+    if (cut) return;
+    for (const item of events) {
+      const { event } = item;
       if (event.live) {
-        if (event.seq === lastSeq) ready.push(event);
+        if (!behind && event.seq === lastSeq && queue.fits(item.size)) queue.push(item);
         continue;
       }
       if (event.seq <= lastSeq) continue;
-      if (!fromStream && event.seq > lastSeq + 1) return catchUp();
-      ready.push(event);
+      if (!fromStream) {
+        if (behind) continue; // read from the stream with the next page
+        if (event.seq > lastSeq + 1) return catchUp();
+        if (!queue.fits(item.size)) return fallBehind();
+      } else if (!queue.fits(item.size)) {
+        behind = true; // the rest of the page is read again once the reader took these
+        pageEvents = Math.max(1, events.indexOf(item));
+        break;
+      }
+      queue.push(item);
       lastSeq = event.seq;
     }
     notify();
@@ -80,16 +139,25 @@ export async function* streamSessionEvents(
       if (!ended) catchUp();
     }, options.retryMs ?? 1000);
   };
+  // One read waiting in the chain is enough: it reads after `lastSeq` as it is by then.
   const catchUp = () => {
+    if (readQueued) return;
+    readQueued = true;
     chain = chain
-      .then(async () => accept(await readEventsAfter(command, keys, sessionId, lastSeq), true))
+      .then(async () => {
+        readQueued = false;
+        const page = await readEventPage(command, keys, sessionId, lastSeq, pageEvents);
+        behind = page.more;
+        pageEvents = Math.min(maxPage, pageEvents * 2);
+        accept(page.events, true);
+      })
       .catch(retryLater); // Redis away: read again in a while
   };
   const hold = options.hub.hold(sessionId, {
     message(text) {
-      if (lastSeq < 0) return;
-      const event = parseBusEvent(text);
-      if (event) chain = chain.then(() => accept([event]));
+      if (lastSeq < 0 || cut) return;
+      const item = parseShared(text);
+      if (item) chain = chain.then(() => accept([item]));
     },
     resubscribed() {
       if (lastSeq >= 0) catchUp();
@@ -109,15 +177,19 @@ export async function* streamSessionEvents(
     // A subscription that never comes (Redis away) must not keep an ended stream waiting.
     if (!(await Promise.race([hold.subscribed.then(() => true), endedEarly]))) return;
     lastSeq = await baselineOf(options);
+    delivered = lastSeq;
     catchUp();
     for (;;) {
-      const event = ready.shift();
+      if (cut) throw cut;
+      const event = queue.shift();
       if (event) {
+        if (!event.live) delivered = event.seq;
         yield event;
         if (options.until?.(event)) return;
         continue;
       }
       if (options.signal?.aborted || ended) return;
+      if (behind) catchUp(); // the reader took the last page: read the next
       await new Promise<void>((resolve) => {
         wake = resolve;
       });
@@ -125,10 +197,23 @@ export async function* streamSessionEvents(
     }
   } finally {
     ended = true;
+    queue.clear();
     stopListening();
     clearTimeout(retry);
     hold.release();
   }
+}
+
+/** The last message parsed: every reader of a channel gets the same text, parsed once. */
+let lastMessage: { text: string; item: SizedEvent | undefined } | undefined;
+
+/** `text` parsed as a bus event with its size, shared with the other readers of the same message. */
+function parseShared(text: string): SizedEvent | undefined {
+  if (lastMessage?.text !== text) {
+    const event = parseBusEvent(text);
+    lastMessage = { text, item: event ? { event, size: text.length } : undefined };
+  }
+  return lastMessage.item;
 }
 
 /** The sequence number the stream starts after: `afterSeq`, 0 for `fromStart`, else the latest. */

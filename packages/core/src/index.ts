@@ -180,6 +180,10 @@ export {
 export { createLogger, type Logger } from "./ops/logger.js";
 export { loadPriceTable, readPriceTable, readRunBudget } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
+export {
+  keepServingOnUnhandledRejection,
+  type UnhandledRejectionOptions,
+} from "./ops/unhandledRejections.js";
 // What travels between processes: job shapes any BullMQ client or worker may use.
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";
 export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
@@ -200,6 +204,11 @@ export {
 } from "./tools/executeToolCalls.js";
 export { extractToolCalls } from "./tools/extractToolCalls.js";
 export { finalizeExecutedToolCall } from "./tools/finalizeExecutedToolCall.js";
+export {
+  DEFAULT_MAX_JSON_DEPTH,
+  jsonTextNestsDeeperThan,
+  valueNestsDeeperThan,
+} from "./tools/jsonDepth.js";
 export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
 export {
   type LoadToolsResult,

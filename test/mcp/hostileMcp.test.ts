@@ -54,16 +54,20 @@ describe("a tool worker facing hostile MCP servers (issue 34)", () => {
         logMessage(
           "mcp tool listing over its bounds; the server keeps the tools of its last listing",
         ),
-        15_000,
+        30_000,
       );
-      // Finding 15: 20,000 notifications make a few listings and one log line, not 20,000.
-      await worker.waitForLine((line) => line.includes("flood sent"), 30_000);
+      // Finding 15: 20,000 notifications make a listing a second and one log line, not 20,000.
+      await worker.waitForLine((line) => line.includes("flood sent"), 60_000);
       await sleep(2500);
-      const listings = logEntries(worker, "mcp server stderr").filter(
-        (entry) => entry.mcpServer === "flood" && String(entry.stderr).startsWith("listing"),
+      const floodLines = logEntries(worker, "mcp server stderr").filter(
+        (entry) => entry.mcpServer === "flood",
       );
-      expect(listings.length).toBeGreaterThanOrEqual(2);
-      expect(listings.length).toBeLessThan(20);
+      const timeOf = (text: string) =>
+        Number(floodLines.find((entry) => entry.stderr === text)?.time);
+      const floodSeconds = (timeOf("flood sent") - timeOf("flood started")) / 1000;
+      const listings = floodLines.filter((entry) => String(entry.stderr).startsWith("listing"));
+      expect(listings.length).toBeGreaterThanOrEqual(2); // the first, and one after the flood
+      expect(listings.length).toBeLessThanOrEqual(Math.ceil(floodSeconds) + 4);
       const registered = logEntries(worker, "mcp tools registered");
       const atInfo = registered.filter((e) => e.mcpServer === "flood" && Number(e.level) >= 30);
       expect(atInfo).toHaveLength(1);
@@ -93,5 +97,5 @@ describe("a tool worker facing hostile MCP servers (issue 34)", () => {
       await client.close();
       await worker.stop(1000);
     }
-  }, 90_000);
+  }, 120_000);
 });

@@ -153,6 +153,7 @@ export {
   type McpConfig,
   McpConfigError,
   type McpHttpServerConfig,
+  type McpListBounds,
   type McpServerCommon,
   type McpServerConfig,
   type McpStdioServerConfig,

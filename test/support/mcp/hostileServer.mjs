@@ -7,8 +7,9 @@
  * - `endless`: every `tools/list` page names a next cursor, forever (5 tools of 1 KB a page).
  * - `later`: lists as `normal`, then half a second later turns `endless` and announces it with
  *   `notifications/tools/list_changed`.
- * - `flood`: lists as `normal`, then sends 20,000 `list_changed` notifications; it writes
- *   `listing <n>` to stderr for each `tools/list` it answers.
+ * - `flood`: lists as `normal`, then sends 20,000 `list_changed` notifications between
+ *   `flood started` and `flood sent` on stderr; it writes `listing <n>` there for each
+ *   `tools/list` it answers.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -65,6 +66,7 @@ if (mode === "later") {
 }
 if (mode === "flood") {
   setTimeout(async () => {
+    console.error("flood started");
     for (let i = 0; i < 20_000; i++) await server.sendToolListChanged();
     console.error("flood sent");
   }, 500);

@@ -366,6 +366,41 @@ against real processes (each test fails without its fix).
   counted as "no keys": every key got \`401\` and every open stream was cut. A file without any
   entry is now unusable (the last good keys stay; an error says why); \`[]\` on a line of its
   own serves no key on purpose.
+## No input ends a shared process
+
+A process ended by an input is restarted into the same input: a coordinator's run is resumed
+by the next coordinator, a worker's job handed to the next worker, so one hostile input could
+end every process it reaches in turn. Issue 34 tried such inputs; each now fails its own
+call, listing or request, and the process keeps serving:
+
+- **Deep arguments no longer end a process (finding 1).** Arguments nested ~1,000 levels for a
+  \`defineTool\` tool with a recursive zod schema ended the coordinator (an unhandled rejection:
+  zod retried a parse that overflowed the stack asynchronously, and the validator dropped that
+  promise), then each coordinator that resumed the run; on a worker-only tool, the worker. Now
+  arguments nesting more than 64 levels (\`YIEM_MAX_ARGUMENT_DEPTH\`) are that call's error
+  result before anything parses or validates them, and a schema that throws or rejects is
+  that call's error result.
+- **Deep arguments no longer end a run (finding 16).** Arguments ~2,500 levels deep overflowed
+  the reading of the model's answer and ended the run; reading a call never throws now.
+- **A never-ending tool listing no longer ends a worker (finding 3).** Every MCP tools/list
+  is bounded in pages, tools, bytes and time; past a bound the listing fails with an error
+  naming it, the worker gets ready (or keeps the server's last tools) and serves the rest.
+- **A \`list_changed\` flood no longer floods the log (finding 15):** one listing at a time, at
+  most one a second, logged at info level only when the tools changed.
+- **Deep JSON at the gateway is a 400, not a 500 (finding 13).**
+- **MCP names can no longer pass for agent calls or collapse silently (finding 17):** refused
+  at load, or skipped with a warning naming both tools.
+- **The last resort:** the coordinator, tool worker and gateway log an unhandled promise
+  rejection with its context (\`unhandled promise rejection; the process keeps serving\`) and go
+  on serving, where Node ended them.
+
+\`test/cluster/hostileArguments.test.ts\` sends hostile arguments to every kind of tool (zod and
+JSON Schema tools on the coordinator and on a worker, an MCP tool, \`writeTool\`, a written
+tool, an agent call) on one cluster: each call is an error result, every run finishes, no
+process ends or logs an unhandled rejection, and each tool then serves a valid call.
+\`test/mcp/hostileMcp.test.ts\` runs a worker with a small heap against servers that list
+forever, at start and later, and flood \`list_changed\`: it gets ready, logs each bound, and
+keeps serving.
 
 ## Failover on a Redis Cluster
 

@@ -161,6 +161,40 @@ describe("defineTool with a zod schema, through the real lifecycle", () => {
     ]);
   });
 
+  it("turns a schema that throws into that call's error result, leaving no rejection unhandled (issue 34, finding 1)", async () => {
+    // zod answers a synchronous parse that threw (here a refinement; in the attack a stack
+    // overflow on deep arguments) by parsing again asynchronously: a rejected promise.
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const tool = defineTool({
+        name: "fragile",
+        description: "Its schema throws on one value",
+        parameters: z.object({ key: z.string() }).refine((args) => {
+          if (args.key === "boom") throw new RangeError("Maximum call stack size exceeded");
+          return true;
+        }),
+        execute: ({ key }) => `ran ${key}`,
+      });
+      const messages = await runCalls(
+        [tool],
+        [makeCall("c1", "fragile", { key: "boom" }), makeCall("c2", "fragile", { key: "fine" })],
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(messages.map((m) => [m.isError, firstText(m)])).toEqual([
+        [
+          true,
+          "fragile: invalid arguments: could not be validated (Maximum call stack size exceeded)",
+        ],
+        [false, "ran fine"],
+      ]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("refuses at definition a schema that JSON Schema cannot describe, naming the tool", () => {
     const define = () =>
       defineTool({

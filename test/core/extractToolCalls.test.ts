@@ -90,6 +90,31 @@ describe("lifecycle §7 tool call extraction", () => {
     expect(calls[4]?.argumentsError).toMatch(/too many tool calls in one message: 5 \(limit 3\)/);
   });
 
+  it("refuses arguments nested past maxArgumentDepth, as text or as an object, whatever their depth", () => {
+    const nested = (depth: number) => `{"a":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    const deepObject: Record<string, unknown> = {};
+    let cursor = deepObject;
+    for (let i = 0; i < 20_000; i++) cursor = cursor.a = {} as Record<string, unknown>;
+    const calls = extractToolCalls([
+      { type: "toolCall", id: "d1", name: "t", arguments: {}, rawArguments: nested(2_500) },
+      { type: "toolCall", id: "d2", name: "t", arguments: {}, rawArguments: nested(100_000) },
+      { type: "toolCall", id: "d3", name: "t", arguments: deepObject },
+      { type: "toolCall", id: "ok", name: "t", arguments: {}, rawArguments: nested(63) },
+    ]);
+    const deep = "t: arguments are nested too deeply (limit 64 levels of objects and arrays)";
+    expect(calls.map((call) => call.argumentsError)).toEqual([deep, deep, deep, undefined]);
+    const [tight] = extractToolCalls(
+      [{ type: "toolCall", id: "t", name: "t", arguments: {}, rawArguments: nested(4) }],
+      { maxArgumentDepth: 4 },
+    );
+    expect(tight?.argumentsError).toMatch(/limit 4 levels/);
+    // What the model adapter reads from a completion: never throws, the call is refused.
+    const [block] = normalizeToolCallBlocks([
+      { type: "toolCall", id: "d", name: "t", arguments: {}, rawArguments: nested(2_500) },
+    ]);
+    expect(block?.arguments).toEqual({});
+  });
+
   it("flags a call without a tool name", () => {
     const [call] = extractToolCalls([{ type: "tool_call", id: "x", arguments: {} }]);
     expect(call?.argumentsError).toBe("the tool call has no tool name");
@@ -160,8 +185,12 @@ describe("normalised tool call blocks keep the parsed arguments", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
     const block = { type: "toolCall", id: "c", name: "f", arguments: cyclic };
+    expect(extractToolCalls([block])[0]?.argumentsError).toMatch(/nested too deeply/);
     const [normalized] = normalizeToolCallBlocks([block]);
-    expect(extractToolCalls([normalized])[0]?.argumentsError).toMatch(/not serialisable/);
+    // The stored block keeps no cycle (a transcript must be writable), and still refuses.
+    expect(normalized?.arguments).toEqual({});
+    expect(JSON.stringify(normalized)).toContain("cannot be written as JSON");
+    expect(extractToolCalls([normalized])[0]?.argumentsError).toMatch(/not valid JSON/);
   });
 });
 

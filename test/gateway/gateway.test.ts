@@ -292,6 +292,22 @@ describe("runs", () => {
     expect(huge.body.error.code).toBe("body_too_large");
   });
 
+  it("refuses with 400 a content part nesting JSON thousands of levels deep, and serves the next run (issue 34, finding 13)", async () => {
+    const depth = 5_000;
+    const deepPart = `{"type":"text","text":"x","extra":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    const deep = await call(alice, "POST", "/v1/runs", {
+      rawBody: `{"input":{"role":"user","content":[${deepPart}]}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect(deep.status).toBe(400);
+    expect(deep.body.error).toMatchObject({
+      code: "invalid_json",
+      message: "the request body nests objects and arrays more than 64 levels deep",
+    });
+    const next = await call(alice, "POST", "/v1/runs?wait=true", { body: { input: "after" } });
+    expect(next.status).toBe(200);
+  });
+
   it("makes one run of a retried Idempotency-Key, and refuses the key for another body (409)", async () => {
     const headers = { "idempotency-key": `idem-${Date.now()}` };
     const body = { input: "hello once" };

@@ -74,6 +74,45 @@ describe("YIEM_MCP_CONFIG files", () => {
     );
   });
 
+  it("bounds tool listings by default and reads the bounds a server sets", () => {
+    const config = readMcpConfig(
+      writeMcpConfig({
+        plain: { command: "x" },
+        tight: { command: "x", listMaxPages: 3, listMaxTools: 50, listIntervalMs: 0 },
+      }),
+    );
+    expect(config.servers.map((server) => server.list)).toEqual([
+      {
+        maxPages: 100,
+        maxTools: 1000,
+        maxBytes: 4 * 1024 * 1024,
+        timeoutMs: 30_000,
+        intervalMs: 1000,
+      },
+      { maxPages: 3, maxTools: 50, maxBytes: 4 * 1024 * 1024, timeoutMs: 30_000, intervalMs: 0 },
+    ]);
+  });
+
+  it("refuses a tool prefix that makes agent-call names, or that two servers share (issue 34, finding 17)", () => {
+    expect(problemOf({ agent: { command: "x" } })).toBe(
+      'YIEM_MCP_CONFIG <file>: server "agent": the tool prefix "agent" would name its tools agent__<tool>, which names agent calls (agents calling agents); set another "toolPrefix"',
+    );
+    expect(problemOf({ git: { command: "x", toolPrefix: "agent" } })).toMatch(
+      /^YIEM_MCP_CONFIG <file>: server "git": toolPrefix: the tool prefix "agent" would name/,
+    );
+    expect(problemOf({ git: { command: "x" }, other: { command: "y", toolPrefix: "git" } })).toBe(
+      'YIEM_MCP_CONFIG <file>: server "other": toolPrefix: the tool prefix "git" is also that of server "git": their tools would have the same names; give one another "toolPrefix"',
+    );
+    const bare = readMcpConfig(
+      writeMcpConfig({
+        agent: { command: "x", toolPrefix: "agents" },
+        a: { command: "x", toolPrefix: "" },
+        b: { command: "y", toolPrefix: "" },
+      }),
+    );
+    expect(bare.servers.map((server) => server.toolPrefix)).toEqual(["agents", "", ""]);
+  });
+
   it("says when the file is missing or not JSON", () => {
     expect(() => readMcpConfig("/nonexistent/mcp.json")).toThrow(
       /^YIEM_MCP_CONFIG \/nonexistent\/mcp\.json: cannot read: ENOENT/,

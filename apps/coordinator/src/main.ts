@@ -12,6 +12,7 @@ import {
   createLogger,
   createOpenAILlmCall,
   describeStartFailure,
+  keepServingOnUnhandledRejection,
   limitHeapGrowth,
   llmCallOfAgent,
   loadAgentsFile,
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
   const adminHost = chooseAdminHost(config.adminHost, credentials !== undefined);
   const log = createLogger("coordinator", config.logLevel);
+  keepServingOnUnhandledRejection(log, "coordinator"); // one input never ends the process
   warnIfNoApiKey(config, log);
   const toolStore = new ToolStore({ name: "coordinator" });
   // YIEM_TOOLS_STRICT=1: a tool file that fails to load stops the start here.
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
     limits: {
       maxToolCalls: config.maxToolCalls,
       maxArgumentBytes: config.maxArgumentBytes,
+      maxArgumentDepth: config.maxArgumentDepth,
       maxInputBytes: config.maxInputBytes,
       maxContextBytes: config.maxContextBytes,
     },

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import {
   createLogger,
   describeStartFailure,
+  keepServingOnUnhandledRejection,
   onShutdownSignal,
   readClusterConfig,
   redisTargetOf,
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   const cluster = readClusterConfig();
   const config = readGatewayConfig();
   const log = createLogger("gateway", cluster.logLevel);
+  keepServingOnUnhandledRejection(log, "gateway"); // one input never ends the process
   const keys = config.keysFile ? loadKeysFile(config.keysFile) : undefined;
   if (!keys && !isLoopbackHost(config.host)) {
     throw new Error(

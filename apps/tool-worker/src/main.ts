@@ -9,6 +9,7 @@
 import {
   createLogger,
   describeStartFailure,
+  keepServingOnUnhandledRejection,
   type McpToolSource,
   onShutdownSignal,
   readClusterConfig,
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   const config = readClusterConfig();
   const mcpConfig = config.mcpConfig ? readMcpConfig(config.mcpConfig) : undefined;
   const log = createLogger("tool-worker", config.logLevel);
+  keepServingOnUnhandledRejection(log, "tool-worker"); // one input never ends the process
   const toolStore = new ToolStore({ name: "tool-worker" });
   // YIEM_TOOLS_STRICT=1: a tool file that fails to load stops the start here.
   await loadProcessTools(toolStore, {

@@ -113,6 +113,7 @@ export {
   type TurnStartEvent,
   type UserInput,
   type UserMessage,
+  type WaitingCallRecord,
   type WorkerInfo,
   YiemClient,
   type YiemClientOptions,
@@ -154,6 +155,7 @@ export {
   type McpConfig,
   McpConfigError,
   type McpHttpServerConfig,
+  type McpListBounds,
   type McpServerCommon,
   type McpServerConfig,
   type McpStdioServerConfig,
@@ -181,6 +183,10 @@ export {
 export { createLogger, type Logger } from "./ops/logger.js";
 export { loadPriceTable, readPriceTable, readRunBudget } from "./ops/priceTable.js";
 export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js";
+export {
+  keepServingOnUnhandledRejection,
+  type UnhandledRejectionOptions,
+} from "./ops/unhandledRejections.js";
 // What travels between processes: job shapes any BullMQ client or worker may use.
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";
 export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
@@ -201,6 +207,11 @@ export {
 } from "./tools/executeToolCalls.js";
 export { extractToolCalls } from "./tools/extractToolCalls.js";
 export { finalizeExecutedToolCall } from "./tools/finalizeExecutedToolCall.js";
+export {
+  DEFAULT_MAX_JSON_DEPTH,
+  jsonTextNestsDeeperThan,
+  valueNestsDeeperThan,
+} from "./tools/jsonDepth.js";
 export { LIST_TOOLS_NAME, listTool } from "./tools/listTool.js";
 export {
   type LoadToolsResult,

@@ -68,3 +68,15 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * A config entry that spawns the hostile server (`hostileServer.mjs`) over stdio in `mode`
+ * (`normal`, `endless`, `later` or `flood`; see that file).
+ */
+export function hostileStdio(
+  mode: "normal" | "endless" | "later" | "flood",
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const entry = join(repoRoot, "test/support/mcp/hostileServer.mjs");
+  return { command: process.execPath, args: [entry], env: { HOSTILE_MCP: mode }, ...extra };
+}

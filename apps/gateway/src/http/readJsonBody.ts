@@ -1,12 +1,15 @@
 import type { IncomingMessage } from "node:http";
+import { DEFAULT_MAX_JSON_DEPTH, jsonTextNestsDeeperThan } from "@yiem/core";
 import { GatewayError } from "./gatewayError.js";
 
 /**
  * The request's body parsed as JSON, read up to `maxBytes`: a larger body (announced by its
  * `Content-Length` or found while reading) is refused with 413 before more is read, a body
- * that is not JSON with 400, a body of another type than JSON with 415 (a browser sends a
- * cross-site form or `text/plain` body without asking CORS first; JSON it must ask for). An
- * empty body is `undefined`.
+ * that is not JSON with 400, as is one nesting objects and arrays more than
+ * `DEFAULT_MAX_JSON_DEPTH` (64) levels deep (measured on the text, before parsing, so no
+ * later step walks a value deep enough to overflow the stack), a body of another type than
+ * JSON with 415 (a browser sends a cross-site form or `text/plain` body without asking CORS
+ * first; JSON it must ask for). An empty body is `undefined`.
  */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const announced = Number(req.headers["content-length"] ?? 0);
@@ -26,8 +29,16 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
       "the request body must be application/json",
     );
   }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (jsonTextNestsDeeperThan(text, DEFAULT_MAX_JSON_DEPTH)) {
+    throw new GatewayError(
+      400,
+      "invalid_json",
+      `the request body nests objects and arrays more than ${DEFAULT_MAX_JSON_DEPTH} levels deep`,
+    );
+  }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return JSON.parse(text);
   } catch {
     throw new GatewayError(400, "invalid_json", "the request body is not JSON");
   }

@@ -18,6 +18,7 @@ export type {
   ChildRun,
   ParentCall,
 } from "../features/childRuns/protocol.js";
+export type { WaitingCallRecord } from "../features/waitingCallRecord.js";
 export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
 export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
 export { DEFAULTS } from "../ops/defaults.js";

@@ -13,6 +13,7 @@ import type {
   AgentEvent,
   AgentLoopConfig,
   AgentMessage,
+  AgentTool,
   ExecutedOutcome,
   ToolExecutor,
 } from "../types/index.js";
@@ -120,6 +121,8 @@ export interface WaitingCall {
   key: string;
   toolCallId: string;
   toolName: string;
+  /** The tool called (a feature tells its own tools by what they are, never by their name). */
+  tool: AgentTool;
   args: Record<string, unknown>;
   /** The tool's approval request, when the call needs one. */
   approval?: { reason?: string };

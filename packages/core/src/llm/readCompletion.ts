@@ -66,13 +66,18 @@ function readToolCall(call: JsonObject): ToolCallContent {
   return received;
 }
 
+/**
+ * The call's arguments as text: a string as it is, an object as its JSON, and an object with
+ * no JSON text (a cycle, or nesting too deep to write out) as a text that is not JSON, so the
+ * call is refused rather than run without arguments.
+ */
 function argumentsText(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (value === undefined || value === null) return undefined;
   try {
     return JSON.stringify(value);
   } catch {
-    return undefined;
+    return "(arguments that cannot be written as JSON)";
   }
 }
 

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_JSON_DEPTH, valueNestsDeeperThan } from "../tools/jsonDepth.js";
 import type { MessageContent, UserInput, UserMessage } from "../types/index.js";
 
 /** Thrown when an input cannot be read as a user message; `field` names what was wrong. */
@@ -70,7 +71,14 @@ function readContent(content: unknown, field: string): MessageContent[] {
   return content.map((part, i) => readPart(part, `${field}[${i}]`));
 }
 
+/** Refuses an input over `maxBytes` of JSON, or nested too deeply to measure it safely. */
 function checkSize(input: unknown, field: string, maxBytes: number): void {
+  if (valueNestsDeeperThan(input, DEFAULT_MAX_JSON_DEPTH)) {
+    throw new InvalidUserInputError(
+      field,
+      `nests objects and arrays more than ${DEFAULT_MAX_JSON_DEPTH} levels deep`,
+    );
+  }
   const bytes = Buffer.byteLength(JSON.stringify(input) ?? "", "utf8");
   if (bytes > maxBytes)
     throw new InvalidUserInputError(field, `is ${bytes} bytes, over the ${maxBytes}-byte cap`);
@@ -82,7 +90,7 @@ function checkSize(input: unknown, field: string, maxBytes: number): void {
  * only the fields Yiem knows. Every path that takes user input (the agent, the client, a
  * coordinator-queue job) reads it here, so they refuse the same inputs.
  * Throws `InvalidUserInputError` naming the field (e.g. `input.content[1].text`), before any
- * state changes; `field` is the name the caller gives the input (default `input`).
+ * state changes (an input over `maxInputBytes`, or nesting more than 64 levels, included); `field` is the name the caller gives the input (default `input`).
  *
  * @example toUserMessage("hi") // { role: "user", content: [{ type: "text", text: "hi" }], timestamp }
  */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { TOOL_QUEUE_PATTERN } from "../tools/toolNames.js";
+import { AGENT_TOOL_PREFIX, TOOL_QUEUE_PATTERN } from "../tools/toolNames.js";
 
 /**
  * How a tool of an MCP server runs in Yiem: the `AgentTool` fields a config may set, per
@@ -34,6 +34,31 @@ export interface McpServerCommon extends McpToolOptions {
   pingIntervalMs: number;
   /** How long a ping may take before the server counts as not answering. */
   pingTimeoutMs: number;
+  /** The bounds of one listing of the server's tools (`tools/list`, page after page). */
+  list: McpListBounds;
+}
+
+/**
+ * The bounds of one listing of a server's tools: past any of them the listing fails with an
+ * error naming the bound (the server's tools are then those of its last good listing, or none
+ * on a first connection, which is tried again with the backoff), never a worker that grows
+ * without end or never gets ready. Config fields `listMaxPages`, `listMaxTools`,
+ * `listMaxBytes`, `listTimeoutMs`, `listIntervalMs`; defaults in `MCP_LIST_DEFAULTS`.
+ */
+export interface McpListBounds {
+  /** The most pages (`nextCursor` followed) one listing reads. */
+  maxPages: number;
+  /** The most tools one listing may return, all pages together. */
+  maxTools: number;
+  /** The most bytes (of the tools' JSON) one listing may return, all pages together. */
+  maxBytes: number;
+  /** The most time one listing may take, all pages together. */
+  timeoutMs: number;
+  /**
+   * The least time between two listings: `notifications/tools/list_changed` arriving faster
+   * are coalesced into one listing when the interval is over.
+   */
+  intervalMs: number;
 }
 
 /** A server the worker spawns and talks to over stdin/stdout. */
@@ -116,6 +141,11 @@ const serverSchema = z
     tools: z.record(z.string(), toolOptionsSchema).optional(),
     pingIntervalMs: z.number().int().nonnegative().optional(),
     pingTimeoutMs: positiveInt.optional(),
+    listMaxPages: positiveInt.optional(),
+    listMaxTools: positiveInt.optional(),
+    listMaxBytes: positiveInt.optional(),
+    listTimeoutMs: positiveInt.optional(),
+    listIntervalMs: z.number().int().nonnegative().optional(),
   })
   .check((ctx) => {
     const { command, url } = ctx.value;
@@ -132,6 +162,18 @@ type RawServer = z.infer<typeof serverSchema>;
 
 /** Defaults of the health check: a ping every 10 s, answered within 5 s. */
 export const MCP_PING_DEFAULTS = { intervalMs: 10_000, timeoutMs: 5_000 } as const;
+
+/**
+ * Defaults of `McpListBounds`: 100 pages, 1,000 tools, 4 MiB of tool definitions and 30 s per
+ * listing, and at most one listing a second however fast `list_changed` notifications come.
+ */
+export const MCP_LIST_DEFAULTS: McpListBounds = {
+  maxPages: 100,
+  maxTools: 1000,
+  maxBytes: 4 * 1024 * 1024,
+  timeoutMs: 30_000,
+  intervalMs: 1000,
+};
 
 function parseJsonFile(file: string): unknown {
   let text: string;
@@ -217,6 +259,13 @@ function toServerConfig(
     tools: raw.tools ?? {},
     pingIntervalMs: raw.pingIntervalMs ?? MCP_PING_DEFAULTS.intervalMs,
     pingTimeoutMs: raw.pingTimeoutMs ?? MCP_PING_DEFAULTS.timeoutMs,
+    list: {
+      maxPages: raw.listMaxPages ?? MCP_LIST_DEFAULTS.maxPages,
+      maxTools: raw.listMaxTools ?? MCP_LIST_DEFAULTS.maxTools,
+      maxBytes: raw.listMaxBytes ?? MCP_LIST_DEFAULTS.maxBytes,
+      timeoutMs: raw.listTimeoutMs ?? MCP_LIST_DEFAULTS.timeoutMs,
+      intervalMs: raw.listIntervalMs ?? MCP_LIST_DEFAULTS.intervalMs,
+    },
   };
   if (raw.url !== undefined) {
     if (raw.type === "stdio")
@@ -243,7 +292,9 @@ function toServerConfig(
  * plus Yiem's fields per server (`toolPrefix`, `allowTools`, `denyTools`, `tools`, the
  * `AgentTool` options). `${VAR}` and `${VAR:-default}` in `command`, `args`, `env`, `cwd`,
  * `url` and `headers` are read from `env`. Throws `McpConfigError` naming the file, the server
- * and the field of the first problem.
+ * and the field of the first problem, among them a tool prefix that would make agent-call
+ * names (`agent__<tool>`: a server named `agent` without another `toolPrefix`) or that two
+ * servers share.
  *
  * @example const config = readMcpConfig(process.env.YIEM_MCP_CONFIG);
  */
@@ -256,5 +307,38 @@ export function readMcpConfig(file: string, env: NodeJS.ProcessEnv = process.env
     if (parsed.disabled) continue;
     servers.push(toServerConfig(path, name, parsed, env));
   }
+  checkToolPrefixes(path, servers);
   return { file: path, servers };
+}
+
+/**
+ * Refuses prefixes whose tool names would collide: one that makes `agent__<tool>` (the names
+ * of agent calls: a server named `agent` needs another `toolPrefix`), and one prefix shared by
+ * two servers (their tools would shadow each other's). `""` (bare names) may be shared: a
+ * collision there is a tool skipped with a warning naming it.
+ */
+function checkToolPrefixes(file: string, servers: McpServerConfig[]): void {
+  const byPrefix = new Map<string, string>();
+  for (const server of servers) {
+    const prefix = server.toolPrefix;
+    if (`${prefix}__`.startsWith(AGENT_TOOL_PREFIX)) {
+      const field = prefix === server.name ? undefined : "toolPrefix";
+      throw new McpConfigError(
+        file,
+        server.name,
+        field,
+        `the tool prefix "${prefix}" would name its tools ${prefix}__<tool>, which names agent calls (agents calling agents); set another "toolPrefix"`,
+      );
+    }
+    const other = byPrefix.get(prefix);
+    if (prefix !== "" && other !== undefined) {
+      throw new McpConfigError(
+        file,
+        server.name,
+        "toolPrefix",
+        `the tool prefix "${prefix}" is also that of server "${other}": their tools would have the same names; give one another "toolPrefix"`,
+      );
+    }
+    byPrefix.set(prefix, server.name);
+  }
 }

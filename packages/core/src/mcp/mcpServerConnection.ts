@@ -24,6 +24,11 @@ export class McpServerDownError extends Error {
   override name = "McpServerDownError";
 }
 
+/** A listing of a server's tools went past one of its bounds (`McpListBounds`); the message names it. */
+export class McpToolListError extends Error {
+  override name = "McpToolListError";
+}
+
 /** What a connection tells its owner. */
 export interface McpServerListener {
   /** The server is up with these tools (on every connect and every `list_changed`). */
@@ -43,6 +48,18 @@ interface Session {
   lose: (reason: string) => void;
   upSince: number;
   pingTimer?: NodeJS.Timeout;
+  /** `list_changed` notifications coalesced into one listing at a time, at most one per `list.intervalMs`. */
+  refresh: RefreshState;
+}
+
+/** Where the session's re-listing stands. */
+interface RefreshState {
+  running: boolean;
+  /** A notification came since the running (or last) listing started. */
+  wanted: boolean;
+  timer?: NodeJS.Timeout;
+  /** When the last listing ended (or the session listed its tools on connecting). */
+  lastAt: number;
 }
 
 /** The most a request may wait in the SDK: calls are bounded by their signal and the health check instead. */
@@ -56,7 +73,9 @@ function describeError(err: unknown): string {
 
 /**
  * One MCP server, kept connected: connects (spawning a stdio server's process), lists its
- * tools, follows `notifications/tools/list_changed`, pings it, and when it exits, closes or
+ * tools within the bounds of `config.list` (pages, tools, bytes, time), follows
+ * `notifications/tools/list_changed` (coalesced: one listing at a time, at most one per
+ * `list.intervalMs`), pings it, and when it exits, closes or
  * stops answering, fails the calls in flight with `McpServerLostError` and connects again
  * after a backoff (`restartBackoff.ts`). A stdio server's stderr goes to the log, a line each.
  */
@@ -141,6 +160,7 @@ export class McpServerConnection {
     this.session = undefined;
     if (!session) return;
     clearInterval(session.pingTimer);
+    clearTimeout(session.refresh.timer);
     session.lose(`MCP server "${this.config.name}" was closed (the worker is stopping)`);
     if (session.transport instanceof StreamableHTTPClientTransport) {
       // Ends the server's session too, so it does not wait for a client that is gone.
@@ -185,7 +205,8 @@ export class McpServerConnection {
       lose = (reason) => reject(new McpServerLostError(reason));
     });
     lost.catch(() => undefined); // only calls in flight care
-    return { client, transport, lost, lose, upSince: Date.now() };
+    const refresh: RefreshState = { running: false, wanted: false, lastAt: Date.now() };
+    return { client, transport, lost, lose, upSince: Date.now(), refresh };
   }
 
   private async connect(): Promise<void> {
@@ -200,9 +221,10 @@ export class McpServerConnection {
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
-        this.refreshTools(session),
+        this.requestRefresh(session),
       );
       const tools = await this.listAllTools(client);
+      session.refresh.lastAt = Date.now();
       if (this.closed) throw new Error("closed while connecting");
       this.session = session;
       session.upSince = Date.now();
@@ -212,9 +234,17 @@ export class McpServerConnection {
       for (const waiter of [...this.upWaiters]) waiter();
     } catch (err) {
       client.onclose = undefined;
+      clearTimeout(session.refresh.timer);
       await client.close().catch(() => undefined);
       if (this.closed) return;
-      this.log.warn({ mcpServer: name, err: describeError(err) }, "mcp server did not connect");
+      if (err instanceof McpToolListError) {
+        this.log.error(
+          { mcpServer: name, err: err.message },
+          "mcp tool listing over its bounds; none of the server's tools are served",
+        );
+      } else {
+        this.log.warn({ mcpServer: name, err: describeError(err) }, "mcp server did not connect");
+      }
       this.scheduleRestart();
     }
   }
@@ -225,28 +255,69 @@ export class McpServerConnection {
       : `the connection to MCP server "${this.config.name}" closed`;
   }
 
+  /**
+   * Every tool of the server, page after page, within `config.list`: past its pages, tools,
+   * bytes or time this throws `McpToolListError` naming the bound and its config field.
+   */
   private async listAllTools(client: Client): Promise<Tool[]> {
+    const { name, list } = this.config;
+    const over = (what: string) =>
+      new McpToolListError(`MCP server "${name}": its tools/list went past ${what}`);
+    const signal = AbortSignal.timeout(list.timeoutMs);
     const tools: Tool[] = [];
+    let bytes = 0;
     let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : {}, {
-        timeout: CONNECT_TIMEOUT_MS,
-      });
+    for (let pages = 1; ; pages++) {
+      const page = await client
+        .listTools(cursor ? { cursor } : {}, { timeout: CONNECT_TIMEOUT_MS, signal })
+        .catch((err: unknown) => {
+          throw signal.aborted ? over(`${list.timeoutMs} ms (listTimeoutMs)`) : err;
+        });
       tools.push(...page.tools);
+      bytes += Buffer.byteLength(JSON.stringify(page.tools), "utf8");
+      if (tools.length > list.maxTools) throw over(`${list.maxTools} tools (listMaxTools)`);
+      if (bytes > list.maxBytes) throw over(`${list.maxBytes} bytes (listMaxBytes)`);
       cursor = page.nextCursor;
-    } while (cursor);
-    return tools;
+      if (!cursor) return tools;
+      if (pages >= list.maxPages) throw over(`${list.maxPages} pages (listMaxPages)`);
+    }
+  }
+
+  /**
+   * Answers a `list_changed` notification: one listing at a time, at most one per
+   * `list.intervalMs`; notifications meanwhile make one more listing after it, never one each.
+   */
+  private requestRefresh(session: Session): void {
+    const { refresh } = session;
+    refresh.wanted = true;
+    if (refresh.running || refresh.timer || this.session !== session) return;
+    const waitMs = Math.max(0, refresh.lastAt + this.config.list.intervalMs - Date.now());
+    refresh.timer = setTimeout(() => {
+      refresh.timer = undefined;
+      void this.refreshTools(session);
+    }, waitMs);
+    refresh.timer.unref();
   }
 
   private async refreshTools(session: Session): Promise<void> {
+    const { refresh } = session;
+    refresh.wanted = false;
+    refresh.running = true;
     try {
       const tools = await this.listAllTools(session.client);
       if (this.session === session) this.listener.onTools(tools);
     } catch (err) {
-      this.log.warn(
+      const over = err instanceof McpToolListError;
+      this.log[over ? "error" : "warn"](
         { mcpServer: this.config.name, err: describeError(err) },
-        "mcp tool list refresh failed",
+        over
+          ? "mcp tool listing over its bounds; the server keeps the tools of its last listing"
+          : "mcp tool list refresh failed",
       );
+    } finally {
+      refresh.running = false;
+      refresh.lastAt = Date.now();
+      if (refresh.wanted) this.requestRefresh(session);
     }
   }
 
@@ -276,6 +347,7 @@ export class McpServerConnection {
     if (this.session !== session) return;
     this.session = undefined;
     clearInterval(session.pingTimer);
+    clearTimeout(session.refresh.timer);
     session.lose(reason);
     if (Date.now() - session.upSince >= RESTART_BACKOFF.stableMs) this.failures = 0;
     this.log.warn({ mcpServer: this.config.name, reason }, "mcp server down");

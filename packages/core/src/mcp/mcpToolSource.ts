@@ -1,5 +1,5 @@
 import { type Logger, silentLogger } from "../ops/logger.js";
-import { TOOL_NAME_PATTERN } from "../tools/toolNames.js";
+import { describeBadToolNaming } from "../tools/toolNames.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type { AgentTool } from "../types/tools.js";
 import { isMcpToolAllowed, toMcpAgentTool } from "./mcpAgentTool.js";
@@ -34,6 +34,8 @@ export interface McpToolSource {
 /** The tools one server has in the store, kept in line with what it offers. */
 class ServerTools {
   readonly names = new Set<string>();
+  /** The skips already warned about (tool and reason): a listing again warns only of new ones. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly connection: McpServerConnection,
@@ -41,19 +43,30 @@ class ServerTools {
     private readonly log: Logger,
   ) {}
 
-  /** Registers the server's allowed tools (replacing), removes those it no longer offers. */
+  /**
+   * Registers the server's allowed tools (replacing), removes those it no longer offers. Two
+   * MCP tools whose Yiem names are the same (names that differ only in characters `mcpToolName`
+   * replaces) keep the first, with a warning naming both. Logs the tools at info level when
+   * they changed, at debug level when a listing found the same ones.
+   */
   sync(offered: McpTool[]): void {
-    const next = new Map<string, AgentTool>();
+    const next = new Map<string, { agentTool: AgentTool; mcpName: string }>();
     for (const tool of offered) {
       const agentTool = this.convert(tool);
-      if (agentTool && !next.has(agentTool.name)) next.set(agentTool.name, agentTool);
+      if (!agentTool) continue;
+      const first = next.get(agentTool.name);
+      if (first) {
+        this.skip(tool, `its Yiem name ${agentTool.name} is that of MCP tool "${first.mcpName}"`);
+        continue;
+      }
+      next.set(agentTool.name, { agentTool, mcpName: tool.name });
     }
     const previous = new Set(this.names);
     for (const name of previous) {
       if (!next.has(name)) this.store.tools.delete(name);
     }
     this.names.clear();
-    for (const tool of next.values()) {
+    for (const { agentTool: tool } of next.values()) {
       if (this.store.tools.has(tool.name) && !previous.has(tool.name)) {
         this.skip(tool, "another tool of this worker has that name");
         continue;
@@ -62,7 +75,12 @@ class ServerTools {
       this.names.add(tool.name);
     }
     const server = this.connection.config.name;
-    this.log.info({ mcpServer: server, tools: [...this.names] }, "mcp tools registered");
+    const changed =
+      previous.size !== this.names.size || [...previous].some((n) => !this.names.has(n));
+    this.log[changed ? "info" : "debug"](
+      { mcpServer: server, tools: [...this.names] },
+      "mcp tools registered",
+    );
   }
 
   /** Removes every tool of the server (it is down). */
@@ -78,13 +96,16 @@ class ServerTools {
       return this.skip(tool, "it runs only as an MCP task, which Yiem does not support");
     }
     const agentTool = toMcpAgentTool(this.connection, tool, this.log);
-    if (!TOOL_NAME_PATTERN.test(agentTool.name)) {
-      return this.skip(tool, `its Yiem name ${agentTool.name} is longer than 64 characters`);
-    }
+    const badName = describeBadToolNaming(agentTool);
+    if (badName) return this.skip(tool, `its Yiem name ${agentTool.name} is refused: ${badName}`);
     return agentTool;
   }
 
   private skip(tool: Pick<McpTool, "name">, reason: string): undefined {
+    const key = `${tool.name}\n${reason}`;
+    if (this.warned.has(key)) return undefined;
+    if (this.warned.size >= 10_000) this.warned.clear(); // a server renaming its tools forever
+    this.warned.add(key);
     const server = this.connection.config.name;
     this.log.warn({ mcpServer: server, tool: tool.name, reason }, "mcp tool skipped");
     return undefined;

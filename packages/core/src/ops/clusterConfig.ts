@@ -191,6 +191,12 @@ export interface ClusterConfig {
    */
   maxArgumentBytes: number;
   /**
+   * `YIEM_MAX_ARGUMENT_DEPTH`: how many levels of objects and arrays one tool call's
+   * arguments may nest (deeper ones are that call's error result).
+   * @defaultValue `DEFAULTS.maxArgumentDepth`
+   */
+  maxArgumentDepth: number;
+  /**
    * `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON).
    * @defaultValue `DEFAULTS.maxInputBytes`
    */
@@ -326,6 +332,7 @@ export function readClusterConfig(env: NodeJS.ProcessEnv = process.env): Cluster
     workerDrainMs: readInt(env, "YIEM_WORKER_DRAIN_MS", d.workerDrainMs),
     maxToolCalls: readInt(env, "YIEM_MAX_TOOL_CALLS", d.maxToolCalls),
     maxArgumentBytes: readInt(env, "YIEM_MAX_ARGUMENT_BYTES", d.maxArgumentBytes),
+    maxArgumentDepth: readInt(env, "YIEM_MAX_ARGUMENT_DEPTH", d.maxArgumentDepth),
     maxInputBytes: readInt(env, "YIEM_MAX_INPUT_BYTES", d.maxInputBytes),
     maxContextBytes: readInt(env, "YIEM_MAX_CONTEXT_BYTES", d.maxContextBytes),
     eventStreamMaxBytes: readInt(env, "YIEM_EVENT_STREAM_MAX_BYTES", d.eventStreamMaxBytes),

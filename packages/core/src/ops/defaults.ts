@@ -4,13 +4,16 @@ import { DEFAULT_MAX_CONTEXT_BYTES } from "../loop/trimContext.js";
 import { DEFAULT_CLUSTER_SHARDS } from "../redis/keys.js";
 import { DEFAULT_STREAM_MAX_BYTES } from "../state/eventBus.js";
 import { DEFAULT_MAX_TOOL_CALLS } from "../tools/extractToolCalls.js";
-import { DEFAULT_MAX_ARGUMENT_BYTES } from "../tools/parseToolArguments.js";
+import {
+  DEFAULT_MAX_ARGUMENT_BYTES,
+  DEFAULT_MAX_ARGUMENT_DEPTH,
+} from "../tools/parseToolArguments.js";
 
 /**
  * Every default of Yiem's cluster, in one place: what a process uses when neither its options
  * nor its environment (`readClusterConfig`, the README's table) say otherwise. Named as the
  * `ClusterConfig` fields they fill. The caps that the tool lifecycle applies on its own
- * (`maxToolCalls`, `maxArgumentBytes`, `maxInputBytes`, `maxContextBytes`, `systemPrompt`)
+ * (`maxToolCalls`, `maxArgumentBytes`, `maxArgumentDepth`, `maxInputBytes`, `maxContextBytes`, `systemPrompt`)
  * and the shard count the key layout needs are defined beside the code that applies them
  * (those folders import nothing of `ops/`) and listed here.
  */
@@ -77,6 +80,8 @@ export const DEFAULTS = {
   maxToolCalls: DEFAULT_MAX_TOOL_CALLS,
   /** `YIEM_MAX_ARGUMENT_BYTES`: the arguments of one tool call. */
   maxArgumentBytes: DEFAULT_MAX_ARGUMENT_BYTES,
+  /** `YIEM_MAX_ARGUMENT_DEPTH`: how deeply one tool call's arguments may nest objects and arrays. */
+  maxArgumentDepth: DEFAULT_MAX_ARGUMENT_DEPTH,
   /** `YIEM_MAX_INPUT_BYTES`: the largest input a request may carry (bytes of its JSON). */
   maxInputBytes: DEFAULT_MAX_INPUT_BYTES,
   /** `YIEM_MAX_CONTEXT_BYTES`: the transcript sent to the model in one request (oldest turns dropped). */

@@ -59,18 +59,35 @@ function toAgentToolResult(toolName: string, value: ToolReturn): AgentToolResult
   return { ...value, details: value.details ?? {} };
 }
 
-/** Validates with the Standard Schema; a `Promise` when the schema validates asynchronously. */
+/** The validation of a schema that threw or rejected: the call's error, never the process's. */
+function couldNotValidate(err: unknown): StandardValidation {
+  const reason = err instanceof Error ? err.message : String(err);
+  return { ok: false, error: `invalid arguments: could not be validated (${reason})` };
+}
+
+/**
+ * Validates with the Standard Schema; a `Promise` when the schema validates asynchronously.
+ * Never throws, and the promise never rejects: a schema that throws (a stack overflow, a
+ * refinement that throws) gives a failed validation. zod answers a synchronous parse that
+ * threw by trying again asynchronously, so a throw arrives as a rejected promise.
+ */
 function validateStandard(
   schema: StandardSchemaV1,
   args: ToolArgs,
 ): StandardValidation | Promise<StandardValidation> {
-  const result = schema["~standard"].validate(args);
-  return result instanceof Promise ? result.then(toValidation) : toValidation(result);
+  try {
+    const result = schema["~standard"].validate(args);
+    if (!(result instanceof Promise)) return toValidation(result);
+    return result.then(toValidation).catch(couldNotValidate);
+  } catch (err) {
+    return couldNotValidate(err);
+  }
 }
 
 /**
  * The tool's `validateRequiredArgs`: the definition's own check first (its text is the more
- * specific), then `parameters`. A schema that validates asynchronously is left to `execute`.
+ * specific), then `parameters`. A schema that validates asynchronously is left to `execute`,
+ * which awaits its own validation (the promise left here never rejects: `validateStandard`).
  */
 function composeValidator(
   own: AgentTool["validateRequiredArgs"],

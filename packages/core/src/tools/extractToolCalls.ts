@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { AgentToolCall, ExtractToolCallsOptions, ToolCallContent } from "../types/index.js";
+import { valueNestsDeeperThan } from "./jsonDepth.js";
 import {
   DEFAULT_MAX_ARGUMENT_BYTES,
+  DEFAULT_MAX_ARGUMENT_DEPTH,
   type ParsedArguments,
   parseToolArguments,
 } from "./parseToolArguments.js";
@@ -10,6 +12,20 @@ import {
 export const DEFAULT_MAX_TOOL_CALLS = 64;
 
 type Block = Record<string, unknown>;
+
+/** The caps a call's arguments are read with. */
+interface ArgumentCaps {
+  maxBytes: number;
+  maxDepth: number;
+}
+
+/** The caps of `options`, defaults filled in. */
+function capsOf(options: Pick<ExtractToolCallsOptions, "maxArgumentBytes" | "maxArgumentDepth">) {
+  return {
+    maxBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
+    maxDepth: options.maxArgumentDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH,
+  };
+}
 
 /** Keys that could reach a prototype; the same ones `parseToolArguments` refuses. */
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -70,15 +86,17 @@ function jsonText(value: unknown): string | undefined {
 
 /**
  * True when an already parsed arguments object can be kept without parsing `raw` again: a
- * non-empty safe plain object whose JSON (`raw` when the model sent one) fits `maxBytes`.
- * An empty object proves nothing (an adapter leaves `{}` when `raw` failed to parse).
+ * non-empty safe plain object within `maxDepth` levels whose JSON (`raw` when the model sent
+ * one) fits `maxBytes`. An empty object proves nothing (an adapter leaves `{}` when `raw`
+ * failed to parse). The depth is measured first, so nothing after it recurses too deep.
  */
-function isReusable(parsed: Block, raw: string | undefined, maxBytes: number): boolean {
+function isReusable(parsed: Block, raw: string | undefined, caps: ArgumentCaps): boolean {
   try {
     if (Array.isArray(parsed) || Object.keys(parsed).length === 0) return false;
+    if (valueNestsDeeperThan(parsed, caps.maxDepth)) return false;
     if (!isSafeJsonValue(parsed, new Set())) return false;
     const text = raw ?? jsonText(parsed);
-    return text !== undefined && Buffer.byteLength(text, "utf8") <= maxBytes;
+    return text !== undefined && Buffer.byteLength(text, "utf8") <= caps.maxBytes;
   } catch {
     return false; // a getter or proxy that throws: let `parseToolArguments` refuse it
   }
@@ -92,39 +110,54 @@ function isReusable(parsed: Block, raw: string | undefined, maxBytes: number): b
 function readArguments(
   raw: string | undefined,
   parsed: Block | undefined,
-  maxBytes: number,
+  caps: ArgumentCaps,
 ): ParsedArguments {
-  if (parsed && isReusable(parsed, raw, maxBytes)) return { ok: true, args: parsed };
-  return parseToolArguments(raw ?? parsed, { maxBytes });
+  if (parsed && isReusable(parsed, raw, caps)) return { ok: true, args: parsed };
+  return parseToolArguments(raw ?? parsed, caps);
 }
 
 /**
- * Where a refused call keeps its payload: `rawArguments` (the model's string, or the JSON
- * text of an object it sent) with `arguments: {}`, so reading the block again refuses it
- * again. An object without JSON text (a cycle) stays in `arguments` for the same reason.
+ * What a refused call keeps as `rawArguments` when the object it sent has no JSON text (a
+ * cycle, or nesting too deep to write out): not JSON, so reading the block again refuses it
+ * again, and nothing unwritable stays in the transcript.
  */
-function keepRefused(block: ToolCallContent, parsed: Block | undefined): void {
+const UNWRITABLE_ARGUMENTS = "(arguments that cannot be written as JSON)";
+
+/**
+ * Where a refused call keeps its payload: `rawArguments` (the model's string, the JSON text
+ * of an object it sent, or `UNWRITABLE_ARGUMENTS`) with `arguments: {}`, so reading the block
+ * again refuses it again.
+ */
+function keepRefused(block: ToolCallContent, parsed: Block | undefined, caps: ArgumentCaps): void {
   if (block.rawArguments !== undefined || parsed === undefined) return;
-  const text = jsonText(parsed);
-  if (text !== undefined) block.rawArguments = text;
-  else block.arguments = parsed;
+  const text = valueNestsDeeperThan(parsed, caps.maxDepth) ? undefined : jsonText(parsed);
+  block.rawArguments = text ?? UNWRITABLE_ARGUMENTS;
 }
 
 /** Reads one call in any shape: canonical, lifecycle top-level `name`, or OpenAI `function.name`. */
-function readCall(data: Block, maxBytes: number): ReadToolCall {
+function readCall(data: Block, caps: ArgumentCaps): ReadToolCall {
   const fn = isBlock(data.function) ? data.function : {};
   const raw = [data.rawArguments, data.arguments, fn.arguments].find(isString);
   const parsed = [data.arguments, fn.arguments].find(isBlock);
-  const outcome = readArguments(raw, parsed, maxBytes);
   const block: ToolCallContent = {
     type: "toolCall",
     id: asString(data.id) ?? generateToolCallId(),
     name: asString(data.name) ?? asString(fn.name) ?? "",
-    arguments: outcome.ok ? outcome.args : {},
+    arguments: {},
   };
   if (raw !== undefined) block.rawArguments = raw;
-  if (outcome.ok) return { block };
-  keepRefused(block, parsed);
+  let outcome: ParsedArguments;
+  try {
+    outcome = readArguments(raw, parsed, caps);
+  } catch (err) {
+    // The last line of defence: whatever the arguments do, they fail this call alone.
+    outcome = { ok: false, error: `arguments could not be read: ${(err as Error)?.message}` };
+  }
+  if (outcome.ok) {
+    block.arguments = outcome.args;
+    return { block };
+  }
+  keepRefused(block, parsed, caps);
   return { block, error: outcome.error };
 }
 
@@ -134,25 +167,34 @@ function readCall(data: Block, maxBytes: number): ReadToolCall {
  * Reads the canonical `{type:"toolCall"}` block and both lifecycle shapes: `{type:"tool_calls",
  * tool_calls:[...]}` (name at the top or under `function`) and `{type:"tool_call"}`; other
  * blocks are ignored. A block's `arguments` is reused when it is a safe, non-empty plain
- * object within `maxArgumentBytes` (so JSON an adapter already parsed is not parsed again);
- * otherwise its `rawArguments` (or that object) goes through `parseToolArguments`. Refused
- * arguments leave `arguments: {}` and the payload in `rawArguments`. Never throws.
+ * object within `maxArgumentBytes` and `maxArgumentDepth` (so JSON an adapter already parsed
+ * is not parsed again); otherwise its `rawArguments` (or that object) goes through
+ * `parseToolArguments`. Refused arguments leave `arguments: {}` and the payload in
+ * `rawArguments`. Never throws: whatever one call's arguments do fails that call alone.
  */
 export function readToolCalls(
   content: readonly unknown[],
-  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
+  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes" | "maxArgumentDepth"> = {},
 ): ReadToolCall[] {
-  const maxBytes = options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+  const caps = capsOf(options);
   const calls: ReadToolCall[] = [];
   for (const block of content) {
     if (!isBlock(block)) continue;
-    if (block.type === "toolCall" || block.type === "tool_call")
-      calls.push(readCall(block, maxBytes));
+    if (block.type === "toolCall" || block.type === "tool_call") calls.push(readCall(block, caps));
     if (block.type === "tool_calls" && Array.isArray(block.tool_calls)) {
-      for (const data of block.tool_calls) if (isBlock(data)) calls.push(readCall(data, maxBytes));
+      for (const data of block.tool_calls) if (isBlock(data)) calls.push(readCall(data, caps));
     }
   }
   return calls;
+}
+
+/** Gives `call` a copy of the block's arguments, or an `argumentsError` when they cannot be copied. */
+function copyArguments(call: AgentToolCall, block: ToolCallContent): void {
+  try {
+    call.arguments = structuredClone(block.arguments);
+  } catch (err) {
+    call.argumentsError = `${block.name}: arguments could not be read: ${(err as Error)?.message}`;
+  }
 }
 
 /**
@@ -176,8 +218,8 @@ export function toAgentToolCalls(
       call.argumentsError = "the tool call has no tool name";
       return call;
     }
-    if (error === undefined) call.arguments = structuredClone(block.arguments);
-    else call.argumentsError = `${block.name}: ${error}`;
+    if (error !== undefined) call.argumentsError = `${block.name}: ${error}`;
+    else copyArguments(call, block);
     return call;
   });
 }
@@ -194,7 +236,7 @@ export function toAgentToolCalls(
  */
 export function normalizeToolCallBlocks(
   content: readonly unknown[],
-  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
+  options: Pick<ExtractToolCallsOptions, "maxArgumentBytes" | "maxArgumentDepth"> = {},
 ): ToolCallContent[] {
   return readToolCalls(content, options).map((call) => call.block);
 }

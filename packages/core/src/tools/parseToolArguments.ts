@@ -1,7 +1,15 @@
 import type { ToolArgs } from "../types/index.js";
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  jsonTextNestsDeeperThan,
+  valueNestsDeeperThan,
+} from "./jsonDepth.js";
 
 /** Default cap on the size of one call's arguments (256 KiB of JSON). */
 export const DEFAULT_MAX_ARGUMENT_BYTES = 256 * 1024;
+
+/** Default cap on how deeply one call's arguments may nest objects and arrays (64 levels). */
+export const DEFAULT_MAX_ARGUMENT_DEPTH = DEFAULT_MAX_JSON_DEPTH;
 
 /** Keys that could reach an object's prototype when copied; never accepted from a model. */
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -12,6 +20,8 @@ export type ParsedArguments = { ok: true; args: ToolArgs } | { ok: false; error:
 /** Options of `parseToolArguments`. */
 export interface ParseArgumentsOptions {
   maxBytes?: number;
+  /** Default `DEFAULT_MAX_ARGUMENT_DEPTH` (64). */
+  maxDepth?: number;
 }
 
 /**
@@ -19,8 +29,10 @@ export interface ParseArgumentsOptions {
  *
  * Accepts a JSON string (OpenAI's form), an object, or nothing (`{}`). Refuses, with an error
  * text the model can act on: a string that does not parse, a value that is not an object, a
- * payload over `maxBytes`, and any `__proto__` / `constructor` / `prototype` key at any depth.
- * Never throws.
+ * payload over `maxBytes`, one that nests objects and arrays more than `maxDepth` levels deep
+ * (measured before parsing, without recursion: nothing downstream, no validator, clone or
+ * `JSON.stringify`, ever walks a value deep enough to overflow the stack), and any
+ * `__proto__` / `constructor` / `prototype` key at any depth. Never throws.
  *
  * @example
  * parseToolArguments('{"city":"Tokyo"}') // { ok: true, args: { city: "Tokyo" } }
@@ -31,13 +43,16 @@ export function parseToolArguments(
   options: ParseArgumentsOptions = {},
 ): ParsedArguments {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH;
   if (raw === undefined || raw === null || raw === "") return { ok: true, args: {} };
+  if (typeof raw !== "string" && valueNestsDeeperThan(raw, maxDepth)) return tooDeep(maxDepth);
   const text = typeof raw === "string" ? raw : safeStringify(raw);
   if (text === undefined) return { ok: false, error: "arguments are not serialisable JSON" };
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > maxBytes) {
     return { ok: false, error: `arguments are too large: ${bytes} bytes (limit ${maxBytes})` };
   }
+  if (jsonTextNestsDeeperThan(text, maxDepth)) return tooDeep(maxDepth);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -50,6 +65,13 @@ export function parseToolArguments(
   const forbidden = findForbiddenKey(value);
   if (forbidden) return { ok: false, error: `arguments contain a forbidden key: ${forbidden}` };
   return { ok: true, args: value as ToolArgs };
+}
+
+function tooDeep(maxDepth: number): ParsedArguments {
+  return {
+    ok: false,
+    error: `arguments are nested too deeply (limit ${maxDepth} levels of objects and arrays)`,
+  };
 }
 
 function safeStringify(value: unknown): string | undefined {

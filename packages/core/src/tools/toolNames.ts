@@ -11,6 +11,13 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export const TOOL_QUEUE_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
 
+/**
+ * What the tools offering agent calls are named with: `agent__<agent>` (agents calling
+ * agents). No other tool may have a name that starts with it: a coordinator would take a call
+ * of it for an agent call, or the agent call for it.
+ */
+export const AGENT_TOOL_PREFIX = "agent__";
+
 /** Thrown by `registerTool` for a tool it refuses; the message names the tool and the rule. */
 export class InvalidToolError extends Error {
   override name = "InvalidToolError";
@@ -24,7 +31,8 @@ export class InvalidToolError extends Error {
 
 /**
  * What is wrong with a tool's `name` or `queue` (the value's own name in the message), or
- * `undefined` when both are usable: by the model API, as queue names and in Redis keys.
+ * `undefined` when both are usable: by the model API, as queue names and in Redis keys, and a
+ * name that does not start with `AGENT_TOOL_PREFIX` (`agent__`, the agent calls' own).
  *
  * @example describeBadToolNaming({ name: "a:b" }) // 'tool.name "a:b" must match ^[a-zA-Z0-9_-]{1,64}$ …'
  */
@@ -34,6 +42,9 @@ export function describeBadToolNaming(tool: {
 }): string | undefined {
   if (typeof tool.name !== "string" || !TOOL_NAME_PATTERN.test(tool.name)) {
     return `tool.name ${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN.source} (what the OpenAI API allows for function names; it is also part of queue names and Redis keys)`;
+  }
+  if (tool.name.startsWith(AGENT_TOOL_PREFIX)) {
+    return `tool.name "${tool.name}" starts with "${AGENT_TOOL_PREFIX}", which names agent calls (agents calling agents); rename the tool`;
   }
   if (tool.queue === undefined) return undefined;
   if (typeof tool.queue !== "string" || !TOOL_QUEUE_PATTERN.test(tool.queue)) {

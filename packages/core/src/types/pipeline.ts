@@ -121,6 +121,12 @@ export interface ToolExecutor {
 export interface ExtractToolCallsOptions {
   maxToolCalls?: number;
   maxArgumentBytes?: number;
+  /**
+   * How deeply one call's arguments may nest objects and arrays; deeper arguments are that
+   * call's error result, measured before anything parses or validates them.
+   * @defaultValue 64
+   */
+  maxArgumentDepth?: number;
 }
 
 /**
@@ -156,8 +162,8 @@ export interface AgentLoopConfig {
   /** The most LLM calls in one run. Default `DEFAULT_MAX_TURNS` (50). */
   maxTurns?: number;
   /**
-   * Caps: `maxToolCalls` per model message (64) and `maxArgumentBytes` per call (256 KiB;
-   * see `extractToolCalls`), and `maxContextBytes`, the transcript sent in one request
+   * Caps: `maxToolCalls` per model message (64), `maxArgumentBytes` per call (256 KiB) and
+   * `maxArgumentDepth` (64 levels; see `extractToolCalls`), and `maxContextBytes`, the transcript sent in one request
    * (4 MiB; past it, earlier tool results, then the oldest turns, then earlier answers are
    * left out, the latest turn never; see `trimContext`).
    */

@@ -44,6 +44,7 @@ function waitingCallOf(prep: PreparedToolCall, key: string, emit: EmitFn): Waiti
     key,
     toolCallId: prep.toolCall.id,
     toolName: prep.tool.name,
+    tool: prep.tool,
     args: prep.args,
     ...(prep.approval ? { approval: prep.approval } : {}),
     ...(prep.tool.approvalTimeoutMs !== undefined

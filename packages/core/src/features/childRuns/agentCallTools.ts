@@ -1,9 +1,17 @@
 import type { AgentDefinition } from "../../agents/defineAgent.js";
 import { LiveToolMap } from "../../agents/liveToolMap.js";
+import { AGENT_TOOL_PREFIX } from "../../tools/toolNames.js";
 import type { AgentTool, JsonSchema } from "../../types/index.js";
 
-/** What the tool calling agent `<name>` is named: `agent__<name>`. */
-export const AGENT_TOOL_PREFIX = "agent__";
+/**
+ * The mark of a tool `agentCallTool` made: the agent it calls. A symbol of this module only,
+ * so no tool file, MCP server or worker can make a tool that counts as an agent call (copies
+ * of the tool keep it: spreading an object copies its symbol keys).
+ */
+const CALLED_AGENT = Symbol("yiem.calledAgent");
+
+/** A tool made by `agentCallTool`. */
+type AgentCallTool = AgentTool & { [CALLED_AGENT]?: string };
 
 /** The parameters of an agent's tool when the agent declares no `inputSchema`. */
 const PLAIN_INPUT: JsonSchema = {
@@ -24,7 +32,8 @@ const NOT_IN_CLUSTER = "agent calls run as child runs on a coordinator only";
  * @example agentCallTool(writer).name // "agent__writer"
  */
 export function agentCallTool(callee: AgentDefinition): AgentTool {
-  return {
+  const tool: AgentCallTool = {
+    [CALLED_AGENT]: callee.name,
     name: `${AGENT_TOOL_PREFIX}${callee.name}`,
     label: `agent ${callee.name}`,
     description: callee.description ?? `Ask the agent "${callee.name}" and get its answer.`,
@@ -35,13 +44,16 @@ export function agentCallTool(callee: AgentDefinition): AgentTool {
       throw new Error(NOT_IN_CLUSTER);
     },
   };
+  return tool;
 }
 
-/** The agent a tool calls when it is an agent's tool (`agent__<name>`), else `undefined`. */
-export function calledAgentOf(tool: Pick<AgentTool, "name">): string | undefined {
-  return tool.name.startsWith(AGENT_TOOL_PREFIX)
-    ? tool.name.slice(AGENT_TOOL_PREFIX.length)
-    : undefined;
+/**
+ * The agent a tool calls when `agentCallTool` made it, else `undefined`. Decided by the tool's
+ * mark, never by its name: a tool of another source named `agent__<x>` (refused at load, see
+ * `describeBadToolNaming`) would still never start a child run.
+ */
+export function calledAgentOf(tool: AgentTool): string | undefined {
+  return (tool as AgentCallTool)[CALLED_AGENT];
 }
 
 /**

@@ -111,9 +111,9 @@ function childCallWait(
     remainingBudget: () => run.remainingBudget(),
   };
   return {
-    claims: (call) => calledAgentOf({ name: call.toolName }) !== undefined,
+    claims: (call) => calledAgentOf(call.tool) !== undefined,
     async settle(call, decision) {
-      const callee = calledAgentOf({ name: call.toolName }) ?? "";
+      const callee = calledAgentOf(call.tool) ?? "";
       if (decision) {
         const why = `agent "${callee}" did not answer: ${decision.reason ?? "its call was denied"}`;
         const outcome = decision.outcome ?? { result: createErrorToolResult(why), isError: true };

@@ -3,11 +3,11 @@ import {
   clusterKeys,
   connectRedis,
   createHttpServer,
-  type HttpLimits,
+  type HttpServerOptions,
   keyLayoutOf,
   type Logger,
   listenOn,
-  type RedisTarget,
+  type RedisConnectionOptions,
   YiemClient,
 } from "@yiem/core";
 import { createDispatcher } from "./http/dispatch.js";
@@ -18,10 +18,8 @@ import { gatewayRoutes } from "./routes/index.js";
 import { GatewayStore } from "./state/gatewayStore.js";
 
 /** Options of `startGateway`. */
-export interface GatewayOptions {
-  redis: RedisTarget;
+export interface GatewayOptions extends RedisConnectionOptions, HttpServerOptions {
   prefix: string;
-  shards?: number;
   maxInputBytes?: number;
   /** The keys of the keys file; `undefined`: every request acts as the local key. */
   keys: GatewayKey[] | undefined;
@@ -33,7 +31,6 @@ export interface GatewayOptions {
   maxBodyBytes: number;
   waitMs: number;
   heartbeatMs: number;
-  http?: HttpLimits;
   log: Logger;
   version: string;
 }

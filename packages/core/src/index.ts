@@ -96,6 +96,7 @@ export {
   type PartialResultCallback,
   type PendingApproval,
   type PriceTable,
+  type ProcessRole,
   type RedisClient,
   type RedisTarget,
   RedisUnavailableError,
@@ -107,9 +108,13 @@ export {
   type RunUsage,
   readClusterConfig,
   readEventsAfter,
+  readSettings,
   redisTargetOf,
   resolveAnnouncedTools,
   type SendOptions,
+  type Settings,
+  type SettingsOf,
+  type SettingsSource,
   type StopReason,
   type TextContent,
   type ThinkingContent,
@@ -184,6 +189,16 @@ export { onShutdownSignal, type ShutdownOptions } from "./ops/shutdownSignals.js
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";
 export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
 export { COORDINATOR_QUEUE } from "./redis/keys.js";
+// The settings: one catalogue of every environment variable, its default and its readers.
+export { SETTINGS, type SettingName, type SettingValue } from "./settings/catalogue.js";
+export type {
+  HttpServerOptions,
+  RedisConnectionOptions,
+  ShutdownGraceOptions,
+} from "./settings/optionShapes.js";
+export type { SettingParser } from "./settings/parsers.js";
+export { defaultOf, readSetting, type SettingNameOf, settingOr } from "./settings/readSettings.js";
+export type { SettingDeclaration } from "./settings/setting.js";
 // The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
 export { localToolExecutor } from "./tools/batchSteps.js";
 export {

@@ -7,8 +7,6 @@
 
 export type { AgentSummary } from "../agents/defineAgent.js";
 export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
-export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
-export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
 export type {
   AgentPathLink,
@@ -36,6 +34,16 @@ export {
   type RedisTarget,
   redisTargetOf,
 } from "../redis/redisConnection.js";
+export { type ClusterConfig, readClusterConfig } from "../settings/clusterConfig.js";
+export { ConfigError } from "../settings/configError.js";
+export { DEFAULTS } from "../settings/defaults.js";
+export {
+  readSettings,
+  type Settings,
+  type SettingsOf,
+  type SettingsSource,
+} from "../settings/readSettings.js";
+export type { ProcessRole } from "../settings/setting.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
 export type { ApprovalRequest, ChainLink, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
-import { DEFAULTS } from "../ops/defaults.js";
 import type { BusEvent } from "../protocol/busEvent.js";
 import type { ChildRun } from "../protocol/childRuns.js";
 import {
@@ -25,8 +24,9 @@ import {
   describeRedisTarget,
   duplicateConnection,
   type RedisClient,
-  type RedisTarget,
 } from "../redis/redisConnection.js";
+import { DEFAULTS } from "../settings/defaults.js";
+import type { RedisConnectionOptions } from "../settings/optionShapes.js";
 import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { ApprovalStore, type PendingApproval } from "../state/approvalStore.js";
 import { readChildren } from "../state/childRuns.js";
@@ -49,13 +49,7 @@ export interface LimitedToolLoad {
 }
 
 /** Options of `YiemClient`. */
-export interface YiemClientOptions {
-  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
-  redis: RedisTarget;
-  /** @defaultValue `DEFAULTS.prefix` */
-  prefix?: string;
-  /** Tool queue shards (`YIEM_SHARDS`); only `limitedToolLoad` reads queues, which are never sharded. */
-  shards?: number;
+export interface YiemClientOptions extends RedisConnectionOptions {
   /**
    * Largest input `send` accepts, in bytes of its JSON (as the coordinators).
    * @defaultValue `DEFAULTS.maxInputBytes`

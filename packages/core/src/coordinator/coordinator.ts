@@ -3,16 +3,20 @@ import { resolveOutputSpec } from "../agent/outputSpec.js";
 import type { UserInputLimits } from "../agent/toUserMessage.js";
 import { AgentRegistry, type ServedAgent } from "../agents/agentRegistry.js";
 import type { AgentDefinition } from "../agents/defineAgent.js";
-import { DEFAULTS } from "../ops/defaults.js";
-import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
 import type { ControlMessage } from "../protocol/controlMessages.js";
 import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
+import { DEFAULTS } from "../settings/defaults.js";
+import type {
+  HttpServerOptions,
+  RedisConnectionOptions,
+  ShutdownGraceOptions,
+} from "../settings/optionShapes.js";
 import { ApprovalStore } from "../state/approvalStore.js";
 import { ChildRunStore } from "../state/childRuns.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
@@ -49,6 +53,10 @@ import { startDecisionJobs } from "./intake/decisionJobs.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
+import {
+  type ResolvedCoordinatorOptions,
+  resolveCoordinatorOptions,
+} from "./resolveCoordinatorOptions.js";
 import { ResultWaiter } from "./run/resultWaiter.js";
 import { sessionAgentFinder } from "./run/sessionAgent.js";
 import type { SessionRunnerDeps } from "./run/sessionRunner.js";
@@ -60,11 +68,11 @@ import { servedAgentsOf, wrapAgentCalls } from "./servedAgents.js";
  * hooks, `toolExecution`, `maxTurns`, `limits`): this object goes as is to every run, which
  * adds its own executor (tool queues and approvals).
  */
-export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
-  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
-  redis: RedisTarget;
-  /** @defaultValue `DEFAULTS.prefix` */
-  prefix?: string;
+export interface CoordinatorOptions
+  extends Omit<AgentLoopConfig, "executor">,
+    RedisConnectionOptions,
+    HttpServerOptions,
+    ShutdownGraceOptions {
   /**
    * The model call of the `default` agent: required unless `agents` is given.
    */
@@ -99,11 +107,6 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * @defaultValue `DEFAULTS.maxAgentDepth`
    */
   maxAgentDepth?: number;
-  /**
-   * Tool queue shards (`YIEM_SHARDS`).
-   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
-   */
-  shards?: number;
   /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
    * write). See docs/RELIABILITY.md, "Failover".
@@ -152,20 +155,20 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   logger?: Logger;
   /** Sees every event this coordinator publishes (metrics). */
   observe?: (event: AgentEvent) => void;
-  /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
-  port?: number;
   /** Bull Board basic auth and read-only mode. */
   admin?: {
     user?: string;
     password?: string;
     readOnly?: boolean;
+    /** @deprecated Use `host` (the HTTP side's address, as a worker and the gateway name it); used when `host` is not given. */
     host?: string;
     /** `/healthz` fails once the event loop has been silent this long (see `startAdminServer`). */
     healthStallMs?: number;
   };
-  /** The HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
-  http?: HttpLimits;
 }
+
+/** `CoordinatorOptions` with the catalogue's defaults applied, once (`resolveCoordinatorOptions`). */
+type ResolvedOptions = ResolvedCoordinatorOptions<CoordinatorOptions>;
 
 /** A running coordinator. */
 export interface CoordinatorHandle {
@@ -182,8 +185,8 @@ export interface CoordinatorHandle {
   /** The HTTP server's base URL when `port` was given. */
   url?: string;
   /**
-   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default
-   * `DEFAULTS.shutdownGraceMs`), hands the rest over to other coordinators, then closes every
+   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default the
+   * `shutdownGraceMs` option), hands the rest over to other coordinators, then closes every
    * connection.
    */
   close(graceMs?: number): Promise<void>;
@@ -212,8 +215,8 @@ const MIN_FAILED_RETENTION_S = 24 * 3600;
  * `removeOnComplete` / `removeOnFail` only to jobs without their own): completed ones for
  * `requestRetentionS`, failed ones at least a day.
  */
-function retentionOf(options: CoordinatorOptions) {
-  const age = options.requestRetentionS ?? DEFAULTS.requestRetentionS;
+function retentionOf(options: ResolvedOptions) {
+  const age = options.requestRetentionS;
   return {
     removeOnComplete: { age, count: RETAINED_JOBS },
     removeOnFail: { age: Math.max(age, MIN_FAILED_RETENTION_S), count: RETAINED_JOBS },
@@ -228,11 +231,11 @@ const SHORT_ACK_WARN_MS = 10_000;
  * `DEFAULTS.clusterReplicaAcks` on a cluster, none on a single Redis). Writes that were not
  * acknowledged in time are warned about, at most once every 10 s.
  */
-function replicaAcksOf(options: CoordinatorOptions, cluster: boolean, log: Logger): ReplicaAcks {
+function replicaAcksOf(options: ResolvedOptions, cluster: boolean, log: Logger): ReplicaAcks {
   let warnedAt = 0;
   return {
     replicas: options.replicaAcks ?? (cluster ? DEFAULTS.clusterReplicaAcks : 0),
-    timeoutMs: options.replicaAckTimeoutMs ?? DEFAULTS.replicaAckTimeoutMs,
+    timeoutMs: options.replicaAckTimeoutMs,
     onShort(script, acked) {
       if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
       warnedAt = Date.now();
@@ -329,10 +332,11 @@ const STARTING: Readiness = { ready: false, reason: "starting: connecting to red
  * use fails the start (`PortInUseError`) before the coordinator takes any work.
  *
  * @example
- * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore, port: 3000 });
+ * const coordinator = await startCoordinator({ redis: "redis://127.0.0.1:6379", llmCall, toolStore, port: 3000 });
  * process.on("SIGTERM", () => coordinator.close());
  */
-export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+export async function startCoordinator(given: CoordinatorOptions): Promise<CoordinatorHandle> {
+  const options = resolveCoordinatorOptions(given); // the defaults, applied once
   resolveOutputSpec(options); // a malformed output option fails the start, not every run
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
@@ -357,7 +361,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
     adminUser: options.admin?.user,
     adminPassword: options.admin?.password,
-    host: options.admin?.host,
+    host: options.host,
     readOnly: options.admin?.readOnly,
     healthStallMs: options.admin?.healthStallMs,
     limits: options.http,
@@ -394,11 +398,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
  * request's job with the response that answered it.
  *
  * @example
- * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
+ * const coordinator = await startCoordinator({ redis: "redis://127.0.0.1:6379", llmCall, toolStore });
  * process.on("SIGTERM", () => coordinator.close());
  */
 async function startCoordinatorRuntime(
-  options: CoordinatorOptions,
+  options: ResolvedOptions,
   onToolConflicts?: (count: number) => void,
 ): Promise<CoordinatorHandle> {
   const registry = new AgentRegistry(servedAgentsOf(options)); // bad definitions fail the start
@@ -415,7 +419,7 @@ async function startCoordinatorRuntime(
   };
   const store = new SessionStore(command, keys, ctx.acks, ctx.streamCaps);
   const answers = answerWaits(store, log);
-  const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
+  const slots = new RunSlots(options.concurrency);
   const sessionAgents = new SessionAgents(command, keys, ctx.acks);
   const first = registry.get(registry.names()[0] ?? "") as ServedAgent;
   const deps = await runnerDeps(options, ctx, store, log, first.llmCall);
@@ -462,7 +466,7 @@ async function startCoordinatorRuntime(
   deps.childRuns = {
     store: childRuns,
     callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
-    maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
+    maxDepth: options.maxAgentDepth,
     submit: async (data, jobId) => {
       await coordinatorQueue.add("agent", data, { jobId });
     },
@@ -544,7 +548,7 @@ async function startCoordinatorRuntime(
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, decisionsQueue, ...ctx.readyQueues],
-    close: (graceMs = DEFAULTS.shutdownGraceMs) => closeCoordinator(parts, graceMs),
+    close: (graceMs = options.shutdownGraceMs) => closeCoordinator(parts, graceMs),
   };
 }
 
@@ -598,7 +602,7 @@ async function openToolQueues(
 
 /** What every session this coordinator runs gets from it. */
 async function runnerDeps(
-  options: CoordinatorOptions,
+  options: ResolvedOptions,
   ctx: CoordinatorContext,
   store: SessionStore,
   log: Logger,
@@ -613,10 +617,10 @@ async function runnerDeps(
     approvalTimeoutMs: options.approvalTimeoutMs,
     command,
     keys,
-    leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+    leaseMs: options.leaseMs,
     llmCall: fallbackCall, // every run takes its agent's (agentOf)
     toolStore: options.toolStore,
-    systemPrompt: options.systemPrompt ?? DEFAULTS.systemPrompt,
+    systemPrompt: options.systemPrompt,
     config: options,
     queueFor: queueFactory(ctx),
     waiter: ctx.waiter,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { processEnv } from "../settings/readSettings.js";
 import { TOOL_QUEUE_PATTERN } from "../tools/toolNames.js";
 
 /**
@@ -245,9 +246,9 @@ function toServerConfig(
  * `url` and `headers` are read from `env`. Throws `McpConfigError` naming the file, the server
  * and the field of the first problem.
  *
- * @example const config = readMcpConfig(process.env.YIEM_MCP_CONFIG);
+ * @example const config = readMcpConfig("mcp.json"); // a worker: readSettings("worker").mcpConfig
  */
-export function readMcpConfig(file: string, env: NodeJS.ProcessEnv = process.env): McpConfig {
+export function readMcpConfig(file: string, env: NodeJS.ProcessEnv = processEnv()): McpConfig {
   const path = resolve(file);
   const entries = Object.entries(readServersObject(path, parseJsonFile(path)));
   const servers: McpServerConfig[] = [];

@@ -1,13 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { SETTINGS } from "../settings/catalogue.js";
 import type { AgentToolCall, ExtractToolCallsOptions, ToolCallContent } from "../types/index.js";
-import {
-  DEFAULT_MAX_ARGUMENT_BYTES,
-  type ParsedArguments,
-  parseToolArguments,
-} from "./parseToolArguments.js";
-
-/** Default cap on tool calls in one assistant message; calls past it become error results. */
-export const DEFAULT_MAX_TOOL_CALLS = 64;
+import { type ParsedArguments, parseToolArguments } from "./parseToolArguments.js";
 
 type Block = Record<string, unknown>;
 
@@ -142,7 +136,7 @@ export function readToolCalls(
   content: readonly unknown[],
   options: Pick<ExtractToolCallsOptions, "maxArgumentBytes"> = {},
 ): ReadToolCall[] {
-  const maxBytes = options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+  const maxBytes = options.maxArgumentBytes ?? SETTINGS.maxArgumentBytes.default;
   const calls: ReadToolCall[] = [];
   for (const block of content) {
     if (!isBlock(block)) continue;
@@ -165,7 +159,7 @@ export function toAgentToolCalls(
   calls: readonly ReadToolCall[],
   options: Pick<ExtractToolCallsOptions, "maxToolCalls"> = {},
 ): AgentToolCall[] {
-  const maxToolCalls = options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
+  const maxToolCalls = options.maxToolCalls ?? SETTINGS.maxToolCalls.default;
   return calls.map(({ block, error }, index) => {
     const call: AgentToolCall = { type: "function", id: block.id, name: block.name, arguments: {} };
     if (index >= maxToolCalls) {

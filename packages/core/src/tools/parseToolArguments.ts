@@ -1,7 +1,5 @@
+import { SETTINGS } from "../settings/catalogue.js";
 import type { ToolArgs } from "../types/index.js";
-
-/** Default cap on the size of one call's arguments (256 KiB of JSON). */
-export const DEFAULT_MAX_ARGUMENT_BYTES = 256 * 1024;
 
 /** Keys that could reach an object's prototype when copied; never accepted from a model. */
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -30,7 +28,7 @@ export function parseToolArguments(
   raw: unknown,
   options: ParseArgumentsOptions = {},
 ): ParsedArguments {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+  const maxBytes = options.maxBytes ?? SETTINGS.maxArgumentBytes.default;
   if (raw === undefined || raw === null || raw === "") return { ok: true, args: {} };
   const text = typeof raw === "string" ? raw : safeStringify(raw);
   if (text === undefined) return { ok: false, error: "arguments are not serialisable JSON" };

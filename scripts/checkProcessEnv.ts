@@ -6,7 +6,7 @@
  * @yiem/testing is left out: its fixtures are no Yiem process (they hand the environment on
  * to the processes they spawn and honour the test runner's `REDIS_URL`).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -30,7 +30,7 @@ function sourceFolders(): string[] {
 
 /** Every `.ts`, `.mts`, `.js` or `.mjs` file under `folder` (relative to the root). */
 function sourceFiles(folder: string): string[] {
-  let entries: ReturnType<typeof readdirSync<{ withFileTypes: true; recursive: true }>>;
+  let entries: Dirent[];
   try {
     entries = readdirSync(join(root, folder), { withFileTypes: true, recursive: true });
   } catch {

@@ -8,9 +8,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   ConfigError,
+  type CoordinatorOptions,
   DEFAULT_HTTP_LIMITS,
   DEFAULTS,
   defaultOf,
+  type LlmCall,
   type ProcessRole,
   readClusterConfig,
   readSetting,
@@ -18,8 +20,12 @@ import {
   SETTINGS,
   type SettingName,
   settingOr,
+  startCoordinator,
+  startToolWorker,
+  ToolStore,
 } from "@yiem/core";
-import { describe, expect, it } from "vitest";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, spawnCommand } from "../support/processes.js";
 
 const names = Object.keys(SETTINGS) as SettingName[];
@@ -152,6 +158,53 @@ describe("the settings catalogue", () => {
     // The reader applies the default once; DEFAULTS and readClusterConfig take the same one.
     expect(readClusterConfig({}).leaseMs).toBe(DEFAULTS.leaseMs);
     expect(readSettings("coordinator", env).leaseMs).toBe(5000);
+  });
+});
+
+describe("the option shapes the processes share", () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startTestRedis();
+  });
+  afterAll(() => redis.stop());
+
+  /** A model call nobody makes: these coordinators take no request. */
+  const llmCall: LlmCall = async () => {
+    throw new Error("not called");
+  };
+
+  it("serves the coordinator's HTTP side on `host`, and still on the deprecated `admin.host`", async () => {
+    const base = { redis: redis.url, prefix: redis.prefix, llmCall, port: 0 };
+    const cases: Array<[Partial<CoordinatorOptions>, string]> = [
+      [{ host: "localhost" }, "http://localhost:"],
+      [{ admin: { host: "localhost" } }, "http://localhost:"],
+      [{ host: "127.0.0.1", admin: { host: "localhost" } }, "http://127.0.0.1:"],
+      [{}, "http://127.0.0.1:"],
+    ];
+    for (const [options, url] of cases) {
+      const toolStore = new ToolStore({ name: "settings" });
+      const coordinator = await startCoordinator({ ...base, ...options, toolStore });
+      try {
+        expect(coordinator.url, JSON.stringify(options)).toMatch(new RegExp(`^${url}\\d+$`));
+      } finally {
+        await coordinator.close(0);
+      }
+    }
+  });
+
+  it("gives a worker's HTTP side the catalogue's default host when none is given", async () => {
+    const toolStore = new ToolStore({ name: "settings-worker" });
+    const worker = await startToolWorker({
+      redis: redis.url,
+      prefix: redis.prefix,
+      toolStore,
+      port: 0,
+    });
+    try {
+      expect(worker.url).toMatch(new RegExp(`^http://${DEFAULTS.workerHost}:\\d+$`));
+    } finally {
+      await worker.close();
+    }
   });
 });
 

@@ -98,6 +98,7 @@ export {
   type PriceTable,
   type ProcessRole,
   type RedisClient,
+  type RedisConnectionOptions,
   type RedisTarget,
   RedisUnavailableError,
   type ResolvedTools,
@@ -111,10 +112,16 @@ export {
   readSettings,
   redisTargetOf,
   resolveAnnouncedTools,
+  SETTINGS,
   type SendOptions,
+  type SettingDeclaration,
+  type SettingName,
+  type SettingNameOf,
+  type SettingParser,
   type Settings,
   type SettingsOf,
   type SettingsSource,
+  type SettingValue,
   type StopReason,
   type TextContent,
   type ThinkingContent,
@@ -190,15 +197,8 @@ export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";
 export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
 export { COORDINATOR_QUEUE } from "./redis/keys.js";
 // The settings: one catalogue of every environment variable, its default and its readers.
-export { SETTINGS, type SettingName, type SettingValue } from "./settings/catalogue.js";
-export type {
-  HttpServerOptions,
-  RedisConnectionOptions,
-  ShutdownGraceOptions,
-} from "./settings/optionShapes.js";
-export type { SettingParser } from "./settings/parsers.js";
-export { defaultOf, readSetting, type SettingNameOf, settingOr } from "./settings/readSettings.js";
-export type { SettingDeclaration } from "./settings/setting.js";
+export type { HttpServerOptions, ShutdownGraceOptions } from "./settings/optionShapes.js";
+export { defaultOf, readSetting, settingOr } from "./settings/readSettings.js";
 // The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
 export { localToolExecutor } from "./tools/batchSteps.js";
 export {

@@ -34,16 +34,20 @@ export {
   type RedisTarget,
   redisTargetOf,
 } from "../redis/redisConnection.js";
+export { SETTINGS, type SettingName, type SettingValue } from "../settings/catalogue.js";
 export { type ClusterConfig, readClusterConfig } from "../settings/clusterConfig.js";
 export { ConfigError } from "../settings/configError.js";
 export { DEFAULTS } from "../settings/defaults.js";
+export type { RedisConnectionOptions } from "../settings/optionShapes.js";
+export type { SettingParser } from "../settings/parsers.js";
 export {
   readSettings,
+  type SettingNameOf,
   type Settings,
   type SettingsOf,
   type SettingsSource,
 } from "../settings/readSettings.js";
-export type { ProcessRole } from "../settings/setting.js";
+export type { ProcessRole, SettingDeclaration } from "../settings/setting.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
 export type { ApprovalRequest, ChainLink, PendingApproval } from "../state/approvalStore.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";

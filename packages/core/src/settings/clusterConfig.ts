@@ -1,7 +1,7 @@
 import { readSettingsNamed, type Settings, type SettingsSource } from "./readSettings.js";
 
 /** The settings `readClusterConfig` reads: those of the coordinator, the workers and the CLI. */
-const CLUSTER_CONFIG_NAMES = [
+const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "redisUrl",
   "redisClusterNodes",
   "shards",
@@ -48,13 +48,61 @@ const CLUSTER_CONFIG_NAMES = [
   "maxContextBytes",
   "eventStreamMaxBytes",
   "logLevel",
-] as const;
+];
 
 /**
  * The settings of the coordinator, the tool workers and the CLI together, by the names of
  * `SETTINGS` (docs/CONFIGURATION.md gives each one's variable, default and meaning).
  */
-export type ClusterConfig = Pick<Settings, (typeof CLUSTER_CONFIG_NAMES)[number]>;
+export type ClusterConfig = Pick<
+  Settings,
+  | "redisUrl"
+  | "redisClusterNodes"
+  | "shards"
+  | "replicaAcks"
+  | "replicaAckTimeoutMs"
+  | "prefix"
+  | "openaiBaseUrl"
+  | "openaiApiKey"
+  | "model"
+  | "pricesFile"
+  | "budgetJson"
+  | "toolsDir"
+  | "mcpConfig"
+  | "builtinTools"
+  | "httpFetchAllow"
+  | "toolsStrict"
+  | "port"
+  | "workerPort"
+  | "workerHost"
+  | "workerConcurrency"
+  | "queues"
+  | "httpMaxConnections"
+  | "coordinatorConcurrency"
+  | "heapGrowthPercent"
+  | "systemPrompt"
+  | "agentsFile"
+  | "adminUser"
+  | "adminPassword"
+  | "adminHost"
+  | "adminReadOnly"
+  | "healthStallMs"
+  | "approvalTimeoutMs"
+  | "maxAgentDepth"
+  | "leaseMs"
+  | "lockDurationMs"
+  | "stalledIntervalMs"
+  | "limitedLockDurationMs"
+  | "shutdownGraceMs"
+  | "workerDrainMs"
+  | "maxToolCalls"
+  | "maxArgumentBytes"
+  | "maxInputBytes"
+  | "requestRetentionS"
+  | "maxContextBytes"
+  | "eventStreamMaxBytes"
+  | "logLevel"
+>;
 
 /**
  * Reads the settings of the coordinator, the workers and the CLI together from the

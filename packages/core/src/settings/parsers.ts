@@ -7,7 +7,9 @@ import { ConfigError } from "./configError.js";
  * never anything else. `type` says in words what it takes (for the reference).
  */
 export interface SettingParser<T> {
+  /** What it takes, in words (`integer > 0`, `comma list`). */
   readonly type: string;
+  /** The value of `raw`, the text of variable `env`; throws `ConfigError` naming `env`. */
   parse(raw: string, env: string): T | undefined;
 }
 

@@ -17,11 +17,13 @@ export interface SettingDeclaration<
 > {
   /** The environment variable. */
   readonly env: string;
+  /** How the variable's text becomes the value. */
   readonly parser: SettingParser<NonNullable<T>>;
   /** The value when the variable is unset or blank (`undefined`: none, or see `defaultText`). */
   readonly default: T;
   /** The default in words, when it depends on something else (`1 on a single Redis, 3 on a cluster`). */
   readonly defaultText?: string;
+  /** The processes that read it (`readSettings(role)`); the others ignore it. */
   readonly roles: R;
   /** One line: what it does. */
   readonly doc: string;

@@ -96,6 +96,14 @@ module.exports = {
       },
     },
     {
+      name: "settings-catalogue-imports-nothing-else",
+      severity: "error",
+      comment:
+        "The settings catalogue and its readers import nothing else of @yiem/core, so every folder (the lifecycle's too) may read settings without a cycle.",
+      from: { path: `${core}settings/(catalogue|parsers|setting|readSettings|configError)\\.ts$` },
+      to: { path: core, pathNot: `${core}settings/` },
+    },
+    {
       name: "outside-imports-packages-by-name",
       severity: "error",
       comment:

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { readClusterConfig } from "@yiem/core";
+import { type ProcessRole, readClusterConfig, SETTINGS } from "@yiem/core";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 
@@ -38,7 +38,12 @@ const compose: ComposeFile = parse(composeText);
 const packageJson: { scripts: Record<string, string>; workspaces: string[] } = JSON.parse(
   readText("package.json"),
 );
-const clusterConfigSource = readText("packages/core/src/ops/clusterConfig.ts");
+/** The variables each process reads, from the settings catalogue. */
+function variablesReadBy(role: ProcessRole): string[] {
+  return Object.values(SETTINGS)
+    .filter((setting) => (setting.roles as readonly ProcessRole[]).includes(role))
+    .map((setting) => setting.env);
+}
 
 function service(name: string): ComposeService {
   const found = compose.services[name];
@@ -125,13 +130,15 @@ describe("docker-compose.yml", () => {
   });
 
   it("sets only environment variables the code reads", () => {
-    for (const name of ["coordinator", "tool-worker"]) {
+    const roles: Array<[string, ProcessRole]> = [
+      ["coordinator", "coordinator"],
+      ["tool-worker", "worker"],
+    ];
+    for (const [name, role] of roles) {
       const env = environmentOf(service(name));
       expect(Object.keys(env).length).toBeGreaterThan(0);
       for (const key of Object.keys(env)) {
-        expect(clusterConfigSource, `${name}: ${key} is read by clusterConfig.ts`).toContain(
-          `"${key}"`,
-        );
+        expect(variablesReadBy(role), `${name}: ${key} is read by the ${role}`).toContain(key);
       }
       expect(env.REDIS_URL).toBe("redis://redis:6379");
       expect(env.YIEM_PREFIX).toBe("yiem");
@@ -200,7 +207,7 @@ describe("docker-compose.yml", () => {
     const test = [worker.healthcheck?.test ?? []].flat().join(" ");
     expect(test).toContain(`http://127.0.0.1:${config.workerPort}/healthz`);
     // Loopback unless the host says otherwise: the healthcheck runs inside the container.
-    expect(config.workerHost).toBeUndefined();
+    expect(config.workerHost).toBe("127.0.0.1"); // WORKER_HOST unset: its default
   });
 
   it("lets tool-worker scale: no container_name, no host ports", () => {

@@ -1,4 +1,4 @@
-import type { ClusterConfig, YiemClient } from "@yiem/core/client";
+import type { SettingsOf, SettingsSource, YiemClient } from "@yiem/core/client";
 import { CliError, EXIT } from "./errors.js";
 
 /**
@@ -11,16 +11,19 @@ function loadCore() {
 
 /** A client for the cluster the environment names (`REDIS_URL`, `YIEM_PREFIX`). */
 export interface ClusterSession {
-  config: ClusterConfig;
+  config: SettingsOf<"cli">;
   client: YiemClient;
   /** Closes the client; never hangs longer than a second. */
   close(): Promise<void>;
 }
 
-/** Reads the configuration from `env` and opens a `YiemClient`. */
-export async function openCluster(env: NodeJS.ProcessEnv): Promise<ClusterSession> {
-  const { readClusterConfig, redisTargetOf, YiemClient } = await loadCore();
-  const config = readClusterConfig(env);
+/**
+ * Reads the CLI's settings from `env` (this process's environment when unset) and opens a
+ * `YiemClient`. A malformed variable is a `ConfigError` naming it (exit code 2).
+ */
+export async function openCluster(env?: SettingsSource): Promise<ClusterSession> {
+  const { readSettings, redisTargetOf, YiemClient } = await loadCore();
+  const config = readSettings("cli", env);
   const client = new YiemClient({
     redis: redisTargetOf(config),
     prefix: config.prefix,
@@ -40,7 +43,7 @@ export async function openCluster(env: NodeJS.ProcessEnv): Promise<ClusterSessio
 
 /** Runs `action` with a client for the environment's cluster, and closes it afterwards. */
 export async function withCluster<T>(
-  env: NodeJS.ProcessEnv,
+  env: SettingsSource | undefined,
   action: (cluster: ClusterSession) => Promise<T>,
 ): Promise<T> {
   const cluster = await openCluster(env);
@@ -65,7 +68,7 @@ export interface SessionProbe {
  * there) and whether a coordinator holds it. Fails fast with `RedisUnavailableError`.
  */
 export async function probeSession(
-  config: ClusterConfig,
+  config: SettingsOf<"cli">,
   sessionId: string,
 ): Promise<SessionProbe> {
   const core = await loadCore();

@@ -1,15 +1,17 @@
+import type { SettingsSource } from "@yiem/core/client";
 import { CliError, EXIT } from "./errors.js";
 
-/** Where a command reads its environment and writes its output. */
+/** Where a command reads its settings and writes its output. */
 export interface CliIo {
-  env: NodeJS.ProcessEnv;
+  /** The environment the settings are read from (`readSettings("cli")`); this process's when unset. */
+  env?: SettingsSource;
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
 }
 
-/** The real process's streams and environment. */
+/** The real process's streams (and its environment, read through the settings catalogue). */
 export function processIo(): CliIo {
-  return { env: process.env, stdout: process.stdout, stderr: process.stderr };
+  return { stdout: process.stdout, stderr: process.stderr };
 }
 
 /** Writes one line to `stream`. */

@@ -1,4 +1,4 @@
-import type { ClusterConfig, Logger } from "@yiem/core";
+import type { Logger, SettingsOf } from "@yiem/core";
 
 /**
  * Warns at start when `OPENAI_API_KEY` is unset: with `OPENAI_BASE_URL` set it may be fine
@@ -6,7 +6,7 @@ import type { ClusterConfig, Logger } from "@yiem/core";
  * nothing when a key is set, and never logs the key or the base URL.
  */
 export function warnIfNoApiKey(
-  config: Pick<ClusterConfig, "openaiApiKey" | "openaiBaseUrl">,
+  config: Pick<SettingsOf<"coordinator">, "openaiApiKey" | "openaiBaseUrl">,
   log: Logger,
 ): void {
   if (config.openaiApiKey) return;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The coordinator process: reads the configuration (the README's table), loads the
+ * The coordinator process: reads its settings (docs/CONFIGURATION.md), loads the
  * tools, starts the coordinator with its HTTP side (Bull Board, /healthz, /metrics), and
  * shuts down cleanly on SIGTERM / SIGINT (held sessions finish or are handed over).
  */
@@ -18,9 +18,10 @@ import {
   loadAgentsFile,
   loadPriceTable,
   onShutdownSignal,
-  readClusterConfig,
   readRunBudget,
+  readSettings,
   redisTargetOf,
+  type SettingsOf,
   startCoordinator,
   startTracing,
   ToolStore,
@@ -29,8 +30,8 @@ import { loadProcessTools } from "@yiem/tools";
 import { warnIfNoApiKey } from "./apiKeyWarning.js";
 
 async function main(): Promise<void> {
+  const config = readSettings("coordinator"); // a malformed variable stops the start, named
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
-  const config = readClusterConfig();
   const prices = loadPriceTable(config.pricesFile); // a bad table stops the start, naming the field
   const budget = readRunBudget(config.budgetJson);
   limitHeapGrowth(config.heapGrowthPercent);
@@ -79,7 +80,9 @@ async function main(): Promise<void> {
     eventStreamMaxBytes: config.eventStreamMaxBytes,
     logger: log,
     port: config.port,
+    host: adminHost,
     http: { maxConnections: config.httpMaxConnections },
+    shutdownGraceMs: config.shutdownGraceMs,
     limits: {
       maxToolCalls: config.maxToolCalls,
       maxArgumentBytes: config.maxArgumentBytes,
@@ -91,7 +94,6 @@ async function main(): Promise<void> {
       user: config.adminUser,
       password: config.adminPassword,
       readOnly: config.adminReadOnly,
-      host: adminHost,
       healthStallMs: config.healthStallMs,
     },
   });
@@ -103,13 +105,9 @@ async function main(): Promise<void> {
     "coordinator ready",
   );
   // Hand-over after the grace period, then a few seconds to close; never longer.
-  onShutdownSignal(
-    log,
-    () => coordinator.close(config.shutdownGraceMs).finally(() => tracing?.shutdown()),
-    {
-      deadlineMs: config.shutdownGraceMs + 5000,
-    },
-  );
+  onShutdownSignal(log, () => coordinator.close().finally(() => tracing?.shutdown()), {
+    deadlineMs: config.shutdownGraceMs + 5000,
+  });
 }
 
 /**
@@ -118,7 +116,7 @@ async function main(): Promise<void> {
  * `default`, from the environment).
  */
 async function loadAgents(
-  config: ReturnType<typeof readClusterConfig>,
+  config: SettingsOf<"coordinator">,
 ): Promise<AgentDefinition[] | undefined> {
   if (!config.agentsFile) return undefined;
   const defaults = { baseURL: config.openaiBaseUrl, apiKey: config.openaiApiKey, stream: true };

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The gateway process: reads the configuration (the README's table) and the keys file,
+ * The gateway process: reads its settings (docs/CONFIGURATION.md) and the keys file,
  * refuses to listen beyond loopback without one, serves the HTTP API, and shuts down cleanly
  * on SIGTERM / SIGINT (event streams end; clients resume them on another gateway).
  */
@@ -10,45 +10,46 @@ import {
   describeStartFailure,
   keepServingOnUnhandledRejection,
   onShutdownSignal,
-  readClusterConfig,
+  readSettings,
   redisTargetOf,
 } from "@yiem/core";
-import { isLoopbackHost, readGatewayConfig } from "./gatewayConfig.js";
+import { keyCapsOf } from "./keyCaps.js";
 import { loadKeysFile } from "./keys/keysFile.js";
+import { isLoopbackHost } from "./loopbackHost.js";
 import { startGateway } from "./startGateway.js";
 
 async function main(): Promise<void> {
-  const cluster = readClusterConfig();
-  const config = readGatewayConfig();
-  const log = createLogger("gateway", cluster.logLevel);
+  const config = readSettings("gateway"); // a malformed variable stops the start, named
+  const log = createLogger("gateway", config.logLevel);
   keepServingOnUnhandledRejection(log, "gateway"); // one input never ends the process
-  const keys = config.keysFile ? loadKeysFile(config.keysFile) : undefined;
-  if (!keys && !isLoopbackHost(config.host)) {
+  const keyCaps = keyCapsOf(config.httpMaxConnections, config);
+  const keys = config.apiKeysFile ? loadKeysFile(config.apiKeysFile) : undefined;
+  if (!keys && !isLoopbackHost(config.gatewayHost)) {
     throw new Error(
-      `GATEWAY_HOST ${config.host} is beyond loopback: set YIEM_API_KEYS (a keys file) to serve it`,
+      `GATEWAY_HOST ${config.gatewayHost} is beyond loopback: set YIEM_API_KEYS (a keys file) to serve it`,
     );
   }
   if (!keys)
     log.warn(
-      { host: config.host },
+      { host: config.gatewayHost },
       "no YIEM_API_KEYS: every request acts as the local key (loopback only)",
     );
   const gateway = await startGateway({
-    redis: redisTargetOf(cluster),
-    prefix: cluster.prefix,
-    shards: cluster.shards,
-    maxInputBytes: cluster.maxInputBytes,
+    redis: redisTargetOf(config),
+    prefix: config.prefix,
+    shards: config.shards,
+    maxInputBytes: config.maxInputBytes,
     keys,
-    keysFile: config.keysFile,
-    port: config.port,
-    host: config.host,
-    corsOrigins: config.corsOrigins,
-    maxBodyBytes: config.maxBodyBytes,
-    waitMs: config.waitMs,
-    heartbeatMs: config.heartbeatMs,
-    streamQueue: { events: config.streamQueueEvents, bytes: config.streamQueueBytes },
-    keyCaps: { stream: config.keyMaxStreams, long: config.keyMaxLongRequests },
-    http: { maxConnections: cluster.httpMaxConnections },
+    keysFile: config.apiKeysFile,
+    port: config.gatewayPort,
+    host: config.gatewayHost,
+    corsOrigins: config.gatewayCorsOrigins,
+    maxBodyBytes: config.gatewayMaxBodyBytes,
+    waitMs: config.gatewayWaitMs,
+    heartbeatMs: config.gatewayHeartbeatMs,
+    streamQueue: { events: config.gatewayStreamQueueEvents, bytes: config.gatewayStreamQueueBytes },
+    keyCaps,
+    http: { maxConnections: config.httpMaxConnections },
     log,
     version: readVersion(),
   });

@@ -3,11 +3,11 @@ import {
   clusterKeys,
   connectRedis,
   createHttpServer,
-  type HttpLimits,
+  type HttpServerOptions,
   keyLayoutOf,
   type Logger,
   listenOn,
-  type RedisTarget,
+  type RedisConnectionOptions,
   YiemClient,
 } from "@yiem/core";
 import { createDispatcher } from "./http/dispatch.js";
@@ -19,10 +19,8 @@ import { GatewayStore } from "./state/gatewayStore.js";
 import { createKeySlots, type SlotCaps } from "./state/keySlots.js";
 
 /** Options of `startGateway`. */
-export interface GatewayOptions {
-  redis: RedisTarget;
+export interface GatewayOptions extends RedisConnectionOptions, HttpServerOptions {
   prefix: string;
-  shards?: number;
   maxInputBytes?: number;
   /** The keys of the keys file; `undefined`: every request acts as the local key. */
   keys: GatewayKey[] | undefined;
@@ -38,7 +36,6 @@ export interface GatewayOptions {
   streamQueue: { events: number; bytes: number };
   /** Per-key caps on open event streams and long requests on this gateway (`GATEWAY_KEY_MAX_*`). */
   keyCaps: SlotCaps;
-  http?: HttpLimits;
   log: Logger;
   version: string;
 }

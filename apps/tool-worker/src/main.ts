@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The tool worker process: reads the configuration, loads the tools, serves the tool
+ * The tool worker process: reads its settings (docs/CONFIGURATION.md), loads the tools, serves the tool
  * queues of `YIEM_QUEUES` with `WORKER_CONCURRENCY` calls at once, and on SIGTERM / SIGINT
  * drains its running calls before exiting. With `WORKER_PORT`, serves `/healthz` and
  * `/metrics` there. With `YIEM_MCP_CONFIG`, the tools of those MCP servers too (an invalid
@@ -12,8 +12,8 @@ import {
   keepServingOnUnhandledRejection,
   type McpToolSource,
   onShutdownSignal,
-  readClusterConfig,
   readMcpConfig,
+  readSettings,
   redisTargetOf,
   startMcpToolSource,
   startToolWorker,
@@ -23,8 +23,8 @@ import {
 import { loadProcessTools } from "@yiem/tools";
 
 async function main(): Promise<void> {
+  const config = readSettings("worker"); // a malformed variable stops the start, named
   const tracing = await startTracing("yiem-worker"); // a no-op unless OTEL_* ask for traces
-  const config = readClusterConfig();
   const mcpConfig = config.mcpConfig ? readMcpConfig(config.mcpConfig) : undefined;
   const log = createLogger("tool-worker", config.logLevel);
   keepServingOnUnhandledRejection(log, "tool-worker"); // one input never ends the process
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     toolStore,
     queues: config.queues,
     concurrency: config.workerConcurrency,
-    workerId: process.env.YIEM_WORKER_ID,
+    workerId: config.workerId,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
     eventStreamMaxBytes: config.eventStreamMaxBytes,

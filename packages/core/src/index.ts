@@ -82,7 +82,9 @@ export {
   type PartialResultCallback,
   type PendingApproval,
   type PriceTable,
+  type ProcessRole,
   type RedisClient,
+  type RedisConnectionOptions,
   type RedisTarget,
   RedisUnavailableError,
   type ResolvedTools,
@@ -93,9 +95,19 @@ export {
   type RunUsage,
   readClusterConfig,
   readEventsAfter,
+  readSettings,
   redisTargetOf,
   resolveAnnouncedTools,
+  SETTINGS,
   type SendOptions,
+  type SettingDeclaration,
+  type SettingName,
+  type SettingNameOf,
+  type SettingParser,
+  type Settings,
+  type SettingsOf,
+  type SettingsSource,
+  type SettingValue,
   type StopReason,
   type TextContent,
   type ThinkingContent,
@@ -191,6 +203,9 @@ export {
 export type { CoordinatorQueueJobData } from "./protocol/coordinatorJob.js";
 export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
 export { COORDINATOR_QUEUE } from "./redis/keys.js";
+// The settings: one catalogue of every environment variable, its default and its readers.
+export type { HttpServerOptions, ShutdownGraceOptions } from "./settings/optionShapes.js";
+export { defaultOf, readSetting, settingOr } from "./settings/readSettings.js";
 // The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
 export { localToolExecutor } from "./tools/batchSteps.js";
 export {

@@ -19,7 +19,7 @@ export const builtinToolsDir: string = fileURLToPath(new URL("./tools/", import.
  * bad `httpFetchAllow` entry (a start error).
  *
  * @example
- * const { failures } = await loadBuiltinAndExtraTools(store, process.env.YIEM_TOOLS_DIR);
+ * const { failures } = await loadBuiltinAndExtraTools(store, readSettings("worker").toolsDir);
  */
 export async function loadBuiltinAndExtraTools(
   store: ToolStore,

@@ -31,7 +31,6 @@ interface SendOptions {
   budget?: RunBudget;
   json: boolean;
   timeoutS?: number;
-  coordinatorWaitS: number;
 }
 
 /** The run a send follows: its session, its id, and the last event that came before it. */
@@ -51,7 +50,7 @@ function parseBudget(json: string | undefined): RunBudget | undefined {
   }
 }
 
-function readSendOptions(args: string[], env: NodeJS.ProcessEnv): SendOptions | undefined {
+function readSendOptions(args: string[]): SendOptions | undefined {
   const { values, positionals } = parseOrUsage(USAGE, () =>
     parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true }),
   );
@@ -66,8 +65,6 @@ function readSendOptions(args: string[], env: NodeJS.ProcessEnv): SendOptions | 
     budget: parseBudget(values.budget),
     json: values.json ?? false,
     timeoutS: parseSeconds(values.timeout, "--timeout"),
-    coordinatorWaitS:
-      parseSeconds(env.YIEM_COORDINATOR_WAIT_S, "YIEM_COORDINATOR_WAIT_S", 10) ?? 10,
   };
 }
 
@@ -89,7 +86,14 @@ async function followRun(
 ): Promise<AssistantMessage> {
   const isHeld = async () => (await probeSession(config, run.sessionId)).held;
   const refusal = () => client.requestRefusal(run.runId);
-  const guard = startRunGuard({ ...options, sessionId: run.sessionId, isHeld, refusal });
+  const { coordinatorWaitS } = config; // YIEM_COORDINATOR_WAIT_S
+  const guard = startRunGuard({
+    ...options,
+    coordinatorWaitS,
+    sessionId: run.sessionId,
+    isHeld,
+    refusal,
+  });
   const stopWatchingWorkers = watchWorkers({
     list: () => client.workers(),
     inUse: () => printer.workersInUse(),
@@ -174,7 +178,7 @@ export const sendCommand: Command = {
     "Environment: REDIS_URL, YIEM_PREFIX, YIEM_COORDINATOR_WAIT_S (default 10).",
   ],
   async run(args, io) {
-    const options = readSendOptions(args, io.env);
+    const options = readSendOptions(args);
     if (!options) {
       writeLine(io.stdout, commandHelp(sendCommand));
       return EXIT.ok;

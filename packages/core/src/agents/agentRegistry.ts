@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { createOpenAILlmCall } from "../llm/openaiLlmCall.js";
+import { processEnv } from "../settings/readSettings.js";
 import type { AgentTool, LlmCall } from "../types/index.js";
 import { toolsOfAgent } from "./agentTools.js";
 import {
@@ -26,7 +27,7 @@ export interface ModelDefaults {
   baseURL?: string;
   /** The key of agents that name no `apiKeyEnv` (`OPENAI_API_KEY`). */
   apiKey?: string;
-  /** Where `apiKeyEnv` is read. @defaultValue `process.env` */
+  /** Where `apiKeyEnv` is read. @defaultValue this process's environment */
   env?: NodeJS.ProcessEnv;
   stream?: boolean;
 }
@@ -46,7 +47,7 @@ function extraBodyOf(definition: AgentDefinition): Record<string, unknown> | und
  */
 export function llmCallOfAgent(definition: AgentDefinition, defaults: ModelDefaults = {}): LlmCall {
   if (definition.llmCall) return definition.llmCall;
-  const env = defaults.env ?? process.env;
+  const env = defaults.env ?? processEnv();
   let apiKey = defaults.apiKey;
   if (definition.apiKeyEnv) {
     apiKey = env[definition.apiKeyEnv];

@@ -20,8 +20,6 @@ export type {
 } from "../features/childRuns/protocol.js";
 export type { WaitingCallRecord } from "../features/waitingCallRecord.js";
 export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
-export { type ClusterConfig, ConfigError, readClusterConfig } from "../ops/clusterConfig.js";
-export { DEFAULTS } from "../ops/defaults.js";
 export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
 export type {
   CoordinatorJobData,
@@ -43,6 +41,20 @@ export {
   type RedisTarget,
   redisTargetOf,
 } from "../redis/redisConnection.js";
+export { SETTINGS, type SettingName, type SettingValue } from "../settings/catalogue.js";
+export { type ClusterConfig, readClusterConfig } from "../settings/clusterConfig.js";
+export { ConfigError } from "../settings/configError.js";
+export { DEFAULTS } from "../settings/defaults.js";
+export type { RedisConnectionOptions } from "../settings/optionShapes.js";
+export type { SettingParser } from "../settings/parsers.js";
+export {
+  readSettings,
+  type SettingNameOf,
+  type Settings,
+  type SettingsOf,
+  type SettingsSource,
+} from "../settings/readSettings.js";
+export type { ProcessRole, SettingDeclaration } from "../settings/setting.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
 export {

@@ -8,7 +8,6 @@ import {
 } from "../features/approvals/protocol.js";
 import { readChildren } from "../features/childRuns/childRunStore.js";
 import type { ChildRun } from "../features/childRuns/protocol.js";
-import { DEFAULTS } from "../ops/defaults.js";
 import type { BusEvent } from "../protocol/busEvent.js";
 import {
   type CoordinatorJobData,
@@ -28,8 +27,9 @@ import {
   describeRedisTarget,
   duplicateConnection,
   type RedisClient,
-  type RedisTarget,
 } from "../redis/redisConnection.js";
+import { DEFAULTS } from "../settings/defaults.js";
+import type { RedisConnectionOptions } from "../settings/optionShapes.js";
 import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -50,13 +50,7 @@ export interface LimitedToolLoad {
 }
 
 /** Options of `YiemClient`. */
-export interface YiemClientOptions {
-  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
-  redis: RedisTarget;
-  /** @defaultValue `DEFAULTS.prefix` */
-  prefix?: string;
-  /** Tool queue shards (`YIEM_SHARDS`); only `limitedToolLoad` reads queues, which are never sharded. */
-  shards?: number;
+export interface YiemClientOptions extends RedisConnectionOptions {
   /**
    * Largest input `send` accepts, in bytes of its JSON (as the coordinators).
    * @defaultValue `DEFAULTS.maxInputBytes`

@@ -16,16 +16,20 @@ import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
 import type { RunFeature } from "../features/runFeature.js";
 import { resolveOutputSpec } from "../loop/outputSpec.js";
 import type { UserInputLimits } from "../loop/toUserMessage.js";
-import { DEFAULTS } from "../ops/defaults.js";
-import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
 import type { ControlMessage } from "../protocol/controlMessages.js";
 import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 import type { ReplicaAcks } from "../redis/replicaAcks.js";
+import { DEFAULTS } from "../settings/defaults.js";
+import type {
+  HttpServerOptions,
+  RedisConnectionOptions,
+  ShutdownGraceOptions,
+} from "../settings/optionShapes.js";
 import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
@@ -53,6 +57,10 @@ import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
+import {
+  type ResolvedCoordinatorOptions,
+  resolveCoordinatorOptions,
+} from "./resolveCoordinatorOptions.js";
 import { ResultWaiter } from "./run/resultWaiter.js";
 import { sessionAgentFinder } from "./run/sessionAgent.js";
 import type { SessionRunnerDeps } from "./run/sessionRunner.js";
@@ -64,11 +72,11 @@ import { servedAgentsOf, wrapAgentCalls } from "./servedAgents.js";
  * hooks, `toolExecution`, `maxTurns`, `limits`): this object goes as is to every run, which
  * adds its own executor (tool queues and approvals).
  */
-export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
-  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
-  redis: RedisTarget;
-  /** @defaultValue `DEFAULTS.prefix` */
-  prefix?: string;
+export interface CoordinatorOptions
+  extends Omit<AgentLoopConfig, "executor">,
+    RedisConnectionOptions,
+    HttpServerOptions,
+    ShutdownGraceOptions {
   /**
    * The model call of the `default` agent: required unless `agents` is given.
    */
@@ -103,11 +111,6 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
    * @defaultValue `DEFAULTS.maxAgentDepth`
    */
   maxAgentDepth?: number;
-  /**
-   * Tool queue shards (`YIEM_SHARDS`).
-   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
-   */
-  shards?: number;
   /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
    * write). See docs/RELIABILITY.md, "Failover".
@@ -156,20 +159,20 @@ export interface CoordinatorOptions extends Omit<AgentLoopConfig, "executor"> {
   logger?: Logger;
   /** Sees every event this coordinator publishes (metrics). */
   observe?: (event: AgentEvent) => void;
-  /** Serve Bull Board (`/admin/queues`), `/healthz` and `/metrics` on this port (0: any free one). */
-  port?: number;
   /** Bull Board basic auth and read-only mode. */
   admin?: {
     user?: string;
     password?: string;
     readOnly?: boolean;
+    /** @deprecated Use `host` (the HTTP side's address, as a worker and the gateway name it); used when `host` is not given. */
     host?: string;
     /** `/healthz` fails once the event loop has been silent this long (see `startAdminServer`). */
     healthStallMs?: number;
   };
-  /** The HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
-  http?: HttpLimits;
 }
+
+/** `CoordinatorOptions` with the catalogue's defaults applied, once (`resolveCoordinatorOptions`). */
+type ResolvedOptions = ResolvedCoordinatorOptions<CoordinatorOptions>;
 
 /** A running coordinator. */
 export interface CoordinatorHandle {
@@ -186,8 +189,8 @@ export interface CoordinatorHandle {
   /** The HTTP server's base URL when `port` was given. */
   url?: string;
   /**
-   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default
-   * `DEFAULTS.shutdownGraceMs`), hands the rest over to other coordinators, then closes every
+   * Stops taking sessions, lets the held ones finish for up to `graceMs` (default the
+   * `shutdownGraceMs` option), hands the rest over to other coordinators, then closes every
    * connection.
    */
   close(graceMs?: number): Promise<void>;
@@ -216,8 +219,8 @@ const MIN_FAILED_RETENTION_S = 24 * 3600;
  * `removeOnComplete` / `removeOnFail` only to jobs without their own): completed ones for
  * `requestRetentionS`, failed ones at least a day.
  */
-function retentionOf(options: CoordinatorOptions) {
-  const age = options.requestRetentionS ?? DEFAULTS.requestRetentionS;
+function retentionOf(options: ResolvedOptions) {
+  const age = options.requestRetentionS;
   return {
     removeOnComplete: { age, count: RETAINED_JOBS },
     removeOnFail: { age: Math.max(age, MIN_FAILED_RETENTION_S), count: RETAINED_JOBS },
@@ -232,11 +235,11 @@ const SHORT_ACK_WARN_MS = 10_000;
  * `DEFAULTS.clusterReplicaAcks` on a cluster, none on a single Redis). Writes that were not
  * acknowledged in time are warned about, at most once every 10 s.
  */
-function replicaAcksOf(options: CoordinatorOptions, cluster: boolean, log: Logger): ReplicaAcks {
+function replicaAcksOf(options: ResolvedOptions, cluster: boolean, log: Logger): ReplicaAcks {
   let warnedAt = 0;
   return {
     replicas: options.replicaAcks ?? (cluster ? DEFAULTS.clusterReplicaAcks : 0),
-    timeoutMs: options.replicaAckTimeoutMs ?? DEFAULTS.replicaAckTimeoutMs,
+    timeoutMs: options.replicaAckTimeoutMs,
     onShort(script, acked) {
       if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
       warnedAt = Date.now();
@@ -333,10 +336,11 @@ const STARTING: Readiness = { ready: false, reason: "starting: connecting to red
  * use fails the start (`PortInUseError`) before the coordinator takes any work.
  *
  * @example
- * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore, port: 3000 });
+ * const coordinator = await startCoordinator({ redis: "redis://127.0.0.1:6379", llmCall, toolStore, port: 3000 });
  * process.on("SIGTERM", () => coordinator.close());
  */
-export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+export async function startCoordinator(given: CoordinatorOptions): Promise<CoordinatorHandle> {
+  const options = resolveCoordinatorOptions(given); // the defaults, applied once
   resolveOutputSpec(options); // a malformed output option fails the start, not every run
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
@@ -361,7 +365,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
     adminUser: options.admin?.user,
     adminPassword: options.admin?.password,
-    host: options.admin?.host,
+    host: options.host,
     readOnly: options.admin?.readOnly,
     healthStallMs: options.admin?.healthStallMs,
     limits: options.http,
@@ -398,11 +402,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
  * request's job with the response that answered it.
  *
  * @example
- * const coordinator = await startCoordinator({ redis: process.env.REDIS_URL!, llmCall, toolStore });
+ * const coordinator = await startCoordinator({ redis: "redis://127.0.0.1:6379", llmCall, toolStore });
  * process.on("SIGTERM", () => coordinator.close());
  */
 async function startCoordinatorRuntime(
-  options: CoordinatorOptions,
+  options: ResolvedOptions,
   onToolConflicts?: (count: number) => void,
 ): Promise<CoordinatorHandle> {
   const registry = new AgentRegistry(servedAgentsOf(options)); // bad definitions fail the start
@@ -411,7 +415,7 @@ async function startCoordinatorRuntime(
   const ctx = contextOf(options, runtime);
   const stores = openStores(ctx);
   const answers = answerWaits(stores.session, log);
-  const slots = new RunSlots(options.concurrency ?? DEFAULTS.coordinatorConcurrency);
+  const slots = new RunSlots(options.concurrency);
   const coordinatorQueue = new Queue(keys.coordinatorQueue, {
     connection: command,
     prefix: keys.bullPrefix,
@@ -473,7 +477,7 @@ async function startCoordinatorRuntime(
     heldSessions: () => tasks.held.size,
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],
-    close: (graceMs = DEFAULTS.shutdownGraceMs) => closeCoordinator(parts, graceMs),
+    close: (graceMs = options.shutdownGraceMs) => closeCoordinator(parts, graceMs),
   };
 }
 
@@ -481,7 +485,7 @@ async function startCoordinatorRuntime(
  * The coordinator queue's worker, which fetches jobs only when the intake asks (no processor),
  * with the settings the decisions queue's worker shares.
  */
-async function startCoordinatorQueueWorker(options: CoordinatorOptions, runtime: ProcessRuntime) {
+async function startCoordinatorQueueWorker(options: ResolvedOptions, runtime: ProcessRuntime) {
   // Jobs added without retention would stay forever: the coordinator sets it on finishing.
   const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
   const worker = new Worker(runtime.keys.coordinatorQueue, undefined, {
@@ -495,7 +499,7 @@ async function startCoordinatorQueueWorker(options: CoordinatorOptions, runtime:
 }
 
 /** The connections, keys and tool queues every part of a coordinator shares. */
-function contextOf(options: CoordinatorOptions, runtime: ProcessRuntime): CoordinatorContext {
+function contextOf(options: ResolvedOptions, runtime: ProcessRuntime): CoordinatorContext {
   const { keys, command, log } = runtime;
   return {
     keys,
@@ -531,7 +535,7 @@ function openStores(ctx: CoordinatorContext): Stores {
  * composition root is the one place that names them (see `RunFeature`).
  */
 function runFeaturesOf(
-  options: CoordinatorOptions,
+  options: ResolvedOptions,
   ctx: CoordinatorContext,
   stores: Stores,
   registry: AgentRegistry,
@@ -546,7 +550,7 @@ function runFeaturesOf(
     childRunsFeature({
       store: stores.childRuns,
       callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
-      maxDepth: options.maxAgentDepth ?? DEFAULTS.maxAgentDepth,
+      maxDepth: options.maxAgentDepth,
       submit: async (data, jobId) => {
         await coordinatorQueue.add("agent", data, { jobId });
       },
@@ -626,7 +630,7 @@ type RunnerParts = Pick<
 
 /** What every session this coordinator runs gets from it (built once, read-only after). */
 async function runnerDeps(
-  options: CoordinatorOptions,
+  options: ResolvedOptions,
   ctx: CoordinatorContext,
   store: SessionStore,
   log: Logger,
@@ -640,10 +644,10 @@ async function runnerDeps(
     streamCaps: ctx.streamCaps,
     command,
     keys,
-    leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+    leaseMs: options.leaseMs,
     llmCall: fallbackCall, // every run takes its agent's (agentOf)
     toolStore: options.toolStore,
-    systemPrompt: options.systemPrompt ?? DEFAULTS.systemPrompt,
+    systemPrompt: options.systemPrompt,
     config: options,
     queueFor: queueFactory(ctx),
     waiter: ctx.waiter,

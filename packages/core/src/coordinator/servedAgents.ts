@@ -1,14 +1,14 @@
 import { llmCallOfAgent } from "../agents/agentRegistry.js";
 import { type AgentDefinition, DEFAULT_AGENT } from "../agents/defineAgent.js";
-import { DEFAULTS } from "../ops/defaults.js";
 import type { LlmCall } from "../types/index.js";
 
 /** What of a coordinator's options says which agents it serves. */
 export interface AgentOptions {
   agents?: readonly AgentDefinition[];
   llmCall?: LlmCall;
-  systemPrompt?: string;
-  model?: string;
+  /** The `default` agent's, when `agents` is not given (resolved: `resolveCoordinatorOptions`). */
+  systemPrompt: string;
+  model: string;
 }
 
 /**
@@ -23,8 +23,8 @@ export function servedAgentsOf(options: AgentOptions): [AgentDefinition, LlmCall
   if (!options.llmCall) throw new Error("startCoordinator needs llmCall or agents");
   const definition: AgentDefinition = {
     name: DEFAULT_AGENT,
-    instructions: options.systemPrompt ?? DEFAULTS.systemPrompt,
-    model: options.model ?? DEFAULTS.model,
+    instructions: options.systemPrompt,
+    model: options.model,
   };
   return [[definition, options.llmCall]];
 }

@@ -5,6 +5,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { ResponseFormatJSONSchema } from "openai/resources/shared";
+import { readSetting, settingOr } from "../settings/readSettings.js";
 import type {
   AssistantMessage,
   LlmCall,
@@ -96,11 +97,12 @@ export function createOpenAILlmCall(options: OpenAILlmCallOptions): LlmCall {
 }
 
 function resolveSettings(options: OpenAILlmCallOptions): Settings {
-  const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? PLACEHOLDER_API_KEY;
-  const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
+  const envKey = readSetting("openaiApiKey");
+  const apiKey = options.apiKey ?? envKey ?? PLACEHOLDER_API_KEY;
+  const baseURL = settingOr("openaiBaseUrl", options.baseURL);
   const client =
     options.client ?? new OpenAI({ apiKey, baseURL, maxRetries: 0, fetch: createLlmFetch() });
-  const secrets = [apiKey, client.apiKey, process.env.OPENAI_API_KEY].filter(
+  const secrets = [apiKey, client.apiKey, envKey].filter(
     (key): key is string => typeof key === "string" && key !== PLACEHOLDER_API_KEY,
   );
   return {

@@ -17,6 +17,3 @@ export interface AgentState {
   activeRun: boolean;
   errorMessage?: string;
 }
-
-/** The system prompt used when none is given (the YiemAgent lifecycle's default). */
-export const DEFAULT_SYSTEM_PROMPT = "You are helpful assistant.";

@@ -1,3 +1,4 @@
+import { SETTINGS } from "../settings/catalogue.js";
 import { DEFAULT_MAX_JSON_DEPTH, valueNestsDeeperThan } from "../tools/jsonDepth.js";
 import type { MessageContent, UserInput, UserMessage } from "../types/index.js";
 
@@ -11,9 +12,6 @@ export class InvalidUserInputError extends Error {
     super(`${field}: ${problem}`);
   }
 }
-
-/** The default cap on one input, in bytes of its JSON (1 MiB). */
-export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 
 /** Options of `toUserMessage`. */
 export interface UserInputLimits {
@@ -99,7 +97,7 @@ export function toUserMessage(
   limits: UserInputLimits = {},
   field = "input",
 ): UserMessage {
-  checkSize(input, field, limits.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES);
+  checkSize(input, field, limits.maxInputBytes ?? SETTINGS.maxInputBytes.default);
   if (typeof input === "string") {
     return { role: "user", content: [{ type: "text", text: input }], timestamp: Date.now() };
   }

@@ -1,9 +1,7 @@
+import { SETTINGS } from "../settings/catalogue.js";
 import type { AgentContext, AgentMessage } from "../types/index.js";
 import { messageBytes } from "./contextSize.js";
 import { leaveOutAnswer, leaveOutToolResult } from "./leftOutMessages.js";
-
-/** The default cap on the transcript sent to the model in one request (4 MiB of JSON). */
-export const DEFAULT_MAX_CONTEXT_BYTES = 4 * 1024 * 1024;
 
 /**
  * How a context fits its cap: as it is or trimmed (`droppedMessages` oldest messages left
@@ -82,7 +80,7 @@ function lastIndexOf(messages: AgentMessage[], role: AgentMessage["role"]): numb
  */
 export function trimContext(
   context: AgentContext,
-  maxBytes = DEFAULT_MAX_CONTEXT_BYTES,
+  maxBytes = SETTINGS.maxContextBytes.default,
 ): TrimmedContext {
   let total = 0;
   for (const message of context.messages) total += messageBytes(message);

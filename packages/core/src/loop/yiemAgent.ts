@@ -1,5 +1,6 @@
 import { formatMsgForLLM as defaultFormatMsgForLLM } from "../llm/formatMsgForLLM.js";
 import { createOpenAILlmCall } from "../llm/openaiLlmCall.js";
+import { SETTINGS } from "../settings/catalogue.js";
 import type { ToolStore } from "../tools/toolStore.js";
 import type {
   AgentContext,
@@ -13,7 +14,7 @@ import type {
   UserInput,
   UserMessage,
 } from "../types/index.js";
-import { type AgentState, DEFAULT_SYSTEM_PROMPT } from "./agentState.js";
+import type { AgentState } from "./agentState.js";
 import { InputQueue, type QueuedInput } from "./inputQueue.js";
 import { resolveOutputSpec } from "./outputSpec.js";
 import { prepareContext as defaultPrepareContext } from "./prepareContext.js";
@@ -89,7 +90,7 @@ export class YiemAgent {
     this.sessionId = options.sessionId;
     this.toolStore = options.toolStore;
     this.state = {
-      systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      systemPrompt: options.systemPrompt ?? SETTINGS.systemPrompt.default,
       model: options.model,
       tools: initialTools(options),
       messages: [...(options.messages ?? [])],

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { processEnv } from "../settings/readSettings.js";
 import { AGENT_TOOL_PREFIX, TOOL_QUEUE_PATTERN } from "../tools/toolNames.js";
 
 /**
@@ -296,9 +297,9 @@ function toServerConfig(
  * names (`agent__<tool>`: a server named `agent` without another `toolPrefix`) or that two
  * servers share.
  *
- * @example const config = readMcpConfig(process.env.YIEM_MCP_CONFIG);
+ * @example const config = readMcpConfig("mcp.json"); // a worker: readSettings("worker").mcpConfig
  */
-export function readMcpConfig(file: string, env: NodeJS.ProcessEnv = process.env): McpConfig {
+export function readMcpConfig(file: string, env: NodeJS.ProcessEnv = processEnv()): McpConfig {
   const path = resolve(file);
   const entries = Object.entries(readServersObject(path, parseJsonFile(path)));
   const servers: McpServerConfig[] = [];

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { SETTINGS } from "../settings/catalogue.js";
 import { capConnections } from "./connectionCap.js";
 
 /**
@@ -27,7 +28,7 @@ export interface HttpLimits {
 
 /** The limits every HTTP side has unless told otherwise. */
 export const DEFAULT_HTTP_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
-  maxConnections: 256,
+  maxConnections: SETTINGS.httpMaxConnections.default,
   headersTimeoutMs: 5000,
   requestTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5000,

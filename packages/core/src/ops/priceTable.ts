@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
+import { ConfigError } from "../settings/configError.js";
 import type { ModelPrice, PriceTable, RunBudget } from "../types/index.js";
-import { ConfigError } from "./clusterConfig.js";
 
 /** Reads one price field: a finite number, 0 or more. */
 function readPriceField(where: string, value: unknown): number {

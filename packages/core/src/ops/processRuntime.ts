@@ -8,40 +8,28 @@ import {
   describeRedisTarget,
   duplicateConnection,
   type RedisClient,
-  type RedisTarget,
 } from "../redis/redisConnection.js";
 import { isConnectionError } from "../redis/redisErrors.js";
-import { DEFAULTS } from "./defaults.js";
+import type { RedisConnectionOptions } from "../settings/optionShapes.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { type RedisWatch, watchRedis } from "./redisWatch.js";
 
-/** What a coordinator and a tool worker start from (their options of the same names). */
-export interface ProcessRuntimeOptions {
-  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
-  redis: RedisTarget;
-  /** @defaultValue `DEFAULTS.prefix` */
-  prefix?: string;
-  /**
-   * Tool queue shards (`YIEM_SHARDS`).
-   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
-   */
-  shards?: number;
+/**
+ * What a coordinator and a tool worker start from: their options of the same names, with
+ * their defaults already applied (`resolveCoordinatorOptions`, `resolveToolWorkerOptions`).
+ */
+export interface ProcessRuntimeOptions extends RedisConnectionOptions {
+  prefix: string;
   /**
    * The process's id (its BullMQ worker name).
    * @defaultValue `<hostname>-<pid>`
    */
   id?: string;
   logger?: Logger;
-  /**
-   * BullMQ job lock; a process silent this long is considered dead.
-   * @defaultValue `DEFAULTS.lockDurationMs`
-   */
-  lockDurationMs?: number;
-  /**
-   * How often BullMQ looks for stalled jobs.
-   * @defaultValue `DEFAULTS.stalledIntervalMs`
-   */
-  stalledIntervalMs?: number;
+  /** BullMQ job lock; a process silent this long is considered dead. */
+  lockDurationMs: number;
+  /** How often BullMQ looks for stalled jobs. */
+  stalledIntervalMs: number;
 }
 
 /** A cluster process's connections and identity, shared by everything the process runs. */
@@ -81,13 +69,10 @@ export function processIdOf(given?: string): string {
  * (`<hostname>-<pid>` unless given) and the BullMQ worker options. Connects in the background;
  * never throws.
  *
- * @example const runtime = startProcessRuntime({ redis: "redis://127.0.0.1:6379", logger });
+ * @example const runtime = startProcessRuntime({ redis: "redis://127.0.0.1:6379", prefix: "yiem", lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
  */
 export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRuntime {
-  const keys = clusterKeys(
-    options.prefix ?? DEFAULTS.prefix,
-    keyLayoutOf(options.redis, options.shards),
-  );
+  const keys = clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards));
   const log = options.logger ?? silentLogger;
   const id = processIdOf(options.id);
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
@@ -98,7 +83,7 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
       log.debug({ err: err.message }, "redis connection error (reconnecting)"),
     );
   }
-  const lockDurationMs = options.lockDurationMs ?? DEFAULTS.lockDurationMs;
+  const { lockDurationMs } = options;
   return {
     id,
     keys,
@@ -111,7 +96,7 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
       connection: command,
       prefix: keys.bullPrefix,
       lockDuration: lockDurationMs,
-      stalledInterval: options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs,
+      stalledInterval: options.stalledIntervalMs,
       maxStalledCount: 1000,
       name: id,
     },

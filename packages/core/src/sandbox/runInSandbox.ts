@@ -139,7 +139,7 @@ export async function runInSandbox(options: SandboxRunOptions): Promise<SandboxO
   try {
     const limits = resolveSandboxLimits(options);
     const request = hostRequest("run", options.code, JSON.stringify(options.args ?? {}), limits);
-    const release = await sandboxSlots.acquire();
+    const release = await sandboxSlots().acquire();
     try {
       const end = await runSandboxChild(request, limits, options);
       return toOutcome(label, end, limits);

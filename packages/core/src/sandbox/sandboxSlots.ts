@@ -1,3 +1,5 @@
+import { readSetting } from "../settings/readSettings.js";
+
 /**
  * How many sandbox child processes one process runs at once (`YIEM_SANDBOX_CONCURRENCY`,
  * default 4); further calls wait for a slot. Each sandbox is a Node process of ~50 MB, so a
@@ -24,10 +26,14 @@ export class SandboxSlots {
   }
 }
 
-function limitFromEnv(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.YIEM_SANDBOX_CONCURRENCY);
-  return Number.isInteger(value) && value > 0 ? value : 4;
-}
+let shared: SandboxSlots | undefined;
 
-/** The slots this process shares between all its sandbox runs. */
-export const sandboxSlots = new SandboxSlots(limitFromEnv(process.env));
+/**
+ * The slots this process shares between all its sandbox runs, made on first use with
+ * `YIEM_SANDBOX_CONCURRENCY` (read then, through the settings catalogue; the coordinator and
+ * the workers check it at start). Throws `ConfigError` for a malformed value.
+ */
+export function sandboxSlots(): SandboxSlots {
+  shared ??= new SandboxSlots(readSetting("sandboxConcurrency"));
+  return shared;
+}

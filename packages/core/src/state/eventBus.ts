@@ -9,7 +9,6 @@ import { type StreamCaps, streamCaps } from "./streamCaps.js";
 
 export {
   DEFAULT_STREAM_LENGTH,
-  DEFAULT_STREAM_MAX_BYTES,
   type StreamCaps,
   streamCaps,
 } from "./streamCaps.js";

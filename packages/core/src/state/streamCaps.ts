@@ -1,8 +1,7 @@
+import { SETTINGS } from "../settings/catalogue.js";
+
 /** How many events a session's replay stream keeps (approximately). */
 export const DEFAULT_STREAM_LENGTH = 10_000;
-
-/** How many bytes of events a session's replay stream keeps (`YIEM_EVENT_STREAM_MAX_BYTES`): 8 MiB. */
-export const DEFAULT_STREAM_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * How a session's replay stream is capped: at about `maxLength` events and at `maxBytes`
@@ -13,7 +12,7 @@ export interface StreamCaps {
   maxBytes: number;
 }
 
-/** The caps of a stream with `maxBytes` (default `DEFAULT_STREAM_MAX_BYTES`) and the default length. */
-export function streamCaps(maxBytes = DEFAULT_STREAM_MAX_BYTES): StreamCaps {
+/** The caps of a stream with `maxBytes` (default: `YIEM_EVENT_STREAM_MAX_BYTES`'s) and the default length. */
+export function streamCaps(maxBytes = SETTINGS.eventStreamMaxBytes.default): StreamCaps {
   return { maxLength: DEFAULT_STREAM_LENGTH, maxBytes };
 }

@@ -1,15 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { SETTINGS } from "../settings/catalogue.js";
 import type { AgentToolCall, ExtractToolCallsOptions, ToolCallContent } from "../types/index.js";
 import { valueNestsDeeperThan } from "./jsonDepth.js";
-import {
-  DEFAULT_MAX_ARGUMENT_BYTES,
-  DEFAULT_MAX_ARGUMENT_DEPTH,
-  type ParsedArguments,
-  parseToolArguments,
-} from "./parseToolArguments.js";
-
-/** Default cap on tool calls in one assistant message; calls past it become error results. */
-export const DEFAULT_MAX_TOOL_CALLS = 64;
+import { type ParsedArguments, parseToolArguments } from "./parseToolArguments.js";
 
 type Block = Record<string, unknown>;
 
@@ -22,8 +15,8 @@ interface ArgumentCaps {
 /** The caps of `options`, defaults filled in. */
 function capsOf(options: Pick<ExtractToolCallsOptions, "maxArgumentBytes" | "maxArgumentDepth">) {
   return {
-    maxBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
-    maxDepth: options.maxArgumentDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH,
+    maxBytes: options.maxArgumentBytes ?? SETTINGS.maxArgumentBytes.default,
+    maxDepth: options.maxArgumentDepth ?? SETTINGS.maxArgumentDepth.default,
   };
 }
 
@@ -207,7 +200,7 @@ export function toAgentToolCalls(
   calls: readonly ReadToolCall[],
   options: Pick<ExtractToolCallsOptions, "maxToolCalls"> = {},
 ): AgentToolCall[] {
-  const maxToolCalls = options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
+  const maxToolCalls = options.maxToolCalls ?? SETTINGS.maxToolCalls.default;
   return calls.map(({ block, error }, index) => {
     const call: AgentToolCall = { type: "function", id: block.id, name: block.name, arguments: {} };
     if (index >= maxToolCalls) {

@@ -1,15 +1,6 @@
+import { SETTINGS } from "../settings/catalogue.js";
 import type { ToolArgs } from "../types/index.js";
-import {
-  DEFAULT_MAX_JSON_DEPTH,
-  jsonTextNestsDeeperThan,
-  valueNestsDeeperThan,
-} from "./jsonDepth.js";
-
-/** Default cap on the size of one call's arguments (256 KiB of JSON). */
-export const DEFAULT_MAX_ARGUMENT_BYTES = 256 * 1024;
-
-/** Default cap on how deeply one call's arguments may nest objects and arrays (64 levels). */
-export const DEFAULT_MAX_ARGUMENT_DEPTH = DEFAULT_MAX_JSON_DEPTH;
+import { jsonTextNestsDeeperThan, valueNestsDeeperThan } from "./jsonDepth.js";
 
 /** Keys that could reach an object's prototype when copied; never accepted from a model. */
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -20,7 +11,7 @@ export type ParsedArguments = { ok: true; args: ToolArgs } | { ok: false; error:
 /** Options of `parseToolArguments`. */
 export interface ParseArgumentsOptions {
   maxBytes?: number;
-  /** Default `DEFAULT_MAX_ARGUMENT_DEPTH` (64). */
+  /** Default `YIEM_MAX_ARGUMENT_DEPTH`'s default (64). */
   maxDepth?: number;
 }
 
@@ -42,8 +33,8 @@ export function parseToolArguments(
   raw: unknown,
   options: ParseArgumentsOptions = {},
 ): ParsedArguments {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH;
+  const maxBytes = options.maxBytes ?? SETTINGS.maxArgumentBytes.default;
+  const maxDepth = options.maxDepth ?? SETTINGS.maxArgumentDepth.default;
   if (raw === undefined || raw === null || raw === "") return { ok: true, args: {} };
   if (typeof raw !== "string" && valueNestsDeeperThan(raw, maxDepth)) return tooDeep(maxDepth);
   const text = typeof raw === "string" ? raw : safeStringify(raw);

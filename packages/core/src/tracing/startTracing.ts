@@ -1,3 +1,5 @@
+import { readSetting, type SettingsSource } from "../settings/readSettings.js";
+
 /** A started tracing setup. */
 export interface Tracing {
   /** Exports the spans still buffered, then stops. Never throws. */
@@ -5,11 +7,14 @@ export interface Tracing {
 }
 
 /** True when the standard OpenTelemetry variables ask for traces to be exported. */
-export function isTracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.OTEL_SDK_DISABLED === "true") return false;
-  const exporter = env.OTEL_TRACES_EXPORTER;
-  if (exporter !== undefined) return exporter.split(",").some((name) => name.trim() === "otlp");
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+export function isTracingConfigured(env?: SettingsSource): boolean {
+  if (readSetting("otelSdkDisabled", env) === "true") return false;
+  const exporters = readSetting("otelTracesExporter", env);
+  if (exporters !== undefined) return exporters.includes("otlp");
+  return Boolean(
+    readSetting("otelExporterOtlpEndpoint", env) ||
+      readSetting("otelExporterOtlpTracesEndpoint", env),
+  );
 }
 
 /**
@@ -36,7 +41,7 @@ export async function startTracing(serviceName: string): Promise<Tracing | undef
   ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
-      "service.name": process.env.OTEL_SERVICE_NAME ?? serviceName,
+      "service.name": readSetting("otelServiceName") ?? serviceName,
     }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });

@@ -1,16 +1,15 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, UnrecoverableError, type Worker } from "bullmq";
-import { DEFAULTS } from "../ops/defaults.js";
-import type { HttpLimits } from "../ops/httpListen.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { logToolError } from "../ops/toolErrorLog.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 import { retryTransient } from "../redis/retryTransient.js";
+import type { HttpServerOptions, RedisConnectionOptions } from "../settings/optionShapes.js";
 import { publishEvent, streamCaps } from "../state/eventBus.js";
 import { parseToolDone, type ToolDone } from "../state/toolDoneMarkers.js";
 import { syncToolLimits } from "../state/toolLimits.js";
@@ -28,17 +27,17 @@ import {
 } from "../writtenTools/index.js";
 import { EagerWorker } from "./eagerWorker.js";
 import { announceJobEnd, markerTtlS, recordJobEnd } from "./jobEnds.js";
+import {
+  type ResolvedToolWorkerOptions,
+  resolveToolWorkerOptions,
+} from "./resolveToolWorkerOptions.js";
 import { createServedQueues, type ServedQueues } from "./servedQueues.js";
 import { createToolAnnouncement } from "./toolAnnouncement.js";
 import { startWorkerHttp } from "./workerHttp.js";
 import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
 
 /** Options of `startToolWorker`. */
-export interface ToolWorkerOptions {
-  /** A `redis://` URL, ioredis options, or `{ clusterNodes }` for a Redis Cluster. */
-  redis: RedisTarget;
-  /** @defaultValue `DEFAULTS.prefix` */
-  prefix?: string;
+export interface ToolWorkerOptions extends RedisConnectionOptions, HttpServerOptions {
   toolStore: ToolStore;
   /**
    * Tool queue names to serve.
@@ -50,11 +49,6 @@ export interface ToolWorkerOptions {
    * @defaultValue `DEFAULTS.workerConcurrency`
    */
   concurrency?: number;
-  /**
-   * Tool queue shards (`YIEM_SHARDS`).
-   * @defaultValue 1 on a single Redis, `DEFAULTS.clusterShards` on a cluster
-   */
-  shards?: number;
   /** @defaultValue `<hostname>-<pid>` */
   workerId?: string;
   /**
@@ -79,19 +73,14 @@ export interface ToolWorkerOptions {
    * A worker that dies mid-call holds one of the tool's few slots until its lock runs out and
    * the call's new holder has waited one more lock for its result, so this bounds how long a
    * crash blocks every call of that tool in the cluster (see `lockOfQueue`).
+   * @defaultValue `DEFAULTS.limitedLockDurationMs`
    */
   limitedLockDurationMs?: number;
   logger?: Logger;
-  /** Serve `/healthz` and Prometheus `/metrics` on this port (0: any free one); none when unset. */
-  port?: number;
-  /**
-   * The address that HTTP side listens on.
-   * @defaultValue `DEFAULTS.workerHost`
-   */
-  host?: string;
-  /** That HTTP side's connection cap and timeouts (`YIEM_HTTP_MAX_CONNECTIONS`; see `HttpLimits`). */
-  http?: HttpLimits;
 }
+
+/** `ToolWorkerOptions` with the catalogue's defaults applied, once (`resolveToolWorkerOptions`). */
+type ResolvedOptions = ResolvedToolWorkerOptions<ToolWorkerOptions>;
 
 /** A running tool worker. */
 export interface ToolWorkerHandle {
@@ -122,14 +111,11 @@ interface QueueLock {
 function lockOfQueue(ctx: WorkerContext, queue: string): QueueLock {
   const { options, runtime } = ctx;
   const lockMs = runtime.lockDurationMs;
-  const stalledIntervalMs = runtime.workerOptions.stalledInterval ?? DEFAULTS.stalledIntervalMs;
+  const { stalledIntervalMs } = options;
   if (!limitedToolQueues(options.toolStore.tools.values()).has(queue)) {
     return { lockMs, stalledIntervalMs };
   }
-  const limitedMs = Math.min(
-    lockMs,
-    options.limitedLockDurationMs ?? DEFAULTS.limitedLockDurationMs,
-  );
+  const limitedMs = Math.min(lockMs, options.limitedLockDurationMs);
   return {
     lockMs: limitedMs,
     stalledIntervalMs: Math.min(stalledIntervalMs, Math.max(1, Math.floor(limitedMs / 2))),
@@ -137,7 +123,7 @@ function lockOfQueue(ctx: WorkerContext, queue: string): QueueLock {
 }
 
 interface WorkerContext {
-  options: ToolWorkerOptions;
+  options: ResolvedOptions;
   runtime: ProcessRuntime;
   workerId: string;
   keys: ClusterKeys;
@@ -478,16 +464,16 @@ async function startHeartbeat(ctx: WorkerContext, queues: () => string[]): Promi
 }
 
 /** Calls a worker runs at once, per tool queue. */
-function concurrencyOf(options: ToolWorkerOptions): number {
-  return options.concurrency ?? DEFAULTS.workerConcurrency;
+function concurrencyOf(options: ResolvedOptions): number {
+  return options.concurrency;
 }
 
 /**
  * The queues a worker serves: `options.queues` (default `DEFAULTS.queues`), plus, when it serves
  * the default queue, the own queues of the limited tools it has (see `remoteQueueOf`).
  */
-function queuesToServe(options: ToolWorkerOptions): string[] {
-  const queues = options.queues ?? [...DEFAULTS.queues];
+function queuesToServe(options: ResolvedOptions): string[] {
+  const { queues } = options;
   if (!queues.includes("default")) return queues;
   const own = [...options.toolStore.tools.values()].filter((t) => !t.queue && isLimitedTool(t));
   return [...queues, ...own.map((tool) => remoteQueueOf(tool) as string)];
@@ -538,7 +524,8 @@ async function serveQueues(ctx: WorkerContext): Promise<ServedQueues> {
  * const worker = await startToolWorker({ redis: "redis://127.0.0.1:6379", toolStore });
  * process.on("SIGTERM", () => worker.close());
  */
-export async function startToolWorker(options: ToolWorkerOptions): Promise<ToolWorkerHandle> {
+export async function startToolWorker(given: ToolWorkerOptions): Promise<ToolWorkerHandle> {
+  const options = resolveToolWorkerOptions(given); // the defaults, applied once
   const workerId = processIdOf(options.workerId); // known before Redis: the HTTP side starts first
   const metrics =
     options.port === undefined

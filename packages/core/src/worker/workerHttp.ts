@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { DEFAULTS } from "../ops/defaults.js";
 import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../ops/httpListen.js";
 import type { WorkerMetrics } from "./workerMetrics.js";
 
@@ -10,11 +9,8 @@ const LOOPBACK_HOST = "127.0.0.1";
 export interface WorkerHttpOptions {
   /** The port (0: any free one). */
   port: number;
-  /**
-   * The address to listen on.
-   * @defaultValue `DEFAULTS.workerHost`
-   */
-  host?: string;
+  /** The address to listen on (the worker's resolved `host`). */
+  host: string;
   metrics: WorkerMetrics;
   /** Facts for `/healthz` besides `status` (read at each request). */
   health: () => Record<string, unknown>;
@@ -50,13 +46,13 @@ async function route(options: WorkerHttpOptions, req: IncomingMessage, res: Serv
 
 /**
  * Serves a tool worker's `/healthz` (liveness: 200 while the process runs, with `health()`'s
- * facts) and `/metrics` (Prometheus) on `port`, `127.0.0.1` unless `host` says otherwise.
+ * facts) and `/metrics` (Prometheus) on `port` and `host`.
  * Read-only: it serves nothing else and never touches Redis. Slow clients are bounded by
  * `limits` (`createHttpServer`). Rejects with `PortInUseError`
  * when the port is taken, before serving anything.
  */
 export async function startWorkerHttp(options: WorkerHttpOptions): Promise<WorkerHttpHandle> {
-  const host = options.host ?? DEFAULTS.workerHost;
+  const { host } = options;
   const server = createHttpServer((req, res) => {
     route(options, req, res).catch((err: unknown) =>
       send(res, 500, "text/plain", `${err instanceof Error ? err.message : String(err)}\n`),

@@ -1,5 +1,6 @@
 import { checkSandboxCode } from "../sandbox/runInSandbox.js";
 import type { SandboxLimits } from "../sandbox/sandboxLimits.js";
+import { readSetting, type SettingsSource } from "../settings/readSettings.js";
 import { LIST_TOOLS_NAME } from "../tools/listTool.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type { AgentTool, AgentToolResult, ToolArgs } from "../types/index.js";
@@ -17,9 +18,12 @@ export const ALLOW_WRITE_TOOL_ENV = "YIEM_ALLOW_WRITE_TOOL";
 /** The error text of a disabled `writeTool`. */
 export const WRITE_TOOL_DISABLED = `writeTool is disabled: set ${ALLOW_WRITE_TOOL_ENV}=1`;
 
-/** Whether `env` enables `writeTool` (`YIEM_ALLOW_WRITE_TOOL=1`). Off by default. */
-export function isWriteToolAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env[ALLOW_WRITE_TOOL_ENV] === "1";
+/**
+ * Whether `env` (this process's environment unless given) enables `writeTool`
+ * (`YIEM_ALLOW_WRITE_TOOL=1`, read through the settings catalogue). Off by default.
+ */
+export function isWriteToolAllowed(env?: SettingsSource): boolean {
+  return readSetting("allowWriteTool", env);
 }
 
 /** Options of `createWriteTool`. */

@@ -1,11 +1,13 @@
-import type { AgentTool, AgentToolResult, PartialResultCallback, ToolArgs } from "@yiem/core";
+import {
+  type AgentTool,
+  type AgentToolResult,
+  type PartialResultCallback,
+  readSetting,
+  type ToolArgs,
+} from "@yiem/core";
 import { normalizeArgs, readNumber, readString, validatorFrom } from "../toolSupport/args.js";
 import { createDeadline, type Deadline, describeFetchError } from "../toolSupport/deadline.js";
 import { textResult } from "../toolSupport/results.js";
-
-const DEFAULT_GEOCODING_BASE_URL = "https://geocoding-api.open-meteo.com";
-const DEFAULT_WEATHER_BASE_URL = "https://api.open-meteo.com";
-const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** WMO weather interpretation codes, as Open-Meteo documents them. */
 const WMO_CODES: Readonly<Record<number, string>> = {
@@ -61,15 +63,15 @@ function withoutTrailingSlash(url: string): string {
   return url.replace(/\/+$/, "");
 }
 
-/** Reads `YIEM_GEOCODING_BASE_URL`, `YIEM_WEATHER_BASE_URL` and `YIEM_WEATHER_TIMEOUT_MS`. */
-function readConfig(env: NodeJS.ProcessEnv = process.env): WeatherConfig {
-  const timeout = Number(env.YIEM_WEATHER_TIMEOUT_MS);
+/**
+ * Reads `YIEM_GEOCODING_BASE_URL`, `YIEM_WEATHER_BASE_URL` and `YIEM_WEATHER_TIMEOUT_MS`
+ * through the settings catalogue (a malformed timeout is a `ConfigError` naming it).
+ */
+function readConfig(): WeatherConfig {
   return {
-    geocodingBaseUrl: withoutTrailingSlash(
-      env.YIEM_GEOCODING_BASE_URL || DEFAULT_GEOCODING_BASE_URL,
-    ),
-    weatherBaseUrl: withoutTrailingSlash(env.YIEM_WEATHER_BASE_URL || DEFAULT_WEATHER_BASE_URL),
-    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
+    geocodingBaseUrl: withoutTrailingSlash(readSetting("geocodingBaseUrl")),
+    weatherBaseUrl: withoutTrailingSlash(readSetting("weatherBaseUrl")),
+    timeoutMs: readSetting("weatherTimeoutMs"),
   };
 }
 

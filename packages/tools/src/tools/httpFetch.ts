@@ -1,9 +1,10 @@
-import type {
-  AgentTool,
-  AgentToolResult,
-  PartialResultCallback,
-  ToolArgs,
-  ToolExecuteFn,
+import {
+  type AgentTool,
+  type AgentToolResult,
+  type PartialResultCallback,
+  readSetting,
+  type ToolArgs,
+  type ToolExecuteFn,
 } from "@yiem/core";
 import type { Headers, Response } from "undici";
 import { type FetchAllowList, parseFetchAllowList } from "../toolSupport/addressPolicy.js";
@@ -258,11 +259,12 @@ async function fetchWithin(
 /** The allow list of `YIEM_HTTP_FETCH_ALLOW`, parsed once per distinct value. */
 const envAllowCache = { raw: "", list: parseFetchAllowList([]) };
 
-/** Reads `YIEM_HTTP_FETCH_ALLOW` from this process's environment; throws on a bad entry. */
+/** Reads `YIEM_HTTP_FETCH_ALLOW` (through the settings catalogue); throws on a bad entry. */
 function readEnvAllowList(): FetchAllowList {
-  const raw = process.env.YIEM_HTTP_FETCH_ALLOW ?? "";
+  const entries = readSetting("httpFetchAllow");
+  const raw = entries.join(",");
   if (raw !== envAllowCache.raw) {
-    envAllowCache.list = parseFetchAllowList(raw.split(","));
+    envAllowCache.list = parseFetchAllowList(entries);
     envAllowCache.raw = raw;
   }
   return envAllowCache.list;

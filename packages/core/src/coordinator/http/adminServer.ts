@@ -4,8 +4,8 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { ConfigError } from "../../ops/clusterConfig.js";
 import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../../ops/httpListen.js";
+import { ConfigError } from "../../settings/configError.js";
 import type { CoordinatorMetrics } from "./coordinatorMetrics.js";
 import { startFrontDoor } from "./frontDoor.js";
 import type { Readiness } from "./readiness.js";
@@ -35,7 +35,7 @@ export interface AdminServerOptions {
    * this thread alone. @defaultValue true
    */
   frontDoor?: boolean;
-  /** `/healthz` fails once this thread's event loop has been silent this long. @defaultValue `DEFAULT_HEALTH_STALL_MS` */
+  /** `/healthz` fails once this thread's event loop has been silent this long. @defaultValue `YIEM_HEALTH_STALL_MS`'s */
   healthStallMs?: number;
 }
 

@@ -1,12 +1,12 @@
 import type { Queue } from "bullmq";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { callCostUsd, findPrice } from "../../loop/runUsage.js";
-import { DEFAULTS } from "../../ops/defaults.js";
 import {
   createToolCallSeries,
   type ToolCallOutcome,
   UNKNOWN_TOOL_LABEL,
 } from "../../ops/toolCallSeries.js";
+import { DEFAULTS } from "../../settings/defaults.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";
 import type {
   AgentEvent,

@@ -1,13 +1,11 @@
 import { Worker } from "node:worker_threads";
 import { type HttpLimits, PortInUseError } from "../../ops/httpListen.js";
+import { SETTINGS } from "../../settings/catalogue.js";
 import type { FrontDoorMessage, ThreadMessage } from "./frontDoorMessages.js";
 import type { FrontDoorThreadData } from "./frontDoorThread.js";
 
 /** How often the main thread tells the front door it is alive. */
 const HEARTBEAT_MS = 100;
-
-/** `/healthz` fails once the main thread has sent no heartbeat for this long (`YIEM_HEALTH_STALL_MS`). */
-export const DEFAULT_HEALTH_STALL_MS = 10_000;
 
 /** How long `close` waits for the thread to close its connections before ending it. */
 const CLOSE_WAIT_MS = 2000;
@@ -21,7 +19,7 @@ export interface FrontDoorOptions {
   backendPort: number;
   /** The facts `/healthz` shows beside `status`, read at each heartbeat. */
   health: () => Record<string, unknown>;
-  /** @defaultValue `DEFAULT_HEALTH_STALL_MS` */
+  /** `/healthz` fails once the main thread has sent no heartbeat for this long. @defaultValue `YIEM_HEALTH_STALL_MS`'s */
   stallMs?: number;
 }
 
@@ -60,7 +58,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
     port: options.port,
     limits: options.limits ?? {},
     backendPort: options.backendPort,
-    stallMs: options.stallMs ?? DEFAULT_HEALTH_STALL_MS,
+    stallMs: options.stallMs ?? SETTINGS.healthStallMs.default,
   };
   const worker = startThread(data);
   const port = await listeningPort(worker, options.port);

@@ -1,10 +1,10 @@
 import type { Queue } from "bullmq";
-import { DEFAULTS } from "../../ops/defaults.js";
 import { LeaseLostError } from "../../protocol/errors.js";
 import { JOB_RETENTION } from "../../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
 import { isPassingRedisError } from "../../redis/redisErrors.js";
 import { retryTransient } from "../../redis/retryTransient.js";
+import { DEFAULTS } from "../../settings/defaults.js";
 import type { ToolDone } from "../../state/toolDoneMarkers.js";
 import { executePreparedToolCall } from "../../tools/executePreparedToolCall.js";
 import { ABORTED_MESSAGE } from "../../tools/prepareToolCall.js";

@@ -74,6 +74,7 @@ describe("the settings catalogue", () => {
       workerDrainMs: 30_000,
       maxToolCalls: 64,
       maxArgumentBytes: 256 * 1024,
+      maxArgumentDepth: 64,
       maxInputBytes: 1024 * 1024,
       maxContextBytes: 4 * 1024 * 1024,
       eventStreamMaxBytes: 8 * 1024 * 1024,

@@ -1,3 +1,4 @@
+import { YiemError } from "../errors/yiemError.js";
 import { DEFAULTS } from "./defaults.js";
 
 /**
@@ -219,8 +220,8 @@ export interface ClusterConfig {
   logLevel: string;
 }
 
-/** Thrown for a setting that cannot be read; names the variable. */
-export class ConfigError extends Error {
+/** Thrown for a setting that cannot be read; names the variable. Terminal. */
+export class ConfigError extends YiemError {
   override name = "ConfigError";
 }
 

@@ -27,6 +27,14 @@ module.exports = {
       to: { path: `${core}(state|ops|coordinator|worker|client|redis)/` },
     },
     {
+      name: "errors-import-nothing",
+      comment:
+        "errors/ (the YiemError base, @yiem/core/errors) is imported by every folder and process, the CLI at start-up: it imports no other file.",
+      severity: "error",
+      from: { path: `${core}errors/` },
+      to: { path: "^", pathNot: `${core}errors/` },
+    },
+    {
       name: "client-imports-no-coordinator-or-worker",
       severity: "error",
       comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",

@@ -11,9 +11,13 @@ export type RetryIntent = "terminal" | "transient";
  * names only what applies to it.
  */
 export interface ErrorContext {
+  /** The session the error happened in. */
   sessionId?: string;
+  /** The request (its coordinator-queue job id, what `send` returns as `requestId`). */
   requestId?: string;
+  /** The tool whose call or definition failed. */
   toolName?: string;
+  /** The tool call's id (the model's). */
   toolCallId?: string;
 }
 
@@ -21,6 +25,7 @@ export interface ErrorContext {
 export interface YiemErrorOptions {
   /** Default `terminal`. */
   retry?: RetryIntent;
+  /** Where it happened. Default: nothing named. */
   context?: ErrorContext;
   /** The error this one wraps (`Error.cause`); absent when not given. */
   cause?: unknown;

@@ -25,16 +25,18 @@ export class ResponseTimeoutError extends YiemError {
   override name = "ResponseTimeoutError";
   /** The request waited for (its coordinator-queue job id). */
   readonly requestId: string;
+  /** The same id as `requestId`: its older name, an alias kept for existing callers. */
+  readonly runId: string;
   constructor(
-    /** The same id as `requestId`: its older name, an alias kept for existing callers. */
-    readonly runId: string,
+    requestId: string,
     readonly timeoutMs: number,
   ) {
-    super(`no response for run ${runId} within ${timeoutMs} ms (is a coordinator running?)`, {
+    super(`no response for run ${requestId} within ${timeoutMs} ms (is a coordinator running?)`, {
       retry: "transient",
-      context: { requestId: runId },
+      context: { requestId },
     });
-    this.requestId = runId;
+    this.requestId = requestId;
+    this.runId = requestId;
   }
 }
 

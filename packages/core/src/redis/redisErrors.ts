@@ -27,14 +27,14 @@ const TRANSIENT_FAILURES = new Set<RedisFailure>(["unreachable", "failover", "ou
  */
 export class RedisCommandError extends YiemError {
   override name = "RedisCommandError";
-  constructor(
-    readonly failure: RedisFailure,
-    cause: unknown,
-  ) {
+  /** How the command failed. */
+  readonly failure: RedisFailure;
+  constructor(failure: RedisFailure, cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause), {
       retry: TRANSIENT_FAILURES.has(failure) ? "transient" : "terminal",
       cause,
     });
+    this.failure = failure;
   }
 }
 

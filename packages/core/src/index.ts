@@ -101,6 +101,7 @@ export {
   redisTargetOf,
   resolveAnnouncedTools,
   type SendOptions,
+  type SentRequest,
   type StopReason,
   type TextContent,
   type ThinkingContent,

@@ -111,6 +111,7 @@ export {
   type LimitedToolLoad,
   type RunStatus,
   type SendOptions,
+  type SentRequest,
   YiemClient,
   type YiemClientOptions,
 } from "./yiemClient.js";

@@ -151,7 +151,7 @@ describe("classifyRedisError, fed real Redis errors", () => {
   it("a command the ACL user may not run is not-permitted: terminal", async () => {
     const server = await startTestRedis({
       privateServer: true,
-      aclLines: ["user reader on >pw ~* -@all +get +ping"],
+      aclLines: ["user reader on >pw ~* -@all +get +ping +info"],
     });
     const client = new Redis(server.url.replace("redis://", "redis://reader:pw@"));
     try {

@@ -27,6 +27,14 @@ module.exports = {
       to: { path: `${core}(state|ops|coordinator|worker|client|redis)/` },
     },
     {
+      name: "errors-import-nothing",
+      comment:
+        "errors/ (the YiemError base, @yiem/core/errors) is imported by every folder and process, the CLI at start-up: it imports no other file.",
+      severity: "error",
+      from: { path: `${core}errors/` },
+      to: { path: "^", pathNot: `${core}errors/` },
+    },
+    {
       name: "client-imports-no-coordinator-or-worker",
       severity: "error",
       comment: "client/ (@yiem/core/client) never imports the coordinator's or a worker's code.",
@@ -99,9 +107,9 @@ module.exports = {
       name: "settings-catalogue-imports-nothing-else",
       severity: "error",
       comment:
-        "The settings catalogue and its readers import nothing else of @yiem/core, so every folder (the lifecycle's too) may read settings without a cycle.",
+        "The settings catalogue and its readers import nothing else of @yiem/core but the error base (errors/, which imports nothing), so every folder (the lifecycle's too) may read settings without a cycle.",
       from: { path: `${core}settings/(catalogue|parsers|setting|readSettings|configError)\\.ts$` },
-      to: { path: core, pathNot: `${core}settings/` },
+      to: { path: core, pathNot: `${core}(settings|errors)/` },
     },
     {
       name: "outside-imports-packages-by-name",

@@ -4,8 +4,8 @@
  * build first). `npm run api` rewrites the reports; `npm run api:check` (run by
  * `npm run lint`) fails when a report differs from what the code exports, when a public
  * signature names a type its entry does not export, or when `@yiem/core` lacks a name of
- * `@yiem/core/client` (it promises all of them). `@yiem/core/internal` has no report: it
- * promises nothing.
+ * `@yiem/core/client`, or `@yiem/core/client` one of `@yiem/core/errors` (each promises all of
+ * them). `@yiem/core/internal` has no report: it promises nothing.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -32,15 +32,25 @@ interface ReportedEntry {
 const ENTRIES: ReportedEntry[] = [
   { report: "core", packageDir: "packages/core", types: "dist/index.d.ts" },
   { report: "core-client", packageDir: "packages/core", types: "dist/client/index.d.ts" },
+  { report: "core-errors", packageDir: "packages/core", types: "dist/errors/index.d.ts" },
   { report: "tools", packageDir: "packages/tools", types: "dist/index.d.ts" },
   { report: "testing", packageDir: "packages/testing", types: "dist/index.d.ts" },
 ];
 
-/** `@yiem/core/client` is a part of `@yiem/core`: every name of the first is in the second. */
-const PART_OF = {
-  part: "packages/core/dist/client/index.d.ts",
-  whole: "packages/core/dist/index.d.ts",
-};
+/** An entry that promises every name of another (`part`) too. */
+interface PartOfWhole {
+  part: string;
+  whole: string;
+}
+
+/**
+ * `@yiem/core/client` is a part of `@yiem/core`, and `@yiem/core/errors` of
+ * `@yiem/core/client`: every name of each part is in its whole.
+ */
+const PARTS_OF: PartOfWhole[] = [
+  { part: "packages/core/dist/client/index.d.ts", whole: "packages/core/dist/index.d.ts" },
+  { part: "packages/core/dist/errors/index.d.ts", whole: "packages/core/dist/client/index.d.ts" },
+];
 
 /** The api-extractor configuration of one entry: a report only, no rollup, no doc model. */
 function configOf(entry: ReportedEntry): IConfigFile {
@@ -112,8 +122,8 @@ function exportedNames(program: ts.Program, file: string): Set<string> {
 }
 
 /** True when the whole entry exports every name of the part; else names the missing ones. */
-function checkPartOfWhole(): boolean {
-  const [part, whole] = [`${root}${PART_OF.part}`, `${root}${PART_OF.whole}`];
+function checkPartOfWhole(entries: PartOfWhole): boolean {
+  const [part, whole] = [`${root}${entries.part}`, `${root}${entries.whole}`];
   const program = ts.createProgram([part, whole], {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -123,11 +133,11 @@ function checkPartOfWhole(): boolean {
   const wholeNames = exportedNames(program, whole);
   const missing = [...exportedNames(program, part)].filter((name) => !wholeNames.has(name));
   if (missing.length === 0) return true;
-  console.error(`${PART_OF.whole} does not export ${missing.join(", ")} of ${PART_OF.part}`);
+  console.error(`${entries.whole} does not export ${missing.join(", ")} of ${entries.part}`);
   return false;
 }
 
 const local = process.argv.includes("--local");
 const failed = ENTRIES.filter((entry) => !reportEntry(entry, local));
-const partOfWhole = checkPartOfWhole();
+const partOfWhole = PARTS_OF.map(checkPartOfWhole).every(Boolean);
 if (failed.length > 0 || !partOfWhole) process.exitCode = 1;

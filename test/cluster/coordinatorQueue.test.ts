@@ -13,6 +13,7 @@ import { usePlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
 type Wire = { role: string; content: unknown };
 type Answer = {
   sessionId: string;
+  requestId: string;
   runId: string;
   response: { role: string; content: Array<{ type: string; text?: string }> };
 };
@@ -57,15 +58,28 @@ async function ask(
 }
 
 describe("the coordinator queue, used with plain bullmq", () => {
-  it("answers a job and completes it with { sessionId, runId, response }", async () => {
+  it("answers a job and completes it with { sessionId, requestId, runId, response }", async () => {
     const { job, answer } = await ask({ input: "hello" });
     expect(textOf(answer)).toBe("seen: hello");
-    expect(answer.runId).toBe(job.id);
+    // The request's id, under its name and under its older one (an alias kept for clients).
+    expect([answer.requestId, answer.runId]).toEqual([job.id, job.id]);
     expect(answer.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(answer.response.role).toBe("assistant");
     const stored = await plain.queue.getJob(job.id ?? "");
     expect(stored?.returnvalue).toEqual(answer);
     expect(stored?.data).toEqual({ input: "hello" });
+  });
+
+  it("YiemClient.send returns the job's id as requestId (runId its older name) and takes one", async () => {
+    const requestId = `r-${randomUUID()}`;
+    const sent = await cluster.client.send("named", { requestId });
+    expect(sent).toEqual({ sessionId: sent.sessionId, requestId, runId: requestId });
+    const response = await cluster.client.waitForResponse(requestId, { timeoutMs: 20_000 });
+    expect(response.content).toEqual([{ type: "text", text: "seen: named" }]);
+    const job = await plain.queue.getJob(requestId);
+    expect([job?.returnvalue.requestId, job?.returnvalue.runId]).toEqual([requestId, requestId]);
+    const old = await cluster.client.send("by its older name", { runId: `o-${requestId}` });
+    expect([old.requestId, old.runId]).toEqual([`o-${requestId}`, `o-${requestId}`]);
   });
 
   it("continues a session given its sessionId, and takes user messages with parts", async () => {

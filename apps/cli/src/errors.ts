@@ -1,3 +1,4 @@
+import { YiemError } from "@yiem/core/errors";
 import { escapeControlChars } from "./terminalText.js";
 
 /** Exit codes of `yiem`. */
@@ -11,8 +12,8 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-/** An error the CLI reports as one line (`yiem: <message>`) with its own exit code. */
-export class CliError extends Error {
+/** An error the CLI reports as one line (`yiem: <message>`) with its own exit code. Terminal. */
+export class CliError extends YiemError {
   override name = "CliError";
   constructor(
     message: string,
@@ -22,7 +23,7 @@ export class CliError extends Error {
   }
 }
 
-/** Bad arguments: reported with the command's usage line, exit code 2. */
+/** Bad arguments: reported with the command's usage line, exit code 2. Terminal. */
 export class UsageError extends CliError {
   override name = "UsageError";
   constructor(
@@ -36,6 +37,11 @@ export class UsageError extends CliError {
 /** What a refused ACL user is told: which role each command needs. */
 const ROLES_HINT =
   "Its ACL role does not allow this command: pending, approve and deny need the approver role; send, watch, abort and workers the client role (docs/SECURITY.md).";
+
+/** The error `causeText` starts with: the first of an unnamed `AggregateError`, else `err`. */
+function firstCause(err: unknown): unknown {
+  return err instanceof AggregateError && !err.message ? err.errors[0] : err;
+}
 
 function causeText(err: unknown): string {
   if (err instanceof AggregateError && !err.message)
@@ -59,13 +65,16 @@ export async function describeFailure(
   }
   if (err instanceof CliError)
     return { lines: [`yiem: ${escapeControlChars(err.message)}`], exitCode: err.exitCode };
-  const { ConfigError, RedisUnavailableError } = await import("@yiem/core/client");
+  const { ConfigError, RedisUnavailableError, classifyRedisError, RedisCommandError } =
+    await import("@yiem/core/client");
   if (err instanceof RedisUnavailableError) {
     const cause = escapeControlChars(causeText(err.cause) || "no answer").replace(/\.+$/, "");
     const target = escapeControlChars(err.target);
-    const line = cause.startsWith("NOPERM")
-      ? `yiem: Redis at ${target} refused this user: ${cause}. ${ROLES_HINT}`
-      : `yiem: Redis unreachable at ${target}: ${cause}. Set REDIS_URL or start redis-server.`;
+    const typed = classifyRedisError(firstCause(err.cause));
+    const line =
+      typed instanceof RedisCommandError && typed.failure === "not-permitted"
+        ? `yiem: Redis at ${target} refused this user: ${cause}. ${ROLES_HINT}`
+        : `yiem: Redis unreachable at ${target}: ${cause}. Set REDIS_URL or start redis-server.`;
     return { lines: [line], exitCode: EXIT.setup };
   }
   if (err instanceof ConfigError)

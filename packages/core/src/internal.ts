@@ -19,6 +19,12 @@ export { createLlmFetch } from "./llm/llmFetch.js";
 export { LeaseLostError } from "./protocol/errors.js";
 export { JOB_RETENTION } from "./protocol/jobRetention.js";
 export { toolJobId } from "./protocol/toolJobs.js";
+export {
+  classifyBullmqError,
+  classifyJobFailure,
+  JobFailedError,
+  JobMovedOnError,
+} from "./redis/bullmqErrors.js";
 export { keySlot } from "./redis/keySlot.js";
 export {
   DEFAULT_CLUSTER_SHARDS,
@@ -27,7 +33,7 @@ export {
   writtenToolKeys,
 } from "./redis/keys.js";
 export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
-export { isTransientRedisError } from "./redis/redisErrors.js";
+export { isPassingRedisError, isTransientRedisError } from "./redis/redisErrors.js";
 export { anyError, retryTransient } from "./redis/retryTransient.js";
 export {
   checkSandboxCode,

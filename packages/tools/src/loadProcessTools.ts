@@ -1,4 +1,10 @@
-import type { LoadToolsResult, Logger, SkippedToolFile, ToolStore } from "@yiem/core";
+import {
+  type LoadToolsResult,
+  type Logger,
+  type SkippedToolFile,
+  type ToolStore,
+  YiemError,
+} from "@yiem/core";
 import { loadBuiltinAndExtraTools } from "./builtinAndExtraTools.js";
 import type { BuiltinToolOptions } from "./builtinTools.js";
 
@@ -11,8 +17,8 @@ export interface ProcessToolsOptions extends BuiltinToolOptions {
   log: Logger;
 }
 
-/** Thrown by `loadProcessTools` under `YIEM_TOOLS_STRICT=1` when a tool file failed to load. */
-export class ToolLoadingError extends Error {
+/** Thrown by `loadProcessTools` under `YIEM_TOOLS_STRICT=1` when a tool file failed to load. Terminal. */
+export class ToolLoadingError extends YiemError {
   constructor(readonly failures: LoadToolsResult["failures"]) {
     const lines = failures.map((failure) => `  ${failure.path}: ${failure.error}`);
     super(

@@ -33,9 +33,13 @@ interface SendOptions {
   timeoutS?: number;
 }
 
-/** The run a send follows: its session, its id, and the last event that came before it. */
+/**
+ * The run a send follows: its session, its request's id (`runId` the same id, its older name,
+ * kept in `--json` output), and the last event that came before it.
+ */
 interface FollowedRun {
   sessionId: string;
+  requestId: string;
   runId: string;
   baseline: number;
 }
@@ -68,9 +72,10 @@ function readSendOptions(args: string[]): SendOptions | undefined {
   };
 }
 
-function isEndOf(event: BusEvent, runId: string): event is BusEvent & AgentEndEvent {
+function isEndOf(event: BusEvent, requestId: string): event is BusEvent & AgentEndEvent {
   return (
-    event.type === "agentEnd" && (event.runId === runId || (event.inputIds ?? []).includes(runId))
+    event.type === "agentEnd" &&
+    (event.runId === requestId || (event.inputIds ?? []).includes(requestId))
   );
 }
 
@@ -85,7 +90,7 @@ async function followRun(
   printer: BusPrinter,
 ): Promise<AssistantMessage> {
   const isHeld = async () => (await probeSession(config, run.sessionId)).held;
-  const refusal = () => client.requestRefusal(run.runId);
+  const refusal = () => client.requestRefusal(run.requestId);
   const { coordinatorWaitS } = config; // YIEM_COORDINATOR_WAIT_S
   const guard = startRunGuard({
     ...options,
@@ -103,18 +108,18 @@ async function followRun(
     const events = client.events(run.sessionId, {
       fromStart: true, // with `baseline`: nothing published after the send can be missed
       untilAgentEnd: true,
-      runId: run.runId,
+      requestId: run.requestId,
       signal: guard.signal,
     });
     for await (const event of events) {
       if (event.seq <= run.baseline) continue;
       guard.sawEvent();
-      if (options.followUp && event.runId !== run.runId) {
+      if (options.followUp && event.runId !== run.requestId) {
         printer.status("waiting for the session's current run to end…"); // the run before ours
         continue;
       }
       printer.event(event);
-      if (isEndOf(event, run.runId)) return event.response;
+      if (isEndOf(event, run.requestId)) return event.response;
     }
     throw guard.failure();
   } finally {
@@ -150,8 +155,8 @@ async function sendAndFollow(
     followUp: options.followUp,
     budget: options.budget,
   };
-  const { runId } = await cluster.client.send(options.message, sendOptions);
-  const run = { sessionId, runId, baseline };
+  const { requestId } = await cluster.client.send(options.message, sendOptions);
+  const run: FollowedRun = { sessionId, requestId, runId: requestId, baseline };
   const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
   printer.print(`session ${sessionId}`);
   printer.status("waiting for a coordinator…");

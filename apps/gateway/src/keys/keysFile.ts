@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { YiemError } from "@yiem/core";
 import { z } from "zod";
 import { type GatewayKey, SCOPES } from "./gatewayKey.js";
 
@@ -25,8 +26,8 @@ export const keyEntrySchema = z
   })
   .strict();
 
-/** The keys file could not be used: names the file, the line and the field. */
-export class KeysFileError extends Error {
+/** The keys file could not be used: names the file, the line and the field. Terminal. */
+export class KeysFileError extends YiemError {
   override name = "KeysFileError";
   constructor(
     readonly file: string,

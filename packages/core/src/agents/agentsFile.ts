@@ -2,10 +2,11 @@ import { readFile } from "node:fs/promises";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
+import { YiemError } from "../errors/yiemError.js";
 import { type AgentDefinition, defineAgent, InvalidAgentError } from "./defineAgent.js";
 
-/** A `YIEM_AGENTS` file that cannot be read or breaks a rule: names the file (and the agent and field). */
-export class AgentsFileError extends Error {
+/** A `YIEM_AGENTS` file that cannot be read or breaks a rule: names the file (and the agent and field). Terminal. */
+export class AgentsFileError extends YiemError {
   constructor(
     readonly file: string,
     reason: string,

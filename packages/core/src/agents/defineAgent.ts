@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { YiemError } from "../errors/yiemError.js";
 import { handoffToolName } from "../features/handoffs/handoffTools.js";
 import type { JsonSchema, LlmCall, RunBudget } from "../types/index.js";
 import { describeBadRunSettings } from "./agentRunConfig.js";
@@ -92,8 +93,8 @@ export interface AgentSummary {
   baseURL?: string;
 }
 
-/** An agent definition that breaks a rule: names the agent and the field. */
-export class InvalidAgentError extends Error {
+/** An agent definition that breaks a rule: names the agent and the field. Terminal. */
+export class InvalidAgentError extends YiemError {
   constructor(
     readonly agent: string,
     readonly field: string,

@@ -1,11 +1,19 @@
 /**
  * `@yiem/core/client`: what a program that only talks to a cluster needs (the `yiem` CLI):
- * `YiemClient`, reading the configuration, the errors it reports, the event and message
- * types. It loads Redis' client and nothing of the coordinator, the workers or the model
- * adapter (no express, Bull Board, openai or QuickJS); BullMQ loads on the first `send`.
+ * `YiemClient`, reading the configuration, the errors it reports (all `YiemError`s, with Redis'
+ * own errors read by `classifyRedisError`), the event and message types. It loads Redis'
+ * client and nothing of the coordinator, the workers or the model adapter (no express, Bull
+ * Board, openai or QuickJS); BullMQ loads on the first `send`.
  */
 
 export type { AgentSummary } from "../agents/defineAgent.js";
+export {
+  type ErrorContext,
+  isTransient,
+  type RetryIntent,
+  YiemError,
+  type YiemErrorOptions,
+} from "../errors/index.js";
 export type {
   ApprovalRequest,
   ChainLink,
@@ -41,6 +49,11 @@ export {
   type RedisTarget,
   redisTargetOf,
 } from "../redis/redisConnection.js";
+export {
+  classifyRedisError,
+  RedisCommandError,
+  type RedisFailure,
+} from "../redis/redisErrors.js";
 export { SETTINGS, type SettingName, type SettingValue } from "../settings/catalogue.js";
 export { type ClusterConfig, readClusterConfig } from "../settings/clusterConfig.js";
 export { ConfigError } from "../settings/configError.js";
@@ -112,6 +125,7 @@ export {
   type LimitedToolLoad,
   type RunStatus,
   type SendOptions,
+  type SentRequest,
   YiemClient,
   type YiemClientOptions,
 } from "./yiemClient.js";

@@ -75,11 +75,25 @@ export interface SendOptions {
    */
   budget?: RunBudget;
   /**
-   * The run's id (its request job's id) instead of a random one. Sending again with the same
-   * `runId`, session and input adds nothing (BullMQ keeps one job per id, and coordinators
-   * record each input id once): what makes a retried request idempotent.
+   * The request's id (its coordinator-queue job's id) instead of a random one. Sending again
+   * with the same `requestId`, session and input adds nothing (BullMQ keeps one job per id,
+   * and coordinators record each input id once): what makes a retried request idempotent.
    */
+  requestId?: string;
+  /** The same as `requestId`, under its older name (an alias kept); `requestId` wins. */
   runId?: string;
+}
+
+/**
+ * What `send` sent: the session, and the request's id, which `waitForResponse`, `runStatus`,
+ * `requestRefusal` and `events`' `requestId` take and `agentEnd`'s `inputIds` list. `runId` is
+ * the same id under its older name (an alias kept so that no caller breaks).
+ */
+export interface SentRequest {
+  sessionId: string;
+  requestId: string;
+  /** The same id as `requestId` (its older name). */
+  runId: string;
 }
 
 /**
@@ -104,8 +118,14 @@ export interface EventsOptions {
    * a reader saw: no gap, no duplicate); wins over `fromStart`.
    */
   afterSeq?: number;
-  /** End after an `agentEnd` (of `runId` when given). */
+  /**
+   * End after an `agentEnd` (of the run answering `requestId`, or that run's own `runId`,
+   * when given).
+   */
   untilAgentEnd?: boolean;
+  /** With `untilAgentEnd`: the request (an id from `send`) whose answer ends the stream. */
+  requestId?: string;
+  /** The same as `requestId`, under its older name (an alias kept); `requestId` wins. */
   runId?: string;
   signal?: AbortSignal;
   /**
@@ -165,9 +185,9 @@ function pick(options: DecisionOptions): { by?: string; reason?: string } {
  *
  * @example
  * const client = new YiemClient({ redis: "redis://127.0.0.1:6379" });
- * const { sessionId, runId } = await client.send("What time is it in Tokyo?");
- * for await (const event of client.events(sessionId, { untilAgentEnd: true, runId })) console.log(event.type);
- * const answer = await client.waitForResponse(runId);
+ * const { sessionId, requestId } = await client.send("What time is it in Tokyo?");
+ * for await (const event of client.events(sessionId, { untilAgentEnd: true, requestId })) console.log(event.type);
+ * const answer = await client.waitForResponse(requestId);
  */
 export class YiemClient {
   private readonly keys: ClusterKeys;
@@ -183,10 +203,10 @@ export class YiemClient {
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
   /**
-   * The session of each run this client sent (or was told of) and has not seen answered yet;
-   * the oldest are forgotten past `REMEMBERED_RUNS` (a forgotten one is read from its job).
+   * The session of each request this client sent (or was told of) and has not seen answered
+   * yet; the oldest are forgotten past `REMEMBERED_RUNS` (a forgotten one is read from its job).
    */
-  private readonly sessionsOfRuns = new Map<string, string>();
+  private readonly sessionsOfRequests = new Map<string, string>();
 
   constructor(options: YiemClientOptions) {
     this.maxInputBytes = options.maxInputBytes;
@@ -233,14 +253,11 @@ export class YiemClient {
 
   /**
    * Sends input to a session (a new one by default): adds one job to the coordinator queue,
-   * exactly as any BullMQ client may (`CoordinatorJobData`), with the returned `runId` as its
-   * job id. Refuses an input the coordinators would refuse (`InvalidCoordinatorJobError`,
-   * naming the field) before anything reaches Redis.
+   * exactly as any BullMQ client may (`CoordinatorJobData`), with the returned `requestId` as
+   * its job id (`runId` is the same id, its older name). Refuses an input the coordinators
+   * would refuse (`InvalidCoordinatorJobError`, naming the field) before anything reaches Redis.
    */
-  async send(
-    message: UserInput,
-    options: SendOptions = {},
-  ): Promise<{ sessionId: string; runId: string }> {
+  async send(message: UserInput, options: SendOptions = {}): Promise<SentRequest> {
     const sessionId = options.sessionId ?? randomUUID();
     const data: CoordinatorJobData = {
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
@@ -251,35 +268,37 @@ export class YiemClient {
     };
     const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
     await this.ready();
-    const runId = options.runId ?? randomUUID();
+    const requestId = options.requestId ?? options.runId ?? randomUUID();
     await this.guard(async () =>
       (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
-        { jobId: runId, ...JOB_RETENTION },
+        { jobId: requestId, ...JOB_RETENTION },
       ),
     );
-    this.rememberRun(runId, sessionId);
-    return { sessionId, runId };
+    this.rememberRequest(requestId, sessionId);
+    return { sessionId, requestId, runId: requestId };
   }
 
-  /** Remembers the session of a run, forgetting the oldest past `REMEMBERED_RUNS`. */
-  private rememberRun(runId: string, sessionId: string): void {
-    this.sessionsOfRuns.set(runId, sessionId);
-    if (this.sessionsOfRuns.size <= REMEMBERED_RUNS) return;
-    const oldest = this.sessionsOfRuns.keys().next().value;
-    if (oldest !== undefined) this.sessionsOfRuns.delete(oldest);
+  /** Remembers the session of a request, forgetting the oldest past `REMEMBERED_RUNS`. */
+  private rememberRequest(requestId: string, sessionId: string): void {
+    this.sessionsOfRequests.set(requestId, sessionId);
+    if (this.sessionsOfRequests.size <= REMEMBERED_RUNS) return;
+    const oldest = this.sessionsOfRequests.keys().next().value;
+    if (oldest !== undefined) this.sessionsOfRequests.delete(oldest);
   }
 
   /**
-   * The stored answer of run `runId`, read in its session: known for runs this client sent,
-   * else read from the request job (its `sessionId`, or the one a job without it starts).
+   * The stored answer of request `requestId`, read in its session: known for requests this
+   * client sent, else read from the request job (its `sessionId`, or the one a job without it
+   * starts).
    */
-  private async readAnswerOf(runId: string): Promise<RunAnswer | undefined> {
-    const sessionId = this.sessionsOfRuns.get(runId) ?? (await this.sessionOfRequest(runId));
+  private async readAnswerOf(requestId: string): Promise<RunAnswer | undefined> {
+    const sessionId =
+      this.sessionsOfRequests.get(requestId) ?? (await this.sessionOfRequest(requestId));
     if (!sessionId) return undefined;
-    const answer = await this.store.readAnswer(sessionId, runId);
-    if (answer) this.sessionsOfRuns.delete(runId);
+    const answer = await this.store.readAnswer(sessionId, requestId);
+    if (answer) this.sessionsOfRequests.delete(requestId);
     return answer;
   }
 
@@ -287,15 +306,15 @@ export class YiemClient {
    * The session a request job is for, when the job is still in the coordinator queue: its
    * `sessionId`, or the random one a coordinator recorded when it took in a job without one.
    */
-  private async sessionOfRequest(runId: string): Promise<string | undefined> {
-    const job = await (await this.coordinatorQueue()).getJob(runId);
+  private async sessionOfRequest(requestId: string): Promise<string | undefined> {
+    const job = await (await this.coordinatorQueue()).getJob(requestId);
     if (!job) return undefined;
     const named = (job.data as { sessionId?: unknown } | undefined)?.sessionId;
     const sessionId =
       typeof named === "string"
         ? named
-        : await new RequestSessions(this.command, this.keys).read(runId);
-    if (sessionId) this.rememberRun(runId, sessionId);
+        : await new RequestSessions(this.command, this.keys).read(requestId);
+    if (sessionId) this.rememberRequest(requestId, sessionId);
     return sessionId;
   }
 
@@ -344,12 +363,12 @@ export class YiemClient {
    * `EventReaderBehindError`.
    */
   events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<BusEvent> {
-    const { runId } = options;
+    const requestId = options.requestId ?? options.runId;
     const until = options.untilAgentEnd
       ? (event: BusEvent) =>
           event.type === "agentEnd" &&
           !event.path && // a child run's end, seen at its root
-          (!runId || event.runId === runId || (event.inputIds ?? []).includes(runId))
+          (!requestId || event.runId === requestId || (event.inputIds ?? []).includes(requestId))
       : undefined;
     this.eventHub ??= new SessionEventHub({ command: this.command, keys: this.keys });
     return streamSessionEvents({
@@ -368,34 +387,35 @@ export class YiemClient {
   }
 
   /**
-   * The response of the run that answered `runId` (an id from `send`). The response is stored
+   * The response of the run that answered request `requestId` (an id from `send`; its older
+   * name, `runId`, is the same id). The response is stored
    * in the run's session: this client knows it for its own sends, finds it in the request job
    * while the job is kept (an hour after it completed), or is told it (`sessionId`). Rejects
    * with `ResponseTimeoutError` after `timeoutMs` (default `DEFAULTS.responseTimeoutMs`).
    */
   async waitForResponse(
-    runId: string,
+    requestId: string,
     options: { timeoutMs?: number; sessionId?: string } = {},
   ): Promise<AssistantMessage> {
-    return (await this.waitForAnswer(runId, options)).response;
+    return (await this.waitForAnswer(requestId, options)).response;
   }
 
   /**
-   * The answer of the run that answered `runId`, as `waitForResponse` finds it: the response
+   * The answer of the run that answered request `requestId`, as `waitForResponse` finds it: the response
    * and the run's `usage` (tokens, model and tool calls, `costUsd` with a price table; absent
    * for an answer stored by a version that did not count it).
    *
-   * @example const { response, usage } = await client.waitForAnswer(runId); // usage?.totalTokens
+   * @example const { response, usage } = await client.waitForAnswer(requestId); // usage?.totalTokens
    */
   async waitForAnswer(
-    runId: string,
+    requestId: string,
     options: { timeoutMs?: number; sessionId?: string } = {},
   ): Promise<RunAnswer> {
-    if (options.sessionId) this.rememberRun(runId, options.sessionId);
+    if (options.sessionId) this.rememberRequest(requestId, options.sessionId);
     await this.listenForResponses();
     const timeoutMs = options.timeoutMs ?? DEFAULTS.responseTimeoutMs;
-    const wait = this.responses.wait(runId, { timeoutMs });
-    void this.responses.recheck([runId]); // it may be stored already
+    const wait = this.responses.wait(requestId, { timeoutMs });
+    void this.responses.recheck([requestId]); // it may be stored already
     return wait.promise;
   }
 
@@ -439,31 +459,33 @@ export class YiemClient {
   }
 
   /**
-   * Why the coordinators refused request `runId` (its job failed: `invalid request: agent:
+   * Why the coordinators refused request `requestId` (its job failed: `invalid request: agent:
    * unknown agent "x" (known: …)`, say), or `undefined` while it is not refused or is gone.
    */
-  async requestRefusal(runId: string): Promise<string | undefined> {
+  async requestRefusal(requestId: string): Promise<string | undefined> {
     await this.ready();
     return this.guard(async () => {
-      const job = await (await this.coordinatorQueue()).getJob(runId);
+      const job = await (await this.coordinatorQueue()).getJob(requestId);
       if (!job || !(await job.isFailed())) return undefined;
       return job.failedReason;
     });
   }
 
   /**
-   * Where run `runId` (an id from `send`) stands: its stored answer when there is one, else
-   * the state of its request job (`parked` while its session's run waits for approval).
+   * Where request `requestId` (an id from `send`) stands: its stored answer when there is one,
+   * else the state of its job (`parked` while its session's run waits for approval).
    * Pass `sessionId` when known (else it is read from the job, as `waitForAnswer` does).
    */
-  async runStatus(runId: string, options: { sessionId?: string } = {}): Promise<RunStatus> {
+  async runStatus(requestId: string, options: { sessionId?: string } = {}): Promise<RunStatus> {
     await this.ready();
     return this.guard(async () => {
       const sessionId =
-        options.sessionId ?? this.sessionsOfRuns.get(runId) ?? (await this.sessionOfRequest(runId));
-      const answer = sessionId ? await this.store.readAnswer(sessionId, runId) : undefined;
+        options.sessionId ??
+        this.sessionsOfRequests.get(requestId) ??
+        (await this.sessionOfRequest(requestId));
+      const answer = sessionId ? await this.store.readAnswer(sessionId, requestId) : undefined;
       if (answer) return { status: "completed", answer };
-      const job = await (await this.coordinatorQueue()).getJob(runId);
+      const job = await (await this.coordinatorQueue()).getJob(requestId);
       if (!job) return { status: "unknown" };
       const state = await job.getState();
       if (state === "failed") return { status: "failed", error: job.failedReason ?? "failed" };

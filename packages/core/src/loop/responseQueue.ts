@@ -1,7 +1,8 @@
+import { YiemError } from "../errors/yiemError.js";
 import type { AssistantMessage } from "../types/index.js";
 
-/** Thrown to callers still waiting for a response when the agent shuts down. */
-export class AgentShutdownError extends Error {
+/** Thrown to callers still waiting for a response when the agent shuts down. Terminal. */
+export class AgentShutdownError extends YiemError {
   override name = "AgentShutdownError";
   constructor() {
     super("the agent was shut down");

@@ -1,9 +1,10 @@
+import { YiemError } from "../errors/yiemError.js";
 import { SETTINGS } from "../settings/catalogue.js";
 import { DEFAULT_MAX_JSON_DEPTH, valueNestsDeeperThan } from "../tools/jsonDepth.js";
 import type { MessageContent, UserInput, UserMessage } from "../types/index.js";
 
-/** Thrown when an input cannot be read as a user message; `field` names what was wrong. */
-export class InvalidUserInputError extends Error {
+/** Thrown when an input cannot be read as a user message; `field` names what was wrong. Terminal. */
+export class InvalidUserInputError extends YiemError {
   override name = "InvalidUserInputError";
   constructor(
     readonly field: string,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { YiemError } from "../errors/yiemError.js";
 import { processEnv } from "../settings/readSettings.js";
 import { AGENT_TOOL_PREFIX, TOOL_QUEUE_PATTERN } from "../tools/toolNames.js";
 
@@ -93,10 +94,11 @@ export interface McpConfig {
 
 /**
  * A config file that cannot be used; the message names the file, the server and the field.
+ * Terminal.
  *
  * @example `YIEM_MCP_CONFIG /etc/yiem/mcp.json: server "git": tools.log.timeoutMs: must be a whole number above 0`
  */
-export class McpConfigError extends Error {
+export class McpConfigError extends YiemError {
   override name = "McpConfigError";
   constructor(
     readonly file: string,

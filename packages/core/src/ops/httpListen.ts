@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { YiemError } from "../errors/yiemError.js";
 import { SETTINGS } from "../settings/catalogue.js";
 import { capConnections } from "./connectionCap.js";
 
@@ -72,9 +73,9 @@ function definedOnly(limits: HttpLimits): HttpLimits {
 
 /**
  * Thrown when an HTTP side cannot listen because its port is taken. The message reads
- * `port 3000 is in use`; a process adds the variable that chose the port (`(PORT)`).
+ * `port 3000 is in use`; a process adds the variable that chose the port (`(PORT)`). Terminal.
  */
-export class PortInUseError extends Error {
+export class PortInUseError extends YiemError {
   override name = "PortInUseError";
   constructor(readonly port: number) {
     super(`port ${port} is in use`);

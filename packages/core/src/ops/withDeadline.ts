@@ -1,8 +1,13 @@
-/** Thrown by `withDeadline` when the work outlives its deadline; reads `timed out after <ms> ms`. */
-export class DeadlineError extends Error {
+import { YiemError } from "../errors/yiemError.js";
+
+/**
+ * Thrown by `withDeadline` when the work outlives its deadline; reads `timed out after <ms> ms`.
+ * Transient: the work may finish in time on another try.
+ */
+export class DeadlineError extends YiemError {
   override name = "DeadlineError";
   constructor(readonly ms: number) {
-    super(`timed out after ${ms} ms`);
+    super(`timed out after ${ms} ms`, { retry: "transient" });
   }
 }
 

@@ -62,11 +62,19 @@ export interface RunAnswer {
  * and the usage of the run that answered it (tokens, model and tool calls, `costUsd` with a
  * price table).
  *
- * @example { sessionId: "s-42", runId: "7", response: { role: "assistant", … }, usage: { inputTokens: 812, outputTokens: 64, … } }
+ * @example { sessionId: "s-42", requestId: "7", runId: "7", response: { role: "assistant", … }, usage: { inputTokens: 812, outputTokens: 64, … } }
  */
 export interface CoordinatorJobResult extends RunAnswer {
   sessionId: string;
-  /** The job's id: the id `waitForResponse` and `agentEnd`'s `inputIds` use. */
+  /**
+   * The request's id: its job's id, the id `send` returns, `waitForResponse` takes and
+   * `agentEnd`'s `inputIds` list. Absent from older coordinators' results (read `runId`).
+   */
+  requestId?: string;
+  /**
+   * The same id as `requestId`, under its older name: an alias kept so that no client breaks.
+   * (An event's `runId` is another thing: the run, which may answer several requests.)
+   */
   runId: string;
   /**
    * The agent that answered: the session's agent, or the one a handoff during the run gave it
@@ -81,21 +89,23 @@ export interface CoordinatorJobResult extends RunAnswer {
 }
 
 /**
- * The return value of the job `runId`: the agent that answered (the answer's own `agent`
- * when it names one, as after a handoff, else `agent`), the answer (response and usage), and
- * its structured output on top when it has one.
+ * The return value of the job of request `requestId`: its id (as `requestId` and, its older
+ * name, `runId`), the agent that answered (the answer's own `agent` when it names one, as
+ * after a handoff, else `agent`), the answer (response and usage), and its structured output
+ * on top when it has one.
  *
- * @example buildCoordinatorJobResult("s-1", "r-1", "default", answer) // { sessionId, runId, agent, response, usage, output? }
+ * @example buildCoordinatorJobResult("s-1", "r-1", "default", answer) // { sessionId, requestId, runId, agent, response, usage, output? }
  */
 export function buildCoordinatorJobResult(
   sessionId: string,
-  runId: string,
+  requestId: string,
   agent: string,
   answer: RunAnswer,
 ): CoordinatorJobResult {
   const result: CoordinatorJobResult = {
     sessionId,
-    runId,
+    requestId,
+    runId: requestId,
     ...answer,
     agent: answer.agent ?? agent,
   };

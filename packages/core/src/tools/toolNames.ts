@@ -1,3 +1,5 @@
+import { YiemError } from "../errors/yiemError.js";
+
 /**
  * What a tool may be called: what the OpenAI API allows for a function name. A tool's name
  * also becomes part of a queue name (`tools-tool.<name>` for a limited tool) and of Redis
@@ -18,14 +20,14 @@ export const TOOL_QUEUE_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
  */
 export const AGENT_TOOL_PREFIX = "agent__";
 
-/** Thrown by `registerTool` for a tool it refuses; the message names the tool and the rule. */
-export class InvalidToolError extends Error {
+/** Thrown by `registerTool` for a tool it refuses; the message names the tool and the rule. Terminal. */
+export class InvalidToolError extends YiemError {
   override name = "InvalidToolError";
   constructor(
     readonly toolName: string,
     problem: string,
   ) {
-    super(`tool ${JSON.stringify(toolName)} refused: ${problem}`);
+    super(`tool ${JSON.stringify(toolName)} refused: ${problem}`, { context: { toolName } });
   }
 }
 

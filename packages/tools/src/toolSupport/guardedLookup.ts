@@ -1,5 +1,6 @@
 import { promises as dns, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
+import { YiemError } from "@yiem/core";
 import { checkFetchAddress, type FetchAllowList, isAllowedHost } from "./addressPolicy.js";
 
 /** Resolves a host name to every address it has (as `dns.promises.lookup` with `all: true`). */
@@ -11,9 +12,9 @@ const systemResolver: AddressResolver = (hostname, family) =>
 
 /**
  * A fetch the guard refused: the message names the target, the address and the rule
- * (`localhost resolves to 127.0.0.1: loopback (127.0.0.0/8)`).
+ * (`localhost resolves to 127.0.0.1: loopback (127.0.0.0/8)`). Terminal.
  */
-export class FetchRefusedError extends Error {
+export class FetchRefusedError extends YiemError {
   override name = "FetchRefusedError";
 }
 

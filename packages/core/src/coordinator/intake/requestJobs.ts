@@ -11,6 +11,7 @@ import {
   readCoordinatorJob,
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
+import { classifyBullmqError, JobMovedOnError } from "../../redis/bullmqErrors.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
@@ -355,7 +356,8 @@ export class RequestJobs {
     const job = jobOfHeld(this.options.worker, runId, held);
     const movedOn = (err: unknown) =>
       this.held.get(runId) !== held ||
-      /lock|not in the active state|does not exist/i.test((err as Error).message);
+      classifyBullmqError(err, { sessionId: held.sessionId, requestId: runId }) instanceof
+        JobMovedOnError;
     try {
       await retryTransient(() => job.moveToCompleted(result, held.token, false), {
         attempts: Number.POSITIVE_INFINITY,

@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import { LeaseLostError } from "../../protocol/errors.js";
 import { JOB_RETENTION } from "../../protocol/jobRetention.js";
 import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
+import { classifyJobFailure } from "../../redis/bullmqErrors.js";
 import { isPassingRedisError } from "../../redis/redisErrors.js";
 import { retryTransient } from "../../redis/retryTransient.js";
 import { DEFAULTS } from "../../settings/defaults.js";
@@ -118,7 +119,11 @@ function outcomeOf(
   if (end.kind === "missing")
     return errorOutcome(`${name}: the tool job disappeared before it finished`);
   if (end.reason === ABORTED_JOB_REASON) return errorOutcome(ABORTED_MESSAGE);
-  if (/stalled/i.test(end.reason)) {
+  const failure = classifyJobFailure(end.reason, {
+    toolName: name,
+    toolCallId: prep.toolCall.id,
+  });
+  if (failure.stalled) {
     return errorOutcome(
       `${name}: the worker running this call stopped and the call was not retried further (${end.reason})`,
     );

@@ -76,6 +76,9 @@ describe("the coordinator queue, used with plain bullmq", () => {
     expect(sent).toEqual({ sessionId: sent.sessionId, requestId, runId: requestId });
     const response = await cluster.client.waitForResponse(requestId, { timeoutMs: 20_000 });
     expect(response.content).toEqual([{ type: "text", text: "seen: named" }]);
+    // The answer is stored before its job completes: wait for the job's return value.
+    const added = await plain.queue.getJob(requestId);
+    if (added) await waitForState(added, "completed");
     const job = await plain.queue.getJob(requestId);
     expect([job?.returnvalue.requestId, job?.returnvalue.runId]).toEqual([requestId, requestId]);
     const old = await cluster.client.send("by its older name", { runId: `o-${requestId}` });

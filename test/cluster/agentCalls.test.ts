@@ -303,16 +303,19 @@ describe("an agent calling agents", () => {
     expect(text).toMatch(/^lead got: agent "researcher" ended with error: invalid request: input/);
   });
 
-  it("gives each child what is left of the root's budget: a tree over budget stops every node with budget", async () => {
+  it("starts no child when the tree's budget has no model call left: the calls say so, the tree stops with budget", async () => {
     const { sessionId, result } = await ask("lead", `tight-${randomUUID().slice(0, 8)}`, {
       maxModelCalls: 1,
     });
     expect(result.response.stopReason).toBe("budget");
-    const children = await cluster.client.children(sessionId);
-    expect(children.map((c) => c.status)).toEqual(["budget", "budget"]);
+    expect(await cluster.client.children(sessionId)).toEqual([]);
     const messages = await cluster.client.messages(sessionId);
     const results = messages.filter((m) => m.role === "toolResult");
     expect(results).toHaveLength(3);
+    const refused = results.filter((m) =>
+      JSON.stringify(m.content).includes("the tree's budget was reached: maxModelCalls"),
+    );
+    expect(refused.map((m) => m.toolName).sort()).toEqual(["agent__researcher", "agent__writer"]);
     // The tree's usage is the sum over its nodes: the lead's one model call, no child's.
     expect(result.usage).toMatchObject({ modelCalls: 1, toolCalls: 3 });
   });

@@ -15,6 +15,7 @@ import type {
   AgentMessage,
   AgentTool,
   ExecutedOutcome,
+  RunUsage,
   ToolExecutor,
 } from "../types/index.js";
 
@@ -88,8 +89,20 @@ export interface OpenedRun {
   readonly inputIds: readonly string[];
   /** Where the run's messages begin in `state.messages`. */
   readonly runStart: number;
+  /** What the run has used so far (a resumed run's earlier part included). */
+  usage(): RunUsage;
   /** What is left of the run's budget now (`undefined`: no limit). */
   remainingBudget(): AgentLoopConfig["budget"];
+  /**
+   * The root of the run's tree of agents: its session and the root run (the run itself for a
+   * root). Read once every feature's part is open (a feature such as child runs says it).
+   */
+  treeRoot(): TreeRoot;
+  /**
+   * Reserves what the run is about to use from what it shares with others (`FeatureRun.reserve`
+   * of every feature): the reason it may not, or `undefined` once reserved.
+   */
+  reserve(what: Reservation): Promise<string | undefined>;
   /** The session store (aborts recorded while no one held a session). */
   readonly store: SessionStore;
   /**
@@ -98,6 +111,15 @@ export interface OpenedRun {
    */
   switchAgent(): Promise<void>;
 }
+
+/** The root of a tree of agents: its session, and the run of it the tree belongs to. */
+export interface TreeRoot {
+  sessionId: string;
+  runId: string;
+}
+
+/** What a run reserves before it uses it: a model call, or the start of a child run (in its session). */
+export type Reservation = { kind: "modelCall" } | { kind: "childRun"; childSessionId: string };
 
 /**
  * A call that waits for something outside its run (a person's decision, a child run's answer)
@@ -153,6 +175,13 @@ export interface FeatureRun {
   abortedAtOpen?(): Promise<boolean>;
   /** Where the run's events are seen too (a child's root): the first feature's wins. */
   readonly eventTree?: EventTree;
+  /** The root of the run's tree, when this feature knows it (child runs): the first feature's wins. */
+  readonly treeRoot?: TreeRoot;
+  /**
+   * Reserves `what` from a budget the run shares (a tree's ledger): the reason it may not (the
+   * first feature's refusal wins), or `undefined`. Throws `SessionStoreError` on a Redis failure.
+   */
+  reserve?(what: Reservation): Promise<string | undefined>;
   /** Calls of this run that wait outside it (see `CallWait`). */
   readonly callWaits?: readonly CallWait[];
   /**

@@ -83,6 +83,13 @@ export interface AgentLoopDeps {
    * an invalid structured answer start again. Default: never.
    */
   takeHandoff?: () => RunHandoff | undefined;
+  /**
+   * Asked before each model call, after the run's own budget: reserves the call from a budget
+   * shared with other runs (a tree of agents' one ledger). Returns why the call may not be made
+   * (the run then ends with `stopReason: "budget"` and that reason), or `undefined` once it is
+   * reserved. Default: every call may be made.
+   */
+  reserveModelCall?: () => Promise<string | undefined>;
 }
 
 /** How a run goes on after a handoff (`AgentLoopDeps.takeHandoff`): the new agent's model call and config. */
@@ -196,7 +203,7 @@ function budgetReached(deps: AgentLoopDeps): string | undefined {
 async function runTurn(deps: RunDeps, turn: number): Promise<TurnOutcome> {
   for (const message of await deps.drainInput())
     await emitSafely(deps.emit, { type: "messageEnd", message });
-  const reached = budgetReached(deps);
+  const reached = budgetReached(deps) ?? (await deps.reserveModelCall?.());
   if (reached) return { kind: "done", response: buildBudgetResponse(reached) };
   await emitSafely(deps.emit, { type: "turnStart", turn });
   const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);

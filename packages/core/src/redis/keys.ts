@@ -158,6 +158,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * for requests that carry one). Forgotten with the input when its run closes.
      */
     inputBudgets: (sessionId: string) => `${session(sessionId)}:inputBudgets`,
+    /**
+     * The ledger of a tree of agents (a hash, in its root session's slot): the limits of the
+     * root run `runId`'s budget, what every node of the tree reserved (model calls) and reported
+     * (tokens, tool calls, cost), and each node's last report (`<session>:<run>:<field>`).
+     */
+    treeLedger: (rootSessionId: string, runId: string) =>
+      `${session(rootSessionId)}:ledger:${runId}`,
     /** Plain inputs waiting to join a run (a sorted set of ids, by submission order). */
     pendingInputs: (sessionId: string) => `${session(sessionId)}:pendingInputs`,
     /** Follow-ups waiting for a run of their own (a sorted set of ids, by submission order). */

@@ -60,6 +60,7 @@ export interface YiemScripts {
   yiemParkRun: Script<number>;
   yiemMarkRunAborted: Script<number>;
   yiemAbortChildRun: Script<number>;
+  yiemReserveBudget: Script<ScriptReply>;
   yiemTakeAbortRequest: Script<number>;
   yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;

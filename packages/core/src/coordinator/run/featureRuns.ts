@@ -4,7 +4,9 @@ import type {
   FeatureRun,
   FinishedRun,
   OpenedRun,
+  Reservation,
   TakenAgent,
+  TreeRoot,
 } from "../../features/runFeature.js";
 import type { EventTree } from "../../state/eventBus.js";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, ToolExecutor } from "../../types/index.js";
@@ -13,6 +15,10 @@ import type { AgentEvent, AgentLoopConfig, AgentMessage, ToolExecutor } from "..
 export interface FeatureRuns {
   /** Whether any feature says the run opened aborted. */
   abortedAtOpen(): Promise<boolean>;
+  /** The root of the run's tree, when a feature says it. */
+  readonly treeRoot: TreeRoot | undefined;
+  /** Every feature's `reserve`: the first refusal. */
+  reserve(what: Reservation): Promise<string | undefined>;
   /** Where the run's events are seen too (the first feature's that says). */
   readonly eventTree: EventTree | undefined;
   /** The run's executor wrapped by every feature, the first outermost. */
@@ -50,6 +56,14 @@ function combine(parts: FeatureRun[]): FeatureRuns {
       return false;
     },
     eventTree: parts.find((part) => part.eventTree)?.eventTree,
+    treeRoot: parts.find((part) => part.treeRoot)?.treeRoot,
+    async reserve(what) {
+      for (const part of parts) {
+        const refused = await part.reserve?.(what);
+        if (refused) return refused;
+      }
+      return undefined;
+    },
     wrapExecutor: (inner) =>
       parts.reduceRight(
         (executor, part) => part.wrapExecutor?.(executor, waits) ?? executor,

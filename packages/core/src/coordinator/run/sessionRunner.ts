@@ -133,6 +133,9 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     inputIds,
     runStart,
     store: deps.store,
+    treeRoot: () => features.treeRoot ?? { sessionId, runId: start.runId },
+    usage: () => sumRunUsage(state.messages.slice(runStart), deps.config.prices),
+    reserve: (what) => features.reserve(what),
     // Called once the loop runs, so `leg` is the current agent's (after any handoff).
     remainingBudget: () =>
       remainingBudget(
@@ -179,6 +182,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
         rethrow: isRecoverable,
         runStart,
         takeHandoff: () => takeNextLeg(hold),
+        reserveModelCall: () => features.reserve({ kind: "modelCall" }),
         ...transcriptWriters(hold, start, inputIds, features, transcript, {
           onDrained: (ids) => features.limitConfig(leg?.config ?? {}, ids),
           afterResumedBatch: () => resumedAbort.afterResumedBatch(),

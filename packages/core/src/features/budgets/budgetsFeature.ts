@@ -2,8 +2,10 @@ import { lowerBudget } from "../../agents/agentRunConfig.js";
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
-import type { HeldSession, RunFeature } from "../runFeature.js";
+import type { AgentLoopConfig } from "../../types/index.js";
+import type { FeatureRun, HeldSession, OpenedRun, Reservation, RunFeature } from "../runFeature.js";
 import { readInputBudgets } from "./inputBudgets.js";
+import { TreeLedger } from "./treeLedger.js";
 
 /** What the budgets feature is built with. */
 export interface BudgetsFeatureDeps {
@@ -14,22 +16,70 @@ export interface BudgetsFeatureDeps {
 /**
  * Budgets: a run's limits (tokens, cost, model calls, tool calls) are its agent's and the
  * coordinator's, lowered by the own `budget` of every request the run answers (recorded with
- * its input, so a successor that resumes the run applies the same limits).
+ * its input, so a successor that resumes the run applies the same limits). A tree of agents
+ * spends from one ledger at its root (`TreeLedger`): each node reserves every model call and
+ * every child start there first, so the tree never makes more model calls than its root's
+ * budget, at any fan-out.
  *
- * How it composes: a child run's budget is what its parent's run had left when the child
- * started; after a handoff the run's requests' budgets apply to the target agent too; a
- * follow-up taken into a run lowers it by its own budget; an abort ends the run whatever is
- * left; a parked run spends nothing.
+ * How it composes: a child run spends from its root's ledger (and is also capped by what its
+ * parent had left when it started); after a handoff the run's requests' budgets apply to the
+ * target agent too; a follow-up taken into a run lowers it by its own budget; an abort ends
+ * the run whatever is left; a parked run spends nothing.
  */
 export function budgetsFeature(deps: BudgetsFeatureDeps): RunFeature {
+  const ledger = new TreeLedger(deps.command, deps.keys);
   return {
     name: "budgets",
-    hold: (session) => ({
-      openRun: async () => ({
-        limitConfig: (config, inputIds) => lowerByRequestBudgets(deps, session, config, inputIds),
-      }),
-    }),
+    hold: (session) => ({ openRun: async (run) => openBudgetRun(deps, ledger, session, run) }),
   };
+}
+
+async function openBudgetRun(
+  deps: BudgetsFeatureDeps,
+  ledger: TreeLedger,
+  session: HeldSession,
+  run: OpenedRun,
+): Promise<FeatureRun> {
+  let config: AgentLoopConfig | undefined;
+  const spend = (what: Reservation | { kind: "report" }) =>
+    spendFromTree(ledger, session, run, config, what);
+  return {
+    async limitConfig(given, inputIds) {
+      config = given;
+      await lowerByRequestBudgets(deps, session, given, inputIds);
+    },
+    reserve: (what) => spend(what),
+    async afterFinish() {
+      await spend({ kind: "report" }).catch(() => undefined); // best effort: the tree is done with it
+    },
+  };
+}
+
+/**
+ * Reserves from (or reports to) the run's tree's ledger. A run without a budget spends from
+ * none (a child of a root with a budget always has one: what its parent had left). The root
+ * sends its budget's limits. A Redis failure stops the run before its next model call.
+ */
+async function spendFromTree(
+  ledger: TreeLedger,
+  session: HeldSession,
+  run: OpenedRun,
+  config: AgentLoopConfig | undefined,
+  what: Reservation | { kind: "report" },
+): Promise<string | undefined> {
+  const budget = config?.budget;
+  if (!budget) return undefined;
+  const root = run.treeRoot();
+  const node = { sessionId: session.sessionId, runId: run.runId };
+  const isRoot = root.sessionId === node.sessionId && root.runId === node.runId;
+  try {
+    return await ledger.request(root, node, what.kind, run.usage(), {
+      ...(isRoot ? { limits: budget } : {}),
+      ...(what.kind === "childRun" ? { childSessionId: what.childSessionId } : {}),
+    });
+  } catch (err) {
+    throw new SessionStoreError(session.sessionId, err);
+  }
 }
 
 /**
@@ -40,7 +90,7 @@ export function budgetsFeature(deps: BudgetsFeatureDeps): RunFeature {
 async function lowerByRequestBudgets(
   deps: BudgetsFeatureDeps,
   session: HeldSession,
-  config: { budget?: Parameters<typeof lowerBudget>[0] },
+  config: AgentLoopConfig,
   inputIds: readonly string[],
 ): Promise<void> {
   let budgets: Awaited<ReturnType<typeof readInputBudgets>>;

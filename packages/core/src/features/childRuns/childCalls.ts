@@ -13,6 +13,8 @@ export interface TreePlace {
   rootSessionId: string;
   depth: number;
   path: AgentPathLink[];
+  /** The root's run the tree belongs to (unknown for a child started by an older version). */
+  rootRunId?: string;
 }
 
 /** What starting the child runs of one run needs. */
@@ -30,6 +32,13 @@ export interface ChildCallOptions {
   submit: (data: CoordinatorJobData, jobId: string) => Promise<void>;
   /** What is left of the run's budget now: the child's budget (`undefined`: no limit). */
   remainingBudget: () => RunBudget | undefined;
+  /** Reserves a child's start (its session) from what the run shares (its tree's budget): why not, or `undefined`. */
+  reserveStart: (childSessionId: string) => Promise<string | undefined>;
+}
+
+/** The root's run of the tree: this run for a root, else what the parent call said. */
+function rootRunOf(options: ChildCallOptions): string | undefined {
+  return options.place.depth === 0 ? options.runId : options.place.rootRunId;
 }
 
 /** The error result of a call that would go deeper than the cap. */
@@ -59,6 +68,12 @@ export async function startChildCall(
   }
   const depth = options.place.depth + 1;
   if (depth > options.maxDepth) return pastDepthCap(agent, options.maxDepth);
+  const proposed = `${agent}-${randomUUID()}`;
+  const refused = await options.reserveStart(proposed);
+  if (refused) {
+    const text = `agent "${agent}" was not called: the tree's budget was reached: ${refused}`;
+    return { result: createErrorToolResult(text), isError: true };
+  }
   const recorded = await options.children.request(options.sessionId, options.token, {
     callKey: key,
     toolCallId: call.toolCallId,
@@ -67,7 +82,7 @@ export async function startChildCall(
     reason: `child run of agent "${agent}"`,
     runId: options.runId,
     requestedAt: Date.now(),
-    child: { agent, sessionId: `${agent}-${randomUUID()}` },
+    child: { agent, sessionId: proposed },
   });
   if (recorded === "lost") return "waiting"; // its next holder starts it
   const childSessionId = recorded.child.sessionId;
@@ -77,6 +92,7 @@ export async function startChildCall(
     rootSessionId: options.place.rootSessionId,
     depth,
     path: [...options.place.path, { agent, sessionId: childSessionId, callKey: key }],
+    ...(rootRunOf(options) ? { rootRunId: rootRunOf(options) } : {}),
   };
   const budget = options.remainingBudget();
   await options.submit(

@@ -67,7 +67,12 @@ async function readPlace(deps: ChildRunsFeatureDeps, sessionId: string) {
     throw new SessionStoreError(sessionId, err);
   }
   if (!parent) return undefined;
-  return { rootSessionId: parent.rootSessionId, depth: parent.depth, path: parent.path ?? [] };
+  return {
+    rootSessionId: parent.rootSessionId,
+    depth: parent.depth,
+    path: parent.path ?? [],
+    ...(parent.rootRunId ? { rootRunId: parent.rootRunId } : {}),
+  };
 }
 
 async function openChildRun(
@@ -77,9 +82,11 @@ async function openChildRun(
   tree: { place: TreePlace; callees: ReadonlyMap<string, ServedAgent> },
 ): Promise<FeatureRun> {
   const eventTree = treeOf(tree.place);
+  const { rootSessionId, rootRunId, depth } = tree.place;
   return {
     abortedAtOpen: () => treeAbortedAtOpen(session, run, tree.place),
     ...(eventTree ? { eventTree } : {}),
+    ...(depth > 0 && rootRunId ? { treeRoot: { sessionId: rootSessionId, runId: rootRunId } } : {}),
     callWaits: tree.callees.size > 0 ? [childCallWait(deps, session, run, tree)] : [],
     afterFinish: async (finished) => {
       if (eventTree) await showEndAtRoot(deps, session.sessionId, eventTree, finished);
@@ -109,6 +116,7 @@ function childCallWait(
     callees: tree.callees,
     submit: deps.submit,
     remainingBudget: () => run.remainingBudget(),
+    reserveStart: (childSessionId) => run.reserve({ kind: "childRun", childSessionId }),
   };
   return {
     claims: (call) => calledAgentOf(call.tool) !== undefined,

@@ -14,6 +14,8 @@ export interface ParentCall {
   depth: number;
   /** The way from the root to this child, root's child first: what its events carry at the root. */
   path?: AgentPathLink[];
+  /** The root's run the tree belongs to: whose ledger every node of the tree spends from. */
+  rootRunId?: string;
 }
 
 /**
@@ -77,12 +79,17 @@ export function readParentCall(value: unknown): ParentCall | undefined {
   if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1)
     throw new InvalidCoordinatorJobError("parent.depth", "must be a positive integer");
   const path = readPath(fields.path);
+  const rootRunId =
+    fields.rootRunId === undefined
+      ? undefined
+      : readString("rootRunId", fields.rootRunId, CALL_KEY);
   return {
     sessionId: readString("sessionId", fields.sessionId, SESSION_ID),
     callKey: readString("callKey", fields.callKey, CALL_KEY),
     rootSessionId: readString("rootSessionId", fields.rootSessionId, SESSION_ID),
     depth,
     ...(path ? { path } : {}),
+    ...(rootRunId ? { rootRunId } : {}),
   };
 }
 

@@ -298,6 +298,17 @@ and its parent waits for it as for an approval, so each part keeps the guarantee
   request in, takes the mark as it opens (\`startRun-8.lua\`) and ends \`aborted\` without a model
   or tool call. A root abort no coordinator has carried down yet (every coordinator dead) is
   read from the ancestors when the child's run opens, with the same end.
+- **One budget for the tree.** The root run's budget is one ledger in the root's slot
+  (\`reserveBudget-1.lua\`): every node reserves each model call there before it makes it, and
+  each child start reserves the child's first model call, in one script, so siblings running
+  at once cannot jointly spend past it, and a node resumed after a crash reports its usage as
+  running totals that never count twice. A tree with \`maxModelCalls: N\` makes at most N model
+  calls and starts at most N child runs at any fan-out; tokens, tool calls and cost are counted
+  as calls end, so they overrun by at most what the calls in flight use. A start reserved again
+  after a crash (the parent killed between the reservation and its record) counts twice: the
+  ledger errs toward stopping early (issue 34, finding 4: \`test/cluster/treeBudget.test.ts\`,
+  fan-out 32 and depth 3; before, \`maxModelCalls: 3\` cost 73 model calls at fan-out 8 and 1,057
+  at 32).
 
 Measured in \`test/faults/agentCallFaults.test.ts\`: a parent calls two child agents (each
 running a remote tool for 2.5 s) and one plain tool in one batch on two coordinators, and a

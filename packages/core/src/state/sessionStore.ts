@@ -3,7 +3,7 @@ import { busEventJson } from "../protocol/busEvent.js";
 import type { InputKind, RunAnswer } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
-import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../redis/replicaAcks.js";
+import { NO_REPLICA_ACKS, type ReplicaAcks } from "../redis/replicaAcks.js";
 import {
   AcquireLeaseReply,
   AppendReply,
@@ -16,7 +16,6 @@ import {
   StartRunReply,
   TakeAbortRequestReply,
 } from "../redis/scriptReplies.js";
-import { type ScriptedRedis, withScripts } from "../redis/scripts.js";
 import type {
   AgentEndEvent,
   AgentMessage,
@@ -27,6 +26,7 @@ import type {
 import { type EventBatches, eventBatchesOf } from "./eventBatches.js";
 import { type StreamCaps, streamCaps } from "./eventBus.js";
 import { inputOrder } from "./inputOrder.js";
+import { ScriptedStore } from "./scriptedStore.js";
 
 /**
  * How long a session's transcript and events are kept after its last run (30 days); every
@@ -109,19 +109,17 @@ export function guardArg(expectLength: number | undefined): number | string {
  * of a holder is fenced by its lease token; a write with a stale token changes nothing and
  * is reported (`false`, `lost`, or `LeaseLost` from the caller's point of view).
  */
-export class SessionStore {
-  private readonly redis: ScriptedRedis;
+export class SessionStore extends ScriptedStore {
   /** Where appends go together with the session's events (`eventBatchesOf`), unless acknowledged. */
   private readonly batches: EventBatches | undefined;
 
   constructor(
     redis: RedisClient,
-    private readonly keys: ClusterKeys,
+    keys: ClusterKeys,
     acks: ReplicaAcks = NO_REPLICA_ACKS,
-    /** How the session's replay stream is capped (the events this store publishes). */
-    private readonly caps: StreamCaps = streamCaps(),
+    caps: StreamCaps = streamCaps(),
   ) {
-    this.redis = withReplicaAcks(withScripts(redis), acks);
+    super(redis, keys, acks, caps);
     // A replica-acknowledged append needs its own WAIT behind it: it goes out alone.
     this.batches = acks.replicas > 0 ? undefined : eventBatchesOf(redis, keys);
   }

@@ -1,13 +1,9 @@
-import type { ClusterKeys } from "../../redis/keys.js";
-import type { RedisClient } from "../../redis/redisConnection.js";
-import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
 import {
   DecideApprovalReply,
   ParkRunReply,
   RequestApprovalReply,
 } from "../../redis/scriptReplies.js";
-import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
-import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
+import { ScriptedStore } from "../../state/scriptedStore.js";
 import type { ExecutedOutcome, ToolApprovalDecidedEvent } from "../../types/index.js";
 import type { WaitingCallRecord } from "../waitingCallRecord.js";
 
@@ -89,19 +85,7 @@ function parseMember(member: string): { sessionId: string; callKey: string } {
  * never runs them again). Requests and parking are fenced by the holder's lease; decisions
  * are recorded by any coordinator, each at most once (see `decideApproval-5.lua`).
  */
-export class ApprovalStore {
-  private readonly redis: ScriptedRedis;
-
-  constructor(
-    redis: RedisClient,
-    private readonly keys: ClusterKeys,
-    acks: ReplicaAcks = NO_REPLICA_ACKS,
-    /** How the session's replay stream is capped (the events this store publishes). */
-    private readonly caps: StreamCaps = streamCaps(),
-  ) {
-    this.redis = withReplicaAcks(withScripts(redis), acks);
-  }
-
+export class ApprovalStore extends ScriptedStore {
   /**
    * Records that a call awaits approval: "new", "known" (recorded before), or "lost" (not our
    * lease). The cluster-wide index (and the deadline) is written first, in its own slot: a

@@ -1,13 +1,11 @@
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
-import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
 import {
   AbortChildRunReply,
   DecideApprovalReply,
   RequestApprovalReply,
 } from "../../redis/scriptReplies.js";
-import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
-import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
+import { ScriptedStore } from "../../state/scriptedStore.js";
 import { SESSION_TTL_SECONDS } from "../../state/sessionStore.js";
 import type { ExecutedOutcome, RunUsage } from "../../types/index.js";
 import type { WaitingCallRecord } from "../waitingCallRecord.js";
@@ -30,18 +28,7 @@ export type DeliverOutcome =
  * at most once; the last one un-parks the run). The tree is kept beside: each session's
  * children (`children` hash) and each child's parent call (`sessionParent`).
  */
-export class ChildRunStore {
-  private readonly redis: ScriptedRedis;
-
-  constructor(
-    redis: RedisClient,
-    private readonly keys: ClusterKeys,
-    acks: ReplicaAcks = NO_REPLICA_ACKS,
-    private readonly caps: StreamCaps = streamCaps(),
-  ) {
-    this.redis = withReplicaAcks(withScripts(redis), acks);
-  }
-
+export class ChildRunStore extends ScriptedStore {
   /**
    * Aborts a child session's run for its aborted tree, durably, whether or not the run has
    * opened (`abortChildRun-3.lua`): an open run is marked aborted; with none open, the next

@@ -1,10 +1,6 @@
 import { busEventJson } from "../../protocol/busEvent.js";
-import type { ClusterKeys } from "../../redis/keys.js";
-import type { RedisClient } from "../../redis/redisConnection.js";
-import { NO_REPLICA_ACKS, type ReplicaAcks, withReplicaAcks } from "../../redis/replicaAcks.js";
 import { AppendReply } from "../../redis/scriptReplies.js";
-import { type ScriptedRedis, withScripts } from "../../redis/scripts.js";
-import { type StreamCaps, streamCaps } from "../../state/eventBus.js";
+import { ScriptedStore } from "../../state/scriptedStore.js";
 import {
   guardArg,
   NOT_AS_EXPECTED,
@@ -23,19 +19,7 @@ export interface StoredHandoff {
  * The durable side of handoffs: a batch whose results hand the session over is stored with
  * its handoff in one step, fenced by the holder's lease like every transcript write.
  */
-export class HandoffStore {
-  private readonly redis: ScriptedRedis;
-
-  constructor(
-    redis: RedisClient,
-    private readonly keys: ClusterKeys,
-    acks: ReplicaAcks = NO_REPLICA_ACKS,
-    /** How the session's replay stream is capped (the event this store publishes). */
-    private readonly caps: StreamCaps = streamCaps(),
-  ) {
-    this.redis = withReplicaAcks(withScripts(redis), acks);
-  }
-
+export class HandoffStore extends ScriptedStore {
   /**
    * Appends a batch's results that hand the session over (`handoff.event`: from, to, the
    * call), and in the same step makes `handoff.event.to` the session's agent and publishes the

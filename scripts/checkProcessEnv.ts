@@ -18,14 +18,18 @@ const READER = "packages/core/src/settings/readSettings.ts";
 /** Folders left out, with the reason in this file's comment. */
 const LEFT_OUT = ["packages/testing/src"];
 
-/** The source folders checked: every package's and app's `src`. */
+/** Apps whose code is not under `src` (the offline demo runs from its folder). */
+const APPS_WITHOUT_SRC = ["apps/demo"];
+
+/** The source folders checked: every package's and app's `src`, and the apps without one. */
 function sourceFolders(): string[] {
-  return ["packages", "apps"].flatMap((parent) =>
+  const srcs = ["packages", "apps"].flatMap((parent) =>
     readdirSync(join(root, parent), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => `${parent}/${entry.name}/src`)
       .filter((folder) => !LEFT_OUT.includes(folder)),
   );
+  return [...srcs, ...APPS_WITHOUT_SRC];
 }
 
 /** Every `.ts`, `.mts`, `.js` or `.mjs` file under `folder` (relative to the root). */

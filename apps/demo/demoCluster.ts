@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { readGivenSetting } from "@yiem/core";
 import { startClusterProcesses, type TestProcess } from "@yiem/testing";
 
 /** The repository root, where the apps' entry points are. */
@@ -21,12 +22,13 @@ export async function startDemoCluster(
   env: Record<string, string>,
   workerCount = 3,
 ): Promise<DemoCluster> {
+  const port = readGivenSetting("port"); // the demo's coordinator serves Bull Board there
   const processes = await startClusterProcesses({
     cwd: repoRoot,
     launch: "source",
     env: { ...env, LOG_LEVEL: "info" },
     roleEnv: {
-      coordinator: process.env.PORT ? { PORT: process.env.PORT } : {},
+      coordinator: port === undefined ? {} : { PORT: String(port) },
       worker: { WORKER_CONCURRENCY: "2" },
     },
     workers: workerCount,

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import type { RedisTarget } from "@yiem/core";
+import { type RedisTarget, readGivenSetting } from "@yiem/core";
 import { startTestRedis } from "@yiem/testing";
 
 /** The Redis the demo uses and how to let go of it. */
@@ -38,18 +38,18 @@ async function startContainer(): Promise<DemoRedis> {
  */
 export async function startDemoRedis(): Promise<DemoRedis> {
   const prefix = `yiem-demo-${Date.now().toString(36)}`;
-  const clusterNodes = process.env.REDIS_CLUSTER_NODES?.trim();
-  if (clusterNodes) {
-    const nodes = clusterNodes.split(",").map((node) => node.trim());
+  const nodes = readGivenSetting("redisClusterNodes") ?? [];
+  if (nodes.length > 0) {
     return {
-      env: { REDIS_CLUSTER_NODES: clusterNodes },
+      env: { REDIS_CLUSTER_NODES: nodes.join(",") },
       target: { clusterNodes: nodes },
       prefix,
       source: `the Redis Cluster of REDIS_CLUSTER_NODES (${nodes.length} seed nodes)`,
       stop: async () => {},
     };
   }
-  if (process.env.REDIS_URL) return atUrl(process.env.REDIS_URL, prefix, "REDIS_URL");
+  const url = readGivenSetting("redisUrl");
+  if (url) return atUrl(url, prefix, "REDIS_URL");
   if (hasRedisServer()) {
     const redis = await startTestRedis({ privateServer: true });
     return atUrl(redis.url, prefix, "a private redis-server", redis.stop);

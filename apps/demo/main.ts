@@ -6,7 +6,7 @@
  * Usage: npm run demo -- [--once] ["your question"]
  */
 import { randomUUID } from "node:crypto";
-import { type AssistantMessage, YiemClient } from "@yiem/core";
+import { type AssistantMessage, readGivenSetting, readSetting, YiemClient } from "@yiem/core";
 import { startScriptedModelServer } from "@yiem/testing";
 import { createEventRenderer } from "../cli/src/renderEvents.js";
 import { startDemoCluster } from "./demoCluster.js";
@@ -22,10 +22,9 @@ type Closer = () => Promise<unknown>;
 
 /** The model settings for the processes: a real model from the environment, or the scripted one. */
 async function modelEnv(statusUrl: string, closers: Closer[]): Promise<Record<string, string>> {
-  if (process.env.OPENAI_BASE_URL || process.env.OPENAI_API_KEY) {
-    console.log(
-      `Model: ${process.env.YIEM_MODEL ?? "gpt-4o-mini"} at ${process.env.OPENAI_BASE_URL ?? "the OpenAI API"}`,
-    );
+  const baseUrl = readGivenSetting("openaiBaseUrl");
+  if (baseUrl || readGivenSetting("openaiApiKey")) {
+    console.log(`Model: ${readSetting("model")} at ${baseUrl ?? "the OpenAI API"}`);
     return {};
   }
   const model = await startScriptedModelServer({ respond: createScriptedBrain(statusUrl) });

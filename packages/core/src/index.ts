@@ -214,7 +214,7 @@ export type { ToolJobData, ToolJobResult } from "./protocol/toolJobs.js";
 export { COORDINATOR_QUEUE } from "./redis/keys.js";
 // The settings: one catalogue of every environment variable, its default and its readers.
 export type { HttpServerOptions, ShutdownGraceOptions } from "./settings/optionShapes.js";
-export { defaultOf, readSetting, settingOr } from "./settings/readSettings.js";
+export { defaultOf, readGivenSetting, readSetting, settingOr } from "./settings/readSettings.js";
 // The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
 export { localToolExecutor } from "./tools/batchSteps.js";
 export {

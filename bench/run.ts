@@ -16,7 +16,8 @@
  * `cluster` on a cluster of its own; `sessions10k` (opt-in, never in the full run) prints and
  * records its figures in bench/sessions10k.json; `gateway` (SSE watchers and runs/s on one
  * compiled gateway; opt-in, never in the full run) and `gatewayReaders` (stalled and live
- * event-stream readers on one gateway with a keys file; opt-in too) write their figures into
+ * event-stream readers on one gateway with a keys file; opt-in too) and `newSession` (Redis
+ * commands per new session against the queue's backlog; opt-in too) write their figures into
  * `bench/results.json`, which a full run keeps. `npm run bench -- --render-only` measures
  * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
  */
@@ -32,6 +33,7 @@ import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followU
 import { measureGateway } from "./measurements/gateway.js";
 import { measureGatewayReaders } from "./measurements/gatewayReaders.js";
 import { type McpOverhead, measureMcpOverhead } from "./measurements/mcpOverhead.js";
+import { measureNewSession } from "./measurements/newSession.js";
 import { measureSessions, type Sessions } from "./measurements/sessions.js";
 import { measureSessions10k } from "./measurements/sessions10k.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
@@ -39,10 +41,13 @@ import { PLAN, type Plan, QUICK_PLAN } from "./plan.js";
 import {
   printGateway,
   printGatewayReaders,
+  printNewSession,
   readCommittedGateway,
   readCommittedGatewayReaders,
+  readCommittedNewSession,
   writeGatewayReadersResults,
   writeGatewayResults,
+  writeNewSessionResults,
 } from "./report/gatewayReport.js";
 import { describeMethod } from "./report/method.js";
 import {
@@ -217,6 +222,17 @@ async function measureGatewayReadersScenario(): Promise<void> {
 }
 
 /**
+ * Measures what naming a new session costs against the queue's backlog (a Redis of its own)
+ * and prints it; writes it into the committed results unless `--quick`.
+ */
+async function measureNewSessionScenario(): Promise<void> {
+  const figures = await measureNewSession(progress);
+  printNewSession(figures);
+  if (plan === QUICK_PLAN) return;
+  for (const path of await writeNewSessionResults(figures)) progress(`wrote ${path}`);
+}
+
+/**
  * Runs every measurement: the shared rig first (closed before the rest), then the MCP
  * overhead, the burst, the sessions, then the Redis Cluster runs.
  */
@@ -280,6 +296,7 @@ const ALONE = {
   childRuns: () => measureChildRunsScenario().then(printChildRuns),
   gateway: () => measureGatewayScenario(),
   gatewayReaders: () => measureGatewayReadersScenario(),
+  newSession: () => measureNewSessionScenario(),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;
 
@@ -313,10 +330,12 @@ async function runFull(): Promise<void> {
   const measured = await measureAll(performance.now());
   const gateway = await readCommittedGateway(); // measured alone, kept
   const gatewayReaders = await readCommittedGatewayReaders(); // measured alone, kept
+  const newSession = await readCommittedNewSession(); // measured alone, kept
   const results = {
     ...toResults(measured),
     ...(gateway ? { gateway } : {}),
     ...(gatewayReaders ? { gatewayReaders } : {}),
+    ...(newSession ? { newSession } : {}),
   };
   printReport(results);
   const files = plan === QUICK_PLAN ? await quickResultFiles() : RESULT_FILES;
@@ -335,7 +354,7 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   if (only) {
     await ALONE[only]();
-    const writes = only === "gateway" || only === "gatewayReaders";
+    const writes = only === "gateway" || only === "gatewayReaders" || only === "newSession";
     const wrote = writes && plan !== QUICK_PLAN ? "" : " (no file written)";
     progress(`done in ${secondsSince(startedAt)} s${wrote}`);
   } else {

@@ -292,6 +292,13 @@ and its parent waits for it as for an approval, so each part keeps the guarantee
   it again (a no-op) and resumes the parent. The last answer of the batch un-parks the parent;
   whoever resumes it takes each child's answer from its record and appends the batch in call
   order, once.
+- **A parent is proved, not claimed.** A request naming a \`parent\` is taken in only when the
+  parent session records the call \`parent.callKey\` as waiting for exactly this child session
+  (and agent, root, depth and path), checked before anything is written for the request: a
+  forged \`parent\` (issue 34, finding 8) fails at once, naming \`parent\`, and publishes
+  nothing at the root it named. A child's job delivered again after its first intake is
+  taken in for the call recorded then (\`s:{sid}:parent\`), even once the parent's call was
+  forgotten. Parent marks written before the check are believed as they were.
 - **An abort before the child starts.** A child whose request no coordinator has taken in
   when its parent is aborted gets an \`abortOnStart\` mark in its own slot, in the script that
   would mark an open run (\`abortChildRun-3.lua\`); its run, when some coordinator takes the
@@ -377,6 +384,20 @@ against real processes (each test fails without its fix).
   counted as "no keys": every key got \`401\` and every open stream was cut. A file without any
   entry is now unusable (the last good keys stay; an error says why); \`[]\` on a line of its
   own serves no key on purpose.
+- **Finding 11: work per request grew with the cluster.** Naming a new session paged through
+  the coordinator queue's backlog (2,076 Redis commands per request with 2,000 jobs waiting);
+  \`GET /v1/sessions\` read every listed transcript whole to sum usage; \`GET /v1/approvals\`
+  read every call awaiting approval in the cluster with its arguments before keeping the key's.
+  Now each costs what it returns: a session's \`known\` mark (written by \`send\` and by every
+  recorded input) makes \`hasSession\` one \`EXISTS\`; \`finishRun\` stores a usage summary
+  the list reads; a tree's index of its calls awaiting approval, on its root session, is what
+  a key's list reads (\`test/gateway/requestCosts.test.ts\` counts the commands). Data written
+  before: a session with no \`known\` mark is still found by its transcript, events or lease,
+  and a request of it still waiting in the queue (from a client older than the mark, or a
+  plain BullMQ client) makes it known once a coordinator takes it in; a session with no usage
+  summary is summed from its transcript until its next run closes; a call awaiting approval
+  recorded before the tree index is added to it by the approvals sweep (every 30 s, a page of
+  the cluster-wide index at a time), and listed from then on.
 ## No input ends a shared process
 
 A process ended by an input is restarted into the same input: a coordinator's run is resumed

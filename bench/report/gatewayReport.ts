@@ -7,6 +7,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { Gateway } from "../measurements/gateway.js";
 import type { GatewayReaders } from "../measurements/gatewayReaders.js";
+import type { NewSession } from "../measurements/newSession.js";
 import { round, type Summary } from "../sampling/stats.js";
 import { textTable } from "./printReport.js";
 import { RESULT_FILES, renderFromFiles } from "./resultFiles.js";
@@ -103,4 +104,30 @@ export async function writeGatewayResults(g: Gateway): Promise<string[]> {
   const results = { ...(await readCommittedResults()), gateway: g };
   await writeFile(RESULT_FILES.results, `${JSON.stringify(results, null, 2)}\n`);
   return [RESULT_FILES.results, await renderFromFiles()];
+}
+
+/** The `newSession` figures of the committed `bench/results.json`, if it has them. */
+export async function readCommittedNewSession(): Promise<NewSession | undefined> {
+  return (await readCommittedResults().catch(() => undefined))?.newSession;
+}
+
+/** Writes `n` into `bench/results.json` as `newSession` and renders `docs/PERFORMANCE.md`. */
+export async function writeNewSessionResults(n: NewSession): Promise<string[]> {
+  const results = { ...(await readCommittedResults()), newSession: n };
+  await writeFile(RESULT_FILES.results, `${JSON.stringify(results, null, 2)}\n`);
+  return [RESULT_FILES.results, await renderFromFiles()];
+}
+
+/** Prints the new-session scenario's figures. */
+export function printNewSession(n: NewSession): void {
+  console.log(
+    `\n${textTable([
+      ["requests waiting", "hasSession (commands)", "hasSession + send (commands)"],
+      ...n.at.map((at) => [
+        String(at.backlog),
+        String(round(at.hasSessionCommands, 1)),
+        String(round(at.commandsPerRequest, 1)),
+      ]),
+    ])}\n`,
+  );
 }

@@ -13,6 +13,7 @@ import { gatewaySection } from "./doc/gatewaySection.js";
 import { historySection } from "./doc/historySection.js";
 import { mcpSection } from "./doc/mcpSection.js";
 import { methodSection } from "./doc/methodSection.js";
+import { newSessionSection } from "./doc/newSessionSection.js";
 import { proposalsSection } from "./doc/proposalsSection.js";
 import { sessionsSection } from "./doc/sessionsSection.js";
 import { sizingSection } from "./doc/sizingSection.js";
@@ -52,6 +53,7 @@ export function performanceMarkdown(
     clusterSection(m),
     ...(results.gateway ? [gatewaySection(results.gateway)] : []),
     ...(results.gatewayReaders ? [gatewayReadersSection(results.gatewayReaders)] : []),
+    ...(results.newSession ? [newSessionSection(results.newSession)] : []),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;
 }

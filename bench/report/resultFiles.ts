@@ -96,6 +96,7 @@ export async function renderFromFiles(): Promise<string> {
     ...toResults(stored.details),
     ...(stored.gateway ? { gateway: stored.gateway } : {}),
     ...(stored.gatewayReaders ? { gatewayReaders: stored.gatewayReaders } : {}),
+    ...(stored.newSession ? { newSession: stored.newSession } : {}),
   };
   await writeDoc(results, await readHistory(RESULT_FILES.history), RESULT_FILES.doc);
   return RESULT_FILES.doc;

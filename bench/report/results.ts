@@ -8,6 +8,7 @@ import type { FollowUpBurst } from "../measurements/followUpBurst.js";
 import type { Gateway } from "../measurements/gateway.js";
 import type { GatewayReaders } from "../measurements/gatewayReaders.js";
 import type { McpOverhead } from "../measurements/mcpOverhead.js";
+import type { NewSession } from "../measurements/newSession.js";
 import {
   cpuRatioOf,
   rawParts,
@@ -120,6 +121,8 @@ export interface BenchResults {
   gateway?: Gateway;
   /** The stalled-readers scenario's figures (`--only gatewayReaders` writes them; kept like `gateway`). */
   gatewayReaders?: GatewayReaders;
+  /** The new-session cost against the queue's backlog (`--only newSession` writes it; kept like `gateway`). */
+  newSession?: NewSession;
   cores: number;
   node: string;
   redis: string;

@@ -332,6 +332,52 @@ describe("an agent calling agents", () => {
   });
 });
 
+describe("a forged parent", () => {
+  it("is refused at intake: a plain BullMQ job naming another root's session as its parent shows nothing in that root's stream", async () => {
+    const victim = await ask("narrator", "the victim's own story");
+    const forgedSession = `narrator-${randomUUID()}`;
+    const marker = `attacker-text-${randomUUID()}`;
+    const callKey = "call_forged";
+    const forged = await plain.queue.add("ask", {
+      agent: "narrator",
+      input: marker,
+      sessionId: forgedSession,
+      parent: {
+        sessionId: victim.sessionId,
+        callKey,
+        rootSessionId: victim.sessionId,
+        depth: 1,
+        path: [{ agent: "narrator", sessionId: forgedSession, callKey }],
+      },
+    });
+    await expect(forged.waitUntilFinished(plain.events, 45_000)).rejects.toThrow(
+      `invalid request: parent: not proved: session ${victim.sessionId} has no call "${callKey}" waiting for session ${forgedSession}`,
+    );
+    // Nothing of it reached the victim's stream (read up to the end of a later run of its own),
+    // nor its tree, nor the forged session itself.
+    const later = await cluster.client.send("and then", {
+      sessionId: victim.sessionId,
+      agent: "narrator",
+    });
+    await cluster.client.waitForResponse(later.requestId, { timeoutMs: 30_000 });
+    const events: BusEvent[] = [];
+    for await (const event of cluster.client.events(victim.sessionId, {
+      fromStart: true,
+      untilAgentEnd: true,
+      requestId: later.requestId,
+    }))
+      events.push(event);
+    expect(events.filter((e) => e.type === "agentEnd")).toHaveLength(2);
+    expect(JSON.stringify(events)).not.toContain(marker);
+    expect(events.filter((e) => e.sessionId !== victim.sessionId)).toEqual([]);
+    expect(await cluster.client.children(victim.sessionId)).toEqual([]);
+    expect(await cluster.client.hasSession(forgedSession)).toBe(false);
+    expect(requestsOf("narrator-model").some((r) => JSON.stringify(r.body).includes(marker))).toBe(
+      false,
+    );
+  });
+});
+
 /** Polls `read` every 100 ms until `done` holds (up to 20 s), and returns what it read last. */
 async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   let value = await read();
@@ -376,7 +422,7 @@ describe("one tree, one set of controls", () => {
     const listed = await runCli(["pending", sessionId], cluster.env);
     expect(listed.stdout).toContain("manager > assistant > clerk");
 
-    // A request forging the clerk's call as its parent answers nothing of the tree.
+    // A request forging the clerk's call as its parent is refused, and changes nothing of the tree.
     const assistant = pending?.chain?.[1];
     const forged = await plain.queue.add("ask", {
       agent: "broke",
@@ -389,7 +435,9 @@ describe("one tree, one set of controls", () => {
         depth: 2,
       },
     });
-    await forged.waitUntilFinished(plain.events, 45_000);
+    await expect(forged.waitUntilFinished(plain.events, 45_000)).rejects.toThrow(
+      /^invalid request: parent: not proved: session assistant-\S+ has no call "[^"]+" waiting for session forged-/,
+    );
     expect((await cluster.client.pendingApprovals(sessionId)).map((p) => p.callKey)).toEqual([
       pending?.callKey,
     ]);

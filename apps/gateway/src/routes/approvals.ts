@@ -24,6 +24,11 @@ export const listApprovalsRoute = defineRoute({
     404: { description: "no such session for this key", schema: errorSchema },
   },
   async handle({ key, query, services }) {
+    if (query.sessionId === undefined && !seesAllSessions(key)) {
+      // The key's sessions are the roots of its trees: read from their indexes, never the cluster's.
+      const roots = await services.store.ownedSessionIds(key.name);
+      return json(200, { approvals: await services.client.pendingApprovalsUnder(roots) });
+    }
     if (query.sessionId !== undefined) await expectVisibleSession(services, key, query.sessionId);
     const pending = await services.client.pendingApprovals(query.sessionId);
     if (seesAllSessions(key)) return json(200, { approvals: pending });

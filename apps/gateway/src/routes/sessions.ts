@@ -30,14 +30,9 @@ export const listSessionsRoute = defineRoute({
       query.before,
     );
     const sessions = await Promise.all(
-      listed.map(async ({ sessionId, lastActivity }) => {
-        const { transcript: _, ...summary } = await describeSession(
-          services,
-          sessionId,
-          lastActivity,
-        );
-        return summary;
-      }),
+      listed.map(({ sessionId, lastActivity }) =>
+        summarizeSession(services, sessionId, lastActivity),
+      ),
     );
     return json(200, { sessions });
   },
@@ -80,8 +75,29 @@ export const abortSessionRoute = defineRoute({
   },
 });
 
+/**
+ * A session as the gateway lists it: agent, owner, last activity and usage, from the session's
+ * usage summary (`YiemClient.sessionUsage`): no transcript is read for a listed session.
+ */
+async function summarizeSession(services: GatewayServices, sessionId: string, listedAt: number) {
+  const { client, store } = services;
+  const [usage, agent, owner, lastEvent] = await Promise.all([
+    client.sessionUsage(sessionId),
+    store.agentOf(sessionId),
+    store.ownerOf(sessionId),
+    store.latestEventTime(sessionId),
+  ]);
+  return {
+    sessionId,
+    ...(agent !== undefined ? { agent } : {}),
+    ...(owner !== undefined ? { owner } : {}),
+    lastActivity: Math.max(lastEvent ?? 0, listedAt),
+    usage,
+  };
+}
+
 /** A session as the gateway shows it: agent, owner, transcript, usage, last activity. */
-async function describeSession(services: GatewayServices, sessionId: string, listedAt?: number) {
+async function describeSession(services: GatewayServices, sessionId: string) {
   const { client, store } = services;
   const [transcript, agent, owner, lastEvent] = await Promise.all([
     client.messages(sessionId),
@@ -93,7 +109,7 @@ async function describeSession(services: GatewayServices, sessionId: string, lis
     sessionId,
     ...(agent !== undefined ? { agent } : {}),
     ...(owner !== undefined ? { owner } : {}),
-    lastActivity: Math.max(lastEvent ?? 0, listedAt ?? 0),
+    lastActivity: lastEvent ?? 0,
     usage: sumRunUsage(transcript),
     transcript,
   };

@@ -110,6 +110,11 @@ export class GatewayStore {
     return sessions;
   }
 
+  /** Every session `owner` started that is still listed (active within a session's life). */
+  async ownedSessionIds(owner: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.ownedSessions(owner), 0, -1);
+  }
+
   /** Records run `runId` (kept a day). */
   async recordRun(runId: string, record: RunRecord): Promise<void> {
     await this.redis.set(this.keys.gatewayRun(runId), JSON.stringify(record), "EX", RECORD_TTL_S);

@@ -8,6 +8,7 @@ import {
 } from "../features/approvals/protocol.js";
 import { readChildren } from "../features/childRuns/childRunStore.js";
 import type { ChildRun } from "../features/childRuns/protocol.js";
+import { sumRunUsage } from "../loop/runUsage.js";
 import type { BusEvent } from "../protocol/busEvent.js";
 import {
   type CoordinatorJobData,
@@ -36,9 +37,9 @@ import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
 import { SessionEventHub } from "../state/sessionEventHub.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
-import { SessionStore } from "../state/sessionStore.js";
+import { SESSION_TTL_SECONDS, SessionStore } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
-import type { AssistantMessage, RunBudget, UserInput } from "../types/index.js";
+import type { AssistantMessage, RunBudget, RunUsage, UserInput } from "../types/index.js";
 
 /** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
 export interface LimitedToolLoad {
@@ -165,12 +166,6 @@ const RESPONSE_RECHECK_MS = 1000;
 /** How many runs' sessions a client remembers for `waitForResponse`. */
 const REMEMBERED_RUNS = 10_000;
 
-/** The states of a request job no run has answered yet. */
-const UNANSWERED_STATES = ["waiting", "prioritized", "delayed", "paused", "active"] as const;
-
-/** How many of the newest unanswered requests of each state `hasSession` looks through. */
-const QUEUED_SCAN_LIMIT = 10_000;
-
 function pick(options: DecisionOptions): { by?: string; reason?: string } {
   return {
     ...(options.by ? { by: options.by } : {}),
@@ -269,13 +264,15 @@ export class YiemClient {
     const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
     await this.ready();
     const requestId = options.requestId ?? options.runId ?? randomUUID();
-    await this.guard(async () =>
-      (await this.coordinatorQueue()).add(
+    await this.guard(async () => {
+      // Known before its request waits in the queue: `hasSession` never looks through the queue.
+      await this.command.set(this.keys.sessionKnown(sessionId), "1", "EX", SESSION_TTL_SECONDS);
+      await (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
         { jobId: requestId, ...JOB_RETENTION },
-      ),
-    );
+      );
+    });
     this.rememberRequest(requestId, sessionId);
     return { sessionId, requestId, runId: requestId };
   }
@@ -320,9 +317,11 @@ export class YiemClient {
 
   /**
    * True when the cluster knows the session: it has a stored transcript or events, a
-   * coordinator holds it, or a request for it is still in the coordinator queue (waiting, or
-   * taken in and not answered yet; the newest 10 000 of each state are looked at). Reads
-   * only keys the client role may read (`docs/SECURITY.md`).
+   * coordinator holds it, or it has its `known` mark, which `send` writes before it adds a
+   * request and coordinators write with every input they record. One `EXISTS` of the
+   * session's keys, whatever the queue's backlog: a request added by a plain BullMQ client
+   * (or by a client older than the mark) makes its session known once a coordinator takes it
+   * in. Reads only keys the client role may read (`docs/SECURITY.md`).
    */
   async hasSession(sessionId: string): Promise<boolean> {
     await this.ready();
@@ -332,25 +331,10 @@ export class YiemClient {
         k.messages(sessionId),
         k.seq(sessionId),
         k.lease(sessionId),
+        k.sessionKnown(sessionId),
       );
-      return stored > 0 || (await this.hasQueuedRequest(sessionId));
+      return stored > 0;
     });
-  }
-
-  /** Whether an unanswered request job of the coordinator queue is for `sessionId`. */
-  private async hasQueuedRequest(sessionId: string): Promise<boolean> {
-    const queue = await this.coordinatorQueue();
-    const page = 500;
-    const isFor = (job: { data?: unknown } | undefined) =>
-      (job?.data as { sessionId?: unknown } | undefined)?.sessionId === sessionId;
-    for (const state of UNANSWERED_STATES) {
-      for (let start = 0; start < QUEUED_SCAN_LIMIT; start += page) {
-        const jobs = await queue.getJobs([state], start, start + page - 1);
-        if (jobs.some(isFor)) return true;
-        if (jobs.length < page) break;
-      }
-    }
-    return false;
   }
 
   /**
@@ -589,6 +573,19 @@ export class YiemClient {
     return this.guard(() => new ApprovalStore(this.command, this.keys).pending(sessionId));
   }
 
+  /**
+   * Tool calls awaiting approval, with their arguments, oldest first, in the trees of the root
+   * sessions `rootSessionIds` (each root's calls and its child runs'): read from each root's
+   * index of its tree, so the list costs what it returns (and one read per root), however many
+   * calls wait elsewhere in the cluster. Needs the approver role (`docs/SECURITY.md`).
+   */
+  async pendingApprovalsUnder(rootSessionIds: readonly string[]): Promise<PendingApproval[]> {
+    await this.ready();
+    return this.guard(() =>
+      new ApprovalStore(this.command, this.keys).pendingUnder(rootSessionIds),
+    );
+  }
+
   private async decide(
     decision: DecisionJobData["decision"],
     timeoutMs: number = DEFAULTS.decisionTimeoutMs,
@@ -632,6 +629,21 @@ export class YiemClient {
   async children(sessionId: string): Promise<ChildRun[]> {
     await this.ready();
     return this.guard(() => readChildren(this.command, this.keys, sessionId));
+  }
+
+  /**
+   * What a session used (tokens, model and tool calls; `costUsd` when its coordinators price),
+   * its child runs' included: the summary its last finished run stored, one `GET`. A session
+   * without one (no run of it finished since the summary was kept, as for one from an older
+   * version) is summed from its transcript instead, which is read whole; never writes.
+   * Usage of a run still open (parked, say) counts once it finishes.
+   */
+  async sessionUsage(sessionId: string): Promise<RunUsage> {
+    await this.ready();
+    return this.guard(async () => {
+      const summary = await this.store.readSessionUsage(sessionId);
+      return summary ?? sumRunUsage(await this.store.loadMessages(sessionId));
+    });
   }
 
   /** The stored transcript of a session. */

@@ -233,6 +233,13 @@ export interface FeatureIntake {
    */
   refuses?(data: unknown): Error | undefined;
   /**
+   * Whether a valid request may be taken in at all, checked before anything is written for it
+   * (its session's agent, its input, any mark): `undefined` when it may, else the error it is
+   * refused with (the job fails at once, unrecoverably). Throws on a Redis failure: the job is
+   * then left to come back after its lock. Never writes.
+   */
+  admits?(request: CoordinatorRequest): Promise<Error | undefined>;
+  /**
    * Before a request's input is recorded in its session (retried with it on a Redis failure,
    * so it must be idempotent). Throws on a Redis failure.
    */

@@ -187,6 +187,18 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /** Tool calls running in a coordinator's process right now (call id → start time). */
     running: (sessionId: string) => `${session(sessionId)}:running`,
     lease: (sessionId: string) => `${session(sessionId)}:lease`,
+    /**
+     * STRING: the session exists (kept 30 days past its last input): written by
+     * `YiemClient.send` before it adds a request, and by every input a coordinator records
+     * (`enqueueInput-7.lua`), so `hasSession` is one `EXISTS`, not a look through the queue.
+     */
+    sessionKnown: (sessionId: string) => `${session(sessionId)}:known`,
+    /**
+     * STRING: the session's usage summary (`RunUsage` JSON of its whole transcript), stored
+     * by `finishRun.lua` as each run closes; what a list of sessions reads instead of the
+     * transcripts.
+     */
+    sessionUsage: (sessionId: string) => `${session(sessionId)}:usage`,
     /** STRING: the name of the agent the session belongs to (set by its first request). */
     sessionAgent: (sessionId: string) => `${session(sessionId)}:agent`,
     /**
@@ -212,6 +224,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * An index written beside the session's scripts (never inside them: it is another slot).
      */
     approvalsPending: `${prefix}:approvalsPending`,
+    /**
+     * ZSET, kept on a tree's root session: the calls awaiting approval in the tree (the root's
+     * and its child runs'), `<sessionId> <callKey>` by request time, so listing the approvals
+     * of some roots costs what it returns. Written beside the session scripts as
+     * `approvalsPending` is (a child's calls live in another slot than its root).
+     */
+    treeApprovals: (rootSessionId: string) => `${session(rootSessionId)}:treeApprovals`,
     /** Calls awaiting approval that have a timeout: `<sessionId> <callKey>` by deadline. */
     approvalDeadlines: `${prefix}:approvalDeadlines`,
     seq: (sessionId: string) => `${session(sessionId)}:seq`,

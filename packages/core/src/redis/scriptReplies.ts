@@ -25,7 +25,7 @@ export const ReleaseLeaseIfIdleReply = {
   notOurs: -1,
 } as const;
 
-/** `enqueueInput-6.lua` (the first element; `answered` comes with the response JSON). */
+/** `enqueueInput-7.lua` (the first element; `answered` comes with the response JSON). */
 export const EnqueueInputReply = {
   /** The id was recorded with another input (a job id is the key of one request). */
   reused: 3,

@@ -21,6 +21,7 @@ import type {
   AgentMessage,
   AssistantMessage,
   RunBudget,
+  RunUsage,
   UserMessage,
 } from "../types/index.js";
 import { type EventBatches, eventBatchesOf } from "./eventBatches.js";
@@ -242,6 +243,7 @@ export class SessionStore extends ScriptedStore {
       k.response(sessionId, inputId),
       k.inputDigests(sessionId),
       k.inputBudgets(sessionId),
+      k.sessionKnown(sessionId),
       inputId,
       kind,
       JSON.stringify(message),
@@ -249,6 +251,7 @@ export class SessionStore extends ScriptedStore {
       inputDigest(message),
       SESSION_TTL_SECONDS,
       budget ? JSON.stringify(budget) : "",
+      SESSION_TTL_SECONDS,
     );
     if (code === EnqueueInputReply.reused) return { kind: "reused" };
     if (code === EnqueueInputReply.answered) {
@@ -421,13 +424,20 @@ export class SessionStore extends ScriptedStore {
    * input it answers (`inputIds`, as the holder tracked them from `startRun` and
    * `drainInputs`) and publishes its `agentEnd` event, atomically (see `finishRun.lua`). Returns false when the lease is lost;
    * `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given and the transcript has
-   * another length.
+   * another length. `sessionUsage` (what the whole transcript used) is stored as the
+   * session's usage summary in the same step (`readSessionUsage`).
    */
   async finishRun(
     sessionId: string,
     token: string,
     response: AssistantMessage,
-    run: { runId: string; inputIds: string[]; event: AgentEndEvent; agent?: string },
+    run: {
+      runId: string;
+      inputIds: string[];
+      event: AgentEndEvent;
+      agent?: string;
+      sessionUsage?: RunUsage;
+    },
     expectLength?: number,
   ): Promise<boolean | NotAsExpected> {
     const k = this.keys;
@@ -448,6 +458,7 @@ export class SessionStore extends ScriptedStore {
       k.pendingFollowUps(sessionId),
       k.running(sessionId),
       k.inputBudgets(sessionId),
+      k.sessionUsage(sessionId),
       ...run.inputIds.map((id) => k.response(sessionId, id)),
     ];
     const done = await this.redis.yiemFinishRun(
@@ -464,10 +475,21 @@ export class SessionStore extends ScriptedStore {
       JSON.stringify(run.inputIds),
       guardArg(expectLength),
       this.caps.maxBytes,
+      run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
     );
     return done === FinishRunReply.notExpectedLength
       ? NOT_AS_EXPECTED
       : done === FinishRunReply.closed;
+  }
+
+  /**
+   * The session's usage summary: what its whole transcript used as of its last finished run
+   * (`finishRun`); `undefined` when no run finished since the summary was kept (a session
+   * older than it, or one whose first run is still open). One `GET`: never reads the transcript.
+   */
+  async readSessionUsage(sessionId: string): Promise<RunUsage | undefined> {
+    const text = await this.redis.get(this.keys.sessionUsage(sessionId));
+    return text ? (JSON.parse(text) as RunUsage) : undefined;
   }
 
   /** The whole transcript. */

@@ -101,6 +101,35 @@ export class RequestJobs {
       slot.release();
       return this.refuse(job, token, unknown);
     }
+    return this.admit(job, token, slot, request);
+  }
+
+  /**
+   * Takes in a valid request once every feature admits it (`FeatureIntake.admits`, before
+   * anything is written for it), or refuses it with the first refusal. Redis away: the slot
+   * goes back, and a live job comes back after its lock.
+   */
+  private async admit(
+    job: Job,
+    token: string,
+    slot: Slot,
+    request: CoordinatorRequest,
+  ): Promise<void> {
+    let refusal: Error | undefined;
+    try {
+      refusal = await retryTransient(() => this.refusalOfRequest(request));
+    } catch (err) {
+      slot.release();
+      this.options.log.warn(
+        { jobId: job.id, err: (err as Error).message },
+        "could not check a request before taking it in; it is delivered again after its lock",
+      );
+      return;
+    }
+    if (refusal) {
+      slot.release();
+      return this.refuse(job, token, refusal);
+    }
     if (request.sessionId) return this.holdForAgent(job, token, slot, request.sessionId, request);
     return this.claimSession(job).then((sessionId) => {
       if (sessionId) return this.holdForAgent(job, token, slot, sessionId, request);
@@ -302,6 +331,15 @@ export class RequestJobs {
   private refusalOf(data: unknown): Error | undefined {
     for (const { intake } of this.options.features) {
       const refusal = intake?.refuses?.(data);
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+
+  /** The first feature's refusal of a valid request (`FeatureIntake.admits`). */
+  private async refusalOfRequest(request: CoordinatorRequest): Promise<Error | undefined> {
+    for (const { intake } of this.options.features) {
+      const refusal = await intake?.admits?.(request);
       if (refusal) return refusal;
     }
     return undefined;

@@ -195,7 +195,8 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     keptBack.agentEnd ??
     agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
   const agent = hold.agent ? { agent: hold.agent.name } : {};
-  const run = { runId: start.runId, inputIds, event: agentEnd, ...agent };
+  const sessionUsage = sumRunUsage(state.messages, deps.config.prices); // the list's summary
+  const run = { runId: start.runId, inputIds, event: agentEnd, ...agent, sessionUsage };
   await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
   await features.afterFinish(run);
   const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };

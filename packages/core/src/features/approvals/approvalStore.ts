@@ -4,6 +4,7 @@ import {
   RequestApprovalReply,
 } from "../../redis/scriptReplies.js";
 import { ScriptedStore } from "../../state/scriptedStore.js";
+import { SESSION_TTL_SECONDS } from "../../state/sessionStore.js";
 import type { ExecutedOutcome, ToolApprovalDecidedEvent } from "../../types/index.js";
 import type { WaitingCallRecord } from "../waitingCallRecord.js";
 
@@ -88,9 +89,10 @@ function parseMember(member: string): { sessionId: string; callKey: string } {
 export class ApprovalStore extends ScriptedStore {
   /**
    * Records that a call awaits approval: "new", "known" (recorded before), or "lost" (not our
-   * lease). The cluster-wide index (and the deadline) is written first, in its own slot: a
-   * crash in between leaves an index entry without a request, which readers skip and the
-   * deadline sweep removes, never a request missing from the index.
+   * lease). The cluster-wide index, the tree's index on its root session and the deadline are
+   * written first, in their own slots: a crash in between leaves an index entry without a
+   * request, which readers skip (and the sweep removes from the cluster-wide one), never a
+   * request missing from an index.
    */
   async request(
     sessionId: string,
@@ -100,6 +102,7 @@ export class ApprovalStore extends ScriptedStore {
     const k = this.keys;
     const member = memberOf(sessionId, request.callKey);
     await this.redis.zadd(k.approvalsPending, "NX", request.requestedAt, member);
+    await this.indexInTree(await this.rootOf(sessionId), request.requestedAt, member);
     if (request.deadline !== undefined) {
       await this.redis.zadd(k.approvalDeadlines, "NX", request.deadline, member);
     }
@@ -160,8 +163,8 @@ export class ApprovalStore extends ScriptedStore {
 
   /**
    * Records a decision at most once and publishes its `toolApprovalDecided` event in the same
-   * step (see `decideApproval-5.lua`), then drops the call from the cluster-wide index whatever
-   * the outcome (it no longer waits). `known`: the call's request when the caller has it.
+   * step (see `decideApproval-5.lua`), then drops the call from the cluster-wide index and its
+   * tree's whatever the outcome (it no longer waits). `known`: the call's request when the caller has it.
    */
   async decide(
     sessionId: string,
@@ -188,6 +191,7 @@ export class ApprovalStore extends ScriptedStore {
     await Promise.all([
       this.redis.zrem(k.approvalsPending, member),
       this.redis.zrem(k.approvalDeadlines, member),
+      this.rootOf(sessionId).then((root) => this.redis.zrem(k.treeApprovals(root), member)),
     ]);
     if (code === DecideApprovalReply.notWaiting) return { kind: "notWaiting" };
     if (code === DecideApprovalReply.decidedAlready)
@@ -197,7 +201,7 @@ export class ApprovalStore extends ScriptedStore {
 
   /**
    * Forgets the batch's approvals once its results are in the transcript, and drops its calls
-   * from the cluster-wide index: a call answered without a decision (its run aborted while it
+   * from the cluster-wide index and its tree's: a call answered without a decision (its run aborted while it
    * waited) would otherwise stay in the index for good. The session's keys go first, so a
    * crash in between leaves index entries without a request (skipped by readers), never a
    * request of an answered call. Only the session's holder (`token`) forgets: a coordinator
@@ -220,6 +224,7 @@ export class ApprovalStore extends ScriptedStore {
     await Promise.all([
       this.redis.zrem(k.approvalsPending, ...members),
       this.redis.zrem(k.approvalDeadlines, ...members),
+      this.rootOf(sessionId).then((root) => this.redis.zrem(k.treeApprovals(root), ...members)),
     ]);
     return true;
   }
@@ -230,7 +235,9 @@ export class ApprovalStore extends ScriptedStore {
    * index, in another slot, is written before the fenced request). Reads one page of `limit`
    * entries requested before `before` (older than any holder can still be between the two
    * writes), from `from` on; returns where the next page starts (0 once the index is read to
-   * its end) and how many it dropped. Never drops an entry whose request exists.
+   * its end) and how many it dropped. Never drops an entry whose request exists. An entry
+   * whose call still waits is added to its tree's index when missing (a call recorded by a
+   * version without that index), so every waiting call is listed there after one pass.
    */
   async dropOrphanEntries(
     from: number,
@@ -253,6 +260,7 @@ export class ApprovalStore extends ScriptedStore {
       }),
     );
     const orphans = members.filter((_, i) => known[i] === 0);
+    await this.indexKnownInTrees(members.filter((_, i) => known[i] === 1));
     if (orphans.length > 0) {
       await Promise.all([
         this.redis.zrem(k.approvalsPending, ...orphans),
@@ -261,6 +269,36 @@ export class ApprovalStore extends ScriptedStore {
     }
     const next = members.length < limit ? 0 : from + members.length - orphans.length;
     return { next, dropped: orphans.length };
+  }
+
+  /** Adds undecided calls of the cluster-wide index that their tree's index lacks to it. */
+  private async indexKnownInTrees(members: string[]): Promise<void> {
+    await Promise.all(
+      members.map(async (member) => {
+        const call = parseMember(member);
+        const request = await this.undecidedRequest(call);
+        if (request)
+          await this.indexInTree(await this.rootOf(call.sessionId), request.requestedAt, member);
+      }),
+    );
+  }
+
+  /** Lists a call in its tree's index (on the root session), kept as long as a session. */
+  private async indexInTree(root: string, requestedAt: number, member: string): Promise<void> {
+    const key = this.keys.treeApprovals(root);
+    const replies = await this.redis
+      .multi()
+      .zadd(key, "NX", requestedAt, member)
+      .expire(key, SESSION_TTL_SECONDS)
+      .exec();
+    const failed = replies?.find(([err]) => err)?.[0];
+    if (failed) throw failed;
+  }
+
+  /** The root session of `sessionId`'s tree (its recorded parent call's root; itself for a root). */
+  private async rootOf(sessionId: string): Promise<string> {
+    const text = await this.redis.get(this.keys.sessionParent(sessionId));
+    return text ? (JSON.parse(text) as { rootSessionId: string }).rootSessionId : sessionId;
   }
 
   /** Calls whose approval deadline has passed (at most `limit`). */
@@ -285,15 +323,35 @@ export class ApprovalStore extends ScriptedStore {
     return this.withChains(listed);
   }
 
-  /** Every call awaiting approval in the cluster (the index), oldest first. */
-  private async pendingAll(): Promise<PendingApproval[]> {
-    const members = (await this.redis.zrange(this.keys.approvalsPending, 0, -1)).map(parseMember);
-    // One read per call, sent at once (sessions live in different slots); an index entry
-    // whose call is decided or unknown is skipped.
+  /**
+   * The calls awaiting approval in the trees of the root sessions `roots` (each root's and its
+   * child runs'), oldest first, each in a child run with its `chain`: read from each root's
+   * index of its tree, so it costs one read per root and per call listed, whatever else waits
+   * in the cluster. A session that is not a root lists nothing here.
+   */
+  async pendingUnder(roots: readonly string[]): Promise<PendingApproval[]> {
+    const indexes = await Promise.all(
+      roots.map((root) => this.redis.zrange(this.keys.treeApprovals(root), 0, -1)),
+    );
+    const listed = await this.undecidedOf(indexes.flat().map(parseMember));
+    return this.withChains(listed.sort((a, b) => a.requestedAt - b.requestedAt));
+  }
+
+  /** The undecided requests of `members` (one read per call, sent at once), in their order. */
+  private async undecidedOf(
+    members: Array<{ sessionId: string; callKey: string }>,
+  ): Promise<PendingApproval[]> {
     const requests = await Promise.all(members.map((m) => this.undecidedRequest(m)));
     return requests.flatMap((request, i) =>
       request ? [{ ...request, sessionId: members[i]?.sessionId ?? "" }] : [],
     );
+  }
+
+  /** Every call awaiting approval in the cluster (the index), oldest first. */
+  private async pendingAll(): Promise<PendingApproval[]> {
+    const members = (await this.redis.zrange(this.keys.approvalsPending, 0, -1)).map(parseMember);
+    // Sessions live in different slots; an index entry whose call is decided or unknown is skipped.
+    return this.undecidedOf(members);
   }
 
   /** The calls awaiting approval in a session and in its running child runs, oldest first. */

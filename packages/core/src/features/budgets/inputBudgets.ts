@@ -4,7 +4,7 @@ import type { RunBudget } from "../../types/index.js";
 
 /**
  * The own budgets of the inputs `inputIds` of a session, as recorded with them
- * (`enqueueInput-6.lua`): one for each input whose request carried a `budget`, in no
+ * (`enqueueInput-7.lua`): one for each input whose request carried a `budget`, in no
  * particular order. The run answering those inputs lowers its budget by every one, so a
  * resumed run (another coordinator, after a crash) applies the same limits. A stored value
  * that is not a JSON object is left out (intake validated it; nothing else writes there).

@@ -1,4 +1,5 @@
-import type { RunAnswer } from "../../protocol/coordinatorJob.js";
+import type { CoordinatorRequest, RunAnswer } from "../../protocol/coordinatorJob.js";
+import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import type { AssistantMessage } from "../../types/index.js";
 import type { FeatureIntake } from "../runFeature.js";
@@ -6,12 +7,14 @@ import type { ChildRunsFeatureDeps } from "./childRunsDeps.js";
 import { childOutcome, childStatusOf, type ParentCall, readParentCall } from "./protocol.js";
 
 /**
- * The child runs' part of the request intake: a child's request records its parent call in its
- * session before its input; its answer is delivered to that call before its job completes; a
+ * The child runs' part of the request intake: a request naming a `parent` is taken in only when
+ * the parent proves it (its call waits for this child session), and then records its parent
+ * call in its session before its input; its answer is delivered to that call before its job completes; a
  * refused child's request still answers the call, with the reason.
  */
 export function createChildIntake(deps: ChildRunsFeatureDeps): FeatureIntake {
   return {
+    admits: (request) => admitChild(deps, request),
     async beforeRecord(sessionId, request) {
       if (request.parent) await deps.store.writeParent(sessionId, request.parent);
     },
@@ -20,6 +23,22 @@ export function createChildIntake(deps: ChildRunsFeatureDeps): FeatureIntake {
     },
     refused: (data, reason) => answerRefusedChild(deps, data, reason),
   };
+}
+
+/**
+ * Refuses a request naming a `parent` the parent did not make (`ChildRunStore.disproveParent`),
+ * before anything is written for it: so no parent mark, and no event at a root, comes of a
+ * forged `parent`. A child run's request always names its session.
+ */
+async function admitChild(
+  deps: ChildRunsFeatureDeps,
+  request: CoordinatorRequest,
+): Promise<Error | undefined> {
+  const { parent, sessionId } = request;
+  if (!parent) return undefined;
+  if (!sessionId) return new InvalidCoordinatorJobError("parent", "a child run names its session");
+  const why = await deps.store.disproveParent(sessionId, request.agent, parent);
+  return why ? new InvalidCoordinatorJobError("parent", `not proved: ${why}`) : undefined;
 }
 
 /**

@@ -170,6 +170,42 @@ export class ChildRunStore extends ScriptedStore {
       .filter((r): r is ChildCallRequest => r.child !== undefined && !done.has(r.callKey));
   }
 
+  /**
+   * Why a child run's request does not answer the call it names (`parent`), or `undefined`
+   * when it does: a parent is proved, never claimed. The child session's recorded parent call
+   * (proved at its first intake) must be this one; without one, the parent session must record
+   * the call `parent.callKey` as waiting for exactly this child session and `agent`, and the
+   * request's root, depth and way down must be what the parent's own place gives (its root's,
+   * one deeper). Reads the child's slot, then the parent's (one round trip each: they are in
+   * different slots on a Redis Cluster); never writes. Throws when Redis fails.
+   */
+  async disproveParent(
+    childSessionId: string,
+    agent: string | undefined,
+    parent: ParentCall,
+  ): Promise<string | undefined> {
+    const k = this.keys;
+    const known = await this.readParent(childSessionId);
+    if (known) {
+      const same = known.sessionId === parent.sessionId && known.callKey === parent.callKey;
+      return same ? undefined : `session ${childSessionId} answers another call`;
+    }
+    const replies = await this.redis
+      .multi()
+      .hget(k.approvals(parent.sessionId), parent.callKey)
+      .get(k.sessionParent(parent.sessionId))
+      .exec();
+    const failed = replies?.find(([err]) => err)?.[0];
+    if (failed) throw failed;
+    const [callText, placeText] = (replies ?? []).map(([, value]) => value as string | null);
+    const call = callText ? (JSON.parse(callText) as WaitingCallRecord) : undefined;
+    if (call?.child?.sessionId !== childSessionId)
+      return `session ${parent.sessionId} has no call ${JSON.stringify(parent.callKey)} waiting for session ${childSessionId}`;
+    if (agent !== call.child.agent) return `the call waits for agent "${call.child.agent}"`;
+    const above = placeText ? (JSON.parse(placeText) as ParentCall) : undefined;
+    return misplaced(parent, expectedPlace(parent, above, { ...call.child, childSessionId }));
+  }
+
   /** Records the parent call of a child session (first intake wins; kept as long as the session). */
   async writeParent(childSessionId: string, parent: ParentCall): Promise<void> {
     const key = this.keys.sessionParent(childSessionId);
@@ -198,4 +234,31 @@ export async function readChildren(
   return entries
     .map((text) => JSON.parse(text) as ChildRun)
     .sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/** Where a child of the parent call `parent` stands, from the parent's own place (`above`). */
+function expectedPlace(
+  parent: ParentCall,
+  above: ParentCall | undefined,
+  child: { agent: string; childSessionId: string },
+): Omit<ParentCall, "sessionId" | "callKey"> {
+  const link = { agent: child.agent, sessionId: child.childSessionId, callKey: parent.callKey };
+  return {
+    rootSessionId: above?.rootSessionId ?? parent.sessionId,
+    depth: (above?.depth ?? 0) + 1,
+    path: [...(above?.path ?? []), link],
+  };
+}
+
+/** Why `parent`'s root, depth or way down is not `expected`; a request without a way down has none to check. */
+function misplaced(
+  parent: ParentCall,
+  expected: Omit<ParentCall, "sessionId" | "callKey">,
+): string | undefined {
+  if (parent.rootSessionId !== expected.rootSessionId)
+    return `the call's root session is ${expected.rootSessionId}`;
+  if (parent.depth !== expected.depth) return `the call's depth is ${expected.depth}`;
+  if (parent.path && JSON.stringify(parent.path) !== JSON.stringify(expected.path))
+    return "the way down from the root is not the call's";
+  return undefined;
 }

@@ -1,7 +1,9 @@
 --[[
   Closes a run in one step: stores its response under every input id it answers, forgets
   those inputs (and their budgets), publishes the run's `agentEnd` (numbered) on the bus, closes the run,
-  announces the ids on the responses channel, and sets the session's idle expiry. A watcher
+  announces the ids on the responses channel, stores the session's usage summary (what its
+  whole transcript used, so a list of sessions reads no transcript), and sets the session's
+  idle expiry. A watcher
   therefore sees `agentEnd` exactly when the response is stored, even if the coordinator dies
   here. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
   Called with a variable number of keys (the first argument is their count).
@@ -18,7 +20,8 @@
     KEYS[9] pendingFollowUps
     KEYS[10] running
     KEYS[11] inputBudgets
-    KEYS[12..] the response key of each input the run answers
+    KEYS[12] usage (the session's usage summary)
+    KEYS[13..] the response key of each input the run answers
 
     ARGV[1] token
     ARGV[2] response JSON
@@ -31,6 +34,7 @@
     ARGV[9] JSON array of the input ids
     ARGV[10] the transcript's expected length, or '' (see appendMessages-3)
     ARGV[11] stream max bytes (see appendEvent.lib.lua)
+    ARGV[12] the session's usage summary JSON, or '' (left as it is)
 
   Output:
     1 closed · -1 not ours · -2 not the expected length (nothing changed)
@@ -38,7 +42,8 @@
 -- @include appendEvent
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then return -2 end
-for i = 12, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+for i = 13, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+if ARGV[12] ~= '' then redis.call('SET', KEYS[12], ARGV[12]) end
 local ids = redis.call('LRANGE', KEYS[3], 0, -1)
 for _, id in ipairs(ids) do
   redis.call('HDEL', KEYS[4], id)
@@ -47,5 +52,5 @@ end
 appendEvent(KEYS[5], KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
-for i = 4, 11 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+for i = 4, 12 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
 return 1

@@ -6,8 +6,9 @@
   run) changes nothing. Waiting inputs are sorted sets ordered by `order`, so inputs fetched
   by different coordinators still run in the order they were submitted. A request's own
   budget (JSON) is recorded beside its input, with the same lifetime: the run that answers the
-  input reads it (`state/inputBudgets.ts`), a resumed run too. Not fenced: any coordinator
-  records inputs.
+  input reads it (`state/inputBudgets.ts`), a resumed run too. Each input (re)writes the
+  session's `known` mark, which `YiemClient.hasSession` reads in one step. Not fenced: any
+  coordinator records inputs.
 
   Input:
     KEYS[1] inputs
@@ -16,6 +17,7 @@
     KEYS[4] response (of this input)
     KEYS[5] inputDigests
     KEYS[6] inputBudgets
+    KEYS[7] known (the session's existence mark)
 
     ARGV[1] input id
     ARGV[2] kind: input | followUp
@@ -24,6 +26,7 @@
     ARGV[5] the input's digest
     ARGV[6] inputDigests ttl s
     ARGV[7] the request's budget JSON, or '' (none)
+    ARGV[8] known ttl s
 
   Output:
     {3} the id was recorded with another input · {2, response JSON} answered ·
@@ -31,6 +34,7 @@
 ]]
 local digest = redis.call('HGET', KEYS[5], ARGV[1])
 if digest and digest ~= ARGV[5] then return {3} end
+redis.call('SET', KEYS[7], '1', 'EX', ARGV[8])
 local response = redis.call('GET', KEYS[4])
 if response then return {2, response} end
 if not digest then

@@ -206,8 +206,9 @@ async function decideApprovals(
     };
     const call = await locateWaitingCall(services, sessionId, decision.callId, "messages");
     if (!call) continue; // decided already (by this chat's earlier request, or elsewhere)
-    await decideCall(services, call, decision, key.name, "messages");
+    // Read before deciding: the resumed run may end, and its record go, before the decision returns.
     runId ??= call.sessionId === sessionId ? call.runId : await services.store.openRunOf(sessionId);
+    await decideCall(services, call, decision, key.name, "messages");
     if (call.sessionId !== sessionId) {
       first.push(...chunks.decided(`${call.sessionId}/${call.toolCallId}`, response.approved));
     }

@@ -398,6 +398,22 @@ against real processes (each test fails without its fix).
   summary is summed from its transcript until its next run closes; a call awaiting approval
   recorded before the tree index is added to it by the approvals sweep (every 30 s, a page of
   the cluster-wide index at a time), and listed from then on.
+- **Findings 5, 6 and 7: child runs, handoffs and parked runs on the faces.** Attacked in
+  \`test/gateway/treeFaces.test.ts\` (each test fails without its fix). A key that sees only
+  its own sessions could not list or decide a call waiting in its own child run (an empty
+  list, \`404\`, \`409\`), so with no approval timeout the run stayed parked for good; \`/v1/chat\`
+  decided a child's call in the root session (\`409\`). Ownership now follows the run: a child
+  run's session is its root owner's, and every face decides a call in the session where it
+  waits. After a handoff, a follow-up naming no agent was refused ("belongs to agent
+  billing"): the session's current agent answers it now, and a key's \`agents\` is checked
+  against that agent (a handoff outside the scope makes the next request \`403\`, saying so); a
+  new session naming no agent goes to \`default\` or the only agent, else it is refused at
+  intake, where it used to end with an error (issue 30). \`/v1/chat/completions\` never
+  answered once its run parked for approval, and \`/v1/chat\` never ended when the call waited
+  in a child run, each hung request holding a connection: each face now ends its answer once
+  the run waits for a decision, saying so in its protocol (OpenAI's: \`finish_reason: "stop"\`,
+  text naming the calls and the \`yiem\` extension field; the AI SDK's: the approval requests,
+  a child's included, and finish reason \`tool-calls\`).
 ## No input ends a shared process
 
 A process ended by an input is restarted into the same input: a coordinator's run is resumed

@@ -193,8 +193,11 @@ async function send(event) {
   const input = $("input");
   const text = input.value.trim();
   if (!text) return;
-  const body = { input: text, agent: $("agent").value || undefined };
+  // The agent picked starts a new session; a continued one answers with its current agent
+  // (after a handoff, the one it was handed to).
+  const body = { input: text };
   if (page.view) body.sessionId = page.view.sessionId;
+  else body.agent = $("agent").value || undefined;
   try {
     const run = await callGateway("POST", "/v1/runs", body);
     input.value = "";

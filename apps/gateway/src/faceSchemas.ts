@@ -29,7 +29,9 @@ export const chatRequestSchema = z.looseObject({
     .min(1)
     .max(128)
     .optional()
-    .describe("the agent (default: default); DefaultChatTransport's body option"),
+    .describe(
+      "the agent of a new chat (default: the coordinators' default agent); a continued chat is answered by its session's current agent. DefaultChatTransport's body option",
+    ),
   trigger: z.string().optional(),
   messageId: z.string().optional(),
 });
@@ -42,7 +44,13 @@ const chatCompletionMessageSchema = z.looseObject({
 
 /** The body of `POST /v1/chat/completions` (other OpenAI fields are accepted and ignored). */
 export const chatCompletionRequestSchema = z.looseObject({
-  model: z.string().min(1).max(128).describe("the agent's name"),
+  model: z
+    .string()
+    .min(1)
+    .max(128)
+    .describe(
+      "the agent's name for a new session; a continued session (X-Yiem-Session) is answered by its current agent, named in the answer's model",
+    ),
   messages: z
     .array(chatCompletionMessageSchema)
     .min(1)
@@ -57,6 +65,26 @@ const completionUsageSchema = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+});
+
+/**
+ * What the OpenAI-compatible face adds to its answer (and to the last chunk of a stream) when
+ * the run waits for approval: the calls it waits for and how to decide them.
+ */
+export const awaitingApprovalSchema = z.object({
+  status: z.literal("awaiting_approval"),
+  sessionId: z.string(),
+  runId: z.string(),
+  approvals: z.array(
+    z.looseObject({
+      sessionId: z.string().describe("where the call waits (a child run's session for its call)"),
+      toolCallId: z.string().describe("what POST /v1/approvals takes, with sessionId"),
+      toolName: z.string(),
+      arguments: z.unknown(),
+      reason: z.string(),
+    }),
+  ),
+  decide: z.string().describe("how to decide them, and where the answer then is"),
 });
 
 /** What `POST /v1/chat/completions` answers without `stream`. */
@@ -77,7 +105,12 @@ export const chatCompletionSchema = z.object({
       logprobs: z.null(),
     }),
   ),
-  usage: completionUsageSchema,
+  usage: completionUsageSchema.optional().describe("absent while the run waits for approval"),
+  yiem: awaitingApprovalSchema
+    .optional()
+    .describe(
+      "set when the run waits for a person's decision: the answer ends there (finish_reason stop, the content saying so)",
+    ),
 });
 
 /** What `GET /v1/models` answers: the agents the key may use, as OpenAI models. */

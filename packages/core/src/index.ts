@@ -15,6 +15,7 @@ export {
   lowerBudget,
 } from "./agents/agentRunConfig.js";
 export { AgentsFileError, loadAgentsFile } from "./agents/agentsFile.js";
+export { defaultAgentOf } from "./agents/defaultAgent.js";
 export {
   type AgentDefinition,
   type AgentSession,

@@ -173,7 +173,7 @@ export const sendCommand: Command = {
     "Sends a message to a session (a new one by default), shows each tool call live (progress, worker, duration; a worker that stops mid-call is named) and the answer as the model writes it. Exit code 1 when the run ends with an error or is aborted.",
   usage: USAGE,
   options: [
-    "  -a, --agent NAME   the agent that answers (default: default; a session keeps its agent)",
+    "  -a, --agent NAME   the agent that answers (default: the session's current agent; for a new session, `default` or the only agent)",
     "  -s, --session ID   send to this session (default: a new one; its id is printed)",
     "      --follow-up    a follow-up: its own run after the session's current one",
     "      --budget JSON  this request's own limits, e.g. '{\"maxModelCalls\": 5}' (lowers, never raises)",

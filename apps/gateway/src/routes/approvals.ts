@@ -1,5 +1,4 @@
-import { DecisionRefusedError, type PendingApproval } from "@yiem/core";
-import { GatewayError } from "../http/gatewayError.js";
+import type { PendingApproval } from "@yiem/core";
 import { defineRoute, json } from "../http/route.js";
 import { seesAllSessions } from "../keys/gatewayKey.js";
 import {
@@ -10,13 +9,17 @@ import {
   errorSchema,
 } from "../schemas.js";
 import { expectVisibleSession } from "./sessionAccess.js";
+import { decideWaitingCall } from "./waitingCalls.js";
 
-/** `GET /v1/approvals`: the calls awaiting a decision in the sessions the key sees. */
+/**
+ * `GET /v1/approvals`: the calls awaiting a decision in the sessions the key sees, its trees'
+ * child runs' included (a child's session is its root owner's).
+ */
 export const listApprovalsRoute = defineRoute({
   method: "GET",
   path: "/v1/approvals",
   summary:
-    "Tool calls awaiting a decision, oldest first, in the sessions this key sees (of one session with ?sessionId=).",
+    "Tool calls awaiting a decision, oldest first, in the sessions this key sees, their child runs' included (of one session's tree with ?sessionId=; a call in a child run names its own sessionId and carries its chain from the root).",
   scope: "read",
   query: approvalQuerySchema,
   responses: {
@@ -43,7 +46,7 @@ export const decideApprovalRoute = defineRoute({
   method: "POST",
   path: "/v1/approvals",
   summary:
-    "Approves or denies a tool call awaiting a decision (toolCallId: the callKey GET /v1/approvals lists); recorded with this key's name as `by`. 409 when the call no longer waits or was decided.",
+    "Approves or denies a tool call awaiting a decision (toolCallId: the callKey GET /v1/approvals lists, with its sessionId; or, with the root's sessionId, the callKey of a call in one of its child runs, or <child sessionId>/<callKey>): decided in the session where it waits, recorded with this key's name as `by`. 409 when the call no longer waits or was decided, or when calls of several child runs share the key.",
   scope: "approve",
   body: decisionRequestSchema,
   responses: {
@@ -54,20 +57,15 @@ export const decideApprovalRoute = defineRoute({
   },
   async handle({ key, body, services }) {
     await expectVisibleSession(services, key, body.sessionId);
-    const options = { by: key.name, ...(body.reason ? { reason: body.reason } : {}) };
-    try {
-      const decide = body.approved ? services.client.approve : services.client.deny;
-      const result = await decide.call(services.client, body.sessionId, body.toolCallId, options);
-      await services.store.touchSession(
-        body.sessionId,
-        (await services.store.ownerOf(body.sessionId)) ?? key.name,
-      );
-      return json(200, { ...result, by: key.name });
-    } catch (err) {
-      if (err instanceof DecisionRefusedError) {
-        throw new GatewayError(409, "not_waiting", err.message, "toolCallId");
-      }
-      throw err;
-    }
+    const { result } = await decideWaitingCall(
+      services,
+      body.sessionId,
+      { callId: body.toolCallId, approved: body.approved, reason: body.reason },
+      key.name,
+      "toolCallId",
+    );
+    const root = await services.store.rootOf(result.sessionId);
+    await services.store.touchSession(root, (await services.store.ownerOf(root)) ?? key.name);
+    return json(200, { ...result, by: key.name });
   },
 });

@@ -1,5 +1,4 @@
-import { DecisionRefusedError } from "@yiem/core";
-import { createUIMessageStream, pipeUIMessageStreamToResponse } from "ai";
+import { createUIMessageStream, pipeUIMessageStreamToResponse, type UIMessageChunk } from "ai";
 import type { z } from "zod";
 import { chatRequestSchema } from "../faceSchemas.js";
 import { GatewayError } from "../http/gatewayError.js";
@@ -7,9 +6,11 @@ import { defineRoute, type GatewayServices, type RouteReply } from "../http/rout
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { errorSchema } from "../schemas.js";
 import { followRun, streamSignal } from "./followRun.js";
+import { watchParkedRun } from "./parkedRun.js";
 import { type PlannedRun, startRun } from "./runs.js";
 import { expectVisibleSession } from "./sessionAccess.js";
 import { UiMessageChunks } from "./uiMessageChunks.js";
+import { decideCall, locateWaitingCall } from "./waitingCalls.js";
 
 type ChatRequest = z.infer<typeof chatRequestSchema>;
 type UiPart = ChatRequest["messages"][number]["parts"][number];
@@ -21,7 +22,7 @@ export const chatRoute = defineRoute({
   method: "POST",
   path: "/v1/chat",
   summary:
-    "The AI SDK's chat endpoint: takes what useChat sends ({ id, messages }; id is the session, the last user message the run's input; { agent } in the transport's body picks the agent) and answers with the AI SDK UI message stream over SSE: text, reasoning, tool parts (input, output, approval requests), finish with the run's usage as message metadata. A last assistant message with tool approval responses (addToolApprovalResponse) decides those calls (approve scope) and streams the resumed run. X-Yiem-Session and X-Yiem-Run name the session and run.",
+    "The AI SDK's chat endpoint: takes what useChat sends ({ id, messages }; id is the session, the last user message the run's input; { agent } in the transport's body picks the agent of a new chat; a continued chat is answered by its session's current agent, after a handoff the one it was handed to) and answers with the AI SDK UI message stream over SSE: text, reasoning, tool parts (input, output, approval requests), finish with the run's usage as message metadata. When the run waits for approval (a call of its own, or of a child run: its tool part's id is <child session>/<call id>), the answer ends with the approval requests and finish reason tool-calls (metadata awaitingApproval). A last assistant message with tool approval responses (addToolApprovalResponse) decides those calls where they wait (approve scope) and streams the resumed run. X-Yiem-Session and X-Yiem-Run name the session and run.",
   scope: "submit",
   body: chatRequestSchema,
   holds: () => "long",
@@ -38,54 +39,67 @@ export const chatRoute = defineRoute({
   },
   async handle({ res, key, body, services }): Promise<RouteReply> {
     const last = body.messages.at(-1);
-    const decisions = last?.role === "assistant" ? approvalResponsesOf(last.parts) : [];
+    const responses = last?.role === "assistant" ? approvalResponsesOf(last.parts) : [];
     const afterSeq = await services.store.latestEventSeq(body.id);
-    const run =
-      decisions.length > 0
-        ? await decideApprovals(services, key, body.id, decisions)
-        : await startRun(services, key, {
-            input: { role: "user", content: userPartsOf(last?.role === "user" ? last.parts : []) },
-            sessionId: body.id,
-            ...(body.agent !== undefined ? { agent: body.agent } : {}),
-          });
-    await streamAnswer(
-      services,
-      key,
-      res,
-      run,
-      afterSeq,
-      decisions.length > 0 ? last?.id : undefined,
-    );
+    const chunks = new UiMessageChunks(body.id);
+    let run: PlannedRun;
+    let first: UIMessageChunk[] = [];
+    if (responses.length > 0) {
+      ({ first, ...run } = await decideApprovals(services, key, body.id, responses, chunks));
+    } else {
+      const input = {
+        role: "user" as const,
+        content: userPartsOf(last?.role === "user" ? last.parts : []),
+      };
+      run = await startRun(
+        services,
+        key,
+        { input, sessionId: body.id, ...(body.agent !== undefined ? { agent: body.agent } : {}) },
+        undefined,
+        "newSession",
+      );
+    }
+    await streamAnswer(services, key, res, run, afterSeq, {
+      chunks,
+      first,
+      continuedMessageId: responses.length > 0 ? last?.id : undefined,
+    });
     return { kind: "streamed" };
   },
 });
 
-/** Streams the run's events as UI message chunks until its `agentEnd` (or the client leaves). */
+/**
+ * Streams the run's events as UI message chunks until its `agentEnd`, or until it waits for
+ * approval (`watchParkedRun`: the answer then ends with the approval requests, a child run's
+ * included), or the client leaves. `chunks` may hold chunks to send first (decisions).
+ */
 async function streamAnswer(
   services: GatewayServices,
   key: GatewayKey,
   res: Parameters<typeof pipeUIMessageStreamToResponse>[0]["response"],
   run: PlannedRun,
   afterSeq: number,
-  continuedMessageId: string | undefined,
+  answer: { chunks: UiMessageChunks; first?: UIMessageChunk[]; continuedMessageId?: string },
 ): Promise<void> {
   const { signal, release } = streamSignal(services, res, key);
-  const chunks = new UiMessageChunks();
-  const parked = new AbortController();
-  const watch = watchForPark(services, run, chunks, parked);
+  const { chunks } = answer;
+  const watch = watchParkedRun(services, run, afterSeq);
   const stream = createUIMessageStream({
     execute: async ({ writer }) => {
-      writer.write({ type: "start", messageId: continuedMessageId ?? run.runId });
-      const until = AbortSignal.any([signal, parked.signal]);
+      writer.write({ type: "start", messageId: answer.continuedMessageId ?? run.runId });
+      for (const chunk of answer.first ?? []) writer.write(chunk);
+      const until = AbortSignal.any([signal, watch.signal]);
+      let ended = false;
       try {
-        for await (const event of followRun(services, run, afterSeq, until)) {
+        for await (const event of followRun(services, run, afterSeq, until, watch.saw)) {
           for (const chunk of chunks.chunksOf(event)) writer.write(chunk);
+          ended ||= event.type === "agentEnd" && !event.path;
         }
       } finally {
         watch.stop();
       }
-      if (parked.signal.aborted && !signal.aborted) {
-        for (const chunk of chunks.parked(run.sessionId, run.runId)) writer.write(chunk);
+      if (!ended && watch.signal.aborted && !signal.aborted) {
+        for (const chunk of chunks.parked(run.runId, watch.pending)) writer.write(chunk);
       }
     },
     onError: (err) => {
@@ -110,40 +124,6 @@ async function streamAnswer(
   });
   await new Promise<void>((resolve) => res.once("close", resolve));
   release();
-}
-
-/** How often a stream with a call awaiting a decision looks whether its run parked. */
-const PARK_CHECK_MS = 250;
-
-/**
- * While a call of the answer awaits a decision, looks whether the run parked (`runStatus`);
- * when it has, fires `parked`, which ends the answer (the client sends its decision in a new
- * request, or decides through `POST /v1/approvals` and sends the chat again).
- */
-function watchForPark(
-  services: GatewayServices,
-  run: PlannedRun,
-  chunks: UiMessageChunks,
-  parked: AbortController,
-) {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const look = async () => {
-    if (chunks.awaitsDecision) {
-      const status = await services.client
-        .runStatus(run.runId, { sessionId: run.sessionId })
-        .catch(() => undefined);
-      if (status?.status === "parked" && chunks.awaitsDecision) return parked.abort();
-    }
-    if (!stopped) timer = setTimeout(look, PARK_CHECK_MS);
-  };
-  timer = setTimeout(look, PARK_CHECK_MS);
-  return {
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
 }
 
 /** The run input of a user message's parts: its text, and its images (files `image/*`) as image parts. */
@@ -200,35 +180,37 @@ function approvalResponsesOf(parts: UiPart[]): ApprovalResponse[] {
 }
 
 /**
- * Records the key's decisions on calls of `sessionId` awaiting approval (as `POST
- * /v1/approvals`: the key's name as `by`) and returns the parked run they resume. 403
- * without the approve scope, 409 when a call no longer waits.
+ * Records the key's decisions on calls awaiting approval in `sessionId`'s tree (as `POST
+ * /v1/approvals`: in the session where each call waits, a child run's for a child's call, the
+ * key's name as `by`), tells `chunks` of them, and returns the parked run they resume: the
+ * session's. 403 without the approve scope, 409 when no call of them waits.
  */
 async function decideApprovals(
   services: GatewayServices,
   key: GatewayKey,
   sessionId: string,
-  decisions: ApprovalResponse[],
-): Promise<PlannedRun> {
+  responses: ApprovalResponse[],
+  chunks: UiMessageChunks,
+): Promise<PlannedRun & { first: UIMessageChunk[] }> {
   if (!hasScope(key, "approve")) {
     throw new GatewayError(403, "forbidden", 'this key lacks the "approve" scope');
   }
   await expectVisibleSession(services, key, sessionId);
-  const pending = await services.client.pendingApprovals(sessionId);
   let runId: string | undefined;
-  for (const decision of decisions) {
-    const waiting = pending.find((p) => p.callKey === decision.callKey);
-    if (!waiting) continue; // decided already (by this chat's earlier request, or elsewhere)
-    runId = waiting.runId;
-    const options = { by: key.name, ...(decision.reason ? { reason: decision.reason } : {}) };
-    try {
-      if (decision.approved) await services.client.approve(sessionId, decision.callKey, options);
-      else await services.client.deny(sessionId, decision.callKey, options);
-    } catch (err) {
-      if (err instanceof DecisionRefusedError) {
-        throw new GatewayError(409, "not_waiting", err.message, "messages");
-      }
-      throw err;
+  const first: UIMessageChunk[] = [];
+  for (const response of responses) {
+    const decision = {
+      callId: response.callKey,
+      approved: response.approved,
+      ...(response.reason ? { reason: response.reason } : {}),
+    };
+    const call = await locateWaitingCall(services, sessionId, decision.callId, "messages");
+    if (!call) continue; // decided already (by this chat's earlier request, or elsewhere)
+    // Read before deciding: the resumed run may end, and its record go, before the decision returns.
+    runId ??= call.sessionId === sessionId ? call.runId : await services.store.openRunOf(sessionId);
+    await decideCall(services, call, decision, key.name, "messages");
+    if (call.sessionId !== sessionId) {
+      first.push(...chunks.decided(`${call.sessionId}/${call.toolCallId}`, response.approved));
     }
   }
   if (runId === undefined) {
@@ -239,5 +221,5 @@ async function decideApprovals(
       "messages",
     );
   }
-  return { runId, sessionId };
+  return { runId, sessionId, first };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AssistantMessage, BusEvent, RunUsage, StopReason } from "@yiem/core";
+import type { AssistantMessage, BusEvent, PendingApproval, RunUsage, StopReason } from "@yiem/core";
 import type { z } from "zod";
 import {
   chatCompletionRequestSchema,
@@ -15,6 +15,7 @@ import type { GatewayKey } from "../keys/gatewayKey.js";
 import { sessionIdSchema } from "../schemas.js";
 import { listUsableAgents } from "./agents.js";
 import { followRun, streamSignal } from "./followRun.js";
+import { type ParkWatch, watchParkedRun } from "./parkedRun.js";
 import { type PlannedRun, type RunRequest, startRun } from "./runs.js";
 
 type CompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
@@ -27,7 +28,7 @@ export const chatCompletionsRoute = defineRoute({
   method: "POST",
   path: "/v1/chat/completions",
   summary:
-    "OpenAI's chat completions: model is an agent's name; the last user message is the run's input; the X-Yiem-Session header continues a session (without it a new one starts; every answer names it in X-Yiem-Session). The agent's tools run on the cluster and are not sent as tool_calls; content is the text of every model call of the run. With stream: chat.completion.chunk server-sent events ending in [DONE] (usage with stream_options.include_usage); without: one chat.completion with usage. Errors in OpenAI's shape.",
+    "OpenAI's chat completions: model is an agent's name (of a new session; a continued session is answered by its current agent, after a handoff the one it was handed to, named in the answer's model); the last user message is the run's input; the X-Yiem-Session header continues a session (without it a new one starts; every answer names it in X-Yiem-Session). The agent's tools run on the cluster and are not sent as tool_calls; content is the text of every model call of the run. With stream: chat.completion.chunk server-sent events ending in [DONE] (usage with stream_options.include_usage); without: one chat.completion with usage. When the run waits for a person's decision (a call of its own or of a child run), the answer ends there: finish_reason stop, the content saying which calls wait and how to decide them, and the extension field yiem (status awaiting_approval, the calls, how to decide them: POST /v1/approvals; the answer is then at GET /v1/runs/{runId}) on the completion or on the stream's last chunk, without usage. Errors in OpenAI's shape.",
   scope: "submit",
   body: chatCompletionRequestSchema,
   holds: () => "long",
@@ -50,22 +51,32 @@ export const chatCompletionsRoute = defineRoute({
     const sessionId = sessionOfHeader(req) ?? randomUUID();
     res.setHeader(SESSION_HEADER, sessionId);
     const afterSeq = await services.store.latestEventSeq(sessionId);
-    const run = await startRun(services, key, {
-      agent: body.model,
-      input: lastUserInput(body),
-      sessionId,
-    });
+    const run = await startRun(
+      services,
+      key,
+      { agent: body.model, input: lastUserInput(body), sessionId },
+      undefined,
+      "newSession",
+    );
     res.setHeader("X-Yiem-Run", run.runId);
     if (body.stream) {
       await streamCompletion(services, key, res, run, afterSeq, body);
       return { kind: "streamed" };
     }
     const { signal, release } = streamSignal(services, res, key);
+    const watch = watchParkedRun(services, run, afterSeq);
     try {
       const answer = new CompletionText();
-      for await (const event of followRun(services, run, afterSeq, signal)) answer.add(event);
-      return json(200, completionOf(run, body.model, answer.finished()));
+      const until = AbortSignal.any([signal, watch.signal]);
+      for await (const event of followRun(services, run, afterSeq, until, watch.saw)) {
+        answer.add(event);
+      }
+      if (!answer.ended && watch.signal.aborted && !signal.aborted) {
+        return json(200, awaitingCompletionOf(run, answer.text, watch));
+      }
+      return json(200, completionOf(run, run.agent, answer.finished()));
     } finally {
+      watch.stop();
       release();
     }
   },
@@ -158,14 +169,24 @@ interface FinishedRun {
  * blank line; tool calls and their results are left out (they ran on the cluster).
  */
 class CompletionText {
-  private text = "";
+  private whole = "";
   private current = "";
-  private ended: Extract<BusEvent, { type: "agentEnd" }> | undefined;
+  private last: Extract<BusEvent, { type: "agentEnd" }> | undefined;
+
+  /** The text so far. */
+  get text(): string {
+    return this.whole;
+  }
+
+  /** Whether the run's `agentEnd` was seen. */
+  get ended(): boolean {
+    return this.last !== undefined;
+  }
 
   /** Adds `event`; returns the text it adds, if any. */
   add(event: BusEvent): string {
     if (event.type === "messageUpdate") return this.append(event.delta);
-    if (event.type === "agentEnd") this.ended = event;
+    if (event.type === "agentEnd") this.last = event;
     if (event.type !== "messageEnd" || event.message.role !== "assistant") return "";
     const full = event.message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     const rest = full.startsWith(this.current) ? full.slice(this.current.length) : "";
@@ -176,20 +197,20 @@ class CompletionText {
 
   private append(delta: string): string {
     if (delta === "") return "";
-    const separator = this.current === "" && this.text !== "" ? "\n\n" : "";
+    const separator = this.current === "" && this.whole !== "" ? "\n\n" : "";
     this.current += delta;
-    this.text += separator + delta;
+    this.whole += separator + delta;
     return separator + delta;
   }
 
   /** The run's text and answer; a run that failed is a 500. */
   finished(): FinishedRun {
-    if (!this.ended) throw new GatewayError(500, "internal", "the run's events ended early");
-    const { response, usage } = this.ended;
+    if (!this.last) throw new GatewayError(500, "internal", "the run's events ended early");
+    const { response, usage } = this.last;
     if (response.stopReason === "error") {
       throw new GatewayError(500, "run_failed", response.errorMessage ?? "the run failed");
     }
-    return { text: this.text, response, usage };
+    return { text: this.whole, response, usage };
   }
 }
 
@@ -215,6 +236,60 @@ function completionOf(run: PlannedRun, model: string, finished: FinishedRun) {
   };
 }
 
+/**
+ * What the face says of a run that waits for approval (the `yiem` extension field): the calls,
+ * each with the session where it waits and the id `POST /v1/approvals` takes, and how to
+ * decide them.
+ */
+function awaitingOf(run: PlannedRun, pending: PendingApproval[]) {
+  return {
+    status: "awaiting_approval" as const,
+    sessionId: run.sessionId,
+    runId: run.runId,
+    approvals: pending.map((call) => ({
+      sessionId: call.sessionId,
+      toolCallId: call.callKey,
+      toolName: call.toolName,
+      arguments: call.arguments,
+      reason: call.reason,
+      ...(call.chain ? { chain: call.chain } : {}),
+    })),
+    decide: `POST /v1/approvals with { sessionId, toolCallId, approved } for each call (a key with the approve scope); the run then resumes, and its answer is at GET /v1/runs/${run.runId}`,
+  };
+}
+
+/** The text that tells a reader the run waits for approval: which calls, and how to decide them. */
+function awaitingNotice(run: PlannedRun, pending: PendingApproval[]): string {
+  const calls = pending
+    .map((call) => `${call.toolName} (toolCallId "${call.callKey}", sessionId "${call.sessionId}")`)
+    .join(", ");
+  return `[awaiting approval] The run waits for a person's decision on ${calls}. Decide with POST /v1/approvals { sessionId, toolCallId, approved } (approve scope); the run then resumes, and its answer is at GET /v1/runs/${run.runId}.`;
+}
+
+/** The finished answer of a run that waits for approval: its text so far and the notice. */
+function awaitingCompletionOf(run: PlannedRun & { agent: string }, text: string, watch: ParkWatch) {
+  const notice = awaitingNotice(run, watch.pending);
+  return {
+    id: `chatcmpl-${run.runId}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: run.agent,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: text === "" ? notice : `${text}\n\n${notice}`,
+          refusal: null,
+        },
+        finish_reason: "stop",
+        logprobs: null,
+      },
+    ],
+    yiem: awaitingOf(run, watch.pending),
+  };
+}
+
 function usageOf(usage: RunUsage) {
   return {
     prompt_tokens: usage.inputTokens,
@@ -233,39 +308,50 @@ function finishReasonOf(stopReason: StopReason): "stop" | "length" | "content_fi
 /**
  * Streams the run as `chat.completion.chunk` server-sent events: the role first, the text as
  * it comes, the finish reason, the usage (with `stream_options.include_usage`), `[DONE]`. A
+ * run that waits for approval ends the stream there: the notice as text, then a last chunk
+ * with finish reason `stop` and the `yiem` extension naming the calls, no usage, `[DONE]`. A
  * failure after the stream began is sent as an `{ error }` event (the openai SDK throws it).
  */
 async function streamCompletion(
   services: GatewayServices,
   key: GatewayKey,
   res: ServerResponse,
-  run: PlannedRun,
+  run: PlannedRun & { agent: string },
   afterSeq: number,
   body: CompletionRequest,
 ): Promise<void> {
   const { signal, release } = streamSignal(services, res, key);
-  const base = { id: `chatcmpl-${run.runId}`, object: "chat.completion.chunk", model: body.model };
+  const base = { id: `chatcmpl-${run.runId}`, object: "chat.completion.chunk", model: run.agent };
   const created = Math.floor(Date.now() / 1000);
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-  const chunk = (delta: object, finish: string | null = null) =>
+  const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
     send({
       ...base,
       created,
       choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      ...extra,
     });
   const stopHeartbeat = openEventStream(res, services.heartbeatMs);
+  const watch = watchParkedRun(services, run, afterSeq);
   try {
     chunk({ role: "assistant", content: "" });
     const answer = new CompletionText();
-    for await (const event of followRun(services, run, afterSeq, signal)) {
+    const until = AbortSignal.any([signal, watch.signal]);
+    for await (const event of followRun(services, run, afterSeq, until, watch.saw)) {
       const added = answer.add(event);
       if (added !== "") chunk({ content: added });
     }
     if (signal.aborted) return;
-    const finished = answer.finished();
-    chunk({}, finishReasonOf(finished.response.stopReason));
-    if (body.stream_options?.include_usage) {
-      send({ ...base, created, choices: [], usage: usageOf(finished.usage) });
+    if (!answer.ended && watch.signal.aborted) {
+      const notice = awaitingNotice(run, watch.pending);
+      chunk({ content: answer.text === "" ? notice : `\n\n${notice}` });
+      chunk({}, "stop", { yiem: awaitingOf(run, watch.pending) });
+    } else {
+      const finished = answer.finished();
+      chunk({}, finishReasonOf(finished.response.stopReason));
+      if (body.stream_options?.include_usage) {
+        send({ ...base, created, choices: [], usage: usageOf(finished.usage) });
+      }
     }
     res.write("data: [DONE]\n\n");
   } catch (err) {
@@ -279,6 +365,7 @@ async function streamCompletion(
     }
     if (!signal.aborted) send(openAiErrorBody(failure));
   } finally {
+    watch.stop();
     stopHeartbeat();
     release();
     res.end();

@@ -4,19 +4,30 @@ import type { GatewayServices } from "../http/route.js";
 import type { GatewayKey } from "../keys/gatewayKey.js";
 import { type PlannedRun, pollRefusal } from "./runs.js";
 
+/** The events of a child run's calls that a chat face is given (it tells them by their `path`). */
+const CHILD_CALL_EVENTS: ReadonlySet<string> = new Set([
+  "toolApprovalRequested",
+  "toolExecStart",
+  "toolExecUpdate",
+  "toolExecEnd",
+]);
+
 /**
  * The session's events after `afterSeq` (read before the run was queued, so none is missed)
- * until the `agentEnd` that answers `run`, for the chat faces: the root's own events only (a
- * child run's, which carry `path`, are left out: a child's text is not the answer, and its
- * result reaches the root as its `agent__<name>` call's result). Throws `GatewayError` 400
- * `run_refused` when the coordinators refuse the run's request before it starts. Ends early
- * on `signal` (the client went away, the gateway shuts down); the run goes on.
+ * until the `agentEnd` that answers `run`, for the chat faces: the root's own events, and of a
+ * child run's (which carry `path`) only its calls' (`CHILD_CALL_EVENTS`: a call awaiting
+ * approval in a child run is the client's to decide; a child's text is not the answer, and its
+ * result reaches the root as its `agent__<name>` call's result). `saw` is told the number of
+ * every event read, shown or not. Throws `GatewayError` 400 `run_refused` when the coordinators
+ * refuse the run's request before it starts. Ends early on `signal` (the client went away, the
+ * gateway shuts down, the run parked for approval); the run goes on.
  */
 export async function* followRun(
   services: GatewayServices,
   run: PlannedRun,
   afterSeq: number,
   signal: AbortSignal,
+  saw?: (seq: number) => void,
 ): AsyncGenerator<BusEvent> {
   // Its own stop too: a pending `next` must end before the generator can be returned.
   const done = new AbortController();
@@ -40,7 +51,8 @@ export async function* followRun(
       if (next.done) return;
       if (!started) refusal.stop();
       started = true;
-      if (!next.value.path) yield next.value;
+      saw?.(next.value.seq);
+      if (!next.value.path || CHILD_CALL_EVENTS.has(next.value.type)) yield next.value;
     }
   } finally {
     refusal.stop();

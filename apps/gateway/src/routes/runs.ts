@@ -3,7 +3,7 @@ import { ResponseTimeoutError, type RunAnswer, type UserInput } from "@yiem/core
 import type { z } from "zod";
 import { GatewayError, notFound } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json, type RouteReply } from "../http/route.js";
-import { type GatewayKey, mayUseAgent } from "../keys/gatewayKey.js";
+import type { GatewayKey } from "../keys/gatewayKey.js";
 import {
   errorSchema,
   runAcceptedSchema,
@@ -13,6 +13,7 @@ import {
   runStatusSchema,
 } from "../schemas.js";
 import { admitRun, releaseRun } from "../state/keyLimits.js";
+import { type AgentField, resolveRunAgent } from "./runAgent.js";
 import { expectVisibleSession, isVisibleSession } from "./sessionAccess.js";
 
 /** The body of `POST /v1/runs`, as `startRun` takes it. */
@@ -44,7 +45,12 @@ export const submitRunRoute = defineRoute({
     },
   },
   async handle({ req, key, body, query, services }) {
-    const planned = await startRun(services, key, body, idempotencyKeyOf(req.headers));
+    const { agent: _, ...planned } = await startRun(
+      services,
+      key,
+      body,
+      idempotencyKeyOf(req.headers),
+    );
     if (query.wait !== "true") return json(202, planned);
     return waitForRun(services, planned);
   },
@@ -58,19 +64,19 @@ export interface PlannedRun {
 
 /**
  * Starts a run for `key` as `POST /v1/runs` does (and the chat faces, `chat.ts` and
- * `chatCompletions.ts`): checks the agent (403), plans its ids (a session of another key is
- * 404), admits it under the key's runs at once (429), records it and queues it. Returns its ids.
+ * `chatCompletions.ts`, with `field` `newSession`): resolves and checks the agent that will
+ * run (`resolveRunAgent`: the session's current one when none is named; 403), plans its ids (a
+ * session of another key is 404), admits it under the key's runs at once (429), records it and
+ * queues it, naming its agent. Returns its ids and agent.
  */
 export async function startRun(
   services: GatewayServices,
   key: GatewayKey,
   body: RunRequest,
   idempotencyKey?: string,
-): Promise<PlannedRun> {
-  const agent = body.agent ?? "default";
-  if (!mayUseAgent(key, agent)) {
-    throw new GatewayError(403, "forbidden", `this key may not use agent "${agent}"`, "agent");
-  }
+  field: AgentField = "explicit",
+): Promise<PlannedRun & { agent: string }> {
+  const agent = await resolveRunAgent(services, key, body, field);
   const planned = await planRun(services, key, body, idempotencyKey);
   const verdict = await admitRun(services.store, services.client, key, planned.runId);
   if (verdict.kind === "limited") throw runsAtOnceError(key, verdict.retryAfterS);
@@ -89,7 +95,7 @@ export async function startRun(
     throw err;
   }
   await services.store.touchSession(planned.sessionId, owner);
-  return planned;
+  return { ...planned, agent };
 }
 
 /**

@@ -4,7 +4,8 @@ import { type GatewayKey, seesAllSessions } from "../keys/gatewayKey.js";
 
 /**
  * Resolves when `key` may see session `sessionId`, else throws the 404 of an unknown session
- * (the same answer whether the session exists or not): a key sees the sessions it started,
+ * (the same answer whether the session exists or not): a key sees the sessions it started and
+ * the child runs' sessions of their trees (ownership follows the run: `GatewayStore.ownerOf`),
  * and one with `sessions: "all"` every session the cluster knows.
  */
 export async function expectVisibleSession(

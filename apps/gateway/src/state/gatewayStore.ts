@@ -56,12 +56,43 @@ export class GatewayStore {
     return "owned";
   }
 
-  /** The key that owns `sessionId`, if a gateway key started it. */
+  /**
+   * The key that owns `sessionId`, if a gateway key started it or the root of its tree: a
+   * child run's session (agents calling agents) is owned by its root's owner, whatever its own
+   * record says (ownership follows the run).
+   */
   async ownerOf(sessionId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.sessionOwner(sessionId))) ?? undefined;
+    const root = await this.rootOf(sessionId);
+    return (await this.redis.get(this.keys.sessionOwner(root))) ?? undefined;
   }
 
-  /** The owners of `sessionIds`, in their order. */
+  /**
+   * The root session of `sessionId`'s tree: its parent call's root for a child run's session
+   * (recorded when the child's request was taken in), else `sessionId` itself. Never follows a
+   * record it cannot read (the session is then its own root).
+   */
+  async rootOf(sessionId: string): Promise<string> {
+    const text = await this.redis.get(this.keys.sessionParent(sessionId));
+    if (!text) return sessionId;
+    try {
+      const root = (JSON.parse(text) as { rootSessionId?: unknown }).rootSessionId;
+      return typeof root === "string" && root !== "" ? root : sessionId;
+    } catch {
+      return sessionId;
+    }
+  }
+
+  /** Whether the session's open run is parked (waiting for approvals or child runs). */
+  async isParked(sessionId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.run(sessionId), "parked")) !== null;
+  }
+
+  /** The id of the session's open (or last) run, if it has had one. */
+  async openRunOf(sessionId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.run(sessionId), "runId")) ?? undefined;
+  }
+
+  /** The owners of `sessionIds` (as `ownerOf`), in their order. */
   async ownersOf(sessionIds: string[]): Promise<Array<string | undefined>> {
     return Promise.all(sessionIds.map((id) => this.ownerOf(id)));
   }

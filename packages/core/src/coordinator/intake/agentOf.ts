@@ -1,4 +1,4 @@
-import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
+import { defaultAgentOf } from "../../agents/defaultAgent.js";
 import type { CoordinatorRequest } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import type { SessionAgents } from "../../state/sessionAgents.js";
@@ -33,12 +33,14 @@ export function unknownAgent(
 }
 
 /**
- * The agent the request goes to: its session's current agent (recorded now as the request's
- * agent, or `default` when it names none, for a session that has none yet). A request naming
- * an agent other than the session's current one (the one that started it, or the last one it
- * was handed off to) is refused, the error saying which agent the session belongs to; unless
- * its input `inputId` was recorded already (the job delivered again after a handoff). Redis
- * errors are thrown.
+ * The agent the request goes to: its session's current agent (the one that started it, or the
+ * last one it was handed off to), recorded now for a new session as the request's agent, or,
+ * when it names none, the coordinator's default (`defaultAgentOf`: `default`, or its only
+ * agent). A request naming no agent for a new session on a coordinator without a default is
+ * refused, saying so (never run as an agent it does not serve). A request naming an agent other
+ * than the session's current one is refused, the error saying which agent the session belongs
+ * to; unless its input `inputId` was recorded already (the job delivered again after a
+ * handoff). Redis errors are thrown.
  */
 export async function claimSessionAgent(
   request: CoordinatorRequest,
@@ -46,11 +48,29 @@ export async function claimSessionAgent(
   inputId: string,
   check: AgentCheck,
 ): Promise<string | InvalidCoordinatorJobError> {
-  const owner = await check.sessions.claim(sessionId, request.agent ?? DEFAULT_AGENT);
+  const wanted = request.agent ?? defaultAgentOf(check.known);
+  if (wanted === undefined) return continuedAgent(sessionId, check);
+  const owner = await check.sessions.claim(sessionId, wanted);
   if (request.agent === undefined || owner === request.agent) return owner;
   if (await check.recorded?.(sessionId, inputId)) return owner;
   return new InvalidCoordinatorJobError(
     "agent",
     `session ${sessionId} belongs to agent "${owner}"`,
+  );
+}
+
+/**
+ * The current agent of a session a request naming no agent continues, on a coordinator
+ * without a default agent; the refusal naming the agents to choose from for a new session.
+ */
+async function continuedAgent(
+  sessionId: string,
+  check: AgentCheck,
+): Promise<string | InvalidCoordinatorJobError> {
+  const current = await check.sessions.read(sessionId);
+  if (current !== undefined) return check.sessions.claim(sessionId, current);
+  return new InvalidCoordinatorJobError(
+    "agent",
+    `a new session needs an agent: none is named, and no agent is named "default" (known: ${check.known.join(", ")})`,
   );
 }

@@ -140,7 +140,7 @@ describe("faults: tool workers die", () => {
       lost: 0,
       duplicated: 0,
       recoveryMs: Date.now() - killedAt,
-      note: "error result once the lost worker had one more lock duration to report, run completed",
+      note: "'may have run' once the lost worker had one more lock duration and the coordinator its grace to report; run completed",
     });
     await cluster.addWorker();
   });
@@ -165,7 +165,7 @@ describe("faults: tool workers die", () => {
       calls: 1,
       lost: 0,
       duplicated: 0,
-      note: "2 workers lost, then an error result; no endless requeue",
+      note: "2 workers lost, then a 'may have run' result; no endless requeue",
     });
     await cluster.addWorker();
     await cluster.addWorker();
@@ -258,5 +258,13 @@ describe("faults: tool workers die", () => {
     ]);
     expect(await toolResults(sessionId)).toHaveLength(1);
     expect(worker.child.exitCode).toBeNull();
+    await recordFigure({
+      scenario: "zombie worker silent past the coordinator's grace (SIGSTOP past its lock)",
+      runs: 1,
+      calls: 1,
+      lost: 0,
+      duplicated: 0,
+      note: "1 execution; the model read 'may have run', not a plain failure; the late result stayed out of the transcript",
+    });
   }, 60_000);
 });

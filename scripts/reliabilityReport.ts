@@ -211,16 +211,37 @@ not the job, is what keeps a remote call from running twice across faults:
 - **A stopped worker is not a dead one.** A call handed out again after its worker went silent
   past its lock, with no retries left, waits one more lock duration (\`YIEM_LOCK_MS\`) for
   that worker's marker. A worker that was only stopped (SIGSTOP, a blocked event loop) and
-  finishes in that time gives the model its real result, not "giving up"; the "giving up"
-  result is recorded only where no result was. A worker that stays away longer, or died,
-  leaves the call with the error result once that lock duration has passed.
+  finishes in that time gives the model its real result; the call's "may have run" result
+  (below) is recorded only where no result was. A worker that stays away longer, or died,
+  leaves the call with that result once that lock duration has passed.
+- **A call that may have run says so (issue 34, finding 12).** A worker SIGSTOPped past its
+  lock and woken just after its call was given up ran the call once and succeeded, but the
+  model read "the worker running this call stopped 1 times; giving up after 0 retries", with
+  no word that it may have run, and might do the side effect again; seen in the first trial
+  of each of two runs, after the fix above, which only covers a worker that wakes within that
+  lock duration. A call whose worker stopped answering is now reported as what it is. Its
+  real result, when the stopped worker records it: a worker's marker write replaces a "may
+  have run" one, and a coordinator given a job that ended "may have run", or that BullMQ
+  failed as stalled, reads the job's marker for \`YIEM_STOPPED_WORKER_GRACE_MS\` (5 s) before
+  it answers. Else an explicit "may have run": the error text \`<tool>: the worker running
+  this call stopped answering; the call may have run: check before repeating it (stopped 1
+  times, retries: 0)\` (BullMQ's reason for a stalled failure) and \`details: { mayHaveRun:
+  true, reason }\` on the call's \`toolResult\` message (\`isMayHaveRun\` in \`@yiem/core\`), never
+  a plain failure. A worker that wakes later still records its result in the marker; the
+  transcript keeps its one result. The cost: a dead worker's call (no retries left) is
+  answered up to the grace later; its job has ended by then, so a limited tool's slot is not
+  held for it. \`test/faults/workerFaults.test.ts\` SIGCONTs the stopped worker just after its
+  call was given up (the model reads the real result; "giving up" without the fix) and keeps
+  it stopped past the grace (the model reads "may have run"; "giving up" without the fix);
+  \`test/cluster/stalledToolJob.test.ts\` has BullMQ fail a job as stalled, with and without a
+  result recorded within the grace.
 
 ## A dead worker and a limited tool
 
 A call holds its job's lock until it ends; a worker that dies mid-call leaves the lock to run
 out, then BullMQ's stalled check hands the job out again, and a call with no retries left
-waits one more lock for the dead worker's result (see above) before it gets its error
-result. On an ordinary queue that delays only that call. On the queue of a tool limited to
+waits one more lock for the dead worker's result (see above) before it gets its "may have
+run" result. On an ordinary queue that delays only that call. On the queue of a tool limited to
 \`concurrency: 1\`, the job holds the only slot, so every call of that tool in the cluster
 waited: measured with the default 30 s lock and 30 s stalled check, the tool's next call
 started 90 s after the worker was SIGKILLed (30 s for the lock, up to 30 s for the check,

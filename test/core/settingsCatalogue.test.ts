@@ -70,6 +70,7 @@ describe("the settings catalogue", () => {
       lockDurationMs: 30_000,
       stalledIntervalMs: 30_000,
       limitedLockDurationMs: 5000,
+      stoppedWorkerGraceMs: 5000,
       shutdownGraceMs: 10_000,
       workerDrainMs: 30_000,
       maxToolCalls: 64,

@@ -62,7 +62,7 @@ describe("faults: a worker dies mid-call of a concurrency-1 tool", () => {
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 50_000 });
     await done;
     expect(textOf(response)).toBe(
-      "final s1: ledgerSingle: the worker running this call stopped 1 times; giving up after 0 retries | s1-2 recorded",
+      "final s1: ledgerSingle: the worker running this call stopped answering; the call may have run: check before repeating it (stopped 1 times, retries: 0) | s1-2 recorded",
     );
     const second = starts.get("s1-2");
     expect(second?.workerId).not.toBe(first.workerId);

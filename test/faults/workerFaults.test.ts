@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { BusEvent } from "@yiem/core";
+import { type BusEvent, clusterKeys } from "@yiem/core";
 import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import type { TestProcess } from "@yiem/testing";
 import { Queue } from "bullmq";
@@ -57,6 +57,46 @@ async function handedOutAgain(jobId: string): Promise<void> {
   }
 }
 
+/** Resolves once tool job `jobId` has finished (BullMQ stored its end), read with plain BullMQ. */
+async function jobFinished(jobId: string): Promise<void> {
+  const queue = new Queue(toolQueueName("default"), {
+    connection: { url: cluster.redis.url },
+    prefix: `${cluster.redis.prefix}:bull`,
+  });
+  try {
+    for (;;) {
+      if ((await queue.getJob(jobId))?.finishedOn) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Resolves once the finished marker of job `jobId` holds a result whose text is `text` (the zombie's, late). */
+async function zombieRecorded(jobId: string, text: string): Promise<void> {
+  const redis = cluster.connectRedis();
+  try {
+    for (;;) {
+      const marker = await redis.get(clusterKeys(cluster.redis.prefix).toolDone(jobId));
+      if (marker?.includes(JSON.stringify(text))) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** The text of the tool message for call `callId` the model was sent (the scripted model's requests). */
+function toolTextSentToModel(callId: string): string | undefined {
+  for (const request of cluster.model.requests) {
+    const messages = (request.body.messages ?? []) as Array<Record<string, unknown>>;
+    const sent = messages.find((m) => m.role === "tool" && m.tool_call_id === callId);
+    if (sent) return String(sent.content);
+  }
+  return undefined;
+}
+
 describe("faults: tool workers die", () => {
   it("retries a call whose worker was SIGKILLed mid-call on another worker, and the run completes", async () => {
     const { runId, sessionId, worker } = await sendAndFindWorker("ledgerRemote k1 2500", "k1-1");
@@ -88,7 +128,7 @@ describe("faults: tool workers die", () => {
     worker.signal("SIGKILL");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
     expect(textOf(response)).toBe(
-      "final k2: ledgerNoRetry: the worker running this call stopped 1 times; giving up after 0 retries",
+      "final k2: ledgerNoRetry: the worker running this call stopped answering; the call may have run: check before repeating it (stopped 1 times, retries: 0)",
     );
     expect((await ledger.countsByCall()).get("k2-1")).toBe(1);
     const [result] = await toolResults(sessionId);
@@ -100,7 +140,7 @@ describe("faults: tool workers die", () => {
       lost: 0,
       duplicated: 0,
       recoveryMs: Date.now() - killedAt,
-      note: "error result once the lost worker had one more lock duration to report, run completed",
+      note: "'may have run' once the lost worker had one more lock duration and the coordinator its grace to report; run completed",
     });
     await cluster.addWorker();
   });
@@ -112,7 +152,7 @@ describe("faults: tool workers die", () => {
     const { runId } = await cluster.client.send("crashWorker c3");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 45_000 });
     expect(textOf(response)).toBe(
-      "final c3: crashWorker: the worker running this call stopped 2 times; giving up after 1 retries",
+      "final c3: crashWorker: the worker running this call stopped answering; the call may have run: check before repeating it (stopped 2 times, retries: 1)",
     );
     expect((await ledger.countsByCall()).get("c3-1")).toBe(2);
     const alive = cluster.workers.filter(
@@ -125,7 +165,7 @@ describe("faults: tool workers die", () => {
       calls: 1,
       lost: 0,
       duplicated: 0,
-      note: "2 workers lost, then an error result; no endless requeue",
+      note: "2 workers lost, then a 'may have run' result; no endless requeue",
     });
     await cluster.addWorker();
     await cluster.addWorker();
@@ -174,4 +214,57 @@ describe("faults: tool workers die", () => {
       note: `${runs.length} executions, 1 recorded result; the late one dropped`,
     });
   });
+
+  it("gives the model a stopped worker's real result when it wakes up just after its call was given up", async () => {
+    const { runId, sessionId, worker } = await sendAndFindWorker("ledgerNoRetry z6 1000", "z6-1");
+    worker.signal("SIGSTOP");
+    await jobFinished(toolJobId(sessionId, runId, "z6-1")); // its new holder gave it up
+    worker.signal("SIGCONT"); // its sleep is long over: it finishes the call at once
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
+    expect(toolTextSentToModel("z6-1")).toBe("z6-1 recorded");
+    expect(textOf(response)).toBe("final z6: z6-1 recorded");
+    const runs = (await ledger.entries()).filter((e) => e.callId === "z6-1");
+    expect(runs.map((r) => r.pid)).toEqual([worker.pid]);
+    const results = await toolResults(sessionId);
+    expect(results.map((m) => m.role === "toolResult" && m.isError)).toEqual([false]);
+    await recordFigure({
+      scenario: "zombie worker woken after its call was given up (SIGSTOP past its lock, SIGCONT)",
+      runs: 1,
+      calls: 1,
+      lost: 0,
+      duplicated: 0,
+      note: "1 execution; the model read its real result (the coordinator's grace saw its marker)",
+    });
+  });
+
+  it("tells the model a call may have run when its stopped worker stays silent past the grace", async () => {
+    const { runId, sessionId, worker } = await sendAndFindWorker("ledgerNoRetry z7 1000", "z7-1");
+    worker.signal("SIGSTOP");
+    const response = await cluster.client.waitForResponse(runId, { timeoutMs: 45_000 });
+    worker.signal("SIGCONT"); // it wakes after the model was answered, and finishes the call
+    const mayHaveRun =
+      "ledgerNoRetry: the worker running this call stopped answering; the call may have run: check before repeating it";
+    expect(toolTextSentToModel("z7-1")).toMatch(new RegExp(`^${mayHaveRun}`));
+    expect(textOf(response)).toMatch(new RegExp(`^final z7: ${mayHaveRun}`));
+    const [result, ...others] = await toolResults(sessionId);
+    expect(others).toEqual([]);
+    expect(result?.role === "toolResult" && [result.isError, result.details]).toEqual([
+      true,
+      expect.objectContaining({ mayHaveRun: true }),
+    ]);
+    await zombieRecorded(toolJobId(sessionId, runId, "z7-1"), "z7-1 recorded");
+    expect((await ledger.entries()).filter((e) => e.callId === "z7-1").map((r) => r.pid)).toEqual([
+      worker.pid,
+    ]);
+    expect(await toolResults(sessionId)).toHaveLength(1);
+    expect(worker.child.exitCode).toBeNull();
+    await recordFigure({
+      scenario: "zombie worker silent past the coordinator's grace (SIGSTOP past its lock)",
+      runs: 1,
+      calls: 1,
+      lost: 0,
+      duplicated: 0,
+      note: "1 execution; the model read 'may have run', not a plain failure; the late result stayed out of the transcript",
+    });
+  }, 60_000);
 });

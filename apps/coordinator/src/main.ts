@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     maxAgentDepth: config.maxAgentDepth,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
+    stoppedWorkerGraceMs: config.stoppedWorkerGraceMs,
     requestRetentionS: config.requestRetentionS,
     eventStreamMaxBytes: config.eventStreamMaxBytes,
     logger: log,

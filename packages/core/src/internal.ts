@@ -70,6 +70,7 @@ export { batchMode } from "./tools/executeToolCalls.js";
 export { normalizeToolCallBlocks } from "./tools/extractToolCalls.js";
 export { type ParsedArguments, parseToolArguments } from "./tools/parseToolArguments.js";
 export { EagerWorker } from "./worker/eagerWorker.js";
+export { type JobEndSink, recordJobEnd } from "./worker/jobEnds.js";
 export {
   createWrittenToolsSync,
   syncWrittenTools,

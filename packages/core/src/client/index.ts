@@ -41,6 +41,11 @@ export {
   RedisUnavailableError,
   ResponseTimeoutError,
 } from "../protocol/errors.js";
+export {
+  isMayHaveRun,
+  MAY_HAVE_RUN_MESSAGE,
+  type MayHaveRunDetails,
+} from "../protocol/mayHaveRun.js";
 export { type ClusterKeys, clusterKeys, type KeyLayout, keyLayoutOf } from "../redis/keys.js";
 export {
   connectRedis,

@@ -149,6 +149,14 @@ export interface CoordinatorOptions
    */
   stalledIntervalMs?: number;
   /**
+   * When a remote call's worker stopped answering and the call was given up (or failed as
+   * stalled), how long to wait for that worker to record the call's result after all (it may
+   * only have paused) before the model is told the call may have run
+   * (`YIEM_STOPPED_WORKER_GRACE_MS`; 0: no wait). See `MayHaveRunDetails`.
+   * @defaultValue `DEFAULTS.stoppedWorkerGraceMs`
+   */
+  stoppedWorkerGraceMs?: number;
+  /**
    * How long a completed request job stays in the coordinator queue, in seconds, when whoever
    * added it set no `removeOnComplete` (`YIEM_REQUEST_RETENTION_S`): default 3600; a failed
    * one stays at least a day; at most 10,000 of each state. A job's own options win.
@@ -506,7 +514,10 @@ function contextOf(options: ResolvedOptions, runtime: ProcessRuntime): Coordinat
     command,
     toolQueues: new Map(),
     readyQueues: [],
-    waiter: new ResultWaiter(command, keys, { subscriber: runtime.subscriber }),
+    waiter: new ResultWaiter(command, keys, {
+      subscriber: runtime.subscriber,
+      lateResultGraceMs: options.stoppedWorkerGraceMs,
+    }),
     acks: replicaAcksOf(options, keys.layout.cluster, log),
     streamCaps: streamCaps(options.eventStreamMaxBytes),
   };

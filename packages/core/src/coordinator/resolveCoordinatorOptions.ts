@@ -14,6 +14,7 @@ export interface DefaultedCoordinatorOptions {
   stalledIntervalMs?: number;
   requestRetentionS?: number;
   shutdownGraceMs?: number;
+  stoppedWorkerGraceMs?: number;
   host?: string;
   admin?: { host?: string };
 }
@@ -51,5 +52,6 @@ export function resolveCoordinatorOptions<O extends DefaultedCoordinatorOptions>
     stalledIntervalMs: options.stalledIntervalMs ?? defaultOf("stalledIntervalMs"),
     requestRetentionS: options.requestRetentionS ?? defaultOf("requestRetentionS"),
     shutdownGraceMs: options.shutdownGraceMs ?? defaultOf("shutdownGraceMs"),
+    stoppedWorkerGraceMs: options.stoppedWorkerGraceMs ?? defaultOf("stoppedWorkerGraceMs"),
   };
 }

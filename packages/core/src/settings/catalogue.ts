@@ -278,6 +278,13 @@ export const SETTINGS = {
     roles: ["worker"],
     doc: "The job lock on the queues of limited tools (`concurrency`, `rateLimit`) when shorter than `YIEM_LOCK_MS`, renewed every half of it and checked for stalls as often, so a worker that dies mid-call blocks that tool for seconds, not a minute (docs/RELIABILITY.md).",
   }),
+  stoppedWorkerGraceMs: setting({
+    env: "YIEM_STOPPED_WORKER_GRACE_MS",
+    parser: wholeNumber,
+    default: 5000,
+    roles: ["coordinator"],
+    doc: "When a remote call's worker stopped answering and the call was given up (or BullMQ failed it as stalled), how long the coordinator waits for that worker to record the call's result (it may only have paused) before telling the model the call may have run (docs/RELIABILITY.md); `0`: no wait.",
+  }),
   shutdownGraceMs: setting({
     env: "YIEM_SHUTDOWN_GRACE_MS",
     parser: positiveInt,

@@ -39,6 +39,7 @@ const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "lockDurationMs",
   "stalledIntervalMs",
   "limitedLockDurationMs",
+  "stoppedWorkerGraceMs",
   "shutdownGraceMs",
   "workerDrainMs",
   "maxToolCalls",
@@ -94,6 +95,7 @@ export type ClusterConfig = Pick<
   | "lockDurationMs"
   | "stalledIntervalMs"
   | "limitedLockDurationMs"
+  | "stoppedWorkerGraceMs"
   | "shutdownGraceMs"
   | "workerDrainMs"
   | "maxToolCalls"

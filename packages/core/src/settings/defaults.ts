@@ -33,6 +33,7 @@ export const DEFAULTS = Object.freeze({
   lockDurationMs: SETTINGS.lockDurationMs.default,
   stalledIntervalMs: SETTINGS.stalledIntervalMs.default,
   limitedLockDurationMs: SETTINGS.limitedLockDurationMs.default,
+  stoppedWorkerGraceMs: SETTINGS.stoppedWorkerGraceMs.default,
   shutdownGraceMs: SETTINGS.shutdownGraceMs.default,
   workerDrainMs: SETTINGS.workerDrainMs.default,
   maxToolCalls: SETTINGS.maxToolCalls.default,

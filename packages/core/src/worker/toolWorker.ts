@@ -4,6 +4,7 @@ import { DelayedError, type Job, UnrecoverableError, type Worker } from "bullmq"
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
 import { logToolError } from "../ops/toolErrorLog.js";
+import { createMayHaveRunResult } from "../protocol/mayHaveRun.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
 import { isLimitedTool, limitedToolQueues, remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
@@ -205,8 +206,9 @@ async function runToolJob(
     return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
   }
   if (retriesSpent(job)) {
-    const message = `${data.toolName}: the worker running this call stopped ${job.attemptsStarted - 1} times; giving up after ${data.retries} retries`;
-    return jobResult(ctx, started, { result: createErrorToolResult(message), isError: true });
+    const reason = `stopped ${job.attemptsStarted - 1} times, retries: ${data.retries}`;
+    const result = createMayHaveRunResult(data.toolName, reason);
+    return jobResult(ctx, started, { result, isError: true });
   }
   const args = data.prepareOnWorker ? prepareToolArguments(tool, data.args) : data.args;
   if (typeof args === "string") {
@@ -248,9 +250,12 @@ async function runToolJob(
 }
 
 /**
- * Records the "giving up" result of a job whose retries are spent, unless an earlier attempt
- * recorded its own result meanwhile (a stopped worker that woke up): then that result is the
- * job's. Awaited, so a job never completes as "giving up" over a result already recorded.
+ * Records the "may have run" result (`createMayHaveRunResult`) of a job whose retries are
+ * spent, unless an earlier attempt recorded its own result meanwhile (a stopped worker that
+ * woke up): then that result is the job's. Awaited, so a job never completes as "may have
+ * run" over a result already recorded. Written only where no marker is (`NX`); the earlier
+ * worker's own marker write replaces it, which is what the coordinator's grace reads
+ * (`awaitLateResult`).
  */
 async function recordGivingUp(
   ctx: WorkerContext,
@@ -339,7 +344,7 @@ async function refuseRerun(ctx: WorkerContext, job: Job<ToolJobData>): Promise<n
  * tool and publishes no events, since a tool call may have side effects. A re-run after a
  * worker died mid-call still runs (see `runToolJob` for its retry limit); once its retries are
  * spent, the worker that lost the job gets one more lock duration to report its result
- * (`awaitEarlierAttempt`) before the call gets its "giving up" error result. A retry through
+ * (`awaitEarlierAttempt`) before the call gets its "may have run" error result. A retry through
  * the API that resets both `attemptsStarted` and `attemptsMade` looks like a new job and runs.
  * A call whose session was aborted while it ran fails with `aborted`, without a retry.
  */

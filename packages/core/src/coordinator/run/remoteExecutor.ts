@@ -1,7 +1,13 @@
 import type { Queue } from "bullmq";
 import { LeaseLostError } from "../../protocol/errors.js";
 import { JOB_RETENTION } from "../../protocol/jobRetention.js";
-import { ABORTED_JOB_REASON, type ToolJobData, toolJobId } from "../../protocol/toolJobs.js";
+import { createMayHaveRunResult } from "../../protocol/mayHaveRun.js";
+import {
+  ABORTED_JOB_REASON,
+  type ToolJobData,
+  type ToolJobResult,
+  toolJobId,
+} from "../../protocol/toolJobs.js";
 import { classifyJobFailure } from "../../redis/bullmqErrors.js";
 import { isPassingRedisError } from "../../redis/redisErrors.js";
 import { retryTransient } from "../../redis/retryTransient.js";
@@ -17,6 +23,7 @@ import type {
   PreparedToolCall,
   ToolExecutor,
 } from "../../types/index.js";
+import { isMayHaveRunValue } from "./lateResults.js";
 import type { JobEnd, ResultWaiter } from "./resultWaiter.js";
 import { placeToolCall, type ToolPlacement, type WorkerOnlyTool } from "./toolPlacement.js";
 
@@ -103,18 +110,46 @@ async function withdrawCall(
   const end = await options.waiter.waitForJobEnd(queue, jobId, async () => undefined, signal);
   return end.kind === "aborted" || end.kind === "missing"
     ? errorOutcome(ABORTED_MESSAGE)
-    : outcomeOf(prep, end);
+    : outcomeOf(options, prep, jobId, end, signal);
 }
 
-/** Turns how a job ended into the call's outcome; a completed one names its worker. */
-function outcomeOf(
+/** The outcome a worker's job result gives the call; it names the worker. */
+function valueOutcome(value: ToolJobResult): ExecutedOutcome {
+  const { result, isError, workerId } = value;
+  return { result, isError, workerId };
+}
+
+/**
+ * The outcome of a call whose worker stopped answering (given up as "may have run", or failed
+ * as stalled): the stopped worker's own result when it records one within the grace
+ * (`ResultWaiter.waitForLateResult`), else `mayHaveRun`, never a plain failure.
+ */
+async function settleStoppedCall(
+  options: RemoteExecutorOptions,
+  jobId: string,
+  mayHaveRun: ExecutedOutcome,
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
+  const late = await options.waiter.waitForLateResult(jobId, signal);
+  return late ? valueOutcome(late) : mayHaveRun;
+}
+
+/**
+ * Turns how job `jobId` ended into the call's outcome; a completed one names its worker. A
+ * call whose worker stopped answering is settled by `settleStoppedCall`.
+ */
+async function outcomeOf(
+  options: RemoteExecutorOptions,
   prep: PreparedToolCall,
+  jobId: string,
   end: Exclude<JobEnd, { kind: "aborted" }>,
-): ExecutedOutcome {
+  signal: AbortSignal | undefined,
+): Promise<ExecutedOutcome> {
   const name = prep.tool.name;
   if (end.kind === "completed") {
-    const { result, isError, workerId } = end.value;
-    return { result, isError, workerId };
+    const outcome = valueOutcome(end.value);
+    if (!isMayHaveRunValue(end.value)) return outcome;
+    return settleStoppedCall(options, jobId, outcome, signal);
   }
   if (end.kind === "missing")
     return errorOutcome(`${name}: the tool job disappeared before it finished`);
@@ -124,9 +159,8 @@ function outcomeOf(
     toolCallId: prep.toolCall.id,
   });
   if (failure.stalled) {
-    return errorOutcome(
-      `${name}: the worker running this call stopped and the call was not retried further (${end.reason})`,
-    );
+    const mayHaveRun = { result: createMayHaveRunResult(name, end.reason), isError: true };
+    return settleStoppedCall(options, jobId, mayHaveRun, signal);
   }
   return errorOutcome(`${name}: the tool job failed: ${end.reason}`);
 }
@@ -143,12 +177,14 @@ async function recallFinishedCall(
   prep: PreparedToolCall,
   queue: Queue,
   jobId: string,
+  signal: AbortSignal | undefined,
 ): Promise<ExecutedOutcome | undefined> {
   const done = await options.readFinished?.(prep, jobId);
   if (!done?.finished) return undefined;
   if (done.result) {
-    const { result, isError, workerId } = done.result;
-    return { result, isError, workerId };
+    const outcome = valueOutcome(done.result);
+    if (!isMayHaveRunValue(done.result)) return outcome;
+    return settleStoppedCall(options, jobId, outcome, signal);
   }
   if ((await queue.getJobState(jobId)) !== "unknown") return undefined;
   return errorOutcome(
@@ -162,8 +198,10 @@ async function recallFinishedCall(
  * tool become jobs on the tool queues (`placeToolCall`); other calls (sequential batches of
  * local tools) run in this process. Job ids derive from session, run and call key, so a re-dispatch after a crash
  * attaches to the existing job, or, when that job finished and was removed since, takes the
- * result its finished marker kept (`readFinished`). Never throws: queue errors, dead workers and aborts become
- * error results.
+ * result its finished marker kept (`readFinished`). A call whose worker stopped answering gets
+ * that worker's own result when it records one within the grace, else a "may have run" result
+ * (`MayHaveRunDetails`), never a plain failure (`settleStoppedCall`). Never throws: queue
+ * errors, dead workers and aborts become error results.
  */
 export function createRemoteExecutor(options: RemoteExecutorOptions): ToolExecutor {
   return {
@@ -201,7 +239,7 @@ async function runRemote(
   const jobId = toolJobId(sessionId, runId, prep.toolCall.key ?? prep.toolCall.id);
   try {
     const queue = await options.queueFor(placement.queue, sessionId);
-    const recalled = await recallFinishedCall(options, prep, queue, jobId);
+    const recalled = await recallFinishedCall(options, prep, queue, jobId, signal);
     if (recalled) return recalled;
     // Checked as late as possible: an abort recorded before this point keeps the job out.
     if (options.mayDispatch && !(await options.mayDispatch(prep)))
@@ -225,7 +263,9 @@ async function runRemote(
         { attempts: Number.POSITIVE_INFINITY, retryIf: isPassingRedisError, signal },
       );
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
-    return end.kind === "aborted" ? abandonJob(queue, jobId, signal) : outcomeOf(prep, end);
+    return end.kind === "aborted"
+      ? abandonJob(queue, jobId, signal)
+      : outcomeOf(options, prep, jobId, end, signal);
   } catch (err) {
     if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
     return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);

@@ -3,7 +3,9 @@ import { parseToolJobEnd } from "../../protocol/toolJobEnds.js";
 import type { ToolJobResult } from "../../protocol/toolJobs.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import { duplicateConnection, type RedisClient } from "../../redis/redisConnection.js";
+import { DEFAULTS } from "../../settings/defaults.js";
 import { onAbort } from "../../tools/abortListener.js";
+import { awaitLateResult } from "./lateResults.js";
 
 /** How a tool job ended, as the coordinator sees it (`aborted`: the caller stopped waiting). */
 export type JobEnd =
@@ -34,6 +36,11 @@ export interface ResultWaiterOptions {
   subscriber?: RedisClient;
   /** Default: first poll after 250 ms, then every second. */
   timing?: ResultWaiterTiming;
+  /**
+   * How long `waitForLateResult` waits (`YIEM_STOPPED_WORKER_GRACE_MS`).
+   * @defaultValue `DEFAULTS.stoppedWorkerGraceMs`
+   */
+  lateResultGraceMs?: number;
 }
 
 /**
@@ -59,6 +66,16 @@ export class ResultWaiter {
     private readonly options: ResultWaiterOptions = {},
   ) {
     this.timing = options.timing ?? { firstPollMs: 250, pollMs: 1000 };
+  }
+
+  /**
+   * For a job that ended as "may have run" (its worker stopped answering): waits up to the
+   * grace (`lateResultGraceMs`) for that worker's real result to land in the job's finished
+   * marker (`awaitLateResult`). `undefined` when none came or `signal` aborted. Never throws.
+   */
+  waitForLateResult(jobId: string, signal?: AbortSignal): Promise<ToolJobResult | undefined> {
+    const graceMs = this.options.lateResultGraceMs ?? DEFAULTS.stoppedWorkerGraceMs;
+    return awaitLateResult(this.connection, this.keys, jobId, graceMs, signal);
   }
 
   /** Starts listening to the ends of `queue`'s jobs (idempotent); resolves once subscribed. */

@@ -40,6 +40,15 @@ const KEY_KINDS: KeyKind[] = [
     match: /^s:\{[^}]+\}:(children|parent|abortOnStart)$/,
     lifetime: { ttlMs: 30 * DAY_MS },
   },
+  // What a session is (known to the cluster) and used, kept as the session; a tree's ledger of
+  // its root run's budget, kept as its root session.
+  {
+    name: "session records",
+    match: /^s:\{[^}]+\}:(known|usage|ledger:.+)$/,
+    lifetime: { ttlMs: 30 * DAY_MS },
+  },
+  // A tree's calls awaiting approval, on its root: emptied (so gone) once nothing waits.
+  { name: "tree approval index", match: /^s:\{[^}]+\}:treeApprovals$/, lifetime: "absent" },
   { name: "stored response", match: /^s:\{[^}]+\}:response:.+$/, lifetime: { ttlMs: DAY_MS } },
   // The agent a session belongs to: kept 30 days after its last request.
   { name: "session agent", match: /^s:\{[^}]+\}:agent$/, lifetime: { ttlMs: 30 * DAY_MS } },

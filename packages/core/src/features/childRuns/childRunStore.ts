@@ -193,17 +193,27 @@ export class ChildRunStore extends ScriptedStore {
     const replies = await this.redis
       .multi()
       .hget(k.approvals(parent.sessionId), parent.callKey)
+      .hget(k.children(parent.sessionId), parent.callKey)
       .get(k.sessionParent(parent.sessionId))
       .exec();
     const failed = replies?.find(([err]) => err)?.[0];
     if (failed) throw failed;
-    const [callText, placeText] = (replies ?? []).map(([, value]) => value as string | null);
-    const call = callText ? (JSON.parse(callText) as WaitingCallRecord) : undefined;
-    if (call?.child?.sessionId !== childSessionId)
+    const [callText, listedText, placeText] = (replies ?? []).map(
+      ([, value]) => value as string | null,
+    );
+    // The call's record while it waits; once its batch is closed (the parent aborted before
+    // the child was taken in), the parent's tree still lists the child its call started.
+    const child = callText
+      ? (JSON.parse(callText) as WaitingCallRecord).child
+      : listedText
+        ? (JSON.parse(listedText) as ChildRun)
+        : undefined;
+    if (child?.sessionId !== childSessionId)
       return `session ${parent.sessionId} has no call ${JSON.stringify(parent.callKey)} waiting for session ${childSessionId}`;
-    if (agent !== call.child.agent) return `the call waits for agent "${call.child.agent}"`;
+    if (agent !== child.agent) return `the call waits for agent "${child.agent}"`;
     const above = placeText ? (JSON.parse(placeText) as ParentCall) : undefined;
-    return misplaced(parent, expectedPlace(parent, above, { ...call.child, childSessionId }));
+    const called = { agent: child.agent, sessionId: child.sessionId };
+    return misplaced(parent, expectedPlace(parent, above, { ...called, childSessionId }));
   }
 
   /** Records the parent call of a child session (first intake wins; kept as long as the session). */

@@ -77,7 +77,10 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
   const id = processIdOf(options.id);
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
   const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
-  const subscriber = duplicateConnection(command);
+  // No ready check on the subscriber: ioredis (5.8.2 on, its issue 2037) may send the check's
+  // INFO after the first SUBSCRIBE when several are sent while it connects, which fails the
+  // start with "Connection in subscriber mode" (seen once in a clean-clone CI run).
+  const subscriber = duplicateConnection(command, { enableReadyCheck: false });
   for (const connection of [command, subscriber]) {
     connection.on("error", (err: Error) =>
       log.debug({ err: err.message }, "redis connection error (reconnecting)"),

@@ -29,6 +29,7 @@ import {
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { type Job, Queue, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listeningQueueFor } from "../support/listeningQueues.js";
 import {
   assistantWith,
   contextWith,
@@ -66,15 +67,7 @@ afterAll(async () => {
 /** Runs one `send` call of session `sessionId` through the remote executor; resolves with its message. */
 async function runCall(sessionId: string) {
   const keys = clusterKeys(redis.prefix);
-  const queueFor = async (queue: string | undefined, session: string) => {
-    const made = new Queue(keys.toolQueueFor(queue, session), {
-      connection: command,
-      prefix: keys.bullPrefix,
-    });
-    closing.push(made);
-    await waiter.listen(made);
-    return made;
-  };
+  const queueFor = listeningQueueFor(command, keys, waiter, closing);
   const executor = createRemoteExecutor({ sessionId, runId: "r1", queueFor, waiter });
   const call = makeCall("call_1", "send", { to: "someone" });
   const batch = await executeToolCalls(

@@ -17,8 +17,9 @@ import {
 } from "@yiem/core";
 import { createRemoteExecutor, DURABLE_CONNECTION, ResultWaiter } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
-import { Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listeningQueueFor } from "../support/listeningQueues.js";
 import {
   assistantWith,
   contextWith,
@@ -58,15 +59,7 @@ afterAll(async () => {
 describe("faults: a remote call dispatched while Redis is out of memory", () => {
   it("waits for memory and answers with the tool's result", async () => {
     const keys = clusterKeys(redis.prefix);
-    const queueFor = async (queue: string | undefined, sessionId: string) => {
-      const made = new Queue(keys.toolQueueFor(queue, sessionId), {
-        connection: command,
-        prefix: keys.bullPrefix,
-      });
-      queues.push(made);
-      await waiter.listen(made);
-      return made;
-    };
+    const queueFor = listeningQueueFor(command, keys, waiter, queues);
     const executor = createRemoteExecutor({ sessionId: "s-oom", runId: "r1", queueFor, waiter });
     const admin = connectRedis(redis.url);
     await admin.config("SET", "maxmemory-policy", "noeviction");

@@ -9,11 +9,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeLeadAndHelperYaml } from "../support/agentsYaml.js";
 import { useTestCluster } from "../support/cluster.js";
-import { type GatewayProcess, makeKey, startGatewayProcess, writeKeysFile } from "./support.js";
+import {
+  type GatewayProcess,
+  makeKey,
+  openaiClient,
+  startGatewayProcess,
+  writeKeysFile,
+} from "./support.js";
 
 const CHILD_TEXT = "the helper's own words";
 
@@ -51,11 +56,7 @@ afterAll(async () => {
 
 describe("the chat faces with a child run", () => {
   it("streams the root's answer as chat completion chunks, without the child's text", async () => {
-    const openai = new OpenAI({
-      baseURL: `${gateway.url}/v1`,
-      apiKey: alice.secret,
-      maxRetries: 0,
-    });
+    const openai = openaiClient(gateway.url, alice.secret);
     const stream = await openai.chat.completions.create({
       model: "lead",
       messages: [{ role: "user", content: "ask your helper" }],

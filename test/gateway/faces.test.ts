@@ -17,6 +17,7 @@ import {
   callGateway,
   type GatewayProcess,
   makeKey,
+  openaiClient,
   startGatewayProcess,
   type TestKey,
   writeKeysFile,
@@ -263,13 +264,7 @@ describe("AI SDK UI: POST /v1/chat", () => {
 });
 
 describe("OpenAI-compatible: POST /v1/chat/completions, GET /v1/models", () => {
-  const openai = (key: TestKey) =>
-    new OpenAI({
-      baseURL: `${gateway.url}/v1`,
-      apiKey: key.secret,
-      maxRetries: 0,
-      timeout: 30_000,
-    });
+  const openai = (key: TestKey) => openaiClient(gateway.url, key.secret, 30_000);
 
   it("answers one chat.completion with usage, and continues the session named by X-Yiem-Session", async () => {
     const { data, response } = await openai(alice)
@@ -344,12 +339,8 @@ describe("OpenAI-compatible: POST /v1/chat/completions, GET /v1/models", () => {
       .catch((err: unknown) => err);
     expect(stolen).toBeInstanceOf(OpenAI.NotFoundError);
 
-    const badKey = await new OpenAI({
-      baseURL: `${gateway.url}/v1`,
-      apiKey: "nope",
-      maxRetries: 0,
-    }).models
-      .list()
+    const badKey = await openaiClient(gateway.url, "nope")
+      .models.list()
       .catch((err: unknown) => err);
     expect(badKey).toBeInstanceOf(OpenAI.AuthenticationError);
     const raw = await callGateway(gateway.url, reader.secret, "POST", "/v1/chat/completions", {

@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import { createApiKey } from "@yiem/core";
 import { startProcessSlot, type TestProcess } from "@yiem/testing";
+import OpenAI from "openai";
 import { repoRoot } from "../support/processes.js";
 
 /** A running gateway process and its base URL. */
@@ -164,4 +165,17 @@ async function* parseEvents(response: Response, comments: string[]): AsyncGenera
   } catch (err) {
     if ((err as Error).name !== "AbortError") throw err;
   }
+}
+
+/**
+ * The `openai` SDK pointed at a gateway's OpenAI-compatible face with `apiKey` (a key's secret,
+ * or any text for a refused one), without the SDK's retries, so a refusal shows at once.
+ */
+export function openaiClient(gatewayUrl: string, apiKey: string, timeoutMs?: number): OpenAI {
+  return new OpenAI({
+    baseURL: `${gatewayUrl}/v1`,
+    apiKey,
+    maxRetries: 0,
+    ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+  });
 }

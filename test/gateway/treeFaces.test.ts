@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { YiemClient } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeAgentsYaml } from "../support/agentsYaml.js";
 import { useTestCluster } from "../support/cluster.js";
@@ -21,6 +20,7 @@ import {
   callGateway,
   type GatewayProcess,
   makeKey,
+  openaiClient,
   startGatewayProcess,
   type TestKey,
   writeKeysFile,
@@ -326,13 +326,7 @@ describe("calls waiting in a child run, through the AI SDK face (findings 5 and 
 });
 
 describe("a run that waits for approval, through the OpenAI-compatible face (finding 7)", () => {
-  const openai = (key: TestKey) =>
-    new OpenAI({
-      baseURL: `${gateway.url}/v1`,
-      apiKey: key.secret,
-      maxRetries: 0,
-      timeout: 20_000,
-    });
+  const openai = (key: TestKey) => openaiClient(gateway.url, key.secret, 20_000);
 
   it("answers a finished completion naming the calls that wait, a child run's or the root's own", async () => {
     const { data, response } = await openai(alice)
@@ -412,11 +406,7 @@ describe("the session's agent answers (finding 6, issue 30)", () => {
     expect(next.status).toBe(200);
     expect(textOf(next.body.response.content)).toBe("billing: more");
 
-    const completion = await new OpenAI({
-      baseURL: `${gateway.url}/v1`,
-      apiKey: alice.secret,
-      maxRetries: 0,
-    }).chat.completions.create(
+    const completion = await openaiClient(gateway.url, alice.secret).chat.completions.create(
       { model: "support", messages: [{ role: "user", content: "and more" }] },
       { headers: { "X-Yiem-Session": sessionId } },
     );

@@ -14,6 +14,7 @@ export {
 } from "./coordinator/run/remoteExecutor.js";
 export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultWaiter.js";
 export { ApprovalStore } from "./features/approvals/approvalStore.js";
+export { TreeLedger } from "./features/budgets/treeLedger.js";
 export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { LeaseLostError } from "./protocol/errors.js";

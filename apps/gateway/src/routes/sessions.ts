@@ -80,9 +80,18 @@ export const abortSessionRoute = defineRoute({
  * usage summary (`YiemClient.sessionUsage`): no transcript is read for a listed session.
  */
 async function summarizeSession(services: GatewayServices, sessionId: string, listedAt: number) {
-  const { client, store } = services;
-  const [usage, agent, owner, lastEvent] = await Promise.all([
-    client.sessionUsage(sessionId),
+  const [usage, facts] = await Promise.all([
+    services.client.sessionUsage(sessionId),
+    sessionFacts(services, sessionId),
+  ]);
+  const { lastEvent, ...named } = facts;
+  return { ...named, lastActivity: Math.max(lastEvent ?? 0, listedAt), usage };
+}
+
+/** What every view of a session names: its agent and owner (when known) and its last event's time. */
+async function sessionFacts(services: GatewayServices, sessionId: string) {
+  const { store } = services;
+  const [agent, owner, lastEvent] = await Promise.all([
     store.agentOf(sessionId),
     store.ownerOf(sessionId),
     store.latestEventTime(sessionId),
@@ -91,26 +100,16 @@ async function summarizeSession(services: GatewayServices, sessionId: string, li
     sessionId,
     ...(agent !== undefined ? { agent } : {}),
     ...(owner !== undefined ? { owner } : {}),
-    lastActivity: Math.max(lastEvent ?? 0, listedAt),
-    usage,
+    lastEvent,
   };
 }
 
 /** A session as the gateway shows it: agent, owner, transcript, usage, last activity. */
 async function describeSession(services: GatewayServices, sessionId: string) {
-  const { client, store } = services;
-  const [transcript, agent, owner, lastEvent] = await Promise.all([
-    client.messages(sessionId),
-    store.agentOf(sessionId),
-    store.ownerOf(sessionId),
-    store.latestEventTime(sessionId),
+  const [transcript, facts] = await Promise.all([
+    services.client.messages(sessionId),
+    sessionFacts(services, sessionId),
   ]);
-  return {
-    sessionId,
-    ...(agent !== undefined ? { agent } : {}),
-    ...(owner !== undefined ? { owner } : {}),
-    lastActivity: lastEvent ?? 0,
-    usage: sumRunUsage(transcript),
-    transcript,
-  };
+  const { lastEvent, ...named } = facts;
+  return { ...named, lastActivity: lastEvent ?? 0, usage: sumRunUsage(transcript), transcript };
 }

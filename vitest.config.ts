@@ -1,5 +1,5 @@
 import { defaultServerConditions } from "vite";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Workspace packages resolve to their TypeScript sources in tests (`yiem-source`), to `dist`
@@ -13,6 +13,10 @@ export default defineConfig({
   ssr: { resolve: { conditions } },
   test: {
     include: ["test/**/*.test.ts"],
+    // The container test builds images with podman: its own command, `npm run test:containers`.
+    exclude: [...configDefaults.exclude, "test/containers/**"],
+    // Test clusters start the compiled apps: build them first (skipped under `npm test`).
+    globalSetup: ["test/support/buildOnce.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -20,6 +20,9 @@
  * commands per new session against the queue's backlog; opt-in too) write their figures into
  * `bench/results.json`, which a full run keeps. `npm run bench -- --render-only` measures
  * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
+ * `npm run bench -- --peers [options]` (its own command, never in the full run, `npm test` or
+ * CI) measures Yiem against Restate, DBOS and BullMQ by hand (`bench/peers/`, installed on
+ * demand), writes `bench/peers/results.json` and renders the document's peers section.
  */
 
 import { cpus } from "node:os";
@@ -73,6 +76,7 @@ import {
 } from "./report/resultFiles.js";
 import { type Measured, toResults } from "./report/results.js";
 import { loadAverage, readEnvironment } from "./sampling/environment.js";
+import { runPeers } from "./setup/peersCommand.js";
 import { closeRig, openRig, type Rig } from "./setup/rig.js";
 
 /** The plan of this run: `PLAN`, or `QUICK_PLAN` with `--quick`. */
@@ -345,6 +349,14 @@ async function runFull(): Promise<void> {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  if (argv.includes("--peers")) {
+    await runPeers(
+      argv.filter((arg) => arg !== "--peers"),
+      progress,
+      renderFromFiles,
+    );
+    return;
+  }
   if (argv.includes("--render-only")) {
     progress(`wrote ${await renderFromFiles()} from the committed results (nothing measured)`);
     return;

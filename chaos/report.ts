@@ -1,5 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { type FaultKind, KILL_FAULTS } from "./faultDriver.js";
+import type { RecoveryFigures, RecoveryTimes } from "./recovery.js";
 import type { SoakResult } from "./soak.js";
 
 /** The figures of one soak, as `npm run chaos` writes them for docs/RELIABILITY.md. */
@@ -30,6 +31,13 @@ export interface ChaosFigures {
   childCalls?: { calls: number; answered: number; aborted: number };
   /** Calls that ran more than once where the docs allow it. */
   atLeastOnceReruns: number;
+  /**
+   * How fast its kills were recovered from, on the timers the soak ran with (absent in soaks
+   * from before the failure detector, which ran on short timers).
+   */
+  recovery?: RecoveryFigures;
+  /** The lock, stalled check and lease the soak ran with (`production` or `short`). */
+  timers?: string;
 }
 
 /** The figures of a soak. */
@@ -63,7 +71,15 @@ export function figuresOf(result: SoakResult, command: string): ChaosFigures {
       aborted: result.check.trees.aborted,
     },
     atLeastOnceReruns: result.check.sideEffects.atLeastOnceReruns,
+    recovery: result.recovery,
+    timers: "production (30 s lock, 30 s stalled check, 10 s lease)",
   };
+}
+
+/** `p50 / p99 / max s (n kills)`, or "–" when no kill had anything to measure. */
+export function formatTimes(times: RecoveryTimes | undefined): string {
+  if (!times || times.count === 0) return "–";
+  return `${times.p50S} / ${times.p99S} / ${times.maxS} s (${times.count})`;
 }
 
 function table(rows: Array<[string, string | number]>): string {
@@ -95,6 +111,11 @@ export function formatReport(result: SoakResult, figures: ChaosFigures): string 
       ["reruns allowed by the docs", figures.atLeastOnceReruns],
       ["duplicates", figures.duplicates],
       ["violations", figures.violations],
+      ["recovery, p50 / p99 / max (kills measured):", ""],
+      ["  kill → found dead", formatTimes(figures.recovery?.detectedS)],
+      ["  coordinator kill → run resumed", formatTimes(figures.recovery?.coordinatorResumedS)],
+      ["  coordinator kill → first answer", formatTimes(figures.recovery?.coordinatorAnsweredS)],
+      ["  worker kill → call handed out", formatTimes(figures.recovery?.workerHandedOutS)],
     ]),
   ];
   for (const v of result.check.violations)

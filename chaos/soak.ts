@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { clusterKeys, connectRedis, keyLayoutOf, YiemClient } from "@yiem/core";
+import { clusterKeys, connectRedis, DEFAULTS, keyLayoutOf, YiemClient } from "@yiem/core";
 import { Queue } from "bullmq";
 import { type ApproverRecord, startApprover } from "./approver.js";
 import { type CheckResult, checkSoak } from "./check/checkSoak.js";
@@ -10,7 +10,8 @@ import { readLedger } from "./check/ledger.js";
 import { readSnapshot } from "./check/snapshot.js";
 import { type FaultRecord, startFaultDriver } from "./faultDriver.js";
 import { createRandom } from "./random.js";
-import { DETECTION_ENV, startTopology, type Topology } from "./topology.js";
+import { measureRecovery, type RecoveryFigures } from "./recovery.js";
+import { startTopology, type Topology } from "./topology.js";
 import { startWorkload, type WorkloadRecord } from "./workload.js";
 
 /** Options of a soak (`npm run chaos -- …`). */
@@ -43,6 +44,8 @@ export interface SoakResult {
   workload: WorkloadRecord;
   approver: ApproverRecord;
   check: CheckResult;
+  /** How fast the kills were recovered from (see `measureRecovery`). */
+  recovery: RecoveryFigures;
 }
 
 /** The chance that a step of a plan also calls the child agent (a child run of its own). */
@@ -136,7 +139,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       `load sent: ${workload.record.sent.length} inputs, ${driver.faults.length} faults; draining`,
     );
     await waitForDrain(topology);
-    await sleep(Number(DETECTION_ENV.YIEM_LEASE_MS) + 2000); // a dead holder's lease lapses
+    await sleep(DEFAULTS.leaseMs + 2000); // a dead holder's lease lapses (one stopped and woken)
     await approver.stop();
     const snapshot = await readSnapshot(topology.redis.target, topology.redis.prefix);
     await writeFile(join(runDir, "faults.json"), `${JSON.stringify(driver.faults, null, 1)}\n`);
@@ -151,7 +154,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         .map((c) => c.current().pid),
     });
     await writeFile(join(runDir, "findings.json"), `${JSON.stringify(check.findings, null, 1)}\n`);
+    const slots = [...topology.coordinators, ...topology.workers].map((slot) => slot.name);
     return {
+      recovery: measureRecovery(topology.logDir, driver.faults, workload.record.sent, slots),
       options,
       runDir,
       durationMs: Date.now() - started,

@@ -10,13 +10,6 @@ import { respondToChaos } from "./model.js";
 import { chaosDir, repoRoot } from "./paths.js";
 import { type RedisUnderTest, startRedisUnderTest } from "./redisUnderTest.js";
 
-/** Detection times of the soak (as the fault suite's): dead processes are noticed in seconds. */
-export const DETECTION_ENV = {
-  YIEM_LEASE_MS: "3000",
-  YIEM_LOCK_MS: "4000",
-  YIEM_STALLED_INTERVAL_MS: "2000",
-} as const;
-
 /** The soak's processes and servers. */
 export interface Topology {
   redis: RedisUnderTest;
@@ -40,7 +33,8 @@ export interface TopologyOptions {
 }
 
 /**
- * Starts the soak's topology: a Redis with AOF (or a Redis Cluster), the scripted model
+ * Starts the soak's topology (on the production lock, stalled check and lease: a dead process
+ * is noticed by the coordinators' failure detector): a Redis with AOF (or a Redis Cluster), the scripted model
  * answering chaos inputs, and the coordinators and workers as deployed (`node
  * apps/…/dist/main.js`, tool files from chaos/tools, the agents of chaos/agents.yaml: the
  * sessions' agent may call a child agent), each in a restartable slot of `startClusterProcesses`
@@ -63,7 +57,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     YIEM_AGENTS: join(chaosDir, "agents.yaml"),
     YIEM_CHAOS_LEDGER: ledgerPath,
     LOG_LEVEL: "info",
-    ...DETECTION_ENV,
+    // The production lock, stalled check and lease: the failure detector notices dead processes.
   };
   const processes = await startClusterProcesses({
     cwd: repoRoot,
@@ -72,6 +66,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     coordinators: options.coordinators,
     workers: options.workers,
     logDir,
+    readyTimeoutMs: 180_000, // a loaded machine starts five processes at once slowly
   }).catch(async (err: unknown) => {
     await model.close();
     await redis.stop();

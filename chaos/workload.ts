@@ -12,6 +12,8 @@ export interface SentInput {
   followUp: boolean;
   /** The stop reason of the response the workload received, if it received one in time. */
   answered?: string;
+  /** When that response was received (epoch ms). */
+  answeredAt?: number;
 }
 
 /** What the workload did, for the checker and the report. */
@@ -84,6 +86,7 @@ export function startWorkload(
           timeoutMs: Math.min(20_000, until - Date.now()),
         });
         input.answered = response.stopReason;
+        input.answeredAt = Date.now();
         return;
       } catch (err) {
         if (!(err instanceof ResponseTimeoutError)) await sleep(500); // Redis down: wait again

@@ -3,7 +3,9 @@
  * workspacePackages.ts) and checks each tarball with publint (package.json against the
  * files it ships; warnings count as errors) and, for the packages that export modules,
  * with @arethetypeswrong/cli under its `esm-only` profile (the packages are ESM only, so
- * `require` and node10 resolution are not checked). Needs the built `dist` (`npm run build`).
+ * `require` and node10 resolution are not checked), and checks that each is publishable (not
+ * `private`) and depends on the other Yiem packages by their exact current versions. Needs the
+ * built `dist` (`npm run build`).
  * Exits 1 when a check fails, after running them all.
  */
 import { execFile } from "node:child_process";
@@ -58,6 +60,27 @@ async function runCheck(pkg: PackedPackage, check: Check): Promise<boolean> {
   }
 }
 
+/**
+ * What keeps the packed packages from being published and installed together: a `private`
+ * manifest, or a `@yiem/*` dependency that is not shipped or not at its current version.
+ */
+function publishProblems(packed: PackedPackage[]): string[] {
+  const versions = new Map(packed.map((p) => [p.manifest.name, p.manifest.version]));
+  const problems: string[] = [];
+  for (const { manifest } of packed) {
+    if ((manifest as { private?: boolean }).private) problems.push(`${manifest.name} is private`);
+    for (const [name, range] of Object.entries(manifest.dependencies ?? {})) {
+      if (!name.startsWith("@yiem/")) continue;
+      const version = versions.get(name);
+      if (version === undefined)
+        problems.push(`${manifest.name} depends on ${name}, which does not ship`);
+      else if (range !== version)
+        problems.push(`${manifest.name} depends on ${name}@${range}, not its version ${version}`);
+    }
+  }
+  return problems;
+}
+
 async function main(): Promise<void> {
   const destination = await mkdtemp(join(tmpdir(), "yiem-check-packages-"));
   try {
@@ -65,7 +88,11 @@ async function main(): Promise<void> {
     const results = await Promise.all(
       packed.flatMap((pkg) => checksFor(pkg).map((check) => runCheck(pkg, check))),
     );
-    if (results.includes(false)) process.exitCode = 1;
+    const problems = publishProblems(packed);
+    for (const problem of problems) console.log(`FAIL  publishable: ${problem}`);
+    if (problems.length === 0)
+      console.log("ok    publishable: none private, @yiem/* at their versions");
+    if (results.includes(false) || problems.length > 0) process.exitCode = 1;
   } finally {
     await rm(destination, { recursive: true, force: true });
   }

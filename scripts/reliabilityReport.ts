@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { RecoveryTimes } from "../chaos/recovery.js";
 import type { ChaosFigures } from "../chaos/report.js";
 import type { ReliabilityFigure } from "../test/support/faults.js";
 
@@ -43,6 +44,30 @@ function childRunsOf(chaos: ChaosFigures): string {
   return c ? `${c.calls} (${c.answered} / ${c.aborted})` : "–";
 }
 
+/** The recovery times of a soak (from its kills), on the timers it ran with. */
+function renderRecovery(chaos: ChaosFigures): string {
+  const r = chaos.recovery;
+  if (!r) return "";
+  return `
+Recovery from its kills, on ${chaos.timers ?? "its timers"}, read from the processes' logs
+(seconds, p50 / p99 / max over the kills that had something to recover):
+
+| from the kill to | p50 | p99 | max | kills |
+| --- | ---: | ---: | ---: | ---: |
+${[
+  ["the process found dead", r.detectedS],
+  ["a killed coordinator's run resumed elsewhere", r.coordinatorResumedS],
+  ["that run's first answer", r.coordinatorAnsweredS],
+  ["a killed worker's call handed out again", r.workerHandedOutS],
+]
+  .map(([label, t]) => {
+    const times = t as RecoveryTimes;
+    return `| ${label as string} | ${times.p50S} | ${times.p99S} | ${times.maxS} | ${times.count} |`;
+  })
+  .join("\n")}
+`;
+}
+
 /** The "Chaos soak" section: what the soak does and checks, and its last full run's figures. */
 function renderChaos(chaos: ChaosFigures | undefined): string {
   const figures = chaos
@@ -58,13 +83,14 @@ function renderChaos(chaos: ChaosFigures | undefined): string {
 ${Object.entries(chaos.faults)
   .map(([kind, count]) => `| ${kind} | ${count} |`)
   .join("\n")}
-`
+${renderRecovery(chaos)}`
     : "No full soak recorded yet: `npm run chaos` writes `chaos/figures.json`, which this document reads.\n";
   return `## Chaos soak
 
 \`npm run chaos -- [--runs N] [--seed S] [--cluster] [--minutes M] [--kills K]\` (\`chaos/\`) starts two
 coordinators and three workers as deployed (\`node apps/…/dist/main.js\`, tool files from
-\`chaos/tools\`), a private \`redis-server\` with \`appendonly yes\` and \`appendfsync always\` (a SIGKILLed
+\`chaos/tools\`) on the production lock, stalled check and lease (a dead process is noticed by
+the failure detector), a private \`redis-server\` with \`appendonly yes\` and \`appendfsync always\` (a SIGKILLed
 Redis then loses no write it acknowledged, which the single-Redis guarantees assume; with
 \`everysec\` it may acknowledge a write it has not yet written while a background fsync is slow,
 a failover's weaker promise that \`--cluster\` covers), and the scripted model. Each input
@@ -74,7 +100,8 @@ in-process calls or both, and now and then a call of a child agent (\`agent__hel
 a run in progress, a few calls need approval (an approver connection approves three in four, denies the rest), a few runs are
 aborted mid-call (half of those in a child run, so the abort is carried down a tree). Meanwhile a
 seeded driver SIGKILLs coordinators and workers (restarted
-0–1.5 s later), SIGSTOPs them for 0.5–7 s (past their lock and lease now and then), and
+0–1.5 s later), SIGSTOPs them for 0.5–7 s (past their heartbeat's TTL now and then, so they
+are taken for dead and fenced when they wake), and
 restarts Redis (SIGKILL or \`SHUTDOWN NOSAVE\`, down 0.2–2 s, same port and AOF folder); with
 \`--cluster\`, on a 3+3 Redis Cluster, it kills masters instead. The seed is printed and
 reproduces the workload and the fault schedule (not the interleaving). Once the load drained
@@ -194,8 +221,72 @@ Recovery is measured from the fault (kill, stop) to the run's response. It is bo
 configured detection times, which the suite shortens through configuration:
 \`YIEM_LOCK_MS=4000\` and \`YIEM_STALLED_INTERVAL_MS=2000\` (BullMQ notices a dead worker or
 coordinator), \`YIEM_LEASE_MS=3000\` (a dead coordinator's hold on a session expires). The
-production defaults are 30 s, 30 s and 10 s. The scenario of a concurrency-1 tool keeps the
-production lock times.
+production defaults are 30 s, 30 s and 10 s. The scenario of a concurrency-1 tool, the
+scenarios marked "(failure detector)" and the chaos soak keep the production times: there a
+dead process is noticed by its heartbeat (below), not by its locks.
+
+## Failure detector
+
+Every coordinator and tool worker keeps its *life* (a UUID taken at each start) alive in the
+\`{workers}:alive\` sorted set: a heartbeat thread of its own (\`ops/aliveBeatThread.ts\`, on a
+connection of its own) renews it every fifth of \`YIEM_ALIVE_TTL_MS\` (1.5 s), so a long
+synchronous tool or a GC pause on the main thread does not stop it. Every lock token (the
+coordinator queue's requests, the decisions, the tool calls) and every session lease token the
+process takes names that life after an \`@\`. Every coordinator looks for lives whose TTL ran
+out every \`YIEM_ALIVE_POLL_MS\` (250 ms, \`coordinator/failureDetector.ts\`) and, for each:
+
+- **hands its jobs out again**, in every queue (the coordinator queue, the decisions queue,
+  every shard of the tool queues opened or served by an announced worker), one script per
+  queue (\`releaseDeadLocks-7.lua\`): a job whose lock still holds the dead life's token loses
+  its lock and goes back to wait as BullMQ's stalled check would move it (\`stc\` counted, the
+  \`waiting\` and \`stalled\` events, the queue's global concurrency and pause respected). A
+  tool's \`retries\` apply as after a lock that ran out: with one left, another worker runs
+  the call; with none, the new holder waits one lock for the lost worker's result
+  ("Finished tool calls" above), then answers "may have run";
+- **lets its sessions be taken over**: a coordinator that wants a session leased by a dead
+  life (its request job, just handed out, or a session it watches) takes the lease with a new
+  token in a compare-and-set (\`takeOverLease-1.lua\`); of two, one wins. The dead holder's
+  writes are fenced from then on, as after its lease ran out;
+- then marks the life dead (kept 10 minutes, so its tokens are still recognised).
+
+**Bounds.** A dead process is noticed within \`YIEM_ALIVE_TTL_MS\` + \`YIEM_ALIVE_POLL_MS\`
+(1.75 s) of its last beat, so within that of the kill; its run resumes one fetch and one
+lease take later. The locks (\`YIEM_LOCK_MS\`, 30 s) and leases (\`YIEM_LEASE_MS\`, 10 s)
+are unchanged and remain the safety net: a process that stops beating but keeps its main
+thread (its heartbeat thread failed) or that no coordinator watches is still recovered when
+they run out. A process whose *main thread* is blocked but whose heartbeat thread beats is
+alive: its locks run out after \`YIEM_LOCK_MS\` as before.
+
+**A paused process.** SIGSTOP stops every thread: a process stopped for longer than the TTL
+(or partitioned from Redis as long) is taken for dead and its work taken over. When it wakes,
+its heartbeat makes it alive again, but everything it held is fenced: its lease renewals and
+fenced session writes fail (\`LeaseLost\`), its job locks are gone (BullMQ refuses its
+completions), the calls it ran record their results in their finished markers only, and a
+call with no retries left was not run again by the new holder, which waited for that marker.
+So a pause is never *both* taken over and unfenced; what it costs is at most the work redone
+within the documented bounds (a call with retries may run again, as after a lock that ran
+out). Measured by the "(failure detector)" scenarios above: a worker and a coordinator
+SIGSTOPped for 10 s on the production timers, each tool run once.
+
+**Partitions and Redis outages.** A process cut off from Redis longer than the TTL is treated
+as stopped, above. When Redis itself is away (a restart, a failover), no process can beat: for
+one TTL after a coordinator's connection comes back every expired life gets the TTL again
+instead of being declared dead (a look that was on its way while the connection came back
+declares no one), so a Redis restart declares no one dead; a process
+that died during the outage is noticed one TTL later. A coordinator never takes its own life
+for dead (woken from a stop, it may look before it beats).
+Scores use Redis' clock (\`TIME\` in the scripts), not the processes'. \`YIEM_ALIVE_TTL_MS=0\`
+turns the heartbeat and the detector off (the locks and leases alone, as before).
+
+Measured in two short soaks on the production timers (\`npm run chaos -- --runs 150 --kills 8
+--seed 32 --concurrency 4 --minutes 4 --no-figures\`, 350 runs, 7 SIGKILLs and 7 SIGSTOPs, on
+a machine shared with other work at a load average near 30, 0 violations): kill → found dead
+p50 1.6 s, max 1.7 s (6 kills); coordinator kill → its run resumed by the other coordinator
+p50 1.8 s, max 1.9 s (4); → that run's first answer p50 3.3 s, max 5.2 s; worker kill → its
+call handed out again 1.6 s (1). Seed 31 (339 runs, 8 kills): found dead p50 1.7 s, max
+2.3 s; run resumed p50 2.4 s, max 3.0 s. Before the detector, on these timers, a run whose
+coordinator died waited for its request job's lock (30 s) and the stalled check (up to 30 s
+more).
 
 ## Finished tool calls
 
@@ -323,7 +414,7 @@ and its parent waits for it as for an approval, so each part keeps the guarantee
 - **An abort before the child starts.** A child whose request no coordinator has taken in
   when its parent is aborted gets an \`abortOnStart\` mark in its own slot, in the script that
   would mark an open run (\`abortChildRun-3.lua\`); its run, when some coordinator takes the
-  request in, takes the mark as it opens (\`startRun-8.lua\`) and ends \`aborted\` without a model
+  request in, takes the mark as it opens (\`startRun-9.lua\`) and ends \`aborted\` without a model
   or tool call. A root abort no coordinator has carried down yet (every coordinator dead) is
   read from the ancestors when the child's run opens, with the same end.
 - **One budget for the tree.** The root run's budget is one ledger in the root's slot
@@ -513,6 +604,33 @@ may be missing on the replica that takes its place. What Yiem guarantees then:
   which the scenario fails on (checked by hanging it on purpose). The first call after the
   running worker changes may wait one drain delay (5 s): the stopped worker's pending
   blocking fetch took the queue's wake-up marker.
+
+## Durability: what a crash may lose
+
+How much of what Redis acknowledged survives a crash is the deployment's choice, made in
+Redis's configuration (Yiem sends the same commands either way). Every guarantee in this
+document assumes the first row, which \`docker-compose.yml\` ships and the fault suite and
+\`npm run chaos\` run on:
+
+| level | Redis settings | a crash of Redis (SIGKILL, OOM kill) loses | a crash of the machine (kernel panic, power cut) loses |
+| --- | --- | --- | --- |
+| **safe** (the default) | \`appendonly yes\`, \`appendfsync always\` | nothing acknowledged | nothing acknowledged (the AOF is fsynced before Redis answers a write) |
+| fast | \`appendonly yes\`, \`appendfsync everysec\` | up to about 2 s of writes while a background fsync is slow (Redis then answers writes it has not yet written to the AOF); else nothing | up to about the last second of acknowledged writes (two while the disk is slow) |
+| none | \`appendonly no\` (snapshots only, or none) | everything since the last snapshot | everything since the last snapshot |
+
+What a lost write means for Yiem: an input a client was told is queued (\`send\` resolved) may
+vanish and never run; a transcript append, a stored response or a finished tool job's marker
+may go back in time, so a resumed run redoes its last model call and may run a tool call
+again (at-least-once, as after a failover above); a lease or a fencing write may go back, so a
+coordinator fenced out before the crash may write once more. None of this happens on the safe
+level. On a Redis Cluster, \`YIEM_REPLICA_ACKS\` (default 1) adds the replica's copy: a session
+write counts as done once a replica has it (\`WAIT\`), so a master lost with its disk loses none
+of those writes either ("Failover on a Redis Cluster" above).
+
+The cost is measured by \`npm run bench -- --peers\` in the same rounds as the peers:
+docs/PERFORMANCE.md, "Peers" ("The cost of durability"); the replica acknowledgements' cost
+is in its "Redis Cluster" section. Choose \`everysec\` only where losing the last second of
+work on a machine crash is acceptable.
 
 ${renderChaos(chaos)}`;
 }

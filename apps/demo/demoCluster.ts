@@ -32,7 +32,7 @@ export async function startDemoCluster(
       worker: { WORKER_CONCURRENCY: "2" },
     },
     workers: workerCount,
-    readyTimeoutMs: 30_000,
+    readyTimeoutMs: 60_000,
   });
   const [coordinator] = processes.coordinators;
   if (!coordinator) throw new Error("the demo cluster started no coordinator");

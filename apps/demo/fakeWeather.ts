@@ -19,6 +19,8 @@ const CITIES: Record<
     temperature: 3.4,
     code: 3,
   },
+  paris: { latitude: 48.85, longitude: 2.35, country: "France", temperature: 9.1, code: 2 },
+  sydney: { latitude: -33.87, longitude: 151.21, country: "Australia", temperature: 22.6, code: 0 },
 };
 
 function sleep(ms: number): Promise<void> {

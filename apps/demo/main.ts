@@ -64,7 +64,7 @@ async function ask(client: YiemClient, question: string): Promise<AssistantMessa
   const { runId } = await client.send(question, { sessionId });
   await watching;
   renderer.stop();
-  return client.waitForResponse(runId, { timeoutMs: 10_000 });
+  return client.waitForResponse(runId, { timeoutMs: 30_000 });
 }
 
 /** `NAME=value` pairs for a shell line. */

@@ -1,5 +1,10 @@
 import type { BusEvent } from "@yiem/core";
-import { parseBusEvent, SessionEventHub, streamSessionEvents } from "@yiem/core/internal";
+import {
+  PARSED_EVENTS,
+  parseBusEvent,
+  SessionEventHub,
+  streamSessionEvents,
+} from "@yiem/core/internal";
 import { monotonicMs, sleep } from "../sampling/clock.js";
 import { type LoopBounds, sampleSequential } from "../sampling/loop.js";
 import { type Summary, summarize } from "../sampling/stats.js";
@@ -95,6 +100,7 @@ export async function measureEventRelay(
       hub,
       keys: h.keys,
       sessionId: session.sessionId,
+      form: PARSED_EVENTS,
       signal: controller.signal,
     }),
     arrivals,

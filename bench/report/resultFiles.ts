@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../../test/support/processes.js";
 import { headlineMeanings } from "./headlines.js";
+import type { PeersRecord } from "./peersRecord.js";
 import { performanceMarkdown } from "./performanceDoc.js";
 import { type BenchResults, toResults } from "./results.js";
 import { appendToHistory, type HistoryEntry, readHistory } from "./runHistory.js";
@@ -27,6 +28,18 @@ async function readSessions10k(): Promise<Sessions10kRecord[]> {
     return recordsOf(JSON.parse(await readFile(SESSIONS_10K_FILE, "utf8")));
   } catch {
     return [];
+  }
+}
+
+/** Where `npm run bench -- --peers` leaves its record (read when the document is written). */
+export const PEERS_FILE = join(repoRoot, "bench", "peers", "results.json");
+
+/** The last peers run, if one was recorded. */
+async function readPeers(): Promise<PeersRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(PEERS_FILE, "utf8")) as PeersRecord;
+  } catch {
+    return undefined;
   }
 }
 
@@ -60,10 +73,16 @@ export async function quickResultFiles(): Promise<ResultFiles> {
   return files;
 }
 
-/** Writes the document for `results` and `history` (and the 10,000-sessions record) to `path`. */
+/**
+ * Writes the document for `results` and `history` (and the 10,000-sessions and peers records)
+ * to `path`.
+ */
 async function writeDoc(results: BenchResults, history: HistoryEntry[], path: string) {
-  const sessions10k = await readSessions10k();
-  await writeFile(path, performanceMarkdown(results, headlineMeanings(), history, sessions10k));
+  const [sessions10k, peers] = await Promise.all([readSessions10k(), readPeers()]);
+  await writeFile(
+    path,
+    performanceMarkdown(results, headlineMeanings(), history, sessions10k, peers),
+  );
 }
 
 /**

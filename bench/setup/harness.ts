@@ -15,20 +15,27 @@ import {
   type ToolExecutor,
 } from "@yiem/core";
 import {
+  buildCoordinatorContext,
+  type CoordinatorContext,
   createEventPublisher,
   createRemoteExecutor,
   DURABLE_CONNECTION,
+  openSessionStore,
+  openToolQueues,
   PipelinedTranscript,
-  SessionStore,
+  resolveCoordinatorOptions,
+  type SessionStore,
+  silentLogger,
+  toolQueueFactory,
 } from "@yiem/core/internal";
-import { Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import { benchTools } from "./tools.js";
 import { TracingWaiter } from "./tracingWaiter.js";
 
 /** How long a benchmark session's lease lasts: longer than the whole benchmark. */
 const LEASE_MS = 10 * 60_000;
 
-/** The coordinator side of the benchmark, built as `startCoordinator` builds it. */
+/** The coordinator side of the benchmark, built by the coordinator's own builder. */
 export interface Harness {
   url: string;
   prefix: string;
@@ -37,49 +44,48 @@ export interface Harness {
   command: RedisClient;
   /** The coordinator side's `ResultWaiter` (able to trace phases for the breakdown). */
   waiter: TracingWaiter;
-  queueFor: (queue: string | undefined) => Promise<Queue>;
+  /** The tool queue (shard) a session's calls go to, as a coordinator's runs get it. */
+  queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
+  /** How the coordinator caps each session's replay stream. */
+  streamCaps: CoordinatorContext["streamCaps"];
   store: SessionStore;
   tools: Map<string, AgentTool>;
   close(): Promise<void>;
 }
 
 /**
- * Opens the coordinator side as `startCoordinator` does: one command connection, a
- * `ResultWaiter` (with its own subscriber connection for the job ends workers announce, closed
- * with it), and a `queueFor` that creates each tool queue once and starts listening to it (as
- * the coordinator's `queueFactory` does).
+ * Opens the coordinator side with the builder `startCoordinator` uses
+ * (`buildCoordinatorContext`, with the coordinator's defaults): one command connection, a
+ * `ResultWaiter` (a `TracingWaiter`, with its own subscriber connection for the job ends
+ * workers announce, closed with it), the tool queues of the bench's tools opened and listened
+ * to (`openToolQueues`), a run's `queueFor` (`toolQueueFactory`) and the session store
+ * (`openSessionStore`).
  */
 export async function openHarness(url: string, prefix: string): Promise<Harness> {
+  const settings = resolveCoordinatorOptions({ prefix });
   const keys = clusterKeys(prefix);
   const command = connectRedis(url, DURABLE_CONNECTION);
-  const waiter = new TracingWaiter(command, keys);
-  const queues = new Map<string, Promise<Queue>>();
-  const created: Queue[] = [];
-  const queueFor = (queue: string | undefined) => {
-    const name = keys.toolQueueFor(queue, "");
-    let ready = queues.get(name);
-    if (!ready) {
-      const q = new Queue(name, { connection: command, prefix: keys.bullPrefix });
-      created.push(q);
-      ready = waiter.listen(q).then(() => q);
-      queues.set(name, ready);
-    }
-    return ready;
-  };
-  await queueFor(undefined);
+  const ctx = buildCoordinatorContext(
+    settings,
+    { keys, command, log: silentLogger },
+    (connection, k, options) => new TracingWaiter(connection, k, options),
+  );
+  const { waiter } = ctx;
   const tools = new Map(benchTools().map((tool) => [tool.name, tool]));
+  await openToolQueues([...tools.values()], ctx, silentLogger);
   return {
     url,
     prefix,
     keys,
     command,
     waiter,
-    queueFor,
-    store: new SessionStore(command, keys),
+    queueFor: toolQueueFactory(ctx),
+    streamCaps: ctx.streamCaps,
+    store: openSessionStore(ctx),
     tools,
     async close() {
       await waiter.close();
-      await Promise.all(created.map((q) => q.close()));
+      await Promise.all([...ctx.toolQueues.values()].map(async (q) => (await q).close()));
       await command.quit();
     },
   };
@@ -93,7 +99,7 @@ export interface BenchSession {
   /** `createRemoteExecutor` for this session's run. */
   remote: ToolExecutor;
   /**
-   * The coordinator's emitter: `createEventPublisher(command, keys, origin).emit` sends the
+   * The coordinator's emitter: `createEventPublisher(command, keys, origin, caps).emit` sends the
    * event (`publishEvent`) on the command connection and returns without awaiting the reply.
    */
   emit: EmitFn;
@@ -120,7 +126,7 @@ export async function openSession(h: Harness, name: string): Promise<BenchSessio
     runId,
     token,
     remote: createRemoteExecutor({ sessionId, runId, queueFor: h.queueFor, waiter: h.waiter }),
-    emit: createEventPublisher(h.command, h.keys, origin).emit,
+    emit: createEventPublisher(h.command, h.keys, origin, h.streamCaps).emit,
     transcript: new PipelinedTranscript(sessionId, () => session.length),
     length: await h.command.llen(h.keys.messages(sessionId)),
   };

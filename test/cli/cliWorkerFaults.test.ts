@@ -3,9 +3,9 @@ import { faultModel } from "../faults/scriptedFaultModel.js";
 import { type CliRun, startCli } from "../support/cliProcess.js";
 import { useLedgerCluster } from "../support/faults.js";
 
-// A 20 s job lock: the call of a SIGKILLed worker goes to another worker 10–22 s after the
-// kill, while the worker registry forgets the dead worker within 6 s. So the CLI has its
-// say about the dead worker well before the retry, as it would with the default 30 s lock.
+// The failure detector hands a SIGKILLed worker's call to another worker about 1.5 s after
+// the kill (YIEM_ALIVE_TTL_MS), before the worker registry forgets the dead worker (6 s); the
+// 20 s job lock is what a call would wait without the detector.
 const { cluster } = useLedgerCluster({
   workers: 2,
   model: { respond: faultModel },
@@ -33,7 +33,7 @@ function positionOf(text: string, pattern: RegExp | string): number {
 }
 
 describe("yiem send when the worker running a call dies", () => {
-  it("names the dead worker at once, then the worker the call was retried on", async () => {
+  it("names the dead worker and the worker the call was retried on", async () => {
     const { run, dead } = await sendAndKillItsWorker("ledgerRemote k1 2500");
     expect(run.code).toBe(0);
     const waiting = positionOf(
@@ -43,9 +43,9 @@ describe("yiem send when the worker running a call dies", () => {
     const retried = run.stdout.match(
       /^↻ ledgerRemote\(.*\) retried on (worker-\d+) after (worker-\d+) stopped$/m,
     );
-    expect(waiting).toBeGreaterThan(-1);
-    expect(retried?.[2]).toBe(dead);
+    expect(retried?.[2], run.stdout).toBe(dead);
     expect(retried?.[1]).not.toBe(dead);
+    // A retry slower than the registry's 6 s is announced first: "waiting for <dead worker>".
     expect(positionOf(run.stdout, retried?.[0] ?? "")).toBeGreaterThan(waiting);
     const ended = new RegExp(
       `^✔ ledgerRemote\\(.*\\) on ${retried?.[1]} after ${dead} stopped \\d+ ms — k1-1 recorded$`,
@@ -63,5 +63,27 @@ describe("yiem send when the worker running a call dies", () => {
     );
     expect(run.stdout).not.toMatch(new RegExp(`^✖ ledgerNoRetry\\(.*\\) on ${dead} `, "m"));
     expect(run.code).toBe(0); // the model answered, having read the failed call's result
+  }, 60_000);
+
+  it("says a worker drained by SIGTERM is draining, not stopped, and shows the call ending on it", async () => {
+    // 9 s: longer than a stopped worker's announcement lives (6 s), within the drain (30 s).
+    const send = startCli(["send", "ledgerRemote k3 9000"], cluster.env);
+    const [, worker = "", pid = ""] = await send.waitFor(
+      /… ledgerRemote on (worker-\d+) \{"pid":(\d+)\}/,
+    );
+    const slot = cluster.workers.find((w) => w.pid === Number(pid));
+    if (!slot) throw new Error(`no worker process with pid ${pid}`);
+    slot.signal("SIGTERM");
+    const run = await send.done;
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `… ${worker} is draining (shutting down): it finishes ledgerRemote(`,
+    );
+    expect(run.stdout).not.toContain("stopped while running");
+    expect(run.stdout).toMatch(
+      new RegExp(`^✔ ledgerRemote\\(.*\\) on ${worker} \\d+ ms — k3-1 recorded$`, "m"),
+    );
+    expect(run.stdout).toContain("final k3: k3-1 recorded");
+    await cluster.addWorker();
   }, 60_000);
 });

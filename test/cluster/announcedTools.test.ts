@@ -114,4 +114,13 @@ describe("a coordinator without a tool's code runs the tool's calls on the worke
     expect(offered(request)).toContain("echoText");
     expect(text).toMatch(/^Tool "shoutText" not found/);
   });
+
+  it("offers a new worker's tool as soon as the worker is ready, not at the coordinator's next periodic read", async () => {
+    // The worker says on the control channel that its tools changed; the coordinator reads
+    // the registry at once (else it waits up to 2 s, and this call found no tool).
+    await cluster.addWorkerWith({ YIEM_TOOLS_DIR: otherToolsDir });
+    const { text, request } = await ask("shout");
+    expect(offered(request)).toContain("shoutText");
+    expect(text).toMatch(/^QUIET WORDS on worker-\d+$/);
+  });
 });

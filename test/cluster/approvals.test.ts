@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { BusEvent, ToolResultMessage } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runCli, startCli } from "../support/cliProcess.js";
 import { useLedgerCluster, waitUntilSessionUnheld } from "../support/faults.js";
 import { openPlainCoordinatorQueue } from "../support/plainCoordinatorQueue.js";
@@ -112,7 +112,7 @@ describe("human approval of tool calls", () => {
     expect((await runCli(["pending", sessionId], cluster.env)).stdout).toContain(
       "No tool call awaits approval.",
     );
-  });
+  }, 90_000); // a coordinator started and three CLI processes: slow on a loaded machine
 
   it("completes a parked run's request job, added with plain BullMQ, with its answer after the approval, though its coordinator was SIGKILLed while it waited", async () => {
     const plain = await openPlainCoordinatorQueue(cluster.redis.url, cluster.redis.prefix);
@@ -255,7 +255,15 @@ describe("human approval of tool calls", () => {
     try {
       const decision = { sessionId, toolCallId: "q1-1", approved: true, by: "a forged lead" };
       const job = await plain.queue.add("decide", { decision });
-      await expect(job.waitUntilFinished(plain.events, 10_000)).rejects.toThrow(
+      // Polled, not waited on with QueueEvents: a failure between its ready and its first read is missed.
+      const failedReason = await vi.waitFor(
+        async () => {
+          if ((await job.getState()) !== "failed") throw new Error("not failed yet");
+          return (await plain.queue.getJob(job.id ?? ""))?.failedReason;
+        },
+        { timeout: 30_000, interval: 200 },
+      );
+      expect(failedReason).toContain(
         "invalid request: decision: decisions are not taken on the coordinator queue: add them to the decisions queue (the approver role, docs/SECURITY.md)",
       );
     } finally {

@@ -34,10 +34,15 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** Script calls Redis has run so far (`INFO commandstats`). */
-async function scriptCalls(): Promise<number> {
+/** Calls of `command` Redis has run so far, scripts' inner calls included (`INFO commandstats`). */
+async function callsOf(command: string): Promise<number> {
   const info = await observer.info("commandstats");
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+
+/** Script calls Redis has run so far. */
+function scriptCalls(): Promise<number> {
+  return callsOf("evalsha");
 }
 
 function turnStart(): AgentEvent {
@@ -61,6 +66,26 @@ describe("event batches", () => {
     expect((await scriptCalls()) - before).toBe(1);
     const stored = await readEventsAfter(redis, keys(), sessionId, 0);
     expect(stored.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("takes a batch's numbers and the stream's byte total once, with the same totals as one event at a time", async () => {
+    const sessionId = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    await publisher.emit(turnStart()); // loads the scripts
+    await publisher.emit(turnStart());
+    await publisher.flush();
+    const reads = async () => (await callsOf("incrby")) + (await callsOf("xrevrange"));
+    const before = await reads();
+    for (let i = 0; i < 5; i++) await publisher.emit(turnStart());
+    await publisher.flush();
+    expect((await reads()) - before).toBe(2);
+    const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
+    let total = 0;
+    for (const [id, fields] of entries) {
+      total += (fields[1] ?? "").length;
+      expect([id, fields[3]]).toEqual([`${JSON.parse(fields[1] ?? "").seq}-1`, String(total)]);
+    }
+    expect(await redis.get(keys().seq(sessionId))).toBe("7");
   });
 
   it("runs queued events before any command sent after them on the same connection", async () => {

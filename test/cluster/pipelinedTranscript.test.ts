@@ -190,3 +190,30 @@ describe("a run's transcript with pipelined result appends", () => {
     expect(await store.drainInputs(s.sessionId, s.token, 1)).toMatchObject({ inputIds: ["in-2"] });
   });
 });
+
+describe("closing a run", () => {
+  async function finish(s: OpenSession, inputIds: string[]) {
+    const response = finalAnswer();
+    const event = { type: "agentEnd" as const, response, usage: sumRunUsage([]) };
+    return store.finishRun(s.sessionId, s.token, response, { runId: s.runId, inputIds, event });
+  }
+
+  it("releases the lease in the step that closes the run when nothing waits", async () => {
+    const s = await openSessionWithWaitingInput();
+    expect(await store.drainInputs(s.sessionId, s.token)).toMatchObject({ inputIds: ["in-2"] });
+    expect(await finish(s, ["in-1", "in-2"])).toBe("idle");
+    expect(await store.readResponse(s.sessionId, "in-2")).toMatchObject({ role: "assistant" });
+    expect(await store.acquire(s.sessionId, "next-holder", LEASE_MS)).toBe(true);
+    expect((await store.startRun(s.sessionId, "next-holder")).kind).toBe("idle");
+  });
+
+  it("keeps the lease when an input waits, for the holder to open its run next", async () => {
+    const s = await openSessionWithWaitingInput();
+    expect(await finish(s, ["in-1"])).toBe("closed");
+    expect(await store.acquire(s.sessionId, "next-holder", LEASE_MS)).toBe(false);
+    expect(await store.startRun(s.sessionId, s.token)).toMatchObject({
+      kind: "new",
+      runId: "in-2",
+    });
+  });
+});

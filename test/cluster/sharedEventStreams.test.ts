@@ -6,8 +6,20 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
-import { type BusEvent, clusterKeys, keyLayoutOf, YiemClient } from "@yiem/core";
-import { publishEvent, SessionEventHub, streamSessionEvents } from "@yiem/core/internal";
+import {
+  type BusEvent,
+  clusterKeys,
+  type EncodedBusEvent,
+  keyLayoutOf,
+  YiemClient,
+} from "@yiem/core";
+import {
+  createEventPublisher,
+  PARSED_EVENTS,
+  publishEvent,
+  SessionEventHub,
+  streamSessionEvents,
+} from "@yiem/core/internal";
 import {
   redisSupportsCluster,
   startTestRedis,
@@ -196,6 +208,51 @@ describe("event streams on one Redis share one subscriber connection", () => {
     await holder.ended;
   });
 
+  it("hands a relay each event as its JSON's bytes (the JSON a parsed reader sees), one buffer shared by every relay reader of a live event", async () => {
+    const client = openClient();
+    const sessionId = randomUUID();
+    await publishTurns(command, keys, sessionId, 1, 1); // replayed: read from the stream
+    const stop = new AbortController();
+    const relays = Array.from({ length: 3 }, () => {
+      const read: EncodedBusEvent[] = [];
+      const ended = (async () => {
+        const events = client.encodedEvents(sessionId, { fromStart: true, signal: stop.signal });
+        for await (const event of events) {
+          read.push(event);
+          if (event.seq >= 3) break;
+        }
+      })();
+      return { read, ended };
+    });
+    const parsed = readSession(client, sessionId, 3);
+    await expect.poll(() => relays.every((relay) => relay.read.length === 1)).toBe(true);
+    const publisher = createEventPublisher(command, keys, { sessionId, runId: "r1" });
+    await publisher.emit({ type: "turnStart", turn: 2 });
+    await publisher.emitLive({ type: "messageUpdate", delta: "line one\nline two" });
+    await publisher.emit({ turn: 3, type: "turnStart" }); // type not first: parsed whole
+    await publisher.flush();
+    await Promise.all([...relays.map((relay) => relay.ended), parsed.ended]);
+    for (const { read } of relays) {
+      expect(read.map(({ seq, type, live }) => ({ seq, type, live }))).toEqual(
+        parsed.events.map(({ seq, type, live }) => ({ seq, type, live })),
+      );
+      expect(read.map((event) => JSON.parse(event.json.toString("utf8")))).toEqual(parsed.events);
+      expect(read.some((event) => event.json.includes("\n"))).toBe(false); // one line each
+    }
+    expect(parsed.events.map((event) => event.live)).toEqual([
+      undefined,
+      undefined,
+      true,
+      undefined,
+    ]);
+    // the live events (2 and on) are one buffer for every relay reader, never a copy each
+    const [first, ...others] = relays.map((relay) => relay.read);
+    for (const other of others) {
+      for (let at = 1; at < 4; at++) expect(other[at]?.json).toBe(first?.[at]?.json);
+    }
+    stop.abort();
+  });
+
   it("unsubscribes a session's channel when its last stream ends, and ends the streams still open when the client closes", async () => {
     const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
     const [a, b] = [randomUUID(), randomUUID()];
@@ -243,6 +300,7 @@ describe("an event stream whose shared subscriber goes silent without a reset", 
         hub,
         keys,
         sessionId,
+        form: PARSED_EVENTS,
         fromStart: true,
       });
       for await (const event of stream) {

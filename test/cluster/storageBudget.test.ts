@@ -37,7 +37,13 @@ const cluster = useTestCluster({
   workers: 2,
   model: { respond },
   redis: { privateServer: true },
-  env: { YIEM_EVENT_STREAM_MAX_BYTES: String(STREAM_MAX_BYTES) },
+  env: {
+    YIEM_EVENT_STREAM_MAX_BYTES: String(STREAM_MAX_BYTES),
+    // This file is about storage, not failover: a loaded CI machine needs more than the test
+    // clusters' 3 s lease to write a 32 MiB transcript append (the run was resumed, once).
+    YIEM_LEASE_MS: "20000",
+    YIEM_LOCK_MS: "30000",
+  },
 });
 
 /** `MEMORY USAGE` of every key under the prefix whose name contains `part`, by key. */

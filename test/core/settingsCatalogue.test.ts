@@ -69,6 +69,8 @@ describe("the settings catalogue", () => {
       leaseMs: 10_000,
       lockDurationMs: 30_000,
       stalledIntervalMs: 30_000,
+      aliveTtlMs: 1500,
+      alivePollMs: 250,
       limitedLockDurationMs: 5000,
       stoppedWorkerGraceMs: 5000,
       shutdownGraceMs: 10_000,

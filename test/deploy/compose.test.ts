@@ -13,6 +13,13 @@ const readText = (relative: string): string => readFileSync(repoPath(relative), 
 
 type Environment = Record<string, string | number | boolean | null> | string[];
 
+/** A compose text with each `${VAR:-default}` resolved to its default, as on an empty host. */
+function withDefaults(text: string): string {
+  return text.replace(/\$\{[A-Z0-9_]+(?::?[-?]([^}]*))?\}/g, (match, word?: string) =>
+    match.includes("?") ? "" : (word ?? ""),
+  );
+}
+
 interface ComposeService {
   image?: string;
   build?: string | { context?: string; dockerfile?: string };
@@ -66,15 +73,7 @@ function environmentOf(svc: ComposeService): Record<string, string> {
         return eq === -1 ? [line, ""] : [line.slice(0, eq), line.slice(eq + 1)];
       })
     : Object.entries(raw).map(([key, value]) => [key, value === null ? "" : String(value)]);
-  return Object.fromEntries(
-    entries.map(([key, value]) => [
-      key,
-      value.replace(
-        /\$\{[A-Z0-9_]+(?::?-([^}]*))?\}/g,
-        (_match, fallback?: string) => fallback ?? "",
-      ),
-    ]),
-  );
+  return Object.fromEntries(entries.map(([key, value]) => [key, withDefaults(value)]));
 }
 
 function dependsOnHealthy(svc: ComposeService, dependency: string): boolean {
@@ -100,9 +99,14 @@ describe("docker-compose.yml", () => {
 
   it("runs redis with append-only persistence, noeviction, a data volume and a ping healthcheck", () => {
     const redis = service("redis");
-    // Pinned to a release with the CVE-2025-49844 fix (7.4.6+, or 8.x).
-    expect(redis.image).toMatch(/^redis:(7\.4\.([6-9]|\d{2,})|8\.\d+\.\d+)(-alpine)?$/);
+    // Pinned to a release with the CVE-2025-49844 fix (7.4.6+, or 8.x); YIEM_REDIS_IMAGE
+    // names another (the container test's local stand-in).
+    expect(withDefaults(redis.image ?? "")).toMatch(
+      /^redis:(7\.4\.([6-9]|\d{2,})|8\.\d+\.\d+)(-alpine)?$/,
+    );
     expect(commandText(redis)).toMatch(/--appendonly yes/);
+    // The durability level is stated, not left to Redis' default.
+    expect(commandText(redis)).toMatch(/--appendfsync (always|everysec)\b/);
     expect(commandText(redis)).toMatch(/--maxmemory \d+[kmg]b/);
     expect(commandText(redis)).toMatch(/--maxmemory-policy noeviction/);
     const dataVolume = (redis.volumes ?? []).find((v) =>
@@ -172,15 +176,30 @@ describe("docker-compose.yml", () => {
   it("passes the model and admin settings through from the host", () => {
     const raw = service("coordinator").environment;
     const text = JSON.stringify(raw);
-    for (const key of [
-      "OPENAI_BASE_URL",
-      "OPENAI_API_KEY",
-      "YIEM_MODEL",
-      "YIEM_ADMIN_USER",
-      "YIEM_ADMIN_PASSWORD",
-    ]) {
+    for (const key of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "YIEM_MODEL"]) {
       expect(text, key).toContain(`\${${key}:-}`);
     }
+  });
+
+  it("requires Bull Board's credentials, so the coordinator listens where its published port reaches", () => {
+    const raw = service("coordinator").environment as Record<string, string>;
+    // `:?`: compose refuses to start without them; with them YIEM_ADMIN_HOST defaults to 0.0.0.0.
+    expect(raw.YIEM_ADMIN_USER).toMatch(/^\$\{YIEM_ADMIN_USER:\?.+\}$/);
+    expect(raw.YIEM_ADMIN_PASSWORD).toMatch(/^\$\{YIEM_ADMIN_PASSWORD:\?.+\}$/);
+    expect(readClusterConfig({ YIEM_ADMIN_HOST: "" }).adminHost).toBeUndefined();
+  });
+
+  it("passes tools, agents and MCP settings through only when the host sets them, so an image's own stay", () => {
+    const passThrough = (name: string) =>
+      Object.entries(service(name).environment ?? {})
+        .filter(([, value]) => value === null)
+        .map(([key]) => key);
+    expect(passThrough("coordinator").sort()).toEqual(
+      ["YIEM_AGENTS", "YIEM_TOOLS_DIR", "YIEM_TOOLS_STRICT"].sort(),
+    );
+    expect(passThrough("tool-worker").sort()).toEqual(
+      ["YIEM_MCP_CONFIG", "YIEM_TOOLS_DIR", "YIEM_TOOLS_STRICT"].sort(),
+    );
   });
 
   it("publishes the coordinator on 3000 with a /healthz healthcheck", () => {
@@ -230,10 +249,12 @@ describe("docker-compose.yml", () => {
       expect(dependsOnHealthy(svc, "redis"), `${name} depends_on redis healthy`).toBe(true);
     }
     expect(service("tool-worker").image).toBe(service("coordinator").image);
+    expect(withDefaults(service("coordinator").image ?? "")).toBe("yiem:local");
   });
 
   it("says how to run it", () => {
     expect(composeText).toContain("docker compose up --build --scale tool-worker=8");
+    expect(composeText).toContain("docs/OPERATIONS.md");
     expect(composeText).toContain("http://localhost:3000/admin/queues");
   });
 });
@@ -267,13 +288,24 @@ function copySources(args: string): string[] {
 describe("Dockerfile", () => {
   const dockerfilePath = "Dockerfile";
 
-  it("exists and starts from node 20", () => {
+  it("exists and starts from node 20 (NODE_IMAGE, by default node:20-bookworm-slim)", () => {
     expect(existsSync(repoPath(dockerfilePath))).toBe(true);
-    const from = dockerfileInstructions(readText(dockerfilePath)).filter(
-      (i) => i.keyword === "FROM",
-    );
+    const instructions = dockerfileInstructions(readText(dockerfilePath));
+    const from = instructions.filter((i) => i.keyword === "FROM");
     expect(from.length).toBeGreaterThan(0);
-    for (const instruction of from) expect(instruction.args).toMatch(/^node:20(\b|-)/);
+    const nodeImage = instructions
+      .find((i) => i.keyword === "ARG" && i.args.startsWith("NODE_IMAGE="))
+      ?.args.slice("NODE_IMAGE=".length);
+    expect(nodeImage).toMatch(/^node:20(\b|-)/);
+    for (const instruction of from)
+      expect(instruction.args).toMatch(/^\$\{NODE_IMAGE\}( AS \w+)?$/);
+  });
+
+  it("stops a process whose tool file fails to load, unless YIEM_TOOLS_STRICT=0 says otherwise", () => {
+    const env = dockerfileInstructions(readText(dockerfilePath)).filter((i) => i.keyword === "ENV");
+    expect(env.map((i) => i.args)).toContain("YIEM_TOOLS_STRICT=1");
+    expect(readClusterConfig({ YIEM_TOOLS_STRICT: "1" }).toolsStrict).toBe(true);
+    expect(readClusterConfig({ YIEM_TOOLS_STRICT: "0" }).toolsStrict).toBe(false);
   });
 
   it("copies only paths that exist in the repo, and only compiled output from the build stage", () => {

@@ -1,8 +1,8 @@
 /**
  * The packages as a user installs them: `npm pack` of every shipped workspace package, the
- * tarballs installed with npm into a scratch project in the OS temp folder (outside the repo,
+ * tarballs installed with the README's command into a scratch project in the OS temp folder (outside the repo,
  * so nothing can resolve back into it, and no `yiem-source` condition), and there, as
- * processes: the README's in-process example, a coordinator and a worker started from the
+ * processes: the in-process example of docs/AGENTS.md, a coordinator and a worker started from the
  * installed bins answering a plain-BullMQ client, and the installed `yiem`. Packs the built
  * `dist` (npm test builds first). npm fetches the third-party dependencies from the
  * registry, or its cache.
@@ -90,34 +90,45 @@ async function runIn(
 }
 
 /**
- * Creates an empty ESM project in `dir` and installs the tarballs into it, with `extra`
- * packages from the registry.
+ * The README's command that installs the tarballs of `npm run pack` (its "Install" section:
+ * `npm i /path/to/yiem/tarballs/*.tgz …`), with the tarballs' folder for `/path/to/yiem/tarballs`.
+ */
+async function readmeTarballInstall(tarballs: string): Promise<string> {
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const line = /^\s*(npm i \/path\/to\/yiem\/tarballs\/\*\.tgz.*)$/m.exec(readme)?.[1];
+  if (!line) throw new Error("README.md has no `npm i /path/to/yiem/tarballs/*.tgz` line");
+  return line.replace("/path/to/yiem/tarballs", tarballs);
+}
+
+/**
+ * Creates an empty ESM project in `dir` and installs the tarballs of `tarballs` into it as
+ * the README says, then `extra` packages from the registry.
  */
 async function installScratchProject(
   dir: string,
-  packed: PackedPackage[],
+  tarballs: string,
   extra: string[],
 ): Promise<void> {
   await mkdir(dir, { recursive: true });
   const manifest = { name: "yiem-scratch", version: "1.0.0", private: true, type: "module" };
   await writeFile(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  const tarballs = packed.map((p) => p.tarball);
-  const flags = ["--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
-  await runIn(dir, "npm", ["install", ...flags, ...tarballs, ...extra]);
+  const flags = "--no-audit --no-fund --prefer-offline --loglevel=error";
+  await runIn(dir, "sh", ["-c", `${await readmeTarballInstall(tarballs)} ${flags}`]);
+  await runIn(dir, "npm", ["install", ...flags.split(" "), ...extra]);
 }
 
 /**
- * The README's in-process example (the first `ts` block under "A tool, an agent, a run
- * (in-process)"), as JavaScript, followed by a line that prints what it resolved and
+ * The in-process example of docs/AGENTS.md (the first `ts` block under "A tool, an agent, a
+ * run (in-process)"), as JavaScript, followed by a line that prints what it resolved and
  * answered.
  */
 async function readmeInProcessExample(): Promise<string> {
-  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const readme = await readFile(join(repoRoot, "docs", "AGENTS.md"), "utf8");
   const heading = "## A tool, an agent, a run (in-process)";
   const section = readme.slice(readme.indexOf(heading));
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (!readme.includes(heading) || !code) {
-    throw new Error(`README.md has no \`ts\` block under "${heading}"`);
+    throw new Error(`docs/AGENTS.md has no \`ts\` block under "${heading}"`);
   }
   const js = ts.transpileModule(code, {
     compilerOptions: {
@@ -173,7 +184,7 @@ beforeAll(async () => {
   packed = await packPackages(SHIPPED_PACKAGE_DIRS, join(workDir, "tarballs"));
   const core = await readManifest("packages/core");
   const bullmq = `bullmq@${core.dependencies?.bullmq}`; // the version Yiem runs on
-  await installScratchProject(project, packed, [bullmq]);
+  await installScratchProject(project, join(workDir, "tarballs"), [bullmq]);
 }, INSTALL_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -222,7 +233,7 @@ describe("the packed packages", () => {
   });
 
   it(
-    "run the README's in-process example: a YiemAgent with a tool answers from @yiem/core's dist",
+    "run the in-process example of docs/AGENTS.md: a YiemAgent with a tool answers from @yiem/core's dist",
     async () => {
       const example = join(project, "example.mjs");
       await writeFile(example, await readmeInProcessExample());
@@ -242,7 +253,7 @@ describe("the packed packages", () => {
   );
 
   it(
-    "run the installed yiem-scripted-model with its shipped example script, and the README's example against it",
+    "run the installed yiem-scripted-model with its shipped example script, and the in-process example against it",
     async () => {
       const bin = join(project, "node_modules", ".bin", "yiem-scripted-model");
       const script = join(installedDir("@yiem/testing"), "examples", "time.json");
@@ -321,6 +332,7 @@ describe("the packed packages", () => {
       expect(bins.map((b) => b.bin).sort()).toEqual([
         "yiem",
         "yiem-coordinator",
+        "yiem-gateway",
         "yiem-scripted-model",
         "yiem-worker",
       ]);

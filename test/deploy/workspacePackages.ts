@@ -21,6 +21,7 @@ export const SHIPPED_PACKAGE_DIRS: readonly string[] = [
   "apps/coordinator",
   "apps/tool-worker",
   "apps/cli",
+  "apps/gateway",
 ];
 
 /** The fields of a package.json the checks read. */

@@ -8,7 +8,7 @@
  *   (`packages/core/src/redis/keys.ts`, `test/support/`, `apps/cli`);
  * - a path inside `packages/core/src`, as docs/ARCHITECTURE.md writes them: it has a `/` and
  *   its first folder is one of that folder's (`worker/toolWorker.ts`, `client/`);
- * - a bare file name (`keys.ts`, `startRun-8.lua`): some file of the repository has it;
+ * - a bare file name (`keys.ts`, `startRun-9.lua`): some file of the repository has it;
  * - a `*` stands for any name within one folder (`tools/*`, `redis/scripts/*.lua`): one matches.
  * Left out: code with spaces or placeholders (`<id>`, `…`), URLs and keys (a `:`), package
  * names (`@yiem/core`), HTTP paths (`/healthz`), and build output (a `dist/` folder).

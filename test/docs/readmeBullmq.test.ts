@@ -1,5 +1,5 @@
 /**
- * The README's plain-BullMQ snippet works as pasted: the code block after the README's
+ * The plain-BullMQ snippet of docs/QUEUES.md works as pasted: the code block after its
  * `readmeBullmq.test.ts` marker is written to an empty folder outside the repository, what its
  * first line says to install is installed there from the npm registry, and `node` runs it
  * against a real coordinator and worker (on a private Redis, with the scripted model). The
@@ -46,17 +46,17 @@ interface Snippet {
   install: string[];
 }
 
-/** Reads the code block that follows the marker comment naming this test in README.md. */
+/** Reads the code block that follows the marker comment naming this test in docs/QUEUES.md. */
 function readSnippet(): Snippet {
-  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+  const readme = readFileSync(join(repoRoot, "docs", "QUEUES.md"), "utf8");
   const block = /<!-- [^>]*readmeBullmq\.test\.ts[^>]*-->\n```js\n([\s\S]*?)\n```/.exec(readme);
-  if (!block?.[1]) throw new Error("README.md: no ```js block after the readmeBullmq marker");
+  if (!block?.[1]) throw new Error("docs/QUEUES.md: no ```js block after the readmeBullmq marker");
   const code = `${block[1]}\n`;
   const firstLine = code.split("\n")[0] ?? "";
   const how = /^\/\/ ([\w.-]+\.mjs): .*?npm i ([^&]+?) && node \1$/.exec(firstLine);
   if (!how?.[1] || !how[2]) {
     throw new Error(
-      `README.md: the snippet's first line should read "// <file>.mjs: …, npm i <packages> && node <file>.mjs", got: ${firstLine}`,
+      `docs/QUEUES.md: the snippet's first line should read "// <file>.mjs: …, npm i <packages> && node <file>.mjs", got: ${firstLine}`,
     );
   }
   return { code, file: how[1], install: how[2].trim().split(/\s+/) };
@@ -89,7 +89,7 @@ afterAll(async () => {
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 
-describe("the README's plain-BullMQ snippet", () => {
+describe("the plain-BullMQ snippet of docs/QUEUES.md", () => {
   it("installs, asks twice in one session, prints both answers and exits 0", async () => {
     const snippet = readSnippet();
     folder = await mkdtemp(join(tmpdir(), "yiem-readme-bullmq-"));

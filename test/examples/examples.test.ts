@@ -85,7 +85,7 @@ describe("examples/cluster-plain-bullmq with examples/tool-file", () => {
       ...env,
       YIEM_TOOLS_DIR: "examples/tool-file/tools",
     });
-    const ready = await cluster.waitForLine((line) => line.startsWith("cluster ready"), 30_000);
+    const ready = await cluster.waitForLine((line) => line.startsWith("cluster ready"), 60_000);
     expect(ready).toContain("wordCount");
 
     const questions = ['How many words are in "the cat saw the hat"?', "What time is it in Tokyo?"];

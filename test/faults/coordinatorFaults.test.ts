@@ -15,12 +15,21 @@ import { faultModel } from "./scriptedFaultModel.js";
 /** Called when the model receives a request whose last user message starts with the key. */
 const onModelRequest = new Map<string, () => void>();
 
+/**
+ * Turns whose final answer (the model's reply to the tool results) comes 2 s late: the kill at
+ * `turnEnd` must land while the run still holds its session, not after it already finished.
+ */
+const slowFinalAnswers = ["ledgerRemote res "];
+
 function respond(request: ScriptedRequest) {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
   const text = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
   for (const [key, hook] of onModelRequest)
     if (text.startsWith(key) && messages.at(-1)?.role === "user") hook();
   const reply = faultModel(request);
+  const afterTools = messages.at(-1)?.role === "tool";
+  if (afterTools && slowFinalAnswers.some((key) => text.startsWith(key)))
+    return { ...reply, delayMs: 2000 };
   return text.includes("slowmodel") ? { ...reply, delayMs: 800 } : reply;
 }
 

@@ -42,7 +42,10 @@ function killWorkersAtRandom(everyMs: number): { stop(): Promise<number> } {
   };
 }
 
-/** Checks one session's transcript: every call answered once, in call order, three turns. */
+/**
+ * Checks one session's transcript: every call answered once, in call order, right after the
+ * message that made it; no result without its call; three turns.
+ */
 function checkTranscript(messages: AgentMessage[]): { calls: number; problems: string[] } {
   const problems: string[] = [];
   let calls = 0;
@@ -58,13 +61,27 @@ function checkTranscript(messages: AgentMessage[]): { calls: number; problems: s
     calls += ids.length;
   }
   const answered = new Set<string>();
+  let asked = new Set<string>(); // the calls of the latest assistant message
   for (const m of messages) {
+    if (m.role === "assistant")
+      asked = new Set(m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : [])));
     if (m.role !== "toolResult") continue;
     if (answered.has(m.toolCallId)) problems.push(`call ${m.toolCallId} answered twice`);
+    if (!asked.has(m.toolCallId)) problems.push(`result ${m.toolCallId} answers no call before it`);
     answered.add(m.toolCallId);
   }
   if (messages.filter((m) => m.role === "user").length !== TURNS)
     problems.push("a turn is missing");
+  if (calls !== TURNS * 2) {
+    const shape = messages.map((m) =>
+      m.role === "assistant"
+        ? `assistant(${m.content.filter((b) => b.type === "toolCall").length})`
+        : m.role === "user"
+          ? `user(${JSON.stringify(m.content).match(/t\d/)?.[0]})`
+          : m.role,
+    );
+    problems.push(`${calls} calls for ${TURNS} turns: ${shape.join(" ")}`);
+  }
   return { calls, problems };
 }
 
@@ -109,6 +126,28 @@ describe("faults: load with random worker kills", () => {
       duplicated: problems.filter((p) => p.includes("twice")).length,
       note: `${kills} workers SIGKILLed; ${executions} executions for ${calls} calls (re-runs after kills: ${executions - calls}); ${elapsedMs} ms`,
     });
+    if (problems.length > 0) {
+      const fs = await import("node:fs");
+      const ids = problems.map((p) => p.split(":")[0]);
+      fs.writeFileSync(
+        `/tmp/flk/lwf-dump-${Date.now()}.json`,
+        JSON.stringify(
+          {
+            problems,
+            lines: cluster.coordinators.map((c) =>
+              c.lines.filter(
+                (l) =>
+                  ids.some((id) => id && l.includes(id)) ||
+                  l.includes('"level":40') ||
+                  l.includes('"level":50'),
+              ),
+            ),
+          },
+          null,
+          1,
+        ),
+      );
+    }
     expect(problems).toEqual([]);
     expect(lost).toBe(0);
     expect(responses).toHaveLength(SESSIONS * TURNS);

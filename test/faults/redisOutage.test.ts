@@ -93,8 +93,10 @@ describe("a cluster whose Redis dies and comes back", () => {
       expect(unreachable.map((entry) => entry.level)).toEqual([LOG_LEVELS.warn]);
       expect(recovered.map((entry) => entry.level)).toEqual([LOG_LEVELS.info]);
       expect(recovered[0]?.downMs).toBeGreaterThanOrEqual(2000);
-      // One warning for the whole outage, not one per reconnect attempt.
-      expect(warningsSinceKill(process)).toEqual(["redis unreachable; retrying"]);
+      // One warning for the whole outage, not one per reconnect attempt. (A coordinator whose
+      // blocking fetch outlived the outage on a loaded machine also says so: another warning.)
+      const warnings = warningsSinceKill(process).filter((msg) => !msg.includes("fetch is stuck"));
+      expect(warnings).toEqual(["redis unreachable; retrying"]);
     }
     const { runId } = await cluster.client.send("hi again");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });

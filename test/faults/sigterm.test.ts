@@ -64,7 +64,7 @@ describe("every process shuts down cleanly on SIGTERM", () => {
       note: "the call drained, the worker exited 0, no stall reported",
     });
     await cluster.addWorker();
-  });
+  }, 60_000);
 
   it("hands a coordinator's running session over to another coordinator on SIGTERM, without running a call twice", async () => {
     const first = cluster.coordinators[0];
@@ -108,7 +108,7 @@ describe("every process shuts down cleanly on SIGTERM", () => {
       duplicated: 0,
       note: "handed over after the grace period; the call ran once",
     });
-  });
+  }, 60_000);
 
   it("never writes the API key to logs", () => {
     const all = [...cluster.coordinators, ...cluster.workers].flatMap((p) => p.lines).join("\n");

@@ -20,10 +20,10 @@ import {
   openaiClient,
   startGatewayProcess,
   type TestKey,
+  textOf,
+  type Wire,
   writeKeysFile,
 } from "./support.js";
-
-type Wire = { role: string; content: unknown };
 
 /**
  * The model: `hello <x>` answers `hi <x>` (streamed in 4 deltas, after thinking `pondering
@@ -53,12 +53,6 @@ function respond(request: ScriptedRequest): ScriptedReply {
   }
   if (verb === "recall") return { kind: "text", text: `heard: ${users.join(", ")}` };
   return { kind: "text", text: `hi ${arg}`, thinking: `pondering ${arg}`, textChunks: 4 };
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((part: { text?: string }) => part.text ?? "").join("");
 }
 
 const cluster = useTestCluster({ workers: 1, model: { respond } });

@@ -28,10 +28,9 @@ import {
   type SseStream,
   startGatewayProcess,
   type TestKey,
+  type Wire,
   writeKeysFile,
 } from "./support.js";
-
-type Wire = { role: string; content: unknown };
 
 /**
  * The model: `hello <x>` answers `hi <x>`; `approve <label>` calls `ledgerApproval` (which

@@ -20,6 +20,7 @@ import {
   type GatewayProcess,
   makeKey,
   startGatewayProcess,
+  type Wire,
   writeKeysFile,
 } from "./support.js";
 
@@ -38,8 +39,6 @@ const LONG_ANSWER =
 
 /** An answer that would run script if a page wrote it as HTML. */
 const MARKUP_ANSWER = '<img src="/nothing" onerror="document.title=\'pwned\'"><b>bold</b>';
-
-type Wire = { role: string; content: unknown };
 
 /**
  * The model: `pair` calls `sleepFor` twice in one parallel batch (`first` 1.5 s, then `second`
@@ -223,6 +222,11 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
     expect(await finalAnswer(page, "done:")).toBe("done: a1 recorded");
     expect(await card.getAttribute("data-state")).toBe("done");
     expect(await card.textContent()).toContain("decided by page-tester");
+    // Its duration counts from the approval; the wait for it is shown apart.
+    expect(await card.locator(".duration").textContent()).toMatch(/^ in \d+ ms$/);
+    expect(await card.locator(".wait").textContent()).toMatch(
+      /^ \(after \d+ ms awaiting approval\)$/,
+    );
     await expect.poll(() => page.locator("#approvals li").count(), { timeout: 15_000 }).toBe(0);
     await send(page, "approve d1");
     const denied = page.locator("#chat li.tool[data-tool-call-id=call-d1]");
@@ -235,6 +239,52 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
       await finalAnswer(page, "first done | second done");
       await page.screenshot({ path: process.env.YIEM_PAGE_SCREENSHOT, fullPage: true });
     }
+    await page.close();
+  });
+
+  it("asks for a key before anything, showing no 401", async () => {
+    const page = await context.newPage();
+    await page.goto(gateway.url);
+    const status = page.locator("#status");
+    await expect
+      .poll(() => status.textContent(), { timeout: 15_000 })
+      .toMatch(/enter your API key/);
+    expect(await status.textContent()).not.toContain("401");
+    expect(await status.evaluate((node) => node.classList.contains("error"))).toBe(false);
+    await page.close();
+  });
+
+  it("lists no session for a request the coordinators refused", async () => {
+    const refused = await callGateway(gateway.url, tester.secret, "POST", "/v1/runs", {
+      body: { input: "hello", agent: "no-such-agent" },
+    });
+    expect(refused.status).toBe(202);
+    const { runId, sessionId } = refused.body;
+    await expect
+      .poll(
+        async () =>
+          (await callGateway(gateway.url, tester.secret, "GET", `/v1/runs/${runId}`)).body.status,
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe("failed");
+    const listed = await callGateway(gateway.url, tester.secret, "GET", "/v1/sessions");
+    expect(listed.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toContain(
+      sessionId,
+    );
+    const page = await openPage();
+    await send(page, "hello listed");
+    await finalAnswer(page, "hi listed");
+    const entries = page.locator("#sessions li");
+    await expect.poll(() => entries.count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    const shown = await entries.evaluateAll((nodes) =>
+      nodes.map(
+        (node) => (node as unknown as { dataset: Record<string, string> }).dataset.sessionId,
+      ),
+    );
+    expect(shown).not.toContain(sessionId);
+    expect(await page.locator("#sessions").textContent()).not.toContain("? ·");
     await page.close();
   });
 

@@ -168,7 +168,7 @@ async function runFinishedIn(sessionId: string, answers: number, summary?: RunUs
     usage: usageOf(answers),
   } as unknown as AgentEndEvent;
   const run = { runId: randomUUID(), inputIds: [], event, sessionUsage: summary };
-  expect(await store.finishRun(sessionId, token, answer as never, run)).toBe(true);
+  expect(await store.finishRun(sessionId, token, answer as never, run)).toBe("idle");
   await store.release(sessionId, token);
 }
 

@@ -6,7 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { createApiKey } from "@yiem/core";
 import { startProcessSlot, type TestProcess } from "@yiem/testing";
 import OpenAI from "openai";
-import { repoRoot } from "../support/processes.js";
+import { repoRoot, testLaunch } from "../support/processes.js";
 
 /** A running gateway process and its base URL. */
 export interface GatewayProcess {
@@ -16,8 +16,8 @@ export interface GatewayProcess {
 
 /**
  * Starts a gateway against the cluster of `env` (its REDIS_URL, YIEM_PREFIX…) on a free port,
- * with `extra` on top: from its sources (`npm run gateway`), or `compiled` as deployed
- * (`node apps/gateway/dist/main.js`). Resolves once it logged `gateway ready` (45 s at most,
+ * with `extra` on top: as the tests launch apps (`testLaunch`: compiled, as deployed, `node
+ * apps/gateway/dist/main.js`, unless `YIEM_TEST_LAUNCH=source`), or `compiled` whatever that says. Resolves once it logged `gateway ready` (45 s at most,
  * for a loaded machine; one that is not ready by then is stopped).
  */
 export async function startGatewayProcess(
@@ -30,7 +30,7 @@ export async function startGatewayProcess(
     name: "gateway",
     env: { ...env, ...extra },
     cwd: repoRoot,
-    launch: options.compiled ? "compiled" : "source",
+    launch: options.compiled ? "compiled" : testLaunch,
     readyTimeoutMs: 45_000,
   });
   return { url: slot.url ?? "", process: slot.current() };
@@ -178,4 +178,14 @@ export function openaiClient(gatewayUrl: string, apiKey: string, timeoutMs?: num
     maxRetries: 0,
     ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
   });
+}
+
+/** A chat message as the scripted model receives it (`request.body.messages`). */
+export type Wire = { role: string; content: unknown };
+
+/** The text of a wire message's content: a string, or its parts' `text` joined. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((part: { text?: string }) => part.text ?? "").join("");
 }

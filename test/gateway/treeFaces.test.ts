@@ -23,16 +23,10 @@ import {
   openaiClient,
   startGatewayProcess,
   type TestKey,
+  textOf,
+  type Wire,
   writeKeysFile,
 } from "./support.js";
-
-type Wire = { role: string; content: unknown };
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((part: { text?: string }) => part.text ?? "").join("");
-}
 
 /**
  * The models: lead's `delegate <label>` calls its helper, whose `approve <label>` calls

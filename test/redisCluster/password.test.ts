@@ -65,5 +65,5 @@ describe.skipIf(!redisSupportsCluster())("a Redis Cluster with a password on eve
     const { runId } = await cluster.client.send("parallel");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
     expect(response.content).toEqual([{ type: "text", text: "one done | two done" }]);
-  });
+  }, 60_000);
 });

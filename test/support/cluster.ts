@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { connectRedis, type RedisClient, type RedisTarget, YiemClient } from "@yiem/core";
 import {
+  type ClusterLaunch,
   type ScriptedModelOptions,
   type ScriptedModelServer,
   startClusterProcesses,
@@ -13,7 +14,7 @@ import {
   type TestRedisCluster,
 } from "@yiem/testing";
 import { afterAll, beforeAll } from "vitest";
-import { repoRoot } from "./processes.js";
+import { repoRoot, testLaunch } from "./processes.js";
 
 /** The tool files every test cluster loads besides the built-in tools. */
 export const clusterToolsDir = fileURLToPath(new URL("./clusterTools/", import.meta.url));
@@ -36,6 +37,13 @@ export interface TestClusterOptions {
   workerEnv?: Record<string, string>;
   /** Extra environment for coordinator processes only (e.g. `YIEM_TOOLS_DIR: ""`: built-ins only). */
   coordinatorEnv?: Record<string, string>;
+  /**
+   * How the processes run: as deployed (`compiled`: `node apps/…/dist/main.js`, the default
+   * unless `YIEM_TEST_LAUNCH=source`) or from their sources (`source`, with tsx).
+   */
+  launch?: ClusterLaunch;
+  /** How long each process may take to log its ready line (default: the launcher's, 60 s). */
+  readyTimeoutMs?: number;
   redis?: {
     privateServer?: boolean;
     appendOnly?: boolean;
@@ -112,7 +120,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const client = new YiemClient({ redis: redisTarget, prefix: redis.prefix });
   const processes = await startClusterProcesses({
     cwd: repoRoot,
-    launch: "source",
+    launch: options.launch ?? testLaunch,
+    readyTimeoutMs: options.readyTimeoutMs,
     env,
     roleEnv: { coordinator: options.coordinatorEnv, worker: options.workerEnv },
     coordinators: options.coordinators ?? 1,
@@ -202,7 +211,7 @@ export function useTestCluster(
   let current: TestCluster | undefined;
   beforeAll(async () => {
     current = await startTestCluster(typeof options === "function" ? await options() : options);
-  }, 90_000);
+  }, 240_000); // the launcher gives up first (each process's readyTimeoutMs)
   afterAll(async () => {
     await current?.stop();
   });

@@ -1,8 +1,22 @@
 import { fileURLToPath } from "node:url";
-import { spawnCommand as spawnCommandIn, spawnTypeScript, type TestProcess } from "@yiem/testing";
+import {
+  type ClusterLaunch,
+  spawnCommand as spawnCommandIn,
+  spawnTypeScript,
+  type TestProcess,
+} from "@yiem/testing";
 
 /** The repository root. */
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * How test clusters and gateways start the apps: compiled, as the Dockerfile runs them
+ * (`test/support/buildOnce.ts` builds them first), unless `YIEM_TEST_LAUNCH=source`. A process
+ * started from sources compiles them with tsx as it boots, about a second of CPU more per
+ * process: hundreds of starts made the suite slower and its processes slower to get ready.
+ */
+export const testLaunch: ClusterLaunch =
+  process.env.YIEM_TEST_LAUNCH === "source" ? "source" : "compiled";
 
 /**
  * Runs a TypeScript entry point of the repo (`apps/.../main.ts`) with tsx as a real child

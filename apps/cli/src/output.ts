@@ -14,8 +14,8 @@ export interface BusPrinter {
   answerShown(response: AssistantMessage): boolean;
   /** The workers running the calls shown (none in JSON mode). */
   workersInUse(): string[];
-  /** Tells which workers are alive (see `EventRenderer.checkWorkers`). */
-  checkWorkers(live: ReadonlySet<string>): void;
+  /** Tells which workers are alive and which drain (see `EventRenderer.checkWorkers`). */
+  checkWorkers(live: ReadonlySet<string>, draining?: ReadonlySet<string>): void;
   stop(): void;
 }
 
@@ -138,7 +138,7 @@ export function createBusPrinter(options: BusPrinterOptions): BusPrinter {
     status: (status) => renderer.setStatus(status),
     answerShown: (response) => text.showed(response),
     workersInUse: () => renderer.workersInUse(),
-    checkWorkers: (live) => renderer.checkWorkers(live),
+    checkWorkers: (live, draining) => renderer.checkWorkers(live, draining),
     stop: () => renderer.stop(),
   };
 }

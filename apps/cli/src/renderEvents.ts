@@ -23,8 +23,11 @@ export interface EventRenderer {
   setStatus(status: string | undefined): void;
   /** The workers running the calls shown, as far as their events told. */
   workersInUse(): string[];
-  /** Tells which workers are alive: a call whose worker is not gets a "waiting for" line. */
-  checkWorkers(live: ReadonlySet<string>): void;
+  /**
+   * Tells which workers are alive and which of them drain: a call whose worker is gone gets a
+   * "waiting for" line, one whose worker drains (SIGTERM) a line saying it finishes there.
+   */
+  checkWorkers(live: ReadonlySet<string>, draining?: ReadonlySet<string>): void;
   /** Clears the live lines. */
   stop(): void;
 }
@@ -40,8 +43,12 @@ interface RunningCall {
   workerId?: string;
   /** Its worker, once found gone from the worker registry. */
   stoppedWorker?: string;
+  /** Its worker, once found draining (it finishes its calls, then stops). */
+  drainingWorker?: string;
   /** The worker it ran on before it was retried on `workerId`. */
   formerWorker?: string;
+  /** How long it waited for an approval (its duration counts from the decision). */
+  waitedMs?: number;
 }
 
 /** The status while the coordinator waits for the model's answer. */
@@ -72,12 +79,28 @@ function onWorker(workerId: string | undefined): string {
   return workerId ? ` on ${escapeControlChars(workerId)}` : "";
 }
 
-/** ` 412 ms` since the call's start; nothing when its start was not seen. */
+/** Milliseconds from the call's start (or its approval) to `origin`'s event. */
+function sinceStart(call: RunningCall, origin: EventOrigin): number {
+  if (call.ts !== undefined && origin.ts !== undefined) return Math.max(0, origin.ts - call.ts);
+  return Date.now() - call.receivedAt;
+}
+
+/**
+ * ` 412 ms` since the call started running (after its approval, if it waited for one, with
+ * ` after 3210 ms awaiting approval`); nothing when its start was not seen.
+ */
 function took(call: RunningCall | undefined, origin: EventOrigin): string {
   if (!call) return "";
-  if (call.ts !== undefined && origin.ts !== undefined)
-    return ` ${Math.max(0, origin.ts - call.ts)} ms`;
-  return ` ${Date.now() - call.receivedAt} ms`;
+  const waited = call.waitedMs !== undefined ? ` after ${call.waitedMs} ms awaiting approval` : "";
+  return ` ${sinceStart(call, origin)} ms${waited}`;
+}
+
+/** A call decided on: its wait is kept apart, and its duration counts from now. */
+function markDecided(call: RunningCall | undefined, origin: EventOrigin): void {
+  if (!call) return;
+  call.waitedMs = sinceStart(call, origin);
+  call.ts = origin.ts;
+  call.receivedAt = Date.now();
 }
 
 /** The live line of a running call. */
@@ -124,6 +147,16 @@ function followWorker(call: RunningCall, workerId: string | undefined): string[]
  */
 function createCallTracker(tty: boolean) {
   const running = new Map<string, RunningCall>();
+  /** Calls awaiting a decision, out of `running` (nothing of theirs runs meanwhile). */
+  const parked = new Map<string, RunningCall>();
+  /** An approved call runs again, timed from now, its wait kept apart; a denied one is done. */
+  const resume = (id: string, approved: boolean, origin: EventOrigin) => {
+    const call = parked.get(id);
+    parked.delete(id);
+    if (!call || !approved) return;
+    markDecided(call, origin);
+    running.set(id, call);
+  };
   const start = (id: string, name: string, args: unknown, origin: EventOrigin) => {
     const call = { name: escapeControlChars(name), args: showText(JSON.stringify(args) ?? "", 50) };
     running.set(id, { ...call, receivedAt: Date.now(), ...origin });
@@ -156,7 +189,9 @@ function createCallTracker(tty: boolean) {
     event: Extract<AgentEvent, { type: "toolApprovalRequested" }>,
     origin: EventOrigin,
   ) => {
+    const call = running.get(event.toolCallId);
     running.delete(event.toolCallId); // parked: nothing runs until a decision
+    if (call) parked.set(event.toolCallId, call);
     const args = showText(JSON.stringify(event.arguments) ?? "", 50);
     const target = escapeControlChars(`${origin.sessionId ?? "SESSION"} ${event.callKey}`);
     return [
@@ -177,18 +212,31 @@ function createCallTracker(tty: boolean) {
     if (event.type === "toolExecEnd")
       return end(event.toolCallId, event.toolName, event.result, event.isError, origin);
     if (event.type === "toolApprovalRequested") return awaiting(event, origin);
-    if (event.type === "toolApprovalDecided") return decided(event);
+    if (event.type === "toolApprovalDecided") {
+      resume(event.toolCallId, event.approved, origin);
+      return decided(event);
+    }
     if (event.type === "agentHandoff")
       return [
         `⇄ handed over from ${escapeControlChars(event.from)} to ${escapeControlChars(event.to)}: it answers from here on`,
       ];
     return [];
   };
-  /** Flags the calls whose worker is gone; returns a "waiting for" line for each. */
-  const checkWorkers = (live: ReadonlySet<string>) =>
+  /**
+   * Flags the calls whose worker is gone (a "waiting for" line each) or drains (a line saying
+   * the call finishes there, once per worker).
+   */
+  const checkWorkers = (live: ReadonlySet<string>, draining: ReadonlySet<string> = new Set()) =>
     [...running.values()].flatMap((call) => {
       const worker = call.workerId;
-      if (!worker || call.stoppedWorker === worker || live.has(worker)) return [];
+      if (!worker || call.stoppedWorker === worker) return [];
+      if (live.has(worker)) {
+        if (!draining.has(worker) || call.drainingWorker === worker) return [];
+        call.drainingWorker = worker;
+        return [
+          `… ${escapeControlChars(worker)} is draining (shutting down): it finishes ${call.name}(${call.args}) before it stops`,
+        ];
+      }
       call.stoppedWorker = worker;
       const shown = `${call.name}(${call.args})`;
       return [
@@ -254,8 +302,8 @@ export function createEventRenderer(out: NodeJS.WriteStream = process.stdout): E
       refresh();
     },
     workersInUse: () => calls.workersInUse(),
-    checkWorkers(liveWorkers) {
-      const lines = calls.checkWorkers(liveWorkers);
+    checkWorkers(liveWorkers, draining) {
+      const lines = calls.checkWorkers(liveWorkers, draining);
       refresh();
       printAll(lines);
     },

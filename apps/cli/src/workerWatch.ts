@@ -6,15 +6,15 @@ export interface WorkerWatchOptions {
   list(): Promise<WorkerInfo[]>;
   /** The workers running the calls shown; the registry is read only while there are some. */
   inUse(): string[];
-  /** Told the ids of the live workers after each read. */
-  report(live: ReadonlySet<string>): void;
+  /** Told the ids of the live workers, and of those of them that drain, after each read. */
+  report(live: ReadonlySet<string>, draining: ReadonlySet<string>): void;
   /** How often to look. Default 1000 ms. */
   intervalMs?: number;
 }
 
 /**
  * Reads the worker registry every second while calls run on known workers, so a worker that
- * died mid-call is reported within seconds (its announcement expires after 6 s), long
+ * drains (it says so in its announcement) or died mid-call is reported within seconds (its announcement expires after 6 s), long
  * before its job lock runs out and another worker takes the call over. A failed read is
  * skipped. Returns the function that stops it.
  *
@@ -27,7 +27,13 @@ export function watchWorkers(options: WorkerWatchOptions): () => void {
   const look = async () => {
     if (options.inUse().length > 0) {
       const workers = await options.list().catch(() => undefined);
-      if (workers && !stopped) options.report(new Set(workers.map((w) => w.workerId)));
+      if (workers && !stopped) {
+        const draining = workers.filter((w) => w.draining === true);
+        options.report(
+          new Set(workers.map((w) => w.workerId)),
+          new Set(draining.map((w) => w.workerId)),
+        );
+      }
     }
     if (!stopped) timer = setTimeout(look, intervalMs);
   };

@@ -18,6 +18,7 @@ import {
   loadAgentsFile,
   loadPriceTable,
   onShutdownSignal,
+  readModelLimits,
   readRunBudget,
   readSettings,
   redisTargetOf,
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
   const tracing = await startTracing("yiem-coordinator"); // a no-op unless OTEL_* ask for traces
   const prices = loadPriceTable(config.pricesFile); // a bad table stops the start, naming the field
   const budget = readRunBudget(config.budgetJson);
+  const modelLimits = readModelLimits(config.modelLimitsJson); // a bad value stops the start
   limitHeapGrowth(config.heapGrowthPercent);
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
@@ -68,6 +70,7 @@ async function main(): Promise<void> {
     systemPrompt: config.systemPrompt,
     prices,
     budget,
+    modelLimits,
     model: config.model,
     agents,
     concurrency: config.coordinatorConcurrency,
@@ -76,6 +79,8 @@ async function main(): Promise<void> {
     maxAgentDepth: config.maxAgentDepth,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
+    aliveTtlMs: config.aliveTtlMs,
+    alivePollMs: config.alivePollMs,
     stoppedWorkerGraceMs: config.stoppedWorkerGraceMs,
     requestRetentionS: config.requestRetentionS,
     eventStreamMaxBytes: config.eventStreamMaxBytes,

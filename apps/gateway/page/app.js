@@ -35,7 +35,16 @@ async function loadAgents() {
 
 async function loadSessions() {
   const { sessions } = await callGateway("GET", "/v1/sessions");
-  $("sessions").replaceChildren(...sessions.map(sessionEntry));
+  $("sessions").replaceChildren(...sessions.filter(isWorthListing).map(sessionEntry));
+}
+
+/**
+ * Whether the list shows a session: not one no coordinator ever took a request of (no agent,
+ * nothing used: its only request was refused, or still waits), unless it is the one shown.
+ */
+function isWorthListing(session) {
+  if (session.sessionId === page.view?.sessionId) return true;
+  return session.agent !== undefined || session.usage.modelCalls > 0;
 }
 
 function sessionEntry(session) {
@@ -168,6 +177,10 @@ function drawTool(li, tool) {
     span("state", ` ${tool.state}`),
     span("meta", tool.workerId ? ` on ${tool.workerId}` : ""),
     span("meta duration", ms !== undefined ? ` in ${ms} ms` : ""),
+    span(
+      "meta wait",
+      tool.waitMs !== undefined ? ` (after ${tool.waitMs} ms awaiting approval)` : "",
+    ),
     document.createElement("br"),
     span("args", JSON.stringify(tool.args ?? {})),
   ];
@@ -233,8 +246,15 @@ async function start() {
     const previous = sessionStorage.getItem(SESSION_ITEM);
     if (previous) await showSession(previous);
   } catch (err) {
-    showStatus(err.message, true);
+    if (err.status === 401 && !readKey()) return askForKey();
+    showStatus(err.status === 401 ? `this key was refused: ${err.message}` : err.message, true);
   }
+}
+
+/** A gateway with a keys file and no key in this tab yet: asks for one (no error shown). */
+function askForKey() {
+  showStatus("enter your API key to start (`yiem keys create` makes one)");
+  $("key").focus();
 }
 
 function wire() {

@@ -62,6 +62,9 @@ const HANDLERS = {
     const tool = toolOf(view, event, run);
     tool.state = event.approved ? "approved" : "denied";
     tool.decidedBy = event.by;
+    // Its duration counts from here, when it runs; the wait for a decision is shown apart.
+    if (tool.start !== undefined) tool.waitMs = Math.max(0, Math.round(event.ts - tool.start));
+    tool.start = event.ts;
   },
   toolExecStart(view, event, run) {
     const tool = toolOf(view, event, run);

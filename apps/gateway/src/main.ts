@@ -2,7 +2,8 @@
 /**
  * The gateway process: reads its settings (docs/CONFIGURATION.md) and the keys file,
  * refuses to listen beyond loopback without one, serves the HTTP API, and shuts down cleanly
- * on SIGTERM / SIGINT (event streams end; clients resume them on another gateway).
+ * on SIGTERM / SIGINT (event streams end; clients resume them on another gateway). With
+ * `GATEWAY_OPS_PORT`, serves `/healthz`, `/readyz` and `/metrics` there (docs/METRICS.md).
  */
 import { readFileSync } from "node:fs";
 import {
@@ -10,6 +11,8 @@ import {
   describeStartFailure,
   keepServingOnUnhandledRejection,
   onShutdownSignal,
+  PortInUseError,
+  readSetting,
   readSettings,
   redisTargetOf,
 } from "@yiem/core";
@@ -43,6 +46,10 @@ async function main(): Promise<void> {
     keysFile: config.apiKeysFile,
     port: config.gatewayPort,
     host: config.gatewayHost,
+    ops:
+      config.gatewayOpsPort === undefined
+        ? undefined
+        : { port: config.gatewayOpsPort, host: config.gatewayOpsHost },
     corsOrigins: config.gatewayCorsOrigins,
     maxBodyBytes: config.gatewayMaxBodyBytes,
     waitMs: config.gatewayWaitMs,
@@ -53,8 +60,22 @@ async function main(): Promise<void> {
     log,
     version: readVersion(),
   });
-  log.info({ url: gateway.url, keys: keys?.map((key) => key.name) ?? ["local"] }, "gateway ready");
+  log.info(
+    {
+      url: gateway.url,
+      ...(gateway.opsUrl ? { opsUrl: gateway.opsUrl } : {}),
+      keys: keys?.map((key) => key.name) ?? ["local"],
+    },
+    "gateway ready",
+  );
   onShutdownSignal(log, () => gateway.close(), { deadlineMs: 10_000 });
+}
+
+/** The setting of the port a `PortInUseError` names: the operations port's, or the API's. */
+function portVariableOf(err: unknown): string {
+  if (!(err instanceof PortInUseError)) return "GATEWAY_PORT";
+  // Read only now: the settings were valid, or the start would not have reached a port.
+  return err.port === readSetting("gatewayOpsPort") ? "GATEWAY_OPS_PORT" : "GATEWAY_PORT";
 }
 
 /** The version in apps/gateway/package.json (`../package.json` from both `src` and `dist`). */
@@ -64,6 +85,6 @@ function readVersion(): string {
 }
 
 main().catch((err: unknown) => {
-  console.error(`gateway failed to start: ${describeStartFailure(err, "GATEWAY_PORT")}`);
+  console.error(`gateway failed to start: ${describeStartFailure(err, portVariableOf(err))}`);
   process.exit(1);
 });

@@ -172,6 +172,7 @@ export const agentListSchema = z.object({
       model: z.string(),
       tools: z.array(z.string()).optional().describe("absent: every tool"),
       maxTurns: z.number().optional(),
+      description: z.string().optional(),
     }),
   ),
 });

@@ -14,6 +14,9 @@ import { createDispatcher } from "./http/dispatch.js";
 import { createFileKeyRing, createKeyRing } from "./keys/authenticate.js";
 import type { GatewayKey } from "./keys/gatewayKey.js";
 import { watchKeysFile } from "./keys/keysFileWatch.js";
+import { createGatewayMetrics } from "./ops/gatewayMetrics.js";
+import { checkGatewayReadiness } from "./ops/gatewayReadiness.js";
+import { type OpsServerHandle, startOpsServer } from "./ops/opsServer.js";
 import { gatewayRoutes } from "./routes/index.js";
 import { GatewayStore } from "./state/gatewayStore.js";
 import { createKeySlots, type SlotCaps } from "./state/keySlots.js";
@@ -28,6 +31,11 @@ export interface GatewayOptions extends RedisConnectionOptions, HttpServerOption
   keysFile?: string;
   port: number;
   host: string;
+  /**
+   * The operations side (`/healthz`, `/readyz`, `/metrics`) on a port of its own
+   * (`GATEWAY_OPS_PORT`, `GATEWAY_OPS_HOST`); none when absent.
+   */
+  ops?: { port: number; host: string };
   corsOrigins: readonly string[];
   maxBodyBytes: number;
   waitMs: number;
@@ -44,6 +52,8 @@ export interface GatewayOptions extends RedisConnectionOptions, HttpServerOption
 export interface GatewayHandle {
   url: string;
   port: number;
+  /** The operations side's URL, when it has one (`GatewayOptions.ops`). */
+  opsUrl?: string;
   /** Stops taking requests, ends the event streams, closes the connections. */
   close(): Promise<void>;
 }
@@ -51,7 +61,8 @@ export interface GatewayHandle {
 /**
  * Starts the gateway: a `YiemClient` and a Redis connection for its own state, the routes of
  * `routes/`, an HTTP server with the limits every Yiem HTTP side has (`createHttpServer`),
- * and, with a keys file, a watch that reads it again when it changes (`watchKeysFile`).
+ * and, with a keys file, a watch that reads it again when it changes (`watchKeysFile`); with
+ * `ops`, the operations side (`startOpsServer`), listening before the API does.
  */
 export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
   const client = new YiemClient({
@@ -84,25 +95,46 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     slots: createKeySlots(options.keyCaps, options.keys === undefined),
     streamQueue: options.streamQueue,
   };
+  const metrics = createGatewayMetrics();
+  const ops: OpsServerHandle | undefined =
+    options.ops &&
+    (await startOpsServer({
+      ...options.ops,
+      metrics,
+      limits: options.http,
+      health: () => ({ version: options.version }),
+      readiness: () =>
+        checkGatewayReadiness({
+          redis,
+          keyCount: () => fileRing?.names().length,
+          closing: closing.signal,
+        }),
+    }));
   const handler = createDispatcher(gatewayRoutes(options.version), {
     services,
+    metrics,
     keyRing,
     corsOrigins: options.corsOrigins,
     maxBodyBytes: options.maxBodyBytes,
     localOnly: options.keys === undefined,
   });
   const server = createHttpServer(handler, options.http);
-  const port = await listenOn(server, options.port, options.host);
+  const port = await listenOn(server, options.port, options.host).catch(async (err: unknown) => {
+    await ops?.close();
+    throw err;
+  });
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}`,
     port,
+    opsUrl: ops?.url,
     async close() {
       stopWatching();
-      closing.abort();
+      closing.abort(); // /readyz says "shutting down" from here on
       await closeServer(server);
       await client.close();
       redis.disconnect();
+      await ops?.close();
     },
   };
 }

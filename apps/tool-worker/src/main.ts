@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     workerId: config.workerId,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
+    aliveTtlMs: config.aliveTtlMs,
     eventStreamMaxBytes: config.eventStreamMaxBytes,
     limitedLockDurationMs: config.limitedLockDurationMs,
     logger: log,

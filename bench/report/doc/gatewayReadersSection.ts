@@ -57,11 +57,21 @@ ${table(
 
 Each event stream keeps at most \`GATEWAY_STREAM_QUEUE_EVENTS\` (256) events and
 \`GATEWAY_STREAM_QUEUE_BYTES\` (1 MiB) for its reader, the replay read a page at a time as the
-reader takes it; a live event is one object (and one formatted buffer) that every reader of
-its session shares, so a stalled reader holds references, not copies. A reader whose queue
-overflows is cut and resumes from its \`Last-Event-ID\` (docs/SECURITY.md, "End users: the
-HTTP gateway"). What a stalled reader still pins is the last events its socket could not
-take, shared with every other reader of its session, until it is cut or closes. The figures
-vary with the machine's load: the RSS peak is mostly garbage of the 1 MiB events (each is
-read, parsed, formatted and answered once), which V8 collects when it chooses.`;
+reader takes it. A live event reaches the gateway as bytes, copied once out of the subscriber
+connection; its number and type are read from its first bytes, the rest is never parsed nor
+made a string, and those bytes are what every reader of its session writes (its \`id:\` and
+\`event:\` lines before them, the blank line after: \`YiemClient.encodedEvents\`). A stalled
+reader pins a reference to the last event or two its socket could not take, shared with every
+other reader of its session, never a copy nor a parsed object, until it is cut or closes. A
+reader whose queue overflows is cut and resumes from its \`Last-Event-ID\` (docs/SECURITY.md,
+"End users: the HTTP gateway"). Before this (335 MiB at the peak on a quiet machine, load
+1.1, 2026-12-03), the gateway parsed each live event (a second 1 MiB string), formatted it
+again with \`JSON.stringify\` (two more), and kept the parsed object beside the formatted
+buffer while any stalled reader held it: sampled in the gateway (\`process.memoryUsage\`, a
+run at load 7 peaking at 334 MiB), the V8 heap grew by 92 MiB and Buffers by 69 MiB during the
+runs, with about 3 MiB pinned per session whose stalled readers were full; the same sampling
+now shows the heap flat (the readers' 70 MiB) and Buffers at most 60 MiB above idle. The figures vary with the machine's load: on a loaded machine the runs
+spread out (fewer events in flight at once), more readers fall behind and are cut, and the
+gateway's wait for an answer (\`?wait=true\`) can run out before the run ends (fewer runs
+answered).`;
 }

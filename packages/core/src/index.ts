@@ -12,7 +12,6 @@ export {
   type AgentRunFields,
   type AgentRunSettings,
   agentRunSettings,
-  lowerBudget,
 } from "./agents/agentRunConfig.js";
 export { AgentsFileError, loadAgentsFile } from "./agents/agentsFile.js";
 export { defaultAgentOf } from "./agents/defaultAgent.js";
@@ -63,6 +62,7 @@ export {
   DecisionRefusedError,
   describeRedisTarget,
   type EmitFn,
+  type EncodedBusEvent,
   type ErrorContext,
   type EventOrigin,
   EventReaderBehindError,
@@ -156,6 +156,13 @@ export {
   chooseAdminHost,
 } from "./coordinator/http/adminServer.js";
 export type { Readiness } from "./coordinator/http/readiness.js";
+export { lowerBudget } from "./features/budgets/protocol.js";
+export {
+  checkModelLimits,
+  type ModelLimit,
+  type ModelLimits,
+  readModelLimits,
+} from "./features/flowControl/modelLimits.js";
 export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
@@ -194,6 +201,11 @@ export {
   type McpToolSourceOptions,
   startMcpToolSource,
 } from "./mcp/mcpToolSource.js";
+export {
+  answerHealthRoutes,
+  type HealthRoutes,
+  type ProcessReadiness,
+} from "./ops/healthRoutes.js";
 // What a process of the cluster needs around it: heap, logs, HTTP start-up, signals.
 export { limitHeapGrowth } from "./ops/heapGrowth.js";
 export {
@@ -284,6 +296,7 @@ export type {
   LlmCall,
   LlmCallOptions,
   LlmRequest,
+  LlmRequestFailure,
   OutputCheck,
   OutputMode,
   OutputValidator,

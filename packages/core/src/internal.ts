@@ -9,6 +9,15 @@
  */
 
 export {
+  buildCoordinatorContext,
+  type CoordinatorContext,
+  openSessionStore,
+  openToolQueues,
+  toolQueueFactory,
+} from "./coordinator/coordinatorContext.js";
+export { startFailureDetector } from "./coordinator/failureDetector.js";
+export { resolveCoordinatorOptions } from "./coordinator/resolveCoordinatorOptions.js";
+export {
   createRemoteExecutor,
   type RemoteExecutorOptions,
 } from "./coordinator/run/remoteExecutor.js";
@@ -16,7 +25,14 @@ export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultW
 export { ApprovalStore } from "./features/approvals/approvalStore.js";
 export { TreeLedger } from "./features/budgets/treeLedger.js";
 export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
+export { limitLlmCall } from "./features/flowControl/limitLlmCall.js";
+export { limitOfModel, type ResolvedModelLimit } from "./features/flowControl/modelLimits.js";
+export { ProviderLimit } from "./features/flowControl/providerLimit.js";
+export { waitForTurn } from "./features/flowControl/waitForTurn.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
+export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
+export { silentLogger } from "./ops/logger.js";
+export { type ProcessRuntime, startProcessRuntime } from "./ops/processRuntime.js";
 export { LeaseLostError } from "./protocol/errors.js";
 export { JOB_RETENTION } from "./protocol/jobRetention.js";
 export { toolJobId } from "./protocol/toolJobs.js";
@@ -49,7 +65,13 @@ export {
   parseBusEvent,
   publishEvent,
 } from "./state/eventBus.js";
+export {
+  ENCODED_EVENTS,
+  type EventForm,
+  PARSED_EVENTS,
+} from "./state/eventForms.js";
 export { type GuardedWrite, PipelinedTranscript } from "./state/pipelinedTranscript.js";
+export { findDeadLives, holderToken, type LifeGrace, newLifeId } from "./state/processLives.js";
 export {
   type SessionChannelHold,
   type SessionChannelListener,

@@ -68,6 +68,7 @@ export {
   type ChatCompletionRequestBody,
   type ScriptedModelOptions,
   type ScriptedModelServer,
+  type ScriptedRateLimits,
   type ScriptedReply,
   type ScriptedRequest,
   type ScriptedToolCall,

@@ -102,7 +102,7 @@ async function followRun(
   const stopWatchingWorkers = watchWorkers({
     list: () => client.workers(),
     inUse: () => printer.workersInUse(),
-    report: (live) => printer.checkWorkers(live),
+    report: (live, draining) => printer.checkWorkers(live, draining),
   });
   try {
     const events = client.events(run.sessionId, {

@@ -36,7 +36,7 @@ async function watchSession(
   const stopWatchingWorkers = watchWorkers({
     list: () => cluster.client.workers(),
     inUse: () => printer.workersInUse(),
-    report: (live) => printer.checkWorkers(live),
+    report: (live, draining) => printer.checkWorkers(live, draining),
   });
   try {
     const events = cluster.client.events(sessionId, { fromStart, signal: interrupt.signal });

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** The request headers a browser may send cross-origin. */
 const ALLOWED_HEADERS =
-  "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Yiem-Session";
+  "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Yiem-Session, Mcp-Session-Id, Mcp-Protocol-Version";
 
 /**
  * Applies CORS for `origins` (`GATEWAY_CORS_ORIGINS`): a request from a listed origin gets
@@ -20,7 +20,10 @@ export function applyCors(
   if (origin !== undefined) res.setHeader("Vary", "Origin");
   if (allowed) {
     res.setHeader("Access-Control-Allow-Origin", origin);
-    res.setHeader("Access-Control-Expose-Headers", "Retry-After, X-Yiem-Session, X-Yiem-Run");
+    res.setHeader(
+      "Access-Control-Expose-Headers",
+      "Retry-After, X-Yiem-Session, X-Yiem-Run, Mcp-Session-Id",
+    );
   }
   if (req.method !== "OPTIONS") return false;
   if (!allowed) {

@@ -3,6 +3,7 @@ import { hashApiKey, InvalidCoordinatorJobError, RedisUnavailableError } from "@
 import type { z } from "zod";
 import type { KeyRing } from "../keys/authenticate.js";
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
+import { type GatewayMetrics, UNMATCHED_ROUTE } from "../ops/gatewayMetrics.js";
 import { countRequest } from "../state/keyLimits.js";
 import { applyCors } from "./cors.js";
 import { GatewayError, notFound } from "./gatewayError.js";
@@ -22,6 +23,8 @@ export interface DispatchOptions {
    * (or a DNS name rebound to 127.0.0.1) cannot act as the local key through a browser.
    */
   localOnly: boolean;
+  /** Counts each answered request and the connections held open (`/metrics`). */
+  metrics?: GatewayMetrics;
 }
 
 /** A route with its path as a pattern. */
@@ -62,6 +65,7 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
         : undefined;
       const holds = key ? route.holds?.(query) : undefined;
       const release = holds ? options.services.slots.take(key as GatewayKey, holds) : undefined;
+      const closed = holds ? options.metrics?.openConnection(holds) : undefined;
       try {
         const reply = await route.handle({
           req,
@@ -74,12 +78,23 @@ export function createDispatcher(routes: readonly Route[], options: DispatchOpti
         });
         if (reply.kind === "json") sendJson(res, reply.status, reply.body, reply.headers);
       } finally {
+        closed?.();
         release?.();
       }
     })();
+    let code: string | undefined;
     handled
-      .catch((err: unknown) => answerFailure(res, err, options.services, matched))
+      .catch((err: unknown) => {
+        code = answerFailure(res, err, options.services, matched);
+      })
       .finally(() => {
+        options.metrics?.countRequest({
+          method: req.method ?? "GET",
+          route: matched?.path ?? UNMATCHED_ROUTE,
+          status: res.statusCode,
+          code,
+          seconds: (Date.now() - started) / 1000,
+        });
         log.info(
           {
             key: keyName,
@@ -232,24 +247,29 @@ function decodeParam(text: string): string {
 /**
  * Answers a failure: its own status for a `GatewayError`, 400 for a refused input, 503 without
  * Redis, else 500; in the route's own error shape when it has one (`Route.errorBody`).
+ * Returns the answer's error code (none when the response had begun: it is cut instead).
  */
 function answerFailure(
   res: ServerResponse,
   err: unknown,
   services: GatewayServices,
   route: Route | undefined,
-): void {
+): string | undefined {
   if (res.headersSent) {
     res.destroy();
-    return;
+    return undefined;
   }
   const failure = toGatewayError(err, services);
   if (route?.errorBody) sendJson(res, failure.status, route.errorBody(failure), failure.headers);
   else sendError(res, failure);
+  return failure.code;
 }
 
-/** The answer a failure gets (logged when it is not the client's doing). */
-function toGatewayError(err: unknown, services: GatewayServices): GatewayError {
+/**
+ * The answer a failure gets (logged when it is not the client's doing): a `GatewayError` as
+ * it is, a refused job input 400, Redis away 503, anything else 500 `internal`.
+ */
+export function toGatewayError(err: unknown, services: GatewayServices): GatewayError {
   if (err instanceof GatewayError) return err;
   if (err instanceof InvalidCoordinatorJobError) {
     return new GatewayError(400, "invalid_request", err.message, err.field);

@@ -9,6 +9,8 @@ export interface UsableAgent {
   model: string;
   tools?: string[];
   maxTurns?: number;
+  /** What it does, in a sentence (its definition's `description`), when it has one. */
+  description?: string;
 }
 
 /** `GET /v1/agents`: the agents the running coordinators serve that the key may use. */
@@ -16,7 +18,7 @@ export const listAgentsRoute = defineRoute({
   method: "GET",
   path: "/v1/agents",
   summary:
-    "The agents the running coordinators serve that this key may use: name, model, tools, turn cap.",
+    "The agents the running coordinators serve that this key may use: name, model, tools, turn cap, description.",
   scope: "read",
   responses: { 200: { description: "the agents", schema: agentListSchema } },
   async handle({ key, services }) {
@@ -39,6 +41,7 @@ export async function listUsableAgents(
         model: agent.model,
         ...(agent.tools ? { tools: agent.tools } : {}),
         ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
+        ...(agent.description !== undefined ? { description: agent.description } : {}),
       });
     }
   }

@@ -241,7 +241,7 @@ function completionOf(run: PlannedRun, model: string, finished: FinishedRun) {
  * each with the session where it waits and the id `POST /v1/approvals` takes, and how to
  * decide them.
  */
-function awaitingOf(run: PlannedRun, pending: PendingApproval[]) {
+export function awaitingOf(run: PlannedRun, pending: PendingApproval[]) {
   return {
     status: "awaiting_approval" as const,
     sessionId: run.sessionId,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import { type BusEvent, EventReaderBehindError, hashApiKey } from "@yiem/core";
+import { type EncodedBusEvent, EventReaderBehindError, hashApiKey } from "@yiem/core";
 import { openEventStream } from "../http/eventStream.js";
 import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, json } from "../http/route.js";
@@ -77,6 +77,9 @@ function endStream(
  * Writes each event of the session after `afterSeq` until `signal`, one at a time: the next
  * only once the socket took the last (its `drain`). The session's stream holds at most the
  * bounds of `services.streamQueue` for this reader meanwhile; past them `onBehind` is told.
+ * Each event is its JSON's bytes as the stream hands them over: a live event's are one
+ * buffer every reader of it writes, so a reader whose socket is full holds a reference to
+ * that buffer, never a copy, and no parsed event.
  */
 async function streamEvents(
   services: GatewayServices,
@@ -86,7 +89,7 @@ async function streamEvents(
   signal: AbortSignal,
   onBehind: (error: EventReaderBehindError) => void,
 ): Promise<void> {
-  const events = services.client.events(sessionId, {
+  const events = services.client.encodedEvents(sessionId, {
     afterSeq,
     signal,
     maxQueuedEvents: services.streamQueue.events,
@@ -94,26 +97,25 @@ async function streamEvents(
     onBehind,
   });
   for await (const event of events) {
-    if (!res.write(formatEvent(event))) await drained(res, signal);
+    if (!writeEvent(res, event)) await drained(res, signal);
     if (signal.aborted) return;
   }
 }
 
-/** The SSE text of each event formatted so far: a live event is one object every reader shares. */
-const formatted = new WeakMap<BusEvent, Buffer>();
-
 /**
- * One event as SSE: a stored one with its number as `id`, a live one (streamed text) without;
- * as bytes made once per event object, so the readers of one live event share them.
+ * Writes one event as SSE: a stored one with its number as `id`, a live one (streamed text)
+ * without; its JSON (`event.json`, shared) between a line of its own and the blank line that
+ * ends it, in one write to the socket. False when the socket's buffer is full (wait for
+ * `drain`).
  */
-export function formatEvent(event: BusEvent): Buffer {
-  let bytes = formatted.get(event);
-  if (!bytes) {
-    const id = event.live ? "" : `id: ${event.seq}\n`;
-    bytes = Buffer.from(`${id}event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-    formatted.set(event, bytes);
-  }
-  return bytes;
+export function writeEvent(res: ServerResponse, event: EncodedBusEvent): boolean {
+  const id = event.live ? "" : `id: ${event.seq}\n`;
+  res.cork();
+  res.write(`${id}event: ${event.type}\ndata: `);
+  res.write(event.json);
+  const room = res.write("\n\n");
+  res.uncork();
+  return room;
 }
 
 function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {

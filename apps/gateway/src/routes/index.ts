@@ -4,8 +4,10 @@ import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
 import { chatRoute } from "./chat.js";
 import { chatCompletionsRoute, listModelsRoute } from "./chatCompletions.js";
 import { sessionEventsRoute, streamTokenRoute } from "./events.js";
+import { mcpRoute } from "./mcpFace.js";
 import { buildOpenApiDocument, openApiRoute } from "./openapi.js";
 import { pageRoutes } from "./page.js";
+import { responseRoutes } from "./responses.js";
 import { runStatusRoute, submitRunRoute } from "./runs.js";
 import { abortSessionRoute, listSessionsRoute, sessionDetailRoute } from "./sessions.js";
 
@@ -28,6 +30,8 @@ export function gatewayRoutes(version: string): Route[] {
     chatRoute,
     chatCompletionsRoute,
     listModelsRoute,
+    ...responseRoutes,
+    mcpRoute(version),
   ] as Route[];
   let document: unknown;
   const openapi = openApiRoute(() => {

@@ -71,7 +71,7 @@ export function watchParkedRun(
  * The calls `sessionId`'s parked run waits for a decision on, in its tree; none while the
  * session is not parked, or while a session with such a call is still running its batch.
  */
-async function awaitedCalls(
+export async function awaitedCalls(
   services: GatewayServices,
   sessionId: string,
 ): Promise<PendingApproval[]> {

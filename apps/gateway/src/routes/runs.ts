@@ -45,12 +45,8 @@ export const submitRunRoute = defineRoute({
     },
   },
   async handle({ req, key, body, query, services }) {
-    const { agent: _, ...planned } = await startRun(
-      services,
-      key,
-      body,
-      idempotencyKeyOf(req.headers),
-    );
+    const { runId, sessionId } = await startRun(services, key, body, idempotencyKeyOf(req.headers));
+    const planned = { runId, sessionId };
     if (query.wait !== "true") return json(202, planned);
     return waitForRun(services, planned);
   },
@@ -62,12 +58,21 @@ export interface PlannedRun {
   sessionId: string;
 }
 
+/** A run `startRun` queued: its ids, its agent, where its events start and when it was made. */
+export interface StartedRun extends PlannedRun {
+  agent: string;
+  /** The number of the session's latest stored event when the run was queued. */
+  afterSeq: number;
+  /** When the run was submitted (epoch ms). */
+  createdAt: number;
+}
+
 /**
  * Starts a run for `key` as `POST /v1/runs` does (and the chat faces, `chat.ts` and
  * `chatCompletions.ts`, with `field` `newSession`): resolves and checks the agent that will
  * run (`resolveRunAgent`: the session's current one when none is named; 403), plans its ids (a
  * session of another key is 404), admits it under the key's runs at once (429), records it and
- * queues it, naming its agent. Returns its ids and agent.
+ * queues it, naming its agent. Returns its ids, agent, and where its events start.
  */
 export async function startRun(
   services: GatewayServices,
@@ -75,14 +80,19 @@ export async function startRun(
   body: RunRequest,
   idempotencyKey?: string,
   field: AgentField = "explicit",
-): Promise<PlannedRun & { agent: string }> {
+): Promise<StartedRun> {
   const agent = await resolveRunAgent(services, key, body, field);
   const planned = await planRun(services, key, body, idempotencyKey);
   const verdict = await admitRun(services.store, services.client, key, planned.runId);
   if (verdict.kind === "limited") throw runsAtOnceError(key, verdict.retryAfterS);
   // Recorded first: a gateway that dies right after queuing the run leaves it findable.
   const owner = (await services.store.ownerOf(planned.sessionId)) ?? key.name;
-  await services.store.recordRun(planned.runId, { sessionId: planned.sessionId, owner });
+  // A retried Idempotency-Key keeps the first record's start: its run may have begun.
+  const first = await services.store.readRun(planned.runId);
+  const afterSeq = first?.afterSeq ?? (await services.store.latestEventSeq(planned.sessionId));
+  const createdAt = first?.createdAt ?? Date.now();
+  const record = { sessionId: planned.sessionId, owner, afterSeq, createdAt, agent };
+  await services.store.recordRun(planned.runId, record);
   try {
     // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
     await services.client.send(body.input as UserInput, {
@@ -95,7 +105,7 @@ export async function startRun(
     throw err;
   }
   await services.store.touchSession(planned.sessionId, owner);
-  return { ...planned, agent };
+  return { ...planned, agent, afterSeq, createdAt };
 }
 
 /**

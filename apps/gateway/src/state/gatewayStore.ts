@@ -19,10 +19,20 @@ export interface StreamTokenRecord {
   sessionId: string;
 }
 
-/** A run submitted through a gateway: its session and the key that submitted it. */
+/**
+ * A run submitted through a gateway: its session, the key that submitted it, and (from this
+ * version on) where its events start, when it was submitted and its agent, so any gateway can
+ * rebuild what the run did from the session's stored events (the Open Responses face).
+ */
 export interface RunRecord {
   sessionId: string;
   owner: string;
+  /** The number of the session's latest stored event when the run was queued. */
+  afterSeq?: number;
+  /** When the run was submitted (epoch ms). */
+  createdAt?: number;
+  /** The agent the run was sent to. */
+  agent?: string;
 }
 
 /** What an `Idempotency-Key` stands for: the request's digest and the run it made. */

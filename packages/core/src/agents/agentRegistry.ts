@@ -170,6 +170,7 @@ export class AgentRegistry {
         ...(definition.tools ? { tools: [...definition.tools] } : {}),
         ...(definition.maxTurns ? { maxTurns: definition.maxTurns } : {}),
         ...(definition.baseURL ? { baseURL: definition.baseURL } : {}),
+        ...(definition.description ? { description: definition.description } : {}),
       };
     });
   }

@@ -91,6 +91,8 @@ export interface AgentSummary {
   tools?: string[];
   maxTurns?: number;
   baseURL?: string;
+  /** What it does, in a sentence (its definition's `description`), when it has one. */
+  description?: string;
 }
 
 /** An agent definition that breaks a rule: names the agent and the field. Terminal. */

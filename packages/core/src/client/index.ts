@@ -28,7 +28,7 @@ export type {
 } from "../features/childRuns/protocol.js";
 export type { WaitingCallRecord } from "../features/waitingCallRecord.js";
 export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
-export type { BusEvent, EventOrigin } from "../protocol/busEvent.js";
+export type { BusEvent, EncodedBusEvent, EventOrigin } from "../protocol/busEvent.js";
 export type {
   CoordinatorJobData,
   CoordinatorJobResult,

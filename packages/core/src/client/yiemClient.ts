@@ -9,7 +9,7 @@ import {
 import { readChildren } from "../features/childRuns/childRunStore.js";
 import type { ChildRun } from "../features/childRuns/protocol.js";
 import { sumRunUsage } from "../loop/runUsage.js";
-import type { BusEvent } from "../protocol/busEvent.js";
+import type { BusEvent, EncodedBusEvent } from "../protocol/busEvent.js";
 import {
   type CoordinatorJobData,
   type RunAnswer,
@@ -32,12 +32,14 @@ import {
 import { DEFAULTS } from "../settings/defaults.js";
 import type { RedisConnectionOptions } from "../settings/optionShapes.js";
 import { type AgentAnnouncement, readAgentAnnouncements } from "../state/agentAnnouncements.js";
+import { ENCODED_EVENTS, type EventForm, PARSED_EVENTS } from "../state/eventForms.js";
+import { inputOrder } from "../state/inputOrder.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
 import { SessionEventHub } from "../state/sessionEventHub.js";
 import { streamSessionEvents } from "../state/sessionEventStream.js";
-import { SESSION_TTL_SECONDS, SessionStore } from "../state/sessionStore.js";
+import { SESSION_TTL_SECONDS, SessionStore, SUBMITTED_TTL_SECONDS } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
 import type { AssistantMessage, RunBudget, RunUsage, UserInput } from "../types/index.js";
 
@@ -219,7 +221,9 @@ export class YiemClient {
     this.store = new SessionStore(this.command, this.keys);
     this.responses = new ResponseWaits({
       read: (inputs) =>
-        Promise.all(inputs.map(({ inputId }) => this.readAnswerOf(inputId).catch(() => undefined))),
+        Promise.all(
+          inputs.map(({ requestId }) => this.readAnswerOf(requestId).catch(() => undefined)),
+        ),
       recheckMs: RESPONSE_RECHECK_MS,
     });
   }
@@ -265,16 +269,36 @@ export class YiemClient {
     await this.ready();
     const requestId = options.requestId ?? options.runId ?? randomUUID();
     await this.guard(async () => {
-      // Known before its request waits in the queue: `hasSession` never looks through the queue.
-      await this.command.set(this.keys.sessionKnown(sessionId), "1", "EX", SESSION_TTL_SECONDS);
+      const sentAt = await this.markSent(sessionId, requestId);
       await (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
-        { jobId: requestId, ...JOB_RETENTION },
+        { jobId: requestId, timestamp: sentAt, ...JOB_RETENTION },
       );
     });
     this.rememberRequest(requestId, sessionId);
     return { sessionId, requestId, runId: requestId };
+  }
+
+  /**
+   * Marks a request as sent before its job is added, in one round trip: its session is known
+   * (`hasSession` never looks through the queue), and the request is on its way (`submitted`,
+   * by its creation order): no input sent after it opens a run before a coordinator recorded
+   * it, however much later the coordinator that fetched it gets to it. Resolves with the
+   * creation time the job is given, which orders the request in its session.
+   */
+  private async markSent(sessionId: string, requestId: string): Promise<number> {
+    const sentAt = Date.now();
+    const submitted = this.keys.submitted(sessionId);
+    const replies = await this.command
+      .pipeline()
+      .set(this.keys.sessionKnown(sessionId), "1", "EX", SESSION_TTL_SECONDS)
+      .zadd(submitted, inputOrder(sentAt, 0), requestId)
+      .expire(submitted, SUBMITTED_TTL_SECONDS)
+      .exec();
+    const failed = replies?.find(([err]) => err)?.[0];
+    if (failed) throw failed; // a user without the client role's keys: NOPERM, as a plain SET says
+    return sentAt;
   }
 
   /** Remembers the session of a request, forgetting the oldest past `REMEMBERED_RUNS`. */
@@ -354,12 +378,47 @@ export class YiemClient {
           !event.path && // a child run's end, seen at its root
           (!requestId || event.runId === requestId || (event.inputIds ?? []).includes(requestId))
       : undefined;
+    return this.streamEvents(sessionId, PARSED_EVENTS, options, until);
+  }
+
+  /**
+   * The session's events as `events` gives them (each once, in order, the same queue bounds),
+   * each as the UTF-8 bytes of its JSON with its number and type (`EncodedBusEvent`), for a
+   * relay that passes events on without reading them (the gateway's server-sent events). A
+   * live event is encoded once for every such reader of this client: its readers share one
+   * buffer, never a parsed copy. `untilAgentEnd` (and its request) does not apply.
+   *
+   * @example for await (const event of client.encodedEvents(sessionId, { afterSeq })) socket.write(event.json);
+   */
+  encodedEvents(
+    sessionId: string,
+    options: Omit<EventsOptions, "untilAgentEnd" | "requestId" | "runId"> = {},
+  ): AsyncGenerator<EncodedBusEvent> {
+    return this.streamEvents(sessionId, ENCODED_EVENTS, options);
+  }
+
+  /**
+   * The session's events in `form`, on this client's shared subscriber. A client made just
+   * now is still connecting: its commands fail at once until then (no offline queue), and its
+   * subscriber may be subscribed first, so the stream's first read waits for the connection
+   * (`npm run demo` died on it once: "Stream isn't writeable"). A connection that drops later
+   * is the stream's own concern (it ends or resumes as documented).
+   */
+  private async *streamEvents<T extends BusEvent | EncodedBusEvent>(
+    sessionId: string,
+    form: EventForm<T>,
+    options: EventsOptions,
+    until?: (event: T) => boolean,
+  ): AsyncGenerator<T> {
+    const status = this.command.status;
+    if (status === "wait" || status === "connecting" || status === "connect") await this.ready();
     this.eventHub ??= new SessionEventHub({ command: this.command, keys: this.keys });
-    return streamSessionEvents({
+    yield* streamSessionEvents({
       command: this.command,
       hub: this.eventHub,
       keys: this.keys,
       sessionId,
+      form,
       fromStart: options.fromStart,
       afterSeq: options.afterSeq,
       until,

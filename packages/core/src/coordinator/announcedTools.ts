@@ -182,14 +182,24 @@ export async function startAnnouncedTools(options: AnnouncedToolsOptions): Promi
     limitsSeen: "[]",
   };
   let running: Promise<void> | undefined;
-  const refresh = () => {
-    running ??= refreshOnce(state)
-      .catch((err: Error) =>
-        options.log.debug({ err: err.message }, "could not read the announced tools; retrying"),
-      )
-      .finally(() => {
-        running = undefined;
+  let again: Promise<void> | undefined;
+  const readOnce = () =>
+    refreshOnce(state).catch((err: Error) =>
+      options.log.debug({ err: err.message }, "could not read the announced tools; retrying"),
+    );
+  // A read asked for while one runs may have come after what that one read (a worker's new
+  // announcement): one more read follows it, shared by every ask meanwhile.
+  const refresh = (): Promise<void> => {
+    if (running) {
+      again ??= running.then(() => {
+        again = undefined;
+        return refresh();
       });
+      return again;
+    }
+    running = readOnce().finally(() => {
+      running = undefined;
+    });
     return running;
   };
   await refresh();

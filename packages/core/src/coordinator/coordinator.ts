@@ -11,31 +11,30 @@ import { approvalsFeature } from "../features/approvals/approvalsFeature.js";
 import { budgetsFeature } from "../features/budgets/budgetsFeature.js";
 import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { childRunsFeature } from "../features/childRuns/childRunsFeature.js";
+import { limitAgentCalls } from "../features/flowControl/limitAgentCalls.js";
+import { checkModelLimits, type ModelLimits } from "../features/flowControl/modelLimits.js";
 import { HandoffStore } from "../features/handoffs/handoffStore.js";
 import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
 import type { RunFeature } from "../features/runFeature.js";
 import { resolveOutputSpec } from "../loop/outputSpec.js";
 import type { UserInputLimits } from "../loop/toUserMessage.js";
+import type { AliveBeat } from "../ops/aliveBeat.js";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
 import type { ControlMessage } from "../protocol/controlMessages.js";
-import { remoteQueueOf } from "../protocol/toolQueues.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
-import type { ReplicaAcks } from "../redis/replicaAcks.js";
-import { DEFAULTS } from "../settings/defaults.js";
 import type {
   HttpServerOptions,
   RedisConnectionOptions,
   ShutdownGraceOptions,
 } from "../settings/optionShapes.js";
-import { type StreamCaps, streamCaps } from "../state/eventBus.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
-import { SessionStore } from "../state/sessionStore.js";
-import { syncToolLimits } from "../state/toolLimits.js";
+import type { SessionStore } from "../state/sessionStore.js";
+import { listWorkers } from "../state/workerRegistry.js";
 import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type {
   AgentEvent,
@@ -50,9 +49,18 @@ import {
 } from "../writtenTools/index.js";
 import { type AgentAnnouncer, startAgentAnnouncer } from "./agentAnnouncer.js";
 import { type AnnouncedTools, startAnnouncedTools } from "./announcedTools.js";
+import {
+  buildCoordinatorContext,
+  type CoordinatorContext,
+  openSessionStore,
+  openToolQueues,
+  toolQueueFactory,
+} from "./coordinatorContext.js";
+import { type FailureDetector, startFailureDetector } from "./failureDetector.js";
 import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
+import { type ClusterRunCounts, readClusterRunCounts } from "./http/runGauges.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
@@ -61,7 +69,6 @@ import {
   type ResolvedCoordinatorOptions,
   resolveCoordinatorOptions,
 } from "./resolveCoordinatorOptions.js";
-import { ResultWaiter } from "./run/resultWaiter.js";
 import { sessionAgentFinder } from "./run/sessionAgent.js";
 import type { SessionRunnerDeps } from "./run/sessionRunner.js";
 import { SessionTasks } from "./run/sessionTasks.js";
@@ -112,6 +119,14 @@ export interface CoordinatorOptions
    */
   maxAgentDepth?: number;
   /**
+   * Shared provider limits (`YIEM_MODEL_LIMITS`, `readModelLimits`): requests and tokens per
+   * window for the models they cover, enforced across every coordinator through Redis before
+   * each model call; a 429 pauses every coordinator's calls under the limit. Every coordinator
+   * of a deployment should be given the same. See docs/RELIABILITY.md, "Provider limits".
+   * @defaultValue none: model calls are not limited
+   */
+  modelLimits?: ModelLimits;
+  /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
    * write). See docs/RELIABILITY.md, "Failover".
    * @defaultValue 0 on a single Redis, `DEFAULTS.clusterReplicaAcks` on a cluster
@@ -148,6 +163,19 @@ export interface CoordinatorOptions
    * @defaultValue `DEFAULTS.stalledIntervalMs`
    */
   stalledIntervalMs?: number;
+  /**
+   * How long this process counts as alive after its last heartbeat (`YIEM_ALIVE_TTL_MS`; the
+   * heartbeat runs on a thread of its own): a coordinator takes over the sessions and jobs of
+   * a process silent this long (docs/RELIABILITY.md, "Failure detector"). 0: no heartbeat
+   * and no detection, the locks and leases alone.
+   * @defaultValue `DEFAULTS.aliveTtlMs`
+   */
+  aliveTtlMs?: number;
+  /**
+   * How often this coordinator looks for processes whose heartbeat ran out (`YIEM_ALIVE_POLL_MS`).
+   * @defaultValue `DEFAULTS.alivePollMs`
+   */
+  alivePollMs?: number;
   /**
    * When a remote call's worker stopped answering and the call was given up (or failed as
    * stalled), how long to wait for that worker to record the call's result after all (it may
@@ -204,18 +232,6 @@ export interface CoordinatorHandle {
   close(graceMs?: number): Promise<void>;
 }
 
-interface CoordinatorContext {
-  keys: ClusterKeys;
-  command: RedisClient;
-  acks: ReplicaAcks;
-  /** How each session's replay stream is capped. */
-  streamCaps: StreamCaps;
-  toolQueues: Map<string, Promise<Queue>>;
-  /** The tool queues created so far (for dashboards). */
-  readyQueues: Queue[];
-  waiter: ResultWaiter;
-}
-
 /** Finished jobs of each state a queue keeps at most when their sender set no retention. */
 const RETAINED_JOBS = 10_000;
 
@@ -233,47 +249,6 @@ function retentionOf(options: ResolvedOptions) {
     removeOnComplete: { age, count: RETAINED_JOBS },
     removeOnFail: { age: Math.max(age, MIN_FAILED_RETENTION_S), count: RETAINED_JOBS },
   };
-}
-
-/** How long between two warnings that replicas did not acknowledge writes in time. */
-const SHORT_ACK_WARN_MS = 10_000;
-
-/**
- * The replica acknowledgements session writes wait for: `replicaAcks` (by default
- * `DEFAULTS.clusterReplicaAcks` on a cluster, none on a single Redis). Writes that were not
- * acknowledged in time are warned about, at most once every 10 s.
- */
-function replicaAcksOf(options: ResolvedOptions, cluster: boolean, log: Logger): ReplicaAcks {
-  let warnedAt = 0;
-  return {
-    replicas: options.replicaAcks ?? (cluster ? DEFAULTS.clusterReplicaAcks : 0),
-    timeoutMs: options.replicaAckTimeoutMs,
-    onShort(script, acked) {
-      if (Date.now() - warnedAt < SHORT_ACK_WARN_MS) return;
-      warnedAt = Date.now();
-      log.warn({ script, acked }, "session write not acknowledged by a replica in time");
-    },
-  };
-}
-
-/** Opens (once) the BullMQ queue named `name` and starts listening for its jobs' ends. */
-function openQueue(ctx: CoordinatorContext, name: string): Promise<Queue> {
-  let created = ctx.toolQueues.get(name);
-  if (!created) {
-    const q = new Queue(name, { connection: ctx.command, prefix: ctx.keys.bullPrefix });
-    created = ctx.waiter.listen(q).then(() => {
-      ctx.readyQueues.push(q);
-      return q;
-    });
-    ctx.toolQueues.set(name, created);
-  }
-  return created;
-}
-
-/** The queue (shard) of tool queue `queue` that a session's calls go to. */
-function queueFactory(ctx: CoordinatorContext) {
-  return (queue: string | undefined, sessionId: string): Promise<Queue> =>
-    openQueue(ctx, ctx.keys.toolQueueFor(queue, sessionId));
 }
 
 /**
@@ -325,12 +300,17 @@ function answerWaits(store: SessionStore, log: Logger): ResponseWaits {
   return new ResponseWaits({
     read: (inputs) =>
       store.readAnswers(
-        inputs.map(({ inputId, sessionId }) => ({ inputId, sessionId: sessionId ?? "" })),
+        inputs.map(({ requestId, sessionId }) => ({ requestId, sessionId: sessionId ?? "" })),
       ),
     recheckMs: ANSWER_RECHECK_MS,
     onReadError: (err) =>
       log.debug({ err: (err as Error).message }, "could not read responses; retrying later"),
   });
+}
+
+/** A coordinator's runtime: its handle, and the cluster-wide counts its `/metrics` reads. */
+interface RuntimeHandle extends CoordinatorHandle {
+  readClusterCounts(): Promise<ClusterRunCounts>;
 }
 
 /** What `/readyz` says while the coordinator is still connecting to Redis. */
@@ -350,6 +330,7 @@ const STARTING: Readiness = { ready: false, reason: "starting: connecting to red
 export async function startCoordinator(given: CoordinatorOptions): Promise<CoordinatorHandle> {
   const options = resolveCoordinatorOptions(given); // the defaults, applied once
   resolveOutputSpec(options); // a malformed output option fails the start, not every run
+  if (options.modelLimits) checkModelLimits(options.modelLimits, "modelLimits");
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
   const metrics = createCoordinatorMetrics({
@@ -391,8 +372,10 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     await admin.close();
     throw err;
   }
+  const { readClusterCounts, ...handle } = runtime as RuntimeHandle;
+  metrics.setRunSource({ heldSessions: handle.heldSessions, readClusterCounts });
   return {
-    ...runtime,
+    ...handle,
     url: admin.url,
     async close(graceMs) {
       await runtime.close(graceMs);
@@ -416,11 +399,15 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
 async function startCoordinatorRuntime(
   options: ResolvedOptions,
   onToolConflicts?: (count: number) => void,
-): Promise<CoordinatorHandle> {
-  const registry = new AgentRegistry(servedAgentsOf(options)); // bad definitions fail the start
+): Promise<RuntimeHandle> {
+  const served = servedAgentsOf(options);
+  new AgentRegistry(served); // bad definitions fail the start, before anything starts
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
-  const ctx = contextOf(options, runtime);
+  const registry = new AgentRegistry(
+    limitAgentCalls(served, options.modelLimits, { command, keys, log }),
+  );
+  const ctx = buildCoordinatorContext(options, runtime);
   const stores = openStores(ctx);
   const answers = answerWaits(stores.session, log);
   const slots = new RunSlots(options.concurrency);
@@ -444,12 +431,23 @@ async function startCoordinatorRuntime(
     fallbackCall: (registry.get(registry.names()[0] ?? "") as ServedAgent).llmCall,
     agentOf: sessionAgentFinder(registry, stores.sessionAgents, coordinatorId),
     workerOnly: (tool) => announced.workerOnly(tool),
-    onRunFinished: (_sessionId, inputIds, answer) => answers.settle(inputIds, answer),
+    onRunFinished: (_sessionId, requestIds, answer) => answers.settle(requestIds, answer),
     features,
   });
-  const tasks = new SessionTasks({ deps, slots, answers, coordinatorId, log, abortParkedRun });
-  await subscribeToChannels(runtime, tasks, answers, abortParkedRun);
-  await openToolQueues(options.toolStore, ctx, log);
+  const detector = startFailureDetector({
+    ...{ command, keys, log, ttlMs: options.aliveTtlMs, pollMs: options.alivePollMs },
+    queues: () => queuesOfTheCluster(ctx),
+    maxStalledCount: runtime.workerOptions.maxStalledCount ?? 1,
+    onDeaths: () => tasks.checkWatchedNow(),
+    ownLife: runtime.lifeId,
+  });
+  const tasks = new SessionTasks({
+    ...{ deps, slots, answers, coordinatorId, log, abortParkedRun },
+    token: () => runtime.token(coordinatorId),
+    deaths: detector,
+  });
+  await subscribeToChannels(runtime, tasks, answers, abortParkedRun, announced);
+  await openToolQueues([...options.toolStore.tools.values()], ctx, log);
   const { worker, workerSettings } = await startCoordinatorQueueWorker(options, runtime);
   const locks = new JobLocks(worker, runtime.lockDurationMs, log);
   const requests = new RequestJobs({
@@ -464,7 +462,7 @@ async function startCoordinatorRuntime(
     agents: {
       known: registry.names(),
       sessions: stores.sessionAgents,
-      recorded: (sessionId, inputId) => stores.session.isRecorded(sessionId, inputId),
+      recorded: (sessionId, requestId) => stores.session.isRecorded(sessionId, requestId),
     },
     features,
   });
@@ -472,17 +470,26 @@ async function startCoordinatorRuntime(
   const approvalServices = startApprovalServices({
     ...{ connection: command, keys, decisions, log },
     ...{ worker: workerSettings, leaseMs: deps.leaseMs },
+    stampWorker: (w) => runtime.stampWorker(w),
   });
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
-  const intake = startIntake({ worker, slots, log, handle: (j, t, s) => requests.handle(j, t, s) });
-  log.info({ coordinatorId, agents: registry.names() }, "coordinator started");
+  const intake = startIntake({
+    ...{ worker, slots, log, token: () => runtime.token() },
+    handle: (j, t, s) => requests.handle(j, t, s),
+  });
+  log.info(
+    { coordinatorId, lifeId: runtime.lifeId, agents: registry.names() },
+    "coordinator started",
+  );
   const parts: RuntimeParts = {
     ...{ ctx, worker, intake, tasks, requests, answers, locks, coordinatorQueue, log, watch },
     ...{ subscriber: runtime.subscriber, approvalServices, announced, announcer },
+    ...{ detector, alive: runtime.alive },
   };
   return {
     coordinatorId,
     heldSessions: () => tasks.held.size,
+    readClusterCounts: () => readClusterRunCounts(command, keys),
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],
     close: (graceMs = options.shutdownGraceMs) => closeCoordinator(parts, graceMs),
@@ -506,21 +513,16 @@ async function startCoordinatorQueueWorker(options: ResolvedOptions, runtime: Pr
   return { worker, workerSettings };
 }
 
-/** The connections, keys and tool queues every part of a coordinator shares. */
-function contextOf(options: ResolvedOptions, runtime: ProcessRuntime): CoordinatorContext {
-  const { keys, command, log } = runtime;
-  return {
-    keys,
-    command,
-    toolQueues: new Map(),
-    readyQueues: [],
-    waiter: new ResultWaiter(command, keys, {
-      subscriber: runtime.subscriber,
-      lateResultGraceMs: options.stoppedWorkerGraceMs,
-    }),
-    acks: replicaAcksOf(options, keys.layout.cluster, log),
-    streamCaps: streamCaps(options.eventStreamMaxBytes),
-  };
+/**
+ * Every queue whose jobs a process may hold (what the failure detector looks through): the
+ * coordinator queue, the decisions queue, and every shard of the tool queues opened here or
+ * served by a worker that announces itself.
+ */
+async function queuesOfTheCluster(ctx: CoordinatorContext): Promise<string[]> {
+  const workers = await listWorkers(ctx.command, ctx.keys).catch(() => []);
+  const served = workers.flatMap((worker) => worker.queues.flatMap((q) => ctx.keys.toolQueues(q)));
+  const { coordinatorQueue, decisionsQueue } = ctx.keys;
+  return [...new Set([coordinatorQueue, decisionsQueue, ...ctx.toolQueues.keys(), ...served])];
 }
 
 /** The stores of a coordinator's state in Redis. */
@@ -534,7 +536,7 @@ interface Stores {
 function openStores(ctx: CoordinatorContext): Stores {
   const { command, keys, acks } = ctx;
   return {
-    session: new SessionStore(command, keys, acks, ctx.streamCaps),
+    session: openSessionStore(ctx),
     approvals: new ApprovalStore(command, keys, acks, ctx.streamCaps),
     childRuns: new ChildRunStore(command, keys, acks, ctx.streamCaps),
     sessionAgents: new SessionAgents(command, keys, acks),
@@ -615,22 +617,9 @@ interface RuntimeParts {
   watch: RedisWatch;
   announced: AnnouncedTools;
   announcer: AgentAnnouncer;
-}
-
-/**
- * Opens every shard of the tool queues the store's tools go to (the default one too), and
- * brings the limits stored on their queues in line with the tools (`syncToolLimits`).
- */
-async function openToolQueues(
-  toolStore: ToolStore,
-  ctx: CoordinatorContext,
-  log: Logger,
-): Promise<void> {
-  const tools = [...toolStore.tools.values()];
-  const queues = new Set([undefined, ...tools.map(remoteQueueOf)]);
-  const names = [...queues].flatMap((queue) => ctx.keys.toolQueues(queue));
-  await Promise.all(names.map((name) => openQueue(ctx, name)));
-  await syncToolLimits({ connection: ctx.command, keys: ctx.keys, tools, log });
+  detector: FailureDetector;
+  /** The heartbeat: stopped last, once nothing is held. */
+  alive: AliveBeat;
 }
 
 /** What `runnerDeps` takes from the rest of the start-up. */
@@ -660,7 +649,7 @@ async function runnerDeps(
     toolStore: options.toolStore,
     systemPrompt: options.systemPrompt,
     config: options,
-    queueFor: queueFactory(ctx),
+    queueFor: toolQueueFactory(ctx),
     waiter: ctx.waiter,
     log,
     observe: options.observe,
@@ -670,18 +659,22 @@ async function runnerDeps(
 }
 
 /**
- * Subscribes to the control channel (aborts) and the responses channel (answers to held
- * jobs) on the process's subscriber connection.
+ * Subscribes to the control channel (aborts; a worker's changed tools, read at once) and the
+ * responses channel (answers to held jobs) on the process's subscriber connection.
  */
 async function subscribeToChannels(
   runtime: ProcessRuntime,
   tasks: SessionTasks,
   answers: ResponseWaits,
   onAbort: (sessionId: string) => Promise<void>,
+  announced: AnnouncedTools,
 ): Promise<void> {
-  await runtime.listenForAborts((sessionId) =>
-    abortSession(tasks, runtime.log, sessionId, onAbort),
-  );
+  await runtime.listenForControl({
+    onAbort: (sessionId) => abortSession(tasks, runtime.log, sessionId, onAbort),
+    onToolsChanged: () => void announced.refresh(),
+  });
+  // A worker that said its tools changed before this subscription was missed: read again.
+  await announced.refresh();
   await answers.listen(runtime.subscriber, runtime.keys.responsesChannel);
 }
 
@@ -692,6 +685,7 @@ async function subscribeToChannels(
 async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<void> {
   const { ctx, log } = parts;
   parts.announced.stop();
+  parts.detector.stop();
   await parts.approvalServices.stop(); // lets a decision in progress finish (it may resume a run)
   await parts.intake.stop();
   await parts.tasks.close(graceMs);
@@ -708,6 +702,7 @@ async function closeCoordinator(parts: RuntimeParts, graceMs: number): Promise<v
       q.close(),
     ),
   );
+  await parts.alive.stop();
   await ctx.command.quit().catch(() => undefined);
   log.info("coordinator stopped");
 }

@@ -12,6 +12,8 @@ export interface DefaultedCoordinatorOptions {
   leaseMs?: number;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  aliveTtlMs?: number;
+  alivePollMs?: number;
   requestRetentionS?: number;
   shutdownGraceMs?: number;
   stoppedWorkerGraceMs?: number;
@@ -50,6 +52,8 @@ export function resolveCoordinatorOptions<O extends DefaultedCoordinatorOptions>
     leaseMs: options.leaseMs ?? defaultOf("leaseMs"),
     lockDurationMs: options.lockDurationMs ?? defaultOf("lockDurationMs"),
     stalledIntervalMs: options.stalledIntervalMs ?? defaultOf("stalledIntervalMs"),
+    aliveTtlMs: options.aliveTtlMs ?? defaultOf("aliveTtlMs"),
+    alivePollMs: options.alivePollMs ?? defaultOf("alivePollMs"),
     requestRetentionS: options.requestRetentionS ?? defaultOf("requestRetentionS"),
     shutdownGraceMs: options.shutdownGraceMs ?? defaultOf("shutdownGraceMs"),
     stoppedWorkerGraceMs: options.stoppedWorkerGraceMs ?? defaultOf("stoppedWorkerGraceMs"),

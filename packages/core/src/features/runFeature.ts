@@ -85,8 +85,8 @@ export interface OpenedRun {
   readonly kind: "new" | "resume";
   /** A new run that took an abort mark as it opened (a child run whose tree was aborted). */
   readonly abortedAtOpen: boolean;
-  /** The inputs the run answers so far (it grows as the run takes in follow-ups). */
-  readonly inputIds: readonly string[];
+  /** The requests the run answers so far (it grows as the run takes in follow-ups). */
+  readonly requestIds: readonly string[];
   /** Where the run's messages begin in `state.messages`. */
   readonly runStart: number;
   /** What the run has used so far (a resumed run's earlier part included). */
@@ -192,10 +192,10 @@ export interface FeatureRun {
   /** Whether the run keeps `event` back instead of publishing it (a parked call's placeholder end). */
   holdsBack?(event: AgentEvent): boolean;
   /**
-   * Lowers `config`'s limits for the inputs `inputIds` (at the run's open, after a switch of
+   * Lowers `config`'s limits for the requests `requestIds` (at the run's open, after a switch of
    * agent, and for each input it takes in later). Throws `SessionStoreError` on a Redis failure.
    */
-  limitConfig?(config: AgentLoopConfig, inputIds: readonly string[]): Promise<void>;
+  limitConfig?(config: AgentLoopConfig, requestIds: readonly string[]): Promise<void>;
   /**
    * Before a batch's results are appended (after earlier writes settled): may stop the run
    * (throw `RunParkedError`), or return the write that stores the batch instead of a plain
@@ -221,6 +221,7 @@ export interface BatchPlan {
 /** A finished run, as features see it. */
 export interface FinishedRun {
   runId: string;
+  /** The requests the run answered (named as `agentEnd`'s `inputIds`, which it becomes). */
   inputIds: string[];
   event: AgentEndEvent;
 }

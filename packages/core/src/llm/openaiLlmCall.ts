@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import OpenAI, { APIError } from "openai";
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
@@ -16,6 +16,7 @@ import type {
 import type { CompletionParts } from "./completionParts.js";
 import { describeLlmError } from "./describeLlmError.js";
 import { createLlmFetch } from "./llmFetch.js";
+import { requestedWaitMs } from "./rateLimitHeaders.js";
 import { readCompletion } from "./readCompletion.js";
 import { isRetryableError, type RetryPolicy, retryDelayMs, sleep } from "./retryPolicy.js";
 import { StreamAccumulator } from "./streamAccumulator.js";
@@ -85,6 +86,9 @@ type Attempt =
  * event, a cut connection) keeps the text and thinking that came in its error message. A
  * refusal is the answer's text with `stopReason: "refusal"`. A request's `responseFormat`
  * goes as `response_format: { type: "json_schema", json_schema: { name, schema, strict } }`.
+ * The call's `beforeRequest` is awaited before each request it sends (the first and every
+ * retry) and `onRequestFailed` told each failed one, with the wait the server asked for
+ * (shared provider limits hook in there: `features/flowControl`).
  *
  * @example
  * const llmCall = createOpenAILlmCall({ model: "qwen3", baseURL: "http://127.0.0.1:8000/v1", stream: true });
@@ -93,7 +97,7 @@ type Attempt =
 export function createOpenAILlmCall(options: OpenAILlmCallOptions): LlmCall {
   const settings = resolveSettings(options);
   return (request, signal, callOptions) =>
-    callWithRetries(settings, request, signal, callOptions?.onTextDelta);
+    callWithRetries(settings, request, signal, callOptions ?? {});
 }
 
 function resolveSettings(options: OpenAILlmCallOptions): Settings {
@@ -128,17 +132,37 @@ async function callWithRetries(
   settings: Settings,
   request: LlmRequest,
   signal: AbortSignal | undefined,
-  onTextDelta: TextDeltaSink,
+  callOptions: LlmCallOptions,
 ): Promise<AssistantMessage> {
   for (let attempt = 0; ; attempt++) {
     if (signal?.aborted) return abortedMessage(settings);
-    const outcome = await attemptOnce(settings, request, signal, onTextDelta);
+    await callOptions.beforeRequest?.(attempt).catch(() => undefined);
+    if (signal?.aborted) return abortedMessage(settings);
+    const outcome = await attemptOnce(settings, request, signal, callOptions.onTextDelta);
     if (outcome.ok) return outcome.message;
+    await tellFailure(callOptions, attempt, outcome.error);
     if (signal?.aborted) return abortedMessage(settings);
     const retry = isRetryableError(outcome.error) && attempt < settings.policy.maxRetries;
     if (!retry) return errorMessage(settings, outcome.error, outcome.partial);
     const waited = await sleep(retryDelayMs(attempt, outcome.error, settings.policy), signal);
     if (!waited) return abortedMessage(settings);
+  }
+}
+
+/** Tells `onRequestFailed` how a request failed; its throws change nothing. */
+async function tellFailure(callOptions: LlmCallOptions, attempt: number, error: unknown) {
+  if (!callOptions.onRequestFailed) return;
+  const status = error instanceof APIError ? error.status : undefined;
+  const headers = error instanceof APIError ? error.headers : undefined;
+  const retryAfterMs = requestedWaitMs(status, headers);
+  try {
+    await callOptions.onRequestFailed({
+      attempt,
+      ...(status === undefined ? {} : { status }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
+  } catch {
+    // An observer of the call: its failure must not fail the call.
   }
 }
 

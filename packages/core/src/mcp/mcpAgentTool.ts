@@ -3,12 +3,8 @@ import { describeError } from "../tools/toolResults.js";
 import type { AgentTool, AgentToolResult, JsonSchema, ToolArgs } from "../types/tools.js";
 import type { McpServerConfig, McpToolOptions } from "./mcpConfig.js";
 import { describeMcpResultText, toAgentToolResult } from "./mcpContent.js";
-import {
-  type McpServerConnection,
-  McpServerDownError,
-  McpServerLostError,
-  type McpTool,
-} from "./mcpServerConnection.js";
+import { McpServerDownError, McpServerLostError } from "./mcpErrors.js";
+import type { McpServerConnection, McpTool } from "./mcpServerConnection.js";
 
 /** How long a call that may be retried waits for its server to come back. */
 export const MCP_RETRY_WAIT_MS = 30_000;

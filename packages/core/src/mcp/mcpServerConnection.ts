@@ -10,34 +10,10 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { YiemError } from "../errors/yiemError.js";
 import type { Logger } from "../ops/logger.js";
 import type { McpServerConfig } from "./mcpConfig.js";
+import { McpServerDownError, McpServerLostError, McpToolListError } from "./mcpErrors.js";
 import { nextRestartDelayMs, RESTART_BACKOFF } from "./restartBackoff.js";
-
-/**
- * A call's MCP server went away (exited, closed, stopped answering) while the call ran.
- * Transient: the server is restarted.
- */
-export class McpServerLostError extends YiemError {
-  override name = "McpServerLostError";
-  constructor(message: string) {
-    super(message, { retry: "transient" });
-  }
-}
-
-/** A call came while its MCP server was down (restarting). Transient: it is restarting. */
-export class McpServerDownError extends YiemError {
-  override name = "McpServerDownError";
-  constructor(message: string) {
-    super(message, { retry: "transient" });
-  }
-}
-
-/** A listing of a server's tools went past one of its bounds (`McpListBounds`); the message names it. Terminal. */
-export class McpToolListError extends YiemError {
-  override name = "McpToolListError";
-}
 
 /** What a connection tells its owner. */
 export interface McpServerListener {

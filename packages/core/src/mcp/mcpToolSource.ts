@@ -4,7 +4,7 @@ import { registerTool, type ToolStore } from "../tools/toolStore.js";
 import type { AgentTool } from "../types/tools.js";
 import { isMcpToolAllowed, toMcpAgentTool } from "./mcpAgentTool.js";
 import type { McpConfig } from "./mcpConfig.js";
-import { McpServerConnection, type McpServerState, type McpTool } from "./mcpServerConnection.js";
+import type { McpServerConnection, McpServerState, McpTool } from "./mcpServerConnection.js";
 
 /** Options of `startMcpToolSource`. */
 export interface McpToolSourceOptions {
@@ -126,6 +126,8 @@ class ServerTools {
  */
 export async function startMcpToolSource(options: McpToolSourceOptions): Promise<McpToolSource> {
   const log = options.logger ?? silentLogger;
+  // Loaded here, not at import: a process without MCP servers never loads the SDK (~250 ms).
+  const { McpServerConnection } = await import("./mcpServerConnection.js");
   const entries = options.config.servers.map((config) => {
     let tools: ServerTools | undefined;
     const connection = new McpServerConnection(config, log, {

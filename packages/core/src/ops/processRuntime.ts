@@ -11,6 +11,8 @@ import {
 } from "../redis/redisConnection.js";
 import { isConnectionError } from "../redis/redisErrors.js";
 import type { RedisConnectionOptions } from "../settings/optionShapes.js";
+import { holderToken, newLifeId } from "../state/processLives.js";
+import { type AliveBeat, startAliveBeat } from "./aliveBeat.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { type RedisWatch, watchRedis } from "./redisWatch.js";
 
@@ -30,6 +32,8 @@ export interface ProcessRuntimeOptions extends RedisConnectionOptions {
   lockDurationMs: number;
   /** How often BullMQ looks for stalled jobs. */
   stalledIntervalMs: number;
+  /** How long the process counts as alive after a heartbeat (`YIEM_ALIVE_TTL_MS`); 0: no heartbeat. */
+  aliveTtlMs: number;
 }
 
 /** A cluster process's connections and identity, shared by everything the process runs. */
@@ -46,6 +50,20 @@ export interface ProcessRuntime {
   /** The job lock, as in `workerOptions`. */
   lockDurationMs: number;
   /**
+   * This start's life (see `state/processLives.ts`): kept alive by the heartbeat thread and
+   * named by every token the process takes (`token`, `stampWorker`).
+   */
+  lifeId: string;
+  /** The heartbeat: stop it last, once the process holds no lock and no lease. */
+  alive: AliveBeat;
+  /** A new lock or lease token naming this life (`holderToken`), after `prefix` when given. */
+  token(prefix?: string): string;
+  /**
+   * Makes the lock tokens of a BullMQ worker with a processor name this life (its tokens are
+   * `<worker id>:<n>`): call right after `new Worker(...)`, before it takes a job.
+   */
+  stampWorker(worker: Worker): void;
+  /**
    * The BullMQ worker options every queue worker of the process shares: the connection,
    * prefix, lock, stalled check and name. A stalled job is always handed out again (a stall
    * is a dead process; a tool's own retries are counted per call).
@@ -53,8 +71,18 @@ export interface ProcessRuntime {
   workerOptions: WorkerOptions;
   /** Logs a BullMQ worker's errors: outages at debug (the watch reports them once), others at warn. */
   logWorkerErrors(worker: Worker, message: string, fields?: Record<string, unknown>): void;
-  /** Calls `onAbort` with the session of each abort on the control channel; resolves once subscribed. */
-  listenForAborts(onAbort: (sessionId: string) => void): Promise<void>;
+  /**
+   * Calls `onAbort` with the session of each abort on the control channel, and
+   * `onToolsChanged` (when given) with the worker of each change of announced tools;
+   * resolves once subscribed.
+   */
+  listenForControl(handlers: ControlHandlers): Promise<void>;
+}
+
+/** What a process does with the control channel's messages (`listenForControl`). */
+export interface ControlHandlers {
+  onAbort: (sessionId: string) => void;
+  onToolsChanged?: (workerId: string) => void;
 }
 
 /** A process's id: `given`, or `<hostname>-<pid>`. */
@@ -66,10 +94,11 @@ export function processIdOf(given?: string): string {
  * Starts what a coordinator and a tool worker both run on: the key layout, the command
  * connection (retrying commands through outages) and its watch, a subscriber connection,
  * both logging their errors at debug level while they reconnect by themselves, the process id
- * (`<hostname>-<pid>` unless given) and the BullMQ worker options. Connects in the background;
- * never throws.
+ * (`<hostname>-<pid>` unless given), the BullMQ worker options, and the heartbeat of this
+ * start's life (`startAliveBeat`: every coordinator and worker beats, however started).
+ * Connects in the background; never throws.
  *
- * @example const runtime = startProcessRuntime({ redis: "redis://127.0.0.1:6379", prefix: "yiem", lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
+ * @example const runtime = startProcessRuntime({ redis: "redis://127.0.0.1:6379", prefix: "yiem", lockDurationMs: 30_000, stalledIntervalMs: 30_000, aliveTtlMs: 1500 });
  */
 export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRuntime {
   const keys = clusterKeys(options.prefix, keyLayoutOf(options.redis, options.shards));
@@ -87,6 +116,15 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
     );
   }
   const { lockDurationMs } = options;
+  const lifeId = newLifeId();
+  const alive = startAliveBeat({
+    redis: options.redis,
+    keys,
+    command,
+    lifeId,
+    ttlMs: options.aliveTtlMs,
+    log,
+  });
   return {
     id,
     keys,
@@ -95,6 +133,13 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
     watch,
     log,
     lockDurationMs,
+    lifeId,
+    alive,
+    token: (prefix) => holderToken(lifeId, prefix),
+    stampWorker(worker) {
+      // BullMQ makes each job's lock token from the worker's id, which it sets to a UUID once.
+      (worker as { id: string }).id = holderToken(lifeId);
+    },
     workerOptions: {
       connection: command,
       prefix: keys.bullPrefix,
@@ -108,11 +153,12 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
         log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message, ...fields }, message),
       );
     },
-    async listenForAborts(onAbort) {
+    async listenForControl({ onAbort, onToolsChanged }) {
       subscriber.on("message", (channel: string, text: string) => {
         if (channel !== keys.controlChannel) return;
         const message = parseControlMessage(text);
-        if (message) onAbort(message.sessionId);
+        if (message?.type === "abort") onAbort(message.sessionId);
+        if (message?.type === "toolsChanged") onToolsChanged?.(message.workerId);
       });
       await subscriber.subscribe(keys.controlChannel);
     },

@@ -27,6 +27,23 @@ export type BusEvent = AgentEvent & {
   path?: AgentPathLink[];
 };
 
+/**
+ * A bus event as the UTF-8 bytes of its JSON text, for a relay that passes events on without
+ * reading them (the gateway's server-sent events; `YiemClient.encodedEvents`): the fields a
+ * relay frames it by, read once, and `json`, the event's JSON on one line (no line break).
+ * A live event's `json` is one buffer shared by every reader of it: never change it.
+ */
+export interface EncodedBusEvent {
+  /** `BusEvent.seq`. */
+  seq: number;
+  /** `BusEvent.type`. */
+  type: BusEvent["type"];
+  /** `BusEvent.live`. */
+  live?: true;
+  /** The event's JSON (`BusEvent`), UTF-8. */
+  json: Buffer;
+}
+
 /** Where an event comes from: everything of `BusEvent` but the event and `seq`. */
 export interface EventOrigin {
   sessionId: string;

@@ -1,5 +1,5 @@
-import { describeBadBudget } from "../agents/agentRunConfig.js";
 import { AGENT_NAME } from "../agents/defineAgent.js";
+import { describeBadBudget } from "../features/budgets/protocol.js";
 import { type ParentCall, readParentCall } from "../features/childRuns/protocol.js";
 import {
   InvalidUserInputError,

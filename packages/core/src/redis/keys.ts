@@ -169,6 +169,14 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     pendingInputs: (sessionId: string) => `${session(sessionId)}:pendingInputs`,
     /** Follow-ups waiting for a run of their own (a sorted set of ids, by submission order). */
     pendingFollowUps: (sessionId: string) => `${session(sessionId)}:pendingFollowUps`,
+    /**
+     * Requests sent but not recorded yet (a sorted set of ids by creation order, as
+     * `inputOrder` makes it): `YiemClient.send` adds each before it adds its job, recording
+     * the input removes it. A newer input does not open a run while an older one is on its
+     * way (fetched by a slower coordinator), for `SUBMITTED_WAIT_MS` at most
+     * (`startRun-9.lua`).
+     */
+    submitted: (sessionId: string) => `${session(sessionId)}:submitted`,
     /** The open run (`runId`); absent when the session is idle. */
     run: (sessionId: string) => `${session(sessionId)}:run`,
     /** Ids of the inputs the open run answers, in the order they joined it. */
@@ -181,7 +189,7 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /**
      * STRING: the session's tree was aborted before its run opened (a child run no
      * coordinator had taken in): its next run opens aborted, taking the mark
-     * (`abortChildRun-3.lua`, `startRun-8.lua`).
+     * (`abortChildRun-3.lua`, `startRun-9.lua`).
      */
     abortOnStart: (sessionId: string) => `${session(sessionId)}:abortOnStart`,
     /** Tool calls running in a coordinator's process right now (call id → start time). */
@@ -190,7 +198,7 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /**
      * STRING: the session exists (kept 30 days past its last input): written by
      * `YiemClient.send` before it adds a request, and by every input a coordinator records
-     * (`enqueueInput-7.lua`), so `hasSession` is one `EXISTS`, not a look through the queue.
+     * (`enqueueInput-8.lua`), so `hasSession` is one `EXISTS`, not a look through the queue.
      */
     sessionKnown: (sessionId: string) => `${session(sessionId)}:known`,
     /**
@@ -250,6 +258,15 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /** One worker's heartbeat record (expires when the worker stops beating). */
     worker: (workerId: string) => `${workersTag}:worker:${workerId}`,
     /**
+     * ZSET: every running coordinator and worker, by the id of its life (`lifeId`, a UUID per
+     * start) → until when it counts as alive (Redis' clock, ms), renewed by its heartbeat
+     * thread (`ops/aliveBeat.ts`). Every lock token and lease token a process takes names its
+     * life (`holderToken`), so a coordinator can tell a dead holder (`coordinator/failureDetector.ts`).
+     */
+    alive: `${workersTag}:alive`,
+    /** ZSET: the lives found dead (their heartbeat ran out) → when; kept ten minutes. */
+    dead: `${workersTag}:dead`,
+    /**
      * A tool definition workers announce, content-addressed by its digest (`digestOfJson`):
      * written by the workers that have it, refreshed with their heartbeats, read once per
      * digest by each coordinator.
@@ -264,6 +281,15 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
       `${prefix}:bull:${queueNameIn(layout, COORDINATOR_QUEUE)}:${jobId}`,
     /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
     toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
+    /**
+     * The keys of shared provider limit `name` (`features/flowControl`), in one hash tag:
+     * `calls` (ZSET call id → its turn, ms), `tokens` (HASH call id → tokens reserved),
+     * `pausedUntil` (STRING, ms: a 429 pauses every coordinator's calls until then).
+     */
+    modelLimit: (name: string) => {
+      const tag = `${prefix}:{modelLimit:${name}}`;
+      return { calls: `${tag}:calls`, tokens: `${tag}:tokens`, pausedUntil: `${tag}:pausedUntil` };
+    },
     /** STRING: the name of the gateway key that started the session (`apps/gateway`), if one did. */
     sessionOwner: (sessionId: string) => `${session(sessionId)}:owner`,
     /** ZSET: every session started through a gateway, by last activity (epoch ms). */
@@ -284,6 +310,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     streamToken: (tokenHash: string) => `${prefix}:gateway:streamToken:${tokenHash}`,
     /** ZSET: the runs of gateway key `keyName` not seen finished yet, by submit time (epoch ms). */
     openRuns: (keyName: string) => `${gatewayKey(keyName)}:runs`,
+    /**
+     * STRING: JSON `{ sessionId, runId }` of an MCP `tools/call` of gateway key `keyName` while
+     * it runs, or `cancelled` once the client cancelled it (`notifications/cancelled`), by the
+     * MCP client's id and the request's JSON-RPC id (`callId`: `<client> <requestId>`).
+     */
+    mcpCall: (keyName: string, callId: string) => `${gatewayKey(keyName)}:mcpCall:${callId}`,
   };
 }
 

@@ -17,6 +17,13 @@ export const RenewLeaseReply = {
   lost: 0,
 } as const;
 
+/** `takeOverLease-1.lua`. */
+export const TakeOverLeaseReply = {
+  takenOver: 1,
+  /** The lease holds another token now (taken over by someone else, or released). */
+  notTheDeadHolders: 0,
+} as const;
+
 /** `releaseLeaseIfIdle-4.lua`. */
 export const ReleaseLeaseIfIdleReply = {
   released: 1,
@@ -25,7 +32,7 @@ export const ReleaseLeaseIfIdleReply = {
   notOurs: -1,
 } as const;
 
-/** `enqueueInput-7.lua` (the first element; `answered` comes with the response JSON). */
+/** `enqueueInput-8.lua` (the first element; `answered` comes with the response JSON). */
 export const EnqueueInputReply = {
   /** The id was recorded with another input (a job id is the key of one request). */
   reused: 3,
@@ -34,18 +41,20 @@ export const EnqueueInputReply = {
   queued: 0,
 } as const;
 
-/** `startRun-8.lua` (the first element; the rest depends on it, see the script's header). */
+/** `startRun-9.lua` (the first element; the rest depends on it, see the script's header). */
 export const StartRunReply = {
   notOurs: -1,
   nothingToDo: 0,
-  /** A new run, opened by input `runId`: `{1, runId, message, aborted}` (`aborted`: 1 or 0). */
+  /** A new run, opened by input `runId`: `{1, runId, message, aborted, order}` (`aborted`: 1 or 0). */
   newRun: 1,
-  /** A run is open: `{2, runId, inputId...}`. */
+  /** A run is open: `{2, runId, from, order, inputId...}`. */
   resume: 2,
   /** A follow-up waits, too fresh to open a run: `{3, order}`. */
   followUpWaits: 3,
   /** The open run is parked; the lease was released in the same step. */
   parked: 4,
+  /** A request sent before the next input is not recorded yet: nothing opens now. */
+  olderOnItsWay: 5,
 } as const;
 
 /** `drainInputs-6.lua` (the first element; `moved` is followed by id, message pairs). */
@@ -68,7 +77,10 @@ export const AppendReply = {
 
 /** `finishRun.lua`. */
 export const FinishRunReply = {
+  /** Closed; work waits (an input, a follow-up), so the lease is kept. */
   closed: 1,
+  /** Closed, and the lease released in the same step: nothing waits. */
+  closedIdle: 2,
   notOurs: -1,
   /** Not the expected length: nothing changed. */
   notExpectedLength: -2,

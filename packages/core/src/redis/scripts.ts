@@ -72,6 +72,13 @@ export interface YiemScripts {
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;
   yiemClaimRequestSession: Script<string>;
+  yiemBeatAlive: Script<number>;
+  yiemFindDeadLives: Script<[string[], string[]]>;
+  yiemBuryDeadLives: Script<number>;
+  yiemReleaseDeadLocks: Script<string[]>;
+  yiemTakeOverLease: Script<number>;
+  yiemAdmitModelCall: Script<number>;
+  yiemSettleModelCall: Script<number>;
 }
 
 /** A connection with Yiem's scripts defined on it. */

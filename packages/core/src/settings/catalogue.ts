@@ -93,6 +93,12 @@ export const SETTINGS = {
     roles: ["coordinator"],
     doc: 'Limits on what each run may use, as JSON (`{ "maxTokens": 200000, "maxCostUsd": 1, "maxToolCalls": 100, "maxModelCalls": 20 }`, any of them; `maxCostUsd` needs `YIEM_PRICES`): a run that reached one ends with `stopReason: "budget"`. An agent\'s `budget` and a request\'s own lower it, never raise it.',
   }),
+  modelLimitsJson: setting({
+    env: "YIEM_MODEL_LIMITS",
+    parser: text,
+    roles: ["coordinator"],
+    doc: 'Shared provider limits, as JSON: by name (a model, or any name with `models`), requests and tokens per window (`{ "gpt-4o-mini": { "requests": 500, "tokens": 200000 }, "local": { "models": ["qwen3", "llama3"], "requests": 60, "windowMs": 10000, "outputTokens": 512 } }`; `windowMs` defaults to a minute, `outputTokens` (reserved per call for its answer) to 0). Every coordinator waits for a call\'s turn in Redis before sending it, and a 429 pauses every coordinator\'s calls under that limit (docs/RELIABILITY.md, "Provider limits"). A malformed value stops the coordinator at start.',
+  }),
   toolsDir: setting({
     env: "YIEM_TOOLS_DIR",
     parser: text,
@@ -124,7 +130,7 @@ export const SETTINGS = {
     parser: flag,
     default: false,
     roles: ["coordinator", "worker"],
-    doc: "`1`: a tool file that fails to load stops the process at start (exit 1, every failure named) instead of a warning and a start without that tool.",
+    doc: "`1`: a tool file that fails to load stops the process at start (exit 1, every failure named) instead of a warning and a start without that tool. The Dockerfile's image sets `1` (a deployment never starts without a tool it was given); `0` there starts without the tool.",
   }),
   port: setting({
     env: "PORT",
@@ -200,7 +206,7 @@ export const SETTINGS = {
     env: "YIEM_AGENTS",
     parser: text,
     roles: ["coordinator"],
-    doc: 'A `.json` / `.yaml` file or a module (`.ts`, `.mjs`) of named agents (README, "Agents"); unset, one agent named `default` comes from `YIEM_SYSTEM_PROMPT`, `YIEM_MODEL`, `OPENAI_BASE_URL` and `OPENAI_API_KEY`. An invalid file stops the coordinator at start.',
+    doc: "A `.json` / `.yaml` file or a module (`.ts`, `.mjs`) of named agents (docs/AGENTS.md); unset, one agent named `default` comes from `YIEM_SYSTEM_PROMPT`, `YIEM_MODEL`, `OPENAI_BASE_URL` and `OPENAI_API_KEY`. An invalid file stops the coordinator at start.",
   }),
   adminUser: setting({
     env: "YIEM_ADMIN_USER",
@@ -270,6 +276,20 @@ export const SETTINGS = {
     default: 30_000,
     roles: ["coordinator", "worker"],
     doc: "How often BullMQ looks for stalled jobs (a dead process's call moves within `YIEM_LOCK_MS` + this).",
+  }),
+  aliveTtlMs: setting({
+    env: "YIEM_ALIVE_TTL_MS",
+    parser: wholeNumber,
+    default: 1500,
+    roles: ["coordinator", "worker"],
+    doc: 'How long a process counts as alive after its last heartbeat (written every fifth of it by a thread of its own, so a busy event loop does not stop it). A coordinator takes over the sessions and jobs of a process silent this long, without waiting for `YIEM_LEASE_MS` or `YIEM_LOCK_MS` (docs/RELIABILITY.md, "Failure detector"); `0`: no heartbeat, no detection (the locks and leases alone).',
+  }),
+  alivePollMs: setting({
+    env: "YIEM_ALIVE_POLL_MS",
+    parser: positiveInt,
+    default: 250,
+    roles: ["coordinator"],
+    doc: "How often a coordinator looks for processes whose heartbeat ran out: a dead process is noticed within `YIEM_ALIVE_TTL_MS` + this.",
   }),
   limitedLockDurationMs: setting({
     env: "YIEM_LIMITED_LOCK_MS",
@@ -382,6 +402,20 @@ export const SETTINGS = {
     default: "127.0.0.1",
     roles: ["gateway"],
     doc: "The gateway's address: beyond loopback only with `YIEM_API_KEYS` (else it refuses to start).",
+  }),
+  gatewayOpsPort: setting({
+    env: "GATEWAY_OPS_PORT",
+    parser: wholeNumber,
+    defaultText: "none",
+    roles: ["gateway"],
+    doc: "The gateway's operations port, apart from its API: `/healthz`, `/readyz`, `/metrics`, without a key (as a coordinator's `PORT` and a worker's `WORKER_PORT`); no operations side when unset, `0` any free port (docs/METRICS.md).",
+  }),
+  gatewayOpsHost: setting({
+    env: "GATEWAY_OPS_HOST",
+    parser: text,
+    default: "127.0.0.1",
+    roles: ["gateway"],
+    doc: "The address the gateway's operations port listens on (`0.0.0.0` in a container, for probes and scrapes).",
   }),
   apiKeysFile: setting({
     env: "YIEM_API_KEYS",

@@ -13,6 +13,7 @@ const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "model",
   "pricesFile",
   "budgetJson",
+  "modelLimitsJson",
   "toolsDir",
   "mcpConfig",
   "builtinTools",
@@ -39,6 +40,8 @@ const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "lockDurationMs",
   "stalledIntervalMs",
   "limitedLockDurationMs",
+  "aliveTtlMs",
+  "alivePollMs",
   "stoppedWorkerGraceMs",
   "shutdownGraceMs",
   "workerDrainMs",
@@ -69,6 +72,7 @@ export type ClusterConfig = Pick<
   | "model"
   | "pricesFile"
   | "budgetJson"
+  | "modelLimitsJson"
   | "toolsDir"
   | "mcpConfig"
   | "builtinTools"
@@ -95,6 +99,8 @@ export type ClusterConfig = Pick<
   | "lockDurationMs"
   | "stalledIntervalMs"
   | "limitedLockDurationMs"
+  | "aliveTtlMs"
+  | "alivePollMs"
   | "stoppedWorkerGraceMs"
   | "shutdownGraceMs"
   | "workerDrainMs"

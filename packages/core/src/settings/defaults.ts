@@ -33,6 +33,8 @@ export const DEFAULTS = Object.freeze({
   lockDurationMs: SETTINGS.lockDurationMs.default,
   stalledIntervalMs: SETTINGS.stalledIntervalMs.default,
   limitedLockDurationMs: SETTINGS.limitedLockDurationMs.default,
+  aliveTtlMs: SETTINGS.aliveTtlMs.default,
+  alivePollMs: SETTINGS.alivePollMs.default,
   stoppedWorkerGraceMs: SETTINGS.stoppedWorkerGraceMs.default,
   shutdownGraceMs: SETTINGS.shutdownGraceMs.default,
   workerDrainMs: SETTINGS.workerDrainMs.default,

@@ -1,18 +1,17 @@
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
-import { parseBusEvent } from "./eventBus.js";
-import type { SizedEvent } from "./readerQueue.js";
+import { ReadEvent } from "./readEvent.js";
 
 /** One page of a session's stored events: the events in order, and whether more may follow. */
 export interface EventPage {
-  events: SizedEvent[];
+  events: ReadEvent[];
   /** True when the page is full: the stream may hold more events after its last one. */
   more: boolean;
 }
 
 /**
  * At most `count` of a session's stored events with a sequence number above `afterSeq`, in
- * order, each with the size of its JSON text: one `XRANGE … COUNT`, so a reader far behind
+ * order, each parsed with its JSON text: one `XRANGE … COUNT`, so a reader far behind
  * reads its replay a page at a time, never the whole stream at once. Throws only when Redis
  * fails.
  */
@@ -24,11 +23,10 @@ export async function readEventPage(
   count: number,
 ): Promise<EventPage> {
   const entries = await redis.xrange(keys.stream(sessionId), `(${afterSeq}-1`, "+", "COUNT", count);
-  const events: SizedEvent[] = [];
+  const events: ReadEvent[] = [];
   for (const [, fields] of entries) {
-    const text = fields[1] ?? "";
-    const event = parseBusEvent(text);
-    if (event) events.push({ event, size: text.length });
+    const read = ReadEvent.fromText(fields[1] ?? "");
+    if (read) events.push(read);
   }
   return { events, more: entries.length >= count };
 }

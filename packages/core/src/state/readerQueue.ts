@@ -1,14 +1,18 @@
-import type { BusEvent } from "../protocol/busEvent.js";
-
 /** How many events an event reader's queue holds by default (`maxQueuedEvents`). */
 export const DEFAULT_READER_QUEUE_EVENTS = 1000;
 
 /** How many bytes of event JSON an event reader's queue holds by default (`maxQueuedBytes`): 8 MiB. */
 export const DEFAULT_READER_QUEUE_BYTES = 8 * 1024 * 1024;
 
-/** An event and the size of its JSON text (its length in characters). */
-export interface SizedEvent {
-  event: BusEvent;
+/** What a reader's queue orders events by: the event's number, and whether it is live only. */
+export interface NumberedEvent {
+  seq: number;
+  live?: true;
+}
+
+/** An event (in the form its reader takes it) and the size of its JSON text (in characters). */
+export interface SizedEvent<T extends NumberedEvent> {
+  event: T;
   size: number;
 }
 
@@ -19,8 +23,8 @@ export interface SizedEvent {
  * caller decides (read it again from the stream later, or cut the reader). Never grows past
  * its bounds plus that one event.
  */
-export class ReaderQueue {
-  private readonly items: SizedEvent[] = [];
+export class ReaderQueue<T extends NumberedEvent> {
+  private readonly items: SizedEvent<T>[] = [];
   private bytes = 0;
 
   constructor(
@@ -35,13 +39,13 @@ export class ReaderQueue {
   }
 
   /** Adds an event (the caller asked `fits`). */
-  push(item: SizedEvent): void {
+  push(item: SizedEvent<T>): void {
     this.items.push(item);
     this.bytes += item.size;
   }
 
   /** The oldest event, taken out; `undefined` when empty. */
-  shift(): BusEvent | undefined {
+  shift(): T | undefined {
     const item = this.items.shift();
     if (!item) return undefined;
     this.bytes -= item.size;

@@ -4,7 +4,7 @@ import type { RedisClient } from "../redis/redisConnection.js";
 
 /** An input waited for: its id, and its session when the waiter knows it. */
 export interface AwaitedInput {
-  inputId: string;
+  requestId: string;
   sessionId: string | undefined;
 }
 
@@ -41,12 +41,12 @@ export interface ResponseWait {
  * Told an input's answer once it is known (`ResponseWaits.watch`): one function shared by
  * every input it watches, since it is told which input was answered.
  */
-export type AnswerListener = (answer: RunAnswer, inputId: string) => void;
+export type AnswerListener = (answer: RunAnswer, requestId: string) => void;
 
 interface Waiter {
   sessionId: string | undefined;
   /** A promise's resolve, or a watch's listener (which is told the input too). */
-  resolve(answer: RunAnswer, inputId: string): void;
+  resolve(answer: RunAnswer, requestId: string): void;
   reject(reason: Error): void;
 }
 
@@ -90,25 +90,25 @@ export class ResponseWaits {
   }
 
   /**
-   * Starts waiting for the response to `inputId`. A coordinator registers before recording the
+   * Starts waiting for the response to `requestId`. A coordinator registers before recording the
    * input; a caller that may come after the response calls `recheck` once it has registered.
    */
-  wait(inputId: string, options: WaitOptions = {}): ResponseWait {
+  wait(requestId: string, options: WaitOptions = {}): ResponseWait {
     let waiter: Waiter | undefined;
     const promise = new Promise<RunAnswer>((resolve, reject) => {
       waiter = { sessionId: options.sessionId, resolve, reject };
     });
     const entry = waiter as Waiter;
-    this.add(inputId, entry);
+    this.add(requestId, entry);
     const cancel = (reason: Error) => {
       clearTimeout(timer);
-      if (this.remove(inputId, entry)) entry.reject(reason);
+      if (this.remove(requestId, entry)) entry.reject(reason);
     };
     const { timeoutMs } = options;
     const timer =
       timeoutMs === undefined
         ? undefined
-        : setTimeout(() => cancel(new ResponseTimeoutError(inputId, timeoutMs)), timeoutMs);
+        : setTimeout(() => cancel(new ResponseTimeoutError(requestId, timeoutMs)), timeoutMs);
     if (timer)
       promise.then(
         () => clearTimeout(timer),
@@ -118,28 +118,28 @@ export class ResponseWaits {
   }
 
   /**
-   * Watches `inputId` (of `sessionId`) for its answer: `listener` is told it once, as a wait
+   * Watches `requestId` (of `sessionId`) for its answer: `listener` is told it once, as a wait
    * would be (an announcement, the caller's own run, a recheck), unless `unwatch` came first.
    * It never times out. Costs one small record: no promise, no closure per input.
    *
    * @example answers.watch(jobId, sessionId, onAnswer); // onAnswer(answer, jobId) later
    */
-  watch(inputId: string, sessionId: string, listener: AnswerListener): void {
-    this.add(inputId, { sessionId, resolve: listener, reject: ignoreCancel });
+  watch(requestId: string, sessionId: string, listener: AnswerListener): void {
+    this.add(requestId, { sessionId, resolve: listener, reject: ignoreCancel });
   }
 
-  /** Stops a `watch` of `inputId` by `listener` (a no-op once it was told the answer). */
-  unwatch(inputId: string, listener: AnswerListener): void {
-    const waiter = this.waiters.get(inputId)?.find((w) => w.resolve === listener);
-    if (waiter) this.remove(inputId, waiter);
+  /** Stops a `watch` of `requestId` by `listener` (a no-op once it was told the answer). */
+  unwatch(requestId: string, listener: AnswerListener): void {
+    const waiter = this.waiters.get(requestId)?.find((w) => w.resolve === listener);
+    if (waiter) this.remove(requestId, waiter);
   }
 
   /** Ends the waits of these inputs with `answer` (a run of the caller answered them). */
-  settle(inputIds: string[], answer: RunAnswer): void {
-    for (const inputId of inputIds) {
-      for (const waiter of this.waiters.get(inputId) ?? []) {
-        this.remove(inputId, waiter);
-        waiter.resolve(answer, inputId);
+  settle(requestIds: string[], answer: RunAnswer): void {
+    for (const requestId of requestIds) {
+      for (const waiter of this.waiters.get(requestId) ?? []) {
+        this.remove(requestId, waiter);
+        waiter.resolve(answer, requestId);
       }
     }
   }
@@ -160,25 +160,25 @@ export class ResponseWaits {
    * ten thousand commands in memory at once nor takes the event loop for all their replies.
    * Never throws.
    */
-  async recheck(inputIds: string[]): Promise<void> {
-    const open = inputIds.filter((id) => this.waiters.has(id));
+  async recheck(requestIds: string[]): Promise<void> {
+    const open = requestIds.filter((id) => this.waiters.has(id));
     for (let i = 0; i < open.length; i += RECHECK_ROUND)
       await this.recheckRound(open.slice(i, i + RECHECK_ROUND));
   }
 
-  private async recheckRound(inputIds: string[]): Promise<void> {
-    const open = inputIds.filter((id) => this.waiters.has(id)); // some ended meanwhile
+  private async recheckRound(requestIds: string[]): Promise<void> {
+    const open = requestIds.filter((id) => this.waiters.has(id)); // some ended meanwhile
     if (open.length === 0) return;
     try {
       const responses = await this.options.read(
-        open.map((inputId) => ({
-          inputId,
-          sessionId: this.waiters.get(inputId)?.find((w) => w.sessionId !== undefined)?.sessionId,
+        open.map((requestId) => ({
+          requestId,
+          sessionId: this.waiters.get(requestId)?.find((w) => w.sessionId !== undefined)?.sessionId,
         })),
       );
-      open.forEach((inputId, i) => {
+      open.forEach((requestId, i) => {
         const response = responses[i];
-        if (response) this.settle([inputId], response);
+        if (response) this.settle([requestId], response);
       });
     } catch (err) {
       this.options.onReadError?.(err);
@@ -195,20 +195,20 @@ export class ResponseWaits {
     return this.recheck([...this.waiters.keys()]);
   }
 
-  private add(inputId: string, waiter: Waiter): void {
-    const list = this.waiters.get(inputId);
-    this.waiters.set(inputId, list ? [...list, waiter] : [waiter]);
+  private add(requestId: string, waiter: Waiter): void {
+    const list = this.waiters.get(requestId);
+    this.waiters.set(requestId, list ? [...list, waiter] : [waiter]);
     const { sessionId } = waiter;
     if (sessionId === undefined || list?.some((w) => w.sessionId === sessionId)) return;
     this.bySession.set(sessionId, (this.bySession.get(sessionId) ?? 0) + 1);
   }
 
-  private remove(inputId: string, waiter: Waiter): boolean {
-    const list = this.waiters.get(inputId);
+  private remove(requestId: string, waiter: Waiter): boolean {
+    const list = this.waiters.get(requestId);
     if (!list?.includes(waiter)) return false;
     const rest = list.filter((w) => w !== waiter);
-    if (rest.length > 0) this.waiters.set(inputId, rest);
-    else this.waiters.delete(inputId);
+    if (rest.length > 0) this.waiters.set(requestId, rest);
+    else this.waiters.delete(requestId);
     const { sessionId } = waiter;
     if (sessionId === undefined || rest.some((w) => w.sessionId === sessionId)) return true;
     const left = (this.bySession.get(sessionId) ?? 1) - 1;

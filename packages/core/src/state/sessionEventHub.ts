@@ -5,8 +5,11 @@ import { openSubscriberConnection } from "../redis/subscriberConnection.js";
 
 /** What a hub tells one listener of a session's channel. */
 export interface SessionChannelListener {
-  /** A message on the session's event channel (its raw text). */
-  message(text: string): void;
+  /**
+   * A message on the session's event channel: its bytes, one buffer of its own for every
+   * listener of the message (never changed, never reused by the connection).
+   */
+  message(bytes: Buffer): void;
   /**
    * The shared subscriber (re)connected and the session's channel is subscribed (again):
    * messages published meanwhile were missed; read them from the session's stream. Also
@@ -161,7 +164,8 @@ export class SessionEventHub {
     }
     this.connection = redis;
     redis.on("error", noop); // it reconnects by itself; `ready` says when it is back
-    redis.on("message", (name: string, text: string) => this.dispatch(name, text));
+    // As bytes: a relay of large events never makes them a string (see `ReadEvent`).
+    redis.on("messageBuffer", (name: Buffer, bytes: Buffer) => this.dispatch(String(name), bytes));
     redis.on("ready", () => void this.resubscribe(redis));
     redis.on("end", () => this.replace(redis));
     this.startProbe();
@@ -183,10 +187,12 @@ export class SessionEventHub {
     setTimeout(() => this.reconnectIfIdle(), NEXT_NODE_DELAY_MS).unref();
   }
 
-  private dispatch(name: string, text: string): void {
+  /** Gives `bytes` (the connection's, a view of its read buffers) to the channel's listeners as a copy of their own. */
+  private dispatch(name: string, bytes: Buffer): void {
     const channel = this.channels.get(name);
     if (!channel) return;
-    for (const listener of channel.listeners) listener.message(text);
+    const owned = Buffer.from(bytes);
+    for (const listener of channel.listeners) listener.message(owned);
   }
 
   /**

@@ -1,29 +1,32 @@
-import type { BusEvent } from "../protocol/busEvent.js";
 import { EventReaderBehindError } from "../protocol/errors.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { onAbort } from "../tools/abortListener.js";
-import { latestSeq, parseBusEvent } from "./eventBus.js";
+import { latestSeq } from "./eventBus.js";
+import type { EventForm } from "./eventForms.js";
 import { readEventPage } from "./eventPages.js";
+import { ReadEvent } from "./readEvent.js";
 import {
   DEFAULT_READER_QUEUE_BYTES,
   DEFAULT_READER_QUEUE_EVENTS,
+  type NumberedEvent,
   ReaderQueue,
-  type SizedEvent,
 } from "./readerQueue.js";
 import type { SessionEventHub } from "./sessionEventHub.js";
 
 /** Most stored events one replay read asks for. */
 const REPLAY_PAGE_EVENTS = 100;
 
-/** Options of `streamSessionEvents`. */
-export interface SessionEventStreamOptions {
+/** Options of `streamSessionEvents`, whose events come in form `T`. */
+export interface SessionEventStreamOptions<T extends NumberedEvent> {
   /** For reads (replay, gap fill). */
   command: RedisClient;
   /** The process's shared subscriber (`SessionEventHub`): the stream holds its session's channel. */
   hub: SessionEventHub;
   keys: ClusterKeys;
   sessionId: string;
+  /** The form the events come in (`PARSED_EVENTS`, `ENCODED_EVENTS`). */
+  form: EventForm<T>;
   /** Replay every stored event first; otherwise start with the next event. */
   fromStart?: boolean;
   /**
@@ -32,7 +35,7 @@ export interface SessionEventStreamOptions {
    */
   afterSeq?: number;
   /** Ends the stream right after the first event for which this returns true. */
-  until?: (event: BusEvent) => boolean;
+  until?: (event: T) => boolean;
   /** Ends the stream when it fires. */
   signal?: AbortSignal;
   /** How long a failed gap read waits before it is tried again. Default 1000 ms. */
@@ -50,8 +53,8 @@ export interface SessionEventStreamOptions {
 }
 
 /**
- * A session's events as an async iterable, each exactly once and in sequence order: live
- * from pub/sub (the hub's shared subscription), replayed from the stream when `fromStart` or
+ * A session's events as an async iterable, in the form `options.form` (parsed objects, or the
+ * bytes of their JSON for a relay), each exactly once and in sequence order: live from pub/sub (the hub's shared subscription), replayed from the stream when `fromStart` or
  * `afterSeq`, and any gap filled from the stream by sequence number. A gap is read when a
  * live event skips a number, when the hub's subscriber came back (`resubscribed`: whatever
  * was published meanwhile), and once right after the subscription is in place (what came
@@ -68,17 +71,18 @@ export interface SessionEventStreamOptions {
  * one, never whole. A live event that finds the queue full
  * (the reader stopped taking them) ends the stream with `EventReaderBehindError`, its queue
  * dropped: never buffered without limit, and nothing lost, since the reader reads on after
- * the last event it took. Live events reach every reader of a channel as one shared object:
- * readers must not change them.
+ * the last event it took. A live event is read once for every reader of its channel
+ * (`ReadEvent`: its head only, then parsed or kept as bytes as the readers' forms ask) and
+ * reaches them as one shared value per form: readers must not change it.
  *
  * @example
- * for await (const event of streamSessionEvents({ command, hub, keys, sessionId, until: isAgentEnd })) render(event);
+ * for await (const event of streamSessionEvents({ command, hub, keys, sessionId, form: PARSED_EVENTS, until: isAgentEnd })) render(event);
  */
-export async function* streamSessionEvents(
-  options: SessionEventStreamOptions,
-): AsyncGenerator<BusEvent> {
-  const { command, keys, sessionId } = options;
-  const queue = new ReaderQueue(
+export async function* streamSessionEvents<T extends NumberedEvent>(
+  options: SessionEventStreamOptions<T>,
+): AsyncGenerator<T> {
+  const { command, keys, sessionId, form } = options;
+  const queue = new ReaderQueue<T>(
     options.maxQueuedEvents ?? DEFAULT_READER_QUEUE_EVENTS,
     options.maxQueuedBytes ?? DEFAULT_READER_QUEUE_BYTES,
   );
@@ -100,6 +104,11 @@ export async function* streamSessionEvents(
     endNow = () => resolve(false);
   });
   const notify = () => wake?.();
+  /** Queues `item` in the reader's form (one that does not parse is left out). */
+  const push = (item: ReadEvent) => {
+    const event = item.in(form);
+    if (event !== undefined) queue.push({ event, size: item.size });
+  };
 
   const fallBehind = () => {
     cut = new EventReaderBehindError(sessionId, Math.max(0, delivered));
@@ -110,12 +119,12 @@ export async function* streamSessionEvents(
   };
   // Live events must follow on without a gap; events read from the stream are the truth
   // (a capped stream may have dropped old ones, so a gap there is final).
-  const accept = (events: SizedEvent[], fromStream = false) => {
+  const accept = (events: ReadEvent[], fromStream = false) => {
     if (cut) return;
     for (const item of events) {
-      const { event } = item;
+      const event = item.head;
       if (event.live) {
-        if (!behind && event.seq === lastSeq && queue.fits(item.size)) queue.push(item);
+        if (!behind && event.seq === lastSeq && queue.fits(item.size)) push(item);
         continue;
       }
       if (event.seq <= lastSeq) continue;
@@ -128,7 +137,7 @@ export async function* streamSessionEvents(
         pageEvents = Math.max(1, events.indexOf(item));
         break;
       }
-      queue.push(item);
+      push(item);
       lastSeq = event.seq;
     }
     notify();
@@ -154,9 +163,9 @@ export async function* streamSessionEvents(
       .catch(retryLater); // Redis away: read again in a while
   };
   const hold = options.hub.hold(sessionId, {
-    message(text) {
+    message(bytes) {
       if (lastSeq < 0 || cut) return;
-      const item = parseShared(text);
+      const item = readShared(bytes);
       if (item) chain = chain.then(() => accept([item]));
     },
     resubscribed() {
@@ -204,20 +213,22 @@ export async function* streamSessionEvents(
   }
 }
 
-/** The last message parsed: every reader of a channel gets the same text, parsed once. */
-let lastMessage: { text: string; item: SizedEvent | undefined } | undefined;
+/** The last message read: every listener of a channel gets the same bytes, read once. */
+let lastMessage: { bytes: Buffer; read: ReadEvent | undefined } | undefined;
 
-/** `text` parsed as a bus event with its size, shared with the other readers of the same message. */
-function parseShared(text: string): SizedEvent | undefined {
-  if (lastMessage?.text !== text) {
-    const event = parseBusEvent(text);
-    lastMessage = { text, item: event ? { event, size: text.length } : undefined };
-  }
-  return lastMessage.item;
+/** A bus message as read, shared with the other readers of the same message. */
+function readShared(bytes: Buffer): ReadEvent | undefined {
+  if (lastMessage?.bytes !== bytes) lastMessage = { bytes, read: ReadEvent.fromMessage(bytes) };
+  return lastMessage.read;
 }
 
 /** The sequence number the stream starts after: `afterSeq`, 0 for `fromStart`, else the latest. */
-function baselineOf(options: SessionEventStreamOptions): Promise<number> | number {
+function baselineOf(
+  options: Pick<
+    SessionEventStreamOptions<NumberedEvent>,
+    "command" | "keys" | "sessionId" | "fromStart" | "afterSeq"
+  >,
+): Promise<number> | number {
   if (options.afterSeq !== undefined) return Math.max(0, Math.floor(options.afterSeq));
   if (options.fromStart) return 0;
   return latestSeq(options.command, options.keys, options.sessionId);

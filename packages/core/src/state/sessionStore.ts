@@ -15,6 +15,7 @@ import {
   RenewLeaseReply,
   StartRunReply,
   TakeAbortRequestReply,
+  TakeOverLeaseReply,
 } from "../redis/scriptReplies.js";
 import type {
   AgentEndEvent,
@@ -60,10 +61,27 @@ export function parseStoredAnswer(text: string): RunAnswer {
 
 /** What `startRun` found: a run to resume, a new run, or nothing to do. */
 export type RunStart =
-  /** `from`: the index of the run's first message in the transcript, when the run recorded it. */
-  | { kind: "resume"; runId: string; inputIds: string[]; from: number | undefined }
+  /**
+   * `from`: the index of the run's first message in the transcript, when the run recorded it.
+   * `order`: the order of the input that opened it (what `drainInputs` compares later inputs
+   * with), when the run recorded it.
+   */
+  | {
+      kind: "resume";
+      runId: string;
+      inputIds: string[];
+      from: number | undefined;
+      order: string | undefined;
+    }
   /** `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`). */
-  | { kind: "new"; runId: string; inputIds: string[]; message: UserMessage; aborted: boolean }
+  | {
+      kind: "new";
+      runId: string;
+      inputIds: string[];
+      message: UserMessage;
+      aborted: boolean;
+      order: string;
+    }
   | { kind: "idle" }
   | { kind: "lost" }
   /** The open run waits for approvals: the lease was released in the same step. */
@@ -77,6 +95,17 @@ export type RunStart =
  * to be recorded first (so sends keep their order across coordinators).
  */
 export const FOLLOW_UP_SETTLE_MS = 25;
+
+/**
+ * How long an input waits for a request sent before it (`keys.submitted`, added by
+ * `YiemClient.send`) to be recorded before it opens a run anyway: the older request's job
+ * failed, was refused, or was removed before any coordinator recorded it.
+ */
+export const SUBMITTED_WAIT_MS = 5000;
+
+/** How long a session's set of sent requests lives past the last send (entries older than
+ * `SUBMITTED_WAIT_MS` are dropped as runs open). */
+export const SUBMITTED_TTL_SECONDS = 3600;
 
 /**
  * What recording an input found: its run's response, an input already known, a new one, or
@@ -203,17 +232,44 @@ export class SessionStore extends ScriptedStore {
   }
 
   /**
-   * Which of these sessions need a holder: no coordinator holds them and their open run (if
+   * Which of these sessions need a holder: no coordinator holds them, or one whose life
+   * `holderIsDead` says is over (`coordinator/failureDetector.ts`), and their open run (if
    * any) is not parked waiting for approvals. Sent at once.
    */
-  async needHolder(sessionIds: string[]): Promise<boolean[]> {
+  async needHolder(
+    sessionIds: string[],
+    holderIsDead: (token: string) => boolean = () => false,
+  ): Promise<boolean[]> {
     if (sessionIds.length === 0) return [];
     // Two commands per session, sent together: sessions live in different slots.
     const k = this.keys;
-    const held = Promise.all(sessionIds.map((id) => this.redis.exists(k.lease(id))));
+    const held = Promise.all(sessionIds.map((id) => this.redis.get(k.lease(id))));
     const parked = Promise.all(sessionIds.map((id) => this.redis.hget(k.run(id), "parked")));
     const [leases, marks] = await Promise.all([held, parked]);
-    return sessionIds.map((_, i) => leases[i] !== 1 && marks[i] !== "1");
+    return sessionIds.map((_, i) => {
+      const holder = leases[i] ?? null;
+      return (holder === null || holderIsDead(holder)) && marks[i] !== "1";
+    });
+  }
+
+  /** The token of the session's lease holder, if it is held. */
+  async leaseHolder(sessionId: string): Promise<string | null> {
+    return this.redis.get(this.keys.lease(sessionId));
+  }
+
+  /**
+   * Takes the lease from a holder found dead, while it still holds `deadToken`
+   * (`takeOverLease-1.lua`); false when the lease moved on meanwhile.
+   */
+  async takeOver(
+    sessionId: string,
+    deadToken: string,
+    token: string,
+    leaseMs: number,
+  ): Promise<boolean> {
+    const lease = this.keys.lease(sessionId);
+    const reply = await this.redis.yiemTakeOverLease(lease, deadToken, token, leaseMs);
+    return reply === TakeOverLeaseReply.takenOver;
   }
 
   /**
@@ -229,7 +285,7 @@ export class SessionStore extends ScriptedStore {
    */
   async enqueueInput(
     sessionId: string,
-    inputId: string,
+    requestId: string,
     kind: InputKind,
     message: UserMessage,
     order: number,
@@ -240,11 +296,12 @@ export class SessionStore extends ScriptedStore {
       k.inputs(sessionId),
       k.pendingInputs(sessionId),
       k.pendingFollowUps(sessionId),
-      k.response(sessionId, inputId),
+      k.response(sessionId, requestId),
       k.inputDigests(sessionId),
       k.inputBudgets(sessionId),
       k.sessionKnown(sessionId),
-      inputId,
+      k.submitted(sessionId),
+      requestId,
       kind,
       JSON.stringify(message),
       String(order),
@@ -261,17 +318,18 @@ export class SessionStore extends ScriptedStore {
   }
 
   /**
-   * Whether input `inputId` was recorded for `sessionId` (`enqueueInput`, under any content):
+   * Whether input `requestId` was recorded for `sessionId` (`enqueueInput`, under any content):
    * a request delivered again, whose first delivery was accepted.
    */
-  async isRecorded(sessionId: string, inputId: string): Promise<boolean> {
-    return (await this.redis.hexists(this.keys.inputDigests(sessionId), inputId)) === 1;
+  async isRecorded(sessionId: string, requestId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.inputDigests(sessionId), requestId)) === 1;
   }
 
   /** Opens the next run from the waiting inputs, or reports the run in progress. */
   async startRun(sessionId: string, token: string): Promise<RunStart> {
     const k = this.keys;
     const settledBefore = inputOrder(Date.now() - FOLLOW_UP_SETTLE_MS, 1023);
+    const givenUpBefore = inputOrder(Date.now() - SUBMITTED_WAIT_MS, 0);
     const [code, id, ...rest] = await this.redis.yiemStartRun(
       k.lease(sessionId),
       k.run(sessionId),
@@ -281,12 +339,15 @@ export class SessionStore extends ScriptedStore {
       k.pendingFollowUps(sessionId),
       k.messages(sessionId),
       k.abortOnStart(sessionId),
+      k.submitted(sessionId),
       token,
       String(settledBefore),
+      String(givenUpBefore),
     );
     if (code === StartRunReply.notOurs) return { kind: "lost" };
     if (code === StartRunReply.nothingToDo) return { kind: "idle" };
     if (code === StartRunReply.parked) return { kind: "parked" };
+    if (code === StartRunReply.olderOnItsWay) return { kind: "settling", retryInMs: 20 };
     if (code === StartRunReply.followUpWaits) {
       const createdAt = Math.floor(Number(id) / 1024);
       const retryInMs = Math.min(
@@ -297,23 +358,32 @@ export class SessionStore extends ScriptedStore {
     }
     const runId = String(id);
     if (code === StartRunReply.resume) {
-      const [from, ...inputIds] = rest.map(String);
-      return { kind: "resume", runId, inputIds, from: from ? Number(from) : undefined };
+      const [from, order, ...inputIds] = rest.map(String);
+      return {
+        kind: "resume",
+        runId,
+        inputIds,
+        from: from ? Number(from) : undefined,
+        order: order || undefined,
+      };
     }
     const message = JSON.parse(String(rest[0])) as UserMessage;
-    return { kind: "new", runId, inputIds: [runId], message, aborted: Number(rest[1]) === 1 };
+    const aborted = Number(rest[1]) === 1;
+    return { kind: "new", runId, inputIds: [runId], message, aborted, order: String(rest[2]) };
   }
 
   /**
    * Moves waiting plain inputs submitted after the open run's first input into the transcript
    * and the run; returns their ids and messages, or `undefined` when the lease is lost. With
    * `expectLength`, moves nothing and returns `NOT_AS_EXPECTED` unless the transcript has
-   * that many messages.
+   * that many messages. `runOrder` is the run's order as `startRun` returned it (read from the
+   * run when not given).
    */
   async drainInputs(
     sessionId: string,
     token: string,
     expectLength?: number,
+    runOrder?: string,
   ): Promise<{ inputIds: string[]; messages: UserMessage[] } | NotAsExpected | undefined> {
     const k = this.keys;
     const [code, ...pairs] = await this.redis.yiemDrainInputs(
@@ -325,6 +395,7 @@ export class SessionStore extends ScriptedStore {
       k.run(sessionId),
       token,
       guardArg(expectLength),
+      runOrder ?? "",
     );
     if (code === DrainInputsReply.notOurs) return undefined;
     if (code === DrainInputsReply.notExpectedLength) return NOT_AS_EXPECTED;
@@ -422,10 +493,12 @@ export class SessionStore extends ScriptedStore {
   /**
    * Closes the run: stores its answer (the response and the `agentEnd` event's usage) for every
    * input it answers (`inputIds`, as the holder tracked them from `startRun` and
-   * `drainInputs`) and publishes its `agentEnd` event, atomically (see `finishRun.lua`). Returns false when the lease is lost;
-   * `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given and the transcript has
-   * another length. `sessionUsage` (what the whole transcript used) is stored as the
-   * session's usage summary in the same step (`readSessionUsage`).
+   * `drainInputs`) and publishes its `agentEnd` event, atomically (see `finishRun.lua`).
+   * Returns `"idle"` when nothing waits in the session (the lease was released in the same
+   * step, as `releaseIfIdle` would have), `"closed"` when work waits (the lease is kept), false
+   * when the lease is lost; `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given
+   * and the transcript has another length. `sessionUsage` (what the whole transcript used) is
+   * stored as the session's usage summary in the same step (`readSessionUsage`).
    */
   async finishRun(
     sessionId: string,
@@ -439,7 +512,7 @@ export class SessionStore extends ScriptedStore {
       sessionUsage?: RunUsage;
     },
     expectLength?: number,
-  ): Promise<boolean | NotAsExpected> {
+  ): Promise<"closed" | "idle" | false | NotAsExpected> {
     const k = this.keys;
     const eventJson = busEventJson(run.event, {
       sessionId,
@@ -477,9 +550,9 @@ export class SessionStore extends ScriptedStore {
       this.caps.maxBytes,
       run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
     );
-    return done === FinishRunReply.notExpectedLength
-      ? NOT_AS_EXPECTED
-      : done === FinishRunReply.closed;
+    if (done === FinishRunReply.notExpectedLength) return NOT_AS_EXPECTED;
+    if (done === FinishRunReply.closedIdle) return "idle";
+    return done === FinishRunReply.closed && "closed";
   }
 
   /**
@@ -503,19 +576,21 @@ export class SessionStore extends ScriptedStore {
    * per input, sent at once (inputs of different sessions live in different slots).
    */
   async readAnswers(
-    inputs: Array<{ sessionId: string; inputId: string }>,
+    inputs: Array<{ sessionId: string; requestId: string }>,
   ): Promise<Array<RunAnswer | undefined>> {
-    return Promise.all(inputs.map(({ sessionId, inputId }) => this.readAnswer(sessionId, inputId)));
+    return Promise.all(
+      inputs.map(({ sessionId, requestId }) => this.readAnswer(sessionId, requestId)),
+    );
   }
 
-  /** A stored answer (response and usage), if the run that answers `inputId` of `sessionId` has ended. */
-  async readAnswer(sessionId: string, inputId: string): Promise<RunAnswer | undefined> {
-    const text = await this.redis.get(this.keys.response(sessionId, inputId));
+  /** A stored answer (response and usage), if the run that answers `requestId` of `sessionId` has ended. */
+  async readAnswer(sessionId: string, requestId: string): Promise<RunAnswer | undefined> {
+    const text = await this.redis.get(this.keys.response(sessionId, requestId));
     return text ? parseStoredAnswer(text) : undefined;
   }
 
-  /** A stored response, if the run that answers `inputId` of `sessionId` has ended. */
-  async readResponse(sessionId: string, inputId: string): Promise<AssistantMessage | undefined> {
-    return (await this.readAnswer(sessionId, inputId))?.response;
+  /** A stored response, if the run that answers `requestId` of `sessionId` has ended. */
+  async readResponse(sessionId: string, requestId: string): Promise<AssistantMessage | undefined> {
+    return (await this.readAnswer(sessionId, requestId))?.response;
   }
 }

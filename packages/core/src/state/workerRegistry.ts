@@ -15,6 +15,11 @@ export interface WorkerInfo {
   toolDigests?: Record<string, string>;
   concurrency: number;
   running: number;
+  /**
+   * True while the worker drains after SIGTERM: it finishes its running calls and takes no
+   * new ones (absent otherwise, and from workers older than this field).
+   */
+  draining?: boolean;
   startedAt: number;
   lastSeen: number;
 }

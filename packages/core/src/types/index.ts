@@ -35,6 +35,7 @@ export type {
   LlmCall,
   LlmCallOptions,
   LlmRequest,
+  LlmRequestFailure,
   ResponseFormat,
 } from "./llm.js";
 export type {

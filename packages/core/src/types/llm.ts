@@ -55,6 +55,30 @@ export interface LlmCallOptions {
    * attempt that failed and was retried have been reported already. Its throws are ignored.
    */
   onTextDelta?: (delta: string) => void;
+  /**
+   * Awaited before each request the call sends to the model server: its first (`attempt` 0)
+   * and every retry. A gate that may hold a request back (shared provider limits,
+   * `limitLlmCall`); the call checks its signal after it, so an abort during the wait ends the
+   * call as aborted. Its throws are ignored. A call that sends no requests of its own (a
+   * function that is no adapter) may never call it.
+   */
+  beforeRequest?: (attempt: number) => Promise<void>;
+  /**
+   * Told each request that failed, before the call retries it or gives up: the HTTP status
+   * when the server answered, and the delay it asked for (`retry-after-ms`, `retry-after`, or
+   * on a 429 the `x-ratelimit-reset-*` headers). Awaited; its throws are ignored.
+   */
+  onRequestFailed?: (failure: LlmRequestFailure) => Promise<void> | void;
+}
+
+/** A request of an `LlmCall` that failed (`LlmCallOptions.onRequestFailed`). */
+export interface LlmRequestFailure {
+  /** 0 for the first request, then 1, 2… for the retries. */
+  attempt: number;
+  /** The HTTP status, when the server answered. */
+  status?: number;
+  /** The wait the server asked for before the next request, in milliseconds. */
+  retryAfterMs?: number;
 }
 
 /**

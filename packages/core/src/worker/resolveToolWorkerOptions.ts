@@ -9,6 +9,7 @@ export interface DefaultedToolWorkerOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   limitedLockDurationMs?: number;
+  aliveTtlMs?: number;
   host?: string;
 }
 
@@ -34,6 +35,7 @@ export function resolveToolWorkerOptions<O extends DefaultedToolWorkerOptions>(
     lockDurationMs: options.lockDurationMs ?? defaultOf("lockDurationMs"),
     stalledIntervalMs: options.stalledIntervalMs ?? defaultOf("stalledIntervalMs"),
     limitedLockDurationMs: options.limitedLockDurationMs ?? defaultOf("limitedLockDurationMs"),
+    aliveTtlMs: options.aliveTtlMs ?? defaultOf("aliveTtlMs"),
     host: options.host ?? defaultOf("workerHost"),
   };
 }

@@ -34,7 +34,7 @@ import {
 } from "./resolveToolWorkerOptions.js";
 import { createServedQueues, type ServedQueues } from "./servedQueues.js";
 import { createToolAnnouncement } from "./toolAnnouncement.js";
-import { startWorkerHttp } from "./workerHttp.js";
+import { startWorkerHttp, type WorkerReadiness } from "./workerHttp.js";
 import { createWorkerMetrics, measureToolCall, type WorkerMetrics } from "./workerMetrics.js";
 
 /** Options of `startToolWorker`. */
@@ -77,6 +77,13 @@ export interface ToolWorkerOptions extends RedisConnectionOptions, HttpServerOpt
    * @defaultValue `DEFAULTS.limitedLockDurationMs`
    */
   limitedLockDurationMs?: number;
+  /**
+   * How long this worker counts as alive after its last heartbeat (`YIEM_ALIVE_TTL_MS`; the
+   * heartbeat runs on a thread of its own): a coordinator hands out again the calls of a
+   * worker silent this long (docs/RELIABILITY.md, "Failure detector"). 0: no heartbeat.
+   * @defaultValue `DEFAULTS.aliveTtlMs`
+   */
+  aliveTtlMs?: number;
   logger?: Logger;
 }
 
@@ -124,6 +131,8 @@ function lockOfQueue(ctx: WorkerContext, queue: string): QueueLock {
 }
 
 interface WorkerContext {
+  /** True from SIGTERM's `close` on: announced, so clients see a drain, not a stop. */
+  draining: boolean;
   options: ResolvedOptions;
   runtime: ProcessRuntime;
   workerId: string;
@@ -413,6 +422,7 @@ function startQueueWorker(
       stalledInterval: lock.stalledIntervalMs,
     }, // retries are counted per tool in runToolJob
   );
+  ctx.runtime.stampWorker(worker); // its lock tokens name this worker's life
   ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });
   return worker;
 }
@@ -436,12 +446,29 @@ function cancelCallsOf(ctx: WorkerContext, sessionId: string): void {
 }
 
 /**
- * Announces the worker, with the definitions of its tools (`createToolAnnouncement`), now and
- * every third of the announcement's lifetime; returns the timer.
+ * Tells every coordinator, on the control channel, that this worker's announced tools changed
+ * (its first announcement too), once per change: they read the registry at once, so a tool is
+ * offered as soon as its worker is ready. Never throws (the periodic read catches up).
  */
-async function startHeartbeat(ctx: WorkerContext, queues: () => string[]): Promise<NodeJS.Timeout> {
+function sayToolsChanged(ctx: WorkerContext): () => Promise<void> {
+  const message = JSON.stringify({ type: "toolsChanged", workerId: ctx.workerId });
+  return () =>
+    ctx.command
+      .publish(ctx.keys.controlChannel, message)
+      .then(() => undefined)
+      .catch(() => undefined);
+}
+
+/**
+ * Announces the worker, with the definitions of its tools (`createToolAnnouncement`), now and
+ * every third of the announcement's lifetime (and says when its tools changed); returns the
+ * timer.
+ */
+async function startHeartbeat(ctx: WorkerContext, queues: () => string[]): Promise<Heartbeat> {
   const startedAt = Date.now();
   const tools = createToolAnnouncement(ctx.options.toolStore);
+  const toolsChanged = sayToolsChanged(ctx);
+  let saidDigests = "";
   const announce = async () => {
     const { digests, definitions } = tools.next();
     const info = {
@@ -453,6 +480,7 @@ async function startHeartbeat(ctx: WorkerContext, queues: () => string[]): Promi
       toolDigests: digests,
       concurrency: concurrencyOf(ctx.options),
       running: ctx.active.size,
+      ...(ctx.draining ? { draining: true } : {}),
       startedAt,
       lastSeen: Date.now(),
     };
@@ -460,12 +488,51 @@ async function startHeartbeat(ctx: WorkerContext, queues: () => string[]): Promi
       const lost = await announceWorker(ctx.command, ctx.keys, info, definitions);
       tools.written(definitions.write.keys());
       tools.lost(lost);
+      const said = JSON.stringify(digests);
+      if (said !== saidDigests) await toolsChanged();
+      saidDigests = said;
     } catch (err) {
       ctx.log.debug({ err: (err as Error).message }, "could not announce the worker; retrying");
     }
   };
-  await announce();
-  return setInterval(() => void announce(), WORKER_TTL_MS / 3);
+  let last = announce();
+  await last;
+  const timer = setInterval(() => {
+    last = announce();
+  }, WORKER_TTL_MS / 3);
+  return {
+    announce: () => {
+      last = announce();
+      return last;
+    },
+    async stop() {
+      clearInterval(timer);
+      await last; // none lands after the withdrawal
+    },
+  };
+}
+
+/** The worker's announcements: one now, and the end of the periodic ones. */
+interface Heartbeat {
+  announce(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** `/readyz`'s answer: consuming and Redis reachable, else why not. */
+function readinessOf(state: "starting" | "ready", ctx: WorkerContext | undefined): WorkerReadiness {
+  if (!ctx || state === "starting") {
+    return { ready: false, reason: "starting: not consuming its queues yet" };
+  }
+  if (ctx.draining) {
+    return { ready: false, reason: `draining: finishing ${ctx.active.size} calls, taking none` };
+  }
+  if (!ctx.runtime.watch.reachable()) {
+    return {
+      ready: false,
+      reason: `redis unreachable: ${ctx.runtime.watch.lastError() ?? "no connection"}`,
+    };
+  }
+  return { ready: true };
 }
 
 /** Calls a worker runs at once, per tool queue. */
@@ -536,6 +603,8 @@ export async function startToolWorker(given: ToolWorkerOptions): Promise<ToolWor
     options.port === undefined
       ? undefined
       : createWorkerMetrics({ isRegistered: (name) => options.toolStore.tools.has(name) });
+  let state: "starting" | "ready" = "starting";
+  let started: WorkerContext | undefined;
   const http =
     metrics &&
     (await startWorkerHttp({
@@ -544,6 +613,7 @@ export async function startToolWorker(given: ToolWorkerOptions): Promise<ToolWor
       limits: options.http,
       metrics,
       health: () => ({ workerId, running: metrics.inFlight() }),
+      readiness: () => readinessOf(state, started),
     }));
   const runtime = startProcessRuntime({ ...options, id: workerId });
   const { keys, command, log, watch, subscriber } = runtime;
@@ -552,6 +622,7 @@ export async function startToolWorker(given: ToolWorkerOptions): Promise<ToolWor
     : undefined;
   await written?.sync();
   const ctx: WorkerContext = {
+    draining: false,
     written,
     options,
     runtime,
@@ -562,19 +633,28 @@ export async function startToolWorker(given: ToolWorkerOptions): Promise<ToolWor
     log,
     metrics,
   };
-  await runtime.listenForAborts((sessionId) => cancelCallsOf(ctx, sessionId));
+  await runtime.listenForControl({ onAbort: (sessionId) => cancelCallsOf(ctx, sessionId) });
   const served = await serveQueues(ctx);
   const heartbeat = await startHeartbeat(ctx, served.queues);
-  ctx.log.info({ workerId, queues: served.queues() }, "tool worker started");
+  started = ctx;
+  state = "ready";
+  ctx.log.info(
+    { workerId, lifeId: runtime.lifeId, queues: served.queues() },
+    "tool worker started",
+  );
   return {
     workerId,
     running: () => ctx.active.size,
     url: http?.url,
     async close() {
-      clearInterval(heartbeat);
-      watch.stop();
+      // Announced as draining while its calls finish: clients say so rather than "stopped".
+      ctx.draining = true;
+      await Promise.race([heartbeat.announce(), sleep(1000)]); // Redis away: drain anyway
       await served.close();
+      await Promise.race([heartbeat.stop(), sleep(1000)]);
+      watch.stop();
       await withdrawWorker(command, keys, workerId).catch(() => undefined);
+      await runtime.alive.stop(); // no call held any more: its life may end
       subscriber.disconnect();
       await command.quit().catch(() => undefined);
       await http?.close();

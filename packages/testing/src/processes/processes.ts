@@ -61,15 +61,23 @@ export function spawnCommand(
   });
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString("utf8").split("\n")) {
-      if (!line.trim()) continue;
-      lines.push(line);
-      for (const listener of listeners) listener(line);
-    }
+  const onLine = (line: string) => {
+    if (!line.trim()) return;
+    lines.push(line);
+    for (const listener of listeners) listener(line);
   };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
+  // A pipe may cut a line between two chunks (more often on a loaded machine): each stream
+  // keeps its unfinished line until the rest comes, or the stream ends.
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = "";
+    stream?.setEncoding("utf8");
+    stream?.on("data", (chunk: string) => {
+      const parts = (partial + chunk).split("\n");
+      partial = parts.pop() ?? "";
+      for (const line of parts) onLine(line);
+    });
+    stream?.on("end", () => onLine(partial));
+  }
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => resolve(code)),
   );

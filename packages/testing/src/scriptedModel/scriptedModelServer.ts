@@ -1,8 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { textChunks, toolCallChunks } from "./chunks.js";
-import { type ResponseContext, textCompletion, toolCallsCompletion } from "./completions.js";
+import {
+  estimateTokens,
+  outputText,
+  type ResponseContext,
+  textCompletion,
+  toolCallsCompletion,
+  wireToolCalls,
+} from "./completions.js";
 import { readBody, sendError, sendJson, sendSse, waitOrClose } from "./http.js";
+import { ScriptedRateLimiter } from "./rateLimiter.js";
 import type {
   ChatCompletionRequestBody,
   ScriptedModelOptions,
@@ -15,6 +23,7 @@ export type {
   ChatCompletionRequestBody,
   ScriptedModelOptions,
   ScriptedModelServer,
+  ScriptedRateLimits,
   ScriptedReply,
   ScriptedRequest,
   ScriptedToolCall,
@@ -25,6 +34,8 @@ export type {
 interface ScriptState {
   replies: ScriptedReply[];
   requests: ScriptedRequest[];
+  limited: ScriptedRequest[];
+  limiter?: ScriptedRateLimiter;
   options: ScriptedModelOptions;
   model: string;
 }
@@ -49,6 +60,8 @@ export async function startScriptedModelServer(
   const state: ScriptState = {
     replies: [...(options.replies ?? [])],
     requests: [],
+    limited: [],
+    ...(options.limits ? { limiter: new ScriptedRateLimiter(options.limits) } : {}),
     options,
     model: options.model ?? "scripted-model",
   };
@@ -70,6 +83,7 @@ export async function startScriptedModelServer(
   return {
     baseURL: `http://${urlHost}:${port}/v1`,
     requests: state.requests,
+    limited: state.limited,
     push: (...replies) => void state.replies.push(...replies),
     close: () => closeServer(server, sockets),
   };
@@ -102,8 +116,11 @@ function listModels(state: ScriptState, res: ServerResponse) {
 async function chatCompletion(state: ScriptState, req: IncomingMessage, res: ServerResponse) {
   const body = parseBody(await readBody(req));
   if (!body) return sendError(res, 400, "scripted model: the request body is not a JSON object");
-  const request: ScriptedRequest = { body, headers: req.headers, index: state.requests.length };
+  const index = state.requests.length;
+  const request: ScriptedRequest = { body, headers: req.headers, index, receivedAt: Date.now() };
   state.requests.push(request);
+  const admitted = state.limiter?.take(estimateTokens(JSON.stringify(body.messages ?? [])));
+  if (admitted && "retryAfterMs" in admitted) return refuse(state, request, admitted, res);
   const reply = await nextReply(state, request);
   if (!reply) return sendError(res, 500, "scripted model: script exhausted");
   const ctx: ResponseContext = {
@@ -112,7 +129,31 @@ async function chatCompletion(state: ScriptState, req: IncomingMessage, res: Ser
     requestIndex: request.index,
     body,
   };
+  if (admitted) admitted.entry.tokens += completionTokens(ctx, reply);
   await sendReply(ctx, reply, res);
+}
+
+/** Answers a request past the limits 429, as a provider does. */
+function refuse(
+  state: ScriptState,
+  request: ScriptedRequest,
+  refusal: { retryAfterMs: number },
+  res: ServerResponse,
+) {
+  state.limited.push(request);
+  sendError(res, 429, "scripted model: rate limit reached", {
+    "retry-after": String(Math.ceil(refusal.retryAfterMs / 1000)),
+    "retry-after-ms": String(refusal.retryAfterMs),
+  });
+}
+
+/** The completion tokens a reply counts against the limits (its usage's, else an estimate). */
+function completionTokens(ctx: ResponseContext, reply: ScriptedReply): number {
+  if (reply.kind !== "text" && reply.kind !== "toolCalls") return 0;
+  const given = reply.usage?.completion_tokens;
+  if (typeof given === "number") return given;
+  const calls = reply.kind === "toolCalls" ? wireToolCalls(ctx, reply.calls) : [];
+  return estimateTokens(outputText(reply, calls));
 }
 
 function parseBody(text: string): ChatCompletionRequestBody | undefined {

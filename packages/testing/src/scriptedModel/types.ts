@@ -67,6 +67,19 @@ export interface ScriptedRequest {
   body: ChatCompletionRequestBody;
   headers: Record<string, string | string[] | undefined>;
   index: number;
+  /** When it arrived (`Date.now()`). */
+  receivedAt: number;
+}
+
+/**
+ * A provider's rate limit (`ScriptedModelOptions.limits`): at most `requests` requests and
+ * `tokens` tokens (a request's prompt as the server estimates it, a token per four characters
+ * of its messages, plus its answer's completion tokens) in any `windowMs` (default 60 000).
+ */
+export interface ScriptedRateLimits {
+  requests?: number;
+  tokens?: number;
+  windowMs?: number;
 }
 
 /** Options of `startScriptedModelServer`. */
@@ -81,14 +94,22 @@ export interface ScriptedModelOptions {
   port?: number;
   /** The model name in responses and in `GET /v1/models`. Default `scripted-model`. */
   model?: string;
+  /**
+   * Limits the server as a provider does: a request past them is answered 429
+   * (`rate_limit_exceeded`, with `retry-after` in whole seconds and `retry-after-ms`), takes
+   * no reply of the script and is listed in `limited`. Default: no limit.
+   */
+  limits?: ScriptedRateLimits;
 }
 
 /** A running scripted model server. */
 export interface ScriptedModelServer {
   /** e.g. `http://127.0.0.1:40123/v1`. */
   baseURL: string;
-  /** Every chat completion request received, in order. */
+  /** Every chat completion request received, in order (those answered 429 too). */
   requests: ScriptedRequest[];
+  /** The requests its `limits` refused with a 429, in order. */
+  limited: ScriptedRequest[];
   /** Appends replies to the script. */
   push(...replies: ScriptedReply[]): void;
   /** Stops listening and ends every open connection, hanging ones included. */

@@ -16,6 +16,7 @@ import type {
   ToolExecEndEvent,
 } from "../../types/index.js";
 import { createQueueDepths } from "./queueDepths.js";
+import { createRunGauges, type RunGaugeSource } from "./runGauges.js";
 
 /** The coordinator's Prometheus metrics and the hooks that feed them. */
 export interface CoordinatorMetrics {
@@ -42,6 +43,10 @@ export interface CoordinatorMetrics {
    * definitions (see `resolveAnnouncedTools`).
    */
   setToolDefinitionConflicts(count: number): void;
+  /** Sets where the run gauges come from (`yiem_runs_running`, `yiem_runs_parked`, `yiem_approvals_pending`). */
+  setRunSource(source: RunGaugeSource): void;
+  /** Refreshes the cluster-wide run gauges (before each scrape); resolves within 500 ms, never rejects. */
+  collectRunGauges(): Promise<void>;
 }
 
 /** Options of `createCoordinatorMetrics`. */
@@ -123,7 +128,8 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
  * `yiem_llm_call_duration_seconds{outcome}`, `yiem_model_calls_total{agent,model}`,
  * `yiem_llm_tokens_total{agent,model,type}` (`input`, `output`, `reasoning`, `cached_input`),
  * `yiem_llm_cost_usd_total{agent,model}` (with a price table), `yiem_queue_jobs{queue,state}` with
- * `yiem_queue_jobs_age_seconds`, `yiem_tool_definition_conflicts`, and prom-client's default metrics (event-loop lag, heap, GC, …).
+ * `yiem_queue_jobs_age_seconds`, `yiem_tool_definition_conflicts`, the run gauges (`yiem_runs_running`,
+ * `yiem_runs_parked`, `yiem_approvals_pending`: `createRunGauges`), and prom-client's default metrics (event-loop lag, heap, GC, …).
  *
  * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
  * invented, so a model cannot grow the number of series (or `/metrics`) by naming tools.
@@ -133,7 +139,7 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
   const registry = new Registry();
   const { calls, durations } = createToolCallSeries(registry, "yiem_tool_calls", {
     calls: "Tool calls by tool and outcome",
-    durations: "Tool call duration, start to end event",
+    durations: "Tool call duration, start (or approval) to end event",
   });
   const llm = new Histogram({
     name: "yiem_llm_call_duration_seconds",
@@ -143,6 +149,7 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     registers: [registry],
   });
   const depths = createQueueDepths({ registry });
+  const runs = createRunGauges(registry);
   const usageSeries = createUsageSeries(registry);
   const agent = options.agent ?? DEFAULTS.agentName;
   const conflicts = new Gauge({
@@ -156,6 +163,9 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     registry,
     observe(event) {
       if (event.type === "toolExecStart") started.set(event.toolCallId, performance.now());
+      // A call that waited for approval is timed from the decision: the wait is not its run.
+      if (event.type === "toolApprovalDecided" && started.has(event.toolCallId))
+        started.set(event.toolCallId, performance.now());
       if (event.type !== "toolExecEnd") return;
       const tool = toolLabel(event.toolName);
       calls.inc({ tool, outcome: outcomeOf(event) });
@@ -181,5 +191,7 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     },
     collectQueueDepths: (queues) => depths.refresh(queues),
     setToolDefinitionConflicts: (count) => conflicts.set(count),
+    setRunSource: (source) => runs.setSource(source),
+    collectRunGauges: () => runs.refresh(),
   };
 }

@@ -12,7 +12,7 @@ export interface AgentCheck {
    * Whether a request's input was recorded already (`SessionStore.isRecorded`): a request
    * delivered again after its session was handed off is not refused for naming the old agent.
    */
-  recorded?: (sessionId: string, inputId: string) => Promise<boolean>;
+  recorded?: (sessionId: string, requestId: string) => Promise<boolean>;
 }
 
 /**
@@ -37,22 +37,24 @@ export function unknownAgent(
  * last one it was handed off to), recorded now for a new session as the request's agent, or,
  * when it names none, the coordinator's default (`defaultAgentOf`: `default`, or its only
  * agent). A request naming no agent for a new session on a coordinator without a default is
- * refused, saying so (never run as an agent it does not serve). A request naming an agent other
- * than the session's current one is refused, the error saying which agent the session belongs
- * to; unless its input `inputId` was recorded already (the job delivered again after a
- * handoff). Redis errors are thrown.
+ * refused, saying so (never run as an agent it does not serve), and so is one naming no agent
+ * for a session whose agent this coordinator does not serve (its agents file differs from the
+ * one that started the session). A request naming an agent other than the session's current one
+ * is refused, the error saying which agent the session belongs to; unless its input `requestId`
+ * was recorded already (the job delivered again after a handoff). Redis errors are thrown.
  */
 export async function claimSessionAgent(
   request: CoordinatorRequest,
   sessionId: string,
-  inputId: string,
+  requestId: string,
   check: AgentCheck,
 ): Promise<string | InvalidCoordinatorJobError> {
   const wanted = request.agent ?? defaultAgentOf(check.known);
   if (wanted === undefined) return continuedAgent(sessionId, check);
   const owner = await check.sessions.claim(sessionId, wanted);
-  if (request.agent === undefined || owner === request.agent) return owner;
-  if (await check.recorded?.(sessionId, inputId)) return owner;
+  if (request.agent === undefined) return servedOwner(sessionId, owner, check);
+  if (owner === request.agent) return owner;
+  if (await check.recorded?.(sessionId, requestId)) return owner;
   return new InvalidCoordinatorJobError(
     "agent",
     `session ${sessionId} belongs to agent "${owner}"`,
@@ -68,9 +70,27 @@ async function continuedAgent(
   check: AgentCheck,
 ): Promise<string | InvalidCoordinatorJobError> {
   const current = await check.sessions.read(sessionId);
-  if (current !== undefined) return check.sessions.claim(sessionId, current);
+  if (current !== undefined)
+    return servedOwner(sessionId, await check.sessions.claim(sessionId, current), check);
   return new InvalidCoordinatorJobError(
     "agent",
     `a new session needs an agent: none is named, and no agent is named "default" (known: ${check.known.join(", ")})`,
+  );
+}
+
+/**
+ * `owner`, the current agent of a session a request naming no agent continues, when this
+ * coordinator serves it; else the refusal saying so (the run would otherwise end in an error
+ * after a model call it never made).
+ */
+function servedOwner(
+  sessionId: string,
+  owner: string,
+  check: AgentCheck,
+): string | InvalidCoordinatorJobError {
+  if (check.known.includes(owner)) return owner;
+  return new InvalidCoordinatorJobError(
+    "agent",
+    `session ${sessionId} belongs to agent "${owner}", which this coordinator does not serve (known: ${check.known.join(", ")}; the coordinators' YIEM_AGENTS differ?)`,
   );
 }

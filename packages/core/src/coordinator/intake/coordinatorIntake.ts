@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Job, Worker } from "bullmq";
 import type { Logger } from "../../ops/logger.js";
@@ -11,6 +10,8 @@ export interface IntakeOptions {
   worker: Worker;
   slots: RunSlots;
   log: Logger;
+  /** A new lock token for a job (naming this coordinator's life, see `holderToken`). */
+  token(): string;
   /** Takes a fetched job; owns `slot` from then on. Must not throw. */
   handle(job: Job, token: string, slot: Slot): Promise<void>;
 }
@@ -41,7 +42,7 @@ type BlockingFetch =
 
 /** Fetches one job; the slot goes with it, or back when there is none. Never throws. */
 async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Promise<boolean> {
-  const token = randomUUID();
+  const token = options.token();
   let job: Job | undefined;
   try {
     job = await options.worker.getNextJob(token, { block });
@@ -61,9 +62,12 @@ async function fetchOne(options: IntakeOptions, slot: Slot, block: boolean): Pro
     return false;
   }
   // Only the id is kept for the log line: the job (its input) is the handler's to let go of.
-  const jobId = job.id;
+  const requestId = job.id;
   void options.handle(job, token, slot).catch((err: unknown) => {
-    options.log.error({ jobId, err: (err as Error).message }, "coordinator job handling failed");
+    options.log.error(
+      { requestId, err: (err as Error).message },
+      "coordinator job handling failed",
+    );
   });
   return true;
 }

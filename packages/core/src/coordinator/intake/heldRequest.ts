@@ -38,8 +38,8 @@ export interface HeldRequest {
  * The BullMQ job of a held request, built again without its data: completing it, failing it
  * or moving it back to the wait list needs its id, options and the worker's scripts only.
  *
- * @example await jobOfHeld(worker, jobId, held).moveToCompleted(result, held.token, false);
+ * @example await jobOfHeld(worker, requestId, held).moveToCompleted(result, held.token, false);
  */
-export function jobOfHeld(worker: Worker, jobId: string, held: HeldRequest): Job {
-  return new Job(worker, held.name, undefined, held.opts, jobId);
+export function jobOfHeld(worker: Worker, requestId: string, held: HeldRequest): Job {
+  return new Job(worker, held.name, undefined, held.opts, requestId);
 }

@@ -46,10 +46,10 @@ export interface RequestJobsOptions {
  * Why a job is refused whose id the session already recorded with another input: a job id is
  * the key of one request (its job was removed, and the id added again for something else).
  */
-function reusedJobId(jobId: string, sessionId: string): InvalidCoordinatorJobError {
+function reusedJobId(requestId: string, sessionId: string): InvalidCoordinatorJobError {
   return new InvalidCoordinatorJobError(
     "jobId",
-    `${jobId} was already used in session ${sessionId} for a different input`,
+    `${requestId} was already used in session ${sessionId} for a different input`,
   );
 }
 
@@ -64,7 +64,7 @@ const REFUSE_ATTEMPTS = 5;
  * naming the field), its input recorded for its session (a random one, kept in the job, when
  * it names none) exactly once however often the job is delivered, then held, without a run
  * slot, until the run that answers it stores its response; the job then completes with
- * `{ sessionId, runId, agent, response, usage, output? }`. A request naming an agent not served, or a session
+ * `{ sessionId, requestId, runId (its alias), agent, response, usage, output? }`. A request naming an agent not served, or a session
  * of another agent, fails at once too (`agentOf.ts`). Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  *
@@ -76,10 +76,11 @@ const REFUSE_ATTEMPTS = 5;
 export class RequestJobs {
   private readonly held = new Map<string, HeldRequest>();
   /** Told the answer of a held job's input (one listener for every job). */
-  private readonly onAnswer: AnswerListener = (answer, jobId) => this.answered(jobId, answer);
+  private readonly onAnswer: AnswerListener = (answer, requestId) =>
+    this.answered(requestId, answer);
 
   constructor(private readonly options: RequestJobsOptions) {
-    options.locks.start((jobId) => this.lockLost(jobId));
+    options.locks.start((requestId) => this.lockLost(requestId));
   }
 
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
@@ -121,7 +122,7 @@ export class RequestJobs {
     } catch (err) {
       slot.release();
       this.options.log.warn(
-        { jobId: job.id, err: (err as Error).message },
+        { requestId: job.id, err: (err as Error).message },
         "could not check a request before taking it in; it is delivered again after its lock",
       );
       return;
@@ -156,7 +157,7 @@ export class RequestJobs {
     } catch (err) {
       slot.release(); // Redis away: a live job comes back after its lock
       this.options.log.warn(
-        { jobId: job.id, sessionId, err: (err as Error).message },
+        { requestId: job.id, sessionId, err: (err as Error).message },
         "could not record the agent of a session; the request is delivered again after its lock",
       );
       return;
@@ -176,7 +177,7 @@ export class RequestJobs {
       return await retryTransient(() => this.options.sessions.claim(job.id ?? ""));
     } catch (err) {
       this.options.log.warn(
-        { jobId: job.id, err: (err as Error).message },
+        { requestId: job.id, err: (err as Error).message },
         "could not record the session of a request; it is delivered again after its lock",
       );
       return undefined;
@@ -195,7 +196,7 @@ export class RequestJobs {
     sessionId: string,
     request: CoordinatorRequest,
   ): Promise<void> {
-    const jobId = job.id ?? "";
+    const requestId = job.id ?? "";
     const order = inputOrder(job.timestamp);
     const held: HeldRequest = {
       token,
@@ -208,10 +209,10 @@ export class RequestJobs {
       letGo: new AbortController(),
       busy: undefined,
     };
-    this.held.set(jobId, held);
-    this.options.locks.track(jobId, token);
-    this.options.answers.watch(jobId, sessionId, this.onAnswer); // before the input is recorded
-    held.busy = this.recordAndStart(jobId, held, { ...request, order }, slot);
+    this.held.set(requestId, held);
+    this.options.locks.track(requestId, token);
+    this.options.answers.watch(requestId, sessionId, this.onAnswer); // before the input is recorded
+    held.busy = this.recordAndStart(requestId, held, { ...request, order }, slot);
     return held.busy;
   }
 
@@ -222,8 +223,8 @@ export class RequestJobs {
   async close(): Promise<void> {
     const all = [...this.held];
     await Promise.all(
-      all.map(async ([jobId, held]) => {
-        if (held.phase !== "finishing") await this.handBack(jobId, held);
+      all.map(async ([requestId, held]) => {
+        if (held.phase !== "finishing") await this.handBack(requestId, held);
         await held.busy?.catch(() => undefined);
       }),
     );
@@ -235,67 +236,67 @@ export class RequestJobs {
    * (a job delivered again), or fails when its id was used for another input.
    */
   private async recordAndStart(
-    jobId: string,
+    requestId: string,
     held: HeldRequest,
     request: OrderedRequest,
     slot: Slot,
   ): Promise<void> {
     let recorded: EnqueueOutcome | undefined;
     try {
-      recorded = await this.record(jobId, held, request);
+      recorded = await this.record(requestId, held, request);
     } catch {
       recorded = undefined; // let go while recording (its lock lost, or closing)
     }
     held.letGo = undefined;
     // Let go meanwhile, or answered already (the answer found by a recheck): nothing to do.
-    if (!recorded || this.held.get(jobId) !== held || held.phase !== "recording")
+    if (!recorded || this.held.get(requestId) !== held || held.phase !== "recording")
       return slot.release();
     held.busy = undefined;
     if (recorded.kind === "reused") {
       slot.release();
-      this.forget(jobId, held);
+      this.forget(requestId, held);
       return this.refuse(
-        jobOfHeld(this.options.worker, jobId, held),
+        jobOfHeld(this.options.worker, requestId, held),
         held.token,
-        reusedJobId(jobId, held.sessionId),
+        reusedJobId(requestId, held.sessionId),
       );
     }
     if (recorded.kind === "answered") {
       slot.release();
-      return this.finish(jobId, held, recorded.answer);
+      return this.finish(requestId, held, recorded.answer);
     }
     held.phase = "waiting";
     await this.options.tasks.ensureRunning(held.sessionId, slot);
   }
 
   /** A held job's answer is known: completes the job, unless it is completing already. */
-  private answered(jobId: string, answer: RunAnswer): void {
-    const held = this.held.get(jobId);
+  private answered(requestId: string, answer: RunAnswer): void {
+    const held = this.held.get(requestId);
     if (!held || held.phase === "finishing") return;
-    void this.finish(jobId, held, answer).catch((err: unknown) =>
+    void this.finish(requestId, held, answer).catch((err: unknown) =>
       this.options.log.error(
-        { jobId, sessionId: held.sessionId, err: (err as Error).message },
+        { requestId, sessionId: held.sessionId, err: (err as Error).message },
         "could not complete a coordinator job",
       ),
     );
   }
 
   /** Gives the answer to the parent call of a child run, then completes the job and forgets it. */
-  private finish(jobId: string, held: HeldRequest, answer: RunAnswer): Promise<void> {
+  private finish(requestId: string, held: HeldRequest, answer: RunAnswer): Promise<void> {
     held.phase = "finishing";
-    this.options.answers.unwatch(jobId, this.onAnswer);
+    this.options.answers.unwatch(requestId, this.onAnswer);
     const { sessionId, agent, parent } = held;
     const work = async () => {
       try {
         for (const { intake } of this.options.features)
           await intake?.answered?.({ sessionId, agent, request: { parent }, answer });
         await this.complete(
-          jobId,
+          requestId,
           held,
-          buildCoordinatorJobResult(sessionId, jobId, agent, answer),
+          buildCoordinatorJobResult(sessionId, requestId, agent, answer),
         );
       } finally {
-        this.forget(jobId, held);
+        this.forget(requestId, held);
       }
     };
     held.busy = work();
@@ -303,28 +304,28 @@ export class RequestJobs {
   }
 
   /** Moves a held job back to the wait list, for whichever coordinator fetches it next. */
-  private async handBack(jobId: string, held: HeldRequest): Promise<void> {
-    this.forget(jobId, held);
+  private async handBack(requestId: string, held: HeldRequest): Promise<void> {
+    this.forget(requestId, held);
     held.letGo?.abort(new Error("the coordinator is closing"));
-    await jobOfHeld(this.options.worker, jobId, held)
+    await jobOfHeld(this.options.worker, requestId, held)
       .moveToWait(held.token)
       .catch(() => undefined);
   }
 
   /** The lock of a held job was taken back: it is someone else's now. */
-  private lockLost(jobId: string): void {
-    const held = this.held.get(jobId);
+  private lockLost(requestId: string): void {
+    const held = this.held.get(requestId);
     if (!held) return;
-    this.forget(jobId, held);
+    this.forget(requestId, held);
     held.letGo?.abort(new Error("the job's lock was lost"));
   }
 
   /** Stops holding a job: its record, its lock and its answer's watch go. */
-  private forget(jobId: string, held: HeldRequest): void {
-    if (this.held.get(jobId) !== held) return;
-    this.held.delete(jobId);
-    this.options.locks.untrack(jobId);
-    this.options.answers.unwatch(jobId, this.onAnswer);
+  private forget(requestId: string, held: HeldRequest): void {
+    if (this.held.get(requestId) !== held) return;
+    this.held.delete(requestId);
+    this.options.locks.untrack(requestId);
+    this.options.answers.unwatch(requestId, this.onAnswer);
   }
 
   /** The first feature's refusal of a job that does not belong on the coordinator queue. */
@@ -352,7 +353,7 @@ export class RequestJobs {
 
   /** Records the input, retrying any error until it is recorded or the job is let go. */
   private async record(
-    runId: string,
+    requestId: string,
     held: HeldRequest,
     request: OrderedRequest,
   ): Promise<EnqueueOutcome> {
@@ -364,7 +365,7 @@ export class RequestJobs {
         for (const { intake } of features) await intake?.beforeRecord?.(sessionId, request);
         return store.enqueueInput(
           sessionId,
-          runId,
+          requestId,
           request.kind,
           request.message,
           request.order,
@@ -377,7 +378,7 @@ export class RequestJobs {
         signal: held.letGo?.signal,
         onRetry: (err) =>
           log.warn(
-            { sessionId, runId, err: (err as Error).message },
+            { sessionId, requestId, err: (err as Error).message },
             "could not record an input; retrying",
           ),
       },
@@ -386,29 +387,28 @@ export class RequestJobs {
 
   /** Completes the job with its answer, retrying any error while the job is still ours. */
   private async complete(
-    runId: string,
+    requestId: string,
     held: HeldRequest,
     result: CoordinatorJobResult,
   ): Promise<void> {
     const { log } = this.options;
-    const job = jobOfHeld(this.options.worker, runId, held);
+    const job = jobOfHeld(this.options.worker, requestId, held);
     const movedOn = (err: unknown) =>
-      this.held.get(runId) !== held ||
-      classifyBullmqError(err, { sessionId: held.sessionId, requestId: runId }) instanceof
-        JobMovedOnError;
+      this.held.get(requestId) !== held ||
+      classifyBullmqError(err, { sessionId: held.sessionId, requestId }) instanceof JobMovedOnError;
     try {
       await retryTransient(() => job.moveToCompleted(result, held.token, false), {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: (err) => !movedOn(err),
         onRetry: (err) =>
           log.warn(
-            { runId, err: (err as Error).message },
+            { requestId, err: (err as Error).message },
             "could not complete a coordinator job; retrying",
           ),
       });
     } catch (err) {
       log.info(
-        { runId, err: (err as Error).message },
+        { requestId, err: (err as Error).message },
         "a coordinator job moved on before it could complete",
       );
     }
@@ -416,7 +416,7 @@ export class RequestJobs {
 
   private async refuse(job: Job, token: string, err: unknown): Promise<void> {
     const reason = `invalid request: ${(err as Error).message}`;
-    this.options.log.info({ jobId: job.id, reason }, "refused a coordinator job");
+    this.options.log.info({ requestId: job.id, reason }, "refused a coordinator job");
     await this.tellRefused(job.data, reason);
     await retryTransient(() => job.moveToFailed(new UnrecoverableError(reason), token, false), {
       attempts: REFUSE_ATTEMPTS,

@@ -25,7 +25,7 @@ export interface FeatureRuns {
   wrapExecutor(inner: ToolExecutor): ToolExecutor;
   /** Whether some feature keeps `event` back. */
   holdsBack(event: AgentEvent): boolean;
-  limitConfig(config: AgentLoopConfig, inputIds: readonly string[]): Promise<void>;
+  limitConfig(config: AgentLoopConfig, requestIds: readonly string[]): Promise<void>;
   /** Every feature's `beforeAppend`; the first plan returned wins. */
   beforeAppend(messages: AgentMessage[]): Promise<BatchPlan | undefined>;
   afterAppend(settle: () => Promise<void>): Promise<void>;
@@ -70,8 +70,8 @@ function combine(parts: FeatureRun[]): FeatureRuns {
         inner,
       ),
     holdsBack: (event) => parts.some((part) => part.holdsBack?.(event)),
-    async limitConfig(config, inputIds) {
-      for (const part of parts) await part.limitConfig?.(config, inputIds);
+    async limitConfig(config, requestIds) {
+      for (const part of parts) await part.limitConfig?.(config, requestIds);
     },
     async beforeAppend(messages) {
       let plan: BatchPlan | undefined;

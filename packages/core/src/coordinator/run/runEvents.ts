@@ -24,7 +24,10 @@ function namedAgentStart(event: AgentEvent, agent: ServedAgent | undefined): Age
 
 /**
  * Publishes a run's events while the session is ours (never after losing or handing it
- * over, so a watcher sees each call end once, from the holder that finished it); a remote
+ * over, so a watcher sees each call end once, from the holder that finished it), except a
+ * `messageEnd`: its message is in the transcript once the loop emits it (an append refused
+ * for a lost lease throws first), and the next holder resumes from the transcript without
+ * announcing it again, so it is published even when the lease was lost meanwhile. A remote
  * call's end event names its worker itself. Holds `agentEnd` back for the caller, and what a
  * feature keeps back (`FeatureRun.holdsBack`). Streamed text (`messageUpdate`) goes out live
  * only: the replay stream gets the whole message once, in its `messageEnd`.
@@ -37,8 +40,10 @@ export function runEmitter(
 ) {
   return (emitted: AgentEvent): Promise<void> => {
     const event = namedAgentStart(emitted, hold.agent);
-    // A holder that lost or handed over the session stays silent: the next holder reports.
-    if (hold.lease.lost || hold.handedOver) return Promise.resolve();
+    // A holder that lost or handed over the session stays silent: the next holder reports,
+    // but not what the transcript already holds (a message whose append landed).
+    const silent = hold.lease.lost || hold.handedOver;
+    if (silent && event.type !== "messageEnd") return Promise.resolve();
     if (features.holdsBack(event)) return Promise.resolve();
     hold.deps.observe?.(event);
     if (event.type === "agentEnd") {

@@ -37,7 +37,7 @@ function failingAgent(name: string, errorMessage: string): SessionAgent {
     content: [],
     api: "none",
     provider: "none",
-    model: "none",
+    model: "", // no model answered: the run's usage counts no model call (isModelAnswer)
     stopReason: "error",
     errorMessage,
     timestamp: Date.now(),

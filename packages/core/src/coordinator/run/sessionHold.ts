@@ -50,7 +50,7 @@ export interface SessionRunnerDeps {
    */
   agentOf?: (sessionId: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
-  onRunFinished: (sessionId: string, inputIds: string[], answer: RunAnswer) => void;
+  onRunFinished: (sessionId: string, requestIds: string[], answer: RunAnswer) => void;
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */

@@ -99,7 +99,7 @@ async function legOf(
   start: OpenRun,
   features: FeatureRuns,
   executor: AgentLoopConfig["executor"],
-  inputIds: readonly string[],
+  requestIds: readonly string[],
 ): Promise<RunHandoff> {
   const { deps, agent } = hold;
   const llmCall = logModelErrors(agent?.llmCall ?? deps.llmCall, deps.log, {
@@ -108,7 +108,7 @@ async function legOf(
     ...(agent ? { agent: agent.name } : {}),
   });
   const config = { ...deps.config, ...agentLimits(hold, deps.config), executor };
-  await features.limitConfig(config, inputIds);
+  await features.limitConfig(config, requestIds);
   return { llmCall, config };
 }
 
@@ -119,18 +119,24 @@ function takeNextLeg(hold: SessionHold): RunHandoff | undefined {
   return next;
 }
 
-async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
+/** A run's answer, and whether closing it left the session idle (its lease released). */
+interface FinishedRunOutcome {
+  answer: RunAnswer;
+  idle: boolean;
+}
+
+async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOutcome> {
   const { deps, sessionId, token, state } = hold;
   hold.nextLeg = undefined;
   const runStart =
     start.kind === "new" ? state.messages.length - 1 : (start.from ?? state.messages.length);
-  const inputIds = [...start.inputIds];
+  const requestIds = [...start.inputIds];
   let leg: RunHandoff | undefined;
   const opened: OpenedRun = {
     runId: start.runId,
     kind: start.kind,
     abortedAtOpen: start.kind === "new" && start.aborted,
-    inputIds,
+    requestIds,
     runStart,
     store: deps.store,
     treeRoot: () => features.treeRoot ?? { sessionId, runId: start.runId },
@@ -144,7 +150,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
       ),
     switchAgent: async () => {
       await takeAgent(hold);
-      leg = await legOf(hold, start, features, executor, inputIds);
+      leg = await legOf(hold, start, features, executor, requestIds);
       hold.nextLeg = leg;
     },
   };
@@ -168,7 +174,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
   const executor = features.wrapExecutor(createRunExecutor(hold, start, unanswered, mayDispatch));
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
   const stored = finishedAnswer(hold, start);
-  leg = await legOf(hold, start, features, executor, inputIds);
+  leg = await legOf(hold, start, features, executor, requestIds);
   const response = stored
     ? await settleStoredAnswer(leg.config, stored)
     : await runLoopInSpan(start, hold, {
@@ -183,7 +189,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
         runStart,
         takeHandoff: () => takeNextLeg(hold),
         reserveModelCall: () => features.reserve({ kind: "modelCall" }),
-        ...transcriptWriters(hold, start, inputIds, features, transcript, {
+        ...transcriptWriters(hold, start, requestIds, features, transcript, {
           onDrained: (ids) => features.limitConfig(leg?.config ?? {}, ids),
           afterResumedBatch: () => resumedAbort.afterResumedBatch(),
         }),
@@ -196,12 +202,14 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<RunAnswer> {
     agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
   const agent = hold.agent ? { agent: hold.agent.name } : {};
   const sessionUsage = sumRunUsage(state.messages, deps.config.prices); // the list's summary
-  const run = { runId: start.runId, inputIds, event: agentEnd, ...agent, sessionUsage };
-  await transcript.write((expect) => deps.store.finishRun(sessionId, token, response, run, expect));
+  const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
+  const closed = await transcript.write((expect) =>
+    deps.store.finishRun(sessionId, token, response, run, expect),
+  );
   await features.afterFinish(run);
   const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
-  deps.onRunFinished(sessionId, inputIds, answer);
-  return answer;
+  deps.onRunFinished(sessionId, requestIds, answer);
+  return { answer, idle: closed === "idle" };
 }
 
 /**
@@ -228,9 +236,14 @@ export async function processSession(
   hold.lease.onLost(() => hold.control.controller?.abort(new LeaseLostError(sessionId)));
   register(hold.control);
   try {
-    await takeAgent(hold);
-    hold.state.messages = await deps.store.loadMessages(sessionId);
-    hold.interrupted = new Set(await deps.store.loadRunning(sessionId));
+    // Read at once (three replies in one round trip); only the holder writes them from now on.
+    const [, messages, running] = await Promise.all([
+      takeAgent(hold),
+      deps.store.loadMessages(sessionId),
+      deps.store.loadRunning(sessionId),
+    ]);
+    hold.state.messages = messages;
+    hold.interrupted = new Set(running);
     return await workSession(hold);
   } finally {
     hold.lease.stop();
@@ -310,9 +323,9 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
     if (start.kind === "new") hold.state.messages.push(start.message);
     const before = hold.state.messages.length;
     const startedAt = Date.now();
-    let answer: RunAnswer;
+    let finished: FinishedRunOutcome;
     try {
-      answer = await runOne(hold, start);
+      finished = await runOne(hold, start);
     } catch (err) {
       if (err instanceof RunParkedError) {
         hold.control.controller = undefined;
@@ -324,6 +337,8 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
     }
     // `turns` and `toolCalls` count what this holder ran (a resumed run's earlier part was its
     // predecessor's); `usage` is the whole run's.
-    logRunFinished(hold, start, answer, before, startedAt);
+    logRunFinished(hold, start, finished.answer, before, startedAt);
+    // Nothing waited when the run closed: the same step released the lease.
+    if (finished.idle) return "idle";
   }
 }

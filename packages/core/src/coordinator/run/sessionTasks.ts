@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "../../ops/logger.js";
 import { redisBackoffMs } from "../../redis/redisBackoff.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
@@ -20,12 +19,27 @@ export interface SessionTasksOptions {
   slots: RunSlots;
   answers: ResponseWaits;
   coordinatorId: string;
+  /** A new lease token naming this coordinator's life (`holderToken`). */
+  token(): string;
   log: Logger;
   /**
    * Denies the calls awaiting approval of a parked run found aborted (`parkedAborted`), which
    * resumes it: here, or on the coordinator that records the last denial.
    */
   abortParkedRun: (sessionId: string) => Promise<void>;
+  /**
+   * The failure detector's word on lease holders (`coordinator/failureDetector.ts`): a
+   * session leased by a life found dead is taken over at once, not when its lease runs out.
+   */
+  deaths?: DeathNotices;
+}
+
+/** What `SessionTasks` asks the failure detector. */
+export interface DeathNotices {
+  /** Whether any life is known dead now. */
+  knowsDeaths(): boolean;
+  /** Whether lease token `token` names a life found dead. */
+  holderIsDead(token: string): boolean;
 }
 
 /**
@@ -43,6 +57,8 @@ export class SessionTasks {
   private watch: NodeJS.Timeout | undefined;
   /** A check of the watched sessions is going on. */
   private checking = false;
+  /** Another check was asked for while one was going on. */
+  private checkAgain = false;
   private closing = false;
 
   constructor(private readonly options: SessionTasksOptions) {}
@@ -60,15 +76,39 @@ export class SessionTasks {
   async ensureRunning(sessionId: string, slot?: Slot): Promise<void> {
     const taken = slot ?? this.options.slots.tryTake();
     if (!taken || this.closing || this.running.has(sessionId)) return taken?.release();
-    const token = `${this.options.coordinatorId}:${randomUUID()}`;
-    const { deps } = this.options;
-    const acquired = await deps.store.acquire(sessionId, token, deps.leaseMs).catch(() => false);
+    const token = this.options.token();
+    const acquired = await this.take(sessionId, token).catch(() => false);
     if (!acquired || this.running.has(sessionId)) return taken.release();
     const task = this.work(sessionId, token).then(
       (outcome) => this.ended(sessionId, taken, outcome),
       () => this.ended(sessionId, taken, undefined),
     );
     this.running.set(sessionId, task);
+  }
+
+  /**
+   * Looks at the watched sessions now (some holder was found dead): a check going on is
+   * followed by another.
+   */
+  checkWatchedNow(): void {
+    if (this.checking) this.checkAgain = true;
+    else void this.takeOverOrphans();
+  }
+
+  /**
+   * Takes the session's lease: when it is free, or from a holder the failure detector found
+   * dead (a new token, which fences the dead holder's writes out).
+   */
+  private async take(sessionId: string, token: string): Promise<boolean> {
+    const { deps, deaths, log } = this.options;
+    if (await deps.store.acquire(sessionId, token, deps.leaseMs)) return true;
+    if (!deaths?.knowsDeaths()) return false;
+    const holder = await deps.store.leaseHolder(sessionId);
+    if (holder === null) return deps.store.acquire(sessionId, token, deps.leaseMs);
+    if (!deaths.holderIsDead(holder)) return false;
+    const taken = await deps.store.takeOver(sessionId, holder, token, deps.leaseMs);
+    if (taken) log.warn({ sessionId, holder }, "took over a session whose holder is dead");
+    return taken;
   }
 
   /**
@@ -144,6 +184,10 @@ export class SessionTasks {
     } finally {
       this.checking = false;
     }
+    if (this.checkAgain && !this.closing) {
+      this.checkAgain = false;
+      await this.takeOverOrphans();
+    }
   }
 
   private async takeOverRound(sessionIds: string[]): Promise<void> {
@@ -151,7 +195,10 @@ export class SessionTasks {
     if (watched.length === 0) return;
     try {
       // A parked run (waiting for approvals) is left alone until a decision un-parks it.
-      const orphaned = await this.options.deps.store.needHolder(watched);
+      const deaths = this.options.deaths;
+      const orphaned = await this.options.deps.store.needHolder(watched, (token) =>
+        Boolean(deaths?.holderIsDead(token)),
+      );
       for (const [i, sessionId] of watched.entries()) {
         if (orphaned[i]) await this.ensureRunning(sessionId);
       }

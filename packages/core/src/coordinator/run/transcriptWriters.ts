@@ -7,7 +7,7 @@ import type { SessionHold } from "./sessionHold.js";
 /** What the transcript's writers tell the run around them. */
 export interface TranscriptHooks {
   /** The inputs a drain took into the run. */
-  onDrained: (inputIds: string[]) => Promise<void>;
+  onDrained: (requestIds: string[]) => Promise<void>;
   /** Once, after the first batch is appended (a resumed run's batch). */
   afterResumedBatch?: () => void;
 }
@@ -21,7 +21,7 @@ export interface TranscriptHooks {
 export function transcriptWriters(
   hold: SessionHold,
   start: OpenRun,
-  inputIds: string[],
+  requestIds: string[],
   features: FeatureRuns,
   transcript: PipelinedTranscript,
   hooks: TranscriptHooks,
@@ -33,9 +33,9 @@ export function transcriptWriters(
     drainInput: async () => {
       await deps.syncWrittenTools?.();
       const drained = await transcript.write((expect) =>
-        deps.store.drainInputs(sessionId, token, expect),
+        deps.store.drainInputs(sessionId, token, expect, start.order),
       );
-      inputIds.push(...drained.inputIds);
+      requestIds.push(...drained.inputIds);
       await hooks.onDrained(drained.inputIds);
       const moved = [...opening, ...drained.messages];
       opening = []; // the opening message is in the transcript already (startRun put it there)

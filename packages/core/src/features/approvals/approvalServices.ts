@@ -35,6 +35,8 @@ export interface ApprovalServicesOptions {
   worker: Partial<WorkerOptions>;
   leaseMs: number;
   log: Logger;
+  /** Makes the decisions worker's lock tokens name the coordinator's life (`ProcessRuntime.stampWorker`). */
+  stampWorker?: (worker: Worker) => void;
 }
 
 /**
@@ -50,6 +52,7 @@ export function startApprovalServices(options: ApprovalServicesOptions): Approva
     log,
     worker: options.worker,
   });
+  options.stampWorker?.(decisionJobs);
   const decisionsQueue = new Queue(keys.decisionsQueue, { connection, prefix: keys.bullPrefix });
   const approvalSweep = setInterval(() => void denyExpiredApprovals(decisions), APPROVAL_SWEEP_MS);
   const indexSweep = { from: 0 };

@@ -1,10 +1,10 @@
-import { lowerBudget } from "../../agents/agentRunConfig.js";
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import type { AgentLoopConfig } from "../../types/index.js";
 import type { FeatureRun, HeldSession, OpenedRun, Reservation, RunFeature } from "../runFeature.js";
 import { readInputBudgets } from "./inputBudgets.js";
+import { lowerBudget } from "./protocol.js";
 import { TreeLedger } from "./treeLedger.js";
 
 /** What the budgets feature is built with. */
@@ -44,9 +44,9 @@ async function openBudgetRun(
   const spend = (what: Reservation | { kind: "report" }) =>
     spendFromTree(ledger, session, run, config, what);
   return {
-    async limitConfig(given, inputIds) {
+    async limitConfig(given, requestIds) {
       config = given;
-      await lowerByRequestBudgets(deps, session, given, inputIds);
+      await lowerByRequestBudgets(deps, session, given, requestIds);
     },
     reserve: (what) => spend(what),
     async afterFinish() {
@@ -83,7 +83,7 @@ async function spendFromTree(
 }
 
 /**
- * Lowers the run's budget by the own budgets of the inputs `inputIds` (their requests'
+ * Lowers the run's budget by the own budgets of the inputs `requestIds` (their requests'
  * `budget`, recorded with them). A Redis failure stops the run before its next model call, to
  * be resumed.
  */
@@ -91,11 +91,11 @@ async function lowerByRequestBudgets(
   deps: BudgetsFeatureDeps,
   session: HeldSession,
   config: AgentLoopConfig,
-  inputIds: readonly string[],
+  requestIds: readonly string[],
 ): Promise<void> {
   let budgets: Awaited<ReturnType<typeof readInputBudgets>>;
   try {
-    budgets = await readInputBudgets(deps.command, deps.keys, session.sessionId, inputIds);
+    budgets = await readInputBudgets(deps.command, deps.keys, session.sessionId, requestIds);
   } catch (err) {
     throw new SessionStoreError(session.sessionId, err);
   }

@@ -3,8 +3,8 @@ import type { RedisClient } from "../../redis/redisConnection.js";
 import type { RunBudget } from "../../types/index.js";
 
 /**
- * The own budgets of the inputs `inputIds` of a session, as recorded with them
- * (`enqueueInput-7.lua`): one for each input whose request carried a `budget`, in no
+ * The own budgets of the inputs `requestIds` of a session, as recorded with them
+ * (`enqueueInput-8.lua`): one for each input whose request carried a `budget`, in no
  * particular order. The run answering those inputs lowers its budget by every one, so a
  * resumed run (another coordinator, after a crash) applies the same limits. A stored value
  * that is not a JSON object is left out (intake validated it; nothing else writes there).
@@ -15,10 +15,10 @@ export async function readInputBudgets(
   redis: RedisClient,
   keys: ClusterKeys,
   sessionId: string,
-  inputIds: readonly string[],
+  requestIds: readonly string[],
 ): Promise<RunBudget[]> {
-  if (inputIds.length === 0) return [];
-  const stored = await redis.hmget(keys.inputBudgets(sessionId), ...inputIds);
+  if (requestIds.length === 0) return [];
+  const stored = await redis.hmget(keys.inputBudgets(sessionId), ...requestIds);
   return stored.flatMap((json) => (json ? parseBudget(json) : []));
 }
 

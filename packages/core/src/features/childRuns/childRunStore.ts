@@ -32,7 +32,7 @@ export class ChildRunStore extends ScriptedStore {
   /**
    * Aborts a child session's run for its aborted tree, durably, whether or not the run has
    * opened (`abortChildRun-3.lua`): an open run is marked aborted; with none open, the next
-   * run opens aborted (`startRun-8.lua` takes the mark), so a child whose request no
+   * run opens aborted (`startRun-9.lua` takes the mark), so a child whose request no
    * coordinator has taken in yet ends aborted before its first model call. One script in the
    * child's slot: a run opens either before it or after it. Not fenced: any coordinator may.
    * Returns what it did: `marked` (a run was open) or `markedForStart`.

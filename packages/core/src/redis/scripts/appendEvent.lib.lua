@@ -13,8 +13,19 @@
   (XTRIM MINID), reading one entry per entry removed; the newest entry always stays. Entries
   written before the budget existed carry no total and are the first to go.
 
+  A script that stores several events takes their numbers at once: openEvents(seq key, count)
+  reserves the next `count` numbers in one INCRBY (none: it reads the latest with GET), and
+  appendNextEvent(events, …) stores each in turn, reading the stream's newest total once, for
+  the first, and adding up from there. The stream, the channel and the numbers see exactly
+  what one appendEvent per event would have made them see, in two commands per event (XADD,
+  PUBLISH) and two per script instead of four per event.
+
   appendEvent(seq key, stream key, channel, event JSON without seq, max length, max bytes)
   returns the event's number.
+  openEvents(seq key, count) returns the script's events: `seq`, the latest number taken so
+  far (before the first reserved one, until it is stored).
+  appendNextEvent(events, stream key, channel, event JSON without seq, max length, max bytes)
+  stores the next reserved event and returns its number.
 ]]
 local function entryField(entry, name)
   local fields = entry[2]
@@ -48,14 +59,27 @@ local function trimToBytes(stream, total, maxBytes, newestId)
   redis.call('XTRIM', stream, 'MINID', keep)
 end
 
-local function appendEvent(seqKey, stream, channel, eventJson, maxLen, maxBytes)
-  local seq = redis.call('INCR', seqKey)
+local function openEvents(seqKey, count)
+  if count == 0 then return { seq = tonumber(redis.call('GET', seqKey) or '0') } end
+  return { seq = redis.call('INCRBY', seqKey, count) - count }
+end
+
+local function appendNextEvent(events, stream, channel, eventJson, maxLen, maxBytes)
+  events.seq = events.seq + 1
+  local seq = events.seq
   local msg = '{"seq":' .. seq .. ',' .. string.sub(eventJson, 2)
-  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
-  local total = #msg + (last and tonumber(entryField(last, 'b')) or 0)
+  if not events.total then
+    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+    events.total = last and tonumber(entryField(last, 'b')) or 0
+  end
+  events.total = events.total + #msg
   local id = seq .. '-1'
-  redis.call('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', msg, 'b', total)
-  trimToBytes(stream, total, tonumber(maxBytes), id)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', msg, 'b', events.total)
+  trimToBytes(stream, events.total, tonumber(maxBytes), id)
   redis.call('PUBLISH', channel, msg)
   return seq
+end
+
+local function appendEvent(seqKey, stream, channel, eventJson, maxLen, maxBytes)
+  return appendNextEvent(openEvents(seqKey, 1), stream, channel, eventJson, maxLen, maxBytes)
 end

@@ -14,13 +14,15 @@
 
     ARGV[1] token
     ARGV[2] the transcript's expected length, or '' (see appendMessages-3)
+    ARGV[3] the open run's order (startRun-9 returns it), or '' to read it from the run
 
   Output:
     {-1} not ours · {-2} not the expected length (nothing moved) · {1, id, message, ...}
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
 if ARGV[2] ~= '' and redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[2]) then return {-2} end
-local opened = redis.call('HGET', KEYS[6], 'order') or '-inf'
+local opened = ARGV[3]
+if not opened or opened == '' then opened = redis.call('HGET', KEYS[6], 'order') or '-inf' end
 local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. opened, '+inf')
 local moved = {1}
 for _, id in ipairs(ids) do

@@ -5,7 +5,9 @@
   whole transcript used, so a list of sessions reads no transcript), and sets the session's
   idle expiry. A watcher
   therefore sees `agentEnd` exactly when the response is stored, even if the coordinator dies
-  here. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
+  here. When nothing waits (no input, follow-up, budget or running mark is left), it also
+  releases the lease, as releaseLeaseIfIdle-4 would have after the holder found no next run:
+  the session is idle, in the same step that closed its run. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
   Called with a variable number of keys (the first argument is their count).
 
   Input:
@@ -37,13 +39,14 @@
     ARGV[12] the session's usage summary JSON, or '' (left as it is)
 
   Output:
-    1 closed · -1 not ours · -2 not the expected length (nothing changed)
+    1 closed (work waits: the lease is kept) · 2 closed and the lease released (idle)
+    · -1 not ours · -2 not the expected length (nothing changed)
 ]]
 -- @include appendEvent
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then return -2 end
 for i = 13, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
-if ARGV[12] ~= '' then redis.call('SET', KEYS[12], ARGV[12]) end
+if ARGV[12] ~= '' then redis.call('SET', KEYS[12], ARGV[12], 'EX', ARGV[8]) end
 local ids = redis.call('LRANGE', KEYS[3], 0, -1)
 for _, id in ipairs(ids) do
   redis.call('HDEL', KEYS[4], id)
@@ -52,5 +55,12 @@ end
 appendEvent(KEYS[5], KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
-for i = 4, 12 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+for i = 5, 7 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+if ARGV[12] == '' then redis.call('EXPIRE', KEYS[12], ARGV[8]) end
+-- The keys that hold waiting work: most runs leave none of them, and then none needs an expiry.
+if redis.call('EXISTS', KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11]) == 0 then
+  redis.call('DEL', KEYS[1])
+  return 2
+end
+for _, i in ipairs({4, 8, 9, 10, 11}) do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
 return 1

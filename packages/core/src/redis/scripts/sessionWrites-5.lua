@@ -28,23 +28,30 @@
 ]]
 -- @include appendEvent
 -- @include appendMessages
-local seq = nil
-local replies = {}
+-- The size of the write at ARGV[i]: an event is two arguments, an append four and its pairs.
+local function writeSize(i)
+  if ARGV[i] == 'a' then return 4 + 2 * tonumber(ARGV[i + 3]) end
+  return 2
+end
+local stored = 0
 local i = 4
+while i <= #ARGV do
+  if ARGV[i] == 's' then stored = stored + 1 end
+  i = i + writeSize(i)
+end
+local events = openEvents(KEYS[1], stored)
+local replies = {}
+i = 4
 while i <= #ARGV do
   local kind = ARGV[i]
   if kind == 's' then
-    seq = appendEvent(KEYS[1], KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
-    i = i + 2
+    appendNextEvent(events, KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
   elseif kind == 'l' then
-    seq = seq or tonumber(redis.call('GET', KEYS[1]) or '0')
-    redis.call('PUBLISH', ARGV[1], '{"seq":' .. seq .. ',"live":true,' .. string.sub(ARGV[i + 1], 2))
-    i = i + 2
+    redis.call('PUBLISH', ARGV[1], '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(ARGV[i + 1], 2))
   else
-    local count = tonumber(ARGV[i + 3])
-    replies[#replies + 1] = appendMessages(KEYS[3], KEYS[4], KEYS[5], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, count)
-    i = i + 4 + 2 * count
+    replies[#replies + 1] = appendMessages(KEYS[3], KEYS[4], KEYS[5], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, tonumber(ARGV[i + 3]))
   end
+  i = i + writeSize(i)
 end
-table.insert(replies, 1, seq or tonumber(redis.call('GET', KEYS[1]) or '0'))
+table.insert(replies, 1, events.seq)
 return replies

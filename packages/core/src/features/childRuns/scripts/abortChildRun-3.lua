@@ -3,7 +3,7 @@
   open run is marked aborted (as markRunAborted-2 does, taking a client's abort request in
   the same step); with no run open (the child's request is not taken in yet, or its run is
   still to open) an `abortOnStart` mark is left, which the session's next run takes as it
-  opens (startRun-8.lua), opening aborted. One script in the child's slot, so a run opens
+  opens (startRun-9.lua), opening aborted. One script in the child's slot, so a run opens
   either before it (and is marked) or after it (and takes the mark): none escapes.
 
   Input:

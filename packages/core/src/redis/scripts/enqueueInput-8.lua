@@ -7,8 +7,8 @@
   by different coordinators still run in the order they were submitted. A request's own
   budget (JSON) is recorded beside its input, with the same lifetime: the run that answers the
   input reads it (`state/inputBudgets.ts`), a resumed run too. Each input (re)writes the
-  session's `known` mark, which `YiemClient.hasSession` reads in one step. Not fenced: any
-  coordinator records inputs.
+  session's `known` mark, which `YiemClient.hasSession` reads in one step, and takes the id
+  out of `submitted` (it is on its way no more). Not fenced: any coordinator records inputs.
 
   Input:
     KEYS[1] inputs
@@ -18,6 +18,7 @@
     KEYS[5] inputDigests
     KEYS[6] inputBudgets
     KEYS[7] known (the session's existence mark)
+    KEYS[8] submitted (requests sent, not recorded yet)
 
     ARGV[1] input id
     ARGV[2] kind: input | followUp
@@ -32,6 +33,7 @@
     {3} the id was recorded with another input · {2, response JSON} answered ·
     {1} already known · {0} queued now
 ]]
+redis.call('ZREM', KEYS[8], ARGV[1])
 local digest = redis.call('HGET', KEYS[5], ARGV[1])
 if digest and digest ~= ARGV[5] then return {3} end
 redis.call('SET', KEYS[7], '1', 'EX', ARGV[8])

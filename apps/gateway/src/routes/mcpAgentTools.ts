@@ -1,0 +1,85 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { sessionIdSchema } from "../schemas.js";
+import { listUsableAgents, type UsableAgent } from "./agents.js";
+import { callAgentTool, type McpRequestContext } from "./mcpAgentCall.js";
+
+/** The arguments of every agent's tool. */
+export const agentToolInput = {
+  message: z.string().min(1).describe("What to ask the agent: the run's input"),
+  sessionId: sessionIdSchema
+    .optional()
+    .describe(
+      "Continue this session (one of this key's, from an earlier result's sessionId); absent: a new session",
+    ),
+};
+
+const usageShape = z.looseObject({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  totalTokens: z.number(),
+  modelCalls: z.number(),
+  toolCalls: z.number(),
+});
+
+/** The `structuredContent` of every agent tool's result (an `isError` result may lack it). */
+export const agentToolOutput = {
+  status: z
+    .enum(["completed", "failed", "aborted", "stopped", "awaiting_approval"])
+    .describe("How the run stands: stopped is a budget stop; awaiting_approval waits for a person"),
+  agent: z.string().describe("The agent that answered (after a handoff, the one handed to)"),
+  runId: z.string(),
+  sessionId: z.string().describe("Pass it back as sessionId to continue the conversation"),
+  stopReason: z.string().optional(),
+  usage: usageShape.optional().describe("What the run used (its child runs included)"),
+  output: z.unknown().optional().describe("The run's structured output, for an agent with one"),
+  approvals: z
+    .array(
+      z.object({
+        sessionId: z.string(),
+        toolCallId: z.string(),
+        toolName: z.string(),
+        reason: z.string().optional(),
+      }),
+    )
+    .optional()
+    .describe("The calls awaiting a decision (POST /v1/approvals), with awaiting_approval"),
+};
+
+/**
+ * A new MCP server for one request, offering one tool per agent `context.key` may use among
+ * those the running coordinators announce (`listUsableAgents`): named as the agent, described
+ * by its description, taking `{ message, sessionId? }`. A key that may use none gets an empty
+ * list. Made per request, as the face keeps nothing between requests.
+ */
+export async function createAgentServer(
+  context: McpRequestContext,
+  version: string,
+): Promise<McpServer> {
+  const server = new McpServer(
+    { name: "yiem-gateway", title: "Yiem agents", version },
+    { capabilities: { tools: { listChanged: false } } },
+  );
+  const agents = await listUsableAgents(context.services, context.key);
+  if (agents.length === 0) {
+    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  }
+  for (const agent of agents) registerAgentTool(server, context, agent);
+  return server;
+}
+
+function registerAgentTool(server: McpServer, context: McpRequestContext, agent: UsableAgent) {
+  server.registerTool(
+    agent.name,
+    {
+      title: `Agent ${agent.name}`,
+      description:
+        agent.description ?? `Asks the Yiem agent "${agent.name}" (model ${agent.model})`,
+      inputSchema: agentToolInput,
+      outputSchema: agentToolOutput,
+      annotations: { readOnlyHint: false, openWorldHint: true },
+    },
+    (args, extra) => callAgentTool(context, agent.name, args, extra),
+  );
+}

@@ -1,0 +1,89 @@
+/**
+ * Yiem as deployed: a private `redis-server` with AOF (`appendfsync` as asked), one compiled
+ * coordinator and two compiled tool workers on their defaults, the `step` tool from
+ * `yiemTools/`. Runs arrive as the client sends them: a job on the coordinator queue.
+ */
+import { fileURLToPath } from "node:url";
+import { type ProcessSlot, startClusterProcesses, startTestRedis } from "@yiem/testing";
+import { Queue, QueueEvents } from "bullmq";
+import { Redis } from "ioredis";
+import { repoRoot } from "../../../test/support/processes.js";
+import { readRedisPid } from "../../sampling/processSampler.js";
+import { STEP_TOOL } from "../workload.js";
+import { startJobWaiter } from "./jobWaiter.js";
+import type { PeerContext, PeerSystem } from "./peerSystem.js";
+
+const TOOLS_DIR = fileURLToPath(new URL("../yiemTools/", import.meta.url));
+
+/** The final text of a coordinator job's return value. */
+function answerOf(returnvalue: unknown): string {
+  const response = (returnvalue as { response?: { content?: Array<{ text?: string }> } })?.response;
+  return response?.content?.[0]?.text ?? "";
+}
+
+/** SIGKILLs the process in `slot` and starts a replacement; resolves once it is ready. */
+async function killAndRestart(slot: ProcessSlot | undefined, what: string): Promise<void> {
+  if (!slot) throw new Error(`Yiem bench: no ${what} to kill`);
+  slot.signal("SIGKILL");
+  await slot.exited();
+  await slot.restart();
+}
+
+/** Starts Yiem with Redis fsyncing its AOF as `fsync` says. */
+export async function startYiem(
+  ctx: PeerContext,
+  fsync: "always" | "everysec",
+): Promise<PeerSystem> {
+  const redis = await startTestRedis({ privateServer: true, appendOnly: true, appendFsync: fsync });
+  const env = {
+    REDIS_URL: redis.url,
+    YIEM_PREFIX: redis.prefix,
+    OPENAI_BASE_URL: ctx.modelURL,
+    OPENAI_API_KEY: "sk-bench-peers",
+    YIEM_MODEL: "scripted-model",
+    YIEM_TOOLS_DIR: TOOLS_DIR,
+    BENCH_PEERS_EFFECTS: ctx.effectsFile,
+    LOG_LEVEL: process.env.BENCH_PEERS_YIEM_LOG_LEVEL ?? "info",
+  };
+  const processes = await startClusterProcesses({
+    cwd: repoRoot,
+    launch: "compiled",
+    env,
+    coordinators: 1,
+    workers: 2,
+    readyTimeoutMs: 90_000,
+    expectTools: [STEP_TOOL],
+    // BENCH_PEERS_LOG_DIR keeps one log file per Yiem process there (to read after a run).
+    ...(process.env.BENCH_PEERS_LOG_DIR ? { logDir: process.env.BENCH_PEERS_LOG_DIR } : {}),
+  });
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const prefix = `${redis.prefix}:bull`;
+  const queue = new Queue("coordinator", { connection, prefix });
+  const eventsConnection = connection.duplicate();
+  const events = new QueueEvents("coordinator", { connection: eventsConnection, prefix });
+  events.setMaxListeners(0);
+  await events.waitUntilReady();
+  const waiter = startJobWaiter(events);
+  const redisPid = await readRedisPid(connection);
+  const slots = () => [...processes.coordinators, ...processes.workers];
+  return {
+    name: `Yiem (appendfsync ${fsync})`,
+    async run(run) {
+      const done = waiter.waitFor(run);
+      await queue.add("session", { input: run }, { jobId: run });
+      return answerOf(await done);
+    },
+    pids: async () => [redisPid, ...slots().map((slot) => slot.current().pid)],
+    killOrchestrator: () => killAndRestart(processes.coordinators[0], "coordinator"),
+    killToolWorker: () => killAndRestart(processes.workers[0], "tool worker"),
+    async close() {
+      waiter.stop();
+      await processes.close(5000);
+      await events.close();
+      await queue.close();
+      eventsConnection.disconnect();
+      connection.disconnect();
+      await redis.stop();
+    },
+  };
+}

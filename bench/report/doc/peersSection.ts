@@ -1,0 +1,184 @@
+/**
+ * The peers section of `docs/PERFORMANCE.md`: the last `npm run bench -- --peers`
+ * (`bench/peers/results.json`), Yiem against Restate, DBOS and BullMQ by hand on one workload,
+ * and the cost of Redis's fsync policy.
+ */
+import { killCells, type PeerRow, type PeersRecord, peerRows } from "../peersRecord.js";
+import { num, table } from "./markdown.js";
+
+const HOW = `\`npm run bench -- --peers\` (its own command: never part of \`npm test\`, of CI or of the full
+bench run; it installs the peers on demand with \`npm ci --prefix bench/peers\`, whose own
+\`package.json\` and lockfile keep them out of the root install) runs one workload on every
+system: an agent run of two streamed model calls (the \`openai\` SDK against the repo's scripted
+OpenAI-compatible server, which answers at once, in the bench process and counted for no
+system) with two parallel calls of a \`step\` tool between them, each in a worker process apart
+from the orchestrator, each appending one line to a side-effects file. The systems:
+
+- **Yiem**: a private \`redis-server\` with \`appendonly yes\` and \`appendfsync always\`, one
+  compiled coordinator and two compiled tool workers on their defaults; runs are jobs of the
+  coordinator queue (as \`YiemClient.send\` adds them). Again with \`appendfsync everysec\`.
+- **BullMQ by hand** (\`bench/peers/processes/bullmq*.ts\`): a private \`redis-server\` with AOF
+  fsynced always, an orchestrator process (a \`Worker\` of a \`runs\` queue whose job runs the loop,
+  adding the two tool jobs and awaiting them with \`waitUntilFinished\`; nothing of the run is
+  kept between its steps) and two tool worker processes.
+- **Restate** (\`@restatedev/restate-server\` and \`@restatedev/restate-sdk\`): the server from npm,
+  single node, on its defaults (its log's RocksDB WAL fsynced: \`rocksdb-disable-wal-fsync =
+  false\`), the agent service (each model call in \`ctx.run\`, the two tool calls as calls of
+  the services \`toolsA\` and \`toolsB\`, one process each, awaited with \`RestatePromise.all\`);
+  runs are ingress calls with the run's key as idempotency key. Its SDK calls
+  \`Promise.withResolvers\`, which Node 20 lacks: \`bench/peers/processes/withResolvers.ts\` adds it.
+- **DBOS Transact** (\`@dbos-inc/dbos-sdk\`): Debian's PostgreSQL 15 (synchronous commits, as it
+  ships), a database of its own per run; the agent process runs the agent workflow (each model
+  call a step, the tool calls as \`step\` workflows on a \`tools\` queue) behind a small HTTP
+  face; two tool processes dequeue from that queue. Queues and results are polled every 50 ms
+  (DBOS's default is 1 s); its PostgreSQL backends count among its processes.
+
+The whole run happens in a network namespace of its own with loopback only (\`unshare --net\`):
+Restate's server asks GitHub for a newer release at every start (its log shows the failed
+attempt). PostgreSQL is reached over its Unix socket.
+
+Warm-up: 20 runs, 10 in flight, per system. Then the systems take turns in rounds (the
+order rotated every round): a block of runs one after another (p50, p99: all rounds' runs
+pooled), then a block of runs with 64 in flight (runs/s: answered runs ÷ the block's wall
+time; CPU per run: user + system time of every process of the system, servers included, from
+\`/proc/<pid>/stat\`, over the block, ÷ its runs). Ratios are against Yiem with fsync always,
+taken round by round and their median shown, so drift on the machine falls on both alike.
+
+Kill tests, each system on its defaults (Yiem: its failure detector, a process's life
+expiring 1.5 s after its last heartbeat, polled every 250 ms, with the 30 s locks and 10 s
+leases behind it; BullMQ's 30 s lock and stalled check): a run starts every 150 ms whatever the
+answers do (100 runs, more while kills remain); a process is SIGKILLed at evenly spaced marks
+of runs started, each while runs are in flight, once the previous kill's replacement is ready
+and a run was answered since that kill, and restarted at once as a supervisor would (a
+compiled process with plain \`node\` for every system). Two tests per system: the
+**orchestrator** (Yiem's coordinator, BullMQ's orchestrator, Restate's agent service, DBOS's
+agent process), then **one tool worker** of the two (Yiem's first tool worker, BullMQ's first
+tools process, Restate's \`toolsA\` service process, DBOS's first tools process), every tool
+call allowed one retry: Yiem's \`step\` tool has \`retries: 1\`, BullMQ's tool jobs
+\`attempts: 2\` (a dead worker's job goes back to wait at the stalled check, BullMQ's
+\`maxStalledCount\` 1), Restate retries an invocation whose service process broke off on its
+own (its default retry policy), DBOS recovers the queued \`step\` workflows of a tools
+process when one with its executor id starts again. In the worker test's runs \`step\` works
+300 ms before it appends its line (\`SLOW_STEP_MS\` in \`bench/peers/workload.ts\`), so each
+kill lands on calls being run; the line is the call's last act, so a call killed before it and
+run again writes it once: it is written twice only when a kill lands between the line and
+the call's answer. A run is *answered* with the final answer; *lost* if none came
+within 180 s of the last answer; *tools twice* counts tool calls whose side effect was written more than once. *Kill to first answer*: seconds
+from each kill to the next answer of any run (one whose last step was already past the killed
+process may answer at once); *kill to every interrupted run answered*: until the last of the
+runs in flight at the kill answered, which is how long a user waits at most.
+
+How Yiem recovers, which the figures show: with one coordinator, runs started after an
+orchestrator kill wait for the replacement to start (its compiled process takes seconds on a
+loaded machine, where the peers' orchestrators are smaller programs), so *kill to first
+answer* is mostly that start. Runs caught by a kill wait for the failure detector: the dead
+coordinator's life expires 1.5 s after its last beat, and the replacement finds it dead at
+its first look. A coordinator that has just started gives expired lives one TTL more only when
+Redis itself is younger than the TTL (a Redis restart: no process could beat;
+docs/RELIABILITY.md, "Failure detector"); before, it gave every start that TTL, so the dead
+coordinator's runs waited a TTL past the replacement's start, and longer when the test killed
+each replacement within seconds of its start. With that change and a shorter start (the MCP
+SDK and Bull Board loaded when first used: a compiled coordinator's spawn to \`coordinator
+ready\`, median of 5 against a local Redis, 1.56 s before, 1.33 to 1.43 s after, load about 2),
+the orchestrator kill test alone (\`--rounds 0 --no-worker-kill\`, 2026-12-03 23:47 UTC, load
+1.0 rising to 3.1, so lighter than the run in the table) gave kill to first answer p50 / max:
+Yiem 1.7 / 1.8 s, BullMQ by hand 0.6 / 0.6, Restate 0.6 / 0.9, DBOS 1.4 / 1.7; every
+interrupted run answered: Yiem 1.7 / 1.8, BullMQ 0.6 / 0.6, Restate 0.8 / 0.9, DBOS 1.4 / 1.7;
+each 100 runs, 5 kills, none lost, no tool run twice. Yiem's is still the replacement's start
+(about 1.3 s of module loading and the HTTP front door's thread) plus the first look. A
+deployment with two coordinators does not wait for a start: the other one answers and finds
+the dead one within 1.75 s.`;
+
+function ratio(value: number): string {
+  return Number.isFinite(value) ? `${num(value, 2)}×` : "–";
+}
+
+function row(r: PeerRow): string[] {
+  return [
+    `**${r.name}**`,
+    `${num(r.p50, 1)} (${ratio(r.ratio.p50)})`,
+    num(r.p99, 1),
+    `${num(r.runsPerS, 1)} (${ratio(r.ratio.runsPerS)})`,
+    `${num(r.cpuMsPerRun, 1)} (${ratio(r.ratio.cpuMsPerRun)})`,
+  ];
+}
+
+/** The kill tests' rows: per system, its orchestrator kill, then its tool-worker kill. */
+function killRows(rows: PeerRow[]): string[][] {
+  return rows
+    .filter((r) => r.kill || r.workerKill)
+    .flatMap((r) => [
+      [`**${r.name}**`, "orchestrator", ...killCells(r.kill)],
+      [`**${r.name}**`, "one tool worker (retries 1)", ...killCells(r.workerKill)],
+    ]);
+}
+
+/** The kill tests' table, or nothing when no system ran one. */
+function killTable(rows: PeerRow[]): string {
+  const killed = killRows(rows);
+  if (killed.length === 0) return "";
+  return table(
+    [
+      "",
+      "process killed",
+      "answered / lost / tools twice",
+      "kill to first answer, s (p50 / max)",
+      "kill to every interrupted run answered, s (p50 / max)",
+    ],
+    killed,
+  );
+}
+
+/** What the durability choice costs: fsync everysec against always, from the same rounds. */
+function durabilityText(rows: PeerRow[]): string {
+  const everysec = rows.find((r) => r.key === "yiemEverysec");
+  if (!everysec) return "";
+  return `### The cost of durability: \`appendfsync always\` against \`everysec\`
+
+In the same rounds, Yiem on a Redis fsyncing its AOF once a second instead of on every write
+had a p50 of ${ratio(everysec.ratio.p50)} and ${ratio(everysec.ratio.runsPerS)} the runs/s at 64 in
+flight (CPU per run ${ratio(everysec.ratio.cpuMsPerRun)}). What each level loses on a crash is in
+docs/RELIABILITY.md ("Durability: what a crash may lose"); \`docker-compose.yml\` ships
+\`always\`. On a Redis Cluster the replica acknowledgements (\`YIEM_REPLICA_ACKS\`) are measured
+in [Redis Cluster](#redis-cluster).`;
+}
+
+/** "1 round", "3 rounds". */
+function roundsText(rounds: number): string {
+  return `${rounds} round${rounds === 1 ? "" : "s"}`;
+}
+
+/** The section, or a note that no peers run was recorded yet. */
+export function peersSection(record: PeersRecord | undefined): string {
+  if (!record) return `## Peers\n\nNo \`npm run bench -- --peers\` recorded yet.\n\n${HOW}`;
+  const rows = peerRows(record);
+  const failed = [
+    ...Object.entries(record.failed).map(([key, why]) => `- ${key} did not run: ${why}`),
+    ...Object.values(record.systems)
+      .filter((f) => (f.failedRuns ?? 0) > 0)
+      .map(
+        (f) => `- ${f.name}: ${f.failedRuns} runs of the rounds failed (left out of its figures)`,
+      ),
+  ];
+  const plan = record.plan;
+  return [
+    "## Peers",
+    `Last run ${record.date.slice(0, 16).replace("T", " ")} UTC on ${record.cpus} cores (${record.cpuModel}), Node ${record.node}; the machine shared with other work (load ${num(record.loadAtStart, 1)} at the start, ${num(record.loadAtEnd, 1)} at the end). ${roundsText(plan.rounds)} of ${plan.seq} runs one after another and ${plan.load} runs with ${plan.concurrency} in flight per system: modest counts on a loaded machine, so take the ratios (paired within rounds) over the absolute figures.${plan.rounds === 1 ? " With one round the systems ran once each, one after another, so a change of the machine's load during the round falls on their ratios." : ""}`,
+    table(
+      [
+        "",
+        "p50 ms (× Yiem)",
+        "p99 ms",
+        `runs/s at ${plan.concurrency} (× Yiem)`,
+        "CPU ms per run, all processes (× Yiem)",
+      ],
+      rows.map(row),
+    ),
+    killTable(rows),
+    ...(failed.length ? [failed.join("\n")] : []),
+    HOW,
+    durabilityText(rows),
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}

@@ -1,0 +1,93 @@
+import type { ClusterKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redisConnection.js";
+import { withScripts } from "../../redis/scripts.js";
+import type { ResolvedModelLimit } from "./modelLimits.js";
+
+/**
+ * The part of a window kept as a margin (at least `MIN_GUARD_MS`): a call's turn is counted
+ * `window + guard` long, so requests that reach the provider later than their turn (a new
+ * connection's handshake, the network, a busy event loop) still never crowd one of its windows.
+ */
+const GUARD_SHARE = 0.02;
+const MIN_GUARD_MS = 250;
+
+/**
+ * One shared provider limit in Redis, as every coordinator sees it (`admitModelCall-3.lua`,
+ * `settleModelCall-3.lua`): a log of the calls' turns and tokens, first come first served,
+ * and the time the provider's last 429 pauses every call until. Every method is one script
+ * call; Redis errors reject, named by the limit.
+ *
+ * @example
+ * const limit = new ProviderLimit(redis, keys, limitOfModel(limits, "gpt-4o")!);
+ * const waitMs = await limit.admit("call-1", 1200); // 0: send now
+ */
+export class ProviderLimit {
+  private readonly keys: string[];
+  private readonly windowMs: number;
+
+  constructor(
+    private readonly redis: RedisClient,
+    keys: ClusterKeys,
+    readonly limit: ResolvedModelLimit,
+  ) {
+    const { calls, tokens, pausedUntil } = keys.modelLimit(limit.name);
+    this.keys = [calls, tokens, pausedUntil];
+    this.windowMs =
+      limit.windowMs + Math.max(MIN_GUARD_MS, Math.ceil(limit.windowMs * GUARD_SHARE));
+  }
+
+  /**
+   * Takes call `callId`'s turn for `tokens` (or confirms it, called again once it came):
+   * resolves the ms until it, 0 when the call may be sent now.
+   */
+  admit(callId: string, tokens: number): Promise<number> {
+    const { requests, tokens: maxTokens } = this.limit;
+    return this.run(() =>
+      withScripts(this.redis).yiemAdmitModelCall(
+        ...this.keys,
+        callId,
+        tokens,
+        requests,
+        maxTokens,
+        this.windowMs,
+      ),
+    );
+  }
+
+  /** Sets call `callId`'s tokens to what its answer reported. */
+  async settle(callId: string, tokens: number): Promise<void> {
+    await this.settleAs(callId, "tokens", tokens);
+  }
+
+  /** Gives back the turn of a call that was never sent (its wait was aborted). */
+  async cancel(callId: string): Promise<void> {
+    await this.settleAs(callId, "cancel", 0);
+  }
+
+  /** Records that the provider refused call `callId` (no tokens) and pauses every call `pauseMs`. */
+  async refused(callId: string, pauseMs: number): Promise<void> {
+    await this.settleAs(callId, "refused", Math.max(0, Math.round(pauseMs)));
+  }
+
+  private settleAs(callId: string, what: string, amount: number): Promise<number> {
+    return this.run(() =>
+      withScripts(this.redis).yiemSettleModelCall(
+        ...this.keys,
+        callId,
+        what,
+        amount,
+        this.windowMs,
+      ),
+    );
+  }
+
+  private async run<T>(script: () => Promise<T>): Promise<T> {
+    try {
+      return await script();
+    } catch (err) {
+      throw new Error(`provider limit "${this.limit.name}": ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+}

@@ -1,0 +1,39 @@
+--[[
+  Settles one model call of a shared provider limit: corrects its tokens by what the answer
+  reported, cancels it (its wait was aborted: never sent), or records that the provider
+  refused it (no tokens) and pauses every call of the limit until `pause` ms from now.
+
+  Input:
+    KEYS[1] calls (ZSET call id → its turn, ms)
+    KEYS[2] tokens (HASH call id → tokens reserved)
+    KEYS[3] paused until (STRING, ms)
+
+    ARGV[1] call id
+    ARGV[2] what: "tokens", "cancel" or "refused"
+    ARGV[3] the tokens the answer reported ("tokens"), or the pause in ms ("refused", 0: none)
+    ARGV[4] window ms (how long a pause is remembered past its end)
+
+  Output:
+    1
+]]
+local id, what, amount = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local known = redis.call('ZSCORE', KEYS[1], id)
+if what == 'cancel' then
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+  return 1
+end
+if what == 'tokens' then
+  if known then redis.call('HSET', KEYS[2], id, amount) end
+  return 1
+end
+if known then redis.call('HSET', KEYS[2], id, 0) end
+if amount > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local paused = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if now + amount > paused then
+    redis.call('SET', KEYS[3], now + amount, 'PX', amount + tonumber(ARGV[4]))
+  end
+end
+return 1

@@ -1,0 +1,30 @@
+import { randomUUID } from "node:crypto";
+import { sleep } from "../../llm/retryPolicy.js";
+import type { ProviderLimit } from "./providerLimit.js";
+
+/** A call's turn, once it came: the id its settlement names. */
+export interface Turn {
+  callId: string;
+}
+
+/**
+ * Waits for a model call's turn under `limit`, reserving `tokens`: asks Redis for the turn,
+ * sleeps until it, confirms it (a 429 told meanwhile puts the call in line again after the
+ * pause), and resolves the turn. Resolves `undefined` when `signal` fired during the wait (the
+ * turn is given back, best effort). Rejects when Redis fails (the turn, if any, is lost).
+ */
+export async function waitForTurn(
+  limit: ProviderLimit,
+  tokens: number,
+  signal: AbortSignal | undefined,
+): Promise<Turn | undefined> {
+  const callId = randomUUID();
+  for (;;) {
+    const waitMs = await limit.admit(callId, tokens);
+    if (waitMs <= 0) return { callId };
+    if (!(await sleep(waitMs, signal))) {
+      await limit.cancel(callId).catch(() => undefined);
+      return undefined;
+    }
+  }
+}

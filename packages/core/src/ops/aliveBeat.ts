@@ -1,0 +1,128 @@
+import { Worker } from "node:worker_threads";
+import type { ClusterKeys } from "../redis/keys.js";
+import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
+import { beatAlive, forgetLife } from "../state/processLives.js";
+import type { AliveBeatThreadData, AliveBeatThreadMessage } from "./aliveBeatThread.js";
+import type { Logger } from "./logger.js";
+
+/** How many beats a life's ttl spans: one or two late beats do not make it look dead. */
+const BEATS_PER_TTL = 5;
+
+/** How long `stop` waits for the thread to say it stopped before ending it. */
+const STOP_WAIT_MS = 1000;
+
+/** Options of `startAliveBeat`. */
+export interface AliveBeatOptions {
+  redis: RedisTarget;
+  keys: ClusterKeys;
+  /** The process's command connection (what forgets the life at `stop`). */
+  command: RedisClient;
+  lifeId: string;
+  /** How long the life counts as alive after a beat; 0: no heartbeat. */
+  ttlMs: number;
+  log: Logger;
+}
+
+/** A running heartbeat. */
+export interface AliveBeat {
+  /** Stops beating, then forgets the life (call once the process holds nothing). */
+  stop(): Promise<void>;
+}
+
+/** `target` without what cannot cross to a thread (an ioredis option that is a function). */
+function cloneableTarget(target: RedisTarget): RedisTarget {
+  if (typeof target === "string" || "clusterNodes" in target) return target;
+  return Object.fromEntries(
+    Object.entries(target).filter(([, value]) => typeof value !== "function"),
+  ) as RedisTarget;
+}
+
+/**
+ * The thread's module beside this one: the compiled `.js`; or, when this file runs as its
+ * TypeScript source (tsx, vitest), the `.ts` beside it, loaded through tsx's loader, which a
+ * worker thread does not inherit from its parent.
+ */
+function startThread(data: AliveBeatThreadData): Worker {
+  if (!import.meta.url.endsWith(".ts"))
+    return new Worker(new URL("./aliveBeatThread.js", import.meta.url), { workerData: data });
+  const source = new URL("./aliveBeatThread.ts", import.meta.url).href;
+  const boot = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(boot, { eval: true, workerData: data });
+}
+
+/**
+ * Beats life `lifeId` from the main thread, on the command connection, every `everyMs` until
+ * stopped: the bridge while the heartbeat thread boots (loading it from TypeScript sources on
+ * a loaded machine took over 3 s, longer than a life's ttl: both coordinators of a test found
+ * each other dead and took each other's sessions), and the fallback if the thread fails. The
+ * first beat goes out at once, before any lock or lease the process takes (commands go in
+ * order on that connection), so a process killed at once is still noticed.
+ */
+function bridgeBeats(options: AliveBeatOptions, everyMs: number): { stop(): void } {
+  const beat = () =>
+    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs).catch(
+      () => undefined,
+    );
+  beat();
+  const timer = setInterval(beat, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/**
+ * Starts the process's heartbeat: a worker thread (`aliveBeatThread.ts`) that keeps life
+ * `lifeId` alive in Redis for `ttlMs` past each beat, beating five times per `ttlMs`, so a
+ * busy main thread does not make the process look dead. Until the thread's first beat went
+ * through (and again if the thread fails), the main thread beats instead (`bridgeBeats`).
+ * Every coordinator and tool worker runs one from `startProcessRuntime`, so however it was
+ * started (the apps, `startClusterProcesses`, in a test's process) its death is noticed by
+ * the coordinators' failure detector. With `ttlMs` 0, nothing runs.
+ *
+ * @example const beat = startAliveBeat({ redis, keys, command, lifeId, ttlMs: 1500, log });
+ */
+export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
+  if (options.ttlMs <= 0) return { stop: async () => undefined };
+  const everyMs = Math.max(20, Math.floor(options.ttlMs / BEATS_PER_TTL));
+  let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs);
+  const thread = startThread({
+    redis: cloneableTarget(options.redis),
+    prefix: options.keys.prefix,
+    lifeId: options.lifeId,
+    ttlMs: options.ttlMs,
+    everyMs,
+  });
+  let stopping = false;
+  thread.on("message", (message: AliveBeatThreadMessage) => {
+    if (message.kind !== "beating") return;
+    bridge?.stop();
+    bridge = undefined;
+  });
+  thread.on("error", (err) => {
+    options.log.warn(
+      { err: err.message },
+      "the heartbeat thread failed; beating from the main thread",
+    );
+    bridge ??= bridgeBeats(options, everyMs);
+  });
+  thread.on("exit", () => {
+    if (!stopping) bridge ??= bridgeBeats(options, everyMs);
+  });
+  thread.unref();
+  return {
+    async stop() {
+      stopping = true;
+      bridge?.stop();
+      const stopped = new Promise((resolve) => {
+        thread.on("message", (message: AliveBeatThreadMessage) => {
+          if (message.kind === "stopped") resolve(undefined);
+        });
+        thread.once("exit", resolve);
+        setTimeout(resolve, STOP_WAIT_MS).unref();
+      });
+      thread.postMessage({ kind: "stop" });
+      await stopped;
+      await thread.terminate();
+      await forgetLife(options.command, options.keys, options.lifeId).catch(() => undefined);
+    },
+  };
+}

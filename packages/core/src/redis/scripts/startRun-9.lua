@@ -1,0 +1,83 @@
+--[[
+  Opens the session's next run, or reports the open one. Waiting plain inputs open a run
+  before follow-ups (they were meant to join the run that just ended). A follow-up newer than
+  ARGV[2] does not open a run yet: an older input fetched by another coordinator may still
+  be on its way, and must run first. Nor does any input while a request sent before it
+  (`submitted`, by `YiemClient.send`) is not recorded yet: a coordinator slower than the
+  settle time (a loaded one) would otherwise see a later send open a run first, or take the
+  older input into the newer one's run. A sent request not recorded by ARGV[3] is given up
+  (its job failed or was refused before it was recorded). A parked run (waiting for approvals) releases the lease.
+  The run hash keeps `from`, where the run's messages begin in the transcript: a resumed run
+  adds up its usage from there (`loop/runUsage.ts`). A new run of a session whose tree was
+  aborted before the run opened (`abortOnStart`, left by abortChildRun-3.lua for a child run
+  no coordinator had taken in) opens aborted, taking the mark: it ends before its first model
+  call.
+
+  Input:
+    KEYS[1] lease
+    KEYS[2] run
+    KEYS[3] runInputs
+    KEYS[4] inputs
+    KEYS[5] pendingInputs
+    KEYS[6] pendingFollowUps
+    KEYS[7] messages
+    KEYS[8] abortOnStart
+    KEYS[9] submitted (requests sent, not recorded yet: an id → its creation order)
+
+    ARGV[1] token
+    ARGV[2] newest follow-up order that may open a run now
+    ARGV[3] oldest order of a sent request still worth waiting for (older ones are given up)
+
+  Output:
+    {-1} not ours · {0} nothing to do · {2, runId, from, order, inputId...} a run is open
+    (resume; `from`: the index of its first message in the transcript, '' for a run opened
+    without it; `order`: its first input's, '' when unknown) · {1, runId, message, aborted,
+    order} a new run, opened by input `runId` (`aborted`: 1 when it opened aborted, else 0;
+    `order`: that input's, which drainInputs-6 compares later inputs with) · {3, order} a
+    follow-up waits
+    · {4} the open run is parked: the lease is released in the same step
+    · {5} an older request is on its way: nothing opens yet
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
+local run = redis.call('HMGET', KEYS[2], 'parked', 'runId', 'from', 'order')
+if run[1] == '1' then
+  redis.call('DEL', KEYS[1])
+  return {4}
+end
+if run[2] then
+  local open = redis.call('LRANGE', KEYS[3], 0, -1)
+  table.insert(open, 1, run[4] or '')
+  table.insert(open, 1, run[3] or '')
+  table.insert(open, 1, run[2])
+  table.insert(open, 1, 2)
+  return open
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', '(' .. ARGV[3])
+for _ = 1, 1000 do
+  local source = KEYS[5]
+  local head = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  if #head == 0 then
+    source = KEYS[6]
+    head = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
+    if #head == 0 then return {0} end
+    if tonumber(head[2]) > tonumber(ARGV[2]) then return {3, head[2]} end
+  end
+  -- Sent within the same millisecond or before, not recorded yet: it may be older.
+  local sameMs = math.floor(tonumber(head[2]) / 1024) * 1024 + 1023
+  if #redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', sameMs, 'LIMIT', 0, 1) > 0 then return {5} end
+  redis.call('ZREM', source, head[1])
+  local id = head[1]
+  local message = redis.call('HGET', KEYS[4], id)
+  if message then
+    local from = redis.call('RPUSH', KEYS[7], message) - 1
+    redis.call('HSET', KEYS[2], 'runId', id, 'order', head[2], 'from', from)
+    redis.call('DEL', KEYS[3])
+    redis.call('RPUSH', KEYS[3], id)
+    if redis.call('DEL', KEYS[8]) == 1 then
+      redis.call('HSET', KEYS[2], 'aborted', '1')
+      return {1, id, message, 1, head[2]}
+    end
+    return {1, id, message, 0, head[2]}
+  end
+end
+return {0}

@@ -1,0 +1,105 @@
+/**
+ * The parts of flow control around one model call (issue 33, items 1 and 5): the adapter
+ * tells a gate before each request and each refusal with the wait the server asked for; the
+ * scripted model refuses requests past its limits as a provider does; `YIEM_MODEL_LIMITS` is
+ * checked at start.
+ */
+import { ConfigError, createOpenAILlmCall, readModelLimits } from "@yiem/core";
+import { limitOfModel, requestedWaitMs } from "@yiem/core/internal";
+import { startScriptedModelServer } from "@yiem/testing";
+import { describe, expect, it } from "vitest";
+
+const request = { messages: [{ role: "user" as const, content: "hi" }], tools: [] };
+
+describe("the adapter's request hooks", () => {
+  it("asks before each request and tells each refusal with the server's wait", async () => {
+    const server = await startScriptedModelServer({
+      replies: [
+        { kind: "httpError", status: 429, message: "slow down", retryAfterSeconds: 3 },
+        { kind: "text", text: "hello" },
+      ],
+    });
+    try {
+      const llmCall = createOpenAILlmCall({
+        model: "m",
+        baseURL: server.baseURL,
+        maxRetryDelayMs: 1, // the test does not wait the 3 s
+      });
+      const told: unknown[] = [];
+      const answer = await llmCall(request, undefined, {
+        beforeRequest: async (attempt) => void told.push(["before", attempt]),
+        onRequestFailed: (failure) => void told.push(["failed", failure]),
+      });
+      expect(answer.content).toEqual([{ type: "text", text: "hello" }]);
+      expect(told).toEqual([
+        ["before", 0],
+        ["failed", { attempt: 0, status: 429, retryAfterMs: 3000 }],
+        ["before", 1],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("the wait a refusal asks for", () => {
+  it("reads retry-after first, else on a 429 the exhausted limit's reset", () => {
+    const headers = (fields: Record<string, string>) => new Headers(fields);
+    expect(
+      requestedWaitMs(429, headers({ "retry-after": "2", "x-ratelimit-reset-tokens": "9s" })),
+    ).toBe(2000);
+    const both = { "x-ratelimit-reset-requests": "1m30s", "x-ratelimit-reset-tokens": "250ms" };
+    expect(requestedWaitMs(429, headers(both))).toBe(250);
+    const requestsOut = { ...both, "x-ratelimit-remaining-requests": "0" };
+    expect(requestedWaitMs(429, headers(requestsOut))).toBe(90_000);
+    expect(requestedWaitMs(503, headers(both))).toBeUndefined(); // resets count only on a 429
+    expect(requestedWaitMs(429, headers({ "x-ratelimit-reset-tokens": "soon" }))).toBeUndefined();
+  });
+});
+
+describe("the scripted model's limits", () => {
+  it("answers 429 with retry-after past its requests per window, and lists the refused", async () => {
+    const server = await startScriptedModelServer({
+      limits: { requests: 2, windowMs: 60_000 },
+      respond: () => ({ kind: "text", text: "ok" }),
+    });
+    try {
+      const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] });
+      const post = () =>
+        fetch(`${server.baseURL}/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        });
+      const answers = [await post(), await post(), await post()];
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+      const retryAfter = Number(answers[2]?.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(server.limited.map((r) => r.index)).toEqual([2]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("YIEM_MODEL_LIMITS", () => {
+  it("reads limits by model or by a group of models, and refuses a malformed one", () => {
+    const limits = readModelLimits(
+      '{ "gpt-4o": { "requests": 500 }, "local": { "models": ["qwen3"], "tokens": 9000, "windowMs": 10000 } }',
+    );
+    expect(limitOfModel(limits, "gpt-4o")).toEqual({
+      name: "gpt-4o",
+      requests: 500,
+      tokens: 0,
+      windowMs: 60_000,
+      outputTokens: 0,
+    });
+    expect(limitOfModel(limits, "qwen3")?.name).toBe("local");
+    expect(limitOfModel(limits, "other")).toBeUndefined();
+    expect(readModelLimits(undefined)).toBeUndefined();
+    expect(() => readModelLimits('{ "m": { "rpm": 5 } }')).toThrow(ConfigError);
+    expect(() => readModelLimits('{ "m": { "requests": 0 } }')).toThrow(/requests must be/);
+    expect(() => readModelLimits("[1]")).toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * A shared provider limit in Redis (issue 33, item 1), as two coordinators see it through two
+ * connections: calls past the limit get a later turn, first come first served; the answer's
+ * usage corrects a call's reserved tokens; a 429 told by one pauses the other's calls, and puts
+ * a turn taken before it in line again after it.
+ */
+import { randomUUID } from "node:crypto";
+import { clusterKeys, connectRedis, type RedisClient } from "@yiem/core";
+import { keySlot, limitOfModel, ProviderLimit, waitForTurn } from "@yiem/core/internal";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useRedisConnection } from "../support/redisConnection.js";
+
+const t = useRedisConnection();
+let other: RedisClient | undefined;
+beforeAll(() => {
+  other = connectRedis(t.server.url);
+});
+afterAll(async () => {
+  await other?.quit();
+});
+
+/** The same fresh limit, as two coordinators hold it (two connections). */
+function sharedLimit(fields: { requests?: number; tokens?: number }) {
+  const name = `model-${randomUUID()}`;
+  const limit = limitOfModel({ [name]: { ...fields, windowMs: 1000 } }, name);
+  if (!limit || !other) throw new Error("no limit");
+  const keys = clusterKeys(t.server.prefix);
+  return [new ProviderLimit(t.redis, keys, limit), new ProviderLimit(other, keys, limit)] as const;
+}
+
+describe("a shared provider limit", () => {
+  it("admits up to its requests at once across coordinators, then gives later turns in order", async () => {
+    const [a, b] = sharedLimit({ requests: 3 });
+    const waits: number[] = [];
+    const turns: number[] = []; // when each turn comes, on this clock
+    for (let i = 0; i < 5; i++) {
+      waits.push(await (i % 2 === 0 ? a : b).admit(`call-${i}`, 10));
+      turns.push(Date.now() + (waits[i] as number));
+    }
+    expect(waits.slice(0, 3)).toEqual([0, 0, 0]);
+    expect(waits[3]).toBeGreaterThan(0);
+    // Later than call 3's turn (the waits were read at different moments: some slack for that).
+    expect(turns[4]).toBeGreaterThanOrEqual((turns[3] as number) - 50);
+    // Asked again before its turn, a call keeps it (its wait only shrinks).
+    expect(await b.admit("call-3", 10)).toBeLessThanOrEqual(waits[3] as number);
+  });
+
+  it("reserves a call's estimated tokens and corrects them by the answer's usage", async () => {
+    const [a, b] = sharedLimit({ tokens: 100 });
+    expect(await a.admit("first", 60)).toBe(0);
+    await a.settle("first", 10); // the answer reported 10 tokens, not 60
+    expect(await b.admit("second", 60)).toBe(0);
+    expect(await b.admit("third", 60)).toBeGreaterThan(0); // 10 + 60 + 60 > 100
+  });
+
+  it("pauses every coordinator's calls after a 429, and puts a turn taken before it in line again", async () => {
+    const [a, b] = sharedLimit({ requests: 1 });
+    expect(await a.admit("sent", 10)).toBe(0);
+    const turn = await b.admit("waiting", 10);
+    expect(turn).toBeGreaterThan(0);
+    await a.refused("sent", 5000); // the provider answered 429, retry after 5 s
+    expect(await b.admit("waiting", 10)).toBeGreaterThan(turn + 2000);
+    const [, unlimited] = sharedLimit({});
+    expect(await unlimited.admit("free", 10)).toBe(0); // another limit is not paused
+  });
+
+  it("gives back the turn of a call whose wait was aborted", async () => {
+    const [a, b] = sharedLimit({ requests: 1 });
+    expect(await a.admit("sent", 10)).toBe(0);
+    const first = await b.admit("aborted", 10);
+    await b.cancel("aborted");
+    expect(await a.admit("next", 10)).toBeLessThanOrEqual(first);
+  });
+});
+
+describe("a limit's keys", () => {
+  it("share one hash slot, so its scripts run on a Redis Cluster", () => {
+    const keys = clusterKeys("yiem", { cluster: true, shards: 3 }).modelLimit("gpt-4o/2024:x");
+    const slots = new Set([keys.calls, keys.tokens, keys.pausedUntil].map(keySlot));
+    expect(slots.size).toBe(1);
+  });
+});
+
+describe("a call waiting for its turn", () => {
+  it("stops waiting when its run aborts, and gives the turn back", async () => {
+    const [a, b] = sharedLimit({ requests: 1 });
+    expect(await a.admit("sent", 10)).toBe(0);
+    const controller = new AbortController();
+    const waiting = waitForTurn(b, 10, controller.signal);
+    setTimeout(() => controller.abort(), 50);
+    expect(await waiting).toBeUndefined();
+    const next = await a.admit("next", 10); // its turn is the one the aborted call had
+    expect(next).toBeGreaterThan(0);
+    expect(await a.admit("after", 10)).toBeGreaterThan(next);
+  });
+});

@@ -2,7 +2,14 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { clusterKeys, connectRedis, DEFAULTS, keyLayoutOf, YiemClient } from "@yiem/core";
+import {
+  type ClusterKeys,
+  clusterKeys,
+  connectRedis,
+  DEFAULTS,
+  keyLayoutOf,
+  YiemClient,
+} from "@yiem/core";
 import { Queue } from "bullmq";
 import { type ApproverRecord, startApprover } from "./approver.js";
 import { type CheckResult, checkSoak } from "./check/checkSoak.js";
@@ -54,27 +61,53 @@ const CHILD_CHANCE = 0.2;
 /** How long the load may take to drain once the faults stopped. */
 const DRAIN_TIMEOUT_MS = 180_000;
 
-/** Waits until no request job of the coordinator queue is open (or the timeout passed). */
-async function waitForDrain(topology: Topology): Promise<void> {
+/**
+ * How long the tool and decision queues may take to empty once every request is answered:
+ * the longest recovery the design allows a call nobody waits for any more (its run was
+ * aborted): a lost completion waits for its lock to run out and the stalled check to move it
+ * (a lock and two checks), a re-run of a call without retries waits a lock duration for the
+ * earlier attempt's result. A job open past this is stuck, and the checker says so.
+ */
+const TOOL_DRAIN_MS = DEFAULTS.lockDurationMs + 2 * DEFAULTS.stalledIntervalMs + 5000;
+
+const OPEN_STATES = ["active", "waiting", "delayed", "prioritized", "paused"] as const;
+
+/** Waits until no job of `queues` is open, or `timeoutMs` passed; resolves with the ms it took. */
+async function waitForQueues(
+  topology: Topology,
+  queues: (keys: ClusterKeys) => string[],
+  timeoutMs: number,
+): Promise<number> {
   const keys = clusterKeys(topology.redis.prefix, keyLayoutOf(topology.redis.target));
   const redis = connectRedis(topology.redis.target, { maxRetriesPerRequest: null });
-  const queue = new Queue(keys.coordinatorQueue, { connection: redis, prefix: keys.bullPrefix });
+  const opened = queues(keys).map(
+    (name) => new Queue(name, { connection: redis, prefix: keys.bullPrefix }),
+  );
+  const started = Date.now();
   try {
-    for (const until = Date.now() + DRAIN_TIMEOUT_MS; Date.now() < until; ) {
-      const counts = await queue.getJobCounts(
-        "active",
-        "waiting",
-        "delayed",
-        "prioritized",
-        "paused",
-      );
-      if (Object.values(counts).every((n) => n === 0)) return;
-      await sleep(500);
+    for (const until = started + timeoutMs; Date.now() < until; await sleep(500)) {
+      const counts = await Promise.all(opened.map((q) => q.getJobCounts(...OPEN_STATES)));
+      if (counts.every((c) => Object.values(c).every((n) => n === 0))) break;
     }
+    return Date.now() - started;
   } finally {
-    await queue.close();
+    await Promise.all(opened.map((q) => q.close()));
     redis.disconnect();
   }
+}
+
+/**
+ * Waits for the load to drain: every request answered (the coordinator queue empty), then
+ * every call nobody waits for any more ended (`TOOL_DRAIN_MS`). Resolves with how long the
+ * second wait took.
+ */
+async function waitForDrain(topology: Topology): Promise<number> {
+  await waitForQueues(topology, (k) => [k.coordinatorQueue], DRAIN_TIMEOUT_MS);
+  return waitForQueues(
+    topology,
+    (k) => [k.decisionsQueue, ...k.toolQueues(undefined)],
+    TOOL_DRAIN_MS,
+  );
 }
 
 /**
@@ -138,7 +171,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     log(
       `load sent: ${workload.record.sent.length} inputs, ${driver.faults.length} faults; draining`,
     );
-    await waitForDrain(topology);
+    const toolDrainMs = await waitForDrain(topology);
+    if (toolDrainMs > 1000)
+      log(`calls still open after the last answer ended within ${toolDrainMs} ms`);
     await sleep(DEFAULTS.leaseMs + 2000); // a dead holder's lease lapses (one stopped and woken)
     await approver.stop();
     const snapshot = await readSnapshot(topology.redis.target, topology.redis.prefix);

@@ -1,7 +1,7 @@
 import type { AgentMessage } from "@yiem/core";
 import type { SentInput } from "../workload.js";
 import { type Finding, note, violation } from "./findings.js";
-import type { RequestJobRecord } from "./snapshot.js";
+import type { OpenJobRecord, RequestJobRecord } from "./snapshot.js";
 
 /** Job states that mean "not answered yet". */
 const OPEN_STATES = ["active", "waiting", "delayed", "prioritized", "paused", "waiting-children"];
@@ -22,6 +22,31 @@ function userTexts(messages: AgentMessage[]): string[] {
   });
 }
 
+/** One open job, as a violation names it: what it runs, for whom, since when, who holds it. */
+function describeOpenJob(job: OpenJobRecord): string {
+  const parts = [`job ${job.id} (${job.name}`];
+  if (job.sessionId) parts.push(`, session ${job.sessionId}`);
+  if (job.toolCallId) parts.push(`, call ${job.toolCallId}`);
+  parts.push(`, ${job.attemptsStarted} attempt(s)`);
+  if (job.startedAgoMs !== undefined) parts.push(`, started ${job.startedAgoMs} ms before`);
+  parts.push(
+    job.lock ? `, locked by ${job.lock.token} for ${job.lock.ttlMs} ms more)` : ", no lock)",
+  );
+  return parts.join("");
+}
+
+/** The violation's detail for `n` jobs left `state` in `queue`, each named when known. */
+function openJobsDetail(
+  queue: string,
+  state: string,
+  n: number,
+  openJobs: OpenJobRecord[] | undefined,
+): string {
+  const named = (openJobs ?? []).filter((j) => j.queue === queue && j.state === state);
+  const detail = `${n} job(s) left ${state} after the load drained`;
+  return named.length === 0 ? detail : `${detail}: ${named.map(describeOpenJob).join("; ")}`;
+}
+
 /**
  * Checks every request job: none left open or failed in any queue; each completed job's
  * answer is the response stored in its session; each job's input recorded exactly once in
@@ -31,6 +56,8 @@ function userTexts(messages: AgentMessage[]): string[] {
 export function checkRequests(options: {
   requests: RequestJobRecord[];
   queueCounts: Record<string, Record<string, number>>;
+  /** The open jobs themselves, to name them in the violation. */
+  openJobs?: OpenJobRecord[];
   transcripts: Map<string, AgentMessage[]>;
   sent: SentInput[];
 }): { findings: Finding[]; counts: RequestCounts } {
@@ -41,7 +68,7 @@ export function checkRequests(options: {
       const n = byState[state] ?? 0;
       if (n > 0)
         findings.push(
-          violation("requests", queue, `${n} job(s) left ${state} after the load drained`),
+          violation("requests", queue, openJobsDetail(queue, state, n, options.openJobs)),
         );
     }
     // A failed request job is checked below; a failed tool job is a call whose worker died

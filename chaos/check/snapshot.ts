@@ -30,6 +30,22 @@ export interface RequestJobRecord {
   storedResponse?: AssistantMessage;
 }
 
+/** A job still open (active, waiting, …) in a queue at the end: what a stuck job was. */
+export interface OpenJobRecord {
+  queue: string;
+  id: string;
+  state: string;
+  /** The tool of a tool job, else the job's name. */
+  name: string;
+  sessionId?: string;
+  toolCallId?: string;
+  attemptsStarted: number;
+  /** How long before the snapshot its current attempt started, ms. */
+  startedAgoMs?: number;
+  /** The lock's token (naming its holder's life) and time left, for an active job. */
+  lock?: { token: string; ttlMs: number };
+}
+
 /** One key under the soak's prefix. */
 export interface KeyRecord {
   key: string;
@@ -48,6 +64,8 @@ export interface SoakSnapshot {
   requests: RequestJobRecord[];
   /** Job counts by state of each queue (coordinator, decisions, tool queues), by queue name. */
   queueCounts: Record<string, Record<string, number>>;
+  /** Every job of any queue left open, with what tells why. */
+  openJobs: OpenJobRecord[];
   transcripts: Map<string, AgentMessage[]>;
   /** Each session's child runs (its `children` hash), for the sessions that have any. */
   children: Map<string, ChildRun[]>;
@@ -171,6 +189,41 @@ async function readQueueCounts(
   return counts;
 }
 
+const OPEN_JOB_STATES = ["active", "waiting", "delayed", "prioritized", "paused"] as const;
+
+/** Every job left open in the queues, with its lock when active. */
+async function readOpenJobs(redis: RedisClient, keys: ClusterKeys): Promise<OpenJobRecord[]> {
+  const names = [keys.coordinatorQueue, keys.decisionsQueue, ...keys.toolQueues(undefined)];
+  const open: OpenJobRecord[] = [];
+  for (const name of names) {
+    const queue = new Queue(name, { connection: redis, prefix: keys.bullPrefix });
+    for (const state of OPEN_JOB_STATES) {
+      for (const job of await queue.getJobs([state], 0, 20)) {
+        const data = (job.data ?? {}) as {
+          toolName?: string;
+          sessionId?: string;
+          toolCallId?: string;
+        };
+        const lockKey = `${queue.toKey(job.id ?? "")}:lock`;
+        const token = state === "active" ? await redis.get(lockKey) : null;
+        open.push({
+          queue: name,
+          id: job.id ?? "",
+          state,
+          name: data.toolName ?? job.name,
+          sessionId: data.sessionId,
+          toolCallId: data.toolCallId,
+          attemptsStarted: job.attemptsStarted,
+          startedAgoMs: job.processedOn ? Date.now() - job.processedOn : undefined,
+          lock: token === null ? undefined : { token, ttlMs: await redis.pttl(lockKey) },
+        });
+      }
+    }
+    await queue.close();
+  }
+  return open;
+}
+
 /**
  * Reads what the checker needs from Redis: every coordinator-queue job with its stored
  * response, the job counts of every queue, each session's transcript (through
@@ -206,6 +259,7 @@ export async function readSnapshot(target: RedisTarget, prefix: string): Promise
       prefix,
       requests,
       queueCounts: await readQueueCounts(redis, keys),
+      openJobs: await readOpenJobs(redis, keys),
       transcripts,
       children: await readChildRuns(redis, keys, transcripts.keys()),
       keys: keyRecords,

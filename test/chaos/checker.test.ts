@@ -71,6 +71,7 @@ function snapshot(overrides: Partial<SoakSnapshot> = {}): SoakSnapshot {
     prefix: PREFIX,
     requests: [job()],
     queueCounts: { coordinator: { completed: 1 } },
+    openJobs: [],
     transcripts: new Map([[SESSION, wellFormed]]),
     children: new Map(),
     keys: [{ key: `${PREFIX}:s:{${SESSION}}:messages`, type: "list", ttlMs: 1000 }],
@@ -263,6 +264,19 @@ describe("chaos checker", () => {
     );
     expect(violationsOf({ queueCounts: { coordinator: { waiting: 1 } } })).toContain(
       "[requests] 1 job(s) left waiting after the load drained",
+    );
+    const stuck = {
+      queueCounts: { "tools-default": { active: 1 } },
+      openJobs: [
+        {
+          ...{ queue: "tools-default", id: "42", state: "active", name: "chaosRemote" },
+          ...{ sessionId: SESSION, toolCallId: "r1.0.0", attemptsStarted: 2, startedAgoMs: 31000 },
+          lock: { token: "t@life-1:5", ttlMs: 900 },
+        },
+      ],
+    };
+    expect(violationsOf(stuck)).toContain(
+      "[requests] 1 job(s) left active after the load drained: job 42 (chaosRemote, session chaos-1, call r1.0.0, 2 attempt(s), started 31000 ms before, locked by t@life-1:5 for 900 ms more)",
     );
     const other = {
       ...answer,

@@ -135,3 +135,46 @@ export const openAiErrorSchema = z.object({
     code: z.string(),
   }),
 });
+
+/** A message of an AG-UI run's input (only the last user message's text is read). */
+const aguiMessageSchema = z.looseObject({
+  id: z.string().max(256).optional(),
+  role: z.string(),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+});
+
+/** An answer to an interrupt that ended an earlier AG-UI run. */
+const aguiResumeEntrySchema = z.looseObject({
+  interruptId: z.string().min(1).max(512).describe("the interrupt's id: the call's approval id"),
+  status: z
+    .enum(["resolved", "cancelled"])
+    .describe("resolved: decided by payload.approved; cancelled: denied"),
+  payload: z
+    .looseObject({ approved: z.boolean(), reason: z.string().max(2000).optional() })
+    .optional()
+    .describe("the decision of a resolved interrupt: { approved, reason? }"),
+});
+
+/** The body an AG-UI client (`HttpAgent` of `@ag-ui/client`) sends to `POST /v1/agui`: its `RunAgentInput`. */
+export const aguiRunInputSchema = z.looseObject({
+  threadId: sessionIdSchema.describe("the thread: the session"),
+  runId: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,128}$/, "1–128 printable characters")
+    .describe(
+      "the client's run id; the same thread and run id again follows the same run from its start (a reconnect)",
+    ),
+  messages: z
+    .array(aguiMessageSchema)
+    .max(10_000)
+    .describe("the thread; only the last user message is read (the session keeps the rest)"),
+  resume: z
+    .array(aguiResumeEntrySchema)
+    .max(100)
+    .optional()
+    .describe("answers to the interrupts (calls awaiting approval) that ended the previous run"),
+  forwardedProps: z
+    .looseObject({ agent: z.string().min(1).max(128).optional() })
+    .optional()
+    .describe("{ agent }: the agent of a new thread (default: the coordinators' default agent)"),
+});

@@ -1,5 +1,6 @@
 import type { Route } from "../http/route.js";
 import { listAgentsRoute } from "./agents.js";
+import { aguiRunRoute } from "./agui.js";
 import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
 import { chatRoute } from "./chat.js";
 import { chatCompletionsRoute, listModelsRoute } from "./chatCompletions.js";
@@ -31,6 +32,7 @@ export function gatewayRoutes(version: string): Route[] {
     chatCompletionsRoute,
     listModelsRoute,
     ...responseRoutes,
+    aguiRunRoute,
     mcpRoute(version),
   ] as Route[];
   let document: unknown;

@@ -1,0 +1,312 @@
+/**
+ * The AG-UI face (`POST /v1/agui`) driven by AG-UI's own client (`HttpAgent` of
+ * `@ag-ui/client`, which checks every event's shape and order), against a real cluster
+ * (Redis, a coordinator, a worker) through two real gateway processes: a run's parallel tool
+ * calls, a call awaiting approval as an interrupt that the next run's resume answers, a
+ * reconnect on the other gateway after a SIGKILL, a stream closed (the run goes on) and a
+ * cancel, and ownership.
+ */
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type BaseEvent, HttpAgent, type Interrupt } from "@ag-ui/client";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
+import { readMarkdownSnippets } from "../support/markdownSnippets.js";
+import { repoRoot } from "../support/processes.js";
+import {
+  callGateway,
+  type GatewayProcess,
+  makeKey,
+  startGatewayProcess,
+  type TestKey,
+  textOf,
+  type Wire,
+  writeKeysFile,
+} from "./support.js";
+
+/**
+ * The model: `pair` calls `sleepFor` twice at once (the first the slower); `slow` calls
+ * `sleepFor` for 2.5 s; `hold <x>` calls `waitForAbort`; `approve <x>` calls `ledgerApproval`;
+ * after tool results it answers `done: <results>` in 3 deltas; a question ending `in <city>?`
+ * calls `echoText` with `noon in <city>` (the example of docs/GATEWAY.md); else `hi <x>`.
+ */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Wire[];
+  const users = messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
+  const [verb = "", arg = "x"] = (users.at(-1) ?? "").split(" ");
+  const city = / in (\w+)\?$/.exec(users.at(-1) ?? "")?.[1];
+  if (messages.at(-1)?.role === "tool") {
+    const results = messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+    return { kind: "text", text: `done: ${results.join(" | ")}`, textChunks: 3 };
+  }
+  const call = (id: string, name: string, args: Record<string, unknown>) => ({
+    id,
+    name,
+    arguments: args,
+  });
+  if (city && messages.at(-1)?.role === "user") {
+    const echo = call(`time-${city}`, "echoText", { text: `noon in ${city}` });
+    return { kind: "toolCalls", calls: [echo] };
+  }
+  if (verb === "pair") {
+    const calls = [
+      call("first", "sleepFor", { ms: 900, label: "first" }),
+      call("second", "sleepFor", { ms: 50, label: "second" }),
+    ];
+    return { kind: "toolCalls", calls };
+  }
+  if (verb === "slow") {
+    return { kind: "toolCalls", calls: [call("nap", "sleepFor", { ms: 2500, label: "nap" })] };
+  }
+  if (verb === "hold") {
+    return { kind: "toolCalls", calls: [call(`hold-${arg}`, "waitForAbort", { label: arg })] };
+  }
+  if (verb === "approve") {
+    return { kind: "toolCalls", calls: [call(`call-${arg}`, "ledgerApproval", { label: arg })] };
+  }
+  return { kind: "text", text: `hi ${arg}`, textChunks: 4 };
+}
+
+const cluster = useTestCluster({ workers: 1, model: { respond } });
+
+const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
+const bob = makeKey("bob", { scopes: ["submit", "read"] });
+const carol = makeKey("carol", { scopes: ["submit", "read", "approve"] });
+let gatewayEnv: Record<string, string>;
+let gateway: GatewayProcess;
+let otherGateway: GatewayProcess;
+
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), "yiem-agui-"));
+  const file = join(dir, "keys.jsonl");
+  await writeKeysFile(file, [alice, bob, carol]);
+  gatewayEnv = { ...cluster.env, YIEM_API_KEYS: file };
+  [gateway, otherGateway] = await Promise.all([
+    startGatewayProcess(gatewayEnv),
+    startGatewayProcess(gatewayEnv),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([gateway?.process.stop(3000), otherGateway?.process.stop(3000)]);
+});
+
+/** An AG-UI agent of `key` on `on`, on thread `threadId`, whose thread starts with `text`. */
+function aguiAgent(
+  key: TestKey,
+  threadId: string,
+  text: string,
+  on = gateway,
+  fetch?: (url: string, init: RequestInit) => Promise<Response>,
+): HttpAgent {
+  return new HttpAgent({
+    url: `${on.url}/v1/agui`,
+    headers: { authorization: `Bearer ${key.secret}` },
+    threadId,
+    initialMessages: [{ id: `user-${randomUUID()}`, role: "user", content: text }],
+    ...(fetch ? { fetch } : {}),
+  });
+}
+
+/**
+ * `fetch` whose answer's body ends (instead of failing) when its connection is cut: the AG-UI
+ * client leaves the failed read of a body cut mid-stream unhandled, which is not what a
+ * reconnect test looks at.
+ */
+async function fetchEndingWhenCut(url: string, init: RequestInit): Promise<Response> {
+  const response = await fetch(url, init);
+  const reader = response.body?.getReader();
+  if (!reader) return response;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+/** Runs `agent` (with `params`), keeping every event it received, in order. */
+async function runKeeping(agent: HttpAgent, params: Parameters<HttpAgent["runAgent"]>[0] = {}) {
+  const events: BaseEvent[] = [];
+  const interrupts: Interrupt[] = [];
+  const outcome = await agent.runAgent(params, {
+    onEvent: ({ event }) => {
+      events.push(event);
+    },
+    onRunFinishedEvent: (finished) => {
+      if (finished.outcome === "interrupt") interrupts.push(...finished.interrupts);
+    },
+  });
+  return { ...outcome, events, interrupts, types: events.map((e) => e.type as string) };
+}
+
+describe("the AG-UI face", () => {
+  it("streams a run with two parallel tool calls to HttpAgent: calls in order, their results, the answer and its usage", async () => {
+    const agent = aguiAgent(alice, randomUUID(), "pair x");
+    const run = await runKeeping(agent);
+    expect(run.types[0]).toBe("RUN_STARTED");
+    expect(run.types.at(-1)).toBe("RUN_FINISHED");
+    expect(run.result).toMatch(/^done: /);
+    const calls = agent.messages.flatMap((m) =>
+      m.role === "assistant" ? (m.toolCalls ?? []) : [],
+    );
+    expect(calls.map((c) => c.id)).toEqual(["first", "second"]);
+    expect(calls.map((c) => JSON.parse(c.function.arguments).label)).toEqual(["first", "second"]);
+    const results = agent.messages.filter((m) => m.role === "tool");
+    expect(results.map((m) => (m as { toolCallId: string }).toolCallId).sort()).toEqual([
+      "first",
+      "second",
+    ]);
+    const answer = agent.messages.filter((m) => m.role === "assistant" && m.content).at(-1);
+    expect(answer?.content).toBe(run.result);
+    expect(run.types.filter((t) => t === "TEXT_MESSAGE_CONTENT").length).toBeGreaterThan(1);
+    const usage = (agent.state as { usage?: { modelCalls?: number } }).usage;
+    expect(usage?.modelCalls).toBe(2);
+  }, 60_000);
+
+  it("ends a run waiting for approval with an interrupt, and the next run's resume approves the call and streams the answer", async () => {
+    const threadId = randomUUID();
+    const agent = aguiAgent(alice, threadId, "approve a1");
+    const parked = await runKeeping(agent);
+    expect(parked.interrupts).toHaveLength(1);
+    const [interrupt] = parked.interrupts;
+    expect(interrupt).toMatchObject({ reason: "tool_approval", toolCallId: "call-a1" });
+    expect(agent.pendingInterrupts.map((i) => i.id)).toEqual([interrupt?.id]);
+    // A key without the approve scope cannot answer it, even on its own face.
+    const bobs = aguiAgent(bob, threadId, "approve a1");
+    bobs.pendingInterrupts = agent.pendingInterrupts;
+    const refused = runKeeping(bobs, {
+      resume: [
+        { interruptId: interrupt?.id ?? "", status: "resolved", payload: { approved: true } },
+      ],
+    });
+    await expect(refused).rejects.toThrow(/403|404/);
+    const resumed = await runKeeping(agent, {
+      resume: [
+        { interruptId: interrupt?.id ?? "", status: "resolved", payload: { approved: true } },
+      ],
+    });
+    expect(resumed.interrupts).toEqual([]);
+    expect(resumed.result).toMatch(/^done: /);
+    expect(resumed.types).toContain("TOOL_CALL_RESULT");
+    expect(agent.pendingInterrupts).toEqual([]);
+  }, 60_000);
+
+  it("follows the same run from its start on another gateway after the first is SIGKILLed mid-stream, running it once", async () => {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const doomed = await startGatewayProcess(gatewayEnv);
+    const agent = aguiAgent(alice, threadId, "slow s1", doomed, fetchEndingWhenCut);
+    const cut = runKeeping(agent, { runId }).catch((err: Error) => err);
+    await waitFor(async () => (await cluster.client.messages(threadId)).length > 1);
+    doomed.process.signal("SIGKILL");
+    await cut;
+    const again = aguiAgent(alice, threadId, "slow s1", otherGateway);
+    const rerun = await runKeeping(again, { runId });
+    expect(rerun.result).toMatch(/^done: /);
+    expect(rerun.types.filter((t) => t === "TOOL_CALL_START")).toHaveLength(1);
+    const users = (await cluster.client.messages(threadId)).filter((m) => m.role === "user");
+    expect(users).toHaveLength(1);
+  }, 90_000);
+
+  it("leaves the run going when the stream is closed, and ends it as cancelled after an abort", async () => {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const agent = aguiAgent(alice, threadId, "hold h1");
+    let started: () => void = () => undefined;
+    const callStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const closed = agent
+      .runAgent({ runId }, { onToolCallStartEvent: () => started() })
+      .catch((err: Error) => err);
+    await callStarted;
+    agent.abortRun();
+    await closed;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const status = await callGateway(gateway.url, alice.secret, "GET", `/v1/sessions/${threadId}`);
+    expect(status.status).toBe(200);
+    const aborted = await callGateway(
+      otherGateway.url,
+      alice.secret,
+      "POST",
+      `/v1/sessions/${threadId}/abort`,
+    );
+    expect(aborted.body).toMatchObject({ aborted: true });
+    let outcome: string | undefined;
+    await aguiAgent(alice, threadId, "hold h1", otherGateway).runAgent(
+      { runId },
+      {
+        onRunFinishedEvent: (finished) => {
+          outcome = finished.outcome;
+        },
+      },
+    );
+    expect(outcome).toBe("cancelled");
+  }, 60_000);
+
+  it("keeps a thread its key's own: another key gets 404 for its run, its reconnect, its resume and its cancel", async () => {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const parked = await runKeeping(aguiAgent(alice, threadId, "approve o1"), { runId });
+    const interruptId = parked.interrupts[0]?.id ?? "";
+    const post = (key: TestKey, body: Record<string, unknown>) =>
+      callGateway(gateway.url, key.secret, "POST", "/v1/agui", {
+        body: { threadId, messages: [{ id: "u", role: "user", content: "approve o1" }], ...body },
+      });
+    const resume = [{ interruptId, status: "resolved", payload: { approved: true } }];
+    expect((await post(carol, { runId: randomUUID() })).status).toBe(404);
+    expect((await post(carol, { runId })).status).toBe(404);
+    expect((await post(carol, { runId: randomUUID(), resume })).status).toBe(404);
+    expect((await post(bob, { runId: randomUUID(), resume })).status).toBe(403);
+    const cancel = await callGateway(
+      gateway.url,
+      carol.secret,
+      "POST",
+      `/v1/sessions/${threadId}/abort`,
+    );
+    expect(cancel.status).toBe(404);
+    expect(await cluster.client.pendingApprovals(threadId)).toHaveLength(1);
+    await cluster.client.abort(threadId);
+  }, 60_000);
+});
+
+describe("docs/GATEWAY.md", () => {
+  it("runs the AG-UI example as written, with node and @ag-ui/client", async () => {
+    const snippet = readMarkdownSnippets("docs/GATEWAY.md").find((s) =>
+      s.marker?.includes("aguiFace.test.ts"),
+    );
+    if (!snippet) throw new Error("docs/GATEWAY.md: no block marked as run by this test");
+    const dir = await mkdtemp(join(tmpdir(), "yiem-agui-example-"));
+    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"));
+    await writeFile(join(dir, "agui.mjs"), snippet.code);
+    const env = { ...process.env, YIEM_GATEWAY: gateway.url, YIEM_KEY: alice.secret };
+    const { stdout } = await promisify(execFile)("node", ["agui.mjs"], {
+      cwd: dir,
+      env,
+      timeout: 60_000,
+    });
+    expect(stdout.split("\n")).toEqual([
+      "calling echoText",
+      "done: noon in Lima",
+      "2 model calls",
+      "",
+    ]);
+  }, 90_000);
+});
+
+/** Resolves once `check` holds (every 100 ms, 20 s at most). */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (const until = Date.now() + 20_000; Date.now() < until; ) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("timed out waiting");
+}

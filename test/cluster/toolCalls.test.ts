@@ -62,7 +62,7 @@ async function collect(
 }
 
 describe("the cluster runs tool calls", () => {
-  it("runs a parallel batch of six on two workers and keeps call order when completion order is reversed", async () => {
+  it("runs a parallel batch of six on two workers and keeps call order when the calls end in another order", async () => {
     const { sessionId, runId } = await cluster.client.send("parallel6");
     const events = await collect(sessionId, runId, true);
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
@@ -71,7 +71,10 @@ describe("the cluster runs tool calls", () => {
     const ends = events
       .filter((e) => e.type === "toolExecEnd")
       .map((e) => e.type === "toolExecEnd" && e.toolCallId);
-    expect(ends).toEqual(["p5", "p4", "p3", "p2", "p1", "p0"]);
+    expect([...ends].sort()).toEqual(["p0", "p1", "p2", "p3", "p4", "p5"]);
+    // The last call (100 ms) ends before the first (600 ms): the 100 ms steps between the
+    // others are left to a loaded machine's timing.
+    expect(ends.indexOf("p5")).toBeLessThan(ends.indexOf("p0"));
     const workers = new Set(
       events.flatMap((e) =>
         e.type === "toolExecEnd" ? [String((e.result.details as { worker?: string }).worker)] : [],

@@ -164,6 +164,15 @@ export {
   readModelLimits,
 } from "./features/flowControl/modelLimits.js";
 export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
+export {
+  ANY_TENANT,
+  checkTenants,
+  readTenants,
+  settingsOfTenant,
+  type TenantDayBudget,
+  type Tenants,
+  type TenantSettings,
+} from "./settings/tenantSettings.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";
 export { createOpenAILlmCall, type OpenAILlmCallOptions } from "./llm/openaiLlmCall.js";

@@ -12,6 +12,8 @@ import { budgetsFeature } from "../features/budgets/budgetsFeature.js";
 import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { childRunsFeature } from "../features/childRuns/childRunsFeature.js";
 import { limitAgentCalls } from "../features/flowControl/limitAgentCalls.js";
+import { tenantsFeature } from "../features/tenants/tenantsFeature.js";
+import { checkTenants, type Tenants } from "../settings/tenantSettings.js";
 import { checkModelLimits, type ModelLimits } from "../features/flowControl/modelLimits.js";
 import { HandoffStore } from "../features/handoffs/handoffStore.js";
 import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
@@ -126,6 +128,14 @@ export interface CoordinatorOptions
    * @defaultValue none: model calls are not limited
    */
   modelLimits?: ModelLimits;
+  /**
+   * Tenants' settings (`YIEM_TENANTS`, `readTenants`): each tenant's `share` of a shared
+   * provider limit while several wait, and its `budgetPerDay`; `"*"` holds for tenants not
+   * named. A run's tenant is its request's `tenant` (its tree's root's). Every coordinator of
+   * a deployment should be given the same. See docs/RELIABILITY.md, "Tenants".
+   * @defaultValue none: every tenant has share 1 and no budget per day
+   */
+  tenants?: Tenants;
   /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
    * write). See docs/RELIABILITY.md, "Failover".
@@ -331,6 +341,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
   const options = resolveCoordinatorOptions(given); // the defaults, applied once
   resolveOutputSpec(options); // a malformed output option fails the start, not every run
   if (options.modelLimits) checkModelLimits(options.modelLimits, "modelLimits");
+  if (options.tenants) checkTenants(options.tenants, "tenants");
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
   const metrics = createCoordinatorMetrics({
@@ -405,7 +416,7 @@ async function startCoordinatorRuntime(
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
   const registry = new AgentRegistry(
-    limitAgentCalls(served, options.modelLimits, { command, keys, log }),
+    limitAgentCalls(served, options.modelLimits, { command, keys, log, tenants: options.tenants }),
   );
   const ctx = buildCoordinatorContext(options, runtime);
   const stores = openStores(ctx);
@@ -574,6 +585,7 @@ function runFeaturesOf(
       log,
     }),
     budgetsFeature({ command, keys }),
+    tenantsFeature({ command, keys, ...(options.tenants ? { tenants: options.tenants } : {}) }),
   ];
 }
 

@@ -28,8 +28,8 @@ export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/child
 export { limitLlmCall } from "./features/flowControl/limitLlmCall.js";
 export { limitOfModel, type ResolvedModelLimit } from "./features/flowControl/modelLimits.js";
 export { type CallTenant, ProviderLimit } from "./features/flowControl/providerLimit.js";
-export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";
 export { waitForTurn } from "./features/flowControl/waitForTurn.js";
+export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
 export { silentLogger } from "./ops/logger.js";

@@ -12,12 +12,11 @@ import { budgetsFeature } from "../features/budgets/budgetsFeature.js";
 import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { childRunsFeature } from "../features/childRuns/childRunsFeature.js";
 import { limitAgentCalls } from "../features/flowControl/limitAgentCalls.js";
-import { tenantsFeature } from "../features/tenants/tenantsFeature.js";
-import { checkTenants, type Tenants } from "../settings/tenantSettings.js";
 import { checkModelLimits, type ModelLimits } from "../features/flowControl/modelLimits.js";
 import { HandoffStore } from "../features/handoffs/handoffStore.js";
 import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
 import type { RunFeature } from "../features/runFeature.js";
+import { tenantsFeature } from "../features/tenants/tenantsFeature.js";
 import { resolveOutputSpec } from "../loop/outputSpec.js";
 import type { UserInputLimits } from "../loop/toUserMessage.js";
 import type { AliveBeat } from "../ops/aliveBeat.js";
@@ -32,6 +31,7 @@ import type {
   RedisConnectionOptions,
   ShutdownGraceOptions,
 } from "../settings/optionShapes.js";
+import { checkTenants, type Tenants } from "../settings/tenantSettings.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";

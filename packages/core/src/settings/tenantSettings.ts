@@ -1,5 +1,5 @@
-import { ConfigError } from "./configError.js";
 import type { RunBudget } from "../types/index.js";
+import { ConfigError } from "./configError.js";
 
 /** What a tenant may use in one day (UTC), all its runs together. */
 export type TenantDayBudget = Pick<RunBudget, "maxTokens" | "maxCostUsd" | "maxModelCalls">;

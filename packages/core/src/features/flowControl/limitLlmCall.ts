@@ -1,4 +1,5 @@
 import type { Logger } from "../../ops/logger.js";
+import { settingsOfTenant, type Tenants } from "../../settings/tenantSettings.js";
 import type {
   AssistantMessage,
   LlmCall,
@@ -6,7 +7,6 @@ import type {
   LlmRequest,
   LlmRequestFailure,
 } from "../../types/index.js";
-import { settingsOfTenant, type Tenants } from "../../settings/tenantSettings.js";
 import { estimateInputTokens } from "./estimateTokens.js";
 import type { CallTenant, ProviderLimit } from "./providerLimit.js";
 import { type Turn, waitForTurn } from "./waitForTurn.js";

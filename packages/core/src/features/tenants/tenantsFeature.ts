@@ -54,7 +54,8 @@ async function openTenantRun(
   };
   const spend = async (what: DayLedgerRequest, childSessionId?: string) => {
     const name = await tenantOf();
-    const budget = name === undefined ? undefined : settingsOfTenant(deps.tenants, name).budgetPerDay;
+    const budget =
+      name === undefined ? undefined : settingsOfTenant(deps.tenants, name).budgetPerDay;
     if (name === undefined || !budget) return undefined;
     const node = { sessionId: session.sessionId, runId: run.runId };
     try {

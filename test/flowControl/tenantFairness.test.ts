@@ -6,8 +6,14 @@
  * and reads the order they were admitted in.
  */
 import { randomUUID } from "node:crypto";
-import { clusterKeys } from "@yiem/core";
-import { type CallTenant, limitOfModel, ProviderLimit } from "@yiem/core/internal";
+import { ConfigError, clusterKeys, readTenants, settingsOfTenant, YiemClient } from "@yiem/core";
+import {
+  type CallTenant,
+  dayOf,
+  limitOfModel,
+  ProviderLimit,
+  TenantDayLedger,
+} from "@yiem/core/internal";
 import { describe, expect, it } from "vitest";
 import { useRedisConnection } from "../support/redisConnection.js";
 
@@ -118,5 +124,85 @@ describe("tenants waiting under a shared provider limit", () => {
     await new Promise((resolve) => setTimeout(resolve, 1050));
     expect(await limit.admit("other", 10, { name: "b" })).toBeGreaterThan(0); // "next" is first
     expect(await limit.admit("next", 10, { name: "a" })).toBe(0);
+  });
+});
+
+describe("YIEM_TENANTS", () => {
+  it("reads shares and budgets per day, and refuses a malformed one naming the tenant", () => {
+    const tenants = readTenants(
+      '{ "acme": { "share": 2, "budgetPerDay": { "maxModelCalls": 10 } }, "*": { "share": 0.5 } }',
+    );
+    expect(settingsOfTenant(tenants, "acme")).toEqual({
+      share: 2,
+      budgetPerDay: { maxModelCalls: 10 },
+    });
+    expect(settingsOfTenant(tenants, "other")).toEqual({ share: 0.5 }); // "*"
+    expect(settingsOfTenant(undefined, "other")).toEqual({});
+    expect(readTenants(undefined)).toBeUndefined();
+    expect(() => readTenants('{ "a": { "share": 0 } }')).toThrow(
+      'YIEM_TENANTS: tenant "a": share must be a number above 0, got 0',
+    );
+    expect(() => readTenants('{ "a": { "budgetPerDay": { "maxToolCalls": 1 } } }')).toThrow(
+      /unknown limit "maxToolCalls"/,
+    );
+    expect(() => readTenants('{ "a": { "runs": 1 } }')).toThrow(ConfigError);
+  });
+
+  it("refuses a request whose tenant could not name a Redis key, naming the field", async () => {
+    const client = new YiemClient({ redis: t.server.url, prefix: t.server.prefix });
+    try {
+      await expect(client.send("hi", { tenant: "a}{b" })).rejects.toThrow(
+        "tenant: must be 1-128 characters, without white space or braces",
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("a tenant's ledger of the day", () => {
+  const ledgerOf = () => new TenantDayLedger(t.redis, clusterKeys(t.server.prefix));
+  const usage = (totalTokens: number) => ({
+    inputTokens: totalTokens,
+    outputTokens: 0,
+    reasoningTokens: 0,
+    cachedInputTokens: 0,
+    totalTokens,
+    modelCalls: 0,
+    toolCalls: 0,
+  });
+
+  it("reserves model calls of every run of the tenant until its budget, then refuses", async () => {
+    const ledger = ledgerOf();
+    const tenant = `t-${randomUUID()}`;
+    const budget = { maxModelCalls: 3 };
+    const one = { sessionId: "s-1", runId: "r-1" };
+    const two = { sessionId: "s-2", runId: "r-2" };
+    expect(await ledger.request(tenant, budget, one, "modelCall", usage(0))).toBeUndefined();
+    // A child's start prepays its first model call: the child then spends it.
+    expect(await ledger.request(tenant, budget, one, "childRun", usage(0), "s-c")).toBeUndefined();
+    const child = { sessionId: "s-c", runId: "r-c" };
+    expect(await ledger.request(tenant, budget, child, "modelCall", usage(0))).toBeUndefined();
+    expect(await ledger.request(tenant, budget, two, "modelCall", usage(0))).toBeUndefined();
+    expect(await ledger.request(tenant, budget, two, "modelCall", usage(0))).toBe(
+      `maxModelCalls (3 model calls a day for tenant ${tenant}; the tenant used 3 today)`,
+    );
+  });
+
+  it("counts each run's tokens once, however often it reports them", async () => {
+    const ledger = ledgerOf();
+    const tenant = `t-${randomUUID()}`;
+    const budget = { maxTokens: 100 };
+    const node = { sessionId: "s-1", runId: "r-1" };
+    await ledger.request(tenant, budget, node, "report", usage(60));
+    await ledger.request(tenant, budget, node, "report", usage(60)); // a resumed run, again
+    expect(await ledger.request(tenant, budget, node, "modelCall", usage(60))).toBeUndefined();
+    await ledger.request(tenant, budget, node, "finish", usage(100));
+    const day = await t.redis.hgetall(
+      clusterKeys(t.server.prefix).tenantDay(tenant, dayOf(Date.now())),
+    );
+    expect(day).toMatchObject({ tokens: "100", modelCalls: "1" });
+    expect(Object.keys(day).filter((field) => field.startsWith("s-1"))).toEqual([]); // forgotten
+    expect(await ledger.request(tenant, budget, node, "modelCall", usage(0))).toMatch(/^maxTokens/);
   });
 });

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { clusterKeys, type RedisClient } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 
 type Wire = { role: string; content: unknown };
@@ -88,6 +89,12 @@ describe("a tenant's budget per day", () => {
     expect([count("first"), count("second")]).toEqual([2, 1]);
     const other = await run("other 1", "someone-else"); // another tenant has no such budget
     expect(other.response.stopReason).toBe("stop");
+  });
+
+  it("holds for `yiem send --tenant`", async () => {
+    const sent = await runCli(["send", "--tenant", "capped", "late 1"], cluster.env);
+    expect(sent.stdout).toContain("its budget was reached: maxModelCalls (3 model calls a day");
+    expect(count("late")).toBe(0); // the tenant's day was spent already
   });
 
   it("never lets the tenant's runs at once make more model calls than it", async () => {

@@ -73,6 +73,7 @@ const ALLOWED: Record<string, keyof typeof REASONS> = {
   "redis/replicaAcks.ts": "redisRegistry",
   "settings/catalogue.ts": "settings",
   "settings/clusterConfig.ts": "settings",
+  "settings/tenantSettings.ts": "settings",
   "ops/priceTable.ts": "settings",
   "protocol/eventArguments.ts": "otherMeaning",
   "protocol/toolJobs.ts": "otherMeaning",

@@ -12,6 +12,7 @@ import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { clusterKeys } from "@yiem/core";
 import { logMessage, type ScriptedReply, type ScriptedRequest } from "@yiem/testing";
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
@@ -263,6 +264,11 @@ describe("runs", () => {
     );
     expect(session.body).toMatchObject({ agent: "default", owner: "alice" });
     expect(session.body.usage.modelCalls).toBe(2);
+    // The runs are made for the key's owner: the tenant the coordinators recorded (issue 33).
+    const redis = cluster.connectRedis();
+    onTestFinished(() => redis.quit().then(() => undefined));
+    const tenantKey = clusterKeys(cluster.redis.prefix).sessionTenant(first.sessionId);
+    expect(await redis.get(tenantKey)).toBe("alice");
   });
 
   it("refuses an invalid body with 400 naming the field, a body that is not JSON with 415, and one over the limit with 413", async () => {

@@ -21,6 +21,7 @@ import {
   readModelLimits,
   readRunBudget,
   readSettings,
+  readTenants,
   redisTargetOf,
   type SettingsOf,
   startCoordinator,
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
   const prices = loadPriceTable(config.pricesFile); // a bad table stops the start, naming the field
   const budget = readRunBudget(config.budgetJson);
   const modelLimits = readModelLimits(config.modelLimitsJson); // a bad value stops the start
+  const tenants = readTenants(config.tenantsJson); // a bad value stops the start
   limitHeapGrowth(config.heapGrowthPercent);
   // Refuse half-set Bull Board credentials before taking any session.
   const credentials = checkAdminCredentials(config.adminUser, config.adminPassword);
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     prices,
     budget,
     modelLimits,
+    ...(tenants ? { tenants } : {}),
     model: config.model,
     agents,
     concurrency: config.coordinatorConcurrency,

@@ -231,6 +231,15 @@ export { COORDINATOR_QUEUE } from "./redis/keys.js";
 // The settings: one catalogue of every environment variable, its default and its readers.
 export type { HttpServerOptions, ShutdownGraceOptions } from "./settings/optionShapes.js";
 export { defaultOf, readGivenSetting, readSetting, settingOr } from "./settings/readSettings.js";
+export {
+  ANY_TENANT,
+  checkTenants,
+  readTenants,
+  settingsOfTenant,
+  type TenantDayBudget,
+  type TenantSettings,
+  type Tenants,
+} from "./settings/tenantSettings.js";
 // The tool lifecycle: store, loading, the prepare → execute → finalize pipeline, batches.
 export { localToolExecutor } from "./tools/batchSteps.js";
 export {

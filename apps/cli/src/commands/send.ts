@@ -11,13 +11,14 @@ import { type Command, commandHelp, parseOrUsage } from "./command.js";
 import { startRunGuard } from "./runGuard.js";
 
 const USAGE =
-  'yiem send "message" [--agent NAME] [--session ID] [--follow-up] [--budget JSON] [--json] [--timeout SECONDS]';
+  'yiem send "message" [--agent NAME] [--session ID] [--follow-up] [--budget JSON] [--tenant NAME] [--json] [--timeout SECONDS]';
 
 const OPTIONS = {
   agent: { type: "string", short: "a" },
   session: { type: "string", short: "s" },
   "follow-up": { type: "boolean" },
   budget: { type: "string" },
+  tenant: { type: "string" },
   json: { type: "boolean" },
   timeout: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -29,6 +30,7 @@ interface SendOptions {
   sessionId?: string;
   followUp: boolean;
   budget?: RunBudget;
+  tenant?: string;
   json: boolean;
   timeoutS?: number;
 }
@@ -67,6 +69,7 @@ function readSendOptions(args: string[]): SendOptions | undefined {
     sessionId: values.session,
     followUp: values["follow-up"] ?? false,
     budget: parseBudget(values.budget),
+    tenant: values.tenant,
     json: values.json ?? false,
     timeoutS: parseSeconds(values.timeout, "--timeout"),
   };
@@ -154,6 +157,7 @@ async function sendAndFollow(
     sessionId,
     followUp: options.followUp,
     budget: options.budget,
+    tenant: options.tenant,
   };
   const { requestId } = await cluster.client.send(options.message, sendOptions);
   const run: FollowedRun = { sessionId, requestId, runId: requestId, baseline };
@@ -177,6 +181,7 @@ export const sendCommand: Command = {
     "  -s, --session ID   send to this session (default: a new one; its id is printed)",
     "      --follow-up    a follow-up: its own run after the session's current one",
     "      --budget JSON  this request's own limits, e.g. '{\"maxModelCalls\": 5}' (lowers, never raises)",
+    "      --tenant NAME  the tenant the session's runs are made for (its fair share, its budget per day)",
     "      --json         one JSON line per event, then the response as JSON",
     "      --timeout S    give up waiting after S seconds (the run goes on; exit code 1)",
     "",

@@ -95,9 +95,11 @@ export async function startRun(
   await services.store.recordRun(planned.runId, record);
   try {
     // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
+    // The run's tenant is the session's owner: provider limits and budgets per day are its.
     await services.client.send(body.input as UserInput, {
       ...sendOptionsOf(body, planned),
       agent,
+      tenant: owner,
     });
   } catch (err) {
     await releaseRun(services.store, key.name, planned.runId);

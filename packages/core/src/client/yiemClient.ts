@@ -78,6 +78,11 @@ export interface SendOptions {
    */
   budget?: RunBudget;
   /**
+   * The tenant the session's runs are made for: provider limits serve tenants fairly, and a
+   * tenant's budget per day applies (`YIEM_TENANTS`). Absent: the session's tenant, if any.
+   */
+  tenant?: string;
+  /**
    * The request's id (its coordinator-queue job's id) instead of a random one. Sending again
    * with the same `requestId`, session and input adds nothing (BullMQ keeps one job per id,
    * and coordinators record each input id once): what makes a retried request idempotent.
@@ -264,6 +269,7 @@ export class YiemClient {
       sessionId,
       followUp: options.followUp ?? false,
       ...(options.budget !== undefined ? { budget: options.budget } : {}),
+      ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     };
     const request = readCoordinatorJob(data, { maxInputBytes: this.maxInputBytes });
     await this.ready();

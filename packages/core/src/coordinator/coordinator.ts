@@ -16,6 +16,7 @@ import { checkModelLimits, type ModelLimits } from "../features/flowControl/mode
 import { HandoffStore } from "../features/handoffs/handoffStore.js";
 import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
 import type { RunFeature } from "../features/runFeature.js";
+import { tenantsFeature } from "../features/tenants/tenantsFeature.js";
 import { resolveOutputSpec } from "../loop/outputSpec.js";
 import type { UserInputLimits } from "../loop/toUserMessage.js";
 import type { AliveBeat } from "../ops/aliveBeat.js";
@@ -30,6 +31,7 @@ import type {
   RedisConnectionOptions,
   ShutdownGraceOptions,
 } from "../settings/optionShapes.js";
+import { checkTenants, type Tenants } from "../settings/tenantSettings.js";
 import { RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
@@ -126,6 +128,14 @@ export interface CoordinatorOptions
    * @defaultValue none: model calls are not limited
    */
   modelLimits?: ModelLimits;
+  /**
+   * Tenants' settings (`YIEM_TENANTS`, `readTenants`): each tenant's `share` of a shared
+   * provider limit while several wait, and its `budgetPerDay`; `"*"` holds for tenants not
+   * named. A run's tenant is its request's `tenant` (its tree's root's). Every coordinator of
+   * a deployment should be given the same. See docs/RELIABILITY.md, "Tenants".
+   * @defaultValue none: every tenant has share 1 and no budget per day
+   */
+  tenants?: Tenants;
   /**
    * Replicas that must acknowledge each session write (`YIEM_REPLICA_ACKS`, `WAIT` after the
    * write). See docs/RELIABILITY.md, "Failover".
@@ -331,6 +341,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
   const options = resolveCoordinatorOptions(given); // the defaults, applied once
   resolveOutputSpec(options); // a malformed output option fails the start, not every run
   if (options.modelLimits) checkModelLimits(options.modelLimits, "modelLimits");
+  if (options.tenants) checkTenants(options.tenants, "tenants");
   if (options.port === undefined) return startCoordinatorRuntime(options);
   checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
   const metrics = createCoordinatorMetrics({
@@ -405,7 +416,7 @@ async function startCoordinatorRuntime(
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
   const registry = new AgentRegistry(
-    limitAgentCalls(served, options.modelLimits, { command, keys, log }),
+    limitAgentCalls(served, options.modelLimits, { command, keys, log, tenants: options.tenants }),
   );
   const ctx = buildCoordinatorContext(options, runtime);
   const stores = openStores(ctx);
@@ -574,6 +585,7 @@ function runFeaturesOf(
       log,
     }),
     budgetsFeature({ command, keys }),
+    tenantsFeature({ command, keys, ...(options.tenants ? { tenants: options.tenants } : {}) }),
   ];
 }
 

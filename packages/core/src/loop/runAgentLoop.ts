@@ -135,7 +135,11 @@ async function callModelUntraced(
   const onTextDelta = (delta: string) =>
     void emitSafely(deps.emit, { type: "messageUpdate", delta });
   try {
-    return await deps.llmCall(request, deps.signal, { onTextDelta });
+    const tenant = deps.config.tenant;
+    return await deps.llmCall(request, deps.signal, {
+      onTextDelta,
+      ...(tenant !== undefined ? { tenant } : {}),
+    });
   } catch (err) {
     if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
     return buildStopResponse("error", `llmCall failed: ${describeError(err)}`);

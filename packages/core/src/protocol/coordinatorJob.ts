@@ -35,6 +35,12 @@ export interface CoordinatorJobData {
   followUp?: boolean;
   /** This request's own limits: they lower the run's budget, never raise it. */
   budget?: RunBudget;
+  /**
+   * The tenant the session's runs are made for (a gateway sets its key's owner): provider
+   * limits serve tenants fairly, and a tenant's budget per day applies (`YIEM_TENANTS`). A
+   * child run is its root's tenant's. Absent: the session keeps the tenant it had, if any.
+   */
+  tenant?: string;
   /** A child run's call (set by the coordinator that starts it; see `ParentCall`). */
   parent?: ParentCall;
 }
@@ -125,6 +131,8 @@ export interface CoordinatorRequest {
   message: UserMessage;
   /** The request's own budget, when it has one: it lowers the run's. */
   budget: RunBudget | undefined;
+  /** The tenant named (`CoordinatorJobData.tenant`), when one is. */
+  tenant?: string;
   /** The parent's call, when this request starts a child run. */
   parent?: ParentCall;
 }
@@ -161,6 +169,19 @@ function readFollowUp(value: unknown): boolean {
   return value;
 }
 
+/** Tenants are part of Redis key names (inside a hash tag): no braces, no white space. */
+const TENANT = /^[^\s{}]{1,128}$/u;
+
+function readTenant(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || !TENANT.test(value))
+    throw new InvalidCoordinatorJobError(
+      "tenant",
+      "must be 1-128 characters, without white space or braces",
+    );
+  return value;
+}
+
 function readBudget(value: unknown): RunBudget | undefined {
   if (value === undefined || value === null) return undefined;
   const bad = describeBadBudget(value);
@@ -172,7 +193,7 @@ function readBudget(value: unknown): RunBudget | undefined {
  * Reads a coordinator job's data as a request: validates every field, and re-encodes the
  * input as a user message with only the fields Yiem knows. Throws
  * `InvalidCoordinatorJobError` naming the field (`input`, `input.content[0].text`, `agent`,
- * `sessionId`, `followUp`, `budget.maxTokens`…); never trusts anything the job carries as transcript.
+ * `sessionId`, `followUp`, `budget.maxTokens`, `tenant`…); never trusts anything the job carries as transcript.
  *
  * @example readCoordinatorJob({ input: "hi" }) // { agent: undefined, sessionId: undefined, kind: "input", message, budget: undefined }
  */
@@ -193,9 +214,18 @@ export function readCoordinatorJob(
   const kind: InputKind = readFollowUp(fields.followUp) ? "followUp" : "input";
   const budget = readBudget(fields.budget);
   const parent = readParentCall(fields.parent);
+  const tenant = readTenant(fields.tenant);
   try {
     const message = toUserMessage(fields.input, limits, "input");
-    return { agent, sessionId, kind, message, budget, ...(parent ? { parent } : {}) };
+    return {
+      agent,
+      sessionId,
+      kind,
+      message,
+      budget,
+      ...(tenant !== undefined ? { tenant } : {}),
+      ...(parent ? { parent } : {}),
+    };
   } catch (err) {
     if (err instanceof InvalidUserInputError) {
       throw new InvalidCoordinatorJobError(err.field, err.message.slice(err.field.length + 2));

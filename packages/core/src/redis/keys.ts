@@ -283,13 +283,31 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
     /**
      * The keys of shared provider limit `name` (`features/flowControl`), in one hash tag:
-     * `calls` (ZSET call id → its turn, ms), `tokens` (HASH call id → tokens reserved),
-     * `pausedUntil` (STRING, ms: a 429 pauses every coordinator's calls until then).
+     * `calls` (ZSET admitted call id → when it was sent, ms), `tokens` (HASH admitted call id →
+     * tokens reserved), `pausedUntil` (STRING, ms: a 429 pauses every coordinator's calls until
+     * then), and the fair queue of the calls waiting: `waiting`, `wants`, `clock`.
      */
     modelLimit: (name: string) => {
       const tag = `${prefix}:{modelLimit:${name}}`;
-      return { calls: `${tag}:calls`, tokens: `${tag}:tokens`, pausedUntil: `${tag}:pausedUntil` };
+      return {
+        calls: `${tag}:calls`,
+        tokens: `${tag}:tokens`,
+        pausedUntil: `${tag}:pausedUntil`,
+        /** ZSET: the calls waiting for their turn → their tenant's fair-share tag. */
+        waiting: `${tag}:waiting`,
+        /** HASH: a waiting call's id → the tokens it asks for. */
+        wants: `${tag}:wants`,
+        /** HASH: `v` → the virtual time served, `t:<tenant>` → a tenant's last tag. */
+        clock: `${tag}:clock`,
+      };
     },
+    /** STRING: the tenant session `sessionId`'s runs are made for (`CoordinatorJobData.tenant`). */
+    sessionTenant: (sessionId: string) => `${session(sessionId)}:tenant`,
+    /**
+     * HASH: tenant `tenant`'s ledger of day `day` (`YYYY-MM-DD`, UTC) for its budget per day
+     * (`YIEM_TENANTS`), in its own hash tag.
+     */
+    tenantDay: (tenant: string, day: string) => `${prefix}:{tenant:${tenant}}:day:${day}`,
     /** STRING: the name of the gateway key that started the session (`apps/gateway`), if one did. */
     sessionOwner: (sessionId: string) => `${session(sessionId)}:owner`,
     /** ZSET: every session started through a gateway, by last activity (epoch ms). */

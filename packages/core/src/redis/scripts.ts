@@ -79,6 +79,7 @@ export interface YiemScripts {
   yiemTakeOverLease: Script<number>;
   yiemAdmitModelCall: Script<number>;
   yiemSettleModelCall: Script<number>;
+  yiemReserveTenantDay: Script<ScriptReply>;
 }
 
 /** A connection with Yiem's scripts defined on it. */

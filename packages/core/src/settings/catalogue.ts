@@ -99,6 +99,12 @@ export const SETTINGS = {
     roles: ["coordinator"],
     doc: 'Shared provider limits, as JSON: by name (a model, or any name with `models`), requests and tokens per window (`{ "gpt-4o-mini": { "requests": 500, "tokens": 200000 }, "local": { "models": ["qwen3", "llama3"], "requests": 60, "windowMs": 10000, "outputTokens": 512 } }`; `windowMs` defaults to a minute, `outputTokens` (reserved per call for its answer) to 0). Every coordinator waits for a call\'s turn in Redis before sending it, and a 429 pauses every coordinator\'s calls under that limit (docs/RELIABILITY.md, "Provider limits"). A malformed value stops the coordinator at start.',
   }),
+  tenantsJson: setting({
+    env: "YIEM_TENANTS",
+    parser: text,
+    roles: ["coordinator"],
+    doc: 'Tenants\' settings, as JSON by tenant (a request\'s `tenant`; the gateway sends its key\'s owner; `"*"` holds for tenants not named): `share`, its weight when tenants\' model calls wait under a shared provider limit (default 1: waiting tenants are served in turn), and `budgetPerDay`, what all its runs may use in a day, UTC (`{ "acme": { "share": 2, "budgetPerDay": { "maxModelCalls": 5000, "maxTokens": 20000000, "maxCostUsd": 50 } }, "*": { "budgetPerDay": { "maxModelCalls": 500 } } }`): reserved before each model call and child start, a run that cannot reserve ends with `stopReason: "budget"` (docs/RELIABILITY.md, "Tenants"). A malformed value stops the coordinator at start.',
+  }),
   toolsDir: setting({
     env: "YIEM_TOOLS_DIR",
     parser: text,

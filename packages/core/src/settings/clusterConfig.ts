@@ -14,6 +14,7 @@ const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "pricesFile",
   "budgetJson",
   "modelLimitsJson",
+  "tenantsJson",
   "toolsDir",
   "mcpConfig",
   "builtinTools",
@@ -73,6 +74,7 @@ export type ClusterConfig = Pick<
   | "pricesFile"
   | "budgetJson"
   | "modelLimitsJson"
+  | "tenantsJson"
   | "toolsDir"
   | "mcpConfig"
   | "builtinTools"

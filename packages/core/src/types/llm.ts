@@ -69,6 +69,11 @@ export interface LlmCallOptions {
    * on a 429 the `x-ratelimit-reset-*` headers). Awaited; its throws are ignored.
    */
   onRequestFailed?: (failure: LlmRequestFailure) => Promise<void> | void;
+  /**
+   * The tenant the call is made for (`AgentLoopConfig.tenant`): a shared provider limit serves
+   * the calls of waiting tenants in turn (`limitLlmCall`). Absent: no tenant.
+   */
+  tenant?: string;
 }
 
 /** A request of an `LlmCall` that failed (`LlmCallOptions.onRequestFailed`). */

@@ -194,4 +194,9 @@ export interface AgentLoopConfig {
   prices?: PriceTable;
   /** Limits on what one run may use, checked before each model call (see `RunBudget`). */
   budget?: RunBudget;
+  /**
+   * The tenant the run is made for (its tree's root's `CoordinatorJobData.tenant`), passed to
+   * each model call (`LlmCallOptions.tenant`). Set by the coordinator. Default: none.
+   */
+  tenant?: string;
 }

@@ -2,6 +2,7 @@ import type { AgentDefinition } from "../../agents/defineAgent.js";
 import type { Logger } from "../../ops/logger.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
+import type { Tenants } from "../../settings/tenantSettings.js";
 import type { LlmCall } from "../../types/index.js";
 import { limitLlmCall } from "./limitLlmCall.js";
 import { limitOfModel, type ModelLimits } from "./modelLimits.js";
@@ -12,6 +13,8 @@ export interface AgentCallLimitsDeps {
   command: RedisClient;
   keys: ClusterKeys;
   log: Logger;
+  /** Tenants' shares (`YIEM_TENANTS`): waiting tenants' calls are served in turn by them. */
+  tenants?: Tenants;
 }
 
 /**
@@ -33,6 +36,6 @@ export function limitAgentCalls(
       shared = new ProviderLimit(deps.command, deps.keys, limit);
       byName.set(limit.name, shared);
     }
-    return [definition, limitLlmCall(llmCall, shared, deps.log)];
+    return [definition, limitLlmCall(llmCall, shared, deps.log, deps.tenants)];
   });
 }

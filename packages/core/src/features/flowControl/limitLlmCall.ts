@@ -1,4 +1,5 @@
 import type { Logger } from "../../ops/logger.js";
+import { settingsOfTenant, type Tenants } from "../../settings/tenantSettings.js";
 import type {
   AssistantMessage,
   LlmCall,
@@ -7,7 +8,7 @@ import type {
   LlmRequestFailure,
 } from "../../types/index.js";
 import { estimateInputTokens } from "./estimateTokens.js";
-import type { ProviderLimit } from "./providerLimit.js";
+import type { CallTenant, ProviderLimit } from "./providerLimit.js";
 import { type Turn, waitForTurn } from "./waitForTurn.js";
 
 /** The pause of a 429 that names no wait. */
@@ -25,13 +26,23 @@ const MAX_PAUSE_MS = 60_000;
  * refused reserves no tokens; a 429 pauses every coordinator's calls under the limit for the
  * wait the server asked for (`retry-after`, `x-ratelimit-reset-*`; 1 s when it names none; at
  * most a minute, or the limit's window when longer). An abort of `signal` ends the wait at once (the call then answers
- * `aborted`). Redis failing never fails the call: it is sent unlimited and `log` warns.
+ * `aborted`). Redis failing never fails the call: it is sent unlimited and `log` warns. Calls
+ * wait in their tenant's line (`LlmCallOptions.tenant`, weighted by its `share` in `tenants`):
+ * waiting tenants are served in turn.
  *
  * Never changes the request nor the answer, and never retries on its own.
  */
-export function limitLlmCall(llmCall: LlmCall, limit: ProviderLimit, log: Logger): LlmCall {
+export function limitLlmCall(
+  llmCall: LlmCall,
+  limit: ProviderLimit,
+  log: Logger,
+  tenants?: Tenants,
+): LlmCall {
   return async (request, signal, options) => {
-    const call = new LimitedCall(limit, request, signal, log);
+    const name = options?.tenant;
+    const share = name === undefined ? 1 : (settingsOfTenant(tenants, name).share ?? 1);
+    const tenant = name === undefined ? undefined : { name, share };
+    const call = new LimitedCall(limit, request, signal, log, tenant);
     await call.take();
     const answer = await llmCall(request, signal, call.hooks(options));
     await call.finish(answer);
@@ -49,6 +60,7 @@ class LimitedCall {
     request: LlmRequest,
     private readonly signal: AbortSignal | undefined,
     private readonly log: Logger,
+    private readonly tenant: CallTenant | undefined,
   ) {
     this.tokens = estimateInputTokens(request) + limit.limit.outputTokens;
   }
@@ -56,7 +68,7 @@ class LimitedCall {
   /** Waits for the turn of the next request (the call's own hooks first run after it). */
   async take(): Promise<void> {
     try {
-      this.turn = await waitForTurn(this.limit, this.tokens, this.signal);
+      this.turn = await waitForTurn(this.limit, this.tokens, this.signal, this.tenant);
     } catch (err) {
       this.turn = undefined;
       this.warn(err);

@@ -11,15 +11,27 @@ import type { ResolvedModelLimit } from "./modelLimits.js";
 const GUARD_SHARE = 0.02;
 const MIN_GUARD_MS = 250;
 
+/** The tenant a call is made for, and its share of a limit when others wait too. */
+export interface CallTenant {
+  /** The tenant's name; calls for no tenant share one line of their own. */
+  name: string;
+  /** Its weight against the other tenants waiting (a number above 0). @defaultValue 1 */
+  share?: number;
+}
+
+/** The line of calls made for no tenant. */
+const NO_TENANT = "-";
+
 /**
- * One shared provider limit in Redis, as every coordinator sees it (`admitModelCall-3.lua`,
- * `settleModelCall-3.lua`): a log of the calls' turns and tokens, first come first served,
- * and the time the provider's last 429 pauses every call until. Every method is one script
- * call; Redis errors reject, named by the limit.
+ * One shared provider limit in Redis, as every coordinator sees it (`admitModelCall-6.lua`,
+ * `settleModelCall-5.lua`): a log of the calls sent and their tokens, a fair queue of the
+ * calls waiting (tenants served in turn, by their shares; first come first served within a
+ * tenant), and the time the provider's last 429 pauses every call until. Every method is one
+ * script call; Redis errors reject, named by the limit.
  *
  * @example
  * const limit = new ProviderLimit(redis, keys, limitOfModel(limits, "gpt-4o")!);
- * const waitMs = await limit.admit("call-1", 1200); // 0: send now
+ * const waitMs = await limit.admit("call-1", 1200, { name: "acme" }); // 0: send now
  */
 export class ProviderLimit {
   private readonly keys: string[];
@@ -30,17 +42,18 @@ export class ProviderLimit {
     keys: ClusterKeys,
     readonly limit: ResolvedModelLimit,
   ) {
-    const { calls, tokens, pausedUntil } = keys.modelLimit(limit.name);
-    this.keys = [calls, tokens, pausedUntil];
+    const { calls, tokens, pausedUntil, waiting, wants, clock } = keys.modelLimit(limit.name);
+    this.keys = [calls, tokens, pausedUntil, waiting, wants, clock];
     this.windowMs =
       limit.windowMs + Math.max(MIN_GUARD_MS, Math.ceil(limit.windowMs * GUARD_SHARE));
   }
 
   /**
-   * Takes call `callId`'s turn for `tokens` (or confirms it, called again once it came):
-   * resolves the ms until it, 0 when the call may be sent now.
+   * Asks whether call `callId` (of `tokens`, for `tenant`) may be sent now: the first ask puts
+   * it in line, later asks confirm it. Resolves 0 when it may be sent now, else the ms to wait
+   * before asking again.
    */
-  admit(callId: string, tokens: number): Promise<number> {
+  admit(callId: string, tokens: number, tenant?: CallTenant): Promise<number> {
     const { requests, tokens: maxTokens } = this.limit;
     return this.run(() =>
       withScripts(this.redis).yiemAdmitModelCall(
@@ -50,6 +63,8 @@ export class ProviderLimit {
         requests,
         maxTokens,
         this.windowMs,
+        tenant?.name ?? NO_TENANT,
+        tenant?.share ?? 1,
       ),
     );
   }
@@ -72,7 +87,7 @@ export class ProviderLimit {
   private settleAs(callId: string, what: string, amount: number): Promise<number> {
     return this.run(() =>
       withScripts(this.redis).yiemSettleModelCall(
-        ...this.keys,
+        ...this.keys.slice(0, 5),
         callId,
         what,
         amount,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sleep } from "../../llm/retryPolicy.js";
-import type { ProviderLimit } from "./providerLimit.js";
+import type { CallTenant, ProviderLimit } from "./providerLimit.js";
 
 /** A call's turn, once it came: the id its settlement names. */
 export interface Turn {
@@ -8,19 +8,21 @@ export interface Turn {
 }
 
 /**
- * Waits for a model call's turn under `limit`, reserving `tokens`: asks Redis for the turn,
- * sleeps until it, confirms it (a 429 told meanwhile puts the call in line again after the
- * pause), and resolves the turn. Resolves `undefined` when `signal` fired during the wait (the
+ * Waits for a model call's turn under `limit`, reserving `tokens`, in `tenant`'s line (tenants
+ * are served in turn, by their shares): asks Redis, sleeps as long as it says, asks again
+ * until the call is admitted (a 429 told before it was sent puts it back at the head of the
+ * line after the pause), and resolves the turn. Resolves `undefined` when `signal` fired during the wait (the
  * turn is given back, best effort). Rejects when Redis fails (the turn, if any, is lost).
  */
 export async function waitForTurn(
   limit: ProviderLimit,
   tokens: number,
   signal: AbortSignal | undefined,
+  tenant?: CallTenant,
 ): Promise<Turn | undefined> {
   const callId = randomUUID();
   for (;;) {
-    const waitMs = await limit.admit(callId, tokens);
+    const waitMs = await limit.admit(callId, tokens, tenant);
     if (waitMs <= 0) return { callId };
     if (!(await sleep(waitMs, signal))) {
       await limit.cancel(callId).catch(() => undefined);

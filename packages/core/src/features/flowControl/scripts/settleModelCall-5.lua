@@ -4,9 +4,11 @@
   refused it (no tokens) and pauses every call of the limit until `pause` ms from now.
 
   Input:
-    KEYS[1] calls (ZSET call id → its turn, ms)
-    KEYS[2] tokens (HASH call id → tokens reserved)
+    KEYS[1] calls (ZSET admitted call id → when it was sent, ms)
+    KEYS[2] tokens (HASH admitted call id → tokens reserved)
     KEYS[3] paused until (STRING, ms)
+    KEYS[4] waiting (ZSET waiting call id → its fair-share tag)
+    KEYS[5] wants (HASH waiting call id → the tokens it asks for)
 
     ARGV[1] call id
     ARGV[2] what: "tokens", "cancel" or "refused"
@@ -21,6 +23,8 @@ local known = redis.call('ZSCORE', KEYS[1], id)
 if what == 'cancel' then
   redis.call('ZREM', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('HDEL', KEYS[5], id)
   return 1
 end
 if what == 'tokens' then

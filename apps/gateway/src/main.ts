@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     prefix: config.prefix,
     shards: config.shards,
     maxInputBytes: config.maxInputBytes,
+    tenantLine: config.gatewayTenantLine,
     keys,
     keysFile: config.apiKeysFile,
     port: config.gatewayPort,

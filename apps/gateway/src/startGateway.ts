@@ -25,6 +25,8 @@ import { createKeySlots, type SlotCaps } from "./state/keySlots.js";
 export interface GatewayOptions extends RedisConnectionOptions, HttpServerOptions {
   prefix: string;
   maxInputBytes?: number;
+  /** Line the runs up fairly per key owner in the coordinator queue (`YiemClientOptions.tenantLine`). */
+  tenantLine?: boolean;
   /** The keys of the keys file; `undefined`: every request acts as the local key. */
   keys: GatewayKey[] | undefined;
   /** The keys file `keys` came from: read again whenever it changes (`watchKeysFile`). */
@@ -70,6 +72,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     prefix: options.prefix,
     shards: options.shards,
     maxInputBytes: options.maxInputBytes,
+    tenantLine: options.tenantLine,
   });
   const redis = connectRedis(options.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
   redis.on("error", () => undefined); // each request reports its own failure

@@ -52,6 +52,16 @@ export interface LimitedToolLoad {
   running: number;
 }
 
+/** BullMQ's largest job priority (2^21 - 1). */
+const MAX_JOB_PRIORITY = 2_097_151;
+
+/**
+ * How long a tenant's count of waiting requests is kept after its last request: a count a
+ * crashed coordinator left too high (or a client that died between counting and adding its
+ * job) is forgotten once the tenant has been quiet this long.
+ */
+const TENANT_LINE_TTL_S = 3600;
+
 /** Options of `YiemClient`. */
 export interface YiemClientOptions extends RedisConnectionOptions {
   /**
@@ -59,6 +69,16 @@ export interface YiemClientOptions extends RedisConnectionOptions {
    * @defaultValue `DEFAULTS.maxInputBytes`
    */
   maxInputBytes?: number;
+  /**
+   * Lines up the requests that name a tenant fairly in the coordinator queue: each gets a
+   * BullMQ priority, how many of its tenant's requests wait before it (counted in Redis), so
+   * coordinators take waiting tenants in turn and one tenant's burst of thousands of runs does
+   * not hold back another's one. Requests without a tenant keep going first, in order. Off by
+   * default: prioritized jobs are not in the queue's `wait` list, which a KEDA `redis` list
+   * scaler reads (scale on the coordinators' queue depth gauge instead).
+   * @defaultValue false
+   */
+  tenantLine?: boolean;
 }
 
 /** Options of `send`. */
@@ -204,6 +224,7 @@ export class YiemClient {
   private eventHub: SessionEventHub | undefined;
   private readonly target: string;
   private readonly maxInputBytes: number | undefined;
+  private readonly tenantLine: boolean;
   /**
    * The session of each request this client sent (or was told of) and has not seen answered
    * yet; the oldest are forgotten past `REMEMBERED_RUNS` (a forgotten one is read from its job).
@@ -212,6 +233,7 @@ export class YiemClient {
 
   constructor(options: YiemClientOptions) {
     this.maxInputBytes = options.maxInputBytes;
+    this.tenantLine = options.tenantLine ?? false;
     this.keys = clusterKeys(
       options.prefix ?? DEFAULTS.prefix,
       keyLayoutOf(options.redis, options.shards),
@@ -276,10 +298,16 @@ export class YiemClient {
     const requestId = options.requestId ?? options.runId ?? randomUUID();
     await this.guard(async () => {
       const sentAt = await this.markSent(sessionId, requestId);
+      const priority = await this.placeInTenantLine(options.tenant);
       await (await this.coordinatorQueue()).add(
         "request",
         { ...data, input: request.message },
-        { jobId: requestId, timestamp: sentAt, ...JOB_RETENTION },
+        {
+          jobId: requestId,
+          timestamp: sentAt,
+          ...(priority ? { priority } : {}),
+          ...JOB_RETENTION,
+        },
       );
     });
     this.rememberRequest(requestId, sessionId);
@@ -305,6 +333,20 @@ export class YiemClient {
     const failed = replies?.find(([err]) => err)?.[0];
     if (failed) throw failed; // a user without the client role's keys: NOPERM, as a plain SET says
     return sentAt;
+  }
+
+  /**
+   * The priority of a request of `tenant` in the coordinator queue, with `tenantLine`: how many
+   * of the tenant's requests wait, this one included (a coordinator that takes a request
+   * counts it out: the tenants feature). None without a tenant or the option.
+   */
+  private async placeInTenantLine(tenant: string | undefined): Promise<number | undefined> {
+    if (!this.tenantLine || tenant === undefined) return undefined;
+    const key = this.keys.tenantQueued(tenant);
+    const replies = await this.command.pipeline().incr(key).expire(key, TENANT_LINE_TTL_S).exec();
+    const [err, waiting] = replies?.[0] ?? [null, 1];
+    if (err) throw err;
+    return Math.min(Math.max(Number(waiting), 1), MAX_JOB_PRIORITY);
   }
 
   /** Remembers the session of a request, forgetting the oldest past `REMEMBERED_RUNS`. */

@@ -249,6 +249,12 @@ export interface FeatureIntake {
   answered?(held: AnsweredRequest): Promise<void>;
   /** A request was refused (invalid, or its agent unknown) before it was recorded. Never throws. */
   refused?(data: unknown, reason: string): Promise<void>;
+  /**
+   * A request job was taken from the queue, valid or not: `first` on its first delivery (not
+   * one after a coordinator died or handed it back), `priority` its BullMQ priority (0: none).
+   * Not awaited; never throws.
+   */
+  taken?(data: unknown, delivery: { first: boolean; priority: number }): void;
 }
 
 /** An answered request, as the intake holds it. */

@@ -308,6 +308,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * (`YIEM_TENANTS`), in its own hash tag.
      */
     tenantDay: (tenant: string, day: string) => `${prefix}:{tenant:${tenant}}:day:${day}`,
+    /**
+     * STRING: how many of tenant `tenant`'s requests wait in the coordinator queue, as clients
+     * with `tenantLine` counted them (the next one's BullMQ priority), in its own hash tag.
+     */
+    tenantQueued: (tenant: string) => `${prefix}:{tenant:${tenant}}:queued`,
     /** STRING: the name of the gateway key that started the session (`apps/gateway`), if one did. */
     sessionOwner: (sessionId: string) => `${session(sessionId)}:owner`,
     /** ZSET: every session started through a gateway, by last activity (epoch ms). */

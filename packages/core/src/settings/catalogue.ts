@@ -443,6 +443,13 @@ export const SETTINGS = {
     roles: ["gateway"],
     doc: "The largest request body (else `413`): an input at the coordinators' cap, and its JSON.",
   }),
+  gatewayTenantLine: setting({
+    env: "YIEM_TENANT_LINE",
+    parser: flag,
+    default: false,
+    roles: ["gateway"],
+    doc: "`1`: the gateway's runs wait in the coordinator queue in a fair line per key owner (BullMQ priorities: each owner's requests are taken in turn, so one owner's burst does not hold back another's run). Prioritized jobs are not in the queue's `wait` list a KEDA `redis` list scaler reads: scale on the coordinators' queue depth gauge then (docs/RELIABILITY.md, \"Tenants\").",
+  }),
   gatewayWaitMs: setting({
     env: "GATEWAY_WAIT_MS",
     parser: wholeNumber,

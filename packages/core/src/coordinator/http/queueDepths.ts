@@ -6,7 +6,7 @@ import { withDeadline } from "../../ops/withDeadline.js";
 export const QUEUE_DEPTH_DEADLINE_MS = 500;
 
 /** The states `yiem_queue_jobs` counts. */
-const STATES = ["waiting", "active", "delayed", "failed", "completed"] as const;
+const STATES = ["waiting", "prioritized", "active", "delayed", "failed", "completed"] as const;
 
 /** The queue depth gauges and the read that refreshes them. */
 export interface QueueDepths {

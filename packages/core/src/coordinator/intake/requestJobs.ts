@@ -85,6 +85,8 @@ export class RequestJobs {
 
   /** Handles a job fetched with `token`; `slot` is the run slot taken for it. Never throws. */
   handle(job: Job, token: string, slot: Slot): Promise<void> {
+    const delivery = { first: job.attemptsStarted <= 1, priority: job.opts.priority ?? 0 };
+    for (const { intake } of this.options.features) intake?.taken?.(job.data, delivery);
     const refusal = this.refusalOf(job.data);
     if (refusal) {
       slot.release();

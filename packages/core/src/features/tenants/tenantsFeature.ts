@@ -32,6 +32,9 @@ export function tenantsFeature(deps: TenantsFeatureDeps): RunFeature {
     name: "tenants",
     hold: (session) => ({ openRun: async (run) => openTenantRun(deps, ledger, session, run) }),
     intake: {
+      taken(data, delivery) {
+        if (delivery.first && delivery.priority > 0) leaveTenantLine(deps, data);
+      },
       async beforeRecord(sessionId, request) {
         if (request.tenant === undefined) return;
         const key = deps.keys.sessionTenant(sessionId);
@@ -39,6 +42,22 @@ export function tenantsFeature(deps: TenantsFeatureDeps): RunFeature {
       },
     },
   };
+}
+
+/**
+ * A request its client lined up (`YiemClientOptions.tenantLine`: its priority is how many of
+ * its tenant's requests waited) left the queue: its tenant has one less waiting. Not awaited;
+ * a failure only leaves the tenant's next requests a place further back, until the count
+ * expires.
+ */
+function leaveTenantLine(deps: TenantsFeatureDeps, data: unknown): void {
+  const tenant = (data as { tenant?: unknown } | null)?.tenant;
+  if (typeof tenant !== "string") return;
+  const key = deps.keys.tenantQueued(tenant);
+  void deps.command
+    .decr(key)
+    .then((left) => (left < 0 ? deps.command.set(key, "0", "KEEPTTL") : undefined))
+    .catch(() => undefined);
 }
 
 async function openTenantRun(

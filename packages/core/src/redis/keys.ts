@@ -286,6 +286,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * `calls` (ZSET call id → its turn, ms), `tokens` (HASH call id → tokens reserved),
      * `pausedUntil` (STRING, ms: a 429 pauses every coordinator's calls until then).
      */
+    /**
+     * HASH: the shared provider limits coordinators apply, by name → the limit as JSON
+     * (`ResolvedModelLimit`), written by each coordinator at its start; what
+     * `readProviderLimits` lists.
+     */
+    modelLimits: `${prefix}:modelLimits`,
     modelLimit: (name: string) => {
       const tag = `${prefix}:{modelLimit:${name}}`;
       return { calls: `${tag}:calls`, tokens: `${tag}:tokens`, pausedUntil: `${tag}:pausedUntil` };

@@ -7,6 +7,8 @@ import type {
   LlmRequestFailure,
 } from "../../types/index.js";
 import { estimateInputTokens } from "./estimateTokens.js";
+import type { LimitLabels, ProviderLimitObserver } from "./limitObserver.js";
+import { type ModelCaller, modelCallId } from "./modelCallIds.js";
 import type { ProviderLimit } from "./providerLimit.js";
 import { type Turn, waitForTurn } from "./waitForTurn.js";
 
@@ -15,6 +17,14 @@ const DEFAULT_PAUSE_MS = 1000;
 
 /** The longest pause a 429 sets, unless the limit's window is longer. */
 const MAX_PAUSE_MS = 60_000;
+
+/** What `limitLlmCall` may be told beyond the call, its limit and its log. */
+export interface LimitLlmCallOptions {
+  /** Who makes the calls: named in each call's id in Redis (`modelCallId`). Default: nobody. */
+  caller?: ModelCaller;
+  /** Told each wait, 429 and admitted call (the coordinator's metrics). Default: none. */
+  observer?: ProviderLimitObserver;
+}
 
 /**
  * Wraps `llmCall` so that every request it sends waits for its turn under a shared provider
@@ -27,13 +37,21 @@ const MAX_PAUSE_MS = 60_000;
  * most a minute, or the limit's window when longer). An abort of `signal` ends the wait at once (the call then answers
  * `aborted`). Redis failing never fails the call: it is sent unlimited and `log` warns.
  *
+ * `options.observer` is told each request's wait, each 429 and each answer's tokens;
+ * `options.caller` names who waits in Redis (`readProviderLimits`).
+ *
  * Never changes the request nor the answer, and never retries on its own.
  */
-export function limitLlmCall(llmCall: LlmCall, limit: ProviderLimit, log: Logger): LlmCall {
-  return async (request, signal, options) => {
-    const call = new LimitedCall(limit, request, signal, log);
+export function limitLlmCall(
+  llmCall: LlmCall,
+  limit: ProviderLimit,
+  log: Logger,
+  options: LimitLlmCallOptions = {},
+): LlmCall {
+  return async (request, signal, callOptions) => {
+    const call = new LimitedCall(limit, request, signal, log, options);
     await call.take();
-    const answer = await llmCall(request, signal, call.hooks(options));
+    const answer = await llmCall(request, signal, call.hooks(callOptions));
     await call.finish(answer);
     return answer;
   };
@@ -42,24 +60,36 @@ export function limitLlmCall(llmCall: LlmCall, limit: ProviderLimit, log: Logger
 /** One call under a limit: the turn of its current request. */
 class LimitedCall {
   private turn: Turn | undefined;
+  /** The tokens the current turn holds: its reservation, 0 once the server refused it. */
+  private held = 0;
   private readonly tokens: number;
+  private readonly labels: LimitLabels;
 
   constructor(
     private readonly limit: ProviderLimit,
     request: LlmRequest,
     private readonly signal: AbortSignal | undefined,
     private readonly log: Logger,
+    private readonly options: LimitLlmCallOptions,
   ) {
     this.tokens = estimateInputTokens(request) + limit.limit.outputTokens;
+    this.labels = { limit: limit.limit.name };
   }
 
   /** Waits for the turn of the next request (the call's own hooks first run after it). */
   async take(): Promise<void> {
+    const { caller, observer } = this.options;
+    const callId = caller ? modelCallId(caller) : undefined;
+    const startedAt = performance.now();
+    observer?.waitStarted(this.labels);
     try {
-      this.turn = await waitForTurn(this.limit, this.tokens, this.signal);
+      this.turn = await waitForTurn(this.limit, this.tokens, this.signal, callId);
+      this.held = this.turn ? this.tokens : 0;
     } catch (err) {
       this.turn = undefined;
       this.warn(err);
+    } finally {
+      observer?.waitEnded(this.labels, (performance.now() - startedAt) / 1000);
     }
   }
 
@@ -81,12 +111,16 @@ class LimitedCall {
   /** Corrects the last request's tokens by the answer's usage. */
   async finish(answer: AssistantMessage): Promise<void> {
     const total = answer.usage?.totalTokens;
-    if (!this.turn || total === undefined) return;
+    if (!this.turn) return;
+    this.options.observer?.admitted(this.labels, total ?? this.held);
+    if (total === undefined) return;
     await this.limit.settle(this.turn.callId, total).catch((err) => this.warn(err));
   }
 
   private async failed(failure: LlmRequestFailure): Promise<void> {
     if (!this.turn || failure.status === undefined) return; // no answer: tokens may be spent
+    this.held = 0;
+    if (failure.status === 429) this.options.observer?.refused(this.labels);
     const longest = Math.max(this.limit.limit.windowMs, MAX_PAUSE_MS);
     const pauseMs =
       failure.status === 429 ? Math.min(failure.retryAfterMs ?? DEFAULT_PAUSE_MS, longest) : 0;

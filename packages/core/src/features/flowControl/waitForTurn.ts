@@ -12,13 +12,14 @@ export interface Turn {
  * sleeps until it, confirms it (a 429 told meanwhile puts the call in line again after the
  * pause), and resolves the turn. Resolves `undefined` when `signal` fired during the wait (the
  * turn is given back, best effort). Rejects when Redis fails (the turn, if any, is lost).
+ * `callId` names the call in Redis (`modelCallId` names who asks); a random one by default.
  */
 export async function waitForTurn(
   limit: ProviderLimit,
   tokens: number,
   signal: AbortSignal | undefined,
+  callId: string = randomUUID(),
 ): Promise<Turn | undefined> {
-  const callId = randomUUID();
   for (;;) {
     const waitMs = await limit.admit(callId, tokens);
     if (waitMs <= 0) return { callId };

@@ -164,7 +164,7 @@ export const PLAN = {
     windowMs: 10_000,
     tokens: 60_000,
     requests: 200,
-    outputTokens: 45,
+    outputTokens: 20,
     maxMs: 300_000,
   },
 } as const;

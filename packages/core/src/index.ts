@@ -169,7 +169,7 @@ export {
   readProviderLimits,
   WAITING_CALLS_LISTED,
   type WaitingModelCall,
-} from "./features/flowControl/readProviderLimits.js";
+} from "./features/flowControl/providerLimitStore.js";
 export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";

@@ -11,7 +11,7 @@ import type { ChildRun } from "../features/childRuns/protocol.js";
 import {
   type ProviderLimitState,
   readProviderLimits,
-} from "../features/flowControl/readProviderLimits.js";
+} from "../features/flowControl/providerLimitStore.js";
 import { sumRunUsage } from "../loop/runUsage.js";
 import type { BusEvent, EncodedBusEvent } from "../protocol/busEvent.js";
 import {

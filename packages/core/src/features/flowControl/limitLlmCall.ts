@@ -114,7 +114,8 @@ class LimitedCall {
     if (!this.turn) return;
     this.options.observer?.admitted(this.labels, total ?? this.held);
     if (total === undefined) return;
-    await this.limit.settle(this.turn.callId, total).catch((err) => this.warn(err));
+    const { callId, atOnce } = this.turn;
+    await this.limit.settle(callId, total, atOnce).catch((err) => this.warn(err));
   }
 
   private async failed(failure: LlmRequestFailure): Promise<void> {

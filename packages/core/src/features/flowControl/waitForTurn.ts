@@ -5,6 +5,8 @@ import type { ProviderLimit } from "./providerLimit.js";
 /** A call's turn, once it came: the id its settlement names. */
 export interface Turn {
   callId: string;
+  /** True when it came at once (no wait, so no confirmation when it is sent). */
+  atOnce: boolean;
 }
 
 /**
@@ -20,9 +22,9 @@ export async function waitForTurn(
   signal: AbortSignal | undefined,
   callId: string = randomUUID(),
 ): Promise<Turn | undefined> {
-  for (;;) {
+  for (let asked = 0; ; asked++) {
     const waitMs = await limit.admit(callId, tokens);
-    if (waitMs <= 0) return { callId };
+    if (waitMs <= 0) return { callId, atOnce: asked === 0 };
     if (!(await sleep(waitMs, signal))) {
       await limit.cancel(callId).catch(() => undefined);
       return undefined;

@@ -3,6 +3,8 @@ import type { RedisClient } from "../../redis/redisConnection.js";
 import { parseModelCallId } from "./modelCallIds.js";
 import type { ResolvedModelLimit } from "./modelLimits.js";
 
+export type { ResolvedModelLimit };
+
 /** The most waiting calls a read lists per limit (the count is always whole). */
 export const WAITING_CALLS_LISTED = 100;
 

@@ -37,6 +37,8 @@ export interface LimitLlmCallOptions {
  * most a minute, or the limit's window when longer). An abort of `signal` ends the wait at once (the call then answers
  * `aborted`). Redis failing never fails the call: it is sent unlimited and `log` warns.
  *
+ * A call whose turn came at once (no wait, so never confirmed) is counted from its answer on
+ * (`ProviderLimit.settle`'s `fromNow`): sent in a burst, it may reach the provider late.
  * `options.observer` is told each request's wait, each 429 and each answer's tokens;
  * `options.caller` names who waits in Redis (`readProviderLimits`).
  *

@@ -64,9 +64,7 @@ export function createProviderLimitSeries(registry: Registry): ProviderLimitObse
       waits.observe({ ...labels }, seconds);
     },
     refused: (labels) => refusals.inc({ ...labels }),
-    admitted(labels, count) {
-      if (count > 0) tokens.inc({ ...labels }, count);
-      else tokens.inc({ ...labels }, 0); // the series shows from the first call on
-    },
+    // Incremented by 0 too: the series shows from the first call on.
+    admitted: (labels, count) => tokens.inc({ ...labels }, Math.max(0, count)),
   };
 }

@@ -149,6 +149,24 @@ export const PLAN = {
     rssIntervalMs: 100,
     maxMs: 120_000,
   },
+  /**
+   * `--only flow` (not in the full run; issue 33): 500 sessions of tool-calling runs at once on
+   * two coordinators sharing one provider limit, against a model server limited to `tokens`
+   * and `requests` per `windowMs` (10 s instead of a provider's minute, so the run takes one
+   * to two minutes); `YIEM_MODEL_LIMITS` says the same, with `outputTokens` reserved per call.
+   */
+  flow: {
+    sessions: 500,
+    coordinators: 2,
+    workers: 2,
+    concurrency: 500,
+    modelDelayMs: 20,
+    windowMs: 10_000,
+    tokens: 60_000,
+    requests: 200,
+    outputTokens: 20,
+    maxMs: 300_000,
+  },
 } as const;
 
 /** `T` with every number literal widened to `number` (so a smaller plan has the same shape). */
@@ -160,6 +178,9 @@ type Widened<T> = T extends number
 
 /** The shape of `PLAN`. */
 export type Plan = Widened<typeof PLAN>;
+
+/** The plan of the `flow` scenario. */
+export type FlowPlan = Plan["flow"];
 
 /**
  * A much smaller plan for `--quick`: every scenario of the full run at a fraction of its sizes,
@@ -200,5 +221,6 @@ export const QUICK_PLAN: Plan = {
   sessions10k: { ...PLAN.sessions10k, sessions: 1_000, parked: 1_000, warmupSessions: 50 },
   gateway: { ...PLAN.gateway, streams: { ...PLAN.gateway.streams, watchers: 100, idleMs: 1_000 } },
   gatewayReaders: { ...PLAN.gatewayReaders, sessions: 10, largeRuns: 5 },
+  flow: { ...PLAN.flow, sessions: 50, tokens: 6_000, requests: 40, windowMs: 5_000 },
   cluster: { ...PLAN.cluster, warmupRuns: 10, rounds: 1, runsPerRound: 30, soloRunsPerRound: 5 },
 };

@@ -17,7 +17,8 @@
  * records its figures in bench/sessions10k.json; `gateway` (SSE watchers and runs/s on one
  * compiled gateway; opt-in, never in the full run) and `gatewayReaders` (stalled and live
  * event-stream readers on one gateway with a keys file; opt-in too) and `newSession` (Redis
- * commands per new session against the queue's backlog; opt-in too) write their figures into
+ * commands per new session against the queue's backlog; opt-in too) and `flow` (provider limits
+ * shared by two coordinators under load; opt-in too) write their figures into
  * `bench/results.json`, which a full run keeps. `npm run bench -- --render-only` measures
  * nothing: it renders `docs/PERFORMANCE.md` again from the committed files.
  * `npm run bench -- --peers [options]` (its own command, never in the full run, `npm test` or
@@ -32,6 +33,7 @@ import { type ChildRunOverhead, measureChildRuns } from "./measurements/childRun
 import { type ClusterScenario, measureClusterSpread } from "./measurements/clusterSpread.js";
 import { measureEventRelay } from "./measurements/eventRelay.js";
 import { measureFanout } from "./measurements/fanout.js";
+import { measureFlow } from "./measurements/flow.js";
 import { type FollowUpBurst, measureFollowUpBurst } from "./measurements/followUpBurst.js";
 import { measureGateway } from "./measurements/gateway.js";
 import { measureGatewayReaders } from "./measurements/gatewayReaders.js";
@@ -42,12 +44,15 @@ import { measureSessions10k } from "./measurements/sessions10k.js";
 import { measureThroughput, type ThroughputPair } from "./measurements/throughput.js";
 import { PLAN, type Plan, QUICK_PLAN } from "./plan.js";
 import {
+  printFlow,
   printGateway,
   printGatewayReaders,
   printNewSession,
+  readCommittedFlow,
   readCommittedGateway,
   readCommittedGatewayReaders,
   readCommittedNewSession,
+  writeFlowResults,
   writeGatewayReadersResults,
   writeGatewayResults,
   writeNewSessionResults,
@@ -237,6 +242,17 @@ async function measureNewSessionScenario(): Promise<void> {
 }
 
 /**
+ * Measures flow control against a limited model (a cluster of its own) and prints it; writes
+ * it into the committed results unless `--quick`.
+ */
+async function measureFlowScenario(): Promise<void> {
+  const figures = await measureFlow(plan.flow, progress);
+  printFlow(figures);
+  if (plan === QUICK_PLAN) return;
+  for (const path of await writeFlowResults(figures)) progress(`wrote ${path}`);
+}
+
+/**
  * Runs every measurement: the shared rig first (closed before the rest), then the MCP
  * overhead, the burst, the sessions, then the Redis Cluster runs.
  */
@@ -301,6 +317,7 @@ const ALONE = {
   gateway: () => measureGatewayScenario(),
   gatewayReaders: () => measureGatewayReadersScenario(),
   newSession: () => measureNewSessionScenario(),
+  flow: () => measureFlowScenario(),
 } satisfies Record<string, () => Promise<void>>;
 type AloneScenario = keyof typeof ALONE;
 
@@ -335,11 +352,13 @@ async function runFull(): Promise<void> {
   const gateway = await readCommittedGateway(); // measured alone, kept
   const gatewayReaders = await readCommittedGatewayReaders(); // measured alone, kept
   const newSession = await readCommittedNewSession(); // measured alone, kept
+  const flow = await readCommittedFlow(); // measured alone, kept
   const results = {
     ...toResults(measured),
     ...(gateway ? { gateway } : {}),
     ...(gatewayReaders ? { gatewayReaders } : {}),
     ...(newSession ? { newSession } : {}),
+    ...(flow ? { flow } : {}),
   };
   printReport(results);
   const files = plan === QUICK_PLAN ? await quickResultFiles() : RESULT_FILES;
@@ -366,7 +385,7 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   if (only) {
     await ALONE[only]();
-    const writes = only === "gateway" || only === "gatewayReaders" || only === "newSession";
+    const writes = ["gateway", "gatewayReaders", "newSession", "flow"].includes(only);
     const wrote = writes && plan !== QUICK_PLAN ? "" : " (no file written)";
     progress(`done in ${secondsSince(startedAt)} s${wrote}`);
   } else {

@@ -5,6 +5,7 @@
  * figures over (`readCommittedGateway`).
  */
 import { readFile, writeFile } from "node:fs/promises";
+import type { Flow } from "../measurements/flow.js";
 import type { Gateway } from "../measurements/gateway.js";
 import type { GatewayReaders } from "../measurements/gatewayReaders.js";
 import type { NewSession } from "../measurements/newSession.js";
@@ -129,5 +130,35 @@ export function printNewSession(n: NewSession): void {
         String(round(at.commandsPerRequest, 1)),
       ]),
     ])}\n`,
+  );
+}
+
+/** The `flow` figures of the committed `bench/results.json`, if it has them. */
+export async function readCommittedFlow(): Promise<Flow | undefined> {
+  return (await readCommittedResults().catch(() => undefined))?.flow;
+}
+
+/** Writes `f` into `bench/results.json` as `flow` and renders `docs/PERFORMANCE.md`. */
+export async function writeFlowResults(f: Flow): Promise<string[]> {
+  const results = { ...(await readCommittedResults()), flow: f };
+  await writeFile(RESULT_FILES.results, `${JSON.stringify(results, null, 2)}\n`);
+  return [RESULT_FILES.results, await renderFromFiles()];
+}
+
+/** Prints the flow scenario's figures against their targets. */
+export function printFlow(f: Flow): void {
+  const d = f.detail;
+  console.log(
+    `\n${textTable([
+      ["figure", "value", "target"],
+      ["flowLimitUsedPct", String(round(f.flowLimitUsedPct, 1)), "≥ 90"],
+      ["flow429Pct", String(round(f.flow429Pct, 2)), "≤ 1"],
+      ["flowRunsFailed", String(f.flowRunsFailed), "0"],
+    ])}`,
+  );
+  console.log(
+    `${d.modelRequests} model requests, ${d.refused} answered 429 (the coordinators counted ${d.refusedSeenByCoordinators}); ` +
+      `${d.tokensInLoadedWindows} tokens in ${d.loadedWindows} whole windows; calls by coordinator ${d.callsByCoordinator.join(" + ")}; ` +
+      `mean wait for a turn ${round(d.meanWaitS, 2)} s; ${round(d.wallS, 1)} s from the first request to the last answer\n`,
   );
 }

@@ -7,6 +7,7 @@ import {
 } from "./doc/callSections.js";
 import { childRunsSection } from "./doc/childRunsSection.js";
 import { clusterSection } from "./doc/clusterSection.js";
+import { flowSection } from "./doc/flowSection.js";
 import { followUpBurstSection } from "./doc/followUpBurstSection.js";
 import { gatewayReadersSection } from "./doc/gatewayReadersSection.js";
 import { gatewaySection } from "./doc/gatewaySection.js";
@@ -58,6 +59,7 @@ export function performanceMarkdown(
     ...(results.gateway ? [gatewaySection(results.gateway)] : []),
     ...(results.gatewayReaders ? [gatewayReadersSection(results.gatewayReaders)] : []),
     ...(results.newSession ? [newSessionSection(results.newSession)] : []),
+    ...(results.flow ? [flowSection(results.flow)] : []),
     peersSection(peers),
     proposalsSection(m, results),
   ].join("\n\n")}\n`;

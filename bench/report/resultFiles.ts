@@ -116,6 +116,7 @@ export async function renderFromFiles(): Promise<string> {
     ...(stored.gateway ? { gateway: stored.gateway } : {}),
     ...(stored.gatewayReaders ? { gatewayReaders: stored.gatewayReaders } : {}),
     ...(stored.newSession ? { newSession: stored.newSession } : {}),
+    ...(stored.flow ? { flow: stored.flow } : {}),
   };
   await writeDoc(results, await readHistory(RESULT_FILES.history), RESULT_FILES.doc);
   return RESULT_FILES.doc;

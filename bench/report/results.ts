@@ -4,6 +4,7 @@ import type { ChildRunOverhead } from "../measurements/childRuns.js";
 import type { ClusterScenario, ClusterSpread } from "../measurements/clusterSpread.js";
 import type { EventRelay } from "../measurements/eventRelay.js";
 import type { FanoutLatency } from "../measurements/fanout.js";
+import type { Flow } from "../measurements/flow.js";
 import type { FollowUpBurst } from "../measurements/followUpBurst.js";
 import type { Gateway } from "../measurements/gateway.js";
 import type { GatewayReaders } from "../measurements/gatewayReaders.js";
@@ -123,6 +124,8 @@ export interface BenchResults {
   gatewayReaders?: GatewayReaders;
   /** The new-session cost against the queue's backlog (`--only newSession` writes it; kept like `gateway`). */
   newSession?: NewSession;
+  /** Provider limits shared under load (`--only flow` writes them; kept like `gateway`). */
+  flow?: Flow;
   cores: number;
   node: string;
   redis: string;

@@ -9,6 +9,7 @@ import {
   type AddProcessOptions,
   type ClusterRole,
   type ScriptedModelServer,
+  type ScriptedRateLimits,
   type ScriptedReply,
   type ScriptedRequest,
   startClusterProcesses,
@@ -115,6 +116,8 @@ export interface SessionsClusterOptions {
   chooseTool?: (input: string) => string;
   /** Answers every model request instead (`chooseSessionReply` and `chooseTool` then unused). */
   respond?: (request: ScriptedRequest) => ScriptedReply;
+  /** Limits the model as a provider does (429 past them; tool definitions count as prompt tokens). Default: none. */
+  modelLimits?: ScriptedRateLimits;
 }
 
 /** The environment every process of the cluster gets (the README's variables). */
@@ -163,6 +166,7 @@ export async function openSessionsCluster(
 ): Promise<SessionsCluster> {
   const redis = await startTestRedis({ privateServer: true });
   const model = await startScriptedModelServer({
+    ...(options.modelLimits ? { limits: options.modelLimits, countToolTokens: true } : {}),
     respond:
       options.respond ??
       ((request) => chooseSessionReply(request, modelDelayMs, options.chooseTool)),

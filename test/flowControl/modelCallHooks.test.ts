@@ -83,6 +83,39 @@ describe("the scripted model's limits", () => {
   });
 });
 
+describe("the scripted model's token count", () => {
+  it("counts tool definitions as prompt tokens when told, and records what its limits counted", async () => {
+    const tools = [
+      { type: "function", function: { name: "lookup", parameters: { type: "object" } } },
+    ];
+    const messages = [{ role: "user", content: "hi" }];
+    const promptOf = async (countToolTokens: boolean) => {
+      const server = await startScriptedModelServer({
+        limits: { tokens: 10_000 },
+        countToolTokens,
+        respond: () => ({ kind: "text", text: "ok" }),
+      });
+      try {
+        const answer = await fetch(`${server.baseURL}/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "m", messages, tools }),
+        });
+        const { usage } = (await answer.json()) as {
+          usage: { total_tokens: number; prompt_tokens: number };
+        };
+        expect(server.requests[0]?.limitedTokens).toBe(usage.total_tokens); // its limits count its usage
+        return usage.prompt_tokens;
+      } finally {
+        await server.close();
+      }
+    };
+    const messagesOnly = Math.ceil(JSON.stringify(messages).length / 4);
+    expect(await promptOf(false)).toBe(messagesOnly);
+    expect(await promptOf(true)).toBe(messagesOnly + Math.ceil(JSON.stringify(tools).length / 4));
+  });
+});
+
 describe("YIEM_MODEL_LIMITS", () => {
   it("reads limits by model or by a group of models, and refuses a malformed one", () => {
     const limits = readModelLimits(

@@ -64,6 +64,29 @@ describe("a shared provider limit", () => {
     expect(await unlimited.admit("free", 10)).toBe(0); // another limit is not paused
   });
 
+  it("makes a call whose turn came wait again when one sent late took its room", async () => {
+    const [a, b] = sharedLimit({ requests: 1 }); // a turn counts 1 250 ms (the margin included)
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    expect(await a.admit("first", 10)).toBe(0);
+    const lateTurn = await b.admit("late", 10);
+    const nextTurn = (await a.admit("next", 10)) + Date.now();
+    await sleep(lateTurn + 600); // its caller was busy: sent 600 ms after its turn
+    expect(await b.admit("late", 10)).toBe(0);
+    await sleep(Math.max(0, nextTurn - Date.now()));
+    // Its turn came, but the window ending now holds the late call: it waits for the room.
+    const again = await a.admit("next", 10);
+    expect(again).toBeGreaterThan(400);
+    expect(again).toBeLessThanOrEqual(1250);
+  });
+
+  it("counts a call sent at once from its answer, when asked: its request may have reached the provider late", async () => {
+    const [a, b] = sharedLimit({ requests: 1 }); // a turn counts 1 250 ms (the margin included)
+    expect(await a.admit("first", 10)).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await a.settle("first", 10, true); // answered 500 ms after its turn
+    expect(await b.admit("next", 10)).toBeGreaterThan(1000); // from the answer, not the turn
+  });
+
   it("gives back the turn of a call whose wait was aborted", async () => {
     const [a, b] = sharedLimit({ requests: 1 });
     expect(await a.admit("sent", 10)).toBe(0);

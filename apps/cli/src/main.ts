@@ -9,6 +9,7 @@ import { agentsCommand } from "./commands/agents.js";
 import { type Command, commandHelp } from "./commands/command.js";
 import { approveCommand, denyCommand } from "./commands/decide.js";
 import { keysCommand } from "./commands/keys.js";
+import { limitsCommand } from "./commands/limits.js";
 import { pendingCommand } from "./commands/pending.js";
 import { sendCommand } from "./commands/send.js";
 import { treeCommand } from "./commands/tree.js";
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   abortCommand,
   workersCommand,
   agentsCommand,
+  limitsCommand,
   treeCommand,
   pendingCommand,
   approveCommand,
@@ -33,7 +35,7 @@ export const COMMANDS: readonly Command[] = [
 
 /** The one-line usage of `yiem`. */
 export const MAIN_USAGE =
-  "yiem <send|watch|abort|workers|agents|tree|pending|approve|deny|keys> [arguments] [options]   (yiem --help, yiem --version)";
+  "yiem <send|watch|abort|workers|agents|limits|tree|pending|approve|deny|keys> [arguments] [options]   (yiem --help, yiem --version)";
 
 /** The version in apps/cli/package.json (`../package.json` from both `src` and `dist`). */
 export function readVersion(): string {

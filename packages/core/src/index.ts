@@ -157,12 +157,19 @@ export {
 } from "./coordinator/http/adminServer.js";
 export type { Readiness } from "./coordinator/http/readiness.js";
 export { lowerBudget } from "./features/budgets/protocol.js";
+export type { ResolvedModelLimit } from "./features/flowControl/modelLimits.js";
 export {
   checkModelLimits,
   type ModelLimit,
   type ModelLimits,
   readModelLimits,
 } from "./features/flowControl/modelLimits.js";
+export {
+  type ProviderLimitState,
+  readProviderLimits,
+  WAITING_CALLS_LISTED,
+  type WaitingModelCall,
+} from "./features/flowControl/providerLimitStore.js";
 export { HANDOFF_TOOL_PREFIX, handoffToolName } from "./features/handoffs/handoffTools.js";
 // The model adapter.
 export { formatMsgForLLM } from "./llm/formatMsgForLLM.js";

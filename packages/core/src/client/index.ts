@@ -26,6 +26,13 @@ export type {
   ChildRun,
   ParentCall,
 } from "../features/childRuns/protocol.js";
+export {
+  type ProviderLimitState,
+  type ResolvedModelLimit,
+  readProviderLimits,
+  WAITING_CALLS_LISTED,
+  type WaitingModelCall,
+} from "../features/flowControl/providerLimitStore.js";
 export type { WaitingCallRecord } from "../features/waitingCallRecord.js";
 export { API_KEY_PREFIX, createApiKey, hashApiKey } from "../ops/apiKeys.js";
 export type { BusEvent, EncodedBusEvent, EventOrigin } from "../protocol/busEvent.js";

@@ -8,6 +8,10 @@ import {
 } from "../features/approvals/protocol.js";
 import { readChildren } from "../features/childRuns/childRunStore.js";
 import type { ChildRun } from "../features/childRuns/protocol.js";
+import {
+  type ProviderLimitState,
+  readProviderLimits,
+} from "../features/flowControl/providerLimitStore.js";
 import { sumRunUsage } from "../loop/runUsage.js";
 import type { BusEvent, EncodedBusEvent } from "../protocol/busEvent.js";
 import {
@@ -596,6 +600,16 @@ export class YiemClient {
   async agents(): Promise<AgentAnnouncement[]> {
     await this.ready();
     return this.guard(() => readAgentAnnouncements(this.command, this.keys));
+  }
+
+  /**
+   * The shared provider limits the coordinators apply (`YIEM_MODEL_LIMITS`) as Redis holds
+   * them now: each one's 429 pause, the requests and tokens of its last window, and the model
+   * calls waiting for their turn, with the coordinator and agent of each (`readProviderLimits`).
+   */
+  async providerLimits(): Promise<ProviderLimitState[]> {
+    await this.ready();
+    return this.guard(() => readProviderLimits(this.command, this.keys));
   }
 
   /**

@@ -11,7 +11,8 @@ import { approvalsFeature } from "../features/approvals/approvalsFeature.js";
 import { budgetsFeature } from "../features/budgets/budgetsFeature.js";
 import { ChildRunStore } from "../features/childRuns/childRunStore.js";
 import { childRunsFeature } from "../features/childRuns/childRunsFeature.js";
-import { limitAgentCalls } from "../features/flowControl/limitAgentCalls.js";
+import { announceModelLimits, limitAgentCalls } from "../features/flowControl/limitAgentCalls.js";
+import type { ProviderLimitObserver } from "../features/flowControl/limitObserver.js";
 import { checkModelLimits, type ModelLimits } from "../features/flowControl/modelLimits.js";
 import { HandoffStore } from "../features/handoffs/handoffStore.js";
 import { handoffsFeature } from "../features/handoffs/handoffsFeature.js";
@@ -323,6 +324,14 @@ interface RuntimeHandle extends CoordinatorHandle {
   readClusterCounts(): Promise<ClusterRunCounts>;
 }
 
+/** What the HTTP side feeds from the runtime: its metrics' hooks. */
+interface RuntimeHooks {
+  /** Told how many tools live workers announce with different definitions. */
+  onToolConflicts?: (count: number) => void;
+  /** Told each wait, 429 and admitted call under a shared provider limit. */
+  limitObserver?: ProviderLimitObserver;
+}
+
 /** What `/readyz` says while the coordinator is still connecting to Redis. */
 const STARTING: Readiness = { ready: false, reason: "starting: connecting to redis" };
 
@@ -377,7 +386,10 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
         agents: wrapAgentCalls(options, (call, agent) => metrics.timeLlmCall(call, agent.name)),
         observe,
       },
-      (count) => metrics.setToolDefinitionConflicts(count),
+      {
+        onToolConflicts: (count) => metrics.setToolDefinitionConflicts(count),
+        limitObserver: metrics.providerLimits,
+      },
     );
   } catch (err) {
     await admin.close();
@@ -409,15 +421,18 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
  */
 async function startCoordinatorRuntime(
   options: ResolvedOptions,
-  onToolConflicts?: (count: number) => void,
+  hooks: RuntimeHooks = {},
 ): Promise<RuntimeHandle> {
   const served = servedAgentsOf(options);
   new AgentRegistry(served); // bad definitions fail the start, before anything starts
   const runtime = startProcessRuntime({ ...options, id: options.coordinatorId });
   const { keys, command, log, watch, id: coordinatorId } = runtime;
-  const registry = new AgentRegistry(
-    limitAgentCalls(served, options.modelLimits, { command, keys, log, tenants: options.tenants }),
-  );
+  const observer = hooks.limitObserver;
+  const limited = limitAgentCalls(served, options.modelLimits, {
+    ...{ command, keys, log, coordinatorId, observer, tenants: options.tenants },
+  });
+  await announceModelLimits(limited.limits, { command, keys, log });
+  const registry = new AgentRegistry(limited.agents);
   const ctx = buildCoordinatorContext(options, runtime);
   const stores = openStores(ctx);
   const answers = answerWaits(stores.session, log);
@@ -436,7 +451,7 @@ async function startCoordinatorRuntime(
     keys,
     toolStore: options.toolStore,
     log,
-    onConflicts: onToolConflicts,
+    onConflicts: hooks.onToolConflicts,
   });
   const deps = await runnerDeps(options, ctx, stores.session, log, {
     fallbackCall: (registry.get(registry.names()[0] ?? "") as ServedAgent).llmCall,

@@ -287,6 +287,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * tokens reserved), `pausedUntil` (STRING, ms: a 429 pauses every coordinator's calls until
      * then), and the fair queue of the calls waiting: `waiting`, `wants`, `clock`.
      */
+    /**
+     * HASH: the shared provider limits coordinators apply, by name → the limit as JSON
+     * (`ResolvedModelLimit`), written by each coordinator at its start; what
+     * `readProviderLimits` lists.
+     */
+    modelLimits: `${prefix}:modelLimits`,
     modelLimit: (name: string) => {
       const tag = `${prefix}:{modelLimit:${name}}`;
       return {

@@ -14,6 +14,8 @@ export interface ResponseContext {
   model: string;
   requestIndex: number;
   body: ChatCompletionRequestBody;
+  /** Whether the request's tool definitions count as prompt tokens (`ScriptedModelOptions.countToolTokens`). */
+  countToolTokens?: boolean;
 }
 
 interface WireToolCall {
@@ -28,12 +30,23 @@ export function estimateTokens(text: string): number {
 }
 
 /**
+ * A request's prompt tokens as the server estimates them: its messages, and its tool
+ * definitions too when `countTools` (as providers count them).
+ */
+export function promptTokens(body: ChatCompletionRequestBody, countTools: boolean): number {
+  const messages = estimateTokens(JSON.stringify(body.messages ?? []));
+  return countTools && body.tools
+    ? messages + estimateTokens(JSON.stringify(body.tools))
+    : messages;
+}
+
+/**
  * The usage block for a request and the text the model produced: the reply's own `usage`
  * when it gives one (sent as is), else an estimate.
  */
 export function usageFor(ctx: ResponseContext, output: string, given?: ScriptedUsage) {
   if (given) return given;
-  const prompt_tokens = estimateTokens(JSON.stringify(ctx.body.messages ?? []));
+  const prompt_tokens = promptTokens(ctx.body, ctx.countToolTokens === true);
   const completion_tokens = estimateTokens(output);
   return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
 }

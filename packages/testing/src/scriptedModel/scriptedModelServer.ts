@@ -4,6 +4,7 @@ import { textChunks, toolCallChunks } from "./chunks.js";
 import {
   estimateTokens,
   outputText,
+  promptTokens,
   type ResponseContext,
   textCompletion,
   toolCallsCompletion,
@@ -119,8 +120,10 @@ async function chatCompletion(state: ScriptState, req: IncomingMessage, res: Ser
   const index = state.requests.length;
   const request: ScriptedRequest = { body, headers: req.headers, index, receivedAt: Date.now() };
   state.requests.push(request);
-  const admitted = state.limiter?.take(estimateTokens(JSON.stringify(body.messages ?? [])));
+  const countToolTokens = state.options.countToolTokens === true;
+  const admitted = state.limiter?.take(promptTokens(body, countToolTokens));
   if (admitted && "retryAfterMs" in admitted) return refuse(state, request, admitted, res);
+  if (admitted) request.limitedTokens = admitted.entry.tokens;
   const reply = await nextReply(state, request);
   if (!reply) return sendError(res, 500, "scripted model: script exhausted");
   const ctx: ResponseContext = {
@@ -128,8 +131,12 @@ async function chatCompletion(state: ScriptState, req: IncomingMessage, res: Ser
     model: state.model,
     requestIndex: request.index,
     body,
+    countToolTokens,
   };
-  if (admitted) admitted.entry.tokens += completionTokens(ctx, reply);
+  if (admitted) {
+    admitted.entry.tokens += completionTokens(ctx, reply);
+    request.limitedTokens = admitted.entry.tokens;
+  }
   await sendReply(ctx, reply, res);
 }
 

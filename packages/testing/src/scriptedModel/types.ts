@@ -69,6 +69,11 @@ export interface ScriptedRequest {
   index: number;
   /** When it arrived (`Date.now()`). */
   receivedAt: number;
+  /**
+   * The tokens the server's `limits` counted for it once admitted (its prompt, then its
+   * completion once answered); absent without limits and for a request they refused.
+   */
+  limitedTokens?: number;
 }
 
 /**
@@ -100,6 +105,11 @@ export interface ScriptedModelOptions {
    * no reply of the script and is listed in `limited`. Default: no limit.
    */
   limits?: ScriptedRateLimits;
+  /**
+   * Counts a request's tool definitions in its prompt tokens (its usage and its `limits`), as
+   * providers do. Default false: its messages only.
+   */
+  countToolTokens?: boolean;
 }
 
 /** A running scripted model server. */

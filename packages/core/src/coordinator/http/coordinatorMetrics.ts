@@ -1,5 +1,9 @@
 import type { Queue } from "bullmq";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import {
+  createProviderLimitSeries,
+  type ProviderLimitObserver,
+} from "../../features/flowControl/limitObserver.js";
 import { callCostUsd, findPrice } from "../../loop/runUsage.js";
 import {
   createToolCallSeries,
@@ -47,6 +51,12 @@ export interface CoordinatorMetrics {
   setRunSource(source: RunGaugeSource): void;
   /** Refreshes the cluster-wide run gauges (before each scrape); resolves within 500 ms, never rejects. */
   collectRunGauges(): Promise<void>;
+  /**
+   * The feed of the shared provider limits' series (`yiem_model_limit_wait_seconds`,
+   * `yiem_model_limit_429_total`, `yiem_model_limit_tokens_admitted_total`,
+   * `yiem_model_limit_calls_waiting`, by `limit`): `createProviderLimitSeries`.
+   */
+  providerLimits: ProviderLimitObserver;
 }
 
 /** Options of `createCoordinatorMetrics`. */
@@ -129,7 +139,8 @@ function outcomeOf(event: ToolExecEndEvent): ToolCallOutcome {
  * `yiem_llm_tokens_total{agent,model,type}` (`input`, `output`, `reasoning`, `cached_input`),
  * `yiem_llm_cost_usd_total{agent,model}` (with a price table), `yiem_queue_jobs{queue,state}` with
  * `yiem_queue_jobs_age_seconds`, `yiem_tool_definition_conflicts`, the run gauges (`yiem_runs_running`,
- * `yiem_runs_parked`, `yiem_approvals_pending`: `createRunGauges`), and prom-client's default metrics (event-loop lag, heap, GC, …).
+ * `yiem_runs_parked`, `yiem_approvals_pending`: `createRunGauges`), the provider limits' series
+ * (`createProviderLimitSeries`), and prom-client's default metrics (event-loop lag, heap, GC, …).
  *
  * The `tool` label is a registered tool's name or `unknown`: it never carries a name the model
  * invented, so a model cannot grow the number of series (or `/metrics`) by naming tools.
@@ -151,6 +162,7 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
   const depths = createQueueDepths({ registry });
   const runs = createRunGauges(registry);
   const usageSeries = createUsageSeries(registry);
+  const providerLimits = createProviderLimitSeries(registry);
   const agent = options.agent ?? DEFAULTS.agentName;
   const conflicts = new Gauge({
     name: "yiem_tool_definition_conflicts",
@@ -193,5 +205,6 @@ export function createCoordinatorMetrics(options: CoordinatorMetricsOptions): Co
     setToolDefinitionConflicts: (count) => conflicts.set(count),
     setRunSource: (source) => runs.setSource(source),
     collectRunGauges: () => runs.refresh(),
+    providerLimits,
   };
 }

@@ -5,6 +5,7 @@ import type { RedisClient } from "../../redis/redisConnection.js";
 import type { Tenants } from "../../settings/tenantSettings.js";
 import type { LlmCall } from "../../types/index.js";
 import { limitLlmCall } from "./limitLlmCall.js";
+import type { ProviderLimitObserver } from "./limitObserver.js";
 import { limitOfModel, type ModelLimits } from "./modelLimits.js";
 import { ProviderLimit } from "./providerLimit.js";
 
@@ -15,20 +16,32 @@ export interface AgentCallLimitsDeps {
   log: Logger;
   /** Tenants' shares (`YIEM_TENANTS`): waiting tenants' calls are served in turn by them. */
   tenants?: Tenants;
+  /** The coordinator, named in each waiting call's id (`modelCallId`). */
+  coordinatorId: string;
+  /** Told each wait, 429 and admitted call (the coordinator's metrics). Default: none. */
+  observer?: ProviderLimitObserver;
+}
+
+/** The served agents with their limited calls, and the limits they use. */
+export interface AgentCallLimits {
+  agents: [AgentDefinition, LlmCall][];
+  /** One per limit some agent's model is under. */
+  limits: ProviderLimit[];
 }
 
 /**
  * The served agents with each model call under its model's shared provider limit
- * (`limitOfModel` of `limits` by the agent's `model`; `limitLlmCall`). Agents whose model no
- * limit covers keep their call as it is. Agents of one limit share its `ProviderLimit`.
+ * (`limitOfModel` of `limits` by the agent's `model`; `limitLlmCall`), each call naming this
+ * coordinator and its agent in Redis. Agents whose model no limit covers keep their call as it
+ * is. Agents of one limit share its `ProviderLimit`.
  */
 export function limitAgentCalls(
   served: readonly (readonly [AgentDefinition, LlmCall])[],
   limits: ModelLimits | undefined,
   deps: AgentCallLimitsDeps,
-): [AgentDefinition, LlmCall][] {
+): AgentCallLimits {
   const byName = new Map<string, ProviderLimit>();
-  return served.map(([definition, llmCall]) => {
+  const agents = served.map(([definition, llmCall]): [AgentDefinition, LlmCall] => {
     const limit = limitOfModel(limits, definition.model);
     if (!limit) return [definition, llmCall];
     let shared = byName.get(limit.name);
@@ -36,6 +49,27 @@ export function limitAgentCalls(
       shared = new ProviderLimit(deps.command, deps.keys, limit);
       byName.set(limit.name, shared);
     }
-    return [definition, limitLlmCall(llmCall, shared, deps.log, deps.tenants)];
+    const caller = { coordinatorId: deps.coordinatorId, agent: definition.name };
+    return [
+      definition,
+      limitLlmCall(llmCall, shared, deps.log, { caller, observer: deps.observer, tenants: deps.tenants }),
+    ];
+  });
+  return { agents, limits: [...byName.values()] };
+}
+
+/**
+ * Writes the limits this coordinator applies into the cluster's index of limits
+ * (`keys.modelLimits`, what `readProviderLimits` lists). One command; never rejects (a reader
+ * then misses a limit until another coordinator starts): `log` warns.
+ */
+export async function announceModelLimits(
+  limits: readonly ProviderLimit[],
+  deps: Pick<AgentCallLimitsDeps, "command" | "keys" | "log">,
+): Promise<void> {
+  if (limits.length === 0) return;
+  const fields = limits.flatMap((l) => [l.limit.name, JSON.stringify(l.limit)]);
+  await deps.command.hset(deps.keys.modelLimits, ...fields).catch((err: unknown) => {
+    deps.log.warn({ err: (err as Error).message }, "could not list the provider limits in Redis");
   });
 }

@@ -69,9 +69,13 @@ export class ProviderLimit {
     );
   }
 
-  /** Sets call `callId`'s tokens to what its answer reported. */
-  async settle(callId: string, tokens: number): Promise<void> {
-    await this.settleAs(callId, "tokens", tokens);
+  /**
+   * Sets call `callId`'s tokens to what its answer reported. `fromNow`: the call is counted
+   * from now on (its answer) instead of its turn: for a call sent at once, whose request may
+   * have reached the provider well after its turn.
+   */
+  async settle(callId: string, tokens: number, fromNow = false): Promise<void> {
+    await this.settleAs(callId, fromNow ? "tokensFromNow" : "tokens", tokens);
   }
 
   /** Gives back the turn of a call that was never sent (its wait was aborted). */

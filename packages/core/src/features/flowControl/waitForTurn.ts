@@ -5,6 +5,8 @@ import type { CallTenant, ProviderLimit } from "./providerLimit.js";
 /** A call's turn, once it came: the id its settlement names. */
 export interface Turn {
   callId: string;
+  /** True when it came at once (no wait, so no confirmation when it is sent). */
+  atOnce: boolean;
 }
 
 /**
@@ -13,17 +15,18 @@ export interface Turn {
  * until the call is admitted (a 429 told before it was sent puts it back at the head of the
  * line after the pause), and resolves the turn. Resolves `undefined` when `signal` fired during the wait (the
  * turn is given back, best effort). Rejects when Redis fails (the turn, if any, is lost).
+ * `callId` names the call in Redis (`modelCallId` names who asks); a random one by default.
  */
 export async function waitForTurn(
   limit: ProviderLimit,
   tokens: number,
   signal: AbortSignal | undefined,
   tenant?: CallTenant,
+  callId: string = randomUUID(),
 ): Promise<Turn | undefined> {
-  const callId = randomUUID();
-  for (;;) {
+  for (let asked = 0; ; asked++) {
     const waitMs = await limit.admit(callId, tokens, tenant);
-    if (waitMs <= 0) return { callId };
+    if (waitMs <= 0) return { callId, atOnce: asked === 0 };
     if (!(await sleep(waitMs, signal))) {
       await limit.cancel(callId).catch(() => undefined);
       return undefined;

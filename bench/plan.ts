@@ -166,6 +166,11 @@ export const PLAN = {
     requests: 200,
     outputTokens: 20,
     maxMs: 300_000,
+    /** The flood of one tenant behind which another's runs are timed. */
+    floodRuns: 5000,
+    /** The capped tenant's model calls a day, and the runs it sends at once (two calls each). */
+    budgetCalls: 50,
+    budgetRuns: 40,
   },
 } as const;
 
@@ -221,6 +226,15 @@ export const QUICK_PLAN: Plan = {
   sessions10k: { ...PLAN.sessions10k, sessions: 1_000, parked: 1_000, warmupSessions: 50 },
   gateway: { ...PLAN.gateway, streams: { ...PLAN.gateway.streams, watchers: 100, idleMs: 1_000 } },
   gatewayReaders: { ...PLAN.gatewayReaders, sessions: 10, largeRuns: 5 },
-  flow: { ...PLAN.flow, sessions: 50, tokens: 6_000, requests: 40, windowMs: 5_000 },
+  flow: {
+    ...PLAN.flow,
+    sessions: 50,
+    tokens: 6_000,
+    requests: 40,
+    windowMs: 5_000,
+    floodRuns: 300,
+    budgetCalls: 10,
+    budgetRuns: 8,
+  },
   cluster: { ...PLAN.cluster, warmupRuns: 10, rounds: 1, runsPerRound: 30, soloRunsPerRound: 5 },
 };

@@ -12,14 +12,14 @@
  * - `flow429Pct`: the model requests it answered 429, as a share of all it received;
  * - `flowRunsFailed`: runs that did not end with the scripted answer.
  *
- * The figures of later items (`flowSmallTenantRatio`, `flowBudgetOverrun`) come from phases of
- * their own: each is a `FlowPhase` run on the same cluster after the shared limit's
- * (`FLOW_PHASES`), once tenants and per-owner budgets exist.
+ * The tenants' figures (`flowSmallTenantRatio`, `flowBudgetOverrun`) come from phases of their
+ * own (`flowTenants.ts`), run on the same cluster after the shared limit's (`FLOW_PHASES`).
  */
 import { sampleOf, scrape } from "@yiem/testing";
 import type { FlowPlan } from "../plan.js";
 import { openSessionsCluster, type SessionsCluster } from "../setup/sessionsCluster.js";
 import { runSessions } from "../setup/sessionsLoad.js";
+import { flowTenants, measureBudgetOverrun, measureSmallTenant } from "./flowTenants.js";
 
 /** The `flow` scenario's figures (`bench/results.json` `flow`). */
 export interface Flow {
@@ -31,10 +31,14 @@ export interface Flow {
   flow429Pct: number;
   /** Runs that did not end with their answer. Target 0. */
   flowRunsFailed: number;
-  /** The small tenant's answer time under a flood ÷ its unloaded time plus one model call (target ≤ 2); absent until tenants exist. */
+  /** The small tenant's answer time under a flood ÷ its unloaded time plus one model call (target ≤ 2). */
   flowSmallTenantRatio?: number;
-  /** The largest overrun of a tree or owner budget, in model calls beyond those admitted (target 0); absent until per-owner budgets exist. */
+  /** The small tenant's medians (ms) and the flood's size behind `flowSmallTenantRatio`. */
+  tenantDetail?: { unloadedMs: number; loadedMs: number; flood: number };
+  /** The overrun of a tenant's budget per day, in model calls beyond it (target 0). */
   flowBudgetOverrun?: number;
+  /** The model calls the capped tenant's runs made (its budget: `plan.budgetCalls`). */
+  budgetCallsMade?: number;
   /** What the figures were read from. */
   detail: FlowDetail;
 }
@@ -136,11 +140,12 @@ export const measureSharedLimit: FlowPhase = async (cluster, plan, progress) => 
   };
 };
 
-/**
- * The phases of the scenario, in order, on one cluster. The small tenant's ratio and the
- * budget overrun join here as phases of their own once tenants and per-owner budgets exist.
- */
-export const FLOW_PHASES: readonly FlowPhase[] = [measureSharedLimit];
+/** The phases of the scenario, in order, on one cluster. */
+export const FLOW_PHASES: readonly FlowPhase[] = [
+  measureSharedLimit,
+  measureSmallTenant,
+  measureBudgetOverrun,
+];
 
 /**
  * Starts the cluster (a model limited to `plan`'s tokens and requests per window, tool
@@ -160,6 +165,7 @@ export async function measureFlow(plan: FlowPlan, progress: (text: string) => vo
       YIEM_MODEL_LIMITS: JSON.stringify({
         [LIMIT]: { ...limits, outputTokens: plan.outputTokens },
       }),
+      YIEM_TENANTS: flowTenants(plan),
     };
     const coordinators = [];
     for (let i = 0; i < plan.coordinators; i++)

@@ -154,8 +154,16 @@ export function printFlow(f: Flow): void {
       ["flowLimitUsedPct", String(round(f.flowLimitUsedPct, 1)), "≥ 90"],
       ["flow429Pct", String(round(f.flow429Pct, 2)), "≤ 1"],
       ["flowRunsFailed", String(f.flowRunsFailed), "0"],
+      ["flowSmallTenantRatio", String(round(f.flowSmallTenantRatio ?? Number.NaN, 2)), "≤ 2"],
+      ["flowBudgetOverrun", String(f.flowBudgetOverrun ?? "n/a"), "0"],
     ])}`,
   );
+  const t = f.tenantDetail;
+  if (t)
+    console.log(
+      `small tenant: ${round(t.unloadedMs, 0)} ms alone, ${round(t.loadedMs, 0)} ms behind a flood of ${t.flood} runs; ` +
+        `the capped tenant's runs made ${f.budgetCallsMade} model calls (budget ${f.plan.budgetCalls})`,
+    );
   console.log(
     `${d.modelRequests} model requests, ${d.refused} answered 429 (the coordinators counted ${d.refusedSeenByCoordinators}); ` +
       `${d.tokensInLoadedWindows} tokens in ${d.loadedWindows} whole windows; calls by coordinator ${d.callsByCoordinator.join(" + ")}; ` +

@@ -53,6 +53,16 @@ ${table(["figure", "value", "target", "verdict"], rows)}
 ${count(d.modelRequests)} model requests, ${d.refused} answered 429 (the coordinators' \`yiem_model_limit_429_total\`
 counted ${d.refusedSeenByCoordinators}); calls by coordinator ${d.callsByCoordinator.map((n) => count(n)).join(" + ")}; mean
 wait for a turn ${num(d.meanWaitS, 1)} s; ${num(d.wallS, 1)} s from the first request to the last answer.
-\`flowSmallTenantRatio\` and \`flowBudgetOverrun\` need tenants and per-owner budgets (issue 33,
-items 2 and 3): each comes as a phase of its own (\`FLOW_PHASES\` in \`bench/measurements/flow.ts\`).`;
+${tenantText(f)}`;
+}
+
+/** What the tenant phases did (\`bench/measurements/flowTenants.ts\`). */
+function tenantText(f: Flow): string {
+  const t = f.tenantDetail;
+  if (!t) return "The tenant phases did not run.";
+  return `Then, on the same cluster: \`flowSmallTenantRatio\` is a tenant's one run (median of 5) while
+another tenant's flood of ${count(t.flood)} runs waits, sent first through a client with \`tenantLine\`
+(${num(t.unloadedMs, 0)} ms alone, ${num(t.loadedMs, 0)} ms behind the flood), over its time alone plus one model
+call (${f.plan.modelDelayMs} ms); \`flowBudgetOverrun\` is the model calls beyond its budget per day of
+${f.plan.budgetCalls} that a tenant's ${f.plan.budgetRuns} runs sent at once made (${f.budgetCallsMade ?? "?"} made).`;
 }

@@ -1,0 +1,124 @@
+/**
+ * The tenant phases of `--only flow` (issue 33, items 2, 3 and 5), on the shared limit's
+ * cluster after its own phase:
+ *
+ * - `flowSmallTenantRatio`: a tenant's one run while another tenant's flood of `floodRuns`
+ *   runs waits (sent first, through a client with `tenantLine`), its answer time ÷ its
+ *   unloaded answer time plus one model call (medians of `SMALL_RUNS` runs each);
+ * - `flowBudgetOverrun`: a tenant with a budget per day of `budgetCalls` model calls
+ *   (`YIEM_TENANTS`) sends `budgetRuns` runs at once (two model calls each): the model calls
+ *   the provider received for it beyond the budget.
+ */
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { YiemClient } from "@yiem/core";
+import type { FlowPlan } from "../plan.js";
+import type { FlowCluster, FlowPhase } from "./flow.js";
+
+/** How many runs of the small tenant each median is taken over. */
+const SMALL_RUNS = 5;
+
+/** The flood is sent this many runs at a time. */
+const SEND_BATCH = 200;
+
+/** The tenant whose budget per day `budgetOverrun` spends (`YIEM_TENANTS` of the coordinators). */
+export const CAPPED_TENANT = "capped";
+
+/** The coordinators' `YIEM_TENANTS` for the phases: the capped tenant's budget per day. */
+export function flowTenants(plan: FlowPlan): string {
+  return JSON.stringify({ [CAPPED_TENANT]: { budgetPerDay: { maxModelCalls: plan.budgetCalls } } });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** A client of the cluster that lines tenants up fairly in the coordinator queue. */
+function lineClient(cluster: FlowCluster): YiemClient {
+  const { redis } = cluster.sessions;
+  return new YiemClient({ redis: redis.url, prefix: redis.prefix, tenantLine: true });
+}
+
+/** The ms one run of `tenant` takes from its send to its answer. */
+async function timeOneRun(client: YiemClient, tenant: string, plan: FlowPlan): Promise<number> {
+  const started = performance.now();
+  const sent = await client.send("run both steps", { tenant });
+  await client.waitForResponse(sent.requestId, { timeoutMs: plan.maxMs });
+  return performance.now() - started;
+}
+
+/** Sends `count` runs of `tenant`, `SEND_BATCH` at a time; resolves with their sessions. */
+async function sendFlood(client: YiemClient, tenant: string, count: number): Promise<string[]> {
+  const sessions: string[] = [];
+  for (let sent = 0; sent < count; sent += SEND_BATCH) {
+    const batch = Math.min(SEND_BATCH, count - sent);
+    const replies = await Promise.all(
+      Array.from({ length: batch }, () => client.send("run both steps", { tenant })),
+    );
+    sessions.push(...replies.map((r) => r.sessionId));
+  }
+  return sessions;
+}
+
+/** Ends the flood: its waiting runs removed, its running ones aborted, until none is active. */
+async function clearFlood(cluster: FlowCluster, client: YiemClient, sessions: string[]) {
+  const { queue } = cluster.sessions;
+  await queue.drain();
+  for (let i = 0; i < sessions.length; i += SEND_BATCH)
+    await Promise.all(
+      sessions.slice(i, i + SEND_BATCH).map((id) => client.abort(id).catch(() => undefined)),
+    );
+  for (const until = Date.now() + 120_000; Date.now() < until; await sleep(250)) {
+    if ((await queue.getActiveCount()) === 0) return;
+  }
+}
+
+/** `flowSmallTenantRatio`: a tenant's one run under another's flood, against its unloaded time. */
+export const measureSmallTenant: FlowPhase = async (cluster, plan, progress) => {
+  const client = lineClient(cluster);
+  try {
+    const unloaded: number[] = [];
+    for (let i = 0; i < SMALL_RUNS; i++) unloaded.push(await timeOneRun(client, "small", plan));
+    progress(`flow: a flood of ${plan.floodRuns} runs of one tenant, then another's runs`);
+    const flood = await sendFlood(client, "flood", plan.floodRuns);
+    const loaded: number[] = [];
+    for (let i = 0; i < SMALL_RUNS; i++) loaded.push(await timeOneRun(client, "small", plan));
+    await clearFlood(cluster, client, flood);
+    const ratio = median(loaded) / (median(unloaded) + plan.modelDelayMs);
+    return {
+      flowSmallTenantRatio: ratio,
+      tenantDetail: { unloadedMs: median(unloaded), loadedMs: median(loaded), flood: flood.length },
+    };
+  } finally {
+    await client.close();
+  }
+};
+
+/** `flowBudgetOverrun`: a tenant's runs at once against its budget per day. */
+export const measureBudgetOverrun: FlowPhase = async (cluster, plan, progress) => {
+  const client = lineClient(cluster);
+  const model = cluster.sessions.model;
+  const before = model.requests.length;
+  try {
+    progress(
+      `flow: ${plan.budgetRuns} runs at once of a tenant allowed ${plan.budgetCalls} model calls a day`,
+    );
+    const label = `budget ${Date.now()}`;
+    const sent = await Promise.all(
+      Array.from({ length: plan.budgetRuns }, () =>
+        client.send(label, { tenant: CAPPED_TENANT }),
+      ),
+    );
+    await Promise.all(
+      sent.map((s) => client.waitForResponse(s.requestId, { timeoutMs: plan.maxMs })),
+    );
+    const calls = model.requests.slice(before).filter((r) => {
+      const messages = (r.body.messages ?? []) as Array<{ role?: string; content?: unknown }>;
+      return messages.some((m) => m.role === "user" && m.content === label);
+    }).length;
+    return { flowBudgetOverrun: Math.max(0, calls - plan.budgetCalls), budgetCallsMade: calls };
+  } finally {
+    await client.close();
+  }
+};

@@ -296,6 +296,28 @@ describe("the A2A face", () => {
     ]);
   }, 60_000);
 
+  it('denies a waiting call with the text "deny", and refuses a message on a task that waits for nothing', async () => {
+    const client = await a2aClient(alice);
+    const parked = (await client.sendMessage(userMessage([text("approve d1")]))) as Task;
+    expect(parked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const ids = { taskId: parked.id, contextId: parked.contextId };
+    const denied = (await client.sendMessage(userMessage([text("deny")], ids))) as Task;
+    expect(denied.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const said = denied.history.flatMap((m) =>
+      m.parts.flatMap((p) => (p.content?.$case === "data" ? [p.content.value] : [])),
+    );
+    expect(said).toContainEqual({
+      decision: expect.objectContaining({ toolCallId: "call-d1", approved: false, by: "alice" }),
+    });
+    const ran = said.filter((d) => d.toolResult);
+    expect(ran).toMatchObject([
+      { toolResult: { id: "call-d1", content: expect.not.stringContaining("recorded") } },
+    ]);
+    await expect(client.sendMessage(userMessage([text("approve")], ids))).rejects.toMatchObject({
+      name: "UnsupportedOperationError",
+    });
+  }, 60_000);
+
   it("resubscribes to the task on another gateway after the first is SIGKILLed mid-stream, running it once", async () => {
     const doomed = await startGatewayProcess(gatewayEnv);
     const client = await a2aClient(alice, doomed);

@@ -171,7 +171,7 @@ export async function continueTask(
 ): Promise<TaskRun> {
   const run = await expectVisibleTask(services, key, message.taskId);
   expectScope(key, "approve");
-  const pending = await awaitedCalls(services, run.sessionId);
+  const pending = await callsAwaitedBy(services, run);
   if (pending.length === 0) {
     throw new A2aRpcError(
       A2A_ERRORS.unsupportedOperation,
@@ -196,6 +196,16 @@ export async function continueTask(
     }
   }
   return run;
+}
+
+/**
+ * The calls task `run` waits for a decision on (`awaitedCalls` of its session, while its run
+ * is the session's open run: a later run's calls are not this task's).
+ */
+async function callsAwaitedBy(services: GatewayServices, run: TaskRun) {
+  const pending = await awaitedCalls(services, run.sessionId);
+  if (pending.length === 0) return pending;
+  return (await services.store.openRunOf(run.sessionId)) === run.runId ? pending : [];
 }
 
 /** A task read from its run's stored events, and the session's event it was read up to. */
@@ -229,7 +239,7 @@ export async function readTask(services: GatewayServices, run: TaskRun): Promise
   }
   const seq = Math.max(latest, run.afterSeq);
   if (task.ended) return { task, seq };
-  const pending = await awaitedCalls(services, run.sessionId);
+  const pending = await callsAwaitedBy(services, run);
   if (pending.length > 0) task.parked(pending);
   else {
     const refusal = await services.client.requestRefusal(run.runId);

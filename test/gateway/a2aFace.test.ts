@@ -238,6 +238,9 @@ describe("the A2A face", () => {
       "/v1/a2a/no-such-agent/.well-known/agent-card.json",
     );
     expect(missing.status).toBe(404);
+    const doc = await callGateway(gateway.url, undefined, "GET", "/v1/openapi.json");
+    expect(doc.body.paths["/v1/a2a"].post["x-scope"]).toBe("read");
+    expect(doc.body.paths["/.well-known/agent-card.json"].get).toBeDefined();
   }, 60_000);
 
   it("streams a task with two parallel tool calls: calls in order, both results, the answer in chunks, its usage", async () => {

@@ -134,6 +134,21 @@ async function a2aClient(key: TestKey, on = gateway, base = ""): Promise<Client>
   return factory.createFromUrl(`${on.url}${base}`);
 }
 
+/**
+ * An A2A client of `key` speaking v0.3 (`message/send`, `tasks/get`…: the SDK's legacy
+ * JSON-RPC transport), made from the card's v0.3 interface.
+ */
+async function legacyClient(key: TestKey): Promise<Client> {
+  const fetchImpl = keyedFetch(key);
+  const card = await new DefaultAgentCardResolver({ fetchImpl }).resolve(gateway.url);
+  const legacy = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
+  expect(legacy).toHaveLength(1);
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+  });
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: legacy });
+}
+
 /** A user message of `parts` (on task `taskId` and context `contextId` when given). */
 function userMessage(parts: Part[], ids: { taskId?: string; contextId?: string } = {}) {
   return {
@@ -319,6 +334,22 @@ describe("the A2A face", () => {
     await expect(client.sendMessage(userMessage([text("approve")], ids))).rejects.toMatchObject({
       name: "UnsupportedOperationError",
     });
+  }, 60_000);
+
+  it("answers A2A v0.3's methods too (message/stream, message/send, tasks/get), approval included", async () => {
+    const client = await legacyClient(alice);
+    expect(client.protocolVersion).toBe("0.3");
+    const events = await collect(client.sendMessageStream(userMessage([text("approve l1")])));
+    expect(statesOf(events).at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const parked = lastStatus(events);
+    const ids = { taskId: parked?.taskId ?? "", contextId: parked?.contextId ?? "" };
+    const continued = (await client.sendMessage(
+      userMessage([data({ approved: true })], ids),
+    )) as Task;
+    expect(continued.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(statusText(continued)).toBe("done: l1 recorded");
+    const task = await client.getTask({ tenant: "", id: ids.taskId });
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   }, 60_000);
 
   it("resubscribes to the task on another gateway after the first is SIGKILLed mid-stream, running it once", async () => {

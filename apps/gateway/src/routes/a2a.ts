@@ -7,6 +7,7 @@ import { defineRoute, type GatewayServices, json, type RouteReply } from "../htt
 import type { GatewayKey } from "../keys/gatewayKey.js";
 import { sessionIdSchema } from "../schemas.js";
 import { agentCardRoute, defaultAgentCardRoute } from "./a2aCard.js";
+import { LEGACY_METHODS, legacyStreamEvent, legacyTask } from "./a2aLegacy.js";
 import {
   A2A_ERRORS,
   A2aRpcError,
@@ -21,7 +22,7 @@ import {
   streamTask,
   type TaskRun,
 } from "./a2aRun.js";
-import { A2aTask } from "./a2aTask.js";
+import { type A2aStreamEvent, A2aTask, type A2aTaskObject } from "./a2aTask.js";
 import { streamSignal } from "./followRun.js";
 
 type RpcId = string | number | null;
@@ -34,7 +35,9 @@ const sendParamsSchema = z.looseObject({
     taskId: z.string().min(1).max(200).optional(),
     parts: z.array(z.looseObject({})).max(1000),
   }),
-  configuration: z.looseObject({ returnImmediately: z.boolean().optional() }).optional(),
+  configuration: z
+    .looseObject({ returnImmediately: z.boolean().optional(), blocking: z.boolean().optional() })
+    .optional(),
 });
 
 /** The params of `GetTask`, `CancelTask` and `SubscribeToTask`. */
@@ -106,18 +109,31 @@ async function sendMessage(
   agent: string | undefined,
 ) {
   const { run, task } = await taskOfMessage(services, key, params.message, agent);
-  if (params.configuration?.returnImmediately || task.ended) return { task: task.snapshot() };
-  if (task.state === "TASK_STATE_INPUT_REQUIRED") return { task: task.snapshot() };
+  const now = params.configuration?.returnImmediately || params.configuration?.blocking === false;
+  if (now || task.ended || task.state === "TASK_STATE_INPUT_REQUIRED") return task.snapshot();
   const { signal, release } = streamSignal(services, res, key);
   try {
     await followTask(services, run, task, signal, () => undefined);
   } finally {
     release();
   }
-  return { task: task.snapshot() };
+  return task.snapshot();
 }
 
-/** Answers one A2A JSON-RPC request (`agent` from the URL, if any); streams are written to `res`. */
+/** How a request's results are said: in A2A v1.0's shapes, or v0.3's for its method names. */
+interface Wording {
+  task(task: A2aTaskObject): unknown;
+  sent(task: A2aTaskObject): unknown;
+  event(event: A2aStreamEvent): unknown;
+}
+
+const V1: Wording = { task: (task) => task, sent: (task) => ({ task }), event: (event) => event };
+const V03: Wording = { task: legacyTask, sent: legacyTask, event: legacyStreamEvent };
+
+/**
+ * Answers one A2A JSON-RPC request (`agent` from the URL, if any); streams are written to
+ * `res`. The v0.3 method names (`message/send`…) are answered in v0.3's shapes.
+ */
 async function answer(
   services: GatewayServices,
   key: GatewayKey,
@@ -126,43 +142,36 @@ async function answer(
   agent: string | undefined,
 ): Promise<RouteReply> {
   const id: RpcId = body.id ?? null;
+  const legacy = Object.hasOwn(LEGACY_METHODS, body.method);
+  const say = legacy ? V03 : V1;
+  const method = legacy ? (LEGACY_METHODS[body.method] as string) : body.method;
   const ok = (result: unknown) => json(200, { jsonrpc: "2.0", id, result });
-  switch (body.method) {
-    case "SendMessage":
-      return ok(
-        await sendMessage(services, key, res, paramsOf(sendParamsSchema, body.params), agent),
-      );
+  const taskId = () => paramsOf(taskParamsSchema, body.params).id;
+  switch (method) {
+    case "SendMessage": {
+      const params = paramsOf(sendParamsSchema, body.params);
+      return ok(say.sent(await sendMessage(services, key, res, params, agent)));
+    }
     case "SendStreamingMessage": {
       const params = paramsOf(sendParamsSchema, body.params);
       const { run, task } = await taskOfMessage(services, key, params.message, agent);
-      await streamTask(services, key, res, id, run, task);
+      await streamTask(services, key, res, { id, run, task, format: say.event });
       return { kind: "streamed" };
     }
     case "GetTask": {
-      const run = await expectVisibleTask(
-        services,
-        key,
-        paramsOf(taskParamsSchema, body.params).id,
-      );
-      return ok((await readTask(services, run)).task.snapshot());
+      const run = await expectVisibleTask(services, key, taskId());
+      return ok(say.task((await readTask(services, run)).task.snapshot()));
     }
     case "CancelTask": {
-      const run = await expectVisibleTask(
-        services,
-        key,
-        paramsOf(taskParamsSchema, body.params).id,
-      );
+      const run = await expectVisibleTask(services, key, taskId());
       expectScope(key, "submit");
-      return ok(await cancelTask(services, run));
+      return ok(say.task(await cancelTask(services, run)));
     }
     case "SubscribeToTask": {
-      const run = await expectVisibleTask(
-        services,
-        key,
-        paramsOf(taskParamsSchema, body.params).id,
-      );
+      const run = await expectVisibleTask(services, key, taskId());
       const { task, seq } = await readTask(services, run);
-      await streamTask(services, key, res, id, { ...run, afterSeq: seq }, task);
+      const resumed = { ...run, afterSeq: seq };
+      await streamTask(services, key, res, { id, run: resumed, task, format: say.event });
       return { kind: "streamed" };
     }
     case "CreateTaskPushNotificationConfig":
@@ -181,7 +190,7 @@ function rpcRefusal(err: GatewayError) {
 }
 
 const summary =
-  "The A2A face (Agent2Agent v1.0, JSON-RPC binding; @a2a-js/sdk's client): SendMessage, SendStreamingMessage (server-sent events), GetTask, CancelTask (the durable abort of the task's run), SubscribeToTask (the task as it stands, then its changes: from any gateway). A task is a run (its id the run's id), its contextId the session (a new one when the message names none). Each model call's text is an artifact; tool calls and results are working statuses with data parts; a run waiting for approval is TASK_STATE_INPUT_REQUIRED, and a message on that task (taskId) with a data part { approved, callId?, reason? } or the text approve / deny decides its calls (approve scope) and continues it. Another key's task is TaskNotFoundError. Closing a stream leaves the run going. Push notifications are not supported.";
+  "The A2A face (Agent2Agent v1.0, JSON-RPC binding; @a2a-js/sdk's client): SendMessage, SendStreamingMessage (server-sent events), GetTask, CancelTask (the durable abort of the task's run), SubscribeToTask (the task as it stands, then its changes: from any gateway). A task is a run (its id the run's id), its contextId the session (a new one when the message names none). Each model call's text is an artifact; tool calls and results are working statuses with data parts; a run waiting for approval is TASK_STATE_INPUT_REQUIRED, and a message on that task (taskId) with a data part { approved, callId?, reason? } or the text approve / deny decides its calls (approve scope) and continues it. Another key's task is TaskNotFoundError. Closing a stream leaves the run going. Push notifications are not supported. The v0.3 method names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe) are answered in v0.3's shapes.";
 
 /** The JSON-RPC route of the A2A face, at `path` (`agent` from the URL when it has one). */
 function a2aRpcRoute(path: string) {

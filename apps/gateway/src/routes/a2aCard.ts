@@ -48,15 +48,17 @@ function skillsOf(agent: UsableAgent) {
 }
 
 /**
- * The A2A agent card of `agent`: its JSON-RPC interface at `url`, streaming (no push
+ * The A2A agent card of `agent`: its JSON-RPC interface at `url` (v1.0, and v0.3), streaming (no push
  * notifications), bearer auth with a gateway key, text and data in and out, its skills.
  */
 export function agentCardOf(agent: UsableAgent, url: string, version: string) {
   return {
     name: agent.name,
     description: agent.description ?? `the ${agent.name} agent of a Yiem cluster`,
+    // The same endpoint answers v0.3's method names (message/send…) in v0.3's shapes.
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", protocolVersion: A2A_PROTOCOL_VERSION },
+      { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
     ],
     provider: { organization: "Yiem", url: url.replace(/\/v1\/a2a.*$/, "") },
     version,

@@ -4,7 +4,7 @@ import { openEventStream } from "../http/eventStream.js";
 import { GatewayError } from "../http/gatewayError.js";
 import type { GatewayServices } from "../http/route.js";
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
-import { A2aTask, type A2aTaskObject } from "./a2aTask.js";
+import { type A2aStreamEvent, A2aTask, type A2aTaskObject } from "./a2aTask.js";
 import { followRun, streamSignal } from "./followRun.js";
 import { awaitedCalls, watchParkedRun } from "./parkedRun.js";
 import { type PlannedRun, startRun } from "./runs.js";
@@ -291,7 +291,7 @@ export async function followTask(
   run: TaskRun,
   task: A2aTask,
   gone: AbortSignal,
-  send: (events: ReturnType<A2aTask["eventsOf"]>) => void,
+  send: (events: A2aStreamEvent[]) => void,
 ): Promise<void> {
   const watch = watchParkedRun(services, run, run.afterSeq);
   try {
@@ -308,39 +308,46 @@ export async function followTask(
   }
 }
 
+/** What a task's stream answers: the request's id, the task's run and task, its event format. */
+export interface TaskStream {
+  id: string | number | null;
+  run: TaskRun;
+  task: A2aTask;
+  /** An event as the request's protocol version says it. */
+  format(event: A2aStreamEvent): unknown;
+}
+
 /**
  * Answers with the task's stream (server-sent events, each a JSON-RPC response of request
- * `id` whose result is a `StreamResponse`): the task first, then each change until it ends
- * or waits for input. Closing the stream leaves the run going.
+ * `id` whose result is a stream event): the task first, then each change until it ends or
+ * waits for input. Closing the stream leaves the run going.
  */
 export async function streamTask(
   services: GatewayServices,
   key: GatewayKey,
   res: ServerResponse,
-  id: string | number | null,
-  run: TaskRun,
-  task: A2aTask,
+  stream: TaskStream,
 ): Promise<void> {
+  const { id, run, task, format } = stream;
   const { signal, release } = streamSignal(services, res, key);
   const stalled = new AbortController();
   res.setHeader("X-Yiem-Session", run.sessionId);
   res.setHeader("X-Yiem-Run", run.runId);
   const stopHeartbeat = openEventStream(res, services.heartbeatMs, () => stalled.abort());
   const gone = AbortSignal.any([signal, stalled.signal]);
-  const send = (events: unknown[]) => {
+  const send = (events: A2aStreamEvent[]) => {
     if (gone.aborted) return;
-    for (const result of events)
-      res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`);
+    for (const event of events) {
+      res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result: format(event) })}\n\n`);
+    }
   };
   try {
     send([{ task: task.snapshot() }]);
     if (task.ended || task.state === "TASK_STATE_INPUT_REQUIRED") return;
     await followTask(services, run, task, gone, send);
   } catch (err) {
-    services.log.warn(
-      { sessionId: run.sessionId, err: (err as Error).message },
-      "A2A stream failed",
-    );
+    const reason = (err as Error).message;
+    services.log.warn({ sessionId: run.sessionId, err: reason }, "A2A stream failed");
     send(task.failed("internal error"));
   } finally {
     stopHeartbeat();

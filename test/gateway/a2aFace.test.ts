@@ -417,6 +417,12 @@ describe("the A2A face", () => {
     await expect(
       carols.sendMessage(userMessage([text("hello")], { contextId: parked.contextId })),
     ).rejects.toMatchObject(notFound);
+    // Without a key, the refusal is a JSON-RPC error too, its HTTP status kept.
+    const anonymous = await callGateway(gateway.url, undefined, "POST", "/v1/a2a", {
+      body: { jsonrpc: "2.0", id: 7, method: "GetTask", params: { id: parked.id } },
+    });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toMatchObject({ jsonrpc: "2.0", error: { data: { status: 401 } } });
     expect(await cluster.client.pendingApprovals(parked.contextId)).toHaveLength(1);
     await cluster.client.abort(parked.contextId);
   }, 60_000);

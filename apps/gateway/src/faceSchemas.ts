@@ -178,3 +178,18 @@ export const aguiRunInputSchema = z.looseObject({
     .optional()
     .describe("{ agent }: the agent of a new thread (default: the coordinators' default agent)"),
 });
+
+/**
+ * The body an A2A client (`@a2a-js/sdk`'s JSON-RPC transport) sends to `POST /v1/a2a`: a
+ * JSON-RPC 2.0 request of A2A v1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`,
+ * `CancelTask`, `SubscribeToTask`); its params are checked per method.
+ */
+export const a2aRequestSchema = z.looseObject({
+  jsonrpc: z.literal("2.0"),
+  id: z
+    .union([z.string().max(200), z.number(), z.null()])
+    .optional()
+    .describe("the request's id, echoed in its answer (and in each event of a stream)"),
+  method: z.string().min(1).max(100).describe("the A2A method"),
+  params: z.record(z.string(), z.unknown()).optional().describe("the method's request"),
+});

@@ -1,4 +1,5 @@
 import type { Route } from "../http/route.js";
+import { a2aRoutes } from "./a2a.js";
 import { listAgentsRoute } from "./agents.js";
 import { aguiRunRoute } from "./agui.js";
 import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
@@ -33,6 +34,7 @@ export function gatewayRoutes(version: string): Route[] {
     listModelsRoute,
     ...responseRoutes,
     aguiRunRoute,
+    ...a2aRoutes(version),
     mcpRoute(version),
   ] as Route[];
   let document: unknown;

@@ -1,0 +1,452 @@
+/**
+ * The A2A face (Agent2Agent v1.0, JSON-RPC: agent cards, `POST /v1/a2a`) driven by
+ * `@a2a-js/sdk`'s own client (`ClientFactory`, which reads the card and picks its transport),
+ * against a real cluster (Redis, a coordinator, a worker) through two real gateway processes:
+ * a task with two parallel tool calls streamed, a call awaiting approval as the task's
+ * input-required state that the next message on the task decides, a resubscribe on the other
+ * gateway after a SIGKILL, a stream closed (the run goes on) and a cancel, and ownership.
+ */
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type Part, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
+import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../support/cluster.js";
+import { readMarkdownSnippets } from "../support/markdownSnippets.js";
+import { repoRoot } from "../support/processes.js";
+import {
+  callGateway,
+  type GatewayProcess,
+  makeKey,
+  startGatewayProcess,
+  type TestKey,
+  textOf,
+  type Wire,
+  writeKeysFile,
+} from "./support.js";
+
+/**
+ * The model: `pair` calls `sleepFor` twice at once (the first the slower); `slow` calls
+ * `sleepFor` for 2.5 s; `hold <x>` calls `waitForAbort`; `approve <x>` calls `ledgerApproval`;
+ * after tool results it answers `done: <results>` in 3 deltas; a question ending `in <city>?`
+ * calls `echoText` with `noon in <city>` (the example of docs/GATEWAY.md); else `hi <x>`.
+ */
+function respond(request: ScriptedRequest): ScriptedReply {
+  const messages = (request.body.messages ?? []) as Wire[];
+  const users = messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
+  const [verb = "", arg = "x"] = (users.at(-1) ?? "").split(" ");
+  const city = / in (\w+)\?$/.exec(users.at(-1) ?? "")?.[1];
+  if (messages.at(-1)?.role === "tool") {
+    const results = messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+    return { kind: "text", text: `done: ${results.join(" | ")}`, textChunks: 3 };
+  }
+  const call = (id: string, name: string, args: Record<string, unknown>) => ({
+    id,
+    name,
+    arguments: args,
+  });
+  if (city && messages.at(-1)?.role === "user") {
+    const echo = call(`time-${city}`, "echoText", { text: `noon in ${city}` });
+    return { kind: "toolCalls", calls: [echo] };
+  }
+  if (verb === "pair") {
+    const calls = [
+      call("first", "sleepFor", { ms: 900, label: "first" }),
+      call("second", "sleepFor", { ms: 50, label: "second" }),
+    ];
+    return { kind: "toolCalls", calls };
+  }
+  if (verb === "slow") {
+    return { kind: "toolCalls", calls: [call("nap", "sleepFor", { ms: 2500, label: "nap" })] };
+  }
+  if (verb === "hold") {
+    return { kind: "toolCalls", calls: [call(`hold-${arg}`, "waitForAbort", { label: arg })] };
+  }
+  if (verb === "approve") {
+    return { kind: "toolCalls", calls: [call(`call-${arg}`, "ledgerApproval", { label: arg })] };
+  }
+  return { kind: "text", text: `hi ${arg}`, textChunks: 4 };
+}
+
+const cluster = useTestCluster({ workers: 1, model: { respond } });
+
+const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
+const bob = makeKey("bob", { scopes: ["submit", "read"] });
+const carol = makeKey("carol", { scopes: ["submit", "read", "approve"] });
+let gatewayEnv: Record<string, string>;
+let gateway: GatewayProcess;
+let otherGateway: GatewayProcess;
+
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), "yiem-a2a-"));
+  const file = join(dir, "keys.jsonl");
+  await writeKeysFile(file, [alice, bob, carol]);
+  gatewayEnv = { ...cluster.env, YIEM_API_KEYS: file };
+  [gateway, otherGateway] = await Promise.all([
+    startGatewayProcess(gatewayEnv),
+    startGatewayProcess(gatewayEnv),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([gateway?.process.stop(3000), otherGateway?.process.stop(3000)]);
+});
+
+/**
+ * `fetch` with `key` as the bearer token; its answers' bodies end (instead of failing) when
+ * their connection is cut, so a stream cut by a SIGKILL just ends.
+ */
+function keyedFetch(key: TestKey): typeof fetch {
+  return async (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${key.secret}`);
+    const response = await fetch(input, { ...init, headers });
+    const reader = response.body?.getReader();
+    if (!reader) return response;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+}
+
+/** An A2A client of `key`, made from the agent card the gateway `on` serves at `base`. */
+async function a2aClient(key: TestKey, on = gateway, base = ""): Promise<Client> {
+  const fetchImpl = keyedFetch(key);
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  });
+  return factory.createFromUrl(`${on.url}${base}`);
+}
+
+/**
+ * An A2A client of `key` speaking v0.3 (`message/send`, `tasks/get`…: the SDK's legacy
+ * JSON-RPC transport), made from the card's v0.3 interface.
+ */
+async function legacyClient(key: TestKey): Promise<Client> {
+  const fetchImpl = keyedFetch(key);
+  const card = await new DefaultAgentCardResolver({ fetchImpl }).resolve(gateway.url);
+  const legacy = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
+  expect(legacy).toHaveLength(1);
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+  });
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: legacy });
+}
+
+/** A user message of `parts` (on task `taskId` and context `contextId` when given). */
+function userMessage(parts: Part[], ids: { taskId?: string; contextId?: string } = {}) {
+  return {
+    tenant: "",
+    configuration: undefined,
+    metadata: undefined,
+    message: {
+      messageId: randomUUID(),
+      contextId: ids.contextId ?? "",
+      taskId: ids.taskId ?? "",
+      role: Role.ROLE_USER,
+      parts,
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    },
+  };
+}
+
+/** A text part. */
+function text(value: string): Part {
+  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" };
+}
+
+/** A data part. */
+function data(value: Record<string, unknown>): Part {
+  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "" };
+}
+
+/** The data parts of a status update's message. */
+function dataOf(event: StreamResponse): Array<Record<string, unknown>> {
+  const payload = event.payload;
+  if (payload?.$case !== "statusUpdate") return [];
+  return (payload.value.status?.message?.parts ?? []).flatMap((part) =>
+    part.content?.$case === "data" ? [part.content.value as Record<string, unknown>] : [],
+  );
+}
+
+/** The text of a status's message. */
+function statusText(task: { status?: { message?: { parts: Part[] } | undefined } }): string {
+  return (task.status?.message?.parts ?? [])
+    .map((part) => (part.content?.$case === "text" ? part.content.value : ""))
+    .join("");
+}
+
+/** Every event of `stream`, in order (a stream that fails ends the list). */
+async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
+  const events: StreamResponse[] = [];
+  try {
+    for await (const event of stream) events.push(event);
+  } catch {
+    // a cut stream ends the list
+  }
+  return events;
+}
+
+/** The states the stream's status updates (and its first task) went through, in order. */
+function statesOf(events: StreamResponse[]): TaskState[] {
+  return events.flatMap((event) => {
+    if (event.payload?.$case === "task") return [event.payload.value.status?.state ?? 0];
+    if (event.payload?.$case === "statusUpdate") return [event.payload.value.status?.state ?? 0];
+    return [];
+  });
+}
+
+/** The last status update of a stream. */
+function lastStatus(events: StreamResponse[]) {
+  const updates = events.flatMap((e) =>
+    e.payload?.$case === "statusUpdate" ? [e.payload.value] : [],
+  );
+  return updates.at(-1);
+}
+
+/** The task id a stream's first event names. */
+function taskIdOf(events: StreamResponse[]): string {
+  const first = events[0]?.payload;
+  if (first?.$case !== "task") throw new Error("the stream did not start with its task");
+  return first.value.id;
+}
+
+describe("the A2A face", () => {
+  it("serves each agent's card to a key, declaring bearer auth, streaming and skills from its tools", async () => {
+    const resolver = new DefaultAgentCardResolver({ fetchImpl: keyedFetch(alice) });
+    const card = await resolver.resolve(gateway.url);
+    expect(card.supportedInterfaces[0]).toMatchObject({
+      url: `${gateway.url}/v1/a2a`,
+      protocolBinding: "JSONRPC",
+      protocolVersion: "1.0",
+    });
+    expect(card.capabilities?.streaming).toBe(true);
+    const scheme = Object.values(card.securitySchemes)[0]?.scheme;
+    expect(scheme).toMatchObject({ $case: "httpAuthSecurityScheme", value: { scheme: "bearer" } });
+    expect(card.skills.map((s) => s.name)).toEqual(expect.arrayContaining([card.name, "sleepFor"]));
+    const own = await resolver.resolve(`${gateway.url}/v1/a2a/${card.name}/`);
+    expect(own.supportedInterfaces[0]?.url).toBe(`${gateway.url}/v1/a2a/${card.name}`);
+    const anonymous = await fetch(`${gateway.url}/.well-known/agent-card.json`);
+    expect(anonymous.status).toBe(401);
+    const missing = await callGateway(
+      gateway.url,
+      alice.secret,
+      "GET",
+      "/v1/a2a/no-such-agent/.well-known/agent-card.json",
+    );
+    expect(missing.status).toBe(404);
+    const doc = await callGateway(gateway.url, undefined, "GET", "/v1/openapi.json");
+    expect(doc.body.paths["/v1/a2a"].post["x-scope"]).toBe("read");
+    expect(doc.body.paths["/.well-known/agent-card.json"].get).toBeDefined();
+  }, 60_000);
+
+  it("streams a task with two parallel tool calls: calls in order, both results, the answer in chunks, its usage", async () => {
+    const client = await a2aClient(alice);
+    const events = await collect(client.sendMessageStream(userMessage([text("pair x")])));
+    expect(events[0]?.payload?.$case).toBe("task");
+    const calls = events.flatMap(dataOf).flatMap((d) => (d.toolCall ? [d.toolCall] : []));
+    expect(calls.map((c) => (c as { id: string }).id)).toEqual(["first", "second"]);
+    const results = events.flatMap(dataOf).flatMap((d) => (d.toolResult ? [d.toolResult] : []));
+    expect(results.map((r) => (r as { id: string }).id).sort()).toEqual(["first", "second"]);
+    const chunks = events.filter((e) => e.payload?.$case === "artifactUpdate");
+    expect(chunks.length).toBeGreaterThan(1);
+    const end = lastStatus(events);
+    expect(end?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(statusText(end ?? {})).toMatch(/^done: /);
+    expect(end?.metadata?.usage?.modelCalls).toBe(2);
+    const task = await client.getTask({ tenant: "", id: taskIdOf(events) });
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(task.contextId).toBe(end?.contextId);
+    const answer = task.artifacts.at(-1)?.parts[0]?.content;
+    expect(answer).toEqual({ $case: "text", value: statusText(task) });
+  }, 60_000);
+
+  it("says a call awaiting approval as input-required, and the next message on the task approves it and continues", async () => {
+    const client = await a2aClient(alice);
+    const sent = await client.sendMessage(userMessage([text("approve a1")]));
+    const parked = sent as Task;
+    expect(parked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const approvals = (parked.status?.message?.parts ?? []).flatMap((p) =>
+      p.content?.$case === "data" ? (p.content.value.approvals ?? []) : [],
+    );
+    expect(approvals).toMatchObject([{ toolName: "ledgerApproval", toolCallId: "call-a1" }]);
+    // A key without the approve scope cannot decide it.
+    const bobs = await a2aClient(bob);
+    const refused = bobs.sendMessage(
+      userMessage([data({ approved: true })], { taskId: parked.id, contextId: parked.contextId }),
+    );
+    await expect(refused).rejects.toThrow();
+    const ids = { taskId: parked.id, contextId: parked.contextId };
+    const events = await collect(
+      client.sendMessageStream(userMessage([data({ approved: true, callId: "call-a1" })], ids)),
+    );
+    // The stream goes on from the task as it stands (which the call may have finished already).
+    expect(events[0]?.payload?.$case).toBe("task");
+    expect(statesOf(events).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+    const again = await client.getTask({ tenant: "", id: parked.id });
+    expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(statusText(again)).toMatch(/^done: /);
+    const said = again.history.flatMap((m) =>
+      m.parts.flatMap((p) => (p.content?.$case === "data" ? [p.content.value] : [])),
+    );
+    expect(said).toMatchObject([
+      { toolCall: { id: "call-a1", name: "ledgerApproval" } },
+      { decision: { toolCallId: "call-a1", approved: true, by: "alice" } },
+      { toolResult: { id: "call-a1", content: "a1 recorded" } },
+    ]);
+  }, 60_000);
+
+  it('denies a waiting call with the text "deny", and refuses a message on a task that waits for nothing', async () => {
+    const client = await a2aClient(alice);
+    const parked = (await client.sendMessage(userMessage([text("approve d1")]))) as Task;
+    expect(parked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const ids = { taskId: parked.id, contextId: parked.contextId };
+    const denied = (await client.sendMessage(userMessage([text("deny")], ids))) as Task;
+    expect(denied.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const said = denied.history.flatMap((m) =>
+      m.parts.flatMap((p) => (p.content?.$case === "data" ? [p.content.value] : [])),
+    );
+    expect(said).toContainEqual({
+      decision: expect.objectContaining({ toolCallId: "call-d1", approved: false, by: "alice" }),
+    });
+    const ran = said.filter((d) => d.toolResult);
+    expect(ran).toMatchObject([
+      { toolResult: { id: "call-d1", content: expect.not.stringContaining("recorded") } },
+    ]);
+    await expect(client.sendMessage(userMessage([text("approve")], ids))).rejects.toMatchObject({
+      name: "UnsupportedOperationError",
+    });
+  }, 60_000);
+
+  it("answers A2A v0.3's methods too (message/stream, message/send, tasks/get), approval included", async () => {
+    const client = await legacyClient(alice);
+    expect(client.protocolVersion).toBe("0.3");
+    const events = await collect(client.sendMessageStream(userMessage([text("approve l1")])));
+    expect(statesOf(events).at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const parked = lastStatus(events);
+    const ids = { taskId: parked?.taskId ?? "", contextId: parked?.contextId ?? "" };
+    const continued = (await client.sendMessage(
+      userMessage([data({ approved: true })], ids),
+    )) as Task;
+    expect(continued.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(statusText(continued)).toBe("done: l1 recorded");
+    const task = await client.getTask({ tenant: "", id: ids.taskId });
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  }, 60_000);
+
+  it("resubscribes to the task on another gateway after the first is SIGKILLed mid-stream, running it once", async () => {
+    const doomed = await startGatewayProcess(gatewayEnv);
+    const client = await a2aClient(alice, doomed);
+    const seen: StreamResponse[] = [];
+    const stream = client.sendMessageStream(userMessage([text("slow s1")]));
+    const cut = (async () => {
+      try {
+        for await (const event of stream) {
+          seen.push(event);
+          if (dataOf(event).some((d) => d.toolCall)) doomed.process.signal("SIGKILL");
+        }
+      } catch {
+        // the stream is cut
+      }
+    })();
+    await cut;
+    const taskId = taskIdOf(seen);
+    expect(lastStatus(seen)?.status?.state).not.toBe(TaskState.TASK_STATE_COMPLETED);
+    const other = await a2aClient(alice, otherGateway);
+    const events = await collect(other.resubscribeTask({ tenant: "", id: taskId }));
+    expect(events[0]?.payload?.$case).toBe("task");
+    expect(statesOf(events).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(statusText(lastStatus(events) ?? {})).toMatch(/^done: /);
+    const contextId = lastStatus(events)?.contextId ?? "";
+    const users = (await cluster.client.messages(contextId)).filter((m) => m.role === "user");
+    expect(users).toHaveLength(1);
+  }, 90_000);
+
+  it("leaves the task going when its stream is closed, and cancels it from another gateway (the durable abort)", async () => {
+    const client = await a2aClient(alice);
+    let taskId = "";
+    for await (const event of client.sendMessageStream(userMessage([text("hold h1")]))) {
+      if (event.payload?.$case === "task") taskId = event.payload.value.id;
+      if (dataOf(event).some((d) => d.toolCall)) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const going = await client.getTask({ tenant: "", id: taskId });
+    expect(going.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    const other = await a2aClient(alice, otherGateway);
+    const cancelled = await other.cancelTask({ tenant: "", id: taskId, metadata: undefined });
+    expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    await expect(
+      other.cancelTask({ tenant: "", id: taskId, metadata: undefined }),
+    ).rejects.toMatchObject({ name: "TaskNotCancelableError" });
+  }, 60_000);
+
+  it("keeps a task its key's own: another key gets TaskNotFoundError for it, its resubscribe, its decision and its cancel", async () => {
+    const client = await a2aClient(alice);
+    const parked = (await client.sendMessage(userMessage([text("approve o1")]))) as Task;
+    expect(parked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const carols = await a2aClient(carol, otherGateway);
+    const notFound = { name: "TaskNotFoundError" };
+    await expect(carols.getTask({ tenant: "", id: parked.id })).rejects.toMatchObject(notFound);
+    await expect(
+      carols.cancelTask({ tenant: "", id: parked.id, metadata: undefined }),
+    ).rejects.toMatchObject(notFound);
+    const resubscribe = carols.resubscribeTask({ tenant: "", id: parked.id });
+    await expect(resubscribe.next()).rejects.toMatchObject(notFound);
+    const ids = { taskId: parked.id, contextId: parked.contextId };
+    await expect(
+      carols.sendMessage(userMessage([data({ approved: true })], ids)),
+    ).rejects.toMatchObject(notFound);
+    await expect(
+      carols.sendMessage(userMessage([text("hello")], { contextId: parked.contextId })),
+    ).rejects.toMatchObject(notFound);
+    // Without a key, the refusal is a JSON-RPC error too, its HTTP status kept.
+    const anonymous = await callGateway(gateway.url, undefined, "POST", "/v1/a2a", {
+      body: { jsonrpc: "2.0", id: 7, method: "GetTask", params: { id: parked.id } },
+    });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toMatchObject({ jsonrpc: "2.0", error: { data: { status: 401 } } });
+    expect(await cluster.client.pendingApprovals(parked.contextId)).toHaveLength(1);
+    await cluster.client.abort(parked.contextId);
+  }, 60_000);
+});
+
+describe("docs/GATEWAY.md", () => {
+  it("runs the A2A example as written, with node and @a2a-js/sdk", async () => {
+    const snippet = readMarkdownSnippets("docs/GATEWAY.md").find((s) =>
+      s.marker?.includes("a2aFace.test.ts"),
+    );
+    if (!snippet) throw new Error("docs/GATEWAY.md: no block marked as run by this test");
+    const dir = await mkdtemp(join(tmpdir(), "yiem-a2a-example-"));
+    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"));
+    await writeFile(join(dir, "a2a.mjs"), snippet.code);
+    const env = { ...process.env, YIEM_GATEWAY: gateway.url, YIEM_KEY: alice.secret };
+    const { stdout } = await promisify(execFile)("node", ["a2a.mjs"], {
+      cwd: dir,
+      env,
+      timeout: 60_000,
+    });
+    expect(stdout.split("\n")).toEqual([
+      "calling echoText",
+      "TASK_STATE_COMPLETED: done: noon in Lima",
+      "",
+    ]);
+  }, 90_000);
+});

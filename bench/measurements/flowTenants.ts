@@ -106,9 +106,7 @@ export const measureBudgetOverrun: FlowPhase = async (cluster, plan, progress) =
     );
     const label = `budget ${Date.now()}`;
     const sent = await Promise.all(
-      Array.from({ length: plan.budgetRuns }, () =>
-        client.send(label, { tenant: CAPPED_TENANT }),
-      ),
+      Array.from({ length: plan.budgetRuns }, () => client.send(label, { tenant: CAPPED_TENANT })),
     );
     await Promise.all(
       sent.map((s) => client.waitForResponse(s.requestId, { timeoutMs: plan.maxMs })),

@@ -52,7 +52,11 @@ export function limitAgentCalls(
     const caller = { coordinatorId: deps.coordinatorId, agent: definition.name };
     return [
       definition,
-      limitLlmCall(llmCall, shared, deps.log, { caller, observer: deps.observer, tenants: deps.tenants }),
+      limitLlmCall(llmCall, shared, deps.log, {
+        caller,
+        observer: deps.observer,
+        tenants: deps.tenants,
+      }),
     ];
   });
   return { agents, limits: [...byName.values()] };

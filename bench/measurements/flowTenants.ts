@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { YiemClient } from "@yiem/core";
 import type { FlowPlan } from "../plan.js";
-import type { FlowCluster, FlowPhase } from "./flow.js";
+import type { FlowCluster, FlowPhase } from "./flowTypes.js";
 
 /** How many runs of the small tenant each median is taken over. */
 const SMALL_RUNS = 5;

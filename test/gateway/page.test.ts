@@ -87,7 +87,12 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
     browserStart = launchChromium(join(dir, "chromium-profile"));
     browserStart.catch(() => undefined); // awaited, and so reported, below
   });
-  const cluster = useTestCluster({ workers: 2, model: { respond } });
+  const cluster = useTestCluster({
+    workers: 2,
+    model: { respond },
+    // A shared provider limit the runs stay well under: the page shows its load.
+    coordinatorEnv: { YIEM_MODEL_LIMITS: JSON.stringify({ "scripted-model": { requests: 1000 } }) },
+  });
   let gateway: GatewayProcess;
   let context: BrowserContext;
   const pageErrors: string[] = [];
@@ -204,6 +209,17 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
       expect(workers.has((await card.getAttribute("data-worker")) ?? "")).toBe(true);
       expect(await card.locator(".duration").textContent()).toMatch(/^ in \d+ ms$/);
     }
+    await page.close();
+  });
+
+  it("shows the shared provider limit's load: the requests of its last window and the calls waiting", async () => {
+    const page = await openPage();
+    await send(page, "hi limits");
+    await finalAnswer(page, "hi limits");
+    const limit = page.locator('#limits li[data-limit="scripted-model"]');
+    await expect
+      .poll(async () => (await limit.textContent({ timeout: 10_000 })) ?? "", { timeout: 15_000 })
+      .toMatch(/scripted-model [1-9]\d*\/1000 requests, \d+ tokens per 60 s0 waiting/);
     await page.close();
   });
 

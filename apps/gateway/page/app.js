@@ -79,6 +79,33 @@ async function loadApprovals() {
   );
 }
 
+/** The shared provider limits' load (`GET /v1/limits`): shown only when there are any. */
+async function loadLimits() {
+  const { limits } = await callGateway("GET", "/v1/limits");
+  $("limits-title").hidden = limits.length === 0;
+  $("limits").hidden = limits.length === 0;
+  $("limits").replaceChildren(
+    ...limits.map((limit) => {
+      const li = document.createElement("li");
+      li.dataset.limit = limit.name;
+      const used = (n, max, unit) => (max > 0 ? `${n}/${max} ${unit}` : `${n} ${unit}`);
+      const window = `per ${limit.windowMs / 1000} s`;
+      const paused =
+        limit.pausedForMs > 0 ? ` · paused ${Math.ceil(limit.pausedForMs / 1000)} s` : "";
+      li.append(
+        span("name", `${limit.name} `),
+        span(
+          "meta",
+          `${used(limit.requests, limit.maxRequests, "requests")}, ${used(limit.tokens, limit.maxTokens, "tokens")} ${window}`,
+        ),
+        document.createElement("br"),
+        span("waiting", `${limit.waiting} waiting${paused}`),
+      );
+      return li;
+    }),
+  );
+}
+
 function decisionButtons(sessionId, callKey) {
   const make = (approved) => {
     const button = document.createElement("button");
@@ -241,7 +268,7 @@ function newSession() {
 /** Loads what the key sees, and the session this tab showed before a reload. */
 async function start() {
   try {
-    await Promise.all([loadAgents(), loadSessions(), loadApprovals()]);
+    await Promise.all([loadAgents(), loadSessions(), loadApprovals(), loadLimits()]);
     showStatus("ready");
     const previous = sessionStorage.getItem(SESSION_ITEM);
     if (previous) await showSession(previous);
@@ -276,6 +303,7 @@ function wire() {
     if (run && run.end === undefined) drawChanged();
   }, 250);
   setInterval(() => loadApprovals().catch(() => undefined), 5000);
+  setInterval(() => loadLimits().catch(() => undefined), 2000);
   start();
 }
 

@@ -177,6 +177,22 @@ export const agentListSchema = z.object({
   ),
 });
 
+/** What `GET /v1/limits` answers: each shared provider limit's load, no call's details. */
+export const limitListSchema = z.object({
+  limits: z.array(
+    z.object({
+      name: z.string().describe("the limit's name in YIEM_MODEL_LIMITS"),
+      requests: z.number().describe("requests sent in the last window"),
+      maxRequests: z.number().describe("the limit's requests per window (0: none)"),
+      tokens: z.number().describe("their tokens: reported usage, else the reservation"),
+      maxTokens: z.number().describe("the limit's tokens per window (0: none)"),
+      windowMs: z.number(),
+      pausedForMs: z.number().describe("how long a 429's pause still holds every call"),
+      waiting: z.number().describe("model calls waiting in the limit's fair line"),
+    }),
+  ),
+});
+
 /** Every error answer. */
 export const errorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),

@@ -6,6 +6,7 @@ import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
 import { chatRoute } from "./chat.js";
 import { chatCompletionsRoute, listModelsRoute } from "./chatCompletions.js";
 import { sessionEventsRoute, streamTokenRoute } from "./events.js";
+import { listLimitsRoute } from "./limits.js";
 import { mcpRoute } from "./mcpFace.js";
 import { buildOpenApiDocument, openApiRoute } from "./openapi.js";
 import { pageRoutes } from "./page.js";
@@ -29,6 +30,7 @@ export function gatewayRoutes(version: string): Route[] {
     listApprovalsRoute,
     decideApprovalRoute,
     listAgentsRoute,
+    listLimitsRoute,
     chatRoute,
     chatCompletionsRoute,
     listModelsRoute,

@@ -9,6 +9,7 @@
  *   (`YIEM_TENANTS`) sends `budgetRuns` runs at once (two model calls each): the model calls
  *   the provider received for it beyond the budget.
  */
+import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { YiemClient } from "@yiem/core";
@@ -40,12 +41,31 @@ function lineClient(cluster: FlowCluster): YiemClient {
   return new YiemClient({ redis: redis.url, prefix: redis.prefix, tenantLine: true });
 }
 
-/** The ms one run of `tenant` takes from its send to its answer. */
-async function timeOneRun(client: YiemClient, tenant: string, plan: FlowPlan): Promise<number> {
+/** When (ms after its send) a run's events arrived: its start, each model call's end, its end. */
+export interface RunMarks {
+  startedMs: number;
+  modelCallsEndedMs: number[];
+  endedMs: number;
+}
+
+/** Sends one run of `tenant` and follows its events: when each step of it arrived. */
+async function timeOneRun(client: YiemClient, tenant: string, plan: FlowPlan): Promise<RunMarks> {
   const started = performance.now();
-  const sent = await client.send("run both steps", { tenant });
+  const sessionId = randomUUID();
+  const marks: RunMarks = { startedMs: Number.NaN, modelCallsEndedMs: [], endedMs: Number.NaN };
+  const since = () => performance.now() - started;
+  const followed = (async () => {
+    for await (const event of client.events(sessionId, { fromStart: true, untilAgentEnd: true })) {
+      if (event.type === "agentStart" && Number.isNaN(marks.startedMs)) marks.startedMs = since();
+      if (event.type === "messageEnd" && event.message.role === "assistant")
+        marks.modelCallsEndedMs.push(since());
+    }
+  })();
+  const sent = await client.send("run both steps", { tenant, sessionId });
   await client.waitForResponse(sent.requestId, { timeoutMs: plan.maxMs });
-  return performance.now() - started;
+  marks.endedMs = since();
+  await Promise.race([followed, sleep(2000)]);
+  return marks;
 }
 
 /** Sends `count` runs of `tenant`, `SEND_BATCH` at a time; resolves with their sessions. */
@@ -78,17 +98,26 @@ async function clearFlood(cluster: FlowCluster, client: YiemClient, sessions: st
 export const measureSmallTenant: FlowPhase = async (cluster, plan, progress) => {
   const client = lineClient(cluster);
   try {
-    const unloaded: number[] = [];
+    const unloaded: RunMarks[] = [];
     for (let i = 0; i < SMALL_RUNS; i++) unloaded.push(await timeOneRun(client, "small", plan));
     progress(`flow: a flood of ${plan.floodRuns} runs of one tenant, then another's runs`);
     const flood = await sendFlood(client, "flood", plan.floodRuns);
-    const loaded: number[] = [];
+    const loaded: RunMarks[] = [];
     for (let i = 0; i < SMALL_RUNS; i++) loaded.push(await timeOneRun(client, "small", plan));
     await clearFlood(cluster, client, flood);
-    const ratio = median(loaded) / (median(unloaded) + plan.modelDelayMs);
+    const ends = (runs: RunMarks[]) => median(runs.map((r) => r.endedMs));
+    const ratio = ends(loaded) / (ends(unloaded) + plan.modelDelayMs);
     return {
       flowSmallTenantRatio: ratio,
-      tenantDetail: { unloadedMs: median(unloaded), loadedMs: median(loaded), flood: flood.length },
+      tenantDetail: {
+        unloadedMs: ends(unloaded),
+        loadedMs: ends(loaded),
+        flood: flood.length,
+        loadedStartedMs: median(loaded.map((r) => r.startedMs)),
+        loadedModelCallsEndedMs: [0, 1].map((i) =>
+          median(loaded.map((r) => r.modelCallsEndedMs[i] ?? Number.NaN)),
+        ),
+      },
     };
   } finally {
     await client.close();

@@ -15,7 +15,14 @@ export interface Flow {
   /** The small tenant's answer time under a flood ÷ its unloaded time plus one model call (target ≤ 2). */
   flowSmallTenantRatio?: number;
   /** The small tenant's medians (ms) and the flood's size behind `flowSmallTenantRatio`. */
-  tenantDetail?: { unloadedMs: number; loadedMs: number; flood: number };
+  tenantDetail?: {
+    unloadedMs: number;
+    loadedMs: number;
+    flood: number;
+    /** Medians under the flood: when the run started, when its two model calls ended (ms after the send). */
+    loadedStartedMs?: number;
+    loadedModelCallsEndedMs?: number[];
+  };
   /** The overrun of a tenant's budget per day, in model calls beyond it (target 0). */
   flowBudgetOverrun?: number;
   /** The model calls the capped tenant's runs made (its budget: `plan.budgetCalls`). */

@@ -161,7 +161,8 @@ export function printFlow(f: Flow): void {
   const t = f.tenantDetail;
   if (t)
     console.log(
-      `small tenant: ${round(t.unloadedMs, 0)} ms alone, ${round(t.loadedMs, 0)} ms behind a flood of ${t.flood} runs; ` +
+      `small tenant: ${round(t.unloadedMs, 0)} ms alone, ${round(t.loadedMs, 0)} ms behind a flood of ${t.flood} runs ` +
+        `(started at ${round(t.loadedStartedMs ?? Number.NaN, 0)} ms, model calls ended at ${(t.loadedModelCallsEndedMs ?? []).map((v) => round(v, 0)).join(", ")} ms); ` +
         `the capped tenant's runs made ${f.budgetCallsMade} model calls (budget ${f.plan.budgetCalls})`,
     );
   console.log(

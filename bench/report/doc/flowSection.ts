@@ -64,5 +64,17 @@ function tenantText(f: Flow): string {
 another tenant's flood of ${count(t.flood)} runs waits, sent first through a client with \`tenantLine\`
 (${num(t.unloadedMs, 0)} ms alone, ${num(t.loadedMs, 0)} ms behind the flood), over its time alone plus one model
 call (${f.plan.modelDelayMs} ms); \`flowBudgetOverrun\` is the model calls beyond its budget per day of
-${f.plan.budgetCalls} that a tenant's ${f.plan.budgetRuns} runs sent at once made (${f.budgetCallsMade ?? "?"} made).`;
+${f.plan.budgetCalls} that a tenant's ${f.plan.budgetRuns} runs sent at once made (${f.budgetCallsMade ?? "?"} made).
+${startText(t)}`;
+}
+
+/** Where the small tenant's time under the flood went: waiting to start, or in its model calls. */
+function startText(t: NonNullable<Flow["tenantDetail"]>): string {
+  if (t.loadedStartedMs === undefined) return "";
+  const calls = (t.loadedModelCallsEndedMs ?? []).map((v) => num(v, 0)).join(" and ");
+  return `Under the flood its run started ${num(t.loadedStartedMs, 0)} ms after it was sent and its model
+calls ended at ${calls} ms: the wait is for a coordinator's run slot, every one of them held by a
+flood run waiting for its model call's turn (the fair line at the limit served the small tenant's
+calls at once). A run holds its slot while it waits for the limit, and a tenant's runs are not
+capped per coordinator yet.`;
 }

@@ -11,90 +11,28 @@ import { mkdtemp, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import OpenAI from "openai";
 import type { Response, ResponseStreamEvent } from "openai/resources/responses/responses";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useTestCluster } from "../support/cluster.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { readMarkdownSnippets } from "../support/markdownSnippets.js";
 import { repoRoot } from "../support/processes.js";
+import { useFaceCluster } from "./faceCluster.js";
 import {
   callGateway,
   type GatewayProcess,
   makeKey,
   openaiClient,
-  startGatewayProcess,
   type TestKey,
-  textOf,
-  type Wire,
-  writeKeysFile,
 } from "./support.js";
-
-/**
- * The model: `hello <x>` answers `hi <x>` in 4 deltas; `pair` calls `sleepFor` twice at once
- * (the first call the slower); `slow` calls `sleepFor` for 2.5 s; `hold <x>` calls
- * `waitForAbort`; `approve <x>` calls `ledgerApproval` (which waits for a decision); after
- * tool results it answers `done: <results>` in 3 deltas; `recall` answers with the user
- * messages the session holds; a question ending `in <city>?` calls `echoText` with `noon in
- * <city>` (the example of docs/GATEWAY.md).
- */
-function respond(request: ScriptedRequest): ScriptedReply {
-  const messages = (request.body.messages ?? []) as Wire[];
-  const users = messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
-  const [verb = "", arg = "x"] = (users.at(-1) ?? "").split(" ");
-  const city = / in (\w+)\?$/.exec(users.at(-1) ?? "")?.[1];
-  if (messages.at(-1)?.role === "tool") {
-    const results = messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
-    return { kind: "text", text: `done: ${results.join(" | ")}`, textChunks: 3 };
-  }
-  const call = (id: string, name: string, args: Record<string, unknown>) => ({
-    id,
-    name,
-    arguments: args,
-  });
-  if (city && messages.at(-1)?.role === "user") {
-    return {
-      kind: "toolCalls",
-      calls: [call(`time-${city}`, "echoText", { text: `noon in ${city}` })],
-    };
-  }
-  if (verb === "pair") {
-    const calls = [
-      call("first", "sleepFor", { ms: 900, label: "first" }),
-      call("second", "sleepFor", { ms: 50, label: "second" }),
-    ];
-    return { kind: "toolCalls", calls };
-  }
-  if (verb === "slow") {
-    return { kind: "toolCalls", calls: [call("nap", "sleepFor", { ms: 2500, label: "nap" })] };
-  }
-  if (verb === "hold") {
-    return { kind: "toolCalls", calls: [call(`hold-${arg}`, "waitForAbort", { label: arg })] };
-  }
-  if (verb === "approve") {
-    return { kind: "toolCalls", calls: [call(`call-${arg}`, "ledgerApproval", { label: arg })] };
-  }
-  if (verb === "recall") return { kind: "text", text: `heard: ${users.join(", ")}` };
-  return { kind: "text", text: `hi ${arg}`, textChunks: 4 };
-}
-
-const cluster = useTestCluster({ workers: 1, model: { respond } });
 
 const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
 const bob = makeKey("bob", { scopes: ["submit", "read"] });
+const faces = useFaceCluster([alice, bob]);
 let gateway: GatewayProcess;
 let otherGateway: GatewayProcess;
 
-beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), "yiem-responses-"));
-  const file = join(dir, "keys.jsonl");
-  await writeKeysFile(file, [alice, bob]);
-  const env = { ...cluster.env, YIEM_API_KEYS: file };
-  [gateway, otherGateway] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
-}, 120_000);
-
-afterAll(async () => {
-  await Promise.all([gateway?.process.stop(3000), otherGateway?.process.stop(3000)]);
+beforeAll(() => {
+  ({ gateway, otherGateway } = faces);
 });
 
 const openai = (key: TestKey, on: GatewayProcess = gateway) =>

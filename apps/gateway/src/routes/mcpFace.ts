@@ -25,14 +25,15 @@ export const mcpBodySchema = z.union([jsonRpcMessage, z.array(jsonRpcMessage).mi
  * agent the key may use; `tools/call` runs it (`mcpAgentCall.ts`). `initialize` names the
  * client with an `Mcp-Session-Id` that no gateway keeps or checks: it only tells two clients
  * of one key apart when a `notifications/cancelled` names a request id. GET (the server's own
- * event stream) and DELETE answer 405, as a stateless server does.
+ * event stream) and DELETE answer 405, as a stateless server does. A task-augmented
+ * `tools/call` is a task (`mcpTasks.ts`), derived from its run on every request.
  */
 export function mcpRoute(version: string) {
   return defineRoute({
     method: "POST",
     path: "/mcp",
     summary:
-      "The MCP server face (Streamable HTTP, stateless): tools/list offers one tool per agent this key may use ({ message, sessionId? }); tools/call runs the agent with this key's identity and answers with its text and structuredContent { status, agent, runId, sessionId, usage }, sending notifications/progress from its tool calls when given a progressToken. A run waiting for approval is answered with the calls awaiting a decision (status awaiting_approval); notifications/cancelled aborts the call's run durably; a client that disconnects leaves it running.",
+      "The MCP server face (Streamable HTTP, stateless): tools/list offers one tool per agent this key may use ({ message, sessionId? }); tools/call runs the agent with this key's identity and answers with its text and structuredContent { status, agent, runId, sessionId, usage }, sending notifications/progress from its tool calls when given a progressToken. A run waiting for approval is answered with the calls awaiting a decision (status awaiting_approval); notifications/cancelled aborts the call's run durably; a client that disconnects leaves it running. A tools/call with a task (MCP's tasks extension) answers at once with the run's task (its id the run id), which tasks/get, tasks/result and tasks/cancel (the durable abort) follow on any gateway.",
     scope: "submit",
     body: mcpBodySchema,
     responses: {

@@ -140,8 +140,9 @@ describe("httpFetch against a local server (lifecycle §17 tool-file contract)",
     const elapsed = performance.now() - started;
     expect(progress.length).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2);
     const throttled = progress.slice(0, -1);
+    // Read here a little after the tool read its clock (more on a loaded machine): 10 ms of slack.
     for (let i = 1; i < throttled.length; i++) {
-      expect(throttled[i]!.at - throttled[i - 1]!.at).toBeGreaterThanOrEqual(99);
+      expect(throttled[i]!.at - throttled[i - 1]!.at).toBeGreaterThanOrEqual(90);
     }
     expect(progress.at(-1)?.p.receivedBytes).toBe(4000);
   });

@@ -1,17 +1,4 @@
-/**
- * The A2A face (Agent2Agent v1.0, JSON-RPC: agent cards, `POST /v1/a2a`) driven by
- * `@a2a-js/sdk`'s own client (`ClientFactory`, which reads the card and picks its transport),
- * against a real cluster (Redis, a coordinator, a worker) through two real gateway processes:
- * a task with two parallel tool calls streamed, a call awaiting approval as the task's
- * input-required state that the next message on the task decides, a resubscribe on the other
- * gateway after a SIGKILL, a stream closed (the run goes on) and a cancel, and ownership.
- */
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { type Part, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import {
   type Client,
@@ -20,13 +7,12 @@ import {
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
 import { beforeAll, describe, expect, it } from "vitest";
-import { readMarkdownSnippets } from "../support/markdownSnippets.js";
-import { repoRoot } from "../support/processes.js";
 import { useFaceCluster } from "./faceCluster.js";
 import {
   callGateway,
   type GatewayProcess,
   makeKey,
+  runGatewayExample,
   startGatewayProcess,
   type TestKey,
 } from "./support.js";
@@ -372,23 +358,7 @@ describe("the A2A face", () => {
 
 describe("docs/GATEWAY.md", () => {
   it("runs the A2A example as written, with node and @a2a-js/sdk", async () => {
-    const snippet = readMarkdownSnippets("docs/GATEWAY.md").find((s) =>
-      s.marker?.includes("a2aFace.test.ts"),
-    );
-    if (!snippet) throw new Error("docs/GATEWAY.md: no block marked as run by this test");
-    const dir = await mkdtemp(join(tmpdir(), "yiem-a2a-example-"));
-    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"));
-    await writeFile(join(dir, "a2a.mjs"), snippet.code);
-    const env = { ...process.env, YIEM_GATEWAY: gateway.url, YIEM_KEY: alice.secret };
-    const { stdout } = await promisify(execFile)("node", ["a2a.mjs"], {
-      cwd: dir,
-      env,
-      timeout: 60_000,
-    });
-    expect(stdout.split("\n")).toEqual([
-      "calling echoText",
-      "TASK_STATE_COMPLETED: done: noon in Lima",
-      "",
-    ]);
+    const lines = await runGatewayExample("a2aFace.test.ts", "a2a.mjs", gateway.url, alice.secret);
+    expect(lines).toEqual(["calling echoText", "TASK_STATE_COMPLETED: done: noon in Lima", ""]);
   }, 90_000);
 });

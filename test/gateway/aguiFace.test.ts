@@ -1,26 +1,12 @@
-/**
- * The AG-UI face (`POST /v1/agui`) driven by AG-UI's own client (`HttpAgent` of
- * `@ag-ui/client`, which checks every event's shape and order), against a real cluster
- * (Redis, a coordinator, a worker) through two real gateway processes: a run's parallel tool
- * calls, a call awaiting approval as an interrupt that the next run's resume answers, a
- * reconnect on the other gateway after a SIGKILL, a stream closed (the run goes on) and a
- * cancel, and ownership.
- */
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { type BaseEvent, HttpAgent, type Interrupt } from "@ag-ui/client";
 import { beforeAll, describe, expect, it } from "vitest";
-import { readMarkdownSnippets } from "../support/markdownSnippets.js";
-import { repoRoot } from "../support/processes.js";
 import { useFaceCluster } from "./faceCluster.js";
 import {
   callGateway,
   type GatewayProcess,
   makeKey,
+  runGatewayExample,
   startGatewayProcess,
   type TestKey,
 } from "./support.js";
@@ -141,6 +127,27 @@ describe("the AG-UI face", () => {
     expect(agent.pendingInterrupts).toEqual([]);
   }, 60_000);
 
+  it("denies a call whose interrupt the resume cancels, and refuses a resolved one without its decision", async () => {
+    const threadId = randomUUID();
+    const agent = aguiAgent(alice, threadId, "approve d1");
+    const parked = await runKeeping(agent);
+    const interruptId = parked.interrupts[0]?.id ?? "";
+    const undecided = await callGateway(gateway.url, alice.secret, "POST", "/v1/agui", {
+      body: {
+        ...{ threadId, runId: randomUUID(), messages: [] },
+        resume: [{ interruptId, status: "resolved" }],
+      },
+    });
+    expect(undecided.status).toBe(400);
+    expect(await cluster.client.pendingApprovals(threadId)).toHaveLength(1);
+    const resumed = await runKeeping(agent, { resume: [{ interruptId, status: "cancelled" }] });
+    expect(resumed.result).toMatch(/^done: /);
+    const result = resumed.events.find((e) => e.type === "TOOL_CALL_RESULT") as
+      | { content?: string }
+      | undefined;
+    expect(result?.content).toContain("cancelled by the user");
+  }, 60_000);
+
   it("follows the same run from its start on another gateway after the first is SIGKILLed mid-stream, running it once", async () => {
     const threadId = randomUUID();
     const runId = randomUUID();
@@ -222,25 +229,13 @@ describe("the AG-UI face", () => {
 
 describe("docs/GATEWAY.md", () => {
   it("runs the AG-UI example as written, with node and @ag-ui/client", async () => {
-    const snippet = readMarkdownSnippets("docs/GATEWAY.md").find((s) =>
-      s.marker?.includes("aguiFace.test.ts"),
+    const lines = await runGatewayExample(
+      "aguiFace.test.ts",
+      "agui.mjs",
+      gateway.url,
+      alice.secret,
     );
-    if (!snippet) throw new Error("docs/GATEWAY.md: no block marked as run by this test");
-    const dir = await mkdtemp(join(tmpdir(), "yiem-agui-example-"));
-    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"));
-    await writeFile(join(dir, "agui.mjs"), snippet.code);
-    const env = { ...process.env, YIEM_GATEWAY: gateway.url, YIEM_KEY: alice.secret };
-    const { stdout } = await promisify(execFile)("node", ["agui.mjs"], {
-      cwd: dir,
-      env,
-      timeout: 60_000,
-    });
-    expect(stdout.split("\n")).toEqual([
-      "calling echoText",
-      "done: noon in Lima",
-      "2 model calls",
-      "",
-    ]);
+    expect(lines).toEqual(["calling echoText", "done: noon in Lima", "2 model calls", ""]);
   }, 90_000);
 });
 

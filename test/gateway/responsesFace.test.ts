@@ -1,27 +1,13 @@
-/**
- * The Open Responses face (`POST /v1/responses`, `GET /v1/responses/{id}`, `POST
- * /v1/responses/{id}/cancel`) read by the `openai` SDK's own client, against a real cluster
- * (Redis, a coordinator, a worker) through two real gateway processes: the output items of a
- * run's parallel tool calls, streamed text, a background response resumed on the other
- * gateway after a sequence number, cancel, a call awaiting approval, previous_response_id, and
- * ownership.
- */
-import { execFile } from "node:child_process";
-import { mkdtemp, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import OpenAI from "openai";
 import type { Response, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { beforeAll, describe, expect, it } from "vitest";
-import { readMarkdownSnippets } from "../support/markdownSnippets.js";
-import { repoRoot } from "../support/processes.js";
 import { useFaceCluster } from "./faceCluster.js";
 import {
   callGateway,
   type GatewayProcess,
   makeKey,
   openaiClient,
+  runGatewayExample,
   type TestKey,
 } from "./support.js";
 
@@ -338,20 +324,13 @@ describe("the OpenAPI document", () => {
 
 describe("docs/GATEWAY.md", () => {
   it("runs the Open Responses example as written, with node and the openai package", async () => {
-    const snippet = readMarkdownSnippets("docs/GATEWAY.md").find((s) =>
-      s.marker?.includes("responsesFace.test.ts"),
+    const lines = await runGatewayExample(
+      "responsesFace.test.ts",
+      "responses.mjs",
+      gateway.url,
+      alice.secret,
     );
-    if (!snippet) throw new Error("docs/GATEWAY.md: no block marked as run by this test");
-    const dir = await mkdtemp(join(tmpdir(), "yiem-responses-example-"));
-    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"));
-    await writeFile(join(dir, "responses.mjs"), snippet.code);
-    const env = { ...process.env, YIEM_GATEWAY: gateway.url, YIEM_KEY: alice.secret };
-    const { stdout } = await promisify(execFile)("node", ["responses.mjs"], {
-      cwd: dir,
-      env,
-      timeout: 60_000,
-    });
-    expect(stdout.split("\n")).toEqual([
+    expect(lines).toEqual([
       "completed function_call,function_call_output,message done: noon in Lima",
       "done: noon in Lima | noon in Oslo", // the model reads every result the session holds
       "completed",

@@ -2,10 +2,15 @@
  * The gateway tests' helpers: a gateway process (from its sources, or compiled as deployed),
  * keys files, JSON calls, and a server-sent-events reader over fetch.
  */
-import { writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtemp, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { createApiKey } from "@yiem/core";
 import { startProcessSlot, type TestProcess } from "@yiem/testing";
 import OpenAI from "openai";
+import { readMarkdownSnippets } from "../support/markdownSnippets.js";
 import { repoRoot, testLaunch } from "../support/processes.js";
 
 /** A running gateway process and its base URL. */
@@ -188,4 +193,30 @@ export function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((part: { text?: string }) => part.text ?? "").join("");
+}
+
+/**
+ * Runs, with node, the example of docs/GATEWAY.md marked as run by `testFile` (its
+ * `<!-- snippet: run by test/gateway/<testFile> … -->`), as written, saved as `script` in a
+ * fresh folder that sees the repository's node_modules, against `gatewayUrl` with `secret`
+ * (`YIEM_GATEWAY`, `YIEM_KEY`): its standard output, line by line.
+ */
+export async function runGatewayExample(
+  testFile: string,
+  script: string,
+  gatewayUrl: string,
+  secret: string,
+): Promise<string[]> {
+  const snippet = readMarkdownSnippets("docs/GATEWAY.md").find((s) => s.marker?.includes(testFile));
+  if (!snippet) throw new Error(`docs/GATEWAY.md: no block marked as run by ${testFile}`);
+  const dir = await mkdtemp(join(tmpdir(), "yiem-example-"));
+  await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"));
+  await writeFile(join(dir, script), snippet.code);
+  const env = { ...process.env, YIEM_GATEWAY: gatewayUrl, YIEM_KEY: secret };
+  const { stdout } = await promisify(execFile)("node", [script], {
+    cwd: dir,
+    env,
+    timeout: 60_000,
+  });
+  return stdout.split("\n");
 }

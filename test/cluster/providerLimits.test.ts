@@ -46,7 +46,7 @@ const cluster = useTestCluster({
   coordinators: 2,
   workers: 0,
   model: { respond, limits: PROVIDER },
-  // Three sessions at once each: waiting runs hold their slots, so both coordinators take some.
+  // Three sessions at once each (runs waiting for their turn lend their slots).
   coordinatorEnv: { YIEM_MODEL_LIMITS: JSON.stringify(LIMITS), YIEM_COORDINATOR_CONCURRENCY: "3" },
 });
 

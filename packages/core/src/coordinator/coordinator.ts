@@ -322,6 +322,8 @@ function answerWaits(store: SessionStore, log: Logger): ResponseWaits {
 /** A coordinator's runtime: its handle, and the cluster-wide counts its `/metrics` reads. */
 interface RuntimeHandle extends CoordinatorHandle {
   readClusterCounts(): Promise<ClusterRunCounts>;
+  /** Runs waiting for their turn under a shared limit, their slots lent (`Slot.lend`). */
+  runsWaitingAtLimit(): number;
 }
 
 /** What the HTTP side feeds from the runtime: its metrics' hooks. */
@@ -395,8 +397,12 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     await admin.close();
     throw err;
   }
-  const { readClusterCounts, ...handle } = runtime as RuntimeHandle;
-  metrics.setRunSource({ heldSessions: handle.heldSessions, readClusterCounts });
+  const { readClusterCounts, runsWaitingAtLimit, ...handle } = runtime as RuntimeHandle;
+  metrics.setRunSource({
+    heldSessions: handle.heldSessions,
+    readClusterCounts,
+    runsWaitingAtLimit,
+  });
   return {
     ...handle,
     url: admin.url,
@@ -515,6 +521,7 @@ async function startCoordinatorRuntime(
   return {
     coordinatorId,
     heldSessions: () => tasks.held.size,
+    runsWaitingAtLimit: () => slots.lentNow(),
     readClusterCounts: () => readClusterRunCounts(command, keys),
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],

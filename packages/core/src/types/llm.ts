@@ -74,6 +74,13 @@ export interface LlmCallOptions {
    * the calls of waiting tenants in turn (`limitLlmCall`). Absent: no tenant.
    */
   tenant?: string;
+  /**
+   * Told when a request starts waiting at a gate outside the process before it is sent (its
+   * turn under a shared provider limit, `limitLlmCall`); the function it returns is told when
+   * that wait ends. Never told for a request sent at once. The coordinator lends the run's
+   * slot to other runs meanwhile. Its throws are not caught: it must not throw.
+   */
+  onGateWait?: () => () => void;
 }
 
 /** A request of an `LlmCall` that failed (`LlmCallOptions.onRequestFailed`). */

@@ -38,6 +38,8 @@ export async function readClusterRunCounts(
 export interface RunGaugeSource {
   /** Sessions this coordinator holds (runs it is running) now. */
   heldSessions(): number;
+  /** Of those, the runs waiting for their turn under a shared provider limit (slots lent). */
+  runsWaitingAtLimit(): number;
   /** The cluster-wide counts (see `readClusterRunCounts`). */
   readClusterCounts(): Promise<ClusterRunCounts>;
 }
@@ -55,7 +57,8 @@ export interface RunGauges {
 
 /**
  * Registers `yiem_runs_running` (runs this coordinator runs now: sum it over coordinators for
- * the cluster), `yiem_runs_parked` and `yiem_approvals_pending` (cluster-wide: every
+ * the cluster), `yiem_runs_waiting_at_limit` (those of them waiting for a model call's turn
+ * under a shared provider limit, their run slots lent to other runs), `yiem_runs_parked` and `yiem_approvals_pending` (cluster-wide: every
  * coordinator reports the same value, so take their `max`), read at each scrape.
  */
 export function createRunGauges(registry: Registry): RunGauges {
@@ -67,6 +70,14 @@ export function createRunGauges(registry: Registry): RunGauges {
     registers: [registry],
     collect() {
       this.set(source?.heldSessions() ?? 0);
+    },
+  });
+  new Gauge({
+    name: "yiem_runs_waiting_at_limit",
+    help: "Runs this coordinator holds that wait for a model call's turn under a shared provider limit; their run slots are lent to other runs",
+    registers: [registry],
+    collect() {
+      this.set(source?.runsWaitingAtLimit() ?? 0);
     },
   });
   const parked = new Gauge({

@@ -11,6 +11,7 @@ import type { StreamCaps } from "../../state/eventBus.js";
 import type { SessionStore } from "../../state/sessionStore.js";
 import type { ToolStore } from "../../tools/toolStore.js";
 import type { AgentEvent, AgentLoopConfig, AgentTool, LlmCall } from "../../types/index.js";
+import type { Slot } from "../intake/runSlots.js";
 import type { LeaseKeeper } from "./leaseKeeper.js";
 import type { ResultWaiter } from "./resultWaiter.js";
 import type { SessionAgent } from "./sessionAgent.js";
@@ -77,4 +78,6 @@ export interface SessionHold {
   features: FeatureHold[];
   /** How the run goes on after its last batch handed it over, until the loop takes it. */
   nextLeg?: RunHandoff;
+  /** The run slot the hold works in: lent while a model call waits at a shared limit. */
+  slot?: Slot;
 }

@@ -19,6 +19,7 @@ import type {
   AssistantMessage,
   PreparedToolCall,
 } from "../../types/index.js";
+import type { Slot } from "../intake/runSlots.js";
 import { type FeatureRuns, openFeatureRuns, takeAgentInFeatures } from "./featureRuns.js";
 import { keepLease } from "./leaseKeeper.js";
 import { logModelErrors } from "./modelErrorLog.js";
@@ -33,6 +34,7 @@ import {
 import { createRunExecutor } from "./runExecutor.js";
 import { logRunFinished } from "./runSummary.js";
 import type { SessionControl, SessionHold, SessionRunnerDeps } from "./sessionHold.js";
+import { lendSlotWhileWaiting } from "./slotLending.js";
 import { transcriptWriters } from "./transcriptWriters.js";
 
 export { INTERRUPTED_MESSAGE } from "./localCallGuard.js";
@@ -102,11 +104,12 @@ async function legOf(
   requestIds: readonly string[],
 ): Promise<RunHandoff> {
   const { deps, agent } = hold;
-  const llmCall = logModelErrors(agent?.llmCall ?? deps.llmCall, deps.log, {
+  const logged = logModelErrors(agent?.llmCall ?? deps.llmCall, deps.log, {
     sessionId: hold.sessionId,
     runId: start.runId,
     ...(agent ? { agent: agent.name } : {}),
   });
+  const llmCall = hold.slot ? lendSlotWhileWaiting(logged, hold.slot) : logged;
   const config = { ...deps.config, ...agentLimits(hold, deps.config), executor };
   await features.limitConfig(config, requestIds);
   return { llmCall, config };
@@ -217,15 +220,18 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
  * one, then opens runs from the inbox one after another, until the inbox is empty and the
  * lease is released. Stops early when the lease is lost or the session is handed over; the
  * open run then stays in Redis for the next holder to resume. Throws `SessionStoreError` when
- * Redis fails under it: the run stays open, and the caller tries again later.
+ * Redis fails under it: the run stays open, and the caller tries again later. `slot`, the
+ * run slot the caller works it in, is lent while a model call waits at a shared limit.
  */
 export async function processSession(
   deps: SessionRunnerDeps,
   sessionId: string,
   token: string,
   register: (control: SessionControl | undefined) => void,
+  slot?: Slot,
 ): Promise<SessionOutcome> {
   const hold = newHold(deps, sessionId, token);
+  hold.slot = slot;
   hold.control.handOver = async () => {
     hold.handedOver = true;
     await deps.store.release(sessionId, token).catch(() => undefined); // first: no write of ours may land after this

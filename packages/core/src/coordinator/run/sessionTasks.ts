@@ -79,7 +79,7 @@ export class SessionTasks {
     const token = this.options.token();
     const acquired = await this.take(sessionId, token).catch(() => false);
     if (!acquired || this.running.has(sessionId)) return taken.release();
-    const task = this.work(sessionId, token).then(
+    const task = this.work(sessionId, token, taken).then(
       (outcome) => this.ended(sessionId, taken, outcome),
       () => this.ended(sessionId, taken, undefined),
     );
@@ -127,7 +127,11 @@ export class SessionTasks {
     clearTimeout(timer);
   }
 
-  private async work(sessionId: string, token: string): Promise<SessionOutcome | undefined> {
+  private async work(
+    sessionId: string,
+    token: string,
+    slot: Slot,
+  ): Promise<SessionOutcome | undefined> {
     const { deps, log } = this.options;
     const register = (control: SessionControl | undefined) => {
       if (control) this.held.set(sessionId, control);
@@ -135,10 +139,10 @@ export class SessionTasks {
     };
     // After a failure the session is taken again first: it may have moved on meanwhile.
     const workOnce = async (attempt: number): Promise<SessionOutcome | undefined> => {
-      if (attempt === 0) return processSession(deps, sessionId, token, register);
+      if (attempt === 0) return processSession(deps, sessionId, token, register, slot);
       if (this.closing) return undefined;
       if (!(await deps.store.acquire(sessionId, token, deps.leaseMs))) return undefined;
-      return processSession(deps, sessionId, token, register);
+      return processSession(deps, sessionId, token, register, slot);
     };
     const outcome = await retryTransient(workOnce, {
       attempts: Number.POSITIVE_INFINITY,

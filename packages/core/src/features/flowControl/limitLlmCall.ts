@@ -45,7 +45,9 @@ export interface LimitLlmCallOptions {
  * A call whose turn came at once (no wait, so never confirmed) is counted from its answer on
  * (`ProviderLimit.settle`'s `fromNow`): sent in a burst, it may reach the provider late.
  * `options.observer` is told each request's wait, each 429 and each answer's tokens;
- * `options.caller` names who waits in Redis (`readProviderLimits`).
+ * `options.caller` names who waits in Redis (`readProviderLimits`). A request that has to wait
+ * for its turn tells the call's `LlmCallOptions.onGateWait` (the coordinator lends the run's
+ * slot meanwhile).
  *
  * Never changes the request nor the answer, and never retries on its own.
  */
@@ -60,6 +62,7 @@ export function limitLlmCall(
     const share = name === undefined ? 1 : (settingsOfTenant(options.tenants, name).share ?? 1);
     const tenant = name === undefined ? undefined : { name, share };
     const call = new LimitedCall(limit, request, signal, log, options, tenant);
+    call.onWait = callOptions?.onGateWait;
     await call.take();
     const answer = await llmCall(request, signal, call.hooks(callOptions));
     await call.finish(answer);
@@ -74,6 +77,8 @@ class LimitedCall {
   private held = 0;
   private readonly tokens: number;
   private readonly labels: LimitLabels;
+  /** Told when a request of the call has to wait for its turn (`LlmCallOptions.onGateWait`). */
+  onWait: (() => () => void) | undefined;
 
   constructor(
     private readonly limit: ProviderLimit,
@@ -94,7 +99,14 @@ class LimitedCall {
     const startedAt = performance.now();
     observer?.waitStarted(this.labels);
     try {
-      this.turn = await waitForTurn(this.limit, this.tokens, this.signal, this.tenant, callId);
+      this.turn = await waitForTurn(
+        this.limit,
+        this.tokens,
+        this.signal,
+        this.tenant,
+        callId,
+        this.onWait,
+      );
       this.held = this.turn ? this.tokens : 0;
     } catch (err) {
       this.turn = undefined;

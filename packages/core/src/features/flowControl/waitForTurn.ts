@@ -16,6 +16,8 @@ export interface Turn {
  * line after the pause), and resolves the turn. Resolves `undefined` when `signal` fired during the wait (the
  * turn is given back, best effort). Rejects when Redis fails (the turn, if any, is lost).
  * `callId` names the call in Redis (`modelCallId` names who asks); a random one by default.
+ * `onWait` is told when the call first has to sleep, and what it returns when the wait ends
+ * (however it ends).
  */
 export async function waitForTurn(
   limit: ProviderLimit,
@@ -23,13 +25,20 @@ export async function waitForTurn(
   signal: AbortSignal | undefined,
   tenant?: CallTenant,
   callId: string = randomUUID(),
+  onWait?: () => () => void,
 ): Promise<Turn | undefined> {
-  for (let asked = 0; ; asked++) {
-    const waitMs = await limit.admit(callId, tokens, tenant);
-    if (waitMs <= 0) return { callId, atOnce: asked === 0 };
-    if (!(await sleep(waitMs, signal))) {
-      await limit.cancel(callId).catch(() => undefined);
-      return undefined;
+  let endWait: (() => void) | undefined;
+  try {
+    for (let asked = 0; ; asked++) {
+      const waitMs = await limit.admit(callId, tokens, tenant);
+      if (waitMs <= 0) return { callId, atOnce: asked === 0 };
+      endWait ??= onWait?.();
+      if (!(await sleep(waitMs, signal))) {
+        await limit.cancel(callId).catch(() => undefined);
+        return undefined;
+      }
     }
+  } finally {
+    endWait?.();
   }
 }

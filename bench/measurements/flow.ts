@@ -64,10 +64,13 @@ export const measureSharedLimit: FlowPhase = async (cluster, plan, progress) => 
   const refused = sessions.model.limited.length;
   const used = limitUsed(sessions, plan);
   const waitSum = total(
-    await sumOver(coordinatorUrls, `yiem_model_limit_wait_seconds_sum{limit="${LIMIT}"}`),
+    await sumOver(coordinatorUrls, `yiem_model_limit_wait_seconds_sum{limit="${LIMIT}",tenant=""}`),
   );
   const waitCount = total(
-    await sumOver(coordinatorUrls, `yiem_model_limit_wait_seconds_count{limit="${LIMIT}"}`),
+    await sumOver(
+      coordinatorUrls,
+      `yiem_model_limit_wait_seconds_count{limit="${LIMIT}",tenant=""}`,
+    ),
   );
   return {
     flowLimitUsedPct: used.pct,
@@ -77,7 +80,7 @@ export const measureSharedLimit: FlowPhase = async (cluster, plan, progress) => 
       modelRequests: requests,
       refused,
       refusedSeenByCoordinators: total(
-        await sumOver(coordinatorUrls, `yiem_model_limit_429_total{limit="${LIMIT}"}`),
+        await sumOver(coordinatorUrls, `yiem_model_limit_429_total{limit="${LIMIT}",tenant=""}`),
       ),
       loadedWindows: used.windows,
       tokensInLoadedWindows: used.tokens,

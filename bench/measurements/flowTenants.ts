@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { YiemClient } from "@yiem/core";
+import { sampleOf, scrape } from "@yiem/testing";
 import type { FlowPlan } from "../plan.js";
 import type { FlowCluster, FlowPhase } from "./flowTypes.js";
 
@@ -81,6 +82,19 @@ async function sendFlood(client: YiemClient, tenant: string, count: number): Pro
   return sessions;
 }
 
+/** The sum and count of `tenant`'s waits for a turn (s), over the coordinators' /metrics. */
+async function waitsOf(
+  cluster: FlowCluster,
+  tenant: string,
+): Promise<{ sum: number; count: number }> {
+  const texts = await Promise.all(cluster.coordinatorUrls.map((url) => scrape(`${url}/metrics`)));
+  const series = (part: string) =>
+    `yiem_model_limit_wait_seconds_${part}{limit="scripted-model",tenant="${tenant}"}`;
+  const sumOf = (part: string) =>
+    texts.reduce((sum, text) => sum + (sampleOf(text, series(part)) ?? 0), 0);
+  return { sum: sumOf("sum"), count: sumOf("count") };
+}
+
 /** Ends the flood: its waiting runs removed, its running ones aborted, until none is active. */
 async function clearFlood(cluster: FlowCluster, client: YiemClient, sessions: string[]) {
   const { queue } = cluster.sessions;
@@ -103,7 +117,9 @@ export const measureSmallTenant: FlowPhase = async (cluster, plan, progress) => 
     progress(`flow: a flood of ${plan.floodRuns} runs of one tenant, then another's runs`);
     const flood = await sendFlood(client, "flood", plan.floodRuns);
     const loaded: RunMarks[] = [];
+    const before = await waitsOf(cluster, "small");
     for (let i = 0; i < SMALL_RUNS; i++) loaded.push(await timeOneRun(client, "small", plan));
+    const after = await waitsOf(cluster, "small");
     await clearFlood(cluster, client, flood);
     const ends = (runs: RunMarks[]) => median(runs.map((r) => r.endedMs));
     const ratio = ends(loaded) / (ends(unloaded) + plan.modelDelayMs);
@@ -117,6 +133,8 @@ export const measureSmallTenant: FlowPhase = async (cluster, plan, progress) => 
         loadedModelCallsEndedMs: [0, 1].map((i) =>
           median(loaded.map((r) => r.modelCallsEndedMs[i] ?? Number.NaN)),
         ),
+        loadedTurnWaitMs:
+          ((after.sum - before.sum) / Math.max(1, after.count - before.count)) * 1000,
       },
     };
   } finally {

@@ -22,6 +22,8 @@ export interface Flow {
     /** Medians under the flood: when the run started, when its two model calls ended (ms after the send). */
     loadedStartedMs?: number;
     loadedModelCallsEndedMs?: number[];
+    /** Under the flood: the mean wait of its model calls for their turn at the limit (ms). */
+    loadedTurnWaitMs?: number;
   };
   /** The overrun of a tenant's budget per day, in model calls beyond it (target 0). */
   flowBudgetOverrun?: number;

@@ -162,7 +162,7 @@ export function printFlow(f: Flow): void {
   if (t)
     console.log(
       `small tenant: ${round(t.unloadedMs, 0)} ms alone, ${round(t.loadedMs, 0)} ms behind a flood of ${t.flood} runs ` +
-        `(started at ${round(t.loadedStartedMs ?? Number.NaN, 0)} ms, model calls ended at ${(t.loadedModelCallsEndedMs ?? []).map((v) => round(v, 0)).join(", ")} ms); ` +
+        `(started at ${round(t.loadedStartedMs ?? Number.NaN, 0)} ms, model calls ended at ${(t.loadedModelCallsEndedMs ?? []).map((v) => round(v, 0)).join(", ")} ms, each waited ${round(t.loadedTurnWaitMs ?? Number.NaN, 0)} ms for its turn); ` +
         `the capped tenant's runs made ${f.budgetCallsMade} model calls (budget ${f.plan.budgetCalls})`,
     );
   console.log(

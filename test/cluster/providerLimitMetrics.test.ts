@@ -34,7 +34,8 @@ const cluster = useTestCluster({
   coordinatorEnv: { YIEM_MODEL_LIMITS: JSON.stringify(LIMITS), YIEM_COORDINATOR_CONCURRENCY: "4" },
 });
 
-const LIMIT = 'limit="scripted-model"';
+/** The series of calls of no tenant under the limit. */
+const LIMIT = 'limit="scripted-model",tenant=""';
 
 /** The sum over both coordinators of one series of their /metrics. */
 async function clusterSum(series: string): Promise<number> {
@@ -62,6 +63,15 @@ describe("provider limits seen on /metrics and in yiem limits", () => {
     expect(await clusterSum(`yiem_model_limit_tokens_admitted_total{${LIMIT}}`)).toBeGreaterThan(0);
     // Two requests waited for their turn: the refused one and its retry.
     expect(await clusterSum(`yiem_model_limit_wait_seconds_count{${LIMIT}}`)).toBe(2);
+  });
+
+  it("counts a tenant's calls in series of its own", async () => {
+    const acme = 'limit="scripted-model",tenant="acme"';
+    const run = cluster.client.send("for acme", { tenant: "acme" });
+    expect(await answersTo([run])).toEqual(["echo for acme"]);
+    expect(await clusterSum(`yiem_model_limit_tokens_admitted_total{${acme}}`)).toBeGreaterThan(0);
+    expect(await clusterSum(`yiem_model_limit_wait_seconds_count{${acme}}`)).toBe(1);
+    expect(await clusterSum(`yiem_model_limit_429_total{${acme}}`)).toBe(0);
   });
 
   it("shows the calls waiting for their turn: the gauge, and who waits in yiem limits", async () => {

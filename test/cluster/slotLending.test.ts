@@ -21,8 +21,11 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "text", text: `done ${label}` };
 }
 
-/** One request per 4 s: long enough that the waiting runs still wait when the small one comes. */
-const LIMITS = { "scripted-model": { requests: 1, windowMs: 4000 } };
+/**
+ * One request per 4 s (long enough that the waiting runs still wait when the small one comes)
+ * for every call made with the key in `OPENAI_API_KEY`, whatever its model.
+ */
+const LIMITS = { "default-key": { apiKeyEnv: "OPENAI_API_KEY", requests: 1, windowMs: 4000 } };
 
 const cluster = useTestCluster({
   coordinators: 1,

@@ -5,7 +5,7 @@
  * checked at start.
  */
 import { ConfigError, createOpenAILlmCall, readModelLimits } from "@yiem/core";
-import { limitOfModel, requestedWaitMs } from "@yiem/core/internal";
+import { limitOfCall, limitOfModel, requestedWaitMs } from "@yiem/core/internal";
 import { startScriptedModelServer } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 
@@ -134,5 +134,32 @@ describe("YIEM_MODEL_LIMITS", () => {
     expect(() => readModelLimits('{ "m": { "rpm": 5 } }')).toThrow(ConfigError);
     expect(() => readModelLimits('{ "m": { "requests": 0 } }')).toThrow(/requests must be/);
     expect(() => readModelLimits("[1]")).toThrow(ConfigError);
+  });
+
+  it("covers calls by server and key variable, first match first, and refuses an empty one", () => {
+    const limits = readModelLimits(
+      JSON.stringify({
+        "openai-batch": {
+          baseURL: "https://api.openai.com/v1",
+          apiKeyEnv: "BATCH_KEY",
+          requests: 5,
+        },
+        openai: { baseURL: "https://api.openai.com/v1/", tokens: 2_000_000 },
+        "gpt-4o": { requests: 500 },
+      }),
+    );
+    const openai = "https://api.openai.com/v1";
+    // A server's limit covers every model on it with any key, but the first match wins.
+    expect(limitOfCall(limits, { model: "gpt-4o", baseURL: openai })?.name).toBe("openai");
+    expect(limitOfCall(limits, { model: "o3", baseURL: `${openai}/` })?.name).toBe("openai");
+    const batch = { model: "o3", baseURL: openai, apiKeyEnv: "BATCH_KEY" };
+    expect(limitOfCall(limits, batch)?.name).toBe("openai-batch");
+    // Elsewhere, the limit named after the model; else none.
+    expect(
+      limitOfCall(limits, { model: "gpt-4o", baseURL: "http://127.0.0.1:8000/v1" })?.name,
+    ).toBe("gpt-4o");
+    expect(limitOfCall(limits, { model: "o3" })).toBeUndefined();
+    expect(() => readModelLimits('{ "m": { "baseURL": "" } }')).toThrow(/baseURL must be/);
+    expect(() => readModelLimits('{ "m": { "apiKeyEnv": 7 } }')).toThrow(/apiKeyEnv must be/);
   });
 });

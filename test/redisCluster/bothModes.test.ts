@@ -17,7 +17,8 @@ import { leaseHolderPid, useLedgerCluster } from "../support/faults.js";
 /**
  * The same scenarios on a single Redis and on a 3+3 Redis Cluster: a parallel batch over two
  * workers, the CLI, a sequential batch, abort, a coordinator SIGKILLed mid-batch and a worker
- * SIGKILLed mid-call. Each mode gets its own Redis, processes and ledger.
+ * SIGKILLed mid-call, every model call under a shared provider limit; and a tenant's budget per
+ * day and the tenant line. Each mode gets its own Redis, processes and ledger.
  */
 
 /** `parallel6`, `sequential`, `abort me`, else the fault model (`<tool> <label> [ms] [count]`). */
@@ -37,6 +38,7 @@ function respond(request: ScriptedRequest): ScriptedReply {
     }));
     return { kind: "toolCalls", calls };
   }
+  if (text.startsWith("echo ")) return { kind: "text", text: text.slice(5) };
   if (text === "sequential")
     return { kind: "toolCalls", calls: [{ id: "s1", name: "whereAmI", arguments: {} }] };
   if (text === "abort me")
@@ -128,7 +130,44 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
     // Three calls at once per worker and shard (a cluster has 3 shards): the batch of six
     // runs all at once, and only on both workers together.
     env: { WORKER_CONCURRENCY: redisCluster ? "9" : "3" },
+    // Every model call goes through a shared limit (wide enough never to make one wait), and
+    // one tenant may make a single model call a day.
+    coordinatorEnv: {
+      YIEM_MODEL_LIMITS: JSON.stringify({
+        "scripted-model": { requests: 10_000, tokens: 10_000_000 },
+      }),
+      YIEM_TENANTS: JSON.stringify({ capped: { budgetPerDay: { maxModelCalls: 1 } } }),
+    },
   });
+
+  it.skipIf(skip)(
+    "admits calls under a shared limit, stops a tenant at its budget per day and lines tenants up",
+    async () => {
+      const client = new YiemClient({
+        redis: cluster.redisTarget,
+        prefix: cluster.redis.prefix,
+        tenantLine: true,
+      });
+      const answer = async (text: string, tenant: string) => {
+        const { runId } = await client.send(text, { tenant });
+        return client.waitForResponse(runId, { timeoutMs: 20_000 });
+      };
+      try {
+        expect(textOf(await answer("echo first", "capped"))).toBe("first");
+        expect((await answer("echo second", "capped")).stopReason).toBe("budget");
+        expect(textOf(await answer("echo other", "other"))).toBe("other");
+        const limits = await runCli(["limits", "--json"], cluster.env);
+        expect(limits.code).toBe(0);
+        const [state] = JSON.parse(limits.stdout) as [
+          { limit: { name: string }; recentRequests: number },
+        ];
+        expect(state.limit.name).toBe("scripted-model");
+        expect(state.recentRequests).toBeGreaterThanOrEqual(2);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it.skipIf(skip)("runs a parallel batch on two workers and keeps call order", async () => {
     const { sessionId, runId } = await cluster.client.send("parallel6");

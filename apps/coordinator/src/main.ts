@@ -73,6 +73,7 @@ async function main(): Promise<void> {
     prices,
     budget,
     modelLimits,
+    ...(config.openaiBaseUrl ? { modelBaseURL: config.openaiBaseUrl } : {}),
     ...(tenants ? { tenants } : {}),
     model: config.model,
     agents,

@@ -72,9 +72,12 @@ ${startText(t)}`;
 function startText(t: NonNullable<Flow["tenantDetail"]>): string {
   if (t.loadedStartedMs === undefined) return "";
   const calls = (t.loadedModelCallsEndedMs ?? []).map((v) => num(v, 0)).join(" and ");
-  return `Under the flood its run started ${num(t.loadedStartedMs, 0)} ms after it was sent and its model
-calls ended at ${calls} ms: the wait is for a coordinator's run slot, every one of them held by a
-flood run waiting for its model call's turn (the fair line at the limit served the small tenant's
-calls at once). A run holds its slot while it waits for the limit, and a tenant's runs are not
-capped per coordinator yet.`;
+  const waits =
+    t.loadedTurnWaitMs === undefined
+      ? ""
+      : ` Each of its model calls waited ${num(t.loadedTurnWaitMs, 0)} ms on average for its turn at
+the limit (\`yiem_model_limit_wait_seconds{tenant="small"}\`).`;
+  return `Under the flood its run started ${num(t.loadedStartedMs, 0)} ms after it was sent (the flood's
+runs waiting at the limit lend their run slots, docs/RELIABILITY.md, "Tenants") and its model
+calls ended at ${calls} ms.${waits}`;
 }

@@ -26,7 +26,11 @@ export { ApprovalStore } from "./features/approvals/approvalStore.js";
 export { TreeLedger } from "./features/budgets/treeLedger.js";
 export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
 export { limitLlmCall } from "./features/flowControl/limitLlmCall.js";
-export { limitOfModel, type ResolvedModelLimit } from "./features/flowControl/modelLimits.js";
+export {
+  limitOfCall,
+  limitOfModel,
+  type ResolvedModelLimit,
+} from "./features/flowControl/modelLimits.js";
 export { type CallTenant, ProviderLimit } from "./features/flowControl/providerLimit.js";
 export { waitForTurn } from "./features/flowControl/waitForTurn.js";
 export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";

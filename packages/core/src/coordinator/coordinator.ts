@@ -130,6 +130,12 @@ export interface CoordinatorOptions
    */
   modelLimits?: ModelLimits;
   /**
+   * The server the model calls of agents that name no `baseURL` go to (`OPENAI_BASE_URL`):
+   * what a limit's `baseURL` in `modelLimits` is matched against. Default: none (such a limit
+   * covers only agents that name their server).
+   */
+  modelBaseURL?: string;
+  /**
    * Tenants' settings (`YIEM_TENANTS`, `readTenants`): each tenant's `share` of a shared
    * provider limit while several wait, and its `budgetPerDay`; `"*"` holds for tenants not
    * named. A run's tenant is its request's `tenant` (its tree's root's). Every coordinator of
@@ -436,6 +442,7 @@ async function startCoordinatorRuntime(
   const observer = hooks.limitObserver;
   const limited = limitAgentCalls(served, options.modelLimits, {
     ...{ command, keys, log, coordinatorId, observer, tenants: options.tenants },
+    ...(options.modelBaseURL ? { defaultBaseURL: options.modelBaseURL } : {}),
   });
   await announceModelLimits(limited.limits, { command, keys, log });
   const registry = new AgentRegistry(limited.agents);

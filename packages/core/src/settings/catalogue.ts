@@ -97,7 +97,7 @@ export const SETTINGS = {
     env: "YIEM_MODEL_LIMITS",
     parser: text,
     roles: ["coordinator"],
-    doc: 'Shared provider limits, as JSON: by name (a model, or any name with `models`), requests and tokens per window (`{ "gpt-4o-mini": { "requests": 500, "tokens": 200000 }, "local": { "models": ["qwen3", "llama3"], "requests": 60, "windowMs": 10000, "outputTokens": 512 } }`; `windowMs` defaults to a minute, `outputTokens` (reserved per call for its answer) to 0). Every coordinator waits for a call\'s turn in Redis before sending it, and a 429 pauses every coordinator\'s calls under that limit (docs/RELIABILITY.md, "Provider limits"). A malformed value stops the coordinator at start.',
+    doc: 'Shared provider limits, as JSON: by name (a model, or any name with `models`, `baseURL` or `apiKeyEnv` saying which calls it covers: first match wins), requests and tokens per window (`{ "gpt-4o-mini": { "requests": 500, "tokens": 200000 }, "local": { "models": ["qwen3", "llama3"], "requests": 60, "windowMs": 10000, "outputTokens": 512 } }`; `windowMs` defaults to a minute, `outputTokens` (reserved per call for its answer) to 0). Every coordinator waits for a call\'s turn in Redis before sending it, and a 429 pauses every coordinator\'s calls under that limit (docs/RELIABILITY.md, "Provider limits"). A malformed value stops the coordinator at start.',
   }),
   tenantsJson: setting({
     env: "YIEM_TENANTS",

@@ -6,7 +6,7 @@ import type { Tenants } from "../../settings/tenantSettings.js";
 import type { LlmCall } from "../../types/index.js";
 import { limitLlmCall } from "./limitLlmCall.js";
 import type { ProviderLimitObserver } from "./limitObserver.js";
-import { limitOfModel, type ModelLimits } from "./modelLimits.js";
+import { limitOfCall, type ModelLimits } from "./modelLimits.js";
 import { ProviderLimit } from "./providerLimit.js";
 
 /** What `limitAgentCalls` is built with. */
@@ -20,6 +20,8 @@ export interface AgentCallLimitsDeps {
   coordinatorId: string;
   /** Told each wait, 429 and admitted call (the coordinator's metrics). Default: none. */
   observer?: ProviderLimitObserver;
+  /** The server of agents that name no `baseURL` (a limit's `baseURL` is matched against it). */
+  defaultBaseURL?: string;
 }
 
 /** The served agents with their limited calls, and the limits they use. */
@@ -31,7 +33,7 @@ export interface AgentCallLimits {
 
 /**
  * The served agents with each model call under its model's shared provider limit
- * (`limitOfModel` of `limits` by the agent's `model`; `limitLlmCall`), each call naming this
+ * (`limitOfCall` of `limits` by the agent's `model`, server and key variable; `limitLlmCall`), each call naming this
  * coordinator and its agent in Redis. Agents whose model no limit covers keep their call as it
  * is. Agents of one limit share its `ProviderLimit`.
  */
@@ -42,7 +44,11 @@ export function limitAgentCalls(
 ): AgentCallLimits {
   const byName = new Map<string, ProviderLimit>();
   const agents = served.map(([definition, llmCall]): [AgentDefinition, LlmCall] => {
-    const limit = limitOfModel(limits, definition.model);
+    const limit = limitOfCall(limits, {
+      model: definition.model,
+      baseURL: definition.baseURL ?? deps.defaultBaseURL,
+      ...(definition.apiKeyEnv ? { apiKeyEnv: definition.apiKeyEnv } : {}),
+    });
     if (!limit) return [definition, llmCall];
     let shared = byName.get(limit.name);
     if (!shared) {

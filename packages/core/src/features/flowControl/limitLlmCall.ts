@@ -89,7 +89,7 @@ class LimitedCall {
     private readonly tenant: CallTenant | undefined,
   ) {
     this.tokens = estimateInputTokens(request) + limit.limit.outputTokens;
-    this.labels = { limit: limit.limit.name };
+    this.labels = { limit: limit.limit.name, ...(tenant ? { tenant: tenant.name } : {}) };
   }
 
   /** Waits for the turn of the next request (the call's own hooks first run after it). */

@@ -13,9 +13,34 @@ export interface ModelLimit {
   windowMs?: number;
   /** Tokens reserved per call for its answer, before its usage is known. @defaultValue 0 */
   outputTokens?: number;
-  /** The model names it covers. @defaultValue the limit's own name */
+  /**
+   * The model names it covers. @defaultValue the limit's own name (unless `baseURL` or
+   * `apiKeyEnv` says what it covers: then any model)
+   */
   models?: string[];
+  /**
+   * The server it covers: calls to this base URL only (an agent's `baseURL`, else the
+   * coordinator's `OPENAI_BASE_URL`), compared without a trailing `/`. Default: any server.
+   */
+  baseURL?: string;
+  /**
+   * The key it covers: calls made with the key in this variable only (an agent's `apiKeyEnv`,
+   * else `OPENAI_API_KEY`). Names the variable, never the key. Default: any key.
+   */
+  apiKeyEnv?: string;
 }
+
+/** Where a model call goes, as a limit's selectors see it. */
+export interface ModelCallTarget {
+  model: string;
+  /** The server's base URL; `undefined`: the OpenAI SDK's own default. */
+  baseURL?: string;
+  /** The variable holding the key. @defaultValue `OPENAI_API_KEY` */
+  apiKeyEnv?: string;
+}
+
+/** The key variable of agents that name none. */
+const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 
 /** Shared provider limits by name (`YIEM_MODEL_LIMITS`): a model's calls wait for their turn. */
 export type ModelLimits = Record<string, ModelLimit>;
@@ -32,7 +57,15 @@ export interface ResolvedModelLimit {
 /** The window when a limit names none: a minute, as providers count. */
 export const DEFAULT_LIMIT_WINDOW_MS = 60_000;
 
-const FIELDS = new Set(["requests", "tokens", "windowMs", "outputTokens", "models"]);
+const FIELDS = new Set([
+  "requests",
+  "tokens",
+  "windowMs",
+  "outputTokens",
+  "models",
+  "baseURL",
+  "apiKeyEnv",
+]);
 
 /**
  * The limits of `YIEM_MODEL_LIMITS`' JSON, checked: `undefined` when unset. Throws
@@ -66,6 +99,7 @@ export function checkModelLimits(value: unknown, origin: string): asserts value 
     for (const [field, given] of Object.entries(limit)) {
       if (!FIELDS.has(field)) throw new ConfigError(`${where} has an unknown field "${field}"`);
       if (field === "models") checkModels(given, where);
+      else if (field === "baseURL" || field === "apiKeyEnv") checkText(given, `${where}: ${field}`);
       else if (!isWhole(given) || (field !== "outputTokens" && given === 0))
         throw new ConfigError(`${where}: ${field} must be a whole number above 0, got ${given}`);
     }
@@ -78,6 +112,11 @@ function checkModels(given: unknown, where: string): void {
     throw new ConfigError(`${where}: models must be a list of model names`);
 }
 
+function checkText(given: unknown, where: string): void {
+  if (typeof given !== "string" || given.trim() === "")
+    throw new ConfigError(`${where} must be a non-empty string`);
+}
+
 function isWhole(value: unknown): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= 0;
 }
@@ -88,17 +127,34 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * The limit that covers model `model`: the first whose `models` names it, else the one named
- * after it; `undefined` when none does (its calls are not limited).
+ * after it; `undefined` when none does (its calls are not limited). Same as `limitOfCall` with
+ * no server nor key.
  */
 export function limitOfModel(
   limits: ModelLimits | undefined,
   model: string,
 ): ResolvedModelLimit | undefined {
+  return limitOfCall(limits, { model });
+}
+
+/**
+ * The limit that covers calls to `target`: the first, in order, whose selectors all match it
+ * (`models` names its model, `baseURL` is its server, `apiKeyEnv` its key's variable), else
+ * the one named after its model with no selectors; `undefined` when none covers it.
+ *
+ * @example
+ * limitOfCall({ openai: { baseURL: "https://api.openai.com/v1", tokens: 2e6 } },
+ *   { model: "gpt-4o", baseURL: "https://api.openai.com/v1/" })?.name // "openai"
+ */
+export function limitOfCall(
+  limits: ModelLimits | undefined,
+  target: ModelCallTarget,
+): ResolvedModelLimit | undefined {
   if (!limits) return undefined;
   const entries = Object.entries(limits);
   const found =
-    entries.find(([, limit]) => limit.models?.includes(model)) ??
-    entries.find(([name, limit]) => name === model && !limit.models);
+    entries.find(([, limit]) => hasSelectors(limit) && selects(limit, target)) ??
+    entries.find(([name, limit]) => name === target.model && !hasSelectors(limit));
   if (!found) return undefined;
   const [name, limit] = found;
   return {
@@ -108,4 +164,20 @@ export function limitOfModel(
     windowMs: limit.windowMs ?? DEFAULT_LIMIT_WINDOW_MS,
     outputTokens: limit.outputTokens ?? 0,
   };
+}
+
+function hasSelectors(limit: ModelLimit): boolean {
+  return limit.models !== undefined || limit.baseURL !== undefined || limit.apiKeyEnv !== undefined;
+}
+
+/** Whether every selector `limit` sets matches `target`. */
+function selects(limit: ModelLimit, target: ModelCallTarget): boolean {
+  if (limit.models && !limit.models.includes(target.model)) return false;
+  if (limit.baseURL !== undefined && !sameServer(limit.baseURL, target.baseURL)) return false;
+  const keyEnv = target.apiKeyEnv ?? DEFAULT_KEY_ENV;
+  return limit.apiKeyEnv === undefined || limit.apiKeyEnv === keyEnv;
+}
+
+function sameServer(a: string, b: string | undefined): boolean {
+  return b !== undefined && a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
 }

@@ -45,6 +45,28 @@ describe("a shared provider limit", () => {
     expect(await b.admit("call-3", 10)).toBeLessThanOrEqual(waits[3] as number);
   });
 
+  it("paces a limit of many calls a window: a burst of a few at once, then one call at a time", async () => {
+    const [a, b] = sharedLimit({ requests: 100 }); // a call every 13 ms, a burst of 3 or so
+    const waits: number[] = [];
+    for (let i = 0; i < 40; i++) waits.push(await (i % 2 ? a : b).admit(`call-${i}`, 10));
+    const atOnce = waits.filter((ms) => ms === 0).length;
+    expect(atOnce).toBeGreaterThanOrEqual(2);
+    expect(atOnce).toBeLessThan(10); // without pacing, all 40 (the window holds 100)
+    // The others' turns come one after another: spread over at least a few hundred ms.
+    const turns = await Promise.all(
+      waits.flatMap((ms, i) =>
+        ms === 0
+          ? []
+          : [
+              waitForTurn(i % 2 ? a : b, 10, undefined, undefined, `call-${i}`).then(() =>
+                Date.now(),
+              ),
+            ],
+      ),
+    );
+    expect(Math.max(...turns) - Math.min(...turns)).toBeGreaterThan(200);
+  });
+
   it("reserves a call's estimated tokens and corrects them by the answer's usage", async () => {
     const [a, b] = sharedLimit({ tokens: 100 });
     expect(await a.admit("first", 60)).toBe(0);

@@ -5,7 +5,10 @@
   in turn (in proportion to their shares) whatever each one has waiting, and within a tenant
   first come first served. Whoever asks admits, fairest first, every waiting call the limit
   has room for now (a sliding window log: no window of `window` ms ever holds more requests or
-  tokens than the limit), unless the provider's last 429 pauses the limit. A call admitted by
+  tokens than the limit), unless the provider's last 429 pauses the limit. A limit of at least
+  20 calls a window is also paced (GCRA): admissions are spread at 97 % of its rate with a
+  burst of about 2 % of the window, so one tenant's burst never fills a window at once and locks the
+  other tenants out until it leaves it. A call admitted by
   another's ask confirms when it asks again; its send time is then counted from that moment.
   A call admitted before a pause that it had not confirmed goes back to the head of the line.
 
@@ -15,7 +18,8 @@
     KEYS[3] paused until (STRING, ms)
     KEYS[4] waiting (ZSET waiting call id → its fair-share tag)
     KEYS[5] wants (HASH waiting call id → the tokens it asks for)
-    KEYS[6] clock (HASH `v` → the largest tag admitted, `t:<tenant>` → a tenant's last tag)
+    KEYS[6] clock (HASH `v` → the largest tag admitted, `t:<tenant>` → a tenant's last tag,
+      `p` → the pacing's theoretical arrival time, ms)
 
     ARGV[1] call id
     ARGV[2] tokens to reserve (capped at the token limit)
@@ -27,8 +31,8 @@
 
   Output:
     0 when the call may be sent now; else the ms to wait before asking again (the head of the
-    line: until the limit has room for it; others: later, by their place in line, at most half
-    a window later)
+    line: until the limit has room for it; others: later, by their place in line, at most a
+    window later)
 ]]
 local calls, tokens, pausedKey, waiting, wants, clock =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -81,9 +85,23 @@ if not redis.call('ZSCORE', waiting, id) then
   redis.call('HSET', wants, id, want)
 end
 
+-- Pacing: the ms each admission of `need` tokens moves the pacing clock on (0: not paced).
+local PACED_SHARE, MIN_PACED_CALLS = 0.97, 20
+local tolerance = window * (1 - PACED_SHARE) * 0.8
+local function paceCost(need)
+  local cost = 0
+  if maxRequests >= MIN_PACED_CALLS then cost = window / (maxRequests * PACED_SHARE) end
+  if maxTokens > 0 and need > 0 and maxTokens >= MIN_PACED_CALLS * need then
+    cost = math.max(cost, need * window / (maxTokens * PACED_SHARE))
+  end
+  return cost
+end
+local pacedAt = tonumber(redis.call('HGET', clock, 'p') or '0')
+
 -- The ms until the window holds room for one more call of `need` tokens (0 or less: now).
 local function untilRoom(need)
   local waitMs = 0
+  if paceCost(need) > 0 then waitMs = pacedAt - tolerance - now end
   local count = redis.call('ZCARD', calls)
   if maxRequests > 0 and count >= maxRequests then
     local leaving = redis.call('ZRANGE', calls, count - maxRequests, count - maxRequests, 'WITHSCORES')
@@ -119,6 +137,11 @@ if paused <= now then
     redis.call('HDEL', wants, head[1])
     redis.call('ZADD', calls, now, head[1])
     redis.call('HSET', tokens, head[1], need)
+    local cost = paceCost(need)
+    if cost > 0 then
+      pacedAt = math.max(pacedAt, now) + cost
+      redis.call('HSET', clock, 'p', pacedAt)
+    end
     if tonumber(head[2]) > served then
       served = tonumber(head[2])
       redis.call('HSET', clock, 'v', served)
@@ -136,5 +159,5 @@ local headWait = math.max(paused - now, untilRoom(tonumber(redis.call('HGET', wa
 local perCall = 0
 if maxRequests > 0 then perCall = window / maxRequests end
 if maxTokens > 0 then perCall = math.max(perCall, want * window / maxTokens) end
-local later = math.min(rank * perCall, window / 2)
+local later = math.min(rank * perCall, window)
 return math.max(1, math.ceil(headWait + later))

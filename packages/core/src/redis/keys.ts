@@ -345,6 +345,11 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * MCP client's id and the request's JSON-RPC id (`callId`: `<client> <requestId>`).
      */
     mcpCall: (keyName: string, callId: string) => `${gatewayKey(keyName)}:mcpCall:${callId}`,
+    /**
+     * ZSET: the MCP tasks (their run ids) gateway key `keyName` made with a task-augmented
+     * `tools/call`, by creation time (epoch ms); those older than a day leave it (`tasks/list`).
+     */
+    mcpTasks: (keyName: string) => `${gatewayKey(keyName)}:mcpTasks`,
   };
 }
 

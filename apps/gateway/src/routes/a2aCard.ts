@@ -48,8 +48,8 @@ function skillsOf(agent: UsableAgent) {
 }
 
 /**
- * The A2A agent card of `agent`: its JSON-RPC interface at `url` (v1.0, and v0.3), streaming (no push
- * notifications), bearer auth with a gateway key, text and data in and out, its skills.
+ * The A2A agent card of `agent`: its JSON-RPC interface at `url` (v1.0, and v0.3) and its
+ * HTTP+JSON one at `url/rest` (v1.0), streaming (no push notifications), bearer auth with a gateway key, text and data in and out, its skills.
  */
 export function agentCardOf(agent: UsableAgent, url: string, version: string) {
   return {
@@ -59,6 +59,8 @@ export function agentCardOf(agent: UsableAgent, url: string, version: string) {
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", protocolVersion: A2A_PROTOCOL_VERSION },
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+      // The HTTP+JSON binding: `${url}/rest/message:send`, `…/rest/tasks/{id}`…
+      { url: `${url}/rest`, protocolBinding: "HTTP+JSON", protocolVersion: A2A_PROTOCOL_VERSION },
     ],
     provider: { organization: "Yiem", url: url.replace(/\/v1\/a2a.*$/, "") },
     version,

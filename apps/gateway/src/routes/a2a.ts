@@ -14,8 +14,8 @@ import {
 } from "./a2aCall.js";
 import { agentCardRoute, defaultAgentCardRoute } from "./a2aCard.js";
 import { LEGACY_METHODS } from "./a2aLegacy.js";
+import { legacyPushParams, legacyPushResult, PUSH_METHODS, performPushCall } from "./a2aPush.js";
 import { a2aRestRoutes } from "./a2aRest.js";
-import { A2A_ERRORS, A2aRpcError } from "./a2aRun.js";
 
 type RpcId = string | number | null;
 
@@ -50,8 +50,14 @@ async function answer(
     say: legacy ? V03_WORDING : V1_WORDING,
     frame: (result) => ({ jsonrpc: "2.0", id, result }),
   };
-  if (method.endsWith("TaskPushNotificationConfig") || method.endsWith("PushNotificationConfigs")) {
-    throw new A2aRpcError(A2A_ERRORS.pushNotSupported, "push notifications are not supported");
+  if (PUSH_METHODS.has(method)) {
+    const params = legacy ? legacyPushParams(method, body.params) : body.params;
+    const result = await performPushCall(services, key, method, params);
+    return json(200, {
+      jsonrpc: "2.0",
+      id,
+      result: legacy ? legacyPushResult(method, result) : result,
+    });
   }
   const call = { method, params: body.params };
   const outcome = await performA2aCall(services, key, res, call, agent, binding);
@@ -65,7 +71,7 @@ function rpcRefusal(err: GatewayError) {
 }
 
 const summary =
-  "The A2A face (Agent2Agent v1.0, JSON-RPC binding; @a2a-js/sdk's client): SendMessage, SendStreamingMessage (server-sent events), GetTask, CancelTask (the durable abort of the task's run), SubscribeToTask (the task as it stands, then its changes: from any gateway). A task is a run (its id the run's id), its contextId the session (a new one when the message names none). Each model call's text is an artifact; tool calls and results are working statuses with data parts; a run waiting for approval is TASK_STATE_INPUT_REQUIRED, and a message on that task (taskId) with a data part { approved, callId?, reason? } or the text approve / deny decides its calls (approve scope) and continues it. Another key's task is TaskNotFoundError. Closing a stream leaves the run going. Push notifications are not supported. The same calls are offered over HTTP+JSON under /v1/a2a/rest (the card's second binding). The v0.3 method names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe) are answered in v0.3's shapes.";
+  "The A2A face (Agent2Agent v1.0, JSON-RPC binding; @a2a-js/sdk's client): SendMessage, SendStreamingMessage (server-sent events), GetTask, CancelTask (the durable abort of the task's run), SubscribeToTask (the task as it stands, then its changes: from any gateway). A task is a run (its id the run's id), its contextId the session (a new one when the message names none). Each model call's text is an artifact; tool calls and results are working statuses with data parts; a run waiting for approval is TASK_STATE_INPUT_REQUIRED, and a message on that task (taskId) with a data part { approved, callId?, reason? } or the text approve / deny decides its calls (approve scope) and continues it. Another key's task is TaskNotFoundError. Closing a stream leaves the run going. Push notification configs (CreateTaskPushNotificationConfig, Get…, List…, Delete…; v0.3's tasks/pushNotificationConfig/set…) are kept in Redis with the task, their webhook hosts limited by YIEM_A2A_PUSH_HOSTS (none: refused). The same calls are offered over HTTP+JSON under /v1/a2a/rest (the card's second binding). The v0.3 method names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe) are answered in v0.3's shapes.";
 
 /** The JSON-RPC route of the A2A face, at `path` (`agent` from the URL when it has one). */
 function a2aRpcRoute(path: string) {

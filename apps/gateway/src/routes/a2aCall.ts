@@ -108,7 +108,13 @@ export function failureOfRefusal(refusal: GatewayError): A2aFailure {
 /** A failed call's error: A2A's own, or the gateway's refusal (`failureOfRefusal`). */
 export function failureOfA2aCall(services: GatewayServices, err: unknown): A2aFailure {
   if (err instanceof A2aRpcError) {
-    return { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) };
+    const status = typeof err.data?.status === "number" ? { status: err.data.status } : {};
+    return {
+      code: err.code,
+      message: err.message,
+      ...(err.data ? { data: err.data } : {}),
+      ...status,
+    };
   }
   return failureOfRefusal(toGatewayError(err, services));
 }

@@ -17,6 +17,7 @@ import {
   performA2aCall,
   V1_WORDING,
 } from "./a2aCall.js";
+import { PUSH_METHODS, performPushCall } from "./a2aPush.js";
 import { A2A_ERRORS } from "./a2aRun.js";
 
 /** The domain and type of the `google.rpc.ErrorInfo` of an A2A error (A2A v1.0 §11.6). */
@@ -80,7 +81,10 @@ function restRefusal(err: GatewayError): unknown {
   return restFailureOf(failureOfRefusal(err)).body;
 }
 
-/** Performs `call` for an HTTP+JSON route: its result as JSON, its stream, or its error. */
+/**
+ * Performs `call` for an HTTP+JSON route (a push config call through `performPushCall`): its
+ * result as JSON, its stream, or its error.
+ */
 export async function answerRestCall(
   services: GatewayServices,
   key: GatewayKey,
@@ -89,6 +93,9 @@ export async function answerRestCall(
   agent: string | undefined,
 ): Promise<RouteReply> {
   try {
+    if (PUSH_METHODS.has(call.method)) {
+      return json(200, await performPushCall(services, key, call.method, call.params));
+    }
     const binding = { say: V1_WORDING, frame: (result: unknown) => result };
     const outcome = await performA2aCall(services, key, res, call, agent, binding);
     return outcome.kind === "streamed" ? outcome : json(200, outcome.value);
@@ -101,15 +108,18 @@ export async function answerRestCall(
 
 const messageBody = z.looseObject({ message: z.looseObject({}) });
 const noBody = z.looseObject({}).optional();
+const pushBody = z.looseObject({ url: z.string().max(2048) });
 const taskQuery = z.looseObject({ historyLength: z.string().max(20).optional() });
 
 /** One HTTP+JSON endpoint: where, the A2A method, and how its call is read from the request. */
 interface RestEndpoint {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   a2a: string;
   summary: string;
   stream?: boolean;
+  /** A push config call: its params are the body with the task (and config) from the path. */
+  push?: boolean;
 }
 
 /** The endpoints of the HTTP+JSON binding under a base (A2A v1.0 §11, as the SDK's client calls them). */
@@ -153,18 +163,55 @@ const ENDPOINTS: RestEndpoint[] = [
     a2a: "GetTask",
     summary: "GetTask: the task rebuilt from its run's stored events",
   },
+  {
+    method: "POST",
+    path: "/tasks/{id}/pushNotificationConfigs",
+    a2a: "CreateTaskPushNotificationConfig",
+    summary:
+      "CreateTaskPushNotificationConfig: a webhook (on a host YIEM_A2A_PUSH_HOSTS allows) told of the task's states",
+    push: true,
+  },
+  {
+    method: "GET",
+    path: "/tasks/{id}/pushNotificationConfigs",
+    a2a: "ListTaskPushNotificationConfigs",
+    summary: "ListTaskPushNotificationConfigs: the task's push configs",
+    push: true,
+  },
+  {
+    method: "GET",
+    path: "/tasks/{id}/pushNotificationConfigs/{configId}",
+    a2a: "GetTaskPushNotificationConfig",
+    summary: "GetTaskPushNotificationConfig: one push config of the task",
+    push: true,
+  },
+  {
+    method: "DELETE",
+    path: "/tasks/{id}/pushNotificationConfigs/{configId}",
+    a2a: "DeleteTaskPushNotificationConfig",
+    summary: "DeleteTaskPushNotificationConfig: no more notifications to that webhook",
+    push: true,
+  },
 ];
+
+/** The A2A params of a call of `endpoint`: the body, the ids in the path. */
+function paramsOfRequest(endpoint: RestEndpoint, sent: unknown, path: Record<string, string>) {
+  if (endpoint.a2a.endsWith("Message")) return sent;
+  if (!endpoint.push) return { id: path.id };
+  const config = path.configId === undefined ? {} : { id: path.configId };
+  return { ...((sent as object | undefined) ?? {}), taskId: path.id, ...config };
+}
 
 /** The route of `endpoint` under `base` (`/v1/a2a/rest`, `/v1/a2a/{agent}/rest`). */
 function restRoute(base: string, endpoint: RestEndpoint): Route {
-  const body = endpoint.a2a.endsWith("Message") ? messageBody : noBody;
+  const body = endpoint.a2a.endsWith("Message") ? messageBody : endpoint.push ? pushBody : noBody;
   return defineRoute({
     method: endpoint.method,
     path: `${base}${endpoint.path}`,
     summary: `The A2A face's HTTP+JSON binding (A2A v1.0): ${endpoint.summary}. The same tasks, keys, scopes and ownership as the JSON-RPC binding; errors are google.rpc.Status bodies naming A2A's reason.`,
     scope: "read",
-    ...(endpoint.method === "GET" ? { query: taskQuery } : { body }),
-    holds: () => "long",
+    ...(endpoint.method === "POST" ? { body } : { query: taskQuery }),
+    ...(endpoint.push ? {} : { holds: () => "long" as const }),
     errorBody: restRefusal,
     responses: {
       200: endpoint.stream
@@ -174,10 +221,7 @@ function restRoute(base: string, endpoint: RestEndpoint): Route {
       404: { description: "TASK_NOT_FOUND: no such task for this key" },
     },
     async handle({ res, key, body: sent, params, services }): Promise<RouteReply> {
-      const call = {
-        method: endpoint.a2a,
-        params: endpoint.a2a.endsWith("Message") ? sent : { id: params.id },
-      };
+      const call = { method: endpoint.a2a, params: paramsOfRequest(endpoint, sent, params) };
       return answerRestCall(services, key, res, call, params.agent);
     },
   }) as Route;
@@ -187,11 +231,11 @@ function restRoute(base: string, endpoint: RestEndpoint): Route {
  * The routes of the A2A face's HTTP+JSON binding, for the default agent (`/v1/a2a/rest/…`)
  * and for one agent (`/v1/a2a/{agent}/rest/…`): `message:send`, `message:stream`,
  * `tasks/{id}`, `tasks/{id}:cancel`, `tasks/{id}:subscribe`, and the push notification
- * configs (`extra`), each a call of the JSON-RPC binding's methods (`performA2aCall`).
+ * configs (`tasks/{id}/pushNotificationConfigs[/{configId}]`), each a call of the JSON-RPC
+ * binding's methods (`performA2aCall`, `performPushCall`).
  */
-export function a2aRestRoutes(extra: (base: string) => Route[] = () => []): Route[] {
-  return ["/v1/a2a/rest", "/v1/a2a/{agent}/rest"].flatMap((base) => [
-    ...ENDPOINTS.map((endpoint) => restRoute(base, endpoint)),
-    ...extra(base),
-  ]);
+export function a2aRestRoutes(): Route[] {
+  return ["/v1/a2a/rest", "/v1/a2a/{agent}/rest"].flatMap((base) =>
+    ENDPOINTS.map((endpoint) => restRoute(base, endpoint)),
+  );
 }

@@ -350,6 +350,17 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * `tools/call`, by creation time (epoch ms); those older than a day leave it (`tasks/list`).
      */
     mcpTasks: (keyName: string) => `${gatewayKey(keyName)}:mcpTasks`,
+    /**
+     * HASH: the A2A push notification configs of task (run) `taskId`: config id → JSON `{ id,
+     * url, token?, authentication?, owner }` (kept a day, as the run's record).
+     */
+    a2aPushConfigs: (taskId: string) => `${prefix}:gateway:a2aPush:{${taskId}}:configs`,
+    /** HASH: config id → what was last delivered to it for task `taskId` (its state's mark). */
+    a2aPushSent: (taskId: string) => `${prefix}:gateway:a2aPush:{${taskId}}:sent`,
+    /** STRING: the gateway delivering task `taskId`'s push notifications now (a lease, ms TTL). */
+    a2aPushLease: (taskId: string) => `${prefix}:gateway:a2aPush:{${taskId}}:lease`,
+    /** ZSET: the tasks with push configs to deliver, by when each is next due (epoch ms). */
+    a2aPushDue: `${prefix}:gateway:a2aPush:due`,
   };
 }
 

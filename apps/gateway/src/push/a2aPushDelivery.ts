@@ -20,6 +20,9 @@ const TICK_MS = 500;
 /** How soon a task that goes on is looked at again. */
 const FOLLOW_MS = 1000;
 
+/** How soon a task waiting for a person's decision, its state told already, is looked at again. */
+const WAITING_MS = 5000;
+
 /** How long a gateway holds a task's delivery (renewed by each look; lapses if it dies). */
 const LEASE_MS = 15_000;
 
@@ -125,7 +128,9 @@ async function deliverTask(services: GatewayServices, taskId: string): Promise<v
     }
   }
   if (retryIn > 0) return schedulePushTask(services.store, taskId, Date.now() + retryIn);
-  await schedulePushTask(services.store, taskId, task.ended ? "done" : Date.now() + FOLLOW_MS);
+  if (task.ended) return schedulePushTask(services.store, taskId, "done");
+  const waiting = snapshot.status.state === "TASK_STATE_INPUT_REQUIRED";
+  await schedulePushTask(services.store, taskId, Date.now() + (waiting ? WAITING_MS : FOLLOW_MS));
 }
 
 /** POSTs the task's status (and, once it ended, the task) to `config`'s webhook; whether both landed. */

@@ -249,8 +249,8 @@ export class GatewayStore {
     for (const [, fields] of entries) {
       const text = fields[1];
       if (!text) continue;
-      const event = JSON.parse(text) as { runId?: unknown; inputIds?: unknown; path?: unknown };
-      if (event.path !== undefined || typeof event.runId !== "string") continue;
+      const event = parseStoredEvent(text);
+      if (!event || event.path !== undefined || typeof event.runId !== "string") continue;
       const inputs = Array.isArray(event.inputIds) ? event.inputIds.map(String) : [];
       for (const id of [event.runId, ...inputs]) if (!ids.includes(id)) ids.push(id);
     }
@@ -260,5 +260,16 @@ export class GatewayStore {
   /** The number of the session's latest stored event (0 for a session without events). */
   async latestEventSeq(sessionId: string): Promise<number> {
     return Number((await this.redis.get(this.keys.seq(sessionId))) ?? 0);
+  }
+}
+
+/** The fields of a stored event that say its run, or `undefined` for text that is not JSON. */
+function parseStoredEvent(
+  text: string,
+): { runId?: unknown; inputIds?: unknown; path?: unknown } | undefined {
+  try {
+    return JSON.parse(text) as { runId?: unknown; inputIds?: unknown; path?: unknown };
+  } catch {
+    return undefined;
   }
 }

@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { type Part, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
+import { type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import {
   type Client,
   ClientFactory,
@@ -7,6 +6,18 @@ import {
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import {
+  collect,
+  data,
+  dataOf,
+  keyedFetch,
+  lastStatus,
+  statesOf,
+  statusText,
+  taskIdOf,
+  text,
+  userMessage,
+} from "./a2aSupport.js";
 import { useFaceCluster } from "./faceCluster.js";
 import {
   callGateway,
@@ -29,28 +40,6 @@ let otherGateway: GatewayProcess;
 beforeAll(() => {
   ({ gateway, otherGateway, gatewayEnv } = faces);
 });
-
-/**
- * `fetch` with `key` as the bearer token; its answers' bodies end (instead of failing) when
- * their connection is cut, so a stream cut by a SIGKILL just ends.
- */
-function keyedFetch(key: TestKey): typeof fetch {
-  return async (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set("authorization", `Bearer ${key.secret}`);
-    const response = await fetch(input, { ...init, headers });
-    const reader = response.body?.getReader();
-    if (!reader) return response;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-    });
-    return new Response(body, { status: response.status, headers: response.headers });
-  };
-}
 
 /** An A2A client of `key`, made from the agent card the gateway `on` serves at `base`. */
 async function a2aClient(key: TestKey, on = gateway, base = ""): Promise<Client> {
@@ -75,86 +64,6 @@ async function legacyClient(key: TestKey): Promise<Client> {
     transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
   });
   return factory.createFromAgentCard({ ...card, supportedInterfaces: legacy });
-}
-
-/** A user message of `parts` (on task `taskId` and context `contextId` when given). */
-function userMessage(parts: Part[], ids: { taskId?: string; contextId?: string } = {}) {
-  return {
-    tenant: "",
-    configuration: undefined,
-    metadata: undefined,
-    message: {
-      messageId: randomUUID(),
-      contextId: ids.contextId ?? "",
-      taskId: ids.taskId ?? "",
-      role: Role.ROLE_USER,
-      parts,
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    },
-  };
-}
-
-/** A text part. */
-function text(value: string): Part {
-  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" };
-}
-
-/** A data part. */
-function data(value: Record<string, unknown>): Part {
-  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "" };
-}
-
-/** The data parts of a status update's message. */
-function dataOf(event: StreamResponse): Array<Record<string, unknown>> {
-  const payload = event.payload;
-  if (payload?.$case !== "statusUpdate") return [];
-  return (payload.value.status?.message?.parts ?? []).flatMap((part) =>
-    part.content?.$case === "data" ? [part.content.value as Record<string, unknown>] : [],
-  );
-}
-
-/** The text of a status's message. */
-function statusText(task: { status?: { message?: { parts: Part[] } | undefined } }): string {
-  return (task.status?.message?.parts ?? [])
-    .map((part) => (part.content?.$case === "text" ? part.content.value : ""))
-    .join("");
-}
-
-/** Every event of `stream`, in order (a stream that fails ends the list). */
-async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
-  const events: StreamResponse[] = [];
-  try {
-    for await (const event of stream) events.push(event);
-  } catch {
-    // a cut stream ends the list
-  }
-  return events;
-}
-
-/** The states the stream's status updates (and its first task) went through, in order. */
-function statesOf(events: StreamResponse[]): TaskState[] {
-  return events.flatMap((event) => {
-    if (event.payload?.$case === "task") return [event.payload.value.status?.state ?? 0];
-    if (event.payload?.$case === "statusUpdate") return [event.payload.value.status?.state ?? 0];
-    return [];
-  });
-}
-
-/** The last status update of a stream. */
-function lastStatus(events: StreamResponse[]) {
-  const updates = events.flatMap((e) =>
-    e.payload?.$case === "statusUpdate" ? [e.payload.value] : [],
-  );
-  return updates.at(-1);
-}
-
-/** The task id a stream's first event names. */
-function taskIdOf(events: StreamResponse[]): string {
-  const first = events[0]?.payload;
-  if (first?.$case !== "task") throw new Error("the stream did not start with its task");
-  return first.value.id;
 }
 
 describe("the A2A face", () => {

@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type BaseEvent, HttpAgent, type Interrupt } from "@ag-ui/client";
+import {
+  type BaseEvent,
+  HttpAgent,
+  type Interrupt,
+  type RunAgentInput,
+  runHttpRequest,
+  transformHttpEventStream,
+} from "@ag-ui/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useFaceCluster } from "./faceCluster.js";
 import {
@@ -39,6 +46,44 @@ function aguiAgent(
     initialMessages: [{ id: `user-${randomUUID()}`, role: "user", content: text }],
     ...(fetch ? { fetch } : {}),
   });
+}
+
+/**
+ * An AG-UI agent whose `connect` (`connectAgent`) posts to the gateway's `/v1/agui/connect`:
+ * `HttpAgent` of @ag-ui/client 1.0 leaves `connect` to be written (as docs/GATEWAY.md shows).
+ */
+class ConnectingAgent extends HttpAgent {
+  protected override connect(input: RunAgentInput) {
+    const url = `${this.url}/connect`;
+    return transformHttpEventStream(runHttpRequest(() => this.fetch(url, this.requestInit(input))));
+  }
+}
+
+/** A connecting AG-UI agent of `key` on `on`, for thread `threadId` (no messages of its own). */
+function connectingAgent(key: TestKey, threadId: string, on: GatewayProcess): ConnectingAgent {
+  return new ConnectingAgent({
+    url: `${on.url}/v1/agui`,
+    headers: { authorization: `Bearer ${key.secret}` },
+    threadId,
+  });
+}
+
+/** Connects `agent` (with `params`), keeping every event it received, in order. */
+async function connectKeeping(
+  agent: ConnectingAgent,
+  params: Parameters<HttpAgent["connectAgent"]>[0] = {},
+) {
+  const events: BaseEvent[] = [];
+  const interrupts: Interrupt[] = [];
+  const outcome = await agent.connectAgent(params, {
+    onEvent: ({ event }) => {
+      events.push(event);
+    },
+    onRunFinishedEvent: (finished) => {
+      if (finished.outcome === "interrupt") interrupts.push(...finished.interrupts);
+    },
+  });
+  return { ...outcome, events, interrupts, types: events.map((e) => e.type as string) };
 }
 
 /**
@@ -227,6 +272,64 @@ describe("the AG-UI face", () => {
   }, 60_000);
 });
 
+describe("the AG-UI face's connect", () => {
+  it("re-attaches with connectAgent on another gateway to a run whose gateway was SIGKILLed mid-stream: its events from the start to its end, starting nothing", async () => {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const doomed = await startGatewayProcess(gatewayEnv);
+    const agent = aguiAgent(alice, threadId, "slow c1", doomed, fetchEndingWhenCut);
+    const cut = runKeeping(agent, { runId }).catch((err: Error) => err);
+    await waitFor(async () => (await cluster.client.messages(threadId)).length > 1);
+    doomed.process.signal("SIGKILL");
+    await cut;
+    const connected = await connectKeeping(connectingAgent(alice, threadId, otherGateway), {
+      runId,
+    });
+    expect(connected.types[0]).toBe("RUN_STARTED");
+    expect(connected.types.at(-1)).toBe("RUN_FINISHED");
+    expect(connected.result).toMatch(/^done: /);
+    expect(connected.types.filter((t) => t === "TOOL_CALL_START")).toHaveLength(1);
+    expect(connected.types).toContain("TOOL_CALL_RESULT");
+    const users = (await cluster.client.messages(threadId)).filter((m) => m.role === "user");
+    expect(users).toHaveLength(1);
+    await doomed.process.stop(3000);
+  }, 90_000);
+
+  it("connects to a thread's latest run when the run id is not one of its runs: a finished one replayed, a parked one as its interrupt, which the next run's resume answers", async () => {
+    const threadId = randomUUID();
+    const first = await runKeeping(aguiAgent(alice, threadId, "hello f1"));
+    const replayed = await connectKeeping(connectingAgent(alice, threadId, otherGateway));
+    expect(replayed.result).toBe(first.result);
+    expect(replayed.result).toBe("hi f1");
+    const parkedThread = randomUUID();
+    await runKeeping(aguiAgent(alice, parkedThread, "approve p1"));
+    const agent = connectingAgent(alice, parkedThread, otherGateway);
+    const parked = await connectKeeping(agent);
+    expect(parked.interrupts.map((i) => i.toolCallId)).toEqual(["call-p1"]);
+    expect(agent.pendingInterrupts.map((i) => i.id)).toEqual([parked.interrupts[0]?.id]);
+    const interruptId = parked.interrupts[0]?.id ?? "";
+    const resumed = await runKeeping(agent, {
+      resume: [{ interruptId, status: "resolved", payload: { approved: true } }],
+    });
+    expect(resumed.result).toMatch(/^done: /);
+    const after = await connectKeeping(connectingAgent(alice, parkedThread, gateway));
+    expect(after.result).toBe(resumed.result);
+  }, 60_000);
+
+  it("keeps a thread its key's own: another key's connect is a 404, as is a thread without a run", async () => {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    await runKeeping(aguiAgent(alice, threadId, "hello o2"), { runId });
+    const connect = (key: TestKey, thread: string) =>
+      callGateway(otherGateway.url, key.secret, "POST", "/v1/agui/connect", {
+        body: { threadId: thread, runId, messages: [] },
+      });
+    expect((await connect(carol, threadId)).status).toBe(404);
+    expect((await connect(alice, randomUUID())).status).toBe(404);
+    await expect(connectKeeping(connectingAgent(carol, threadId, gateway))).rejects.toThrow(/404/);
+  }, 60_000);
+});
+
 describe("docs/GATEWAY.md", () => {
   it("runs the AG-UI example as written, with node and @ag-ui/client", async () => {
     const lines = await runGatewayExample(
@@ -235,7 +338,13 @@ describe("docs/GATEWAY.md", () => {
       gateway.url,
       alice.secret,
     );
-    expect(lines).toEqual(["calling echoText", "done: noon in Lima", "2 model calls", ""]);
+    expect(lines).toEqual([
+      "calling echoText",
+      "done: noon in Lima",
+      "2 model calls",
+      "connected: done: noon in Lima",
+      "",
+    ]);
   }, 90_000);
 });
 

@@ -4,7 +4,8 @@
  * a task-augmented call answered at once with its run's task, followed and its result read on
  * the other gateway; a task whose gateway is SIGKILLed while the client waits, read on the
  * other (the run ran once); a call awaiting approval seen as `input_required`, then decided;
- * `tasks/cancel` as the durable abort; another key finding no task.
+ * `tasks/cancel` as the durable abort; `tasks/list` listing the key's own tasks on any gateway;
+ * another key finding (and listing) no task.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -272,5 +273,37 @@ describe("MCP tasks on POST /mcp", () => {
     );
     await client.close();
     await carols.client.close();
+  }, 60_000);
+
+  it("lists the key's own tasks on any gateway, newest first; another key lists none of them", async () => {
+    const { client } = await connect(alice, () => first);
+    const older = await startTask(client, "hello");
+    const other = await connect(alice, () => second);
+    const newer = await startTask(other.client, "approve l1");
+    await pollUntil(other.client, newer.taskId, ["input_required"]);
+    const { tasks } = await client.experimental.tasks.listTasks();
+    const ids = tasks.map((task) => task.taskId);
+    expect(ids.indexOf(newer.taskId)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(newer.taskId)).toBeLessThan(ids.indexOf(older.taskId));
+    expect(tasks.find((task) => task.taskId === newer.taskId)?.status).toBe("input_required");
+    const carols = await connect(carol, () => second);
+    // Carol made no task in this file: her list is empty, then holds her one task.
+    const before = await carols.client.experimental.tasks.listTasks();
+    expect(before.tasks).toEqual([]);
+    const own = await startTask(carols.client, "hello");
+    const after = await carols.client.experimental.tasks.listTasks();
+    expect(after.tasks.map((task) => task.taskId)).toEqual([own.taskId]);
+    // A cursor of another key's task (or none) is refused, not a way to page its list.
+    await expect(carols.client.experimental.tasks.listTasks(older.taskId)).rejects.toThrow(
+      /cursor/,
+    );
+    const sessionId = /in session (\S+):/.exec(
+      tasks.find((task) => task.taskId === newer.taskId)?.statusMessage ?? "",
+    )?.[1];
+    await callGateway(first.url, alice.secret, "POST", "/v1/approvals", {
+      body: { sessionId, toolCallId: "call-l1", approved: true },
+    });
+    await pollUntil(client, newer.taskId, ["completed"]);
+    await Promise.all([client.close(), other.client.close(), carols.client.close()]);
   }, 60_000);
 });

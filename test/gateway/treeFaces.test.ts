@@ -451,3 +451,46 @@ describe("the session's agent answers (finding 6, issue 30)", () => {
     }
   });
 });
+
+describe("a call waiting in a child run, through the Open Responses face", () => {
+  it("is the owner's mcp_approval_request; decided, the same response completes; another key gets 404", async () => {
+    const openai = (key: TestKey) => openaiClient(gateway.url, key.secret, 20_000);
+    const parked = await openai(alice).responses.create({ model: "lead", input: "delegate r1" });
+    expect(parked.status).toBe("incomplete");
+    expect(parked.incomplete_details?.reason).toBe("awaiting_approval");
+    const yiem = (
+      parked as unknown as {
+        yiem: { sessionId: string; approvals: Array<{ sessionId: string; toolCallId: string }> };
+      }
+    ).yiem;
+    const [waiting] = yiem.approvals;
+    expect(waiting?.toolCallId).toBe("c-r1");
+    expect(waiting?.sessionId).not.toBe(yiem.sessionId); // the child run's session
+    const [request] = parked.output.filter((item) => item.type === "mcp_approval_request");
+    expect(request).toMatchObject({
+      id: `${waiting?.sessionId}/c-r1`,
+      name: "ledgerApproval",
+      server_label: "yiem",
+    });
+    // Another key sees neither the response nor the child's call.
+    await expect(openai(bob).responses.retrieve(parked.id)).rejects.toMatchObject({ status: 404 });
+    const refused = await call(bob, "POST", "/v1/approvals", {
+      sessionId: waiting?.sessionId,
+      toolCallId: "c-r1",
+      approved: true,
+    });
+    expect(refused.status).toBe(404);
+    const decided = await call(alice, "POST", "/v1/approvals", {
+      sessionId: waiting?.sessionId,
+      toolCallId: "c-r1",
+      approved: true,
+    });
+    expect(decided.status).toBe(200);
+    const done = await until(
+      () => openai(alice).responses.retrieve(parked.id),
+      (response) => response.status === "completed" || response.status === "failed",
+    );
+    expect(done.status).toBe("completed");
+    expect(done.output_text).toBe("lead: helper: r1 recorded");
+  });
+});

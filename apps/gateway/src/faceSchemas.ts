@@ -180,6 +180,20 @@ export const aguiRunInputSchema = z.looseObject({
 });
 
 /**
+ * The body of `POST /v1/agui/connect`: the `RunAgentInput` of an AG-UI client's `connectAgent`
+ * (its messages, tools, state and context are not read: a connect starts nothing).
+ */
+export const aguiConnectInputSchema = z.looseObject({
+  threadId: sessionIdSchema.describe("the thread: the session to re-attach to"),
+  runId: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,128}$/, "1–128 printable characters")
+    .describe(
+      "a run id this key sent to POST /v1/agui on the thread: that run; another: the thread's latest run",
+    ),
+});
+
+/**
  * The body an A2A client (`@a2a-js/sdk`'s JSON-RPC transport) sends to `POST /v1/a2a`: a
  * JSON-RPC 2.0 request of A2A v1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`,
  * `CancelTask`, `SubscribeToTask`); its params are checked per method.

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     heartbeatMs: config.gatewayHeartbeatMs,
     streamQueue: { events: config.gatewayStreamQueueEvents, bytes: config.gatewayStreamQueueBytes },
     keyCaps,
+    a2aPushHosts: config.gatewayA2aPushHosts,
     http: { maxConnections: config.httpMaxConnections },
     log,
     version: readVersion(),

@@ -17,6 +17,7 @@ import { watchKeysFile } from "./keys/keysFileWatch.js";
 import { createGatewayMetrics } from "./ops/gatewayMetrics.js";
 import { checkGatewayReadiness } from "./ops/gatewayReadiness.js";
 import { type OpsServerHandle, startOpsServer } from "./ops/opsServer.js";
+import { startPushDelivery } from "./push/a2aPushDelivery.js";
 import { gatewayRoutes } from "./routes/index.js";
 import { GatewayStore } from "./state/gatewayStore.js";
 import { createKeySlots, type SlotCaps } from "./state/keySlots.js";
@@ -46,6 +47,8 @@ export interface GatewayOptions extends RedisConnectionOptions, HttpServerOption
   streamQueue: { events: number; bytes: number };
   /** Per-key caps on open event streams and long requests on this gateway (`GATEWAY_KEY_MAX_*`). */
   keyCaps: SlotCaps;
+  /** The hosts A2A push notification webhooks may name (`YIEM_A2A_PUSH_HOSTS`); none: push is off. */
+  a2aPushHosts?: readonly string[];
   log: Logger;
   version: string;
 }
@@ -64,7 +67,8 @@ export interface GatewayHandle {
  * Starts the gateway: a `YiemClient` and a Redis connection for its own state, the routes of
  * `routes/`, an HTTP server with the limits every Yiem HTTP side has (`createHttpServer`),
  * and, with a keys file, a watch that reads it again when it changes (`watchKeysFile`); with
- * `ops`, the operations side (`startOpsServer`), listening before the API does.
+ * `ops`, the operations side (`startOpsServer`), listening before the API does; with push
+ * hosts allowed, its share of A2A push notification delivery (`startPushDelivery`).
  */
 export async function startGateway(options: GatewayOptions): Promise<GatewayHandle> {
   const client = new YiemClient({
@@ -97,6 +101,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     revocation: (key: GatewayKey) => keyRing.revocation(key),
     slots: createKeySlots(options.keyCaps, options.keys === undefined),
     streamQueue: options.streamQueue,
+    a2aPushHosts: options.a2aPushHosts ?? [],
   };
   const metrics = createGatewayMetrics();
   const ops: OpsServerHandle | undefined =
@@ -122,8 +127,11 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
     localOnly: options.keys === undefined,
   });
   const server = createHttpServer(handler, options.http);
+  // Every gateway delivers A2A push notifications (of any task, claimed with a lease in Redis).
+  const push = services.a2aPushHosts.length > 0 ? startPushDelivery(services) : undefined;
   const port = await listenOn(server, options.port, options.host).catch(async (err: unknown) => {
     await ops?.close();
+    await push?.stop();
     throw err;
   });
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
@@ -135,6 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       stopWatching();
       closing.abort(); // /readyz says "shutting down" from here on
       await closeServer(server);
+      await push?.stop();
       await client.close();
       redis.disconnect();
       await ops?.close();

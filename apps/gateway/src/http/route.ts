@@ -23,6 +23,8 @@ export interface GatewayServices {
   slots: KeySlots;
   /** The bounds of each event stream's queue for its reader (`GATEWAY_STREAM_QUEUE_*`). */
   streamQueue: { events: number; bytes: number };
+  /** The hosts A2A push notification webhooks may name (`YIEM_A2A_PUSH_HOSTS`); none: push is off. */
+  a2aPushHosts: readonly string[];
 }
 
 /** A request as a route's handler sees it: authenticated, its body and query validated. */
@@ -55,7 +57,7 @@ export interface RouteResponse {
  * from), its documented responses, and its handler. Each file of `routes/` exports its routes.
  */
 export interface Route<Body = unknown, Query = unknown> {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   summary: string;
   scope?: Scope;

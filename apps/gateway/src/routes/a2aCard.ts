@@ -48,10 +48,11 @@ function skillsOf(agent: UsableAgent) {
 }
 
 /**
- * The A2A agent card of `agent`: its JSON-RPC interface at `url` (v1.0, and v0.3), streaming (no push
- * notifications), bearer auth with a gateway key, text and data in and out, its skills.
+ * The A2A agent card of `agent`: its JSON-RPC interface at `url` (v1.0, and v0.3) and its
+ * HTTP+JSON one at `url/rest` (v1.0), streaming, push notifications when `push` (the gateway
+ * allows webhook hosts: `YIEM_A2A_PUSH_HOSTS`), bearer auth with a gateway key, text and data in and out, its skills.
  */
-export function agentCardOf(agent: UsableAgent, url: string, version: string) {
+export function agentCardOf(agent: UsableAgent, url: string, version: string, push = false) {
   return {
     name: agent.name,
     description: agent.description ?? `the ${agent.name} agent of a Yiem cluster`,
@@ -59,10 +60,12 @@ export function agentCardOf(agent: UsableAgent, url: string, version: string) {
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", protocolVersion: A2A_PROTOCOL_VERSION },
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+      // The HTTP+JSON binding: `${url}/rest/message:send`, `…/rest/tasks/{id}`…
+      { url: `${url}/rest`, protocolBinding: "HTTP+JSON", protocolVersion: A2A_PROTOCOL_VERSION },
     ],
     provider: { organization: "Yiem", url: url.replace(/\/v1\/a2a.*$/, "") },
     version,
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: push, extendedAgentCard: false },
     securitySchemes: {
       gatewayKey: {
         httpAuthSecurityScheme: {
@@ -116,7 +119,8 @@ export function defaultAgentCardRoute(version: string) {
     responses: cardResponses,
     async handle({ req, key, services }) {
       const agent = await usableAgent(services, key, undefined);
-      return json(200, agentCardOf(agent, `${originOf(req)}/v1/a2a`, version));
+      const push = services.a2aPushHosts.length > 0;
+      return json(200, agentCardOf(agent, `${originOf(req)}/v1/a2a`, version, push));
     },
   });
 }
@@ -133,7 +137,7 @@ export function agentCardRoute(version: string) {
     async handle({ req, key, params, services }) {
       const agent = await usableAgent(services, key, params.agent);
       const url = `${originOf(req)}/v1/a2a/${encodeURIComponent(agent.name)}`;
-      return json(200, agentCardOf(agent, url, version));
+      return json(200, agentCardOf(agent, url, version, services.a2aPushHosts.length > 0));
     },
   });
 }

@@ -308,19 +308,21 @@ export async function followTask(
   }
 }
 
-/** What a task's stream answers: the request's id, the task's run and task, its event format. */
+/** What a task's stream answers: the task's run and task, and how each event travels. */
 export interface TaskStream {
-  id: string | number | null;
   run: TaskRun;
   task: A2aTask;
-  /** An event as the request's protocol version says it. */
-  format(event: A2aStreamEvent): unknown;
+  /**
+   * The JSON of one server-sent event carrying `event`: a JSON-RPC response of the request
+   * (in its protocol version's shape), or the bare `StreamResponse` of the HTTP+JSON binding.
+   */
+  frame(event: A2aStreamEvent): unknown;
 }
 
 /**
- * Answers with the task's stream (server-sent events, each a JSON-RPC response of request
- * `id` whose result is a stream event): the task first, then each change until it ends or
- * waits for input. Closing the stream leaves the run going.
+ * Answers with the task's stream (server-sent events, each `stream.frame` of a stream event):
+ * the task first, then each change until it ends or waits for input. Closing the stream
+ * leaves the run going.
  */
 export async function streamTask(
   services: GatewayServices,
@@ -328,7 +330,7 @@ export async function streamTask(
   res: ServerResponse,
   stream: TaskStream,
 ): Promise<void> {
-  const { id, run, task, format } = stream;
+  const { run, task, frame } = stream;
   const { signal, release } = streamSignal(services, res, key);
   const stalled = new AbortController();
   res.setHeader("X-Yiem-Session", run.sessionId);
@@ -338,7 +340,7 @@ export async function streamTask(
   const send = (events: A2aStreamEvent[]) => {
     if (gone.aborted) return;
     for (const event of events) {
-      res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result: format(event) })}\n\n`);
+      res.write(`data: ${JSON.stringify(frame(event))}\n\n`);
     }
   };
   try {

@@ -17,7 +17,7 @@ type AguiRunInput = z.infer<typeof aguiRunInputSchema>;
 type ResumeEntry = NonNullable<AguiRunInput["resume"]>[number];
 
 /** A run an AG-UI request follows: its ids and the session's event it starts after. */
-interface FollowedRun extends PlannedRun {
+export interface FollowedRun extends PlannedRun {
   afterSeq: number;
 }
 
@@ -68,10 +68,15 @@ async function startAguiRun(
     services,
     key,
     { input: text, sessionId: body.threadId, ...(agent !== undefined ? { agent } : {}) },
-    `agui:${body.threadId}:${body.runId}`,
+    aguiRunKey(body.threadId, body.runId),
     "newSession",
   );
   return { runId: started.runId, sessionId: started.sessionId, afterSeq: started.afterSeq };
+}
+
+/** The idempotency key of the AG-UI run `runId` of thread `threadId` (the client's ids). */
+export function aguiRunKey(threadId: string, runId: string): string {
+  return `agui:${threadId}:${runId}`;
 }
 
 /** The text of the last message when it is the user's: the run's input. */
@@ -147,11 +152,11 @@ function formatAguiEvent(event: AguiEvent): string {
 }
 
 /**
- * Streams `run` as one AG-UI run (`AguiEvents`) until its `agentEnd`, or until it waits for
+ * Streams `run` (from its `afterSeq`) as one AG-UI run (`AguiEvents`) until its `agentEnd`, or until it waits for
  * approval (the run then finishes with interrupts), or the client leaves or stops reading
  * (the run goes on), the gateway shuts down or the key is revoked.
  */
-async function streamAguiRun(
+export async function streamAguiRun(
   services: GatewayServices,
   key: GatewayKey,
   res: ServerResponse,

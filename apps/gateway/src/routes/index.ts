@@ -2,6 +2,7 @@ import type { Route } from "../http/route.js";
 import { a2aRoutes } from "./a2a.js";
 import { listAgentsRoute } from "./agents.js";
 import { aguiRunRoute } from "./agui.js";
+import { aguiConnectRoute } from "./aguiConnect.js";
 import { decideApprovalRoute, listApprovalsRoute } from "./approvals.js";
 import { chatRoute } from "./chat.js";
 import { chatCompletionsRoute, listModelsRoute } from "./chatCompletions.js";
@@ -36,6 +37,7 @@ export function gatewayRoutes(version: string): Route[] {
     listModelsRoute,
     ...responseRoutes,
     aguiRunRoute,
+    aguiConnectRoute,
     ...a2aRoutes(version),
     mcpRoute(version),
   ] as Route[];

@@ -62,7 +62,7 @@ const agentToolArgs = z.object(agentToolInput);
  * those the running coordinators announce (`listUsableAgents`): named as the agent, described
  * by its description, taking `{ message, sessionId? }`, a task optionally (MCP's tasks
  * extension, `mcpTasks.ts`: a task-augmented call answers at once with the run's task, which
- * `tasks/get`, `tasks/result` and `tasks/cancel` follow on any gateway). A key that may use
+ * `tasks/list`, `tasks/get`, `tasks/result` and `tasks/cancel` follow on any gateway). A key that may use
  * none gets an empty list. Made per request, as the face keeps nothing between requests.
  */
 export async function createAgentServer(
@@ -71,7 +71,7 @@ export async function createAgentServer(
 ): Promise<McpServer> {
   const capabilities = {
     tools: { listChanged: false },
-    tasks: { cancel: {}, requests: { tools: { call: {} } } },
+    tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
   };
   const taskStore = runTaskStore(context.services, context.key);
   const server = new McpServer(

@@ -33,7 +33,7 @@ export function mcpRoute(version: string) {
     method: "POST",
     path: "/mcp",
     summary:
-      "The MCP server face (Streamable HTTP, stateless): tools/list offers one tool per agent this key may use ({ message, sessionId? }); tools/call runs the agent with this key's identity and answers with its text and structuredContent { status, agent, runId, sessionId, usage }, sending notifications/progress from its tool calls when given a progressToken. A run waiting for approval is answered with the calls awaiting a decision (status awaiting_approval); notifications/cancelled aborts the call's run durably; a client that disconnects leaves it running. A tools/call with a task (MCP's tasks extension) answers at once with the run's task (its id the run id), which tasks/get, tasks/result and tasks/cancel (the durable abort) follow on any gateway.",
+      "The MCP server face (Streamable HTTP, stateless): tools/list offers one tool per agent this key may use ({ message, sessionId? }); tools/call runs the agent with this key's identity and answers with its text and structuredContent { status, agent, runId, sessionId, usage }, sending notifications/progress from its tool calls when given a progressToken. A run waiting for approval is answered with the calls awaiting a decision (status awaiting_approval); notifications/cancelled aborts the call's run durably; a client that disconnects leaves it running. A tools/call with a task (MCP's tasks extension) answers at once with the run's task (its id the run id), which tasks/get, tasks/result and tasks/cancel (the durable abort) follow on any gateway; tasks/list pages the key's own tasks.",
     scope: "submit",
     body: mcpBodySchema,
     responses: {

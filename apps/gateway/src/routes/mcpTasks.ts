@@ -7,6 +7,7 @@ import { toGatewayError } from "../http/dispatch.js";
 import type { GatewayServices } from "../http/route.js";
 import type { GatewayKey } from "../keys/gatewayKey.js";
 import type { RunRecord } from "../state/gatewayStore.js";
+import { listMcpTasks, McpTaskCursorError, recordMcpTask } from "../state/mcpTasks.js";
 import type { AgentToolArgs } from "./mcpAgentCall.js";
 import { abortCancelledRun } from "./mcpCallCancel.js";
 import { type CalledRun, endedResult } from "./mcpCallResults.js";
@@ -20,6 +21,9 @@ const TASK_TTL_MS = 24 * 3600 * 1000;
 /** How often a client is told to poll `tasks/get` (and `tasks/result` looks). */
 const TASK_POLL_MS = 500;
 
+/** How many tasks a page of `tasks/list` holds at most. */
+const TASK_PAGE = 20;
+
 /** A run seen by the task face: its record and where it stands. */
 interface SeenRun {
   runId: string;
@@ -30,8 +34,9 @@ interface SeenRun {
 /**
  * Starts agent `agent`'s run for a task-augmented `tools/call` (as `callAgentTool` does, with
  * the key's identity, agents and runs at once) and answers at once with its task: the run id
- * as the task id, `working`. The run goes on on the cluster; the task is followed with
- * `tasks/get`, `tasks/result` and `tasks/cancel` on any gateway (`runTaskStore`). A refusal
+ * as the task id, `working`. The run goes on on the cluster; the task is listed among the
+ * key's (`tasks/list`) and followed with `tasks/get`, `tasks/result` and `tasks/cancel` on
+ * any gateway (`runTaskStore`). A refusal
  * is a JSON-RPC error carrying the gateway's status and code.
  */
 export async function createRunTask(
@@ -44,6 +49,7 @@ export async function createRunTask(
     const sessionId = args.sessionId ?? randomUUID();
     const request = { agent, input: args.message, sessionId };
     const run = await startRun(services, key, request, undefined, "newSession");
+    await recordMcpTask(services.store, key.name, run.runId);
     const at = new Date(run.createdAt).toISOString();
     const task: Task = {
       taskId: run.runId,
@@ -72,6 +78,8 @@ export async function createRunTask(
  * decision `input_required`, answered `completed` (`failed` for a run that ended in error,
  * `cancelled` for an aborted one), a failed job `failed`. `getTaskResult` is the call's
  * result as `tools/call` answers it; `updateTaskStatus(…, "cancelled")` is the durable abort.
+ * `listTasks` pages the tasks the key made (newest first, a day long: `recordMcpTask` keeps
+ * their run ids in Redis), each derived as `getTask` does; another key's are never listed.
  */
 export function runTaskStore(services: GatewayServices, key: GatewayKey): TaskStore {
   // The tasks this request cancelled: reported cancelled while their abort lands.
@@ -111,13 +119,24 @@ export function runTaskStore(services: GatewayServices, key: GatewayKey): TaskSt
       services.log.info({ key: key.name, runId: taskId }, "MCP task cancelled");
       if (await abortCancelledRun(services, ids)) cancelled.add(taskId);
     },
-    async listTasks() {
-      throw new McpError(
-        ErrorCode.MethodNotFound,
-        "tasks/list is not offered: list runs with GET /v1/sessions",
-      );
+    async listTasks(cursor) {
+      const page = await readTaskPage(services, key, cursor);
+      const runs = await Promise.all(page.runIds.map(seen));
+      const visible = runs.filter((run): run is SeenRun => run !== undefined);
+      const tasks = await Promise.all(visible.map((run) => taskOf(services, run)));
+      return { tasks, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
     },
   };
+}
+
+/** A page of the key's tasks; a bad cursor is an invalid-params error. */
+async function readTaskPage(services: GatewayServices, key: GatewayKey, cursor?: string) {
+  try {
+    return await listMcpTasks(services.store, key.name, TASK_PAGE, cursor);
+  } catch (err) {
+    if (err instanceof McpTaskCursorError) throw new McpError(ErrorCode.InvalidParams, err.message);
+    throw err;
+  }
 }
 
 /** The task of a seen run (see `runTaskStore`). */

@@ -193,6 +193,15 @@ export class GatewayStore {
     return before === null ? undefined : (JSON.parse(before) as IdempotencyRecord);
   }
 
+  /** The record of `idempotencyKey` of key `keyName`, if one is stored (within a day). */
+  async readIdempotencyKey(
+    keyName: string,
+    idempotencyKey: string,
+  ): Promise<IdempotencyRecord | undefined> {
+    const text = await this.redis.get(this.keys.idempotency(keyName, idempotencyKey));
+    return text ? (JSON.parse(text) as IdempotencyRecord) : undefined;
+  }
+
   /** Stores an event-stream token by its hash (kept `STREAM_TOKEN_TTL_S`); returns its lifetime in seconds. */
   async saveStreamToken(tokenHash: string, record: StreamTokenRecord): Promise<number> {
     const key = this.keys.streamToken(tokenHash);
@@ -223,8 +232,44 @@ export class GatewayStore {
     return typeof ts === "number" ? ts : undefined;
   }
 
+  /**
+   * The ids of the runs the session's latest stored events (its own, not a child run's) belong
+   * to, newest first, looking at its last `count` events: each event's run, then the requests
+   * its answer took in (`inputIds`). Empty for a session without events.
+   */
+  async latestRunIds(sessionId: string, count = 50): Promise<string[]> {
+    const entries = await this.redis.xrevrange(
+      this.keys.stream(sessionId),
+      "+",
+      "-",
+      "COUNT",
+      count,
+    );
+    const ids: string[] = [];
+    for (const [, fields] of entries) {
+      const text = fields[1];
+      if (!text) continue;
+      const event = parseStoredEvent(text);
+      if (!event || event.path !== undefined || typeof event.runId !== "string") continue;
+      const inputs = Array.isArray(event.inputIds) ? event.inputIds.map(String) : [];
+      for (const id of [event.runId, ...inputs]) if (!ids.includes(id)) ids.push(id);
+    }
+    return ids;
+  }
+
   /** The number of the session's latest stored event (0 for a session without events). */
   async latestEventSeq(sessionId: string): Promise<number> {
     return Number((await this.redis.get(this.keys.seq(sessionId))) ?? 0);
+  }
+}
+
+/** The fields of a stored event that say its run, or `undefined` for text that is not JSON. */
+function parseStoredEvent(
+  text: string,
+): { runId?: unknown; inputIds?: unknown; path?: unknown } | undefined {
+  try {
+    return JSON.parse(text) as { runId?: unknown; inputIds?: unknown; path?: unknown };
+  } catch {
+    return undefined;
   }
 }

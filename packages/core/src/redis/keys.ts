@@ -345,6 +345,22 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * MCP client's id and the request's JSON-RPC id (`callId`: `<client> <requestId>`).
      */
     mcpCall: (keyName: string, callId: string) => `${gatewayKey(keyName)}:mcpCall:${callId}`,
+    /**
+     * ZSET: the MCP tasks (their run ids) gateway key `keyName` made with a task-augmented
+     * `tools/call`, by creation time (epoch ms); those older than a day leave it (`tasks/list`).
+     */
+    mcpTasks: (keyName: string) => `${gatewayKey(keyName)}:mcpTasks`,
+    /**
+     * HASH: the A2A push notification configs of task (run) `taskId`: config id → JSON `{ id,
+     * url, token?, authentication?, owner }` (kept a day, as the run's record).
+     */
+    a2aPushConfigs: (taskId: string) => `${prefix}:gateway:a2aPush:{${taskId}}:configs`,
+    /** HASH: config id → what was last delivered to it for task `taskId` (its state's mark). */
+    a2aPushSent: (taskId: string) => `${prefix}:gateway:a2aPush:{${taskId}}:sent`,
+    /** STRING: the gateway delivering task `taskId`'s push notifications now (a lease, ms TTL). */
+    a2aPushLease: (taskId: string) => `${prefix}:gateway:a2aPush:{${taskId}}:lease`,
+    /** ZSET: the tasks with push configs to deliver, by when each is next due (epoch ms). */
+    a2aPushDue: `${prefix}:gateway:a2aPush:due`,
   };
 }
 

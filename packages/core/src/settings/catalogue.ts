@@ -436,6 +436,13 @@ export const SETTINGS = {
     roles: ["gateway"],
     doc: "Origins (`https://app.example`) whose pages may call the gateway; any other origin gets no CORS header.",
   }),
+  gatewayA2aPushHosts: setting({
+    env: "YIEM_A2A_PUSH_HOSTS",
+    parser: list,
+    default: [] as string[],
+    roles: ["gateway"],
+    doc: 'Hosts (`hooks.example`, `hooks.example:8443`, `127.0.0.1`) an A2A push notification config\'s webhook URL may name; any other host (a cloud metadata address, an internal service) is refused, and a redirect is never followed. Empty (the default): push notifications are off (docs/SECURITY.md, "Push webhooks").',
+  }),
   gatewayMaxBodyBytes: setting({
     env: "GATEWAY_MAX_BODY_BYTES",
     parser: wholeNumber,

@@ -7,14 +7,25 @@
  * the approval scenario also saves a screenshot of the page there (how
  * `docs/gateway-page.png` is made).
  */
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
+import { HttpAgent } from "@ag-ui/client";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
+import OpenAI from "openai";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
+import { keyedFetch, text, userMessage } from "./a2aSupport.js";
 import {
   callGateway,
   type GatewayProcess,
@@ -301,6 +312,64 @@ describe.skipIf(!hasChromium)("the gateway's page in headless Chromium", () => {
     );
     expect(shown).not.toContain(sessionId);
     expect(await page.locator("#sessions").textContent()).not.toContain("? ·");
+    await page.close();
+  });
+
+  /**
+   * One run through each face with its own client (`hello <face>`, answered `hi <face>`):
+   * Open Responses and chat completions (`openai`), A2A (`@a2a-js/sdk`), AG-UI
+   * (`@ag-ui/client`) and MCP (`@modelcontextprotocol/sdk`). Resolves the faces' names.
+   */
+  async function runFromEveryFace(): Promise<string[]> {
+    const auth = `Bearer ${tester.secret}`;
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: tester.secret });
+    await openai.responses.create({ model: "default", input: "hello responses" });
+    await openai.chat.completions.create({
+      model: "default",
+      messages: [{ role: "user", content: "hello completions" }],
+    });
+    const fetchImpl = keyedFetch(tester);
+    const a2a = await new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+    }).createFromUrl(gateway.url);
+    await a2a.sendMessage(userMessage([text("hello a2a")]));
+    const agui = new HttpAgent({
+      url: `${gateway.url}/v1/agui`,
+      headers: { authorization: auth },
+      threadId: randomUUID(),
+      initialMessages: [{ id: randomUUID(), role: "user", content: "hello agui" }],
+    });
+    await agui.runAgent({ runId: randomUUID() });
+    const mcp = new McpClient({ name: "page-test", version: "1.0.0" });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: { Authorization: auth } },
+      }),
+    );
+    const [tool] = (await mcp.listTools()).tools;
+    await mcp.callTool({ name: tool?.name ?? "", arguments: { message: "hello mcp" } });
+    await mcp.close();
+    return ["responses", "completions", "a2a", "agui", "mcp"];
+  }
+
+  it("lists the runs started from every face, and shows each one's chat", async () => {
+    const faces = await runFromEveryFace();
+    const page = await openPage();
+    const entries = page.locator("#sessions li");
+    await expect.poll(() => entries.count(), { timeout: 15_000 }).toBeGreaterThanOrEqual(5);
+    const seen = new Set<string>();
+    for (let i = 0; i < (await entries.count()); i++) {
+      await entries.nth(i).click();
+      const answers = page.locator("#chat li.assistant:not(.streaming)");
+      await answers
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .catch(() => undefined);
+      const chat = (await page.locator("#chat").textContent()) ?? "";
+      for (const face of faces) if (chat.includes(`hi ${face}`)) seen.add(face);
+    }
+    expect([...seen].sort()).toEqual([...faces].sort());
     await page.close();
   });
 

@@ -4,8 +4,8 @@
  * a task-augmented call answered at once with its run's task, followed and its result read on
  * the other gateway; a task whose gateway is SIGKILLed while the client waits, read on the
  * other (the run ran once); a call awaiting approval seen as `input_required`, then decided;
- * `tasks/cancel` as the durable abort; `tasks/list` listing the key's own tasks on any gateway;
- * another key finding (and listing) no task.
+ * `tasks/cancel` as the durable abort; `tasks/list` listing the key's own tasks on any gateway,
+ * 20 a page past 20 tasks; another key finding (and listing) no task.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -77,13 +77,14 @@ const cluster = useTestCluster({ workers: 1, model: { respond }, env: { YIEM_AGE
 
 const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
 const carol = makeKey("carol", { scopes: ["submit", "read"] });
+const dave = makeKey("dave", { scopes: ["submit", "read"] });
 let keysFile = "";
 let first: GatewayProcess;
 let second: GatewayProcess;
 
 beforeAll(async () => {
   keysFile = join(await mkdtemp(join(tmpdir(), "yiem-mcp-tasks-")), "keys.jsonl");
-  await writeKeysFile(keysFile, [alice, carol]);
+  await writeKeysFile(keysFile, [alice, carol, dave]);
   [first, second] = await Promise.all([
     startGatewayProcess({ ...cluster.env, YIEM_API_KEYS: keysFile }),
     startGatewayProcess({ ...cluster.env, YIEM_API_KEYS: keysFile }),
@@ -306,4 +307,29 @@ describe("MCP tasks on POST /mcp", () => {
     await pollUntil(client, newer.taskId, ["completed"]);
     await Promise.all([client.close(), other.client.close(), carols.client.close()]);
   }, 60_000);
+
+  it("pages the key's tasks 20 at a time, newest first, on any gateway; a task made while paging does not move the pages", async () => {
+    const { client } = await connect(dave, () => first);
+    const other = await connect(dave, () => second);
+    const made: string[] = [];
+    for (let n = 0; n < 23; n++) {
+      const task = await startTask(n % 2 === 0 ? client : other.client, "hello");
+      made.push(task.taskId);
+    }
+    const newestFirst = [...made].reverse();
+    const page1 = await client.experimental.tasks.listTasks();
+    expect(page1.tasks.map((task) => task.taskId)).toEqual(newestFirst.slice(0, 20));
+    expect(page1.nextCursor).toBe(newestFirst[19]);
+    const later = await startTask(client, "hello");
+    const page2 = await other.client.experimental.tasks.listTasks(page1.nextCursor);
+    expect(page2.tasks.map((task) => task.taskId)).toEqual(newestFirst.slice(20));
+    expect(page2.nextCursor).toBeUndefined();
+    const again = await other.client.experimental.tasks.listTasks();
+    expect(again.tasks.map((task) => task.taskId)).toEqual([
+      later.taskId,
+      ...newestFirst.slice(0, 19),
+    ]);
+    await pollUntil(client, later.taskId, ["completed"]);
+    await Promise.all([client.close(), other.client.close()]);
+  }, 90_000);
 });

@@ -22,7 +22,8 @@
       'a', token, expected length or '', n, then n pairs of (message JSON, tool call id or '')
 
   Output:
-    { the number of the last stored event (the latest number when the batch stored none),
+    { the number of the last stored event (the latest number when the batch stored none but
+      published a live one; 0 when it holds no event: the counter is not read then),
       then each append's reply in order: the transcript's length · -1 not ours · -2 not the
       expected length }
 ]]
@@ -33,13 +34,16 @@ local function writeSize(i)
   if ARGV[i] == 'a' then return 4 + 2 * tonumber(ARGV[i + 3]) end
   return 2
 end
-local stored = 0
+local stored, live = 0, 0
 local i = 4
 while i <= #ARGV do
   if ARGV[i] == 's' then stored = stored + 1 end
+  if ARGV[i] == 'l' then live = live + 1 end
   i = i + writeSize(i)
 end
-local events = openEvents(KEYS[1], stored)
+-- Appends alone (a batch's results) number nothing: no read of the counter.
+local events = { seq = 0 }
+if stored + live > 0 then events = openEvents(KEYS[1], stored) end
 local replies = {}
 i = 4
 while i <= #ARGV do

@@ -217,3 +217,33 @@ describe("closing a run", () => {
     });
   });
 });
+
+describe("opening a run", () => {
+  it("takes in the plain inputs waiting behind the opening one, as its first drain would", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), ++order);
+    await store.enqueueInput(sessionId, "in-2", "input", userMessage("second"), ++order);
+    await store.enqueueInput(sessionId, "f-1", "followUp", userMessage("a follow-up"), ++order);
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    const start = await store.startRun(sessionId, token);
+    expect(start).toMatchObject({ kind: "new", runId: "in-1", joined: { inputIds: ["in-2"] } });
+    if (start.kind !== "new") return;
+    expect(textsOf(start.joined.messages)).toEqual(["second"]);
+    expect(textsOf(await store.loadMessages(sessionId))).toEqual(["first", "second"]);
+    // Nothing is left for a drain; the follow-up waits for a run of its own.
+    expect(await store.drainInputs(sessionId, token, 2, start.order)).toEqual({
+      inputIds: [],
+      messages: [],
+    });
+  });
+
+  it("takes in nothing behind an opening follow-up", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    await store.enqueueInput(sessionId, "f-1", "followUp", userMessage("a follow-up"), ++order);
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    const start = await store.startRun(sessionId, token);
+    expect(start).toMatchObject({ kind: "new", runId: "f-1", joined: { inputIds: [] } });
+  });
+});

@@ -73,7 +73,11 @@ export type RunStart =
       from: number | undefined;
       order: string | undefined;
     }
-  /** `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`). */
+  /**
+   * `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`).
+   * `joined`: the plain inputs waiting behind the opening one, already in the transcript
+   * behind it: what the run's first drain takes in (`drainInputs` is not asked then).
+   */
   | {
       kind: "new";
       runId: string;
@@ -81,6 +85,7 @@ export type RunStart =
       message: UserMessage;
       aborted: boolean;
       order: string;
+      joined: DrainedInputs;
     }
   | { kind: "idle" }
   | { kind: "lost" }
@@ -88,6 +93,23 @@ export type RunStart =
   | { kind: "parked" }
   /** A follow-up is waiting, but too fresh to open a run yet: ask again after `retryInMs`. */
   | { kind: "settling"; retryInMs: number };
+
+/** Inputs moved into a run's transcript, in order: their ids and messages. */
+export interface DrainedInputs {
+  inputIds: string[];
+  messages: UserMessage[];
+}
+
+/** A script's reply pairs (input id, message JSON) as `DrainedInputs`. */
+function readDrainedPairs(pairs: ReadonlyArray<number | string>): DrainedInputs {
+  const inputIds: string[] = [];
+  const messages: UserMessage[] = [];
+  for (let i = 0; i < pairs.length; i += 2) {
+    inputIds.push(String(pairs[i]));
+    messages.push(JSON.parse(String(pairs[i + 1])) as UserMessage);
+  }
+  return { inputIds, messages };
+}
 
 /**
  * How long a fresh follow-up waits before it may open a run of an idle session: long enough
@@ -367,9 +389,18 @@ export class SessionStore extends ScriptedStore {
         order: order || undefined,
       };
     }
-    const message = JSON.parse(String(rest[0])) as UserMessage;
-    const aborted = Number(rest[1]) === 1;
-    return { kind: "new", runId, inputIds: [runId], message, aborted, order: String(rest[2]) };
+    const [opening, abortedFlag, order, ...joined] = rest;
+    const message = JSON.parse(String(opening)) as UserMessage;
+    const aborted = Number(abortedFlag) === 1;
+    return {
+      kind: "new",
+      runId,
+      inputIds: [runId],
+      message,
+      aborted,
+      order: String(order),
+      joined: readDrainedPairs(joined),
+    };
   }
 
   /**
@@ -384,7 +415,7 @@ export class SessionStore extends ScriptedStore {
     token: string,
     expectLength?: number,
     runOrder?: string,
-  ): Promise<{ inputIds: string[]; messages: UserMessage[] } | NotAsExpected | undefined> {
+  ): Promise<DrainedInputs | NotAsExpected | undefined> {
     const k = this.keys;
     const [code, ...pairs] = await this.redis.yiemDrainInputs(
       k.lease(sessionId),
@@ -399,13 +430,7 @@ export class SessionStore extends ScriptedStore {
     );
     if (code === DrainInputsReply.notOurs) return undefined;
     if (code === DrainInputsReply.notExpectedLength) return NOT_AS_EXPECTED;
-    const inputIds: string[] = [];
-    const messages: UserMessage[] = [];
-    for (let i = 0; i < pairs.length; i += 2) {
-      inputIds.push(String(pairs[i]));
-      messages.push(JSON.parse(String(pairs[i + 1])) as UserMessage);
-    }
-    return { inputIds, messages };
+    return readDrainedPairs(pairs);
   }
 
   /**

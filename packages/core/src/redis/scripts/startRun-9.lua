@@ -11,7 +11,9 @@
   adds up its usage from there (`loop/runUsage.ts`). A new run of a session whose tree was
   aborted before the run opened (`abortOnStart`, left by abortChildRun-3.lua for a child run
   no coordinator had taken in) opens aborted, taking the mark: it ends before its first model
-  call.
+  call. A new run opened by a plain input (not aborted) also takes in, as drainInputs-6 would
+  on its first turn, the plain inputs waiting behind that one (submitted after it): the run's
+  first turn drains nothing more from Redis.
 
   Input:
     KEYS[1] lease
@@ -32,9 +34,10 @@
     {-1} not ours · {0} nothing to do · {2, runId, from, order, inputId...} a run is open
     (resume; `from`: the index of its first message in the transcript, '' for a run opened
     without it; `order`: its first input's, '' when unknown) · {1, runId, message, aborted,
-    order} a new run, opened by input `runId` (`aborted`: 1 when it opened aborted, else 0;
-    `order`: that input's, which drainInputs-6 compares later inputs with) · {3, order} a
-    follow-up waits
+    order, id, message, ...} a new run, opened by input `runId` (`aborted`: 1 when it opened
+    aborted, else 0; `order`: that input's, which drainInputs-6 compares later inputs with),
+    then the ids and messages of the inputs it took in behind it · {3, order} a follow-up
+    waits
     · {4} the open run is parked: the lease is released in the same step
     · {5} an older request is on its way: nothing opens yet
 ]]
@@ -77,7 +80,21 @@ for _ = 1, 1000 do
       redis.call('HSET', KEYS[2], 'aborted', '1')
       return {1, id, message, 1, head[2]}
     end
-    return {1, id, message, 0, head[2]}
+    local opened = {1, id, message, 0, head[2]}
+    if source == KEYS[5] then
+      -- The first turn's drain (drainInputs-6), done here: no input is left behind this one.
+      for _, next in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. head[2], '+inf')) do
+        redis.call('ZREM', KEYS[5], next)
+        local joined = redis.call('HGET', KEYS[4], next)
+        if joined then
+          redis.call('RPUSH', KEYS[7], joined)
+          redis.call('RPUSH', KEYS[3], next)
+          table.insert(opened, next)
+          table.insert(opened, joined)
+        end
+      end
+    end
+    return opened
   end
 end
 return {0}

@@ -1,13 +1,14 @@
 /**
  * Where a run's Redis commands come from: `MONITOR` on the `sessions` scenario's cluster
  * (compiled coordinator, two compiled tool workers, a private Redis) while `--runs` runs of
- * its shape (two model calls, two parallel tool calls; one `addBulk`) go through, then for
+ * its shape (two model calls, two parallel tool calls; one `addBulk`, or with `--sequential`
+ * one run after another) go through, then for
  * as long again with nothing sent (the background every process keeps up). Every command is
  * attributed to the process whose connection sent it (the bench's client, the coordinator,
  * each worker) and to the script it ran in (`EVALSHA`s named by `scriptNames.ts`); the
  * background is subtracted per row. Prints the table; `--out <file>` keeps the raw lines.
  *
- * Usage: `npx tsx --conditions=yiem-source bench/monitorRuns.ts [--runs 1] [--out file]`
+ * Usage: `npx tsx --conditions=yiem-source bench/monitorRuns.ts [--runs 1] [--sequential] [--out file]`
  * (after `npm run build`: the processes run compiled).
  */
 import { execFileSync } from "node:child_process";
@@ -143,6 +144,7 @@ function printCosts(costs: CallerCost[]): void {
 /** Runs the load and the background window, each monitored. */
 async function main(): Promise<void> {
   const runs = Number(readFlag("runs", "1"));
+  const sequential = process.argv.includes("--sequential");
   const out = readFlag("out", "");
   const cluster = await openSessionsCluster(5, 2);
   try {
@@ -155,7 +157,11 @@ async function main(): Promise<void> {
     const port = Number(new URL(cluster.redis.url).port);
     const started = performance.now();
     const stopLoad = await recordCommands(cluster.connection);
-    await runSessions(cluster, { kind: "bulk", input }, "monitored", runs, 60_000);
+    if (sequential) {
+      for (let i = 1; i <= runs; i++) {
+        await runSessions(cluster, { kind: "bulk", input }, `monitored-${i}`, 1, 60_000);
+      }
+    } else await runSessions(cluster, { kind: "bulk", input }, "monitored", runs, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const owners = readPortOwners(port);
     const load = await stopLoad();

@@ -5,11 +5,12 @@ import {
   connectRedis,
   type RedisClient,
   readEventsAfter,
+  sumRunUsage,
 } from "@yiem/core";
 import { createEventPublisher, NOT_AS_EXPECTED, SessionStore } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolResultMessage } from "../support/messages.js";
+import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
 
 /**
  * A run's events sent one after another go out together, one script per session, and still
@@ -168,6 +169,71 @@ describe("event batches", () => {
     expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["z"]);
     const stored = await readEventsAfter(redis, keys(), sessionId, 0);
     expect(stored.map((event) => event.seq)).toEqual([1, 2]);
+  });
+});
+
+describe("closing a run with its queued events", () => {
+  /** A session with an open run held by `t1`; its store and the run's publisher. */
+  async function openRun() {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("hi"), Date.now() * 1024);
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    expect((await store.startRun(sessionId, "t1")).kind).toBe("new");
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "in-1" });
+    return { sessionId, store, publisher };
+  }
+
+  function finish(run: Awaited<ReturnType<typeof openRun>>, token: string, queued: string[]) {
+    const response = finalAnswer();
+    const event = { type: "agentEnd" as const, response, usage: sumRunUsage([]) };
+    const record = { runId: "in-1", inputIds: ["in-1"], event };
+    return run.store.finishRun(run.sessionId, token, response, record, undefined, queued);
+  }
+
+  it("stores the run's queued events ahead of agentEnd in the script that closes it", async () => {
+    const run = await openRun();
+    await finish(await openRun(), "t1", []); // loads the script: the measure starts warm
+    const first = run.publisher.emit(turnStart());
+    void run.publisher.emitLive(textDelta("a"));
+    void run.publisher.emit(turnStart());
+    const queued = run.publisher.takeQueued();
+    expect(queued?.writes.filter((w) => w === "s" || w === "l")).toEqual(["s", "l", "s"]);
+    expect(run.publisher.takeQueued()).toBeUndefined();
+    const before = await scriptCalls();
+    expect(await finish(run, "t1", queued?.writes ?? [])).toBe("idle");
+    queued?.settle();
+    await first;
+    expect((await scriptCalls()) - before).toBe(1);
+    const stored = await readEventsAfter(redis, keys(), run.sessionId, 0);
+    expect(stored.map((event) => [event.seq, event.type])).toEqual([
+      [1, "turnStart"],
+      [2, "turnStart"],
+      [3, "agentEnd"],
+    ]);
+  });
+
+  it("stores them when the lease is lost, numbered without a gap", async () => {
+    const run = await openRun();
+    void run.publisher.emit(turnStart());
+    const queued = run.publisher.takeQueued();
+    expect(await finish(run, "not-the-holder", queued?.writes ?? [])).toBe(false);
+    queued?.settle();
+    await run.publisher.emit(turnStart());
+    await run.publisher.flush();
+    const stored = await readEventsAfter(redis, keys(), run.sessionId, 0);
+    expect(stored.map((event) => [event.seq, event.type])).toEqual([
+      [1, "turnStart"],
+      [2, "turnStart"],
+    ]);
+  });
+
+  it("leaves a session's writes queued when they hold a transcript append", async () => {
+    const run = await openRun();
+    void run.publisher.emit(turnStart());
+    const appended = run.store.appendMany(run.sessionId, "t1", [toolResultMessage("c1")]);
+    expect(run.publisher.takeQueued()).toBeUndefined();
+    expect(await appended).toBe(true);
   });
 });
 

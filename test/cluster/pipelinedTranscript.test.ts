@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentMessage,
-  type AssistantMessage,
   clusterKeys,
   connectRedis,
   type RedisClient,
   sumRunUsage,
-  type UserMessage,
 } from "@yiem/core";
 import {
   LeaseLostError,
@@ -16,7 +14,7 @@ import {
 } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { toolResultMessage } from "../support/messages.js";
+import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
 
 /**
  * A run's results are appended without waiting for the reply, and the run's next write goes
@@ -40,19 +38,6 @@ afterAll(async () => {
   await redis.quit();
   await server.stop();
 });
-
-function userMessage(text: string): UserMessage {
-  return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
-}
-
-function finalAnswer(): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [{ type: "text", text: "done" }],
-    stopReason: "stop",
-    timestamp: Date.now(),
-  };
-}
 
 /** A held session with an open run, and one more plain input waiting to be drained into it. */
 interface OpenSession {

@@ -50,8 +50,24 @@ export interface EventBatches {
    * expected length: nothing written); rejects when Redis failed.
    */
   append(sessionId: string, caps: StreamCaps, append: QueuedAppend): Promise<number>;
+  /**
+   * Takes `sessionId`'s queued events out of the queue, for a script of the session that
+   * stores them first (`finishRun.lua`), in place of their own script: their writes (as
+   * `publishEvents-2.lua` takes them) and `settle`, to call with that script's outcome (it
+   * settles what `add` returned for them). `undefined` when none is queued, or when the
+   * session's queued writes hold an append (they go out as they are).
+   */
+  take(sessionId: string): TakenEvents | undefined;
   /** Sends everything queued now. */
   send(): void;
+}
+
+/** A session's queued events, taken out of the queue (`EventBatches.take`). */
+export interface TakenEvents {
+  /** Pairs of kind (`s` stored, `l` live) and event JSON (without `seq`), in order. */
+  writes: string[];
+  /** Settles the events' promises: `undefined` once they are published, else the failure. */
+  settle(failure?: unknown): void;
 }
 
 const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
@@ -115,6 +131,17 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       const { token, expected, pairs } = append;
       batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
       return new Promise<number>((resolve, reject) => batch.appends.push({ resolve, reject }));
+    },
+    take(sessionId) {
+      const batch = queued.get(sessionId);
+      if (!batch || batch.appends.length > 0) return undefined;
+      queued.delete(sessionId);
+      if (last === sessionId) last = undefined;
+      return {
+        writes: batch.writes.map(String),
+        settle: (failure?: unknown) =>
+          failure === undefined ? batch.settle.resolve() : batch.settle.reject(failure),
+      };
     },
     send,
   };

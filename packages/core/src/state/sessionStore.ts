@@ -523,7 +523,9 @@ export class SessionStore extends ScriptedStore {
    * step, as `releaseIfIdle` would have), `"closed"` when work waits (the lease is kept), false
    * when the lease is lost; `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given
    * and the transcript has another length. `sessionUsage` (what the whole transcript used) is
-   * stored as the session's usage summary in the same step (`readSessionUsage`).
+   * stored as the session's usage summary in the same step (`readSessionUsage`). `queued`:
+   * the run's events not sent yet (`EventPublisher.takeQueued`'s writes), stored first in the
+   * same step whatever it returns.
    */
   async finishRun(
     sessionId: string,
@@ -537,6 +539,7 @@ export class SessionStore extends ScriptedStore {
       sessionUsage?: RunUsage;
     },
     expectLength?: number,
+    queued: readonly string[] = [],
   ): Promise<"closed" | "idle" | false | NotAsExpected> {
     const k = this.keys;
     const eventJson = busEventJson(run.event, {
@@ -574,6 +577,7 @@ export class SessionStore extends ScriptedStore {
       guardArg(expectLength),
       this.caps.maxBytes,
       run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
+      ...queued,
     );
     if (done === FinishRunReply.notExpectedLength) return NOT_AS_EXPECTED;
     if (done === FinishRunReply.closedIdle) return "idle";

@@ -100,11 +100,15 @@ describe("event batches", () => {
     await publisher.flush();
   });
 
-  it("gives a live event in a batch the number of the stored event before it", async () => {
+  it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {
     const sessionId = randomUUID();
     const subscriber = connectRedis(server.url);
     const live: Array<{ seq: number; live?: boolean; delta?: string }> = [];
-    subscriber.on("message", (_channel, text: string) => live.push(JSON.parse(text)));
+    let messages = 0;
+    subscriber.on("message", (_channel, text: string) => {
+      messages++;
+      for (const line of text.split("\n")) live.push(JSON.parse(line));
+    });
     await subscriber.subscribe(keys().eventChannel(sessionId));
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
     await publisher.emitLive(textDelta("a"));
@@ -114,6 +118,7 @@ describe("event batches", () => {
     await publisher.emitLive(textDelta("c"));
     await publisher.flush();
     await expect.poll(() => live.length).toBe(5);
+    expect(messages).toBe(1);
     expect(live.map((event) => [event.seq, event.live === true])).toEqual([
       [0, true],
       [1, false],

@@ -10,7 +10,8 @@
   the session is idle, in the same step that closed its run. The run's events still queued
   when it closes (ARGV[13..], state/eventBatches.ts) are stored first, as publishEvents-2
   would have just before this script, whether or not the rest is done; `agentEnd` takes its
-  number in the same INCRBY. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
+  number in the same INCRBY and is published with them, in one message (publishBatch). Ids
+  are never parsed here: they arrive as keys and as JSON built by the caller.
   Called with a variable number of keys (the first argument is their count).
 
   Input:
@@ -58,7 +59,7 @@ local function storeQueued(events)
     if ARGV[i] == 's' then
       appendNextEvent(events, KEYS[6], ARGV[5], ARGV[i + 1], ARGV[7], ARGV[11])
     else
-      redis.call('PUBLISH', ARGV[5], '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(ARGV[i + 1], 2))
+      publishLive(events, ARGV[5], ARGV[i + 1])
     end
   end
 end
@@ -69,10 +70,14 @@ elseif ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then
   refused = -2
 end
 if refused then
-  if #ARGV >= 13 then storeQueued(openEvents(KEYS[5], queued)) end
+  if #ARGV >= 13 then
+    local events = openBatch(KEYS[5], queued)
+    storeQueued(events)
+    publishBatch(events, ARGV[5])
+  end
   return refused
 end
-local events = openEvents(KEYS[5], queued + 1)
+local events = openBatch(KEYS[5], queued + 1)
 storeQueued(events)
 for i = 13, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[12] ~= '' then redis.call('SET', KEYS[12], ARGV[12], 'EX', ARGV[8]) end
@@ -82,6 +87,7 @@ for _, id in ipairs(ids) do
   redis.call('HDEL', KEYS[11], id)
 end
 appendNextEvent(events, KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
+publishBatch(events, ARGV[5])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
 for i = 5, 7 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end

@@ -1,6 +1,6 @@
 --[[
   Runs a batch of one session's writes, in order, in one step: its events, as publishEvents-2
-  does, and its transcript appends, as appendMessages-3 does. The writes of a batch are the ones
+  does (published at the end, in one message), and its transcript appends, as appendMessages-3 does. The writes of a batch are the ones
   a coordinator sent one after another on its connection (state/eventBatches.ts): a batch's
   `toolExecEnd` events, the append of its results and the next events of the run. Each append
   is fenced by its own token and guard; one refused changes nothing of the others, so every
@@ -43,7 +43,7 @@ while i <= #ARGV do
 end
 -- Appends alone (a batch's results) number nothing: no read of the counter.
 local events = { seq = 0 }
-if stored + live > 0 then events = openEvents(KEYS[1], stored) end
+if stored + live > 0 then events = openBatch(KEYS[1], stored) end
 local replies = {}
 i = 4
 while i <= #ARGV do
@@ -51,11 +51,12 @@ while i <= #ARGV do
   if kind == 's' then
     appendNextEvent(events, KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
   elseif kind == 'l' then
-    redis.call('PUBLISH', ARGV[1], '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(ARGV[i + 1], 2))
+    publishLive(events, ARGV[1], ARGV[i + 1])
   else
     replies[#replies + 1] = appendMessages(KEYS[3], KEYS[4], KEYS[5], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, tonumber(ARGV[i + 3]))
   end
   i = i + writeSize(i)
 end
+publishBatch(events, ARGV[1])
 table.insert(replies, 1, events.seq)
 return replies

@@ -100,6 +100,35 @@ describe("event batches", () => {
     await publisher.flush();
   });
 
+  it("sends a session's queued events ahead of its own commands, not ahead of another session's", async () => {
+    const a = randomUUID();
+    const store = new SessionStore(redis, keys());
+    const publisher = createEventPublisher(redis, keys(), { sessionId: a, runId: "r1" });
+    await publisher.emit(turnStart()); // loads the scripts: the measure starts warm
+    await publisher.flush();
+    expect(await store.acquire(randomUUID(), "t", 60_000)).toBe(true);
+    const before = await scriptCalls();
+    void publisher.emit(turnStart());
+    const other = store.acquire(randomUUID(), "t", 60_000); // another session's script
+    void publisher.emit(turnStart());
+    // A command of the session's own keys, sent behind both events: it sees them.
+    const seen = await redis.xrange(keys().stream(a), "-", "+");
+    expect(seen).toHaveLength(3);
+    expect(await other).toBe(true);
+    // The other session's script, and one batch of both events: not one batch on each side.
+    expect((await scriptCalls()) - before).toBe(2);
+  });
+
+  it("sends every session's queued events ahead of a command on no session's keys", async () => {
+    const sessionId = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    void publisher.emit(turnStart());
+    await redis.set(`${keys().prefix}:unrelated:${sessionId}`, "1", "EX", 60);
+    // Read on another connection once that command was answered: the event was ahead of it.
+    expect(await observer.xlen(keys().stream(sessionId))).toBe(1);
+    await publisher.flush();
+  });
+
   it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {
     const sessionId = randomUUID();
     const subscriber = connectRedis(server.url);

@@ -78,7 +78,9 @@ const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
  * transcript appends among them, go out as one script per session rather than one script
  * each, while every other command keeps its place: the connection's `sendCommand` first sends
  * what is queued, so Redis runs each queued write before any command the code sent after it
- * (a tool job added after its call's `toolExecStart`, the script that closes a run). One per
+ * (a tool job added after its call's `toolExecStart`, the script that closes a run). A command
+ * on one session's keys alone sends that session's writes only (another session's stay queued
+ * for the end of the pass, and may still join the events that session sends next). One per
  * connection, made on first use.
  *
  * @example await eventBatchesOf(redis, keys).add(sessionId, "stored", busEventJson(event, origin), caps)
@@ -116,7 +118,25 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     last = sessionId;
     return queued.get(sessionId) ?? openBatch(queued, sessionId, caps);
   };
-  sendQueuedFirst(redis, send);
+  /** Sends `sessionId`'s queued writes alone, if any (see `sessionOfCommand`). */
+  const sendSession = (sessionId: string) => {
+    const batch = queued.get(sessionId);
+    if (!batch || sending) return;
+    queued.delete(sessionId);
+    if (last === sessionId) last = undefined;
+    sending = true;
+    try {
+      sendBatch(redis, keys, batch);
+    } finally {
+      sending = false;
+    }
+  };
+  const sessionKeys = `${keys.prefix}:s:{`;
+  sendQueuedFirst(redis, (command) => {
+    const sessionId = sessionOfCommand(command, sessionKeys);
+    if (sessionId === undefined) send();
+    else sendSession(sessionId);
+  });
   return {
     add(sessionId, kind, json, caps) {
       const batch = batchFor(sessionId, caps);
@@ -236,12 +256,57 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
   reply.then(() => batch.settle.resolve(), batch.settle.reject);
 }
 
-/** Makes `redis` send what `send` has queued before any other command it is given. */
-function sendQueuedFirst(redis: RedisClient, send: () => void): void {
+/** A command as ioredis hands it to `sendCommand`. */
+interface SentCommand {
+  name?: string;
+  args?: unknown[];
+}
+
+/** Plain commands of one key that Yiem sends on a session's keys. */
+const ONE_KEY_COMMANDS = new Set([
+  "get",
+  "getex",
+  "set",
+  "hget",
+  "hmget",
+  "hkeys",
+  "hgetall",
+  "lrange",
+  "llen",
+  "xrange",
+  "xrevrange",
+]);
+
+/**
+ * The session whose keys `command` alone touches: a script whose first key is a session's
+ * (a script's keys share one slot: they are all that session's), or a one-key command on a
+ * session's key; `undefined` for any other command (BullMQ's, several keys, other keys).
+ * `sessionKeys` is how a session's keys begin (`<prefix>:s:{`); a session id holds no brace.
+ */
+function sessionOfCommand(command: SentCommand, sessionKeys: string): string | undefined {
+  const args = command.args ?? [];
+  let key: unknown;
+  if (command.name === "evalsha" || command.name === "eval") {
+    key = Number(args[1]) > 0 ? args[2] : undefined;
+  } else if (command.name !== undefined && ONE_KEY_COMMANDS.has(command.name)) {
+    key = args[0];
+  }
+  if (typeof key !== "string" || !key.startsWith(sessionKeys)) return undefined;
+  const end = key.indexOf("}", sessionKeys.length);
+  return end < 0 ? undefined : key.slice(sessionKeys.length, end);
+}
+
+/**
+ * Makes `redis` send what is queued before any other command it is given: `flush` is told the
+ * command first. A command of one session's keys needs only that session's writes ahead of it
+ * (no Yiem write depends on another session's events); any other command (a tool job added
+ * behind its call's start, a read of several sessions) gets everything queued ahead of it.
+ */
+function sendQueuedFirst(redis: RedisClient, flush: (command: SentCommand) => void): void {
   const target = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
   const sendCommand = target.sendCommand;
   target.sendCommand = function sendAfterQueuedEvents(this: unknown, ...args: unknown[]) {
-    send();
+    flush((args[0] ?? {}) as SentCommand);
     return sendCommand.apply(this, args);
   };
 }

@@ -95,13 +95,11 @@ export function eventBatchesOf(redis: RedisClient, keys: ClusterKeys): EventBatc
 
 function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches {
   let queued = new Map<string, SessionBatch>();
-  let last: string | undefined;
   let sending = false;
   const send = () => {
     if (queued.size === 0 || sending) return;
     const batches = queued;
     queued = new Map();
-    last = undefined;
     sending = true;
     try {
       for (const batch of batches.values()) sendBatch(redis, keys, batch);
@@ -115,7 +113,6 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     // Caps are the deployment's; a batch never mixes two, and order is kept either way.
     if (open && !sameCaps(open.caps, caps)) send();
     if (queued.size === 0) process.nextTick(send);
-    last = sessionId;
     return queued.get(sessionId) ?? openBatch(queued, sessionId, caps);
   };
   /** Sends `sessionId`'s queued writes alone, if any (see `sessionOfCommand`). */
@@ -123,7 +120,6 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     const batch = queued.get(sessionId);
     if (!batch || sending) return;
     queued.delete(sessionId);
-    if (last === sessionId) last = undefined;
     sending = true;
     try {
       sendBatch(redis, keys, batch);
@@ -144,9 +140,7 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       return batch.sent;
     },
     append(sessionId, caps, append) {
-      // Whatever another session queued since this one's last write goes out first, so no
-      // write of another stream (a child run's events in its root's) overtakes this append.
-      if (last !== sessionId) send();
+      // Behind the session's own queued writes, as any command on its keys alone.
       const batch = batchFor(sessionId, caps);
       const { token, expected, pairs } = append;
       batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
@@ -156,7 +150,6 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       const batch = queued.get(sessionId);
       if (!batch || batch.appends.length > 0) return undefined;
       queued.delete(sessionId);
-      if (last === sessionId) last = undefined;
       return {
         writes: batch.writes.map(String),
         settle: (failure?: unknown) =>

@@ -46,6 +46,10 @@ function scriptCalls(): Promise<number> {
   return callsOf("evalsha");
 }
 
+function publisher(sessionId: string) {
+  return createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+}
+
 function turnStart(): AgentEvent {
   return { type: "turnStart" } as AgentEvent;
 }
@@ -183,6 +187,44 @@ describe("event batches", () => {
     expect((await scriptCalls()) - before).toBe(1);
     expect(stream).toHaveLength(2);
     expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["c0", "c1", "c2"]);
+  });
+
+  it("sends the next turn's drain in the script of the results' append, proven by it", async () => {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("hi"), Date.now() * 1024);
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    const start = await store.startRun(sessionId, "t1");
+    if (start.kind !== "new") throw new Error(`expected a new run, got ${start.kind}`);
+    await store.appendMany(sessionId, "t1", [toolResultMessage("c0")], 1); // loads the script: warm
+    await store.enqueueInput(
+      sessionId,
+      "in-2",
+      "input",
+      userMessage("more"),
+      Date.now() * 1024 + 1,
+    );
+    const before = {
+      scripts: await scriptCalls(),
+      get: await callsOf("get"),
+      llen: await callsOf("llen"),
+    };
+    void publisher(sessionId).emit(turnStart());
+    const appended = store.appendMany(sessionId, "t1", [toolResultMessage("c1")], 2);
+    const drained = store.drainInputs(sessionId, "t1", 3, start.order);
+    expect(await appended).toBe(true);
+    expect(await drained).toMatchObject({ inputIds: ["in-2"] });
+    expect((await scriptCalls()) - before.scripts).toBe(1);
+    // One lease read (the append's) and one length read (its guard): the drain read neither.
+    expect((await callsOf("get")) - before.get).toBe(1);
+    expect((await callsOf("llen")) - before.llen).toBe(1);
+    const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).toolCallId ?? JSON.parse(m).role)).toEqual([
+      "user",
+      "c0",
+      "c1",
+      "user",
+    ]);
   });
 
   it("refuses an append fenced off inside a batch and still publishes the batch's events", async () => {

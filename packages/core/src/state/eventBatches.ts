@@ -16,6 +16,19 @@ export interface QueuedAppend {
   pairs: string[];
 }
 
+/** A fenced drain of the session's waiting inputs queued in a batch (see `EventBatches.drain`). */
+export interface QueuedDrain {
+  /** The lease token the drain is fenced by. */
+  token: string;
+  /** The transcript length it expects before it, or '' for no guard. */
+  expected: number | string;
+  /** The open run's order (`startRun` gave it), or '' to read it from the run. */
+  order: string;
+}
+
+/** A drain's reply, as `drainInputs-6.lua` gives it: a code, then input ids and messages. */
+export type DrainReply = Array<number | string>;
+
 /** A pending promise's two ends. */
 interface Settle<T> {
   resolve(value: T): void;
@@ -26,10 +39,10 @@ interface Settle<T> {
 interface SessionBatch {
   sessionId: string;
   caps: StreamCaps;
-  /** The script's write arguments, in order: `s`/`l` + event JSON, or `a` + an append's. */
+  /** The script's write arguments, in order: `s`/`l` + event JSON, `a` + an append's, `d` + a drain's. */
   writes: Array<string | number>;
-  /** One per append in `writes`, in order: told the append's reply. */
-  appends: Array<Settle<number>>;
+  /** One per append and drain in `writes`, in order: told its reply. */
+  appends: Array<Settle<unknown>>;
   settle: Settle<void>;
   sent: Promise<void>;
 }
@@ -45,11 +58,17 @@ export interface EventBatches {
   add(sessionId: string, kind: EventKind, json: string, caps: StreamCaps): Promise<void>;
   /**
    * Queues a fenced append to `sessionId`'s transcript, behind the events queued before it and
-   * ahead of those queued after it, in the same script (`sessionWrites-5.lua`). Resolves with
+   * ahead of those queued after it, in the same script (`sessionWrites-9.lua`). Resolves with
    * the script's reply for it: the transcript's length, -1 (not the holder's) or -2 (not the
    * expected length: nothing written); rejects when Redis failed.
    */
   append(sessionId: string, caps: StreamCaps, append: QueuedAppend): Promise<number>;
+  /**
+   * Queues a fenced drain of `sessionId`'s waiting inputs (as `drainInputs-6.lua` does) behind
+   * the writes queued before it, in the same script: the next turn's drain right behind a
+   * batch's appended results. Resolves with its reply; rejects when Redis failed.
+   */
+  drain(sessionId: string, caps: StreamCaps, drain: QueuedDrain): Promise<DrainReply>;
   /**
    * Takes `sessionId`'s queued events out of the queue, for a script of the session that
    * stores them first (`finishRun.lua`), in place of their own script: their writes (as
@@ -144,7 +163,14 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       const batch = batchFor(sessionId, caps);
       const { token, expected, pairs } = append;
       batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
-      return new Promise<number>((resolve, reject) => batch.appends.push({ resolve, reject }));
+      return replyOf(batch, (reply) => Number(reply));
+    },
+    drain(sessionId, caps, drain) {
+      const batch = batchFor(sessionId, caps);
+      batch.writes.push("d", drain.token, drain.expected, drain.order);
+      return replyOf(batch, (reply) =>
+        Array.isArray(reply) ? (reply as DrainReply) : [reply as number],
+      );
     },
     take(sessionId) {
       const batch = queued.get(sessionId);
@@ -158,6 +184,13 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     },
     send,
   };
+}
+
+/** The reply of the write just queued in `batch`, read by `read`. */
+function replyOf<T>(batch: SessionBatch, read: (reply: unknown) => T): Promise<T> {
+  return new Promise<T>((resolve, reject) =>
+    batch.appends.push({ resolve: (reply) => resolve(read(reply)), reject }),
+  );
 }
 
 function sameCaps(a: StreamCaps, b: StreamCaps): boolean {
@@ -188,7 +221,7 @@ function openBatch(
   return batch;
 }
 
-/** Sends one session's batch: with appends in it the session-writes script, else `publishBatch`. */
+/** Sends one session's batch: with appends or drains in it the session-writes script, else `publishBatch`. */
 function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): void {
   if (batch.appends.length === 0) {
     publishBatch(redis, keys, batch);
@@ -201,6 +234,10 @@ function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): 
     keys.lease(sessionId),
     keys.messages(sessionId),
     keys.running(sessionId),
+    keys.runInputs(sessionId),
+    keys.inputs(sessionId),
+    keys.pendingInputs(sessionId),
+    keys.run(sessionId),
     keys.eventChannel(sessionId),
     caps.maxLength,
     caps.maxBytes,
@@ -209,7 +246,7 @@ function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): 
   reply.then(
     (replies) => {
       batch.settle.resolve();
-      for (const [i, append] of batch.appends.entries()) append.resolve(Number(replies[i + 1]));
+      for (const [i, write] of batch.appends.entries()) write.resolve(replies[i + 1]);
     },
     (err: unknown) => {
       batch.settle.reject(err);

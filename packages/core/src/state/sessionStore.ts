@@ -417,17 +417,22 @@ export class SessionStore extends ScriptedStore {
     runOrder?: string,
   ): Promise<DrainedInputs | NotAsExpected | undefined> {
     const k = this.keys;
-    const [code, ...pairs] = await this.redis.yiemDrainInputs(
-      k.lease(sessionId),
-      k.runInputs(sessionId),
-      k.inputs(sessionId),
-      k.pendingInputs(sessionId),
-      k.messages(sessionId),
-      k.run(sessionId),
-      token,
-      guardArg(expectLength),
-      runOrder ?? "",
-    );
+    const expected = guardArg(expectLength);
+    const order = runOrder ?? "";
+    // With the session's other writes when they are batched: right behind a batch's results.
+    const [code, ...pairs] = this.batches
+      ? await this.batches.drain(sessionId, this.caps, { token, expected, order })
+      : await this.redis.yiemDrainInputs(
+          k.lease(sessionId),
+          k.runInputs(sessionId),
+          k.inputs(sessionId),
+          k.pendingInputs(sessionId),
+          k.messages(sessionId),
+          k.run(sessionId),
+          token,
+          expected,
+          order,
+        );
     if (code === DrainInputsReply.notOurs) return undefined;
     if (code === DrainInputsReply.notExpectedLength) return NOT_AS_EXPECTED;
     return readDrainedPairs(pairs);

@@ -1,6 +1,6 @@
 --[[
   Included (`-- @include appendEvent`) by every script that stores an event: publishEvent-2,
-  publishEvents-2, sessionWrites-5, finishRun, decideApproval-5 and appendHandoff-6.
+  publishEvents-2, sessionWrites-9, finishRun, decideApproval-5 and appendHandoff-6.
 
   appendEvent numbers an event, appends it to the session's replay stream and publishes it.
   The stream entry id is `<seq>-1`, which makes "every event after seq N" one XRANGE; `seq` is

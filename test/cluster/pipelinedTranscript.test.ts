@@ -223,6 +223,20 @@ describe("opening a run", () => {
     });
   });
 
+  it("waits for a request sent before the opening input, and drops one given up", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    const sent = Date.now() * 1024;
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), sent + 1);
+    const submitted = clusterKeys(server.prefix).submitted(sessionId);
+    await redis.zadd(submitted, sent - 10_000 * 1024, "given-up", sent, "on-its-way");
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    expect((await store.startRun(sessionId, token)).kind).toBe("settling");
+    expect(await redis.zrange(submitted, 0, -1)).toEqual(["on-its-way"]);
+    await redis.zrem(submitted, "on-its-way"); // recorded, or given up in turn
+    expect(await store.startRun(sessionId, token)).toMatchObject({ kind: "new", runId: "in-1" });
+  });
+
   it("takes in nothing behind an opening follow-up", async () => {
     const sessionId = `s-${randomUUID()}`;
     const token = randomUUID();

@@ -88,9 +88,10 @@ export async function measureEventRelay(
   const session = await openSession(h, "relay");
   const arrivals = new Arrivals();
   const plain = h.command.duplicate();
-  plain.on("message", (_channel: string, text: string) =>
-    arrivals.record("pubsub", parseBusEvent(text)),
-  );
+  // A message holds one event or a batch of them, one a line.
+  plain.on("message", (_channel: string, text: string) => {
+    for (const line of text.split("\n")) arrivals.record("pubsub", parseBusEvent(line));
+  });
   await plain.subscribe(h.keys.eventChannel(session.sessionId));
   const controller = new AbortController();
   const hub = new SessionEventHub({ command: h.command, keys: h.keys });

@@ -204,8 +204,11 @@ async function openDirectSubscriber(cluster: GatewayCluster, runIds: ReadonlySet
   const delays: number[] = [];
   subscriber.on("pmessage", (_pattern: string, _channel: string, text: string) => {
     const receivedAt = Date.now();
-    const event = JSON.parse(text) as { runId?: string; ts: number };
-    if (event.runId !== undefined && runIds.has(event.runId)) delays.push(receivedAt - event.ts);
+    // A message holds one event or a batch of them, one a line.
+    for (const line of text.split("\n")) {
+      const event = JSON.parse(line) as { runId?: string; ts: number };
+      if (event.runId !== undefined && runIds.has(event.runId)) delays.push(receivedAt - event.ts);
+    }
   });
   await subscriber.psubscribe(`${cluster.base.redis.prefix}:events:*`);
   return {

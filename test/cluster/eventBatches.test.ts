@@ -5,11 +5,12 @@ import {
   connectRedis,
   type RedisClient,
   readEventsAfter,
+  sumRunUsage,
 } from "@yiem/core";
 import { createEventPublisher, NOT_AS_EXPECTED, SessionStore } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolResultMessage } from "../support/messages.js";
+import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
 
 /**
  * A run's events sent one after another go out together, one script per session, and still
@@ -43,6 +44,10 @@ async function callsOf(command: string): Promise<number> {
 /** Script calls Redis has run so far. */
 function scriptCalls(): Promise<number> {
   return callsOf("evalsha");
+}
+
+function publisher(sessionId: string) {
+  return createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
 }
 
 function turnStart(): AgentEvent {
@@ -99,11 +104,44 @@ describe("event batches", () => {
     await publisher.flush();
   });
 
-  it("gives a live event in a batch the number of the stored event before it", async () => {
+  it("sends a session's queued events ahead of its own commands, not ahead of another session's", async () => {
+    const a = randomUUID();
+    const store = new SessionStore(redis, keys());
+    const publisher = createEventPublisher(redis, keys(), { sessionId: a, runId: "r1" });
+    await publisher.emit(turnStart()); // loads the scripts: the measure starts warm
+    await publisher.flush();
+    expect(await store.acquire(randomUUID(), "t", 60_000)).toBe(true);
+    const before = await scriptCalls();
+    void publisher.emit(turnStart());
+    const other = store.acquire(randomUUID(), "t", 60_000); // another session's script
+    void publisher.emit(turnStart());
+    // A command of the session's own keys, sent behind both events: it sees them.
+    const seen = await redis.xrange(keys().stream(a), "-", "+");
+    expect(seen).toHaveLength(3);
+    expect(await other).toBe(true);
+    // The other session's script, and one batch of both events: not one batch on each side.
+    expect((await scriptCalls()) - before).toBe(2);
+  });
+
+  it("sends every session's queued events ahead of a command on no session's keys", async () => {
+    const sessionId = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    void publisher.emit(turnStart());
+    await redis.set(`${keys().prefix}:unrelated:${sessionId}`, "1", "EX", 60);
+    // Read on another connection once that command was answered: the event was ahead of it.
+    expect(await observer.xlen(keys().stream(sessionId))).toBe(1);
+    await publisher.flush();
+  });
+
+  it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {
     const sessionId = randomUUID();
     const subscriber = connectRedis(server.url);
     const live: Array<{ seq: number; live?: boolean; delta?: string }> = [];
-    subscriber.on("message", (_channel, text: string) => live.push(JSON.parse(text)));
+    let messages = 0;
+    subscriber.on("message", (_channel, text: string) => {
+      messages++;
+      for (const line of text.split("\n")) live.push(JSON.parse(line));
+    });
     await subscriber.subscribe(keys().eventChannel(sessionId));
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
     await publisher.emitLive(textDelta("a"));
@@ -113,6 +151,7 @@ describe("event batches", () => {
     await publisher.emitLive(textDelta("c"));
     await publisher.flush();
     await expect.poll(() => live.length).toBe(5);
+    expect(messages).toBe(1);
     expect(live.map((event) => [event.seq, event.live === true])).toEqual([
       [0, true],
       [1, false],
@@ -150,6 +189,44 @@ describe("event batches", () => {
     expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["c0", "c1", "c2"]);
   });
 
+  it("sends the next turn's drain in the script of the results' append, proven by it", async () => {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("hi"), Date.now() * 1024);
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    const start = await store.startRun(sessionId, "t1");
+    if (start.kind !== "new") throw new Error(`expected a new run, got ${start.kind}`);
+    await store.appendMany(sessionId, "t1", [toolResultMessage("c0")], 1); // loads the script: warm
+    await store.enqueueInput(
+      sessionId,
+      "in-2",
+      "input",
+      userMessage("more"),
+      Date.now() * 1024 + 1,
+    );
+    const before = {
+      scripts: await scriptCalls(),
+      get: await callsOf("get"),
+      llen: await callsOf("llen"),
+    };
+    void publisher(sessionId).emit(turnStart());
+    const appended = store.appendMany(sessionId, "t1", [toolResultMessage("c1")], 2);
+    const drained = store.drainInputs(sessionId, "t1", 3, start.order);
+    expect(await appended).toBe(true);
+    expect(await drained).toMatchObject({ inputIds: ["in-2"] });
+    expect((await scriptCalls()) - before.scripts).toBe(1);
+    // One lease read (the append's) and one length read (its guard): the drain read neither.
+    expect((await callsOf("get")) - before.get).toBe(1);
+    expect((await callsOf("llen")) - before.llen).toBe(1);
+    const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).toolCallId ?? JSON.parse(m).role)).toEqual([
+      "user",
+      "c0",
+      "c1",
+      "user",
+    ]);
+  });
+
   it("refuses an append fenced off inside a batch and still publishes the batch's events", async () => {
     const sessionId = randomUUID();
     const store = new SessionStore(redis, keys());
@@ -168,6 +245,71 @@ describe("event batches", () => {
     expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["z"]);
     const stored = await readEventsAfter(redis, keys(), sessionId, 0);
     expect(stored.map((event) => event.seq)).toEqual([1, 2]);
+  });
+});
+
+describe("closing a run with its queued events", () => {
+  /** A session with an open run held by `t1`; its store and the run's publisher. */
+  async function openRun() {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("hi"), Date.now() * 1024);
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    expect((await store.startRun(sessionId, "t1")).kind).toBe("new");
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "in-1" });
+    return { sessionId, store, publisher };
+  }
+
+  function finish(run: Awaited<ReturnType<typeof openRun>>, token: string, queued: string[]) {
+    const response = finalAnswer();
+    const event = { type: "agentEnd" as const, response, usage: sumRunUsage([]) };
+    const record = { runId: "in-1", inputIds: ["in-1"], event };
+    return run.store.finishRun(run.sessionId, token, response, record, undefined, queued);
+  }
+
+  it("stores the run's queued events ahead of agentEnd in the script that closes it", async () => {
+    const run = await openRun();
+    await finish(await openRun(), "t1", []); // loads the script: the measure starts warm
+    const first = run.publisher.emit(turnStart());
+    void run.publisher.emitLive(textDelta("a"));
+    void run.publisher.emit(turnStart());
+    const queued = run.publisher.takeQueued();
+    expect(queued?.writes.filter((w) => w === "s" || w === "l")).toEqual(["s", "l", "s"]);
+    expect(run.publisher.takeQueued()).toBeUndefined();
+    const before = await scriptCalls();
+    expect(await finish(run, "t1", queued?.writes ?? [])).toBe("idle");
+    queued?.settle();
+    await first;
+    expect((await scriptCalls()) - before).toBe(1);
+    const stored = await readEventsAfter(redis, keys(), run.sessionId, 0);
+    expect(stored.map((event) => [event.seq, event.type])).toEqual([
+      [1, "turnStart"],
+      [2, "turnStart"],
+      [3, "agentEnd"],
+    ]);
+  });
+
+  it("stores them when the lease is lost, numbered without a gap", async () => {
+    const run = await openRun();
+    void run.publisher.emit(turnStart());
+    const queued = run.publisher.takeQueued();
+    expect(await finish(run, "not-the-holder", queued?.writes ?? [])).toBe(false);
+    queued?.settle();
+    await run.publisher.emit(turnStart());
+    await run.publisher.flush();
+    const stored = await readEventsAfter(redis, keys(), run.sessionId, 0);
+    expect(stored.map((event) => [event.seq, event.type])).toEqual([
+      [1, "turnStart"],
+      [2, "turnStart"],
+    ]);
+  });
+
+  it("leaves a session's writes queued when they hold a transcript append", async () => {
+    const run = await openRun();
+    void run.publisher.emit(turnStart());
+    const appended = run.store.appendMany(run.sessionId, "t1", [toolResultMessage("c1")]);
+    expect(run.publisher.takeQueued()).toBeUndefined();
+    expect(await appended).toBe(true);
   });
 });
 

@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentMessage,
-  type AssistantMessage,
   clusterKeys,
   connectRedis,
   type RedisClient,
   sumRunUsage,
-  type UserMessage,
 } from "@yiem/core";
 import {
   LeaseLostError,
@@ -16,7 +14,7 @@ import {
 } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { toolResultMessage } from "../support/messages.js";
+import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
 
 /**
  * A run's results are appended without waiting for the reply, and the run's next write goes
@@ -40,19 +38,6 @@ afterAll(async () => {
   await redis.quit();
   await server.stop();
 });
-
-function userMessage(text: string): UserMessage {
-  return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
-}
-
-function finalAnswer(): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [{ type: "text", text: "done" }],
-    stopReason: "stop",
-    timestamp: Date.now(),
-  };
-}
 
 /** A held session with an open run, and one more plain input waiting to be drained into it. */
 interface OpenSession {
@@ -215,5 +200,49 @@ describe("closing a run", () => {
       kind: "new",
       runId: "in-2",
     });
+  });
+});
+
+describe("opening a run", () => {
+  it("takes in the plain inputs waiting behind the opening one, as its first drain would", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), ++order);
+    await store.enqueueInput(sessionId, "in-2", "input", userMessage("second"), ++order);
+    await store.enqueueInput(sessionId, "f-1", "followUp", userMessage("a follow-up"), ++order);
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    const start = await store.startRun(sessionId, token);
+    expect(start).toMatchObject({ kind: "new", runId: "in-1", joined: { inputIds: ["in-2"] } });
+    if (start.kind !== "new") return;
+    expect(textsOf(start.joined.messages)).toEqual(["second"]);
+    expect(textsOf(await store.loadMessages(sessionId))).toEqual(["first", "second"]);
+    // Nothing is left for a drain; the follow-up waits for a run of its own.
+    expect(await store.drainInputs(sessionId, token, 2, start.order)).toEqual({
+      inputIds: [],
+      messages: [],
+    });
+  });
+
+  it("waits for a request sent before the opening input, and drops one given up", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    const sent = Date.now() * 1024;
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), sent + 1);
+    const submitted = clusterKeys(server.prefix).submitted(sessionId);
+    await redis.zadd(submitted, sent - 10_000 * 1024, "given-up", sent, "on-its-way");
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    expect((await store.startRun(sessionId, token)).kind).toBe("settling");
+    expect(await redis.zrange(submitted, 0, -1)).toEqual(["on-its-way"]);
+    await redis.zrem(submitted, "on-its-way"); // recorded, or given up in turn
+    expect(await store.startRun(sessionId, token)).toMatchObject({ kind: "new", runId: "in-1" });
+  });
+
+  it("takes in nothing behind an opening follow-up", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    await store.enqueueInput(sessionId, "f-1", "followUp", userMessage("a follow-up"), ++order);
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    const start = await store.startRun(sessionId, token);
+    expect(start).toMatchObject({ kind: "new", runId: "f-1", joined: { inputIds: [] } });
   });
 });

@@ -48,7 +48,7 @@ found stringifying its spread copy three times slower than the event itself:
    finished marker; the coordinator's waiter subscribes (one wake-up a call, no \`XREAD\`s) and
    still polls. In an A/B of the single call (two cases, alternating, same machine, three
    pairs) it went from 1.52 / 1.49 / 1.50 to 1.45 / 1.38 / 1.44 × raw.
-6. **Appends in the event batch** (\`sessionWrites-5.lua\`): a batch's \`toolExecEnd\`
+6. **Appends in the event batch** (\`sessionWrites-9.lua\`): a batch's \`toolExecEnd\`
    events, the append of its results and the next call's \`toolExecStart\` go out as one
    script where they were three; in an interleaved A/B of the single call about 0.01 to
    0.02 ms at p50, within the noise, but fewer scripts for every run.

@@ -66,7 +66,7 @@ export interface YiemScripts {
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
   yiemPublishEvents: Script<number>;
-  yiemSessionWrites: Script<number[]>;
+  yiemSessionWrites: Script<Array<number | ScriptReply>>;
   yiemRecordToolEnd: Script<number>;
   yiemForgetApprovals: Script<string[] | number>;
   yiemSaveWrittenTool: Script<[number, string]>;

@@ -16,6 +16,19 @@ export interface QueuedAppend {
   pairs: string[];
 }
 
+/** A fenced drain of the session's waiting inputs queued in a batch (see `EventBatches.drain`). */
+export interface QueuedDrain {
+  /** The lease token the drain is fenced by. */
+  token: string;
+  /** The transcript length it expects before it, or '' for no guard. */
+  expected: number | string;
+  /** The open run's order (`startRun` gave it), or '' to read it from the run. */
+  order: string;
+}
+
+/** A drain's reply, as `drainInputs-6.lua` gives it: a code, then input ids and messages. */
+export type DrainReply = Array<number | string>;
+
 /** A pending promise's two ends. */
 interface Settle<T> {
   resolve(value: T): void;
@@ -26,10 +39,10 @@ interface Settle<T> {
 interface SessionBatch {
   sessionId: string;
   caps: StreamCaps;
-  /** The script's write arguments, in order: `s`/`l` + event JSON, or `a` + an append's. */
+  /** The script's write arguments, in order: `s`/`l` + event JSON, `a` + an append's, `d` + a drain's. */
   writes: Array<string | number>;
-  /** One per append in `writes`, in order: told the append's reply. */
-  appends: Array<Settle<number>>;
+  /** One per append and drain in `writes`, in order: told its reply. */
+  appends: Array<Settle<unknown>>;
   settle: Settle<void>;
   sent: Promise<void>;
 }
@@ -45,13 +58,35 @@ export interface EventBatches {
   add(sessionId: string, kind: EventKind, json: string, caps: StreamCaps): Promise<void>;
   /**
    * Queues a fenced append to `sessionId`'s transcript, behind the events queued before it and
-   * ahead of those queued after it, in the same script (`sessionWrites-5.lua`). Resolves with
+   * ahead of those queued after it, in the same script (`sessionWrites-9.lua`). Resolves with
    * the script's reply for it: the transcript's length, -1 (not the holder's) or -2 (not the
    * expected length: nothing written); rejects when Redis failed.
    */
   append(sessionId: string, caps: StreamCaps, append: QueuedAppend): Promise<number>;
+  /**
+   * Queues a fenced drain of `sessionId`'s waiting inputs (as `drainInputs-6.lua` does) behind
+   * the writes queued before it, in the same script: the next turn's drain right behind a
+   * batch's appended results. Resolves with its reply; rejects when Redis failed.
+   */
+  drain(sessionId: string, caps: StreamCaps, drain: QueuedDrain): Promise<DrainReply>;
+  /**
+   * Takes `sessionId`'s queued events out of the queue, for a script of the session that
+   * stores them first (`finishRun.lua`), in place of their own script: their writes (as
+   * `publishEvents-2.lua` takes them) and `settle`, to call with that script's outcome (it
+   * settles what `add` returned for them). `undefined` when none is queued, or when the
+   * session's queued writes hold an append (they go out as they are).
+   */
+  take(sessionId: string): TakenEvents | undefined;
   /** Sends everything queued now. */
   send(): void;
+}
+
+/** A session's queued events, taken out of the queue (`EventBatches.take`). */
+export interface TakenEvents {
+  /** Pairs of kind (`s` stored, `l` live) and event JSON (without `seq`), in order. */
+  writes: string[];
+  /** Settles the events' promises: `undefined` once they are published, else the failure. */
+  settle(failure?: unknown): void;
 }
 
 const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
@@ -62,7 +97,9 @@ const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
  * transcript appends among them, go out as one script per session rather than one script
  * each, while every other command keeps its place: the connection's `sendCommand` first sends
  * what is queued, so Redis runs each queued write before any command the code sent after it
- * (a tool job added after its call's `toolExecStart`, the script that closes a run). One per
+ * (a tool job added after its call's `toolExecStart`, the script that closes a run). A command
+ * on one session's keys alone sends that session's writes only (another session's stay queued
+ * for the end of the pass, and may still join the events that session sends next). One per
  * connection, made on first use.
  *
  * @example await eventBatchesOf(redis, keys).add(sessionId, "stored", busEventJson(event, origin), caps)
@@ -77,13 +114,11 @@ export function eventBatchesOf(redis: RedisClient, keys: ClusterKeys): EventBatc
 
 function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches {
   let queued = new Map<string, SessionBatch>();
-  let last: string | undefined;
   let sending = false;
   const send = () => {
     if (queued.size === 0 || sending) return;
     const batches = queued;
     queued = new Map();
-    last = undefined;
     sending = true;
     try {
       for (const batch of batches.values()) sendBatch(redis, keys, batch);
@@ -97,10 +132,26 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     // Caps are the deployment's; a batch never mixes two, and order is kept either way.
     if (open && !sameCaps(open.caps, caps)) send();
     if (queued.size === 0) process.nextTick(send);
-    last = sessionId;
     return queued.get(sessionId) ?? openBatch(queued, sessionId, caps);
   };
-  sendQueuedFirst(redis, send);
+  /** Sends `sessionId`'s queued writes alone, if any (see `sessionOfCommand`). */
+  const sendSession = (sessionId: string) => {
+    const batch = queued.get(sessionId);
+    if (!batch || sending) return;
+    queued.delete(sessionId);
+    sending = true;
+    try {
+      sendBatch(redis, keys, batch);
+    } finally {
+      sending = false;
+    }
+  };
+  const sessionKeys = `${keys.prefix}:s:{`;
+  sendQueuedFirst(redis, (command) => {
+    const sessionId = sessionOfCommand(command, sessionKeys);
+    if (sessionId === undefined) send();
+    else sendSession(sessionId);
+  });
   return {
     add(sessionId, kind, json, caps) {
       const batch = batchFor(sessionId, caps);
@@ -108,16 +159,38 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       return batch.sent;
     },
     append(sessionId, caps, append) {
-      // Whatever another session queued since this one's last write goes out first, so no
-      // write of another stream (a child run's events in its root's) overtakes this append.
-      if (last !== sessionId) send();
+      // Behind the session's own queued writes, as any command on its keys alone.
       const batch = batchFor(sessionId, caps);
       const { token, expected, pairs } = append;
       batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
-      return new Promise<number>((resolve, reject) => batch.appends.push({ resolve, reject }));
+      return replyOf(batch, (reply) => Number(reply));
+    },
+    drain(sessionId, caps, drain) {
+      const batch = batchFor(sessionId, caps);
+      batch.writes.push("d", drain.token, drain.expected, drain.order);
+      return replyOf(batch, (reply) =>
+        Array.isArray(reply) ? (reply as DrainReply) : [reply as number],
+      );
+    },
+    take(sessionId) {
+      const batch = queued.get(sessionId);
+      if (!batch || batch.appends.length > 0) return undefined;
+      queued.delete(sessionId);
+      return {
+        writes: batch.writes.map(String),
+        settle: (failure?: unknown) =>
+          failure === undefined ? batch.settle.resolve() : batch.settle.reject(failure),
+      };
     },
     send,
   };
+}
+
+/** The reply of the write just queued in `batch`, read by `read`. */
+function replyOf<T>(batch: SessionBatch, read: (reply: unknown) => T): Promise<T> {
+  return new Promise<T>((resolve, reject) =>
+    batch.appends.push({ resolve: (reply) => resolve(read(reply)), reject }),
+  );
 }
 
 function sameCaps(a: StreamCaps, b: StreamCaps): boolean {
@@ -148,7 +221,7 @@ function openBatch(
   return batch;
 }
 
-/** Sends one session's batch: with appends in it the session-writes script, else `publishBatch`. */
+/** Sends one session's batch: with appends or drains in it the session-writes script, else `publishBatch`. */
 function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): void {
   if (batch.appends.length === 0) {
     publishBatch(redis, keys, batch);
@@ -161,6 +234,10 @@ function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): 
     keys.lease(sessionId),
     keys.messages(sessionId),
     keys.running(sessionId),
+    keys.runInputs(sessionId),
+    keys.inputs(sessionId),
+    keys.pendingInputs(sessionId),
+    keys.run(sessionId),
     keys.eventChannel(sessionId),
     caps.maxLength,
     caps.maxBytes,
@@ -169,7 +246,7 @@ function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): 
   reply.then(
     (replies) => {
       batch.settle.resolve();
-      for (const [i, append] of batch.appends.entries()) append.resolve(Number(replies[i + 1]));
+      for (const [i, write] of batch.appends.entries()) write.resolve(replies[i + 1]);
     },
     (err: unknown) => {
       batch.settle.reject(err);
@@ -209,12 +286,57 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
   reply.then(() => batch.settle.resolve(), batch.settle.reject);
 }
 
-/** Makes `redis` send what `send` has queued before any other command it is given. */
-function sendQueuedFirst(redis: RedisClient, send: () => void): void {
+/** A command as ioredis hands it to `sendCommand`. */
+interface SentCommand {
+  name?: string;
+  args?: unknown[];
+}
+
+/** Plain commands of one key that Yiem sends on a session's keys. */
+const ONE_KEY_COMMANDS = new Set([
+  "get",
+  "getex",
+  "set",
+  "hget",
+  "hmget",
+  "hkeys",
+  "hgetall",
+  "lrange",
+  "llen",
+  "xrange",
+  "xrevrange",
+]);
+
+/**
+ * The session whose keys `command` alone touches: a script whose first key is a session's
+ * (a script's keys share one slot: they are all that session's), or a one-key command on a
+ * session's key; `undefined` for any other command (BullMQ's, several keys, other keys).
+ * `sessionKeys` is how a session's keys begin (`<prefix>:s:{`); a session id holds no brace.
+ */
+function sessionOfCommand(command: SentCommand, sessionKeys: string): string | undefined {
+  const args = command.args ?? [];
+  let key: unknown;
+  if (command.name === "evalsha" || command.name === "eval") {
+    key = Number(args[1]) > 0 ? args[2] : undefined;
+  } else if (command.name !== undefined && ONE_KEY_COMMANDS.has(command.name)) {
+    key = args[0];
+  }
+  if (typeof key !== "string" || !key.startsWith(sessionKeys)) return undefined;
+  const end = key.indexOf("}", sessionKeys.length);
+  return end < 0 ? undefined : key.slice(sessionKeys.length, end);
+}
+
+/**
+ * Makes `redis` send what is queued before any other command it is given: `flush` is told the
+ * command first. A command of one session's keys needs only that session's writes ahead of it
+ * (no Yiem write depends on another session's events); any other command (a tool job added
+ * behind its call's start, a read of several sessions) gets everything queued ahead of it.
+ */
+function sendQueuedFirst(redis: RedisClient, flush: (command: SentCommand) => void): void {
   const target = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
   const sendCommand = target.sendCommand;
   target.sendCommand = function sendAfterQueuedEvents(this: unknown, ...args: unknown[]) {
-    send();
+    flush((args[0] ?? {}) as SentCommand);
     return sendCommand.apply(this, args);
   };
 }

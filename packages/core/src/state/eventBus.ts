@@ -4,7 +4,7 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
 import type { AgentEvent } from "../types/index.js";
-import { type EventKind, eventBatchesOf } from "./eventBatches.js";
+import { type EventKind, eventBatchesOf, type TakenEvents } from "./eventBatches.js";
 import { type StreamCaps, streamCaps } from "./streamCaps.js";
 
 export {
@@ -90,6 +90,11 @@ export interface EventPublisher {
   emitLive(event: AgentEvent): Promise<void>;
   /** Resolves once every event sent so far has been published (or has failed). */
   flush(): Promise<void>;
+  /**
+   * Takes the events of the run's session still queued (`EventBatches.take`), for the script
+   * that closes the run to store first: they are not sent otherwise. `undefined` when none is.
+   */
+  takeQueued(): TakenEvents | undefined;
 }
 
 /**
@@ -137,5 +142,6 @@ export function createEventPublisher(
       batches.send();
       await Promise.all(pending);
     },
+    takeQueued: () => batches.take(origin.sessionId),
   };
 }

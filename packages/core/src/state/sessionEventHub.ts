@@ -2,12 +2,14 @@ import type { Redis } from "ioredis";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { openSubscriberConnection } from "../redis/subscriberConnection.js";
+import { splitBusMessage } from "./busMessages.js";
 
 /** What a hub tells one listener of a session's channel. */
 export interface SessionChannelListener {
   /**
-   * A message on the session's event channel: its bytes, one buffer of its own for every
-   * listener of the message (never changed, never reused by the connection).
+   * An event of a message on the session's event channel (a message holds one or more, one a
+   * line: `splitBusMessage`), in order: its bytes, one buffer of its own for every listener of
+   * the message (never changed, never reused by the connection).
    */
   message(bytes: Buffer): void;
   /**
@@ -187,12 +189,16 @@ export class SessionEventHub {
     setTimeout(() => this.reconnectIfIdle(), NEXT_NODE_DELAY_MS).unref();
   }
 
-  /** Gives `bytes` (the connection's, a view of its read buffers) to the channel's listeners as a copy of their own. */
+  /**
+   * Gives the events of `bytes` (the connection's, a view of its read buffers) to the channel's
+   * listeners, each event one copy of their own, in order.
+   */
   private dispatch(name: string, bytes: Buffer): void {
     const channel = this.channels.get(name);
     if (!channel) return;
-    const owned = Buffer.from(bytes);
-    for (const listener of channel.listeners) listener.message(owned);
+    for (const event of splitBusMessage(bytes)) {
+      for (const listener of channel.listeners) listener.message(event);
+    }
   }
 
   /**

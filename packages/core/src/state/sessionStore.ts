@@ -73,7 +73,11 @@ export type RunStart =
       from: number | undefined;
       order: string | undefined;
     }
-  /** `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`). */
+  /**
+   * `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`).
+   * `joined`: the plain inputs waiting behind the opening one, already in the transcript
+   * behind it: what the run's first drain takes in (`drainInputs` is not asked then).
+   */
   | {
       kind: "new";
       runId: string;
@@ -81,6 +85,7 @@ export type RunStart =
       message: UserMessage;
       aborted: boolean;
       order: string;
+      joined: DrainedInputs;
     }
   | { kind: "idle" }
   | { kind: "lost" }
@@ -88,6 +93,23 @@ export type RunStart =
   | { kind: "parked" }
   /** A follow-up is waiting, but too fresh to open a run yet: ask again after `retryInMs`. */
   | { kind: "settling"; retryInMs: number };
+
+/** Inputs moved into a run's transcript, in order: their ids and messages. */
+export interface DrainedInputs {
+  inputIds: string[];
+  messages: UserMessage[];
+}
+
+/** A script's reply pairs (input id, message JSON) as `DrainedInputs`. */
+function readDrainedPairs(pairs: ReadonlyArray<number | string>): DrainedInputs {
+  const inputIds: string[] = [];
+  const messages: UserMessage[] = [];
+  for (let i = 0; i < pairs.length; i += 2) {
+    inputIds.push(String(pairs[i]));
+    messages.push(JSON.parse(String(pairs[i + 1])) as UserMessage);
+  }
+  return { inputIds, messages };
+}
 
 /**
  * How long a fresh follow-up waits before it may open a run of an idle session: long enough
@@ -367,9 +389,18 @@ export class SessionStore extends ScriptedStore {
         order: order || undefined,
       };
     }
-    const message = JSON.parse(String(rest[0])) as UserMessage;
-    const aborted = Number(rest[1]) === 1;
-    return { kind: "new", runId, inputIds: [runId], message, aborted, order: String(rest[2]) };
+    const [opening, abortedFlag, order, ...joined] = rest;
+    const message = JSON.parse(String(opening)) as UserMessage;
+    const aborted = Number(abortedFlag) === 1;
+    return {
+      kind: "new",
+      runId,
+      inputIds: [runId],
+      message,
+      aborted,
+      order: String(order),
+      joined: readDrainedPairs(joined),
+    };
   }
 
   /**
@@ -384,28 +415,27 @@ export class SessionStore extends ScriptedStore {
     token: string,
     expectLength?: number,
     runOrder?: string,
-  ): Promise<{ inputIds: string[]; messages: UserMessage[] } | NotAsExpected | undefined> {
+  ): Promise<DrainedInputs | NotAsExpected | undefined> {
     const k = this.keys;
-    const [code, ...pairs] = await this.redis.yiemDrainInputs(
-      k.lease(sessionId),
-      k.runInputs(sessionId),
-      k.inputs(sessionId),
-      k.pendingInputs(sessionId),
-      k.messages(sessionId),
-      k.run(sessionId),
-      token,
-      guardArg(expectLength),
-      runOrder ?? "",
-    );
+    const expected = guardArg(expectLength);
+    const order = runOrder ?? "";
+    // With the session's other writes when they are batched: right behind a batch's results.
+    const [code, ...pairs] = this.batches
+      ? await this.batches.drain(sessionId, this.caps, { token, expected, order })
+      : await this.redis.yiemDrainInputs(
+          k.lease(sessionId),
+          k.runInputs(sessionId),
+          k.inputs(sessionId),
+          k.pendingInputs(sessionId),
+          k.messages(sessionId),
+          k.run(sessionId),
+          token,
+          expected,
+          order,
+        );
     if (code === DrainInputsReply.notOurs) return undefined;
     if (code === DrainInputsReply.notExpectedLength) return NOT_AS_EXPECTED;
-    const inputIds: string[] = [];
-    const messages: UserMessage[] = [];
-    for (let i = 0; i < pairs.length; i += 2) {
-      inputIds.push(String(pairs[i]));
-      messages.push(JSON.parse(String(pairs[i + 1])) as UserMessage);
-    }
-    return { inputIds, messages };
+    return readDrainedPairs(pairs);
   }
 
   /**
@@ -498,7 +528,9 @@ export class SessionStore extends ScriptedStore {
    * step, as `releaseIfIdle` would have), `"closed"` when work waits (the lease is kept), false
    * when the lease is lost; `NOT_AS_EXPECTED` (nothing changed) when `expectLength` is given
    * and the transcript has another length. `sessionUsage` (what the whole transcript used) is
-   * stored as the session's usage summary in the same step (`readSessionUsage`).
+   * stored as the session's usage summary in the same step (`readSessionUsage`). `queued`:
+   * the run's events not sent yet (`EventPublisher.takeQueued`'s writes), stored first in the
+   * same step whatever it returns.
    */
   async finishRun(
     sessionId: string,
@@ -512,6 +544,7 @@ export class SessionStore extends ScriptedStore {
       sessionUsage?: RunUsage;
     },
     expectLength?: number,
+    queued: readonly string[] = [],
   ): Promise<"closed" | "idle" | false | NotAsExpected> {
     const k = this.keys;
     const eventJson = busEventJson(run.event, {
@@ -549,6 +582,7 @@ export class SessionStore extends ScriptedStore {
       guardArg(expectLength),
       this.caps.maxBytes,
       run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
+      ...queued,
     );
     if (done === FinishRunReply.notExpectedLength) return NOT_AS_EXPECTED;
     if (done === FinishRunReply.closedIdle) return "idle";

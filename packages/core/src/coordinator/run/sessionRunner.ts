@@ -10,8 +10,10 @@ import { sumRunUsage } from "../../loop/runUsage.js";
 import { findUnansweredToolCalls } from "../../loop/unansweredToolCalls.js";
 import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
+import type { TakenEvents } from "../../state/eventBatches.js";
 import { createEventPublisher } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
+import type { SessionStore } from "../../state/sessionStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
 import type {
   AgentEndEvent,
@@ -129,7 +131,7 @@ interface FinishedRunOutcome {
 }
 
 async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOutcome> {
-  const { deps, sessionId, token, state } = hold;
+  const { deps, sessionId, state } = hold;
   hold.nextLeg = undefined;
   const runStart =
     start.kind === "new" ? state.messages.length - 1 : (start.from ?? state.messages.length);
@@ -199,20 +201,50 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
       });
   hold.control.controller = undefined;
   await features.beforeFinish();
-  await publisher.flush();
+  // The run's last events go out in the script that closes it, ahead of `agentEnd`.
+  const queued = publisher.takeQueued();
   const agentEnd: AgentEndEvent =
     keptBack.agentEnd ??
     agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
   const agent = hold.agent ? { agent: hold.agent.name } : {};
   const sessionUsage = sumRunUsage(state.messages, deps.config.prices); // the list's summary
   const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
-  const closed = await transcript.write((expect) =>
-    deps.store.finishRun(sessionId, token, response, run, expect),
-  );
+  const closed = await closeRun(hold, transcript, response, run, queued);
   await features.afterFinish(run);
   const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
   deps.onRunFinished(sessionId, requestIds, answer);
   return { answer, idle: closed === "idle" };
+}
+
+/** What `finishRun` records of a run. */
+type FinishedRunRecord = Parameters<SessionStore["finishRun"]>[3];
+
+/**
+ * Closes the run (`finishRun`), storing its `queued` events first: they go with the first
+ * attempt only (a guard that refused it had stored them already), and are settled with it.
+ */
+async function closeRun(
+  hold: SessionHold,
+  transcript: PipelinedTranscript,
+  response: AssistantMessage,
+  run: FinishedRunRecord,
+  queued: TakenEvents | undefined,
+): Promise<"closed" | "idle"> {
+  const { deps, sessionId, token } = hold;
+  let writes = queued?.writes ?? [];
+  try {
+    const closed = await transcript.write((expect) => {
+      const first = writes;
+      writes = [];
+      return deps.store.finishRun(sessionId, token, response, run, expect, first);
+    });
+    queued?.settle();
+    return closed;
+  } catch (err) {
+    // A refused close stored them all the same; only a Redis failure may have lost them.
+    queued?.settle(err instanceof SessionStoreError ? err : undefined);
+    throw err;
+  }
 }
 
 /**

@@ -29,12 +29,17 @@ export function transcriptWriters(
   let onAppended = hooks.afterResumedBatch;
   const { deps, sessionId, token, state } = hold;
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
+  // A new run's first drain was done by the script that opened it (`startRun`).
+  let joined = start.kind === "new" ? start.joined : undefined;
   return {
     drainInput: async () => {
       await deps.syncWrittenTools?.();
-      const drained = await transcript.write((expect) =>
-        deps.store.drainInputs(sessionId, token, expect, start.order),
-      );
+      const drained =
+        joined ??
+        (await transcript.write((expect) =>
+          deps.store.drainInputs(sessionId, token, expect, start.order),
+        ));
+      joined = undefined;
       requestIds.push(...drained.inputIds);
       await hooks.onDrained(drained.inputIds);
       const moved = [...opening, ...drained.messages];

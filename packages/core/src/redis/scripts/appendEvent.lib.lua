@@ -1,6 +1,6 @@
 --[[
   Included (`-- @include appendEvent`) by every script that stores an event: publishEvent-2,
-  publishEvents-2, sessionWrites-5, finishRun, decideApproval-5 and appendHandoff-6.
+  publishEvents-2, sessionWrites-9, finishRun, decideApproval-5 and appendHandoff-6.
 
   appendEvent numbers an event, appends it to the session's replay stream and publishes it.
   The stream entry id is `<seq>-1`, which makes "every event after seq N" one XRANGE; `seq` is
@@ -16,9 +16,15 @@
   A script that stores several events takes their numbers at once: openEvents(seq key, count)
   reserves the next `count` numbers in one INCRBY (none: it reads the latest with GET), and
   appendNextEvent(events, …) stores each in turn, reading the stream's newest total once, for
-  the first, and adding up from there. The stream, the channel and the numbers see exactly
-  what one appendEvent per event would have made them see, in two commands per event (XADD,
-  PUBLISH) and two per script instead of four per event.
+  the first, and adding up from there. The stream and the numbers see exactly what one
+  appendEvent per event would have made them see, in two commands per event (XADD, PUBLISH)
+  and two per script instead of four per event.
+
+  A script that opens its events with openBatch(seq key, count) publishes them at its end, in
+  one message (publishBatch(events, channel)): the events' JSON texts in order, one a line
+  (joined by "\n"; an event's JSON never holds a raw newline). Readers split a message at its
+  newlines (state/sessionEventHub.ts), so a batch of n events costs one PUBLISH instead of n,
+  and its events reach a subscriber in the order they were stored.
 
   appendEvent(seq key, stream key, channel, event JSON without seq, max length, max bytes)
   returns the event's number.
@@ -26,6 +32,10 @@
   far (before the first reserved one, until it is stored).
   appendNextEvent(events, stream key, channel, event JSON without seq, max length, max bytes)
   stores the next reserved event and returns its number.
+  openBatch(seq key, count) is openEvents whose events are published by publishBatch.
+  publishLive(events, channel, event JSON without seq) publishes a live-only event with the
+  latest number (`live: true`), or adds it to the batch.
+  publishBatch(events, channel) publishes the batch's events in one message, if it has any.
 ]]
 local function entryField(entry, name)
   local fields = entry[2]
@@ -76,8 +86,33 @@ local function appendNextEvent(events, stream, channel, eventJson, maxLen, maxBy
   local id = seq .. '-1'
   redis.call('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', msg, 'b', events.total)
   trimToBytes(stream, events.total, tonumber(maxBytes), id)
-  redis.call('PUBLISH', channel, msg)
+  if events.batch then
+    table.insert(events.batch, msg)
+  else
+    redis.call('PUBLISH', channel, msg)
+  end
   return seq
+end
+
+local function openBatch(seqKey, count)
+  local events = openEvents(seqKey, count)
+  events.batch = {}
+  return events
+end
+
+local function publishLive(events, channel, eventJson)
+  local msg = '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(eventJson, 2)
+  if events.batch then
+    table.insert(events.batch, msg)
+  else
+    redis.call('PUBLISH', channel, msg)
+  end
+end
+
+local function publishBatch(events, channel)
+  if events.batch and #events.batch > 0 then
+    redis.call('PUBLISH', channel, table.concat(events.batch, '\n'))
+  end
 end
 
 local function appendEvent(seqKey, stream, channel, eventJson, maxLen, maxBytes)

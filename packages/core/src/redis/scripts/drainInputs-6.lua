@@ -19,20 +19,5 @@
   Output:
     {-1} not ours · {-2} not the expected length (nothing moved) · {1, id, message, ...}
 ]]
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1} end
-if ARGV[2] ~= '' and redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[2]) then return {-2} end
-local opened = ARGV[3]
-if not opened or opened == '' then opened = redis.call('HGET', KEYS[6], 'order') or '-inf' end
-local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. opened, '+inf')
-local moved = {1}
-for _, id in ipairs(ids) do
-  redis.call('ZREM', KEYS[4], id)
-  local message = redis.call('HGET', KEYS[3], id)
-  if message then
-    redis.call('RPUSH', KEYS[5], message)
-    redis.call('RPUSH', KEYS[2], id)
-    table.insert(moved, id)
-    table.insert(moved, message)
-  end
-end
-return moved
+-- @include drainInputs
+return drainInputs(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2], ARGV[3], nil)

@@ -7,7 +7,11 @@
   therefore sees `agentEnd` exactly when the response is stored, even if the coordinator dies
   here. When nothing waits (no input, follow-up, budget or running mark is left), it also
   releases the lease, as releaseLeaseIfIdle-4 would have after the holder found no next run:
-  the session is idle, in the same step that closed its run. Ids are never parsed here: they arrive as keys and as JSON built by the caller.
+  the session is idle, in the same step that closed its run. The run's events still queued
+  when it closes (ARGV[13..], state/eventBatches.ts) are stored first, as publishEvents-2
+  would have just before this script, whether or not the rest is done; `agentEnd` takes its
+  number in the same INCRBY and is published with them, in one message (publishBatch). Ids
+  are never parsed here: they arrive as keys and as JSON built by the caller.
   Called with a variable number of keys (the first argument is their count).
 
   Input:
@@ -37,14 +41,44 @@
     ARGV[10] the transcript's expected length, or '' (see appendMessages-3)
     ARGV[11] stream max bytes (see appendEvent.lib.lua)
     ARGV[12] the session's usage summary JSON, or '' (left as it is)
+    ARGV[13..] the run's queued events: pairs of kind ('s' stored, 'l' live), event JSON
+      (without seq), as publishEvents-2 takes them
 
   Output:
     1 closed (work waits: the lease is kept) · 2 closed and the lease released (idle)
     · -1 not ours · -2 not the expected length (nothing changed)
 ]]
 -- @include appendEvent
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then return -2 end
+local queued = 0
+for i = 13, #ARGV, 2 do
+  if ARGV[i] == 's' then queued = queued + 1 end
+end
+-- The queued events, in order, numbered from `events` (publishEvents-2's loop).
+local function storeQueued(events)
+  for i = 13, #ARGV, 2 do
+    if ARGV[i] == 's' then
+      appendNextEvent(events, KEYS[6], ARGV[5], ARGV[i + 1], ARGV[7], ARGV[11])
+    else
+      publishLive(events, ARGV[5], ARGV[i + 1])
+    end
+  end
+end
+local refused = nil
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  refused = -1
+elseif ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then
+  refused = -2
+end
+if refused then
+  if #ARGV >= 13 then
+    local events = openBatch(KEYS[5], queued)
+    storeQueued(events)
+    publishBatch(events, ARGV[5])
+  end
+  return refused
+end
+local events = openBatch(KEYS[5], queued + 1)
+storeQueued(events)
 for i = 13, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[12] ~= '' then redis.call('SET', KEYS[12], ARGV[12], 'EX', ARGV[8]) end
 local ids = redis.call('LRANGE', KEYS[3], 0, -1)
@@ -52,7 +86,8 @@ for _, id in ipairs(ids) do
   redis.call('HDEL', KEYS[4], id)
   redis.call('HDEL', KEYS[11], id)
 end
-appendEvent(KEYS[5], KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
+appendNextEvent(events, KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
+publishBatch(events, ARGV[5])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
 for i = 5, 7 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end

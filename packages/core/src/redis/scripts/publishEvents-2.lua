@@ -2,7 +2,8 @@
   Publishes a batch of one session's events, in order, in one step: each stored event as
   publishEvent-2 does (numbered, appended to the capped replay stream, published), each
   live-only event as publishLiveEvent-1 does (published with `live: true` and the number of
-  the latest stored event before it). Their numbers are taken at once (openEvents). The
+  the latest stored event before it). Their numbers are taken at once, and they are published
+  as one message, one event a line (openBatch, publishBatch in appendEvent.lib.lua). The
   events of a batch are the ones a coordinator sent
   one after another on its connection (state/eventBatches.ts), so the stream, the channel and
   the numbers see exactly the order they would have seen one script call each.
@@ -24,12 +25,13 @@ local stored = 0
 for i = 4, #ARGV, 2 do
   if ARGV[i] == 's' then stored = stored + 1 end
 end
-local events = openEvents(KEYS[1], stored)
+local events = openBatch(KEYS[1], stored)
 for i = 4, #ARGV, 2 do
   if ARGV[i] == 's' then
     appendNextEvent(events, KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
   else
-    redis.call('PUBLISH', ARGV[1], '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(ARGV[i + 1], 2))
+    publishLive(events, ARGV[1], ARGV[i + 1])
   end
 end
+publishBatch(events, ARGV[1])
 return events.seq

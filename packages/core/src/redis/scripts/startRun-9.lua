@@ -11,7 +11,9 @@
   adds up its usage from there (`loop/runUsage.ts`). A new run of a session whose tree was
   aborted before the run opened (`abortOnStart`, left by abortChildRun-3.lua for a child run
   no coordinator had taken in) opens aborted, taking the mark: it ends before its first model
-  call.
+  call. A new run opened by a plain input (not aborted) also takes in, as drainInputs-6 would
+  on its first turn, the plain inputs waiting behind that one (submitted after it): the run's
+  first turn drains nothing more from Redis.
 
   Input:
     KEYS[1] lease
@@ -32,9 +34,10 @@
     {-1} not ours · {0} nothing to do · {2, runId, from, order, inputId...} a run is open
     (resume; `from`: the index of its first message in the transcript, '' for a run opened
     without it; `order`: its first input's, '' when unknown) · {1, runId, message, aborted,
-    order} a new run, opened by input `runId` (`aborted`: 1 when it opened aborted, else 0;
-    `order`: that input's, which drainInputs-6 compares later inputs with) · {3, order} a
-    follow-up waits
+    order, id, message, ...} a new run, opened by input `runId` (`aborted`: 1 when it opened
+    aborted, else 0; `order`: that input's, which drainInputs-6 compares later inputs with),
+    then the ids and messages of the inputs it took in behind it · {3, order} a follow-up
+    waits
     · {4} the open run is parked: the lease is released in the same step
     · {5} an older request is on its way: nothing opens yet
 ]]
@@ -52,7 +55,17 @@ if run[2] then
   table.insert(open, 1, 2)
   return open
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', '(' .. ARGV[3])
+-- A request sent in the millisecond of `order` or before, not recorded yet (it may be older):
+-- one given up (sent before ARGV[3]) is dropped when it is the one in the way, so the common
+-- case (none sent, or none older) costs one read.
+local function olderOnItsWay(order)
+  local sameMs = math.floor(tonumber(order) / 1024) * 1024 + 1023
+  local first = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', sameMs, 'LIMIT', 0, 1, 'WITHSCORES')
+  if #first == 0 then return false end
+  if tonumber(first[2]) >= tonumber(ARGV[3]) then return true end
+  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', '(' .. ARGV[3])
+  return #redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', sameMs, 'LIMIT', 0, 1) > 0
+end
 for _ = 1, 1000 do
   local source = KEYS[5]
   local head = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
@@ -62,9 +75,7 @@ for _ = 1, 1000 do
     if #head == 0 then return {0} end
     if tonumber(head[2]) > tonumber(ARGV[2]) then return {3, head[2]} end
   end
-  -- Sent within the same millisecond or before, not recorded yet: it may be older.
-  local sameMs = math.floor(tonumber(head[2]) / 1024) * 1024 + 1023
-  if #redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', sameMs, 'LIMIT', 0, 1) > 0 then return {5} end
+  if olderOnItsWay(head[2]) then return {5} end
   redis.call('ZREM', source, head[1])
   local id = head[1]
   local message = redis.call('HGET', KEYS[4], id)
@@ -77,7 +88,21 @@ for _ = 1, 1000 do
       redis.call('HSET', KEYS[2], 'aborted', '1')
       return {1, id, message, 1, head[2]}
     end
-    return {1, id, message, 0, head[2]}
+    local opened = {1, id, message, 0, head[2]}
+    if source == KEYS[5] then
+      -- The first turn's drain (drainInputs-6), done here: no input is left behind this one.
+      for _, next in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. head[2], '+inf')) do
+        redis.call('ZREM', KEYS[5], next)
+        local joined = redis.call('HGET', KEYS[4], next)
+        if joined then
+          redis.call('RPUSH', KEYS[7], joined)
+          redis.call('RPUSH', KEYS[3], next)
+          table.insert(opened, next)
+          table.insert(opened, joined)
+        end
+      end
+    end
+    return opened
   end
 end
 return {0}

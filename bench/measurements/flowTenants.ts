@@ -112,6 +112,8 @@ async function clearFlood(cluster: FlowCluster, client: YiemClient, sessions: st
 export const measureSmallTenant: FlowPhase = async (cluster, plan, progress) => {
   const client = lineClient(cluster);
   try {
+    // Unloaded means the limit's window is empty too: the previous phase's calls leave it first.
+    await sleep(plan.windowMs + 1000);
     const unloaded: RunMarks[] = [];
     for (let i = 0; i < SMALL_RUNS; i++) unloaded.push(await timeOneRun(client, "small", plan));
     progress(`flow: a flood of ${plan.floodRuns} runs of one tenant, then another's runs`);

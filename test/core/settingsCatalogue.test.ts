@@ -36,7 +36,7 @@ describe("the settings catalogue", () => {
     expect(new Set(envNames).size).toBe(envNames.length);
     const reference = readFileSync(join(repoRoot, "docs/CONFIGURATION.md"), "utf8");
     for (const env of envNames) expect(reference, env).toContain(`| \`${env}\` |`);
-    const rows = reference.split("\n").filter((line) => /^\| `[A-Z_]+` \|/.test(line));
+    const rows = reference.split("\n").filter((line) => /^\| `[A-Z0-9_]+` \|/.test(line));
     expect(rows).toHaveLength(envNames.length);
   });
 

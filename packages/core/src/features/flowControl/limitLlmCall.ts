@@ -61,8 +61,15 @@ export function limitLlmCall(
     const name = callOptions?.tenant;
     const share = name === undefined ? 1 : (settingsOfTenant(options.tenants, name).share ?? 1);
     const tenant = name === undefined ? undefined : { name, share };
-    const call = new LimitedCall(limit, request, signal, log, options, tenant);
-    call.onWait = callOptions?.onGateWait;
+    const call = new LimitedCall(
+      limit,
+      request,
+      signal,
+      log,
+      options,
+      tenant,
+      callOptions?.onGateWait,
+    );
     await call.take();
     const answer = await llmCall(request, signal, call.hooks(callOptions));
     await call.finish(answer);
@@ -77,8 +84,6 @@ class LimitedCall {
   private held = 0;
   private readonly tokens: number;
   private readonly labels: LimitLabels;
-  /** Told when a request of the call has to wait for its turn (`LlmCallOptions.onGateWait`). */
-  onWait: (() => () => void) | undefined;
 
   constructor(
     private readonly limit: ProviderLimit,
@@ -87,6 +92,8 @@ class LimitedCall {
     private readonly log: Logger,
     private readonly options: LimitLlmCallOptions,
     private readonly tenant: CallTenant | undefined,
+    /** Told when a request of the call has to wait for its turn (`LlmCallOptions.onGateWait`). */
+    private readonly onWait: (() => () => void) | undefined,
   ) {
     this.tokens = estimateInputTokens(request) + limit.limit.outputTokens;
     this.labels = { limit: limit.limit.name, ...(tenant ? { tenant: tenant.name } : {}) };

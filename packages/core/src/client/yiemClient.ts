@@ -580,12 +580,19 @@ export class YiemClient {
         (await this.sessionOfRequest(requestId));
       const answer = sessionId ? await this.store.readAnswer(sessionId, requestId) : undefined;
       if (answer) return { status: "completed", answer };
-      const job = await (await this.coordinatorQueue()).getJob(requestId);
+      const queue = await this.coordinatorQueue();
+      const job = await queue.getJob(requestId);
       if (!job) return { status: "unknown" };
       const state = await job.getState();
-      if (state === "failed") return { status: "failed", error: job.failedReason ?? "failed" };
-      if (state === "completed")
-        return { status: "completed", answer: job.returnvalue as RunAnswer };
+      if (state === "failed" || state === "completed") {
+        // The job was read before `getState`: it may have ended in between, without its
+        // answer or reason in the copy read. Read it again.
+        const ended = (await queue.getJob(requestId)) ?? job;
+        if (state === "failed") return { status: "failed", error: ended.failedReason ?? "failed" };
+        const answer = ended.returnvalue as RunAnswer | null;
+        if (answer) return { status: "completed", answer };
+        return { status: "unknown" };
+      }
       if (state !== "active") return { status: "waiting" };
       const parked = sessionId ? await this.command.hget(this.keys.run(sessionId), "parked") : null;
       return parked ? { status: "parked" } : { status: "running" };

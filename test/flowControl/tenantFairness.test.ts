@@ -85,6 +85,17 @@ describe("tenants waiting under a shared provider limit", () => {
     expect(floodBefore).toBeLessThanOrEqual(7); // of 56 waiting: at most two windows' worth
   });
 
+  it("gives the next turn to a tenant with nothing waiting, ahead of a backlog's next call", async () => {
+    const limit = freshLimit(1);
+    // Ids that sort the flood's first: a tie between tags would go to the flood.
+    const flood = callsOf({ name: "a-flood" }, 6);
+    expect(await inLine(limit, flood)).toEqual(["a-flood-0"]);
+    const small = callsOf({ name: "z-small" }, 1);
+    expect(await inLine(limit, small)).toEqual([]);
+    const rounds = await admittedInRounds(limit, [...flood.slice(1), ...small], 2);
+    expect(rounds.flat().slice(0, 2)).toEqual(["z-small-0", "a-flood-1"]);
+  });
+
   it("serves a tenant first come first served among its own calls", async () => {
     const limit = freshLimit(3);
     const calls = callsOf({ name: "one" }, 12);
@@ -122,15 +133,18 @@ describe("tenants waiting under a shared provider limit", () => {
     const limit = freshLimit(1);
     expect(await limit.admit("sent", 10, { name: "a" })).toBe(0);
     const waits = [await limit.admit("next", 10, { name: "a" })];
-    waits.push(await limit.admit("other", 10, { name: "b" }));
+    waits.push(await limit.admit("other", 10, { name: "a" }));
     expect(waits.every((ms) => ms > 0)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 460)); // "sent" leaves the window
     // "other" asks first and admits the head of the line, "next", which has not asked yet.
-    expect(await limit.admit("other", 10, { name: "b" })).toBeGreaterThan(0);
+    expect(await limit.admit("other", 10, { name: "a" })).toBeGreaterThan(0);
     await limit.refused("sent", 1000); // a 429 arrives before "next" was sent
     expect(await limit.admit("next", 10, { name: "a" })).toBeGreaterThan(500);
+    // A tenant with nothing waiting arrives during the pause: "next" stays ahead of it too.
+    expect(await limit.admit("newcomer", 10, { name: "b" })).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 1050));
-    expect(await limit.admit("other", 10, { name: "b" })).toBeGreaterThan(0); // "next" is first
+    expect(await limit.admit("newcomer", 10, { name: "b" })).toBeGreaterThan(0); // "next" is first
+    expect(await limit.admit("other", 10, { name: "a" })).toBeGreaterThan(0);
     expect(await limit.admit("next", 10, { name: "a" })).toBe(0);
   });
 });

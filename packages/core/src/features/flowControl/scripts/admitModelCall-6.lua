@@ -1,9 +1,11 @@
 --[[
   Admits one model call under a shared provider limit, or keeps it waiting in a fair queue.
-  Calls wait in one line ordered by their tenant's fair-share tag (start-time fair queueing):
-  a tenant's next call is tagged `max(served, its last tag) + 1 / share`, so tenants are served
-  in turn (in proportion to their shares) whatever each one has waiting, and within a tenant
-  first come first served. Whoever asks admits, fairest first, every waiting call the limit
+  Calls wait in one line ordered by their start tag (start-time fair queueing): a tenant's next
+  call starts at `max(served, where its last call finished)`, where `served` is the start tag
+  of the call admitted last and a call finishes `1 / share` after its start. Tenants are served
+  in turn (in proportion to their shares) whatever each one has waiting, within a tenant first
+  come first served, and a tenant with nothing waiting goes ahead of a backlog's next call (it
+  starts at `served`, the backlog's next one after it). Whoever asks admits, fairest first, every waiting call the limit
   has room for now (a sliding window log: no window of `window` ms ever holds more requests or
   tokens than the limit), unless the provider's last 429 pauses the limit. A limit of at least
   20 calls a window is also paced (GCRA): admissions are spread at 97 % of its rate with a
@@ -18,8 +20,8 @@
     KEYS[3] paused until (STRING, ms)
     KEYS[4] waiting (ZSET waiting call id → its fair-share tag)
     KEYS[5] wants (HASH waiting call id → the tokens it asks for)
-    KEYS[6] clock (HASH `v` → the largest tag admitted, `t:<tenant>` → a tenant's last tag,
-      `p` → the pacing's theoretical arrival time, ms)
+    KEYS[6] clock (HASH `v` → the largest start tag admitted, `t:<tenant>` → where a tenant's
+      last call finishes, `p` → the pacing's theoretical arrival time, ms)
 
     ARGV[1] call id
     ARGV[2] tokens to reserve (capped at the token limit)
@@ -72,16 +74,18 @@ if admittedAt then
   local reserved = redis.call('HGET', tokens, id) or want
   redis.call('ZREM', calls, id)
   redis.call('HDEL', tokens, id)
-  redis.call('ZADD', waiting, served, id)
+  -- Ahead of the head, and of a newcomer's call (which starts at `served`).
+  local first = redis.call('ZRANGE', waiting, 0, 0, 'WITHSCORES')
+  redis.call('ZADD', waiting, math.min(served, tonumber(first[2] or served)) - 1, id)
   redis.call('HSET', wants, id, reserved)
 end
 
 -- A new call takes its place in line after its tenant's last one.
 if not redis.call('ZSCORE', waiting, id) then
-  local last = tonumber(redis.call('HGET', clock, 't:' .. tenant) or '0')
-  local tag = math.max(served, last) + 1 / share
-  redis.call('HSET', clock, 't:' .. tenant, tag)
-  redis.call('ZADD', waiting, tag, id)
+  local finished = tonumber(redis.call('HGET', clock, 't:' .. tenant) or '0')
+  local start = math.max(served, finished)
+  redis.call('HSET', clock, 't:' .. tenant, start + 1 / share)
+  redis.call('ZADD', waiting, start, id)
   redis.call('HSET', wants, id, want)
 end
 

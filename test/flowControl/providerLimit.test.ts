@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 /** The same fresh limit, as two coordinators hold it (two connections). */
-function sharedLimit(fields: { requests?: number; tokens?: number }) {
+function sharedLimit(fields: { requests?: number; tokens?: number; windowMs?: number }) {
   const name = `model-${randomUUID()}`;
-  const limit = limitOfModel({ [name]: { ...fields, windowMs: 1000 } }, name);
+  const limit = limitOfModel({ [name]: { windowMs: 1000, ...fields } }, name);
   if (!limit || !other) throw new Error("no limit");
   const keys = clusterKeys(t.server.prefix);
   return [new ProviderLimit(t.redis, keys, limit), new ProviderLimit(other, keys, limit)] as const;
@@ -65,6 +65,16 @@ describe("a shared provider limit", () => {
       ),
     );
     expect(Math.max(...turns) - Math.min(...turns)).toBeGreaterThan(200);
+  });
+
+  it("keeps room in a paced limit's burst for a tenant with nothing waiting: its call goes at once past another's backlog", async () => {
+    // A call every 103 ms, a burst of 240 ms: the asks below take far less than a call's time.
+    const [a, b] = sharedLimit({ requests: 100, windowMs: 10_000 });
+    const flood = { name: "flood" };
+    const waits: number[] = [];
+    for (let i = 0; i < 30; i++) waits.push(await a.admit(`flood-${i}`, 10, flood));
+    expect(waits.filter((ms) => ms === 0).length).toBeLessThan(10); // the backlog is paced
+    expect(await b.admit("small-0", 10, { name: "small" })).toBe(0);
   });
 
   it("reserves a call's estimated tokens and corrects them by the answer's usage", async () => {

@@ -5,12 +5,13 @@
   of the call admitted last and a call finishes `1 / share` after its start. Tenants are served
   in turn (in proportion to their shares) whatever each one has waiting, within a tenant first
   come first served, and a tenant with nothing waiting goes ahead of a backlog's next call (it
-  starts at `served`, the backlog's next one after it). Whoever asks admits, fairest first, every waiting call the limit
-  has room for now (a sliding window log: no window of `window` ms ever holds more requests or
+  starts at `served`, the backlog's next one after it). Whoever asks admits, fairest first,
+  every waiting call the limit has room for now (a sliding window log: no window of `window` ms ever holds more requests or
   tokens than the limit), unless the provider's last 429 pauses the limit. A limit of at least
   20 calls a window is also paced (GCRA): admissions are spread at 97 % of its rate with a
   burst of about 2 % of the window, so one tenant's burst never fills a window at once and locks the
-  other tenants out until it leaves it. A call admitted by
+  other tenants out until it leaves it; a backlog leaves a call's room of that burst to
+  tenants with nothing waiting, whose calls go at once. A call admitted by
   another's ask confirms when it asks again; its send time is then counted from that moment.
   A call admitted before a pause that it had not confirmed goes back to the head of the line.
 
@@ -103,9 +104,19 @@ end
 local pacedAt = tonumber(redis.call('HGET', clock, 'p') or '0')
 
 -- The ms until the window holds room for one more call of `need` tokens (0 or less: now).
-local function untilRoom(need)
+-- A call of a tenant with nothing else waiting (`light`: its start tag is not past `served`)
+-- may use the whole burst; a backlog's call leaves one call's room of it (at most half), so a
+-- newcomer's call goes at once, however long the backlog, and the backlog's rate is the same.
+local function untilRoom(need, light)
   local waitMs = 0
-  if paceCost(need) > 0 then waitMs = pacedAt - tolerance - now end
+  local cost = paceCost(need)
+  if cost > 0 then
+    if light then
+      waitMs = pacedAt - tolerance - 1 - now
+    else
+      waitMs = pacedAt - (tolerance - math.min(cost, tolerance / 2)) - now
+    end
+  end
   local count = redis.call('ZCARD', calls)
   if maxRequests > 0 and count >= maxRequests then
     local leaving = redis.call('ZRANGE', calls, count - maxRequests, count - maxRequests, 'WITHSCORES')
@@ -136,7 +147,7 @@ if paused <= now then
     local head = redis.call('ZRANGE', waiting, 0, 0, 'WITHSCORES')
     if #head == 0 then break end
     local need = tonumber(redis.call('HGET', wants, head[1]) or '0')
-    if untilRoom(need) > 0 then break end
+    if untilRoom(need, tonumber(head[2]) <= served) > 0 then break end
     redis.call('ZREM', waiting, head[1])
     redis.call('HDEL', wants, head[1])
     redis.call('ZADD', calls, now, head[1])
@@ -158,8 +169,9 @@ if admitted then return 0 end
 
 -- Still waiting: the head asks again once there is room; the others by their place in line.
 local rank = redis.call('ZRANK', waiting, id)
-local head = redis.call('ZRANGE', waiting, 0, 0)
-local headWait = math.max(paused - now, untilRoom(tonumber(redis.call('HGET', wants, head[1]) or '0')))
+local head = redis.call('ZRANGE', waiting, 0, 0, 'WITHSCORES')
+local headNeed = tonumber(redis.call('HGET', wants, head[1]) or '0')
+local headWait = math.max(paused - now, untilRoom(headNeed, tonumber(head[2]) <= served))
 local perCall = 0
 if maxRequests > 0 then perCall = window / maxRequests end
 if maxTokens > 0 then perCall = math.max(perCall, want * window / maxTokens) end

@@ -69,6 +69,18 @@ async function admittedInRounds(
   return rounds;
 }
 
+/**
+ * Has the waiting `calls` ask again, in this order, a round every 120 ms, until one is
+ * admitted: its id (a limit of one request per window admits one a round). The others wait on.
+ */
+async function nextAdmitted(limit: ProviderLimit, calls: Call[]): Promise<string> {
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    for (const call of calls)
+      if ((await limit.admit(call.id, 10, call.tenant)) === 0) return call.id;
+  }
+}
+
 describe("tenants waiting under a shared provider limit", () => {
   it("admits a tenant's one call ahead of most of another's backlog", async () => {
     const limit = freshLimit(4);
@@ -94,6 +106,21 @@ describe("tenants waiting under a shared provider limit", () => {
     expect(await inLine(limit, small)).toEqual([]);
     const rounds = await admittedInRounds(limit, [...flood.slice(1), ...small], 2);
     expect(rounds.flat().slice(0, 2)).toEqual(["z-small-0", "a-flood-1"]);
+  });
+
+  it("gives a tenant's next call the turn it ties for with a backlog's call", async () => {
+    const limit = freshLimit(1);
+    expect(await inLine(limit, callsOf({ name: "filler" }, 1))).toEqual(["filler-0"]);
+    const flood = callsOf({ name: "a-flood" }, 6); // ids that sort first: a tie by id is theirs
+    const [small0, small1] = callsOf({ name: "z-small" }, 2) as [Call, Call];
+    expect(await inLine(limit, flood)).toEqual([]);
+    expect(await nextAdmitted(limit, flood)).toBe("a-flood-0");
+    expect(await inLine(limit, [small0])).toEqual([]);
+    expect(await nextAdmitted(limit, [...flood.slice(1), small0])).toBe("z-small-0");
+    // Its next call starts where its first finished, as the flood's next does.
+    expect(await inLine(limit, [small1])).toEqual([]);
+    expect(await nextAdmitted(limit, [...flood.slice(1), small1])).toBe("z-small-1");
+    expect(await nextAdmitted(limit, flood.slice(1))).toBe("a-flood-1");
   });
 
   it("serves a tenant first come first served among its own calls", async () => {

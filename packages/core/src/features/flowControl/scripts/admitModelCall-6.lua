@@ -22,7 +22,8 @@
     KEYS[4] waiting (ZSET waiting call id → its fair-share tag)
     KEYS[5] wants (HASH waiting call id → the tokens it asks for)
     KEYS[6] clock (HASH `v` → the largest start tag admitted, `t:<tenant>` → where a tenant's
-      last call finishes, `p` → the pacing's theoretical arrival time, ms)
+      last call finishes, `w:<tenant>` → its last call's id, `p` → the pacing's theoretical
+      arrival time, ms)
 
     ARGV[1] call id
     ARGV[2] tokens to reserve (capped at the token limit)
@@ -81,12 +82,16 @@ if admittedAt then
   redis.call('HSET', wants, id, reserved)
 end
 
--- A new call takes its place in line after its tenant's last one.
+-- A new call takes its place in line after its tenant's last one. Queued behind a call of its
+-- own tenant still waiting, it sorts just after another tenant's call of the same start tag:
+-- a tenant with nothing waiting wins the tie against a backlog.
 if not redis.call('ZSCORE', waiting, id) then
   local finished = tonumber(redis.call('HGET', clock, 't:' .. tenant) or '0')
   local start = math.max(served, finished)
-  redis.call('HSET', clock, 't:' .. tenant, start + 1 / share)
-  redis.call('ZADD', waiting, start, id)
+  local previous = redis.call('HGET', clock, 'w:' .. tenant)
+  local behind = previous and redis.call('ZSCORE', waiting, previous)
+  redis.call('HSET', clock, 't:' .. tenant, start + 1 / share, 'w:' .. tenant, id)
+  redis.call('ZADD', waiting, behind and start + 1e-6 or start, id)
   redis.call('HSET', wants, id, want)
 end
 

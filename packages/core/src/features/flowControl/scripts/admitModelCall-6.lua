@@ -20,7 +20,8 @@
     KEYS[2] tokens (HASH admitted call id → tokens reserved)
     KEYS[3] paused until (STRING, ms)
     KEYS[4] waiting (ZSET waiting call id → its fair-share tag)
-    KEYS[5] wants (HASH waiting call id → the tokens it asks for)
+    KEYS[5] wants (HASH waiting call id → the tokens it asks for; `~<id>` → its tenant, when
+      it was queued with none of its tenant's calls waiting)
     KEYS[6] clock (HASH `v` → the largest start tag admitted, `t:<tenant>` → where a tenant's
       last call finishes, `w:<tenant>` → its last call's id, `p` → the pacing's theoretical
       arrival time, ms)
@@ -82,17 +83,23 @@ if admittedAt then
   redis.call('HSET', wants, id, reserved)
 end
 
--- A new call takes its place in line after its tenant's last one. Queued behind a call of its
--- own tenant still waiting, it sorts just after another tenant's call of the same start tag:
--- a tenant with nothing waiting wins the tie against a backlog.
+-- A new call takes its place in line after its tenant's last one. Queued with none of its
+-- tenant's calls waiting (`light`, marked `~<id>` in `wants`), it sorts just before a
+-- backlog's call of the same start tag: a tenant with nothing waiting wins the tie.
+local TIE = 1e-6
 if not redis.call('ZSCORE', waiting, id) then
   local finished = tonumber(redis.call('HGET', clock, 't:' .. tenant) or '0')
   local start = math.max(served, finished)
   local previous = redis.call('HGET', clock, 'w:' .. tenant)
   local behind = previous and redis.call('ZSCORE', waiting, previous)
   redis.call('HSET', clock, 't:' .. tenant, start + 1 / share, 'w:' .. tenant, id)
-  redis.call('ZADD', waiting, behind and start + 1e-6 or start, id)
   redis.call('HSET', wants, id, want)
+  if behind then
+    redis.call('ZADD', waiting, start, id)
+  else
+    redis.call('ZADD', waiting, start - TIE, id)
+    redis.call('HSET', wants, '~' .. id, tenant)
+  end
 end
 
 -- Pacing: the ms each admission of `need` tokens moves the pacing clock on (0: not paced).
@@ -109,8 +116,7 @@ end
 local pacedAt = tonumber(redis.call('HGET', clock, 'p') or '0')
 
 -- The ms until the window holds room for one more call of `need` tokens (0 or less: now).
--- A call of a tenant with nothing else waiting (`light`: its start tag is not past `served`)
--- may use the whole burst; a backlog's call leaves one call's room of it (at most half), so a
+-- A call of a tenant with nothing else waiting (`light`) may use the whole burst; a backlog's call leaves one call's room of it (at most half), so a
 -- newcomer's call goes at once, however long the backlog, and the backlog's rate is the same.
 local function untilRoom(need, light)
   local waitMs = 0
@@ -145,6 +151,16 @@ local function untilRoom(need, light)
   return waitMs
 end
 
+-- Whether waiting call `waitingId` (its score `score`) may use the whole burst (see
+-- `untilRoom`): queued with none of its tenant's calls waiting, and none queued since; and its
+-- start tag.
+local function lightAndStart(waitingId, score)
+  local tag = tonumber(score)
+  local marked = redis.call('HGET', wants, '~' .. waitingId)
+  if not marked then return false, tag end
+  return redis.call('HGET', clock, 'w:' .. marked) == waitingId, tag + TIE
+end
+
 -- Whoever asks admits, fairest first, every waiting call there is room for now.
 local admitted = false
 if paused <= now then
@@ -152,9 +168,10 @@ if paused <= now then
     local head = redis.call('ZRANGE', waiting, 0, 0, 'WITHSCORES')
     if #head == 0 then break end
     local need = tonumber(redis.call('HGET', wants, head[1]) or '0')
-    if untilRoom(need, tonumber(head[2]) <= served) > 0 then break end
+    local light, start = lightAndStart(head[1], head[2])
+    if untilRoom(need, light) > 0 then break end
     redis.call('ZREM', waiting, head[1])
-    redis.call('HDEL', wants, head[1])
+    redis.call('HDEL', wants, head[1], '~' .. head[1])
     redis.call('ZADD', calls, now, head[1])
     redis.call('HSET', tokens, head[1], need)
     local cost = paceCost(need)
@@ -162,8 +179,8 @@ if paused <= now then
       pacedAt = math.max(pacedAt, now) + cost
       redis.call('HSET', clock, 'p', pacedAt)
     end
-    if tonumber(head[2]) > served then
-      served = tonumber(head[2])
+    if start > served then
+      served = start
       redis.call('HSET', clock, 'v', served)
     end
     if head[1] == id then admitted = true end
@@ -176,7 +193,7 @@ if admitted then return 0 end
 local rank = redis.call('ZRANK', waiting, id)
 local head = redis.call('ZRANGE', waiting, 0, 0, 'WITHSCORES')
 local headNeed = tonumber(redis.call('HGET', wants, head[1]) or '0')
-local headWait = math.max(paused - now, untilRoom(headNeed, tonumber(head[2]) <= served))
+local headWait = math.max(paused - now, untilRoom(headNeed, (lightAndStart(head[1], head[2]))))
 local perCall = 0
 if maxRequests > 0 then perCall = window / maxRequests end
 if maxTokens > 0 then perCall = math.max(perCall, want * window / maxTokens) end

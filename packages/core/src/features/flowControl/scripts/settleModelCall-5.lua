@@ -10,7 +10,7 @@
     KEYS[2] tokens (HASH admitted call id → tokens reserved)
     KEYS[3] paused until (STRING, ms)
     KEYS[4] waiting (ZSET waiting call id → its fair-share tag)
-    KEYS[5] wants (HASH waiting call id → the tokens it asks for)
+    KEYS[5] wants (HASH waiting call id → the tokens it asks for, and `~<id>` fields)
 
     ARGV[1] call id
     ARGV[2] what: "tokens", "tokensFromNow", "cancel" or "refused"
@@ -26,7 +26,7 @@ if what == 'cancel' then
   redis.call('ZREM', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('ZREM', KEYS[4], id)
-  redis.call('HDEL', KEYS[5], id)
+  redis.call('HDEL', KEYS[5], id, '~' .. id)
   return 1
 end
 if what == 'tokens' or what == 'tokensFromNow' then

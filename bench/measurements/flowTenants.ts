@@ -4,7 +4,10 @@
  *
  * - `flowSmallTenantRatio`: a tenant's one run while another tenant's flood of `floodRuns`
  *   runs waits (sent first, through a client with `tenantLine`), its answer time ÷ its
- *   unloaded answer time plus one model call (medians of `SMALL_RUNS` runs each);
+ *   unloaded answer time plus one model call (medians of `SMALL_RUNS` runs each, sent
+ *   `SMALL_RUN_GAP_MS` apart: each is the tenant's one run. Sent back to back they would be a
+ *   stream of the tenant's runs, which the fair line serves at its share of the limit: half of
+ *   it beside one other tenant, a call every two of the limit's call intervals);
  * - `flowBudgetOverrun`: a tenant with a budget per day of `budgetCalls` model calls
  *   (`YIEM_TENANTS`) sends `budgetRuns` runs at once (two model calls each): the model calls
  *   the provider received for it beyond the budget.
@@ -19,6 +22,9 @@ import type { FlowCluster, FlowPhase } from "./flowTypes.js";
 
 /** How many runs of the small tenant each median is taken over. */
 const SMALL_RUNS = 5;
+
+/** The pause between two of the small tenant's runs, so that each is its one run. */
+const SMALL_RUN_GAP_MS = 1000;
 
 /** The flood is sent this many runs at a time. */
 const SEND_BATCH = 200;
@@ -115,12 +121,18 @@ export const measureSmallTenant: FlowPhase = async (cluster, plan, progress) => 
     // Unloaded means the limit's window is empty too: the previous phase's calls leave it first.
     await sleep(plan.windowMs + 1000);
     const unloaded: RunMarks[] = [];
-    for (let i = 0; i < SMALL_RUNS; i++) unloaded.push(await timeOneRun(client, "small", plan));
+    for (let i = 0; i < SMALL_RUNS; i++) {
+      if (i > 0) await sleep(SMALL_RUN_GAP_MS);
+      unloaded.push(await timeOneRun(client, "small", plan));
+    }
     progress(`flow: a flood of ${plan.floodRuns} runs of one tenant, then another's runs`);
     const flood = await sendFlood(client, "flood", plan.floodRuns);
     const loaded: RunMarks[] = [];
     const before = await waitsOf(cluster, "small");
-    for (let i = 0; i < SMALL_RUNS; i++) loaded.push(await timeOneRun(client, "small", plan));
+    for (let i = 0; i < SMALL_RUNS; i++) {
+      await sleep(SMALL_RUN_GAP_MS); // the first one too: the flood has begun to wait
+      loaded.push(await timeOneRun(client, "small", plan));
+    }
     const after = await waitsOf(cluster, "small");
     await clearFlood(cluster, client, flood);
     const ends = (runs: RunMarks[]) => median(runs.map((r) => r.endedMs));

@@ -60,12 +60,17 @@ ${tenantText(f)}`;
 function tenantText(f: Flow): string {
   const t = f.tenantDetail;
   if (!t) return "The tenant phases did not run.";
-  return `Then, on the same cluster: \`flowSmallTenantRatio\` is a tenant's one run (median of 5) while
+  return `Then, on the same cluster: \`flowSmallTenantRatio\` is a tenant's one run (median of 5, sent a second
+apart so that each is the tenant's one run) while
 another tenant's flood of ${count(t.flood)} runs waits, sent first through a client with \`tenantLine\`
 (${num(t.unloadedMs, 0)} ms alone, ${num(t.loadedMs, 0)} ms behind the flood), over its time alone plus one model
 call (${f.plan.modelDelayMs} ms); \`flowBudgetOverrun\` is the model calls beyond its budget per day of
 ${f.plan.budgetCalls} that a tenant's ${f.plan.budgetRuns} runs sent at once made (${f.budgetCallsMade ?? "?"} made).
-${startText(t)}`;
+${startText(t)}
+
+Sent back to back, a tenant's runs are a stream, which the fair line serves
+at the tenant's share of the limit (half of it beside the flood: a model call every two of the
+limit's call intervals, about 190 ms here), not ahead of the flood.`;
 }
 
 /** Where the small tenant's time under the flood went: waiting to start, or in its model calls. */

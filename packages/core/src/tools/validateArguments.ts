@@ -10,11 +10,15 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 // Schema `pattern`s run on RE2 (linear time), so an argument string built to make a pattern
 // backtrack cannot stall a coordinator. RE2 has no look-arounds or back-references; a schema
 // that needs them is reported as invalid.
-const { RE2 } = createRequire(import.meta.url)("re2-wasm") as {
-  RE2: new (pattern: string, flags: string) => { test(input: string): boolean };
-};
+// RE2 is loaded at the first schema with a pattern: compiling its WebAssembly took about a
+// tenth of a process's start, and most tools have no pattern.
+type Re2Class = new (pattern: string, flags: string) => { test(input: string): boolean };
+let RE2: Re2Class | undefined;
 const re2Engine = Object.assign(
-  (pattern: string, flags: string) => new RE2(pattern, flags.includes("u") ? flags : `${flags}u`),
+  (pattern: string, flags: string) => {
+    RE2 ??= (createRequire(import.meta.url)("re2-wasm") as { RE2: Re2Class }).RE2;
+    return new RE2(pattern, flags.includes("u") ? flags : `${flags}u`);
+  },
   {
     code: 'require("re2-wasm").RE2',
   },

@@ -1,16 +1,10 @@
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type CallToolResult,
-  McpError,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../ops/logger.js";
+import { loadMcpClientSdk, type McpClientSdk } from "./mcpClientSdk.js";
 import type { McpServerConfig } from "./mcpConfig.js";
 import { McpServerDownError, McpServerLostError, McpToolListError } from "./mcpErrors.js";
 import { nextRestartDelayMs, RESTART_BACKOFF } from "./restartBackoff.js";
@@ -27,6 +21,8 @@ export interface McpServerListener {
 export type McpServerState = "up" | "down" | "closed";
 
 interface Session {
+  /** The SDK the session was made with (loaded on the first connect). */
+  sdk: McpClientSdk;
   client: Client;
   transport: Transport;
   /** Rejects with `McpServerLostError` once the session is lost; calls race it. */
@@ -106,7 +102,8 @@ export class McpServerConnection {
       return (await Promise.race([call, session.lost])) as CallToolResult;
     } catch (err) {
       // A transport failure (an HTTP server gone) is a reason to check on the server now.
-      if (!(err instanceof McpError) && !options.signal?.aborted) void this.checkHealth(session);
+      if (!(err instanceof session.sdk.McpError) && !options.signal?.aborted)
+        void this.checkHealth(session);
       throw err;
     }
   }
@@ -148,21 +145,21 @@ export class McpServerConnection {
     clearInterval(session.pingTimer);
     clearTimeout(session.refresh.timer);
     session.lose(`MCP server "${this.config.name}" was closed (the worker is stopping)`);
-    if (session.transport instanceof StreamableHTTPClientTransport) {
+    if (session.transport instanceof session.sdk.StreamableHTTPClientTransport) {
       // Ends the server's session too, so it does not wait for a client that is gone.
       await session.transport.terminateSession().catch(() => undefined);
     }
     await session.client.close().catch(() => undefined);
   }
 
-  private createTransport(): Transport {
+  private createTransport(sdk: McpClientSdk): Transport {
     const { config } = this;
     if (config.transport === "http") {
-      return new StreamableHTTPClientTransport(new URL(config.url), {
+      return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
       });
     }
-    const transport = new StdioClientTransport({
+    const transport = new sdk.StdioClientTransport({
       command: config.command,
       args: config.args,
       env: config.env,
@@ -185,28 +182,33 @@ export class McpServerConnection {
     });
   }
 
-  private newSession(client: Client, transport: Transport): Session {
+  private newSession(sdk: McpClientSdk, client: Client, transport: Transport): Session {
     let lose: (reason: string) => void = () => undefined;
     const lost = new Promise<never>((_resolve, reject) => {
       lose = (reason) => reject(new McpServerLostError(reason));
     });
     lost.catch(() => undefined); // only calls in flight care
     const refresh: RefreshState = { running: false, wanted: false, lastAt: Date.now() };
-    return { client, transport, lost, lose, upSince: Date.now(), refresh };
+    return { sdk, client, transport, lost, lose, upSince: Date.now(), refresh };
   }
 
   private async connect(): Promise<void> {
     if (this.closed) return;
     const { name } = this.config;
-    const transport = this.createTransport();
-    const client = new Client({ name: "yiem-tool-worker", version: "0.1.0" }, { capabilities: {} });
-    const session = this.newSession(client, transport);
+    const sdk = await loadMcpClientSdk();
+    if (this.closed) return;
+    const transport = this.createTransport(sdk);
+    const client = new sdk.Client(
+      { name: "yiem-tool-worker", version: "0.1.0" },
+      { capabilities: {} },
+    );
+    const session = this.newSession(sdk, client, transport);
     client.onerror = (err) =>
       this.log.debug({ mcpServer: name, err: err.message }, "mcp transport error");
     client.onclose = () => this.lose(session, this.closeReason());
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () =>
         this.requestRefresh(session),
       );
       const tools = await this.listAllTools(client);

@@ -3,6 +3,7 @@ import {
   type AgentEvent,
   clusterKeys,
   connectRedis,
+  latestSeq,
   type RedisClient,
   readEventsAfter,
   sumRunUsage,
@@ -73,7 +74,7 @@ describe("event batches", () => {
     expect(stored.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it("takes a batch's numbers and the stream's byte total once, with the same totals as one event at a time", async () => {
+  it("takes a batch's numbers and the stream's byte total from one read of its newest entry, with the same totals as one event at a time", async () => {
     const sessionId = randomUUID();
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
     await publisher.emit(turnStart()); // loads the scripts
@@ -83,14 +84,30 @@ describe("event batches", () => {
     const before = await reads();
     for (let i = 0; i < 5; i++) await publisher.emit(turnStart());
     await publisher.flush();
-    expect((await reads()) - before).toBe(2);
+    expect((await reads()) - before).toBe(1); // no counter: the newest entry's id numbers them
     const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
     let total = 0;
     for (const [id, fields] of entries) {
       total += (fields[1] ?? "").length;
       expect([id, fields[3]]).toEqual([`${JSON.parse(fields[1] ?? "").seq}-1`, String(total)]);
     }
-    expect(await redis.get(keys().seq(sessionId))).toBe("7");
+    expect(await latestSeq(redis, keys(), sessionId)).toBe(7);
+    expect(await redis.exists(keys().seq(sessionId))).toBe(0);
+  });
+
+  it("goes on numbering a session's events from its stream's newest entry, whatever its old counter says", async () => {
+    const sessionId = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    for (let i = 0; i < 3; i++) await publisher.emit(turnStart());
+    await publisher.flush();
+    await redis.xtrim(keys().stream(sessionId), "MAXLEN", 1); // only the newest stays
+    await redis.set(keys().seq(sessionId), "1"); // an earlier version's counter, out of step
+    await publisher.emit(turnStart());
+    void publisher.emitLive(textDelta("d"));
+    await publisher.flush();
+    const stored = await readEventsAfter(redis, keys(), sessionId, 0);
+    expect(stored.map((event) => event.seq)).toEqual([3, 4]);
+    expect(await latestSeq(redis, keys(), sessionId)).toBe(4);
   });
 
   it("runs queued events before any command sent after them on the same connection", async () => {

@@ -272,7 +272,7 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
       caps.maxBytes,
     );
   } else if (writes.length === 2) {
-    reply = scripts.yiemPublishLiveEvent(keys.seq(sessionId), channel, json);
+    reply = scripts.yiemPublishLiveEvent(keys.stream(sessionId), channel, json);
   } else {
     reply = scripts.yiemPublishEvents(
       keys.seq(sessionId),

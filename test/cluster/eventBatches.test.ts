@@ -8,8 +8,15 @@ import {
   readEventsAfter,
   sumRunUsage,
 } from "@yiem/core";
-import { createEventPublisher, NOT_AS_EXPECTED, SessionStore } from "@yiem/core/internal";
+import {
+  createEventPublisher,
+  DURABLE_CONNECTION,
+  NOT_AS_EXPECTED,
+  SessionStore,
+} from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
 
@@ -148,6 +155,37 @@ describe("event batches", () => {
     // Read on another connection once that command was answered: the event was ahead of it.
     expect(await observer.xlen(keys().stream(sessionId))).toBe(1);
     await publisher.flush();
+  });
+
+  it("keeps a session's queued events queued past BullMQ's take of a job, and sends them ahead of a job's add", async () => {
+    const sessionId = randomUUID();
+    const name = `q-${sessionId}`;
+    const own = connectRedis(server.url, DURABLE_CONNECTION); // a worker's: BullMQ blocks on it
+    const bull = { connection: own, prefix: keys().bullPrefix };
+    const queue = new Queue(name, bull);
+    const worker = new Worker(name, undefined, { ...bull, autorun: false });
+    await queue.add("job", {}, { jobId: "first" }); // loads BullMQ's scripts on the connection
+    const order: string[] = [];
+    const monitor = await new Redis(server.url).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
+      const sent = args.slice(3).join(" ");
+      if (sent.includes(keys().stream(sessionId))) order.push("events");
+      else if (sent.includes(`${name}:wait`)) order.push(args[2] === "11" ? "take" : "add");
+    });
+    const publisher = createEventPublisher(own, keys(), { sessionId, runId: "r1" });
+    void publisher.emit(turnStart());
+    const taken = await worker.getNextJob("token-1"); // no event waits on a take: not sent first
+    void publisher.emit(turnStart());
+    await queue.add("job", {}, { jobId: "second" }); // a job goes behind its call's events
+    await publisher.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // MONITOR's last lines
+    monitor.disconnect();
+    await worker.close();
+    await queue.close();
+    await own.quit();
+    expect(taken?.id).toBe("first");
+    expect(order).toEqual(["take", "events", "events", "add"]);
   });
 
   it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {

@@ -1,3 +1,4 @@
+import { nameOfScript } from "../redis/definedScripts.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
@@ -99,7 +100,8 @@ const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
  * what is queued, so Redis runs each queued write before any command the code sent after it
  * (a tool job added after its call's `toolExecStart`, the script that closes a run). A command
  * on one session's keys alone sends that session's writes only (another session's stay queued
- * for the end of the pass, and may still join the events that session sends next). One per
+ * for the end of the pass, and may still join the events that session sends next); BullMQ's
+ * take, completion and lock extension of a job send none (`EVENT_FREE_SCRIPTS`). One per
  * connection, made on first use.
  *
  * @example await eventBatchesOf(redis, keys).add(sessionId, "stored", busEventJson(event, origin), caps)
@@ -147,7 +149,9 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     }
   };
   const sessionKeys = `${keys.prefix}:s:{`;
+  const scriptName = nameOfScript(redis);
   sendQueuedFirst(redis, (command) => {
+    if (needsNoEvents(command, scriptName)) return;
     const sessionId = sessionOfCommand(command, sessionKeys);
     if (sessionId === undefined) send();
     else sendSession(sessionId);
@@ -306,6 +310,33 @@ const ONE_KEY_COMMANDS = new Set([
   "xrange",
   "xrevrange",
 ]);
+
+/**
+ * Scripts no queued event needs to be ahead of: BullMQ's take of a job (`moveToActive`), its
+ * completion or failure (`moveToFinished`: a request job completes after the script that
+ * closed its run stored the run's events, awaited) and lock extensions, and Yiem's claim of a
+ * request's session (in the job's hash). Under load a coordinator sends them between every
+ * other run's events, and each would cut every session's queued events into one more script.
+ * A job's add is not among them: it goes behind its call's `toolExecStart`.
+ */
+const EVENT_FREE_SCRIPTS = new Set([
+  "moveToActive",
+  "moveToFinished",
+  "extendLock",
+  "extendLocks",
+  "yiemClaimRequestSession",
+]);
+
+/** Whether `command` is an `EVALSHA` of an `EVENT_FREE_SCRIPTS` script (`scriptName` names it). */
+function needsNoEvents(
+  command: SentCommand,
+  scriptName: (sha: string) => string | undefined,
+): boolean {
+  if (command.name !== "evalsha") return false;
+  const sha = command.args?.[0];
+  const name = typeof sha === "string" ? scriptName(sha) : undefined;
+  return name !== undefined && EVENT_FREE_SCRIPTS.has(name);
+}
 
 /**
  * The session whose keys `command` alone touches: a script whose first key is a session's

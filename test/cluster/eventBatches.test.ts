@@ -244,6 +244,33 @@ describe("event batches", () => {
     expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["c0", "c1", "c2"]);
   });
 
+  it("sends a final answer's append in the script of the streamed text before it", async () => {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    // Every script either way loaded first: the measure starts warm.
+    await store.appendMany(sessionId, "t1", [toolResultMessage("c0")]);
+    await store.append(sessionId, "t1", toolResultMessage("c1"));
+    void publisher.emitLive(textDelta("wa"));
+    void publisher.emitLive(textDelta("rm"));
+    await publisher.flush();
+    const before = await scriptCalls();
+    void publisher.emitLive(textDelta("do"));
+    void publisher.emitLive(textDelta("ne"));
+    const answer = finalAnswer();
+    expect(await store.append(sessionId, "t1", answer, 2)).toBe(true);
+    expect((await scriptCalls()) - before).toBe(1);
+    const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).role)).toEqual([
+      "toolResult",
+      "toolResult",
+      "assistant",
+    ]);
+    expect(await store.append(sessionId, "t1", answer, 2)).toBe(true); // a resend: not twice
+    expect(await redis.llen(keys().messages(sessionId))).toBe(3);
+  });
+
   it("sends the next turn's drain in the script of the results' append, proven by it", async () => {
     const sessionId = randomUUID();
     const store = new SessionStore(redis, keys());

@@ -11,6 +11,7 @@ import {
 import {
   createEventPublisher,
   DURABLE_CONNECTION,
+  eventBatchesOf,
   NOT_AS_EXPECTED,
   SessionStore,
 } from "@yiem/core/internal";
@@ -186,6 +187,35 @@ describe("event batches", () => {
     await own.quit();
     expect(taken?.id).toBe("first");
     expect(order).toEqual(["take", "events", "events", "add"]);
+  });
+
+  it("sends a tool job's add behind its own session's events only, the ones sent first for it", async () => {
+    const [own, other] = [randomUUID(), randomUUID()];
+    const name = "tools-batches";
+    const connection = connectRedis(server.url, DURABLE_CONNECTION);
+    const queue = new Queue(name, { connection, prefix: keys().bullPrefix });
+    await queue.add("warm", {}, { jobId: `warm-${own}` }); // loads BullMQ's scripts
+    const order: string[] = [];
+    const monitor = await new Redis(server.url).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
+      const sent = args.slice(3).join(" ");
+      if (sent.includes(keys().stream(own))) order.push("own events");
+      else if (sent.includes(keys().stream(other))) order.push("other events");
+      else if (sent.includes(`${name}:wait`)) order.push("add");
+    });
+    const publishers = [own, other].map((sessionId) =>
+      createEventPublisher(connection, keys(), { sessionId, runId: "r1" }),
+    );
+    for (const publisher of publishers) void publisher.emit(turnStart());
+    eventBatchesOf(connection, keys()).sendSession(own); // what the remote executor does first
+    await queue.add("call", {}, { jobId: `call-${own}` });
+    await Promise.all(publishers.map((publisher) => publisher.flush()));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // MONITOR's last lines
+    monitor.disconnect();
+    await queue.close();
+    await connection.quit();
+    expect(order).toEqual(["own events", "add", "other events"]);
   });
 
   it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {

@@ -80,6 +80,8 @@ export interface EventBatches {
   take(sessionId: string): TakenEvents | undefined;
   /** Sends everything queued now. */
   send(): void;
+  /** Sends `sessionId`'s queued writes now, if any (ahead of a tool job's add: see `needsNoEvents`). */
+  sendSession(sessionId: string): void;
 }
 
 /** A session's queued events, taken out of the queue (`EventBatches.take`). */
@@ -150,8 +152,9 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
   };
   const sessionKeys = `${keys.prefix}:s:{`;
   const scriptName = nameOfScript(redis);
+  const toolQueues = [`${keys.bullPrefix}:tools-`, `${keys.bullPrefix}:{tools-`];
   sendQueuedFirst(redis, (command) => {
-    if (needsNoEvents(command, scriptName)) return;
+    if (needsNoEvents(command, scriptName, toolQueues)) return;
     const sessionId = sessionOfCommand(command, sessionKeys);
     if (sessionId === undefined) send();
     else sendSession(sessionId);
@@ -187,6 +190,7 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       };
     },
     send,
+    sendSession,
   };
 }
 
@@ -327,14 +331,23 @@ const EVENT_FREE_SCRIPTS = new Set([
   "yiemClaimRequestSession",
 ]);
 
-/** Whether `command` is an `EVALSHA` of an `EVENT_FREE_SCRIPTS` script (`scriptName` names it). */
+/**
+ * Whether `command` is an `EVALSHA` of an `EVENT_FREE_SCRIPTS` script (`scriptName` names it),
+ * or of BullMQ's add of a job to a tool queue (a key beginning with one of `toolQueues`): the
+ * coordinator sends the session's queued events, its call's `toolExecStart`, right before
+ * each such add itself (`RemoteExecutorOptions.beforeAdd`), and no other session's events
+ * need to go ahead of it.
+ */
 function needsNoEvents(
   command: SentCommand,
   scriptName: (sha: string) => string | undefined,
+  toolQueues: string[],
 ): boolean {
   if (command.name !== "evalsha") return false;
-  const sha = command.args?.[0];
+  const [sha, , firstKey] = command.args ?? [];
   const name = typeof sha === "string" ? scriptName(sha) : undefined;
+  if (name === "addStandardJob")
+    return typeof firstKey === "string" && toolQueues.some((start) => firstKey.startsWith(start));
   return name !== undefined && EVENT_FREE_SCRIPTS.has(name);
 }
 

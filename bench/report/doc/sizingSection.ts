@@ -142,6 +142,23 @@ machine whose ${shaped.cores} cores every process shares (and others' work too, 
 at the top); on cores of their own the same work may cost less.`;
 }
 
+/**
+ * Where a run's commands come from, as `bench/monitorRuns.ts` attributes them (its own run,
+ * not part of `npm run bench`: the figures are written here by hand when it is run again).
+ */
+const MONITOR_RUNS_WORDS = `Where they come from: \`bench/monitorRuns.ts\` (\`npm run build\`, then
+\`npx tsx --conditions=yiem-source bench/monitorRuns.ts --runs 100\`) watches the \`sessions\`
+shape (two model calls, two parallel tool calls on two worker processes) with \`MONITOR\` and
+attributes every command, scripts' inner ones included, to the process and script that sent
+it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
+100 runs in one \`addBulk\`, four runs of the bench on the code of issue 31's last cut:
+**about 228 commands per run** (227.0–230.6): **BullMQ's scripts about 125** (in one of the
+runs: adding a request and two tool jobs 30, taking them 24.6, finishing them 72.8 with the
+workers' fetch of their next job), **Yiem's scripts about 95.5**, plain commands about 7. Before issue 31's cuts of this round: 241.7
+(BullMQ 126.2, Yiem 108.5, plain 7.1). One run after another (\`--sequential --runs 20\`):
+279.1 (BullMQ 169.3, Yiem 95.6, plain 14.3), where it was 288.4 (170.7, 103.8, 14.0); BullMQ
+costs more there because each take that finds nothing still runs its script.`;
+
 /** Past one coordinator: one against two, commands per run, the sizing rule, 10,000 sessions. */
 export function sizingSection(m: Measured, sessions10k: Sessions10kRecord[]): string {
   return `## Past one coordinator
@@ -151,6 +168,8 @@ ${coordinatorsWords(m.sessions)}
 ### Redis commands per run
 
 ${commandsWords(m)}
+
+${MONITOR_RUNS_WORDS}
 
 ${sizingRule(m)}
 

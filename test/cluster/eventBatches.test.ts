@@ -3,12 +3,21 @@ import {
   type AgentEvent,
   clusterKeys,
   connectRedis,
+  latestSeq,
   type RedisClient,
   readEventsAfter,
   sumRunUsage,
 } from "@yiem/core";
-import { createEventPublisher, NOT_AS_EXPECTED, SessionStore } from "@yiem/core/internal";
+import {
+  createEventPublisher,
+  DURABLE_CONNECTION,
+  eventBatchesOf,
+  NOT_AS_EXPECTED,
+  SessionStore,
+} from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
 
@@ -73,7 +82,7 @@ describe("event batches", () => {
     expect(stored.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it("takes a batch's numbers and the stream's byte total once, with the same totals as one event at a time", async () => {
+  it("takes a batch's numbers and the stream's byte total from one read of its newest entry, with the same totals as one event at a time", async () => {
     const sessionId = randomUUID();
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
     await publisher.emit(turnStart()); // loads the scripts
@@ -83,14 +92,30 @@ describe("event batches", () => {
     const before = await reads();
     for (let i = 0; i < 5; i++) await publisher.emit(turnStart());
     await publisher.flush();
-    expect((await reads()) - before).toBe(2);
+    expect((await reads()) - before).toBe(1); // no counter: the newest entry's id numbers them
     const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
     let total = 0;
     for (const [id, fields] of entries) {
       total += (fields[1] ?? "").length;
       expect([id, fields[3]]).toEqual([`${JSON.parse(fields[1] ?? "").seq}-1`, String(total)]);
     }
-    expect(await redis.get(keys().seq(sessionId))).toBe("7");
+    expect(await latestSeq(redis, keys(), sessionId)).toBe(7);
+    expect(await redis.exists(keys().seq(sessionId))).toBe(0);
+  });
+
+  it("goes on numbering a session's events from its stream's newest entry, whatever its old counter says", async () => {
+    const sessionId = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    for (let i = 0; i < 3; i++) await publisher.emit(turnStart());
+    await publisher.flush();
+    await redis.xtrim(keys().stream(sessionId), "MAXLEN", 1); // only the newest stays
+    await redis.set(keys().seq(sessionId), "1"); // an earlier version's counter, out of step
+    await publisher.emit(turnStart());
+    void publisher.emitLive(textDelta("d"));
+    await publisher.flush();
+    const stored = await readEventsAfter(redis, keys(), sessionId, 0);
+    expect(stored.map((event) => event.seq)).toEqual([3, 4]);
+    expect(await latestSeq(redis, keys(), sessionId)).toBe(4);
   });
 
   it("runs queued events before any command sent after them on the same connection", async () => {
@@ -131,6 +156,66 @@ describe("event batches", () => {
     // Read on another connection once that command was answered: the event was ahead of it.
     expect(await observer.xlen(keys().stream(sessionId))).toBe(1);
     await publisher.flush();
+  });
+
+  it("keeps a session's queued events queued past BullMQ's take of a job, and sends them ahead of a job's add", async () => {
+    const sessionId = randomUUID();
+    const name = `q-${sessionId}`;
+    const own = connectRedis(server.url, DURABLE_CONNECTION); // a worker's: BullMQ blocks on it
+    const bull = { connection: own, prefix: keys().bullPrefix };
+    const queue = new Queue(name, bull);
+    const worker = new Worker(name, undefined, { ...bull, autorun: false });
+    await queue.add("job", {}, { jobId: "first" }); // loads BullMQ's scripts on the connection
+    const order: string[] = [];
+    const monitor = await new Redis(server.url).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
+      const sent = args.slice(3).join(" ");
+      if (sent.includes(keys().stream(sessionId))) order.push("events");
+      else if (sent.includes(`${name}:wait`)) order.push(args[2] === "11" ? "take" : "add");
+    });
+    const publisher = createEventPublisher(own, keys(), { sessionId, runId: "r1" });
+    void publisher.emit(turnStart());
+    const taken = await worker.getNextJob("token-1"); // no event waits on a take: not sent first
+    void publisher.emit(turnStart());
+    await queue.add("job", {}, { jobId: "second" }); // a job goes behind its call's events
+    await publisher.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // MONITOR's last lines
+    monitor.disconnect();
+    await worker.close();
+    await queue.close();
+    await own.quit();
+    expect(taken?.id).toBe("first");
+    expect(order).toEqual(["take", "events", "events", "add"]);
+  });
+
+  it("sends a tool job's add behind its own session's events only, the ones sent first for it", async () => {
+    const [own, other] = [randomUUID(), randomUUID()];
+    const name = "tools-batches";
+    const connection = connectRedis(server.url, DURABLE_CONNECTION);
+    const queue = new Queue(name, { connection, prefix: keys().bullPrefix });
+    await queue.add("warm", {}, { jobId: `warm-${own}` }); // loads BullMQ's scripts
+    const order: string[] = [];
+    const monitor = await new Redis(server.url).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
+      const sent = args.slice(3).join(" ");
+      if (sent.includes(keys().stream(own))) order.push("own events");
+      else if (sent.includes(keys().stream(other))) order.push("other events");
+      else if (sent.includes(`${name}:wait`)) order.push("add");
+    });
+    const publishers = [own, other].map((sessionId) =>
+      createEventPublisher(connection, keys(), { sessionId, runId: "r1" }),
+    );
+    for (const publisher of publishers) void publisher.emit(turnStart());
+    eventBatchesOf(connection, keys()).sendSession(own); // what the remote executor does first
+    await queue.add("call", {}, { jobId: `call-${own}` });
+    await Promise.all(publishers.map((publisher) => publisher.flush()));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // MONITOR's last lines
+    monitor.disconnect();
+    await queue.close();
+    await connection.quit();
+    expect(order).toEqual(["own events", "add", "other events"]);
   });
 
   it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {
@@ -187,6 +272,33 @@ describe("event batches", () => {
     expect((await scriptCalls()) - before).toBe(1);
     expect(stream).toHaveLength(2);
     expect(messages.map((m) => JSON.parse(m).toolCallId)).toEqual(["c0", "c1", "c2"]);
+  });
+
+  it("sends a final answer's append in the script of the streamed text before it", async () => {
+    const sessionId = randomUUID();
+    const store = new SessionStore(redis, keys());
+    expect(await store.acquire(sessionId, "t1", 60_000)).toBe(true);
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    // Every script either way loaded first: the measure starts warm.
+    await store.appendMany(sessionId, "t1", [toolResultMessage("c0")]);
+    await store.append(sessionId, "t1", toolResultMessage("c1"));
+    void publisher.emitLive(textDelta("wa"));
+    void publisher.emitLive(textDelta("rm"));
+    await publisher.flush();
+    const before = await scriptCalls();
+    void publisher.emitLive(textDelta("do"));
+    void publisher.emitLive(textDelta("ne"));
+    const answer = finalAnswer();
+    expect(await store.append(sessionId, "t1", answer, 2)).toBe(true);
+    expect((await scriptCalls()) - before).toBe(1);
+    const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).role)).toEqual([
+      "toolResult",
+      "toolResult",
+      "assistant",
+    ]);
+    expect(await store.append(sessionId, "t1", answer, 2)).toBe(true); // a resend: not twice
+    expect(await redis.llen(keys().messages(sessionId))).toBe(3);
   });
 
   it("sends the next turn's drain in the script of the results' append, proven by it", async () => {

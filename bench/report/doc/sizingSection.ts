@@ -142,6 +142,29 @@ machine whose ${shaped.cores} cores every process shares (and others' work too, 
 at the top); on cores of their own the same work may cost less.`;
 }
 
+/**
+ * Where a run's commands come from, as `bench/monitorRuns.ts` attributes them (its own run,
+ * not part of `npm run bench`: the figures are written here by hand when it is run again).
+ */
+const MONITOR_RUNS_WORDS = `Where they come from: \`bench/monitorRuns.ts\` (\`npm run build\`, then
+\`npx tsx --conditions=yiem-source bench/monitorRuns.ts --runs 100\`) watches the \`sessions\`
+shape (two model calls, two parallel tool calls on two worker processes) with \`MONITOR\` and
+attributes every command, scripts' inner ones included, to the process and script that sent
+it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
+100 runs in one \`addBulk\`, three runs of the bench on the code of issue 31's last cut:
+**about 223 commands per run** (222.2–224.2): **BullMQ's scripts about 124** (123.4–124.7;
+in one run: adding a request and two tool jobs 30, taking them 20.0, finishing them 72.8 with
+the workers' fetch of their next job), **Yiem's scripts about 92** (91.5–92.1), plain
+commands about 7. Before issue 31's cuts of this round: 241.7 (BullMQ 126.2, Yiem 108.5, plain 7.1).
+One run after another (\`--sequential --runs 20\`, one cut earlier): 275.8 (BullMQ 168.9,
+Yiem 92.9, plain 13.9), where it was 288.4 (170.7, 103.8, 14.0); BullMQ
+costs more there because each take that finds nothing still runs its script. Of BullMQ's
+commands of a run (the \`addBulk\` load), about 21 feed its events stream (12 \`XADD\`s: added,
+waiting, active, completed, drained; 3 \`XTRIM\`s and 6 reads of the stream's cap), which no Yiem
+reader needs for the tool queues (their ends are announced on \`toolEnds\`), and about 15 keep
+finished jobs for an hour (a \`ZADD\`, an \`HSET\` and three pruning commands per job); BullMQ has no
+option that leaves either out.`;
+
 /** Past one coordinator: one against two, commands per run, the sizing rule, 10,000 sessions. */
 export function sizingSection(m: Measured, sessions10k: Sessions10kRecord[]): string {
   return `## Past one coordinator
@@ -151,6 +174,8 @@ ${coordinatorsWords(m.sessions)}
 ### Redis commands per run
 
 ${commandsWords(m)}
+
+${MONITOR_RUNS_WORDS}
 
 ${sizingRule(m)}
 

@@ -64,6 +64,7 @@ export {
   type SandboxRunOptions,
 } from "./sandbox/runInSandbox.js";
 export { SandboxSlots } from "./sandbox/sandboxSlots.js";
+export { eventBatchesOf } from "./state/eventBatches.js";
 export {
   createEventPublisher,
   type EventPublisher,

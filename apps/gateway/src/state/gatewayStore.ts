@@ -1,4 +1,5 @@
 import type { ClusterKeys, RedisClient } from "@yiem/core";
+import { latestSeq } from "@yiem/core";
 
 /** How long a session's owner is kept after its last run: as long as its transcript (30 days). */
 const OWNER_TTL_S = 30 * 24 * 3600;
@@ -259,7 +260,7 @@ export class GatewayStore {
 
   /** The number of the session's latest stored event (0 for a session without events). */
   async latestEventSeq(sessionId: string): Promise<number> {
-    return Number((await this.redis.get(this.keys.seq(sessionId))) ?? 0);
+    return latestSeq(this.redis, this.keys, sessionId);
   }
 }
 

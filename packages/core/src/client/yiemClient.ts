@@ -405,7 +405,7 @@ export class YiemClient {
       const k = this.keys;
       const stored = await this.command.exists(
         k.messages(sessionId),
-        k.seq(sessionId),
+        k.stream(sessionId),
         k.lease(sessionId),
         k.sessionKnown(sessionId),
       );

@@ -1,3 +1,4 @@
+import { nameOfScript } from "../redis/definedScripts.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
@@ -79,6 +80,8 @@ export interface EventBatches {
   take(sessionId: string): TakenEvents | undefined;
   /** Sends everything queued now. */
   send(): void;
+  /** Sends `sessionId`'s queued writes now, if any (ahead of a tool job's add: see `needsNoEvents`). */
+  sendSession(sessionId: string): void;
 }
 
 /** A session's queued events, taken out of the queue (`EventBatches.take`). */
@@ -99,7 +102,8 @@ const batchesByConnection = new WeakMap<RedisClient, EventBatches>();
  * what is queued, so Redis runs each queued write before any command the code sent after it
  * (a tool job added after its call's `toolExecStart`, the script that closes a run). A command
  * on one session's keys alone sends that session's writes only (another session's stay queued
- * for the end of the pass, and may still join the events that session sends next). One per
+ * for the end of the pass, and may still join the events that session sends next); BullMQ's
+ * take, completion and lock extension of a job send none (`EVENT_FREE_SCRIPTS`). One per
  * connection, made on first use.
  *
  * @example await eventBatchesOf(redis, keys).add(sessionId, "stored", busEventJson(event, origin), caps)
@@ -147,7 +151,10 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     }
   };
   const sessionKeys = `${keys.prefix}:s:{`;
+  const scriptName = nameOfScript(redis);
+  const toolQueues = [`${keys.bullPrefix}:tools-`, `${keys.bullPrefix}:{tools-`];
   sendQueuedFirst(redis, (command) => {
+    if (needsNoEvents(command, scriptName, toolQueues)) return;
     const sessionId = sessionOfCommand(command, sessionKeys);
     if (sessionId === undefined) send();
     else sendSession(sessionId);
@@ -183,6 +190,7 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
       };
     },
     send,
+    sendSession,
   };
 }
 
@@ -272,7 +280,7 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
       caps.maxBytes,
     );
   } else if (writes.length === 2) {
-    reply = scripts.yiemPublishLiveEvent(keys.seq(sessionId), channel, json);
+    reply = scripts.yiemPublishLiveEvent(keys.stream(sessionId), channel, json);
   } else {
     reply = scripts.yiemPublishEvents(
       keys.seq(sessionId),
@@ -306,6 +314,42 @@ const ONE_KEY_COMMANDS = new Set([
   "xrange",
   "xrevrange",
 ]);
+
+/**
+ * Scripts no queued event needs to be ahead of: BullMQ's take of a job (`moveToActive`), its
+ * completion or failure (`moveToFinished`: a request job completes after the script that
+ * closed its run stored the run's events, awaited) and lock extensions, and Yiem's claim of a
+ * request's session (in the job's hash). Under load a coordinator sends them between every
+ * other run's events, and each would cut every session's queued events into one more script.
+ * A job's add is not among them: it goes behind its call's `toolExecStart`.
+ */
+const EVENT_FREE_SCRIPTS = new Set([
+  "moveToActive",
+  "moveToFinished",
+  "extendLock",
+  "extendLocks",
+  "yiemClaimRequestSession",
+]);
+
+/**
+ * Whether `command` is an `EVALSHA` of an `EVENT_FREE_SCRIPTS` script (`scriptName` names it),
+ * or of BullMQ's add of a job to a tool queue (a key beginning with one of `toolQueues`): the
+ * coordinator sends the session's queued events, its call's `toolExecStart`, right before
+ * each such add itself (`RemoteExecutorOptions.beforeAdd`), and no other session's events
+ * need to go ahead of it.
+ */
+function needsNoEvents(
+  command: SentCommand,
+  scriptName: (sha: string) => string | undefined,
+  toolQueues: string[],
+): boolean {
+  if (command.name !== "evalsha") return false;
+  const [sha, , firstKey] = command.args ?? [];
+  const name = typeof sha === "string" ? scriptName(sha) : undefined;
+  if (name === "addStandardJob")
+    return typeof firstKey === "string" && toolQueues.some((start) => firstKey.startsWith(start));
+  return name !== undefined && EVENT_FREE_SCRIPTS.has(name);
+}
 
 /**
  * The session whose keys `command` alone touches: a script whose first key is a session's

@@ -64,13 +64,22 @@ export async function readEventsAfter(
   return events;
 }
 
-/** The sequence number of the session's latest event (0 when it has none). */
+/**
+ * The sequence number of the session's latest event (0 when it has none): the id of its
+ * replay stream's newest entry (`<seq>-1`; the newest entry is never trimmed).
+ */
 export async function latestSeq(
   redis: RedisClient,
   keys: ClusterKeys,
   sessionId: string,
 ): Promise<number> {
-  return Number((await redis.get(keys.seq(sessionId))) ?? 0);
+  const [newest] = await redis.xrevrange(keys.stream(sessionId), "+", "-", "COUNT", 1);
+  return seqOfEntryId(newest?.[0]);
+}
+
+/** The event number of a replay stream entry id (`<seq>-1`); 0 for none. */
+export function seqOfEntryId(id: string | undefined): number {
+  return id ? Number.parseInt(id, 10) : 0;
 }
 
 /** Where a child run's events are seen too: its root session, with the way down to the child. */

@@ -441,7 +441,8 @@ export class SessionStore extends ScriptedStore {
   /**
    * Appends a message to the transcript (a tool result clears its running mark); false when
    * the lease is lost; `NOT_AS_EXPECTED` (nothing written) when `expectLength` is given and the
-   * transcript has another length.
+   * transcript has another length. Without replica acknowledgements it joins the session's
+   * queued writes, as `appendMany` does (a final answer behind its streamed text, one script).
    */
   async append(
     sessionId: string,
@@ -449,6 +450,7 @@ export class SessionStore extends ScriptedStore {
     message: AgentMessage,
     expectLength?: number,
   ): Promise<boolean | NotAsExpected> {
+    if (this.batches) return this.appendMany(sessionId, token, [message], expectLength);
     const k = this.keys;
     const callId = message.role === "toolResult" ? message.toolCallId : "";
     const length = await this.redis.yiemAppendMessage(

@@ -57,6 +57,12 @@ export interface RemoteExecutorOptions {
   workerOnly?: (tool: AgentTool) => WorkerOnlyTool | undefined;
   /** Told of an error a tool threw in this process (the coordinator logs it). */
   onToolError?: (prep: PreparedToolCall, error: unknown) => void;
+  /**
+   * Called right before each add of a call's job, on the connection the job is added on: sends
+   * the session's queued events (the call's `toolExecStart`) ahead of it, since a tool job's
+   * add sends no queued event itself (`state/eventBatches.ts`). Default: nothing.
+   */
+  beforeAdd?: () => void;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -259,7 +265,10 @@ async function runRemote(
     // error result would answer the model with an outage the run would otherwise outlive.
     const add = () =>
       retryTransient(
-        () => queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION }),
+        () => {
+          options.beforeAdd?.();
+          return queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });
+        },
         { attempts: Number.POSITIVE_INFINITY, retryIf: isPassingRedisError, signal },
       );
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);

@@ -1,4 +1,5 @@
 import { logToolError } from "../../ops/toolErrorLog.js";
+import { eventBatchesOf } from "../../state/eventBatches.js";
 import { readToolDone } from "../../state/toolDoneMarkers.js";
 import type { PreparedToolCall } from "../../types/index.js";
 import { guardLocalCall } from "./localCallGuard.js";
@@ -25,6 +26,7 @@ export function createRunExecutor(
     waiter: deps.waiter,
     beforeLocalCall: (prep) => guardLocalCall(hold, prep, mayDispatch),
     mayDispatch,
+    beforeAdd: () => eventBatchesOf(deps.command, deps.keys).sendSession(sessionId),
     workerOnly: deps.workerOnly,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,

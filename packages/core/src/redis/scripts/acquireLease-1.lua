@@ -1,5 +1,6 @@
 --[[
-  Takes a session's lease, or renews it when the caller holds it already.
+  Takes a session's lease, or renews it when the caller holds it already. A free lease (the
+  common case) costs one command: the SET that takes it.
 
   Input:
     KEYS[1] lease
@@ -10,8 +11,7 @@
   Output:
     1 acquired (or already ours) · 0 held by another coordinator
 ]]
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-if holder then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

@@ -4,7 +4,11 @@
 
   appendEvent numbers an event, appends it to the session's replay stream and publishes it.
   The stream entry id is `<seq>-1`, which makes "every event after seq N" one XRANGE; `seq` is
-  spliced into the JSON text so nothing here re-encodes the payload.
+  spliced into the JSON text so nothing here re-encodes the payload. The stream is the counter:
+  the next number is the newest entry's plus one (the newest entry is never trimmed, and every
+  number taken is stored, so this is the number an INCR of a counter would have given). The
+  session's `seq` key, the counter of earlier versions, is no longer written; the scripts still
+  name it among their keys, read by none of them.
 
   The stream is capped twice: at about `maxLen` entries (XADD MAXLEN ~), and at `maxBytes`
   bytes of event JSON. For the second, each entry keeps beside its event ('e') the running
@@ -13,26 +17,25 @@
   (XTRIM MINID), reading one entry per entry removed; the newest entry always stays. Entries
   written before the budget existed carry no total and are the first to go.
 
-  A script that stores several events takes their numbers at once: openEvents(seq key, count)
-  reserves the next `count` numbers in one INCRBY (none: it reads the latest with GET), and
-  appendNextEvent(events, …) stores each in turn, reading the stream's newest total once, for
-  the first, and adding up from there. The stream and the numbers see exactly what one
-  appendEvent per event would have made them see, in two commands per event (XADD, PUBLISH)
-  and two per script instead of four per event.
+  A script that stores several events opens them at once: openEvents(stream key) reads the
+  stream's newest entry once (XREVRANGE), for the latest number and the byte total, and
+  appendNextEvent(events, …) stores each in turn, numbering and adding up from there. The
+  stream and the numbers see exactly what one appendEvent per event would have made them see,
+  in two commands per event (XADD, PUBLISH) and one per script instead of three per event.
 
-  A script that opens its events with openBatch(seq key, count) publishes them at its end, in
+  A script that opens its events with openBatch(stream key) publishes them at its end, in
   one message (publishBatch(events, channel)): the events' JSON texts in order, one a line
   (joined by "\n"; an event's JSON never holds a raw newline). Readers split a message at its
   newlines (state/sessionEventHub.ts), so a batch of n events costs one PUBLISH instead of n,
   and its events reach a subscriber in the order they were stored.
 
-  appendEvent(seq key, stream key, channel, event JSON without seq, max length, max bytes)
+  appendEvent(stream key, channel, event JSON without seq, max length, max bytes)
   returns the event's number.
-  openEvents(seq key, count) returns the script's events: `seq`, the latest number taken so
-  far (before the first reserved one, until it is stored).
+  openEvents(stream key) returns the script's events: `seq`, the latest number stored so far
+  (0 for a session without events), and `total`, the stream's byte total.
   appendNextEvent(events, stream key, channel, event JSON without seq, max length, max bytes)
-  stores the next reserved event and returns its number.
-  openBatch(seq key, count) is openEvents whose events are published by publishBatch.
+  stores the next event and returns its number.
+  openBatch(stream key) is openEvents whose events are published by publishBatch.
   publishLive(events, channel, event JSON without seq) publishes a live-only event with the
   latest number (`live: true`), or adds it to the batch.
   publishBatch(events, channel) publishes the batch's events in one message, if it has any.
@@ -69,19 +72,19 @@ local function trimToBytes(stream, total, maxBytes, newestId)
   redis.call('XTRIM', stream, 'MINID', keep)
 end
 
-local function openEvents(seqKey, count)
-  if count == 0 then return { seq = tonumber(redis.call('GET', seqKey) or '0') } end
-  return { seq = redis.call('INCRBY', seqKey, count) - count }
+local function openEvents(stream)
+  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  if not last then return { seq = 0, total = 0 } end
+  return {
+    seq = tonumber(string.match(last[1], '^%d+')),
+    total = tonumber(entryField(last, 'b')) or 0,
+  }
 end
 
 local function appendNextEvent(events, stream, channel, eventJson, maxLen, maxBytes)
   events.seq = events.seq + 1
   local seq = events.seq
   local msg = '{"seq":' .. seq .. ',' .. string.sub(eventJson, 2)
-  if not events.total then
-    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
-    events.total = last and tonumber(entryField(last, 'b')) or 0
-  end
   events.total = events.total + #msg
   local id = seq .. '-1'
   redis.call('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', msg, 'b', events.total)
@@ -94,8 +97,8 @@ local function appendNextEvent(events, stream, channel, eventJson, maxLen, maxBy
   return seq
 end
 
-local function openBatch(seqKey, count)
-  local events = openEvents(seqKey, count)
+local function openBatch(stream)
+  local events = openEvents(stream)
   events.batch = {}
   return events
 end
@@ -115,6 +118,6 @@ local function publishBatch(events, channel)
   end
 end
 
-local function appendEvent(seqKey, stream, channel, eventJson, maxLen, maxBytes)
-  return appendNextEvent(openEvents(seqKey, 1), stream, channel, eventJson, maxLen, maxBytes)
+local function appendEvent(stream, channel, eventJson, maxLen, maxBytes)
+  return appendNextEvent(openEvents(stream), stream, channel, eventJson, maxLen, maxBytes)
 end

@@ -14,5 +14,5 @@
     the job's session id · '' when the job no longer exists (nothing is written)
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return '' end
-redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then return ARGV[2] end
 return redis.call('HGET', KEYS[1], ARGV[1])

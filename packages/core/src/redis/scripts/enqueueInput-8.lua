@@ -34,15 +34,15 @@
     {1} already known · {0} queued now
 ]]
 redis.call('ZREM', KEYS[8], ARGV[1])
-local digest = redis.call('HGET', KEYS[5], ARGV[1])
-if digest and digest ~= ARGV[5] then return {3} end
+-- A new id records its digest in the same command that finds it has none.
+if redis.call('HSETNX', KEYS[5], ARGV[1], ARGV[5]) == 1 then
+  redis.call('EXPIRE', KEYS[5], ARGV[6])
+elseif redis.call('HGET', KEYS[5], ARGV[1]) ~= ARGV[5] then
+  return {3}
+end
 redis.call('SET', KEYS[7], '1', 'EX', ARGV[8])
 local response = redis.call('GET', KEYS[4])
 if response then return {2, response} end
-if not digest then
-  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
-  redis.call('EXPIRE', KEYS[5], ARGV[6])
-end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3]) == 0 then return {1} end
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[6], ARGV[1], ARGV[7])

@@ -9,8 +9,8 @@
   releases the lease, as releaseLeaseIfIdle-4 would have after the holder found no next run:
   the session is idle, in the same step that closed its run. The run's events still queued
   when it closes (ARGV[13..], state/eventBatches.ts) are stored first, as publishEvents-2
-  would have just before this script, whether or not the rest is done; `agentEnd` takes its
-  number in the same INCRBY and is published with them, in one message (publishBatch). Ids
+  would have just before this script, whether or not the rest is done; `agentEnd` is numbered
+  after them and is published with them, in one message (publishBatch). Ids
   are never parsed here: they arrive as keys and as JSON built by the caller.
   Called with a variable number of keys (the first argument is their count).
 
@@ -19,7 +19,7 @@
     KEYS[2] run
     KEYS[3] runInputs
     KEYS[4] inputs
-    KEYS[5] seq
+    KEYS[5] seq (not written: see appendEvent.lib.lua)
     KEYS[6] events stream
     KEYS[7] messages
     KEYS[8] pendingInputs
@@ -49,10 +49,6 @@
     · -1 not ours · -2 not the expected length (nothing changed)
 ]]
 -- @include appendEvent
-local queued = 0
-for i = 13, #ARGV, 2 do
-  if ARGV[i] == 's' then queued = queued + 1 end
-end
 -- The queued events, in order, numbered from `events` (publishEvents-2's loop).
 local function storeQueued(events)
   for i = 13, #ARGV, 2 do
@@ -71,13 +67,13 @@ elseif ARGV[10] ~= '' and redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[10]) then
 end
 if refused then
   if #ARGV >= 13 then
-    local events = openBatch(KEYS[5], queued)
+    local events = openBatch(KEYS[6])
     storeQueued(events)
     publishBatch(events, ARGV[5])
   end
   return refused
 end
-local events = openBatch(KEYS[5], queued + 1)
+local events = openBatch(KEYS[6])
 storeQueued(events)
 for i = 13, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[12] ~= '' then redis.call('SET', KEYS[12], ARGV[12], 'EX', ARGV[8]) end
@@ -90,7 +86,7 @@ appendNextEvent(events, KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
 publishBatch(events, ARGV[5])
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[4], ARGV[9])
-for i = 5, 7 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
+for i = 6, 7 do redis.call('EXPIRE', KEYS[i], ARGV[8]) end
 if ARGV[12] == '' then redis.call('EXPIRE', KEYS[12], ARGV[8]) end
 -- The keys that hold waiting work: most runs leave none of them, and then none needs an expiry.
 if redis.call('EXISTS', KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11]) == 0 then

@@ -5,7 +5,7 @@
   bytes of events).
 
   Input:
-    KEYS[1] seq
+    KEYS[1] seq (not written: see appendEvent.lib.lua)
     KEYS[2] events stream
 
     ARGV[1] events channel
@@ -17,4 +17,4 @@
     the event's number
 ]]
 -- @include appendEvent
-return appendEvent(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return appendEvent(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

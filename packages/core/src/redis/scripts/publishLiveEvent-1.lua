@@ -1,9 +1,9 @@
 --[[
-  Publishes a live-only event. It carries the number of the latest stored event, read in the
-  same step, so a reader can tell whether it is in step with the stored events.
+  Publishes a live-only event. It carries the number of the latest stored event (the stream's
+  newest entry's), read in the same step, so a reader can tell whether it is in step with the stored events.
 
   Input:
-    KEYS[1] seq
+    KEYS[1] events stream
 
     ARGV[1] events channel
     ARGV[2] event JSON (without seq)
@@ -11,7 +11,8 @@
   Output:
     the latest stored event's number
 ]]
-local seq = tonumber(redis.call('GET', KEYS[1]) or '0')
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local seq = newest and tonumber(string.match(newest[1], '^%d+')) or 0
 local msg = '{"seq":' .. seq .. ',"live":true,' .. string.sub(ARGV[2], 2)
 redis.call('PUBLISH', ARGV[1], msg)
 return seq

@@ -10,7 +10,7 @@
   neither the lease nor the transcript's length again: that append proved both.
 
   Input:
-    KEYS[1] seq
+    KEYS[1] seq (not written: see appendEvent.lib.lua)
     KEYS[2] events stream
     KEYS[3] lease
     KEYS[4] messages
@@ -31,7 +31,7 @@
 
   Output:
     { the number of the last stored event (the latest number when the batch stored none but
-      published a live one; 0 when it holds no event: the counter is not read then),
+      published a live one; 0 when it holds no event: the stream is not read then),
       then each append's and drain's reply in order: an append's the transcript's length ·
       -1 not ours · -2 not the expected length; a drain's as drainInputs-6 returns it }
 ]]
@@ -52,9 +52,9 @@ while i <= #ARGV do
   if ARGV[i] == 'l' then live = live + 1 end
   i = i + writeSize(i)
 end
--- Appends alone (a batch's results) number nothing: no read of the counter.
+-- Appends alone (a batch's results) number nothing: no read of the stream's newest entry.
 local events = { seq = 0 }
-if stored + live > 0 then events = openBatch(KEYS[1], stored) end
+if stored + live > 0 then events = openBatch(KEYS[2]) end
 local replies = {}
 -- What the last append proved: its token holds the lease, and the transcript's length.
 local known = nil

@@ -67,16 +67,21 @@ local function olderOnItsWay(order)
   return #redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', sameMs, 'LIMIT', 0, 1) > 0
 end
 for _ = 1, 1000 do
+  -- The oldest plain input is taken at once (put back if an older request is on its way); a
+  -- follow-up is looked at first, and taken only if it may open a run now.
   local source = KEYS[5]
-  local head = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  local head = redis.call('ZPOPMIN', KEYS[5])
   if #head == 0 then
     source = KEYS[6]
     head = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
     if #head == 0 then return {0} end
     if tonumber(head[2]) > tonumber(ARGV[2]) then return {3, head[2]} end
+    if olderOnItsWay(head[2]) then return {5} end
+    redis.call('ZREM', source, head[1])
+  elseif olderOnItsWay(head[2]) then
+    redis.call('ZADD', KEYS[5], head[2], head[1])
+    return {5}
   end
-  if olderOnItsWay(head[2]) then return {5} end
-  redis.call('ZREM', source, head[1])
   local id = head[1]
   local message = redis.call('HGET', KEYS[4], id)
   if message then

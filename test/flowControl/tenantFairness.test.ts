@@ -197,6 +197,16 @@ describe("YIEM_TENANTS", () => {
     expect(() => readTenants('{ "a": { "runs": 1 } }')).toThrow(ConfigError);
   });
 
+  it('reads a cap on runs at once, for a tenant or for "*", and refuses one not a whole number of 1 or more', () => {
+    const tenants = readTenants('{ "acme": { "runsAtOnce": 3 }, "*": { "runsAtOnce": 1 } }');
+    expect(settingsOfTenant(tenants, "acme").runsAtOnce).toBe(3);
+    expect(settingsOfTenant(tenants, "other").runsAtOnce).toBe(1);
+    for (const bad of ["0", "1.5", '"2"', "-1"])
+      expect(() => readTenants(`{ "acme": { "runsAtOnce": ${bad} } }`)).toThrow(
+        `YIEM_TENANTS: tenant "acme": runsAtOnce must be a whole number of 1 or more, got ${JSON.parse(bad)}`,
+      );
+  });
+
   it("refuses a request whose tenant could not name a Redis key, naming the field", async () => {
     const client = new YiemClient({ redis: t.server.url, prefix: t.server.prefix });
     try {

@@ -614,7 +614,12 @@ function runFeaturesOf(
       log,
     }),
     budgetsFeature({ command, keys }),
-    tenantsFeature({ command, keys, ...(options.tenants ? { tenants: options.tenants } : {}) }),
+    tenantsFeature({
+      command,
+      keys,
+      leaseMs: options.leaseMs,
+      ...(options.tenants ? { tenants: options.tenants } : {}),
+    }),
   ];
 }
 

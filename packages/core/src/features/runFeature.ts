@@ -77,6 +77,12 @@ export interface FeatureHold {
   takeAgent?(taken: TakenAgent): Promise<void>;
   /** The feature's part of a run being opened or resumed. */
   openRun?(run: OpenedRun): Promise<FeatureRun | undefined>;
+  /**
+   * The hold ended, however: its session idle (its lease released), its run parked, its lease
+   * lost or handed over, or a Redis failure under it (to be tried again). Called once, after
+   * every run of the hold. Not awaited; never throws.
+   */
+  released?(): void;
 }
 
 /** The run being opened or resumed, as features see it. */
@@ -240,6 +246,14 @@ export interface FeatureIntake {
    * then left to come back after its lock. Never writes.
    */
   admits?(request: CoordinatorRequest): Promise<Error | undefined>;
+  /**
+   * How long (ms) a valid request of `sessionId` is to wait in the queue before it is tried
+   * again, or `undefined` when it may be taken in now. Called after `admits` and once its
+   * session's agent is known, before its input is recorded; the first feature's wait wins. A
+   * request that waits goes back to the queue as a delayed job, its attempts kept. Throws on
+   * a Redis failure: the job is then left to come back after its lock.
+   */
+  defers?(sessionId: string, request: CoordinatorRequest): Promise<number | undefined>;
   /**
    * Before a request's input is recorded in its session (retried with it on a Redis failure,
    * so it must be idempotent). Throws on a Redis failure.

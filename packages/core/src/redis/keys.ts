@@ -319,6 +319,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      * with `tenantLine` counted them (the next one's BullMQ priority), in its own hash tag.
      */
     tenantQueued: (tenant: string) => `${prefix}:{tenant:${tenant}}:queued`,
+    /**
+     * ZSET: the sessions whose root runs of tenant `tenant` run now (or are about to, their
+     * request taken in) → when their place expires (epoch ms), for its `runsAtOnce`
+     * (`YIEM_TENANTS`), in its own hash tag.
+     */
+    tenantRunning: (tenant: string) => `${prefix}:{tenant:${tenant}}:running`,
     /** STRING: the name of the gateway key that started the session (`apps/gateway`), if one did. */
     sessionOwner: (sessionId: string) => `${session(sessionId)}:owner`,
     /** ZSET: every session started through a gateway, by last activity (epoch ms). */

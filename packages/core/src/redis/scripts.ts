@@ -80,6 +80,7 @@ export interface YiemScripts {
   yiemAdmitModelCall: Script<number>;
   yiemSettleModelCall: Script<number>;
   yiemReserveTenantDay: Script<ScriptReply>;
+  yiemTenantRunSlot: Script<number>;
 }
 
 /** A connection with Yiem's scripts defined on it. */

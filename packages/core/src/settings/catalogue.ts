@@ -103,7 +103,7 @@ export const SETTINGS = {
     env: "YIEM_TENANTS",
     parser: text,
     roles: ["coordinator"],
-    doc: 'Tenants\' settings, as JSON by tenant (a request\'s `tenant`; the gateway sends its key\'s owner; `"*"` holds for tenants not named): `share`, its weight when tenants\' model calls wait under a shared provider limit (default 1: waiting tenants are served in turn), and `budgetPerDay`, what all its runs may use in a day, UTC (`{ "acme": { "share": 2, "budgetPerDay": { "maxModelCalls": 5000, "maxTokens": 20000000, "maxCostUsd": 50 } }, "*": { "budgetPerDay": { "maxModelCalls": 500 } } }`): reserved before each model call and child start, a run that cannot reserve ends with `stopReason: "budget"` (docs/RELIABILITY.md, "Tenants"). A malformed value stops the coordinator at start.',
+    doc: 'Tenants\' settings, as JSON by tenant (a request\'s `tenant`; the gateway sends its key\'s owner; `"*"` holds for tenants not named): `share`, its weight when tenants\' model calls wait under a shared provider limit (default 1: waiting tenants are served in turn), and `budgetPerDay`, what all its runs may use in a day, UTC (`{ "acme": { "share": 2, "budgetPerDay": { "maxModelCalls": 5000, "maxTokens": 20000000, "maxCostUsd": 50 } }, "*": { "budgetPerDay": { "maxModelCalls": 500 } } }`): reserved before each model call and child start, a run that cannot reserve ends with `stopReason: "budget"`; and `runsAtOnce`, how many of its root runs may run at once on all coordinators (a request past it waits in the queue; inputs to a running session and child runs never wait) (docs/RELIABILITY.md, "Tenants"). A malformed value stops the coordinator at start.',
   }),
   toolsDir: setting({
     env: "YIEM_TOOLS_DIR",

@@ -13,18 +13,24 @@ export interface TenantSettings {
   share?: number;
   /** What all its runs together may use in a day (UTC): reserved before each model call. */
   budgetPerDay?: TenantDayBudget;
+  /**
+   * How many of its root runs may run at once on all coordinators together: a request that
+   * would start one more waits in the coordinator queue until one ends. Child runs belong to
+   * their root's run and are not counted. @defaultValue no cap
+   */
+  runsAtOnce?: number;
 }
 
 /**
  * Tenants' settings by name (`YIEM_TENANTS`). The entry `"*"` holds for every tenant not named;
- * a tenant neither names has share 1 and no budget per day.
+ * a tenant neither names has share 1, no budget per day and no cap on its runs at once.
  */
 export type Tenants = Record<string, TenantSettings>;
 
 /** The settings of any tenant the others do not name. */
 export const ANY_TENANT = "*";
 
-const FIELDS = new Set(["share", "budgetPerDay"]);
+const FIELDS = new Set(["share", "budgetPerDay", "runsAtOnce"]);
 const DAY_FIELDS = new Set(["maxTokens", "maxCostUsd", "maxModelCalls"]);
 
 /**
@@ -47,7 +53,8 @@ export function readTenants(json: string | undefined): Tenants | undefined {
 
 /**
  * Checks tenants given in code or read from JSON (`readTenants`): an object of tenants by
- * name, each with a `share` above 0 and a `budgetPerDay` of limits of zero or more. Throws
+ * name, each with a `share` above 0, a `budgetPerDay` of limits of zero or more and a
+ * `runsAtOnce` that is a whole number of 1 or more. Throws
  * `ConfigError` naming `origin`, the tenant and the field.
  */
 export function checkTenants(value: unknown, origin: string): asserts value is Tenants {
@@ -60,6 +67,10 @@ export function checkTenants(value: unknown, origin: string): asserts value is T
       if (field === "share" && !(typeof given === "number" && given > 0 && given < 1e6))
         throw new ConfigError(`${where}: share must be a number above 0, got ${given}`);
       if (field === "budgetPerDay") checkDayBudget(given, where);
+      if (field === "runsAtOnce" && !(Number.isSafeInteger(given) && (given as number) >= 1))
+        throw new ConfigError(
+          `${where}: runsAtOnce must be a whole number of 1 or more, got ${given}`,
+        );
     }
   }
 }
@@ -80,7 +91,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Tenant `name`'s settings: its own, else those of `"*"`, else none (share 1, no budget). */
+/** Tenant `name`'s settings: its own, else those of `"*"`, else none (share 1, no budget, no cap). */
 export function settingsOfTenant(tenants: Tenants | undefined, name: string): TenantSettings {
   return tenants?.[name] ?? tenants?.[ANY_TENANT] ?? {};
 }

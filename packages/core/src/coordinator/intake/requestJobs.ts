@@ -65,7 +65,8 @@ const REFUSE_ATTEMPTS = 5;
  * it names none) exactly once however often the job is delivered, then held, without a run
  * slot, until the run that answers it stores its response; the job then completes with
  * `{ sessionId, requestId, runId (its alias), agent, response, usage, output? }`. A request naming an agent not served, or a session
- * of another agent, fails at once too (`agentOf.ts`). Redis errors while recording or completing are retried
+ * of another agent, fails at once too (`agentOf.ts`); one a feature defers (`FeatureIntake.defers`:
+ * its tenant's runs at once are at their cap) goes back to the queue, delayed. Redis errors while recording or completing are retried
  * while the job's lock is kept; a closing coordinator hands its jobs back to the queue.
  *
  * A job waiting for its answer is a record, not a task: its `HeldRequest`, its lock's entry in
@@ -165,9 +166,55 @@ export class RequestJobs {
       return;
     }
     if (typeof claimed === "string")
-      return this.hold(job, token, slot, sessionId, { ...request, agent: claimed });
+      return this.holdUnlessDeferred(job, token, slot, sessionId, { ...request, agent: claimed });
     slot.release();
     return this.refuse(job, token, claimed);
+  }
+
+  /**
+   * Holds the job, unless a feature defers it (`FeatureIntake.defers`): it then goes back to
+   * the queue as a delayed job for that long, its attempts kept, and the run slot is freed.
+   * Redis away: the slot goes back, and a live job comes back after its lock.
+   */
+  private async holdUnlessDeferred(
+    job: Job,
+    token: string,
+    slot: Slot,
+    sessionId: string,
+    request: CoordinatorRequest,
+  ): Promise<void> {
+    let waitMs: number | undefined;
+    try {
+      waitMs = await retryTransient(() => this.deferralOf(sessionId, request));
+    } catch (err) {
+      slot.release();
+      this.options.log.warn(
+        { requestId: job.id, sessionId, err: (err as Error).message },
+        "could not check whether a request waits; it is delivered again after its lock",
+      );
+      return;
+    }
+    if (waitMs === undefined) return this.hold(job, token, slot, sessionId, request);
+    slot.release();
+    await retryTransient(() => job.moveToDelayed(Date.now() + waitMs, token)).catch(
+      (err: unknown) =>
+        this.options.log.warn(
+          { requestId: job.id, sessionId, err: (err as Error).message },
+          "could not put back a request that waits; it is delivered again after its lock",
+        ),
+    );
+  }
+
+  /** The first feature's wait for a request (`FeatureIntake.defers`), or `undefined`. */
+  private async deferralOf(
+    sessionId: string,
+    request: CoordinatorRequest,
+  ): Promise<number | undefined> {
+    for (const { intake } of this.options.features) {
+      const waitMs = await intake?.defers?.(sessionId, request);
+      if (waitMs !== undefined) return waitMs;
+    }
+    return undefined;
   }
 
   /**

@@ -38,6 +38,17 @@ export async function takeAgentInFeatures(holds: FeatureHold[], taken: TakenAgen
   for (const hold of holds) await hold.takeAgent?.(taken);
 }
 
+/** Tells every feature of a hold that the hold ended (a feature that throws skips no other). */
+export function releaseFeatureHolds(holds: FeatureHold[]): void {
+  for (const hold of holds) {
+    try {
+      hold.released?.();
+    } catch {
+      // `released` never throws
+    }
+  }
+}
+
 /** Opens every feature's part of a run and combines them. */
 export async function openFeatureRuns(holds: FeatureHold[], run: OpenedRun): Promise<FeatureRuns> {
   const parts: FeatureRun[] = [];

@@ -22,7 +22,12 @@ import type {
   PreparedToolCall,
 } from "../../types/index.js";
 import type { Slot } from "../intake/runSlots.js";
-import { type FeatureRuns, openFeatureRuns, takeAgentInFeatures } from "./featureRuns.js";
+import {
+  type FeatureRuns,
+  openFeatureRuns,
+  releaseFeatureHolds,
+  takeAgentInFeatures,
+} from "./featureRuns.js";
 import { keepLease } from "./leaseKeeper.js";
 import { logModelErrors } from "./modelErrorLog.js";
 import { watchResumedRunAbort } from "./resumedRunAbort.js";
@@ -286,6 +291,7 @@ export async function processSession(
   } finally {
     hold.lease.stop();
     register(undefined);
+    releaseFeatureHolds(hold.features);
   }
 }
 

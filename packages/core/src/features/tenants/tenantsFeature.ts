@@ -1,3 +1,4 @@
+import type { CoordinatorRequest } from "../../protocol/coordinatorJob.js";
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
@@ -5,14 +6,23 @@ import { settingsOfTenant, type Tenants } from "../../settings/tenantSettings.js
 import { SESSION_TTL_SECONDS } from "../../state/sessionStore.js";
 import type { FeatureRun, HeldSession, OpenedRun, RunFeature } from "../runFeature.js";
 import { type DayLedgerRequest, TenantDayLedger } from "./tenantDayLedger.js";
+import { type KeptRunSlot, TenantRunSlots } from "./tenantRunSlots.js";
 
 /** What the tenants feature is built with. */
 export interface TenantsFeatureDeps {
   command: RedisClient;
   keys: ClusterKeys;
-  /** Tenants' settings (`YIEM_TENANTS`): shares and budgets per day. */
+  /** Tenants' settings (`YIEM_TENANTS`): shares, budgets per day, caps on runs at once. */
   tenants?: Tenants;
+  /**
+   * How long a root run's place among its tenant's runs at once lives without renewal (the
+   * session lease's, `YIEM_LEASE_MS`): a dead coordinator's places are free again after it.
+   */
+  leaseMs: number;
 }
+
+/** About how long a request held back by its tenant's cap waits before it is tried again. */
+const HELD_BACK_MS = 1000;
 
 /**
  * Tenants: a session's runs are made for the tenant its requests name (`tenant` on the job;
@@ -20,7 +30,11 @@ export interface TenantsFeatureDeps {
  * root's tenant's. The run's model calls carry the tenant (`AgentLoopConfig.tenant`), so a
  * shared provider limit serves waiting tenants in turn; and a tenant with a `budgetPerDay`
  * reserves each model call and child start from its ledger of the day (`TenantDayLedger`)
- * first: a run that cannot reserve ends with `stopReason: "budget"`, its work so far kept.
+ * first: a run that cannot reserve ends with `stopReason: "budget"`, its work so far kept. A
+ * tenant with `runsAtOnce` has at most that many root runs at once on all coordinators
+ * (`TenantRunSlots`): a request that would start one more waits in the queue, tried again
+ * about every second (`defers`); a request to a session whose run runs, a child run and a
+ * resumed run are never held back, and every root run counts while it runs.
  *
  * How it composes: listed after the budgets feature, a tree's own budget refuses first (and
  * then nothing is taken from the tenant's day); a parked run spends nothing; a Redis failure
@@ -28,10 +42,18 @@ export interface TenantsFeatureDeps {
  */
 export function tenantsFeature(deps: TenantsFeatureDeps): RunFeature {
   const ledger = new TenantDayLedger(deps.command, deps.keys);
+  const slots = new TenantRunSlots(deps.command, deps.keys, deps.leaseMs);
   return {
     name: "tenants",
-    hold: (session) => ({ openRun: async (run) => openTenantRun(deps, ledger, session, run) }),
+    hold: (session) => {
+      const place = new HeldPlace(deps, slots, session.sessionId);
+      return {
+        openRun: async (run) => openTenantRun(deps, ledger, place, session, run),
+        released: () => place.release(),
+      };
+    },
     intake: {
+      defers: (sessionId, request) => deferUnlessRoom(deps, slots, sessionId, request),
       taken(data, delivery) {
         if (delivery.first && delivery.priority > 0) leaveTenantLine(deps, data);
       },
@@ -60,9 +82,65 @@ function leaveTenantLine(deps: TenantsFeatureDeps, data: unknown): void {
     .catch(() => undefined);
 }
 
+/** Whether any tenant has a cap on its runs at once (else requests are never held back). */
+function capsRuns(tenants: Tenants | undefined): boolean {
+  return Object.values(tenants ?? {}).some((tenant) => tenant.runsAtOnce !== undefined);
+}
+
+/**
+ * How long a root request of a capped tenant waits (about `HELD_BACK_MS`, spread so that
+ * held-back requests do not come back together) when its tenant's runs at once are at their
+ * cap and its session holds no place; else `undefined`, its session's place taken or renewed
+ * (the run it starts keeps it). Throws when Redis fails.
+ */
+async function deferUnlessRoom(
+  deps: TenantsFeatureDeps,
+  slots: TenantRunSlots,
+  sessionId: string,
+  request: CoordinatorRequest,
+): Promise<number | undefined> {
+  if (request.parent || !capsRuns(deps.tenants)) return undefined;
+  const tenant =
+    request.tenant ?? (await deps.command.get(deps.keys.sessionTenant(sessionId))) ?? undefined;
+  if (tenant === undefined) return undefined;
+  const cap = settingsOfTenant(deps.tenants, tenant).runsAtOnce;
+  if (cap === undefined || (await slots.take(tenant, sessionId, cap))) return undefined;
+  return Math.round(HELD_BACK_MS * (0.75 + Math.random() / 2));
+}
+
+/**
+ * A hold's place among its tenant's root runs at once: kept from its first root run's open
+ * (past the cap if need be: a run that runs counts) until the hold ends, so that the runs of
+ * one hold, back to back (a follow-up after its run), keep it without a gap.
+ */
+class HeldPlace {
+  private kept: KeptRunSlot | undefined;
+  private released = false;
+
+  constructor(
+    private readonly deps: TenantsFeatureDeps,
+    private readonly slots: TenantRunSlots,
+    private readonly sessionId: string,
+  ) {}
+
+  /** Keeps the place while the hold lasts when tenant `tenant` has a cap. Never throws. */
+  keep(tenant: string): void {
+    if (this.kept || this.released) return;
+    if (settingsOfTenant(this.deps.tenants, tenant).runsAtOnce === undefined) return;
+    this.kept = this.slots.keep(tenant, this.sessionId);
+  }
+
+  /** Gives the place back (the hold ended). Never throws. */
+  release(): void {
+    this.released = true;
+    this.kept?.release();
+  }
+}
+
 async function openTenantRun(
   deps: TenantsFeatureDeps,
   ledger: TenantDayLedger,
+  place: HeldPlace,
   session: HeldSession,
   run: OpenedRun,
 ): Promise<FeatureRun> {
@@ -87,6 +165,7 @@ async function openTenantRun(
     async limitConfig(config) {
       const name = await tenantOf();
       if (name !== undefined) config.tenant = name;
+      if (name !== undefined && run.treeRoot().sessionId === session.sessionId) place.keep(name);
     },
     reserve: (what) => spend(what.kind, what.kind === "childRun" ? what.childSessionId : undefined),
     async afterFinish() {

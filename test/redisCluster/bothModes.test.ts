@@ -39,6 +39,11 @@ function respond(request: ScriptedRequest): ScriptedReply {
     return { kind: "toolCalls", calls };
   }
   if (text.startsWith("echo ")) return { kind: "text", text: text.slice(5) };
+  if (text.startsWith("slow"))
+    return {
+      kind: "toolCalls",
+      calls: [{ id: "w1", name: "sleepFor", arguments: { ms: 300, label: text, steps: 1 } }],
+    };
   if (text === "sequential")
     return { kind: "toolCalls", calls: [{ id: "s1", name: "whereAmI", arguments: {} }] };
   if (text === "abort me")
@@ -130,13 +135,16 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
     // Three calls at once per worker and shard (a cluster has 3 shards): the batch of six
     // runs all at once, and only on both workers together.
     env: { WORKER_CONCURRENCY: redisCluster ? "9" : "3" },
-    // Every model call goes through a shared limit (wide enough never to make one wait), and
-    // one tenant may make a single model call a day.
+    // Every model call goes through a shared limit (wide enough never to make one wait), one
+    // tenant may make a single model call a day, and another may run one run at a time.
     coordinatorEnv: {
       YIEM_MODEL_LIMITS: JSON.stringify({
         "scripted-model": { requests: 10_000, tokens: 10_000_000 },
       }),
-      YIEM_TENANTS: JSON.stringify({ capped: { budgetPerDay: { maxModelCalls: 1 } } }),
+      YIEM_TENANTS: JSON.stringify({
+        capped: { budgetPerDay: { maxModelCalls: 1 } },
+        single: { runsAtOnce: 1 },
+      }),
     },
   });
 
@@ -168,6 +176,22 @@ describe.each(modes)("on $name", ({ redisCluster }) => {
       }
     },
   );
+
+  it.skipIf(skip)("runs a tenant's runs one at a time under its runsAtOnce of 1", async () => {
+    const sent = await Promise.all(
+      ["slowA", "slowB", "slowC"].map((text) => cluster.client.send(text, { tenant: "single" })),
+    );
+    const spans = await Promise.all(
+      sent.map(async ({ sessionId, runId }) => {
+        const events = await collect(cluster, sessionId, runId);
+        const at = (type: string) => events.find((e) => e.type === type)?.ts ?? Number.NaN;
+        return { start: at("agentStart"), end: at("agentEnd") };
+      }),
+    );
+    spans.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < spans.length; i++)
+      expect(spans[i]?.start).toBeGreaterThanOrEqual(spans[i - 1]?.end as number);
+  });
 
   it.skipIf(skip)("runs a parallel batch on two workers and keeps call order", async () => {
     const { sessionId, runId } = await cluster.client.send("parallel6");

@@ -152,23 +152,36 @@ export class RequestJobs {
     sessionId: string,
     request: CoordinatorRequest,
   ): Promise<void> {
-    let claimed: string | InvalidCoordinatorJobError;
-    try {
-      claimed = await retryTransient(() =>
-        claimSessionAgent(request, sessionId, job.id ?? "", this.options.agents),
-      );
-    } catch (err) {
-      slot.release(); // Redis away: a live job comes back after its lock
-      this.options.log.warn(
-        { requestId: job.id, sessionId, err: (err as Error).message },
-        "could not record the agent of a session; the request is delivered again after its lock",
-      );
-      return;
-    }
-    if (typeof claimed === "string")
-      return this.holdUnlessDeferred(job, token, slot, sessionId, { ...request, agent: claimed });
+    const claimed = await this.readOrLetGo(
+      { job, sessionId, slot },
+      "could not record the agent of a session; the request is delivered again after its lock",
+      () => claimSessionAgent(request, sessionId, job.id ?? "", this.options.agents),
+    );
+    if (!claimed) return;
+    const agent = claimed.value;
+    if (typeof agent === "string")
+      return this.holdUnlessDeferred(job, token, slot, sessionId, { ...request, agent });
     slot.release();
-    return this.refuse(job, token, claimed);
+    return this.refuse(job, token, agent);
+  }
+
+  /**
+   * What `read` gives, retried on transient errors; when Redis stays away, frees the run slot
+   * and logs `failure` (a live job comes back after its lock), and resolves `undefined`.
+   */
+  private async readOrLetGo<T>(
+    taken: { job: Job; sessionId: string; slot: Slot },
+    failure: string,
+    read: () => Promise<T>,
+  ): Promise<{ value: T } | undefined> {
+    try {
+      return { value: await retryTransient(read) };
+    } catch (err) {
+      taken.slot.release();
+      const { job, sessionId } = taken;
+      this.options.log.warn({ requestId: job.id, sessionId, err: (err as Error).message }, failure);
+      return undefined;
+    }
   }
 
   /**
@@ -183,17 +196,13 @@ export class RequestJobs {
     sessionId: string,
     request: CoordinatorRequest,
   ): Promise<void> {
-    let waitMs: number | undefined;
-    try {
-      waitMs = await retryTransient(() => this.deferralOf(sessionId, request));
-    } catch (err) {
-      slot.release();
-      this.options.log.warn(
-        { requestId: job.id, sessionId, err: (err as Error).message },
-        "could not check whether a request waits; it is delivered again after its lock",
-      );
-      return;
-    }
+    const deferral = await this.readOrLetGo(
+      { job, sessionId, slot },
+      "could not check whether a request waits; it is delivered again after its lock",
+      () => this.deferralOf(sessionId, request),
+    );
+    if (!deferral) return;
+    const waitMs = deferral.value;
     if (waitMs === undefined) return this.hold(job, token, slot, sessionId, request);
     slot.release();
     await retryTransient(() => job.moveToDelayed(Date.now() + waitMs, token)).catch(

@@ -163,7 +163,7 @@ export function peersSection(record: PeersRecord | undefined): string {
   const plan = record.plan;
   return [
     "## Peers",
-    `Last run ${record.date.slice(0, 16).replace("T", " ")} UTC on ${record.cpus} cores (${record.cpuModel}), Node ${record.node}; the machine shared with other work (load ${num(record.loadAtStart, 1)} at the start, ${num(record.loadAtEnd, 1)} at the end). ${roundsText(plan.rounds)} of ${plan.seq} runs one after another and ${plan.load} runs with ${plan.concurrency} in flight per system: modest counts on a loaded machine, so take the ratios (paired within rounds) over the absolute figures.${plan.rounds === 1 ? " With one round the systems ran once each, one after another, so a change of the machine's load during the round falls on their ratios." : ""}`,
+    `Last run ${record.date.slice(0, 16).replace("T", " ")} UTC on ${record.cpus} cores (${record.cpuModel}), Node ${record.node}; load ${num(record.loadAtStart, 1)} at the start, ${num(record.loadAtEnd, 1)} at the end (${record.loadAtStart > record.cpus ? "the machine was shared with other work" : "nothing else ran on the machine"}). ${roundsText(plan.rounds)} of ${plan.seq} runs one after another and ${plan.load} runs with ${plan.concurrency} in flight per system: modest counts, so take the ratios (paired within rounds) over the absolute figures.${plan.rounds === 1 ? " With one round the systems ran once each, one after another, so a change of the machine's load during the round falls on their ratios." : ""}`,
     table(
       [
         "",

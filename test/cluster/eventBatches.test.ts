@@ -247,6 +247,32 @@ describe("event batches", () => {
     await subscriber.quit();
   });
 
+  it("gives a live event sent alone the number of the latest stored event", async () => {
+    const sessionId = randomUUID();
+    const subscriber = connectRedis(server.url);
+    const seen: Array<{ seq: number; live?: boolean }> = [];
+    subscriber.on("message", (_channel, text: string) => {
+      for (const line of text.split("\n")) seen.push(JSON.parse(line));
+    });
+    await subscriber.subscribe(keys().eventChannel(sessionId));
+    const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
+    await publisher.emitLive(textDelta("before any"));
+    await publisher.flush();
+    await publisher.emit(turnStart());
+    await publisher.emit(turnStart());
+    await publisher.flush();
+    await publisher.emitLive(textDelta("after two"));
+    await publisher.flush();
+    await expect.poll(() => seen.length).toBe(4);
+    expect(seen.map((event) => [event.seq, event.live === true])).toEqual([
+      [0, true],
+      [1, false],
+      [2, false],
+      [2, true],
+    ]);
+    await subscriber.quit();
+  });
+
   it("sends a run's events and the transcript append among them as one script, in order", async () => {
     const sessionId = randomUUID();
     const store = new SessionStore(redis, keys());

@@ -13,6 +13,7 @@ import {
   limitOfModel,
   ProviderLimit,
   TenantDayLedger,
+  TenantRunSlots,
 } from "@yiem/core/internal";
 import { describe, expect, it } from "vitest";
 import { useRedisConnection } from "../support/redisConnection.js";
@@ -216,6 +217,28 @@ describe("YIEM_TENANTS", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("a tenant's places for its runs at once", () => {
+  it("frees the place of a run no one keeps any more (its coordinator died) after its time to live", async () => {
+    const slots = new TenantRunSlots(t.redis, clusterKeys(t.server.prefix), 300);
+    const tenant = `capped-${randomUUID()}`;
+    expect(await slots.take(tenant, "first", 1)).toBe(true);
+    expect(await slots.take(tenant, "first", 1)).toBe(true); // its own place again
+    expect(await slots.take(tenant, "second", 1)).toBe(false); // the cap is full
+    await new Promise((resolve) => setTimeout(resolve, 400)); // "first" is never renewed
+    expect(await slots.take(tenant, "second", 1)).toBe(true);
+  });
+
+  it("keeps a running run's place past its time to live, and frees it when released", async () => {
+    const slots = new TenantRunSlots(t.redis, clusterKeys(t.server.prefix), 300);
+    const tenant = `capped-${randomUUID()}`;
+    const kept = slots.keep(tenant, "running");
+    await new Promise((resolve) => setTimeout(resolve, 500)); // renewed every 100 ms
+    expect(await slots.take(tenant, "next", 1)).toBe(false);
+    kept.release();
+    await expect.poll(() => slots.take(tenant, "next", 1)).toBe(true);
   });
 });
 

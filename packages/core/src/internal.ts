@@ -34,6 +34,7 @@ export {
 export { type CallTenant, ProviderLimit } from "./features/flowControl/providerLimit.js";
 export { waitForTurn } from "./features/flowControl/waitForTurn.js";
 export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";
+export { TenantRunSlots } from "./features/tenants/tenantRunSlots.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
 export { silentLogger } from "./ops/logger.js";

@@ -78,7 +78,7 @@ export async function latestSeq(
 }
 
 /** The event number of a replay stream entry id (`<seq>-1`); 0 for none. */
-export function seqOfEntryId(id: string | undefined): number {
+function seqOfEntryId(id: string | undefined): number {
   return id ? Number.parseInt(id, 10) : 0;
 }
 

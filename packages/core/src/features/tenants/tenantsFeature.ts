@@ -53,7 +53,10 @@ export function tenantsFeature(deps: TenantsFeatureDeps): RunFeature {
       };
     },
     intake: {
-      defers: (sessionId, request) => deferUnlessRoom(deps, slots, sessionId, request),
+      // Without a cap on any tenant's runs at once, no request is ever held back: no hook.
+      ...(capsRuns(deps.tenants)
+        ? { defers: (sessionId, request) => deferUnlessRoom(deps, slots, sessionId, request) }
+        : {}),
       taken(data, delivery) {
         if (delivery.first && delivery.priority > 0) leaveTenantLine(deps, data);
       },
@@ -99,7 +102,7 @@ async function deferUnlessRoom(
   sessionId: string,
   request: CoordinatorRequest,
 ): Promise<number | undefined> {
-  if (request.parent || !capsRuns(deps.tenants)) return undefined;
+  if (request.parent) return undefined;
   const tenant =
     request.tenant ?? (await deps.command.get(deps.keys.sessionTenant(sessionId))) ?? undefined;
   if (tenant === undefined) return undefined;

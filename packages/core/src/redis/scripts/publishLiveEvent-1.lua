@@ -11,8 +11,8 @@
   Output:
     the latest stored event's number
 ]]
-local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-local seq = newest and tonumber(string.match(newest[1], '^%d+')) or 0
+-- @include appendEvent
+local seq = openEvents(KEYS[1]).seq
 local msg = '{"seq":' .. seq .. ',"live":true,' .. string.sub(ARGV[2], 2)
 redis.call('PUBLISH', ARGV[1], msg)
 return seq

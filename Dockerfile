@@ -1,5 +1,6 @@
 # One image for every Yiem process; docker-compose.yml picks the entry point per service.
-# Stage 1 compiles the TypeScript; stage 2 has production dependencies and compiled JS only,
+# Stage 1 compiles the TypeScript and bundles each app's entry (scripts/bundleApps.ts); stage 2
+# has production dependencies and compiled JS only,
 # and runs `node` directly (no npm/npx/tsx in between), so SIGTERM reaches the process.
 # NODE_IMAGE: where no registry is reachable, a local Node 20 image of the same layout
 # (test/containers/baseImages.sh makes one): --build-arg NODE_IMAGE=localhost/yiem-node:20-bookworm
@@ -26,6 +27,9 @@ COPY apps/tool-worker apps/tool-worker
 COPY apps/cli apps/cli
 COPY apps/gateway apps/gateway
 RUN npx tsc -b packages/core packages/tools packages/testing apps/coordinator apps/tool-worker apps/cli apps/gateway
+# Each long-running app also as one file (dist/main.bundle.js): a replacement starts sooner.
+COPY scripts/bundleApps.ts scripts/
+RUN npx tsx scripts/bundleApps.ts
 
 FROM ${NODE_IMAGE}
 WORKDIR /app
@@ -63,4 +67,4 @@ ENV YIEM_TOOLS_STRICT=1
 # own dependencies from /app/project/node_modules.
 RUN mkdir -p /app/project && chown node:node /app/project
 USER node
-CMD ["node", "apps/coordinator/dist/main.js"]
+CMD ["node", "apps/coordinator/dist/main.bundle.js"]

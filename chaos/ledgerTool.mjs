@@ -1,5 +1,5 @@
 // The chaos tools' shared body, in plain JavaScript so the compiled processes (`node
-// apps/…/dist/main.js`, no tsx) load the tool files in ./tools that use it.
+// apps/…/dist/main.bundle.js`, no tsx) load the tool files in ./tools that use it.
 import { appendFileSync } from "node:fs";
 
 /**

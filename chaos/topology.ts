@@ -36,7 +36,7 @@ export interface TopologyOptions {
  * Starts the soak's topology (on the production lock, stalled check and lease: a dead process
  * is noticed by the coordinators' failure detector): a Redis with AOF (or a Redis Cluster), the scripted model
  * answering chaos inputs, and the coordinators and workers as deployed (`node
- * apps/…/dist/main.js`, tool files from chaos/tools, the agents of chaos/agents.yaml: the
+ * apps/…/dist/main.bundle.js`, tool files from chaos/tools, the agents of chaos/agents.yaml: the
  * sessions' agent may call a child agent), each in a restartable slot of `startClusterProcesses`
  * whose log lines go to `<runDir>/logs/<slot>.log`.
  */

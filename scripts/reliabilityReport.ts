@@ -88,7 +88,7 @@ ${renderRecovery(chaos)}`
   return `## Chaos soak
 
 \`npm run chaos -- [--runs N] [--seed S] [--cluster] [--minutes M] [--kills K]\` (\`chaos/\`) starts two
-coordinators and three workers as deployed (\`node apps/…/dist/main.js\`, tool files from
+coordinators and three workers as deployed (\`node apps/…/dist/main.bundle.js\`, tool files from
 \`chaos/tools\`) on the production lock, stalled check and lease (a dead process is noticed by
 the failure detector), a private \`redis-server\` with \`appendonly yes\` and \`appendfsync always\` (a SIGKILLed
 Redis then loses no write it acknowledged, which the single-Redis guarantees assume; with

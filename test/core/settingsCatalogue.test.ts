@@ -216,19 +216,19 @@ describe("a process given a malformed setting", () => {
   const cases: Array<[string, string[], Record<string, string>, string]> = [
     [
       "coordinator",
-      ["node", "apps/coordinator/dist/main.js"],
+      ["node", "apps/coordinator/dist/main.bundle.js"],
       { YIEM_LEASE_MS: "soon" },
       'coordinator failed to start: YIEM_LEASE_MS must be a positive integer, got "soon"',
     ],
     [
       "tool worker",
-      ["node", "apps/tool-worker/dist/main.js"],
+      ["node", "apps/tool-worker/dist/main.bundle.js"],
       { WORKER_CONCURRENCY: "0" },
       'tool worker failed to start: WORKER_CONCURRENCY must be a positive integer, got "0"',
     ],
     [
       "gateway",
-      ["node", "apps/gateway/dist/main.js"],
+      ["node", "apps/gateway/dist/main.bundle.js"],
       { GATEWAY_WAIT_MS: "25s" },
       'gateway failed to start: GATEWAY_WAIT_MS must be a whole number (0 or more), got "25s"',
     ],

@@ -1,6 +1,6 @@
 /**
  * The processes as they are deployed: compiled JS started with the exact command of
- * docker-compose.yml (`node apps/…/dist/main.js`, the pid is node's own), so SIGTERM reaches
+ * docker-compose.yml (`node apps/…/dist/main.bundle.js`, the pid is node's own), so SIGTERM reaches
  * the process that drains. Needs `npm run build` (npm test runs it first).
  */
 import { readFileSync } from "node:fs";

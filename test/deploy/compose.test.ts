@@ -123,7 +123,7 @@ describe("docker-compose.yml", () => {
     for (const [name, { script, app }] of Object.entries(entryFor)) {
       const command = service(name).command;
       expect(Array.isArray(command), `${name}: exec form, so node gets the signals`).toBe(true);
-      expect(command).toEqual(["node", `${app}/dist/main.js`]);
+      expect(command).toEqual(["node", `${app}/dist/main.bundle.js`]);
       expect(existsSync(repoPath(`${app}/src/main.ts`)), `${app}/src/main.ts exists`).toBe(true);
       expect(packageJson.scripts[script]).toBe(commandText(service(name)));
       const manifest = JSON.parse(readText(`${app}/package.json`)) as {
@@ -361,7 +361,7 @@ describe("Dockerfile", () => {
     expect(instructions.filter((i) => i.keyword === "USER").at(-1)?.args).toBe("node");
     const cmd = instructions.filter((i) => i.keyword === "CMD").at(-1);
     const cmdArgs: string[] = JSON.parse(cmd?.args ?? "[]");
-    expect(cmdArgs).toEqual(["node", "apps/coordinator/dist/main.js"]);
+    expect(cmdArgs).toEqual(["node", "apps/coordinator/dist/main.bundle.js"]);
   });
 });
 

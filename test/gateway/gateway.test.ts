@@ -4,7 +4,7 @@
  * idempotency, body limits, CORS and logs; server-sent events replayed, followed live and
  * resumed with no gap after a dropped connection or a gateway SIGKILLed mid-stream. Two
  * gateways share the cluster: one from its sources, one compiled as deployed
- * (`node apps/gateway/dist/main.js`); one file, so the cluster starts once. Every process
+ * (`node apps/gateway/dist/main.bundle.js`); one file, so the cluster starts once. Every process
  * runs as its Redis ACL user of `docs/SECURITY.md`, the gateways as the `gateway` role.
  */
 import { mkdtemp, rename, writeFile } from "node:fs/promises";
@@ -634,7 +634,7 @@ function stallOn(port: number): Promise<{ closed: Promise<void> }> {
 
 describe("start-up", () => {
   it("refuses to listen beyond loopback without a keys file and to start with a bad one, serves loopback as the local key without one (not to other origins or host names); `yiem keys create` refuses an unknown scope and prints the line to add", async () => {
-    const refused = spawnCommand(["node", "apps/gateway/dist/main.js"], {
+    const refused = spawnCommand(["node", "apps/gateway/dist/main.bundle.js"], {
       ...cluster.env,
       GATEWAY_HOST: "0.0.0.0",
       GATEWAY_PORT: "0",
@@ -646,7 +646,7 @@ describe("start-up", () => {
       badFile,
       `${JSON.stringify(alice.entry)}\n${JSON.stringify({ ...bob.entry, scopes: ["root"] })}\n`,
     );
-    const badKeys = spawnCommand(["node", "apps/gateway/dist/main.js"], {
+    const badKeys = spawnCommand(["node", "apps/gateway/dist/main.bundle.js"], {
       ...env,
       YIEM_API_KEYS: badFile,
     });

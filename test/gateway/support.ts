@@ -22,7 +22,7 @@ export interface GatewayProcess {
 /**
  * Starts a gateway against the cluster of `env` (its REDIS_URL, YIEM_PREFIX…) on a free port,
  * with `extra` on top: as the tests launch apps (`testLaunch`: compiled, as deployed, `node
- * apps/gateway/dist/main.js`, unless `YIEM_TEST_LAUNCH=source`), or `compiled` whatever that says. Resolves once it logged `gateway ready` (45 s at most,
+ * apps/gateway/dist/main.bundle.js`, unless `YIEM_TEST_LAUNCH=source`), or `compiled` whatever that says. Resolves once it logged `gateway ready` (45 s at most,
  * for a loaded machine; one that is not ready by then is stopped).
  */
 export async function startGatewayProcess(

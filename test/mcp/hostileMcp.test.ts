@@ -30,7 +30,7 @@ describe("a tool worker facing hostile MCP servers (issue 34)", () => {
       flood: hostileStdio("flood"),
       bare: hostileStdio("normal", { toolPrefix: "" }),
     });
-    const worker = spawnCommand(["node", "apps/tool-worker/dist/main.js"], {
+    const worker = spawnCommand(["node", "apps/tool-worker/dist/main.bundle.js"], {
       REDIS_URL: redis.url,
       YIEM_PREFIX: redis.prefix,
       YIEM_WORKER_ID: "hostile-mcp-worker",

@@ -17,7 +17,7 @@ afterAll(async () => {
 
 /** The compiled worker (`npm ci` and `tsc -b` build it): it starts in a fraction of tsx's time. */
 function startWorker(mcpConfig: string) {
-  return spawnCommand(["node", "apps/tool-worker/dist/main.js"], {
+  return spawnCommand(["node", "apps/tool-worker/dist/main.bundle.js"], {
     REDIS_URL: redis.url,
     YIEM_PREFIX: redis.prefix,
     YIEM_WORKER_ID: "mcp-worker",

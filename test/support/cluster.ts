@@ -38,7 +38,7 @@ export interface TestClusterOptions {
   /** Extra environment for coordinator processes only (e.g. `YIEM_TOOLS_DIR: ""`: built-ins only). */
   coordinatorEnv?: Record<string, string>;
   /**
-   * How the processes run: as deployed (`compiled`: `node apps/…/dist/main.js`, the default
+   * How the processes run: as deployed (`compiled`: `node apps/…/dist/main.bundle.js`, the default
    * unless `YIEM_TEST_LAUNCH=source`) or from their sources (`source`, with tsx).
    */
   launch?: ClusterLaunch;

@@ -1,4 +1,4 @@
-// A tool file in plain JavaScript, so compiled processes (`node …/dist/main.js`, no tsx) load it.
+// A tool file in plain JavaScript, so compiled processes (`node …/dist/main.bundle.js`, no tsx) load it.
 // `slowStep`: reports that it started (a toolExecUpdate), waits `ms` (honouring its signal),
 // then answers with its label and its pid.
 

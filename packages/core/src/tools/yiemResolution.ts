@@ -4,6 +4,9 @@ import { pathToFileURL } from "node:url";
 /** The packages a tool file may import from anywhere: the running process's own copies. */
 const OWN_PACKAGES = /^@yiem\/(core|tools)(\/|$)/;
 
+/** Where a bundled process keeps its own `@yiem/core` and `@yiem/tools` (a `Symbol.for` key). */
+const OWN_PACKAGES_KEY = "yiem.ownPackages";
+
 /**
  * The ESM resolve hook, as a `data:` module so it loads the same way from the sources and from
  * `dist/` (the hooks thread has no TypeScript loader of its own). `@yiem/core` and
@@ -18,6 +21,42 @@ export async function resolve(specifier, context, nextResolve) {
   return nextResolve(specifier, { ...context, parentURL: anchor });
 }
 `;
+
+/**
+ * The resolve hook of a bundled process (`scripts/bundleApps.ts`): `@yiem/core` and
+ * `@yiem/tools` themselves resolve to a module that re-exports the bundle's own copy (from
+ * `globalThis`, where the bundle's entry put it); their subpaths resolve as above.
+ */
+const BUNDLED_RESOLVE_HOOK = `
+const own = ${OWN_PACKAGES.toString()};
+let anchor;
+let bundled;
+export function initialize(data) { anchor = data.anchor; bundled = data.bundled; }
+export async function resolve(specifier, context, nextResolve) {
+  const names = bundled[specifier];
+  if (names) return { url: reexportSource(specifier, names), shortCircuit: true };
+  if (!own.test(specifier)) return nextResolve(specifier, context);
+  return nextResolve(specifier, { ...context, parentURL: anchor });
+}
+function reexportSource(specifier, names) {
+  const from = "globalThis[Symbol.for(" + JSON.stringify(${JSON.stringify(OWN_PACKAGES_KEY)}) + ")][" + JSON.stringify(specifier) + "]";
+  const lines = ["const own = " + from + ";"];
+  for (const name of names) {
+    if (name === "default") lines.push("export default own.default;");
+    else lines.push("export const " + name + " = own." + name + ";");
+  }
+  return "data:text/javascript," + encodeURIComponent(lines.join("\\n"));
+}
+`;
+
+/**
+ * The `@yiem/core` and `@yiem/tools` a bundled process registered (`scripts/bundleApps.ts`),
+ * by package name; `undefined` when the process runs from separate modules.
+ */
+function bundledPackages(): Record<string, Record<string, unknown>> | undefined {
+  const registry = (globalThis as Record<symbol, unknown>)[Symbol.for(OWN_PACKAGES_KEY)];
+  return registry as Record<string, Record<string, unknown>> | undefined;
+}
 
 type ResolveFilename = (request: string, parent: unknown, ...rest: unknown[]) => string;
 type Load = (request: string, parent: unknown, ...rest: unknown[]) => unknown;
@@ -41,10 +80,29 @@ export function useOwnYiemPackages(): Promise<void> {
 
 async function install(): Promise<void> {
   const anchor = import.meta.url;
-  register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`, { data: { anchor } });
   const requireHere = createRequire(anchor);
-  const modules = Module as unknown as ModuleInternals;
   const loaded = new Map<string, unknown>();
+  const bundled = bundledPackages();
+  if (bundled) {
+    const names = Object.fromEntries(
+      Object.entries(bundled).map(([name, namespace]) => [name, Object.keys(namespace)]),
+    );
+    register(`data:text/javascript,${encodeURIComponent(BUNDLED_RESOLVE_HOOK)}`, {
+      data: { anchor, bundled: names },
+    });
+    for (const [name, namespace] of Object.entries(bundled)) loaded.set(name, namespace);
+  } else {
+    register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`, { data: { anchor } });
+    await importOwnPackages(requireHere, loaded);
+  }
+  patchRequire(requireHere, loaded);
+}
+
+/** This process's own `@yiem/core` and `@yiem/tools` (those that resolve), into `loaded`. */
+async function importOwnPackages(
+  requireHere: NodeRequire,
+  loaded: Map<string, unknown>,
+): Promise<void> {
   for (const specifier of ["@yiem/core", "@yiem/tools"]) {
     const href = pathToFileURL(requireHere.resolve(specifier)).href;
     await import(href).then(
@@ -52,6 +110,11 @@ async function install(): Promise<void> {
       () => undefined,
     );
   }
+}
+
+/** CommonJS: `require` of an own package answers `loaded`'s copy, a subpath resolves from here. */
+function patchRequire(requireHere: NodeRequire, loaded: Map<string, unknown>): void {
+  const modules = Module as unknown as ModuleInternals;
   const originalLoad = modules._load;
   modules._load = function loadOwnFirst(request, parent, ...rest) {
     if (loaded.has(request)) return loaded.get(request);

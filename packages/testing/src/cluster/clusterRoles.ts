@@ -2,8 +2,9 @@
 export type ClusterRole = "coordinator" | "worker" | "gateway";
 
 /**
- * How the apps run: `compiled` as deployed (`node apps/<app>/dist/main.js`, the command of the
- * Dockerfile and docker-compose.yml; needs `tsc -b` first), or `source` from their TypeScript
+ * How the apps run: `compiled` as deployed (`node apps/<app>/dist/main.bundle.js`, the command
+ * of the Dockerfile and docker-compose.yml; needs `npm run build` first: `tsc -b`, then
+ * `scripts/bundleApps.ts`), or `source` from their TypeScript
  * sources with tsx and the `yiem-source` condition (workspace packages from their sources too;
  * tsx must resolve from the working directory).
  */
@@ -56,6 +57,6 @@ export function roleCommand(
 ): string[] {
   const { app } = ROLES[role];
   return launch === "compiled"
-    ? ["node", ...nodeFlags, `${app}/dist/main.js`]
+    ? ["node", ...nodeFlags, `${app}/dist/main.bundle.js`]
     : ["node", ...nodeFlags, "--conditions=yiem-source", "--import", "tsx", `${app}/src/main.ts`];
 }

@@ -1,0 +1,89 @@
+/**
+ * The apps as deployed are one file each (`apps/<app>/dist/main.bundle.js`, built by
+ * `npm run build`). A tool file outside the repository still gets the process's own
+ * `@yiem/core` (the bundle's copy, not a second one loaded beside it, nor the folder's own),
+ * from ESM and from CommonJS alike, and the bundle still finds what it reads beside its
+ * sources (Lua scripts, thread files, built-in tool files).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, logEntries, logMessage, startTestRedis, type TestRedis } from "@yiem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnCommand } from "../support/processes.js";
+
+/**
+ * Each tool names itself after what it saw: whether its `@yiem/core` is the copy the bundle
+ * registered for its tool files, and the `DEFAULTS.prefix` it read (the folder's own copy says
+ * `folder-copy`).
+ */
+const TOOL_FILES: Record<string, string> = {
+  "esmView.mjs": `import { DEFAULTS, ToolStore } from "@yiem/core";
+const own = globalThis[Symbol.for("yiem.ownPackages")]?.["@yiem/core"];
+export function getTool() {
+  return { name: \`esm_\${own?.ToolStore === ToolStore}_\${DEFAULTS.prefix}\`, label: "l", description: "d",
+    inputSchema: { type: "object" }, execute: () => ({ content: [], details: {} }) };
+}
+`,
+  "cjsView.cjs": `const { DEFAULTS, ToolStore } = require("@yiem/core");
+const own = globalThis[Symbol.for("yiem.ownPackages")]?.["@yiem/core"];
+exports.getTool = () => ({ name: \`cjs_\${own?.ToolStore === ToolStore}_\${DEFAULTS.prefix}\`, label: "l",
+  description: "d", inputSchema: { type: "object" }, execute: () => ({ content: [], details: {} }) });
+`,
+};
+
+/** A tool folder outside the repo with its own (different) `@yiem/core` in its node_modules. */
+function writeToolFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), "yiem-bundled-tools-"));
+  for (const [name, text] of Object.entries(TOOL_FILES)) writeFileSync(join(dir, name), text);
+  const fake = join(dir, "node_modules", "@yiem", "core");
+  mkdirSync(fake, { recursive: true });
+  writeFileSync(
+    join(fake, "package.json"),
+    JSON.stringify({ name: "@yiem/core", version: "0.0.1", main: "index.js" }),
+  );
+  writeFileSync(
+    join(fake, "index.js"),
+    `exports.DEFAULTS = { prefix: "folder-copy" }; exports.ToolStore = class {};`,
+  );
+  return dir;
+}
+
+let redis: TestRedis;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe("the bundled apps", () => {
+  it.each([
+    ["coordinator", "apps/coordinator/dist/main.bundle.js", "coordinator ready"],
+    ["tool worker", "apps/tool-worker/dist/main.bundle.js", "tool worker ready"],
+  ])(
+    "give tool files outside the repo the %s's own @yiem/core, from ESM and CommonJS",
+    async (_name, entry, ready) => {
+      const app = spawnCommand(["node", entry], {
+        REDIS_URL: redis.url,
+        YIEM_PREFIX: redis.prefix,
+        OPENAI_API_KEY: "sk-test",
+        YIEM_TOOLS_DIR: writeToolFolder(),
+        YIEM_TOOLS_STRICT: "1",
+        PORT: String(await freePort()),
+      });
+      try {
+        await app.waitForLine(logMessage(ready), 30_000);
+        const [entryLine] = logEntries(app, ready);
+        expect(entryLine?.tools).toEqual(
+          expect.arrayContaining(["esm_true_yiem", "cjs_true_yiem", "getTime"]),
+        );
+      } finally {
+        app.signal("SIGTERM");
+        expect(await app.exited).toBe(0);
+      }
+    },
+  );
+});

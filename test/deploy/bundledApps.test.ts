@@ -7,7 +7,7 @@
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { freePort, logEntries, logMessage, startTestRedis, type TestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnCommand } from "../support/processes.js";
@@ -32,10 +32,35 @@ exports.getTool = () => ({ name: \`cjs_\${own?.ToolStore === ToolStore}_\${DEFAU
 `,
 };
 
+/**
+ * A tool whose only `@yiem/core` import is in a helper in a folder beside it: the process must
+ * still see that the folder needs its own packages.
+ */
+const HELPER_TOOL_FILES: Record<string, string> = {
+  "helperView.mjs": `import { prefixSeen } from "./lib/coreView.mjs";
+export function getTool() {
+  return { name: \`helper_\${prefixSeen}\`, label: "l", description: "d",
+    inputSchema: { type: "object" }, execute: () => ({ content: [], details: {} }) };
+}
+`,
+  "lib/coreView.mjs": `import { DEFAULTS } from "@yiem/core";
+export const prefixSeen = DEFAULTS.prefix;
+`,
+};
+
+/** A folder outside the repo holding `files` (paths relative to it), and no node_modules. */
+function writeFolder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "yiem-bundled-tools-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
 /** A tool folder outside the repo with its own (different) `@yiem/core` in its node_modules. */
 function writeToolFolder(): string {
-  const dir = mkdtempSync(join(tmpdir(), "yiem-bundled-tools-"));
-  for (const [name, text] of Object.entries(TOOL_FILES)) writeFileSync(join(dir, name), text);
+  const dir = writeFolder(TOOL_FILES);
   const fake = join(dir, "node_modules", "@yiem", "core");
   mkdirSync(fake, { recursive: true });
   writeFileSync(
@@ -59,6 +84,25 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+/** Starts `entry` with the tools of `toolsDir` (strict) and returns the tools its ready line lists. */
+async function readyTools(entry: string, ready: string, toolsDir: string): Promise<unknown> {
+  const app = spawnCommand(["node", entry], {
+    REDIS_URL: redis.url,
+    YIEM_PREFIX: redis.prefix,
+    OPENAI_API_KEY: "sk-test",
+    YIEM_TOOLS_DIR: toolsDir,
+    YIEM_TOOLS_STRICT: "1",
+    PORT: String(await freePort()),
+  });
+  try {
+    await app.waitForLine(logMessage(ready), 30_000);
+    return logEntries(app, ready)[0]?.tools;
+  } finally {
+    app.signal("SIGTERM");
+    expect(await app.exited).toBe(0);
+  }
+}
+
 describe("the bundled apps", () => {
   it.each([
     ["coordinator", "apps/coordinator/dist/main.bundle.js", "coordinator ready"],
@@ -66,24 +110,18 @@ describe("the bundled apps", () => {
   ])(
     "give tool files outside the repo the %s's own @yiem/core, from ESM and CommonJS",
     async (_name, entry, ready) => {
-      const app = spawnCommand(["node", entry], {
-        REDIS_URL: redis.url,
-        YIEM_PREFIX: redis.prefix,
-        OPENAI_API_KEY: "sk-test",
-        YIEM_TOOLS_DIR: writeToolFolder(),
-        YIEM_TOOLS_STRICT: "1",
-        PORT: String(await freePort()),
-      });
-      try {
-        await app.waitForLine(logMessage(ready), 30_000);
-        const [entryLine] = logEntries(app, ready);
-        expect(entryLine?.tools).toEqual(
-          expect.arrayContaining(["esm_true_yiem", "cjs_true_yiem", "getTime"]),
-        );
-      } finally {
-        app.signal("SIGTERM");
-        expect(await app.exited).toBe(0);
-      }
+      expect(await readyTools(entry, ready, writeToolFolder())).toEqual(
+        expect.arrayContaining(["esm_true_yiem", "cjs_true_yiem", "getTime"]),
+      );
     },
   );
+
+  it("load a tool whose helper in a folder beside it imports @yiem/core, with no node_modules", async () => {
+    const tools = await readyTools(
+      "apps/coordinator/dist/main.bundle.js",
+      "coordinator ready",
+      writeFolder(HELPER_TOOL_FILES),
+    );
+    expect(tools).toEqual(expect.arrayContaining(["helper_yiem"]));
+  });
 });

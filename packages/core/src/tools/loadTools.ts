@@ -5,6 +5,7 @@ import { describeLoadError } from "./describeLoadError.js";
 import { importToolFile } from "./importToolFile.js";
 import { describeInvalidTool } from "./isAgentTool.js";
 import { listTool } from "./listTool.js";
+import { namesOwnPackages } from "./namesOwnPackages.js";
 import { findToolExport } from "./toolFileExports.js";
 import { describeError } from "./toolResults.js";
 import { registerTool, type ToolStore } from "./toolStore.js";
@@ -131,8 +132,9 @@ function describeDuplicate(store: ToolStore, tool: AgentTool, path: string): str
 export async function loadTools(store: ToolStore, dir: string): Promise<LoadToolsResult> {
   const { files, skipped } = await scanToolFiles(dir);
   const result: LoadToolsResult = { tools: store.tools, loaded: [], skipped, failures: [] };
+  const ownPackages = files.length > 0 && (await namesOwnPackages(dir)); // read once per load
   for (const path of files) {
-    const problem = await addToolFile(store, path);
+    const problem = await addToolFile(store, path, ownPackages);
     if (typeof problem === "string") result.failures.push({ path, error: problem });
     else result.loaded.push({ path, toolName: problem.toolName });
   }
@@ -145,8 +147,12 @@ export async function loadTools(store: ToolStore, dir: string): Promise<LoadTool
 }
 
 /** Loads one file into the store; returns the tool's name, or why it was refused. */
-async function addToolFile(store: ToolStore, path: string): Promise<{ toolName: string } | string> {
-  const loaded = await loadToolFile(path);
+async function addToolFile(
+  store: ToolStore,
+  path: string,
+  ownPackages: boolean,
+): Promise<{ toolName: string } | string> {
+  const loaded = await loadToolFile(path, ownPackages);
   if (loaded.kind === "failed") return loaded.error;
   const duplicate = describeDuplicate(store, loaded.tool, path);
   if (duplicate) return duplicate;
@@ -161,11 +167,15 @@ async function addToolFile(store: ToolStore, path: string): Promise<{ toolName: 
 
 type LoadedFile = { kind: "loaded"; tool: AgentTool } | { kind: "failed"; error: string };
 
-/** Imports one tool file and checks the tool it gives (shape and input schema); never throws. */
-export async function loadToolFile(path: string): Promise<LoadedFile> {
+/**
+ * Imports one tool file and checks the tool it gives (shape and input schema); never throws.
+ * `ownPackages`: whether its folder names `@yiem/core` or `@yiem/tools` (read from the folder
+ * when not given).
+ */
+export async function loadToolFile(path: string, ownPackages?: boolean): Promise<LoadedFile> {
   let mod: Record<string, unknown>;
   try {
-    mod = await importToolFile(path);
+    mod = await importToolFile(path, ownPackages);
   } catch (err) {
     return { kind: "failed", error: await describeLoadError(path, err) };
   }

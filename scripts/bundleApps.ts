@@ -7,7 +7,8 @@
  * (docs/PERFORMANCE.md, "Start time").
  *
  * What stays outside the bundle: packages loaded only when first used (the MCP SDK, re2-wasm,
- * tsx for TypeScript tool files, OpenTelemetry's SDK) and native addons. Each bundled module
+ * tsx for TypeScript tool files, esbuild for locating a tool file's syntax error,
+ * OpenTelemetry's SDK) and native addons. Each bundled module
  * keeps its own location: `import.meta.url`, `__dirname` and `__filename` are rewritten to the
  * module's original file, relative to the bundle, so Lua scripts, thread entry files and
  * built-in tool files resolve beside their sources as before, wherever the tree is moved to.
@@ -17,7 +18,7 @@
  * Usage: `tsx scripts/bundleApps.ts` (after `tsc -b`); `--check-fresh` rebuilds only a bundle
  * older than a compiled file of the workspace.
  */
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -32,6 +33,7 @@ const EXTERNAL = [
   "@modelcontextprotocol/sdk",
   "@modelcontextprotocol/sdk/*",
   "re2-wasm",
+  "esbuild",
   "tsx",
   "tsx/*",
   "@opentelemetry/sdk-*",
@@ -43,6 +45,12 @@ const EXTERNAL = [
   "quickjs-emscripten",
   "@jitl/*",
 ];
+
+/**
+ * The names of the chunks a bundle imports when first used: beside the bundle, so every
+ * output file resolves the kept locations from the same folder.
+ */
+const CHUNK_PREFIX = "main.bundle-chunk-";
 
 /** The key under which a bundle registers its own `@yiem/core` and `@yiem/tools`. */
 const OWN_PACKAGES_KEY = "yiem.ownPackages";
@@ -79,28 +87,42 @@ function keepModuleLocations(bundleDir: string): Plugin {
   };
 }
 
-/** The bundle's entry: registers the bundle's own packages, then runs the app's `main.js`. */
-function entryOf(app: string): string {
+/** The module that registers the bundle's own packages, evaluated before the app's code. */
+function registrationModule(): string {
   return [
     `import * as core from "@yiem/core";`,
     `import * as tools from "@yiem/tools";`,
     `globalThis[Symbol.for(${JSON.stringify(OWN_PACKAGES_KEY)})] = { "@yiem/core": core, "@yiem/tools": tools };`,
-    `await import(${JSON.stringify(`./${app}/dist/main.js`)});`,
   ].join("\n");
 }
 
-/** Bundles one app into `apps/<app>/dist/main.bundle.js`. */
+/** The bundle's entry: the registration first, then the app's `main.js` (imports run in order). */
+const ENTRY = `import "./main.bundle-own.js";\nimport "./main.js";\n`;
+
+/**
+ * Bundles one app into `apps/<app>/dist/main.bundle.js`, and what its code imports only when
+ * first used (`import()`: Bull Board, esbuild's transform, a YAML parser) into chunks beside
+ * it (`main.bundle-chunk-*.js`), read when first imported rather than at every start.
+ */
 async function bundleApp(app: string): Promise<void> {
-  const outfile = join(ROOT, app, "dist", "main.bundle.js");
+  const dist = join(ROOT, app, "dist");
+  const entry = join(dist, "main.bundle-entry.js");
+  const registration = join(dist, "main.bundle-own.js");
+  await writeFile(registration, registrationModule());
+  await writeFile(entry, ENTRY);
+  for (const name of await readdir(dist)) {
+    if (name.startsWith(CHUNK_PREFIX)) await rm(join(dist, name));
+  }
   const requireAnchor = `new URL("main.js", ${BUNDLE_URL})`;
   await build({
-    stdin: { contents: entryOf(app), resolveDir: ROOT, sourcefile: `${app}/bundle-entry.js` },
-    outfile,
+    entryPoints: { "main.bundle": entry },
+    outdir: dist,
+    chunkNames: `${CHUNK_PREFIX}[hash]`,
     bundle: true,
     platform: "node",
     format: "esm",
     target: "node20",
-    splitting: false,
+    splitting: true,
     minifyWhitespace: true,
     minifySyntax: true,
     keepNames: true,
@@ -110,9 +132,10 @@ async function bundleApp(app: string): Promise<void> {
     banner: {
       js: `import { createRequire as __yiemCreateRequire } from "node:module"; const ${BUNDLE_URL} = import.meta.url; const require = __yiemCreateRequire(${requireAnchor});`,
     },
-    plugins: [keepModuleLocations(dirname(outfile))],
+    plugins: [keepModuleLocations(dist)],
     logLevel: "warning",
   });
+  await Promise.all([rm(entry), rm(registration)]);
 }
 
 /** The newest modification time of the workspace's compiled files (`dist` folders). */

@@ -1,7 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parse as parseYaml } from "yaml";
 import { YiemError } from "../errors/yiemError.js";
 import { type AgentDefinition, defineAgent, InvalidAgentError } from "./defineAgent.js";
 
@@ -51,7 +50,9 @@ async function readContents(path: string): Promise<unknown> {
   if (!DATA_EXTENSIONS.has(ext))
     throw new Error("must end in .json, .yaml, .yml, .ts, .mts, .js or .mjs");
   const text = await readFile(path, "utf8");
-  return ext === ".json" ? JSON.parse(text) : parseYaml(text);
+  if (ext === ".json") return JSON.parse(text);
+  const { parse: parseYaml } = await import("yaml"); // loaded for a YAML file only
+  return parseYaml(text);
 }
 
 /** One entry of `agents` as a definition, its fields checked against `FILE_FIELDS` in data files. */

@@ -10,6 +10,20 @@ const MAX_FILES = 500;
 /** Text that names `@yiem/core` or `@yiem/tools` (an import, a require, a type import). */
 const NAMES_OWN_PACKAGE = /@yiem\/(core|tools)\b/;
 
+/** Block comments and line comments (not a `//` right after a `:` or a quote, as in a URL). */
+const COMMENTS = /\/\*[\s\S]*?\*\/|(^|[^:"'`\\])\/\/.*$/gm;
+
+/**
+ * Whether `source`, its comments left out, names an own package: a JSDoc type such as
+ * `@returns {import("@yiem/core").AgentTool}` loads nothing. A `//` inside a string (other
+ * than after `:` or a quote) hides the rest of its line: an import written after it on the
+ * same line is missed.
+ */
+function sourceNamesOwnPackage(source: string): boolean {
+  if (!NAMES_OWN_PACKAGE.test(source)) return false;
+  return NAMES_OWN_PACKAGE.test(source.replace(COMMENTS, "$1"));
+}
+
 /**
  * Whether a source file in the folder tree `folder` (outside `node_modules` and hidden
  * folders) names `@yiem/core` or `@yiem/tools`: only then do its tool files need the
@@ -31,7 +45,7 @@ async function scanFolder(folder: string): Promise<boolean> {
   const files = await listSourceFiles(folder);
   if (files.length > MAX_FILES) return true;
   for (const file of files) {
-    if (NAMES_OWN_PACKAGE.test(await readFile(file, "utf8"))) return true;
+    if (sourceNamesOwnPackage(await readFile(file, "utf8"))) return true;
   }
   return false;
 }

@@ -6,9 +6,9 @@
  * modules one by one), which is most of a replacement's time from a kill to its first answer
  * (docs/PERFORMANCE.md, "Start time").
  *
- * What stays outside the bundle: packages loaded only when first used (the MCP SDK, re2-wasm,
- * tsx for TypeScript tool files, esbuild for locating a tool file's syntax error,
- * OpenTelemetry's SDK) and native addons. Each bundled module
+ * What stays outside the bundle: packages loaded only when first used (Bull Board, the MCP SDK,
+ * re2-wasm, a YAML parser, tsx for TypeScript tool files, esbuild for locating a tool file's
+ * syntax error, OpenTelemetry's SDK) and native addons. Each bundled module
  * keeps its own location: `import.meta.url`, `__dirname` and `__filename` are rewritten to the
  * module's original file, relative to the bundle, so Lua scripts, thread entry files and
  * built-in tool files resolve beside their sources as before, wherever the tree is moved to.
@@ -18,7 +18,7 @@
  * Usage: `tsx scripts/bundleApps.ts` (after `tsc -b`); `--check-fresh` rebuilds only a bundle
  * older than a compiled file of the workspace.
  */
-import { readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -32,6 +32,8 @@ export const BUNDLED_APPS = ["apps/coordinator", "apps/tool-worker", "apps/gatew
 const EXTERNAL = [
   "@modelcontextprotocol/sdk",
   "@modelcontextprotocol/sdk/*",
+  "@bull-board/*",
+  "yaml",
   "re2-wasm",
   "esbuild",
   "tsx",
@@ -45,12 +47,6 @@ const EXTERNAL = [
   "quickjs-emscripten",
   "@jitl/*",
 ];
-
-/**
- * The names of the chunks a bundle imports when first used: beside the bundle, so every
- * output file resolves the kept locations from the same folder.
- */
-const CHUNK_PREFIX = "main.bundle-chunk-";
 
 /** The key under which a bundle registers its own `@yiem/core` and `@yiem/tools`. */
 const OWN_PACKAGES_KEY = "yiem.ownPackages";
@@ -100,9 +96,9 @@ function registrationModule(): string {
 const ENTRY = `import "./main.bundle-own.js";\nimport "./main.js";\n`;
 
 /**
- * Bundles one app into `apps/<app>/dist/main.bundle.js`, and what its code imports only when
- * first used (`import()`: Bull Board, esbuild's transform, a YAML parser) into chunks beside
- * it (`main.bundle-chunk-*.js`), read when first imported rather than at every start.
+ * Bundles one app into `apps/<app>/dist/main.bundle.js`. One file, no chunks: esbuild's split
+ * chunks gave a CommonJS package imported with `import()` (bullmq, in the client) no named
+ * exports; what is imported only when first used stays outside instead (`EXTERNAL`).
  */
 async function bundleApp(app: string): Promise<void> {
   const dist = join(ROOT, app, "dist");
@@ -110,19 +106,15 @@ async function bundleApp(app: string): Promise<void> {
   const registration = join(dist, "main.bundle-own.js");
   await writeFile(registration, registrationModule());
   await writeFile(entry, ENTRY);
-  for (const name of await readdir(dist)) {
-    if (name.startsWith(CHUNK_PREFIX)) await rm(join(dist, name));
-  }
   const requireAnchor = `new URL("main.js", ${BUNDLE_URL})`;
   await build({
     entryPoints: { "main.bundle": entry },
     outdir: dist,
-    chunkNames: `${CHUNK_PREFIX}[hash]`,
     bundle: true,
     platform: "node",
     format: "esm",
     target: "node20",
-    splitting: true,
+    splitting: false,
     minifyWhitespace: true,
     minifySyntax: true,
     keepNames: true,

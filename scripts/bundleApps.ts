@@ -8,7 +8,7 @@
  *
  * What stays outside the bundle: packages loaded only when first used (Bull Board, the MCP SDK,
  * re2-wasm, a YAML parser, tsx for TypeScript tool files, esbuild for locating a tool file's
- * syntax error, OpenTelemetry's SDK) and native addons. Each bundled module
+ * syntax error, OpenTelemetry) and native addons. Each bundled module
  * keeps its own location: `import.meta.url`, `__dirname` and `__filename` are rewritten to the
  * module's original file, relative to the bundle, so Lua scripts, thread entry files and
  * built-in tool files resolve beside their sources as before, wherever the tree is moved to.
@@ -38,10 +38,8 @@ const EXTERNAL = [
   "esbuild",
   "tsx",
   "tsx/*",
-  "@opentelemetry/sdk-*",
-  "@opentelemetry/exporter-*",
-  "@opentelemetry/resources",
-  "@opentelemetry/semantic-conventions",
+  // The API too: the SDK registers its tracer with its own copy (a bundled one saw none).
+  "@opentelemetry/*",
   "msgpackr-extract",
   "playwright-core",
   "quickjs-emscripten",

@@ -68,6 +68,18 @@ function toolsOffered(text: string): string[] | undefined {
   return request?.body.tools?.map((tool) => (tool as { function: { name: string } }).function.name);
 }
 
+/** `url` fetched once something listens there (refused connections retried for up to 10 s). */
+async function fetchOnceListening(url: string): Promise<Response> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await fetch(url);
+    } catch (err) {
+      if (tries >= 100) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 /** A TCP server holding a loopback port, so that a process started on it finds it in use. */
 async function holdPort(): Promise<{ port: number; server: Server }> {
   const server = createServer();
@@ -153,6 +165,20 @@ describe("a process says what is wrong at start", () => {
     }
   });
 
+  it("exits 1 with `port N is in use (PORT)` at once while Redis cannot be reached either", async () => {
+    const { port, server } = await holdPort();
+    try {
+      const nowhere = `redis://127.0.0.1:${await freePort()}`;
+      const coordinator = spawn("coordinator", { PORT: String(port), REDIS_URL: nowhere });
+      expect(await coordinator.exited).toBe(1);
+      expect(coordinator.lines).toContain(
+        `coordinator failed to start: port ${port} is in use (PORT)`,
+      );
+    } finally {
+      server.close();
+    }
+  });
+
   it("warns when Redis cannot be reached (password masked), and the coordinator is live but not ready", async () => {
     const nowhere = `redis://:canary-redis-pass@127.0.0.1:${await freePort()}`;
     const port = await freePort();
@@ -165,7 +191,8 @@ describe("a process says what is wrong at start", () => {
       expect(warning?.err).toMatch(/ECONNREFUSED/);
       expect(warning?.redis).toMatch(/^redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/);
     }
-    const healthz = await fetch(`http://127.0.0.1:${port}/healthz`);
+    // The HTTP side starts beside the Redis connection: it may listen a moment after the warning.
+    const healthz = await fetchOnceListening(`http://127.0.0.1:${port}/healthz`);
     expect(healthz.status).toBe(200);
     const readyz = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(readyz.status).toBe(503);

@@ -338,6 +338,12 @@ interface RuntimeHooks {
   onToolConflicts?: (count: number) => void;
   /** Told each wait, 429 and admitted call under a shared provider limit. */
   limitObserver?: ProviderLimitObserver;
+  /**
+   * Awaited once the connections and announcements are up, before anything takes work (the
+   * failure detector, the queues' workers). A rejection stops the start: what was opened is
+   * closed and the rejection is thrown.
+   */
+  beforeTakingWork?: () => Promise<void>;
 }
 
 /** What `/readyz` says while the coordinator is still connecting to Redis. */
@@ -369,9 +375,10 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     metrics.observe(event);
     options.observe?.(event);
   };
-  // Listen first: a port in use fails the start before any session is taken.
+  // Listen while the runtime connects (the front door's thread boots meanwhile); a port in use
+  // still fails the start before any session is taken (`beforeTakingWork`).
   let runtime: CoordinatorHandle | undefined;
-  const admin = await startAdminServer({
+  const adminStarting = startAdminServer({
     port: options.port,
     queues: () => runtime?.queues() ?? [],
     metrics,
@@ -387,22 +394,28 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     healthStallMs: options.admin?.healthStallMs,
     limits: options.http,
   });
+  const starting = startCoordinatorRuntime(
+    {
+      ...options,
+      agents: wrapAgentCalls(options, (call, agent) => metrics.timeLlmCall(call, agent.name)),
+      observe,
+    },
+    {
+      onToolConflicts: (count) => metrics.setToolDefinitionConflicts(count),
+      limitObserver: metrics.providerLimits,
+      beforeTakingWork: () => adminStarting.then(() => undefined),
+    },
+  );
+  starting.catch(() => undefined); // a failed listen may end the start first (below)
   try {
-    runtime = await startCoordinatorRuntime(
-      {
-        ...options,
-        agents: wrapAgentCalls(options, (call, agent) => metrics.timeLlmCall(call, agent.name)),
-        observe,
-      },
-      {
-        onToolConflicts: (count) => metrics.setToolDefinitionConflicts(count),
-        limitObserver: metrics.providerLimits,
-      },
-    );
+    // A port in use fails the start at once, even while Redis is still away; the runtime then
+    // stops at `beforeTakingWork` whenever it gets there.
+    runtime = await Promise.race([starting, adminStarting.then(() => starting)]);
   } catch (err) {
-    await admin.close();
+    await adminStarting.then((started) => started.close()).catch(() => undefined);
     throw err;
   }
+  const admin = await adminStarting;
   const { readClusterCounts, runsWaitingAtLimit, ...handle } = runtime as RuntimeHandle;
   metrics.setRunSource({
     heldSessions: handle.heldSessions,
@@ -473,6 +486,9 @@ async function startCoordinatorRuntime(
     onRunFinished: (_sessionId, requestIds, answer) => answers.settle(requestIds, answer),
     features,
   });
+  await awaitBeforeTakingWork(hooks, () =>
+    closeBeforeWork(runtime, ctx, announced, coordinatorQueue),
+  );
   const detector = startFailureDetector({
     ...{ command, keys, log, ttlMs: options.aliveTtlMs, pollMs: options.alivePollMs },
     queues: () => queuesOfTheCluster(ctx),
@@ -534,6 +550,35 @@ async function startCoordinatorRuntime(
     queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],
     close: (graceMs = options.shutdownGraceMs) => closeCoordinator(parts, graceMs),
   };
+}
+
+/** Waits on `hooks.beforeTakingWork`; when it rejects, runs `undo`, then throws the rejection. */
+async function awaitBeforeTakingWork(
+  hooks: RuntimeHooks,
+  undo: () => Promise<void>,
+): Promise<void> {
+  try {
+    await hooks.beforeTakingWork?.();
+  } catch (err) {
+    await undo().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Closes what a start opened before taking work: announcements, connections, the heartbeat. */
+async function closeBeforeWork(
+  runtime: ProcessRuntime,
+  ctx: CoordinatorContext,
+  announced: AnnouncedTools,
+  coordinatorQueue: Queue,
+): Promise<void> {
+  announced.stop();
+  runtime.watch.stop();
+  runtime.subscriber.disconnect();
+  await ctx.waiter.close();
+  await coordinatorQueue.close();
+  await runtime.alive.stop();
+  await runtime.command.quit().catch(() => undefined);
 }
 
 /**

@@ -24,10 +24,20 @@ local function appendMessages(leaseKey, messagesKey, runningKey, token, expected
     if resent then return redis.call('LLEN', messagesKey) end
   end
   if expected ~= '' and redis.call('LLEN', messagesKey) ~= tonumber(expected) then return -2 end
-  local length = 0
+  -- One HDEL for the batch's marks and one RPUSH for its messages (per 1,000, within Lua's
+  -- stack): nothing runs between the commands of a script, so this is what a mark cleared and
+  -- a message pushed in turn make.
+  local messages, marks = {}, {}
   for i = first, first + 2 * count - 1, 2 do
-    if argv[i + 1] ~= '' then redis.call('HDEL', runningKey, argv[i + 1]) end
-    length = redis.call('RPUSH', messagesKey, argv[i])
+    messages[#messages + 1] = argv[i]
+    if argv[i + 1] ~= '' then marks[#marks + 1] = argv[i + 1] end
+  end
+  for from = 1, #marks, 1000 do
+    redis.call('HDEL', runningKey, unpack(marks, from, math.min(from + 999, #marks)))
+  end
+  local length = 0
+  for from = 1, #messages, 1000 do
+    length = redis.call('RPUSH', messagesKey, unpack(messages, from, math.min(from + 999, #messages)))
   end
   return length
 end

@@ -4,13 +4,6 @@
  * these names, never with bare numbers.
  */
 
-/** `acquireLease-1.lua`. */
-export const AcquireLeaseReply = {
-  /** Acquired, or already ours. */
-  acquired: 1,
-  heldByAnother: 0,
-} as const;
-
 /** `renewLease-1.lua`. */
 export const RenewLeaseReply = {
   renewed: 1,

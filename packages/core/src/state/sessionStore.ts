@@ -5,7 +5,6 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks } from "../redis/replicaAcks.js";
 import {
-  AcquireLeaseReply,
   AppendReply,
   DrainInputsReply,
   EnqueueInputReply,
@@ -176,11 +175,15 @@ export class SessionStore extends ScriptedStore {
     this.batches = acks.replicas > 0 ? undefined : eventBatchesOf(redis, keys);
   }
 
-  /** Takes the lease (or renews it when already ours). */
+  /**
+   * Takes the lease (or renews it when already ours). A free lease, what every run's start
+   * finds, costs one command (`SET NX`); a held one is renewed only when the token is ours
+   * (`renewLease-1.lua`), as if the `SET` had found it held a moment later.
+   */
   async acquire(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
-    const k = this.keys;
-    const reply = await this.redis.yiemAcquireLease(k.lease(sessionId), token, leaseMs);
-    return reply === AcquireLeaseReply.acquired;
+    const lease = this.keys.lease(sessionId);
+    if ((await this.redis.set(lease, token, "PX", leaseMs, "NX")) === "OK") return true;
+    return (await this.redis.yiemRenewLease(lease, token, leaseMs)) === RenewLeaseReply.renewed;
   }
 
   /** Extends the lease; false when it is no longer ours. */

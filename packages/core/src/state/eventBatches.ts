@@ -59,7 +59,7 @@ export interface EventBatches {
   add(sessionId: string, kind: EventKind, json: string, caps: StreamCaps): Promise<void>;
   /**
    * Queues a fenced append to `sessionId`'s transcript, behind the events queued before it and
-   * ahead of those queued after it, in the same script (`sessionWrites-9.lua`). Resolves with
+   * ahead of those queued after it, in the same script (`sessionWrites-8.lua`). Resolves with
    * the script's reply for it: the transcript's length, -1 (not the holder's) or -2 (not the
    * expected length: nothing written); rejects when Redis failed.
    */
@@ -73,7 +73,7 @@ export interface EventBatches {
   /**
    * Takes `sessionId`'s queued events out of the queue, for a script of the session that
    * stores them first (`finishRun.lua`), in place of their own script: their writes (as
-   * `publishEvents-2.lua` takes them) and `settle`, to call with that script's outcome (it
+   * `publishEvents-1.lua` takes them) and `settle`, to call with that script's outcome (it
    * settles what `add` returned for them). `undefined` when none is queued, or when the
    * session's queued writes hold an append (they go out as they are).
    */
@@ -237,7 +237,6 @@ function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): 
   }
   const { sessionId, caps, writes } = batch;
   const reply = withScripts(redis).yiemSessionWrites(
-    keys.seq(sessionId),
     keys.stream(sessionId),
     keys.lease(sessionId),
     keys.messages(sessionId),
@@ -272,7 +271,6 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
   let reply: Promise<number>;
   if (writes.length === 2 && writes[0] === "s") {
     reply = scripts.yiemPublishEvent(
-      keys.seq(sessionId),
       keys.stream(sessionId),
       channel,
       json,
@@ -283,7 +281,6 @@ function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch
     reply = scripts.yiemPublishLiveEvent(keys.stream(sessionId), channel, json);
   } else {
     reply = scripts.yiemPublishEvents(
-      keys.seq(sessionId),
       keys.stream(sessionId),
       channel,
       caps.maxLength,

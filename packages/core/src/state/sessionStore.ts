@@ -562,7 +562,6 @@ export class SessionStore extends ScriptedStore {
       k.run(sessionId),
       k.runInputs(sessionId),
       k.inputs(sessionId),
-      k.seq(sessionId),
       k.stream(sessionId),
       k.messages(sessionId),
       k.pendingInputs(sessionId),

@@ -1,14 +1,13 @@
 --[[
-  Included (`-- @include appendEvent`) by every script that stores an event: publishEvent-2,
-  publishEvents-2, sessionWrites-9, finishRun, decideApproval-5 and appendHandoff-6.
+  Included (`-- @include appendEvent`) by every script that stores an event: publishEvent-1,
+  publishEvents-1, sessionWrites-8, finishRun, decideApproval-4 and appendHandoff-5.
 
   appendEvent numbers an event, appends it to the session's replay stream and publishes it.
   The stream entry id is `<seq>-1`, which makes "every event after seq N" one XRANGE; `seq` is
   spliced into the JSON text so nothing here re-encodes the payload. The stream is the counter:
   the next number is the newest entry's plus one (the newest entry is never trimmed, and every
   number taken is stored, so this is the number an INCR of a counter would have given). The
-  session's `seq` key, the counter of earlier versions, is no longer written; the scripts still
-  name it among their keys, read by none of them.
+  session's `seq` key, the counter of earlier versions, is neither written nor read.
 
   The stream is capped twice: at about `maxLen` entries (XADD MAXLEN ~), and at `maxBytes`
   bytes of event JSON. For the second, each entry keeps beside its event ('e') the running

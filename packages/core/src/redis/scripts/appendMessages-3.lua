@@ -2,7 +2,7 @@
   Appends several messages in order in one step (a batch's tool results), as
   appendMessages.lib.lua says. Its reply is not waited for: the run's next write goes right
   behind it with the length it expects. Without replica acknowledgements the coordinator sends
-  its appends inside sessionWrites-9 instead, together with the session's events.
+  its appends inside sessionWrites-8 instead, together with the session's events.
 
   Input:
     KEYS[1] lease

@@ -1,5 +1,5 @@
 --[[
-  Included (`-- @include appendMessages`) by appendMessages-3 and sessionWrites-9.
+  Included (`-- @include appendMessages`) by appendMessages-3 and sessionWrites-8.
 
   appendMessages(lease key, messages key, running key, token, expected length or '', argv,
   first, count) appends `count` messages in order, their pairs of (message JSON, tool call id

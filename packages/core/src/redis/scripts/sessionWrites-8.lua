@@ -1,5 +1,5 @@
 --[[
-  Runs a batch of one session's writes, in order, in one step: its events, as publishEvents-2
+  Runs a batch of one session's writes, in order, in one step: its events, as publishEvents-1
   does (published at the end, in one message), its transcript appends, as appendMessages-3
   does, and its drains of waiting inputs, as drainInputs-6 does. The writes of a batch are the
   ones a coordinator sent one after another on its connection (state/eventBatches.ts): a
@@ -10,15 +10,14 @@
   neither the lease nor the transcript's length again: that append proved both.
 
   Input:
-    KEYS[1] seq (not written: see appendEvent.lib.lua)
-    KEYS[2] events stream
-    KEYS[3] lease
-    KEYS[4] messages
-    KEYS[5] running
-    KEYS[6] runInputs
-    KEYS[7] inputs
-    KEYS[8] pendingInputs
-    KEYS[9] run
+    KEYS[1] events stream
+    KEYS[2] lease
+    KEYS[3] messages
+    KEYS[4] running
+    KEYS[5] runInputs
+    KEYS[6] inputs
+    KEYS[7] pendingInputs
+    KEYS[8] run
 
     ARGV[1] events channel
     ARGV[2] stream max length
@@ -54,7 +53,7 @@ while i <= #ARGV do
 end
 -- Appends alone (a batch's results) number nothing: no read of the stream's newest entry.
 local events = { seq = 0 }
-if stored + live > 0 then events = openBatch(KEYS[2]) end
+if stored + live > 0 then events = openBatch(KEYS[1]) end
 local replies = {}
 -- What the last append proved: its token holds the lease, and the transcript's length.
 local known = nil
@@ -62,15 +61,15 @@ i = 4
 while i <= #ARGV do
   local kind = ARGV[i]
   if kind == 's' then
-    appendNextEvent(events, KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
+    appendNextEvent(events, KEYS[1], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
   elseif kind == 'l' then
     publishLive(events, ARGV[1], ARGV[i + 1])
   elseif kind == 'a' then
-    local length = appendMessages(KEYS[3], KEYS[4], KEYS[5], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, tonumber(ARGV[i + 3]))
+    local length = appendMessages(KEYS[2], KEYS[3], KEYS[4], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, tonumber(ARGV[i + 3]))
     known = length >= 0 and { token = ARGV[i + 1], length = length } or nil
     replies[#replies + 1] = length
   else
-    local drained = drainInputs(KEYS[3], KEYS[6], KEYS[7], KEYS[8], KEYS[4], KEYS[9], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], known)
+    local drained = drainInputs(KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[3], KEYS[8], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], known)
     if known and drained[1] == 1 then known.length = known.length + (#drained - 1) / 2 end
     replies[#replies + 1] = drained
   end

@@ -1,6 +1,6 @@
 --[[
   Publishes a batch of one session's events, in order, in one step: each stored event as
-  publishEvent-2 does (numbered, appended to the capped replay stream, published), each
+  publishEvent-1 does (numbered, appended to the capped replay stream, published), each
   live-only event as publishLiveEvent-1 does (published with `live: true` and the number of
   the latest stored event before it). Their numbers follow the stream's newest one, read once, and they are published
   as one message, one event a line (openBatch, publishBatch in appendEvent.lib.lua). The
@@ -9,8 +9,7 @@
   the numbers see exactly the order they would have seen one script call each.
 
   Input:
-    KEYS[1] seq (not written: see appendEvent.lib.lua)
-    KEYS[2] events stream
+    KEYS[1] events stream
 
     ARGV[1] events channel
     ARGV[2] stream max length
@@ -21,10 +20,10 @@
     the number of the last stored event (the latest number when the batch stored none)
 ]]
 -- @include appendEvent
-local events = openBatch(KEYS[2])
+local events = openBatch(KEYS[1])
 for i = 4, #ARGV, 2 do
   if ARGV[i] == 's' then
-    appendNextEvent(events, KEYS[2], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
+    appendNextEvent(events, KEYS[1], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
   else
     publishLive(events, ARGV[1], ARGV[i + 1])
   end

@@ -64,7 +64,7 @@ export interface YiemScripts {
   yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
-  yiemPublishEvents: Script<number>;
+  yiemPublishEvents: Script<number[]>;
   yiemSessionWrites: Script<Array<number | ScriptReply>>;
   yiemRecordToolEnd: Script<number>;
   yiemForgetApprovals: Script<string[] | number>;

@@ -163,6 +163,8 @@ export function guardArg(expectLength: number | undefined): number | string {
 export class SessionStore extends ScriptedStore {
   /** Where appends go together with the session's events (`eventBatchesOf`), unless acknowledged. */
   private readonly batches: EventBatches | undefined;
+  /** The connection's event batches, for what they know of a session's stream (`closeGuess`). */
+  private readonly events: EventBatches;
 
   constructor(
     redis: RedisClient,
@@ -172,7 +174,8 @@ export class SessionStore extends ScriptedStore {
   ) {
     super(redis, keys, acks, caps);
     // A replica-acknowledged append needs its own WAIT behind it: it goes out alone.
-    this.batches = acks.replicas > 0 ? undefined : eventBatchesOf(redis, keys);
+    this.events = eventBatchesOf(redis, keys);
+    this.batches = acks.replicas > 0 ? undefined : this.events;
   }
 
   /**
@@ -571,6 +574,8 @@ export class SessionStore extends ScriptedStore {
       k.sessionUsage(sessionId),
       ...run.inputIds.map((id) => k.response(sessionId, id)),
     ];
+    // What this connection's own writes left as the stream's newest entry: no read for agentEnd.
+    const guess = this.events.closeGuess(sessionId);
     const done = await this.redis.yiemFinishRun(
       keys.length,
       ...keys,
@@ -586,6 +591,7 @@ export class SessionStore extends ScriptedStore {
       guardArg(expectLength),
       this.caps.maxBytes,
       run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
+      guess,
       ...queued,
     );
     if (done === FinishRunReply.notExpectedLength) return NOT_AS_EXPECTED;

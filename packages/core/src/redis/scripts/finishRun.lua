@@ -8,7 +8,7 @@
   here. When nothing waits (no input, follow-up, budget or running mark is left), it also
   releases the lease, as releaseLeaseIfIdle-4 would have after the holder found no next run:
   the session is idle, in the same step that closed its run. The run's events still queued
-  when it closes (ARGV[13..], state/eventBatches.ts) are stored first, as publishEvents-1
+  when it closes (ARGV[14..], state/eventBatches.ts) are stored first, as publishEvents-1
   would have just before this script, whether or not the rest is done; `agentEnd` is numbered
   after them and is published with them, in one message (publishBatch). Ids
   are never parsed here: they arrive as keys and as JSON built by the caller.
@@ -40,7 +40,9 @@
     ARGV[10] the transcript's expected length, or '' (see appendMessages-3)
     ARGV[11] stream max bytes (see appendEvent.lib.lua)
     ARGV[12] the session's usage summary JSON, or '' (left as it is)
-    ARGV[13..] the run's queued events: pairs of kind ('s' stored, 'l' live), event JSON
+    ARGV[13] the stream's newest entry as the caller guesses it, `<seq>:<total>`, or '' (read
+      it; see appendEvent.lib.lua)
+    ARGV[14..] the run's queued events: pairs of kind ('s' stored, 'l' live), event JSON
       (without seq), as publishEvents-1 takes them
 
   Output:
@@ -50,11 +52,11 @@
 -- @include appendEvent
 -- The queued events, in order, numbered from `events` (publishEvents-1's loop).
 local function storeQueued(events)
-  for i = 13, #ARGV, 2 do
+  for i = 14, #ARGV, 2 do
     if ARGV[i] == 's' then
       appendNextEvent(events, KEYS[5], ARGV[5], ARGV[i + 1], ARGV[7], ARGV[11])
     else
-      publishLive(events, ARGV[5], ARGV[i + 1])
+      publishLive(events, ARGV[5], ARGV[i + 1], KEYS[5])
     end
   end
 end
@@ -65,14 +67,14 @@ elseif ARGV[10] ~= '' and redis.call('LLEN', KEYS[6]) ~= tonumber(ARGV[10]) then
   refused = -2
 end
 if refused then
-  if #ARGV >= 13 then
-    local events = openBatch(KEYS[5])
+  if #ARGV >= 14 then
+    local events = openBatch(KEYS[5], ARGV[13])
     storeQueued(events)
     publishBatch(events, ARGV[5])
   end
   return refused
 end
-local events = openBatch(KEYS[5])
+local events = openBatch(KEYS[5], ARGV[13])
 storeQueued(events)
 for i = 12, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[12] ~= '' then redis.call('SET', KEYS[11], ARGV[12], 'EX', ARGV[8]) end

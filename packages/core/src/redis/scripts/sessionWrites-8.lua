@@ -22,7 +22,9 @@
     ARGV[1] events channel
     ARGV[2] stream max length
     ARGV[3] stream max bytes
-    ARGV[4..] writes, each one of:
+    ARGV[4] the stream's newest entry as the caller guesses it, `<seq>:<total>`, or '' (read
+      it when the batch holds events; see appendEvent.lib.lua)
+    ARGV[5..] writes, each one of:
       's', event JSON (without seq)          a stored event
       'l', event JSON (without seq)          a live-only event
       'a', token, expected length or '', n, then n pairs of (message JSON, tool call id or '')
@@ -30,8 +32,8 @@
 
   Output:
     { the number of the last stored event (the latest number when the batch stored none but
-      published a live one; 0 when it holds no event: the stream is not read then),
-      then each append's and drain's reply in order: an append's the transcript's length ·
+      published a live one; 0 when it holds no event: the stream is not read then), the
+      stream's byte total after the batch (0 when it holds no event), then each append's and drain's reply in order: an append's the transcript's length ·
       -1 not ours · -2 not the expected length; a drain's as drainInputs-6 returns it }
 ]]
 -- @include appendEvent
@@ -45,25 +47,25 @@ local function writeSize(i)
   return 2
 end
 local stored, live = 0, 0
-local i = 4
+local i = 5
 while i <= #ARGV do
   if ARGV[i] == 's' then stored = stored + 1 end
   if ARGV[i] == 'l' then live = live + 1 end
   i = i + writeSize(i)
 end
 -- Appends alone (a batch's results) number nothing: no read of the stream's newest entry.
-local events = { seq = 0 }
-if stored + live > 0 then events = openBatch(KEYS[1]) end
+local events = { seq = 0, total = 0 }
+if stored + live > 0 then events = openBatch(KEYS[1], ARGV[4]) end
 local replies = {}
 -- What the last append proved: its token holds the lease, and the transcript's length.
 local known = nil
-i = 4
+i = 5
 while i <= #ARGV do
   local kind = ARGV[i]
   if kind == 's' then
     appendNextEvent(events, KEYS[1], ARGV[1], ARGV[i + 1], ARGV[2], ARGV[3])
   elseif kind == 'l' then
-    publishLive(events, ARGV[1], ARGV[i + 1])
+    publishLive(events, ARGV[1], ARGV[i + 1], KEYS[1])
   elseif kind == 'a' then
     local length = appendMessages(KEYS[2], KEYS[3], KEYS[4], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, tonumber(ARGV[i + 3]))
     known = length >= 0 and { token = ARGV[i + 1], length = length } or nil
@@ -76,5 +78,6 @@ while i <= #ARGV do
   i = i + writeSize(i)
 end
 publishBatch(events, ARGV[1])
+table.insert(replies, 1, events.total)
 table.insert(replies, 1, events.seq)
 return replies

@@ -426,9 +426,10 @@ describe("event batches", () => {
     expect(await appended).toBe(true);
     expect(await drained).toMatchObject({ inputIds: ["in-2"] });
     expect((await scriptCalls()) - before.scripts).toBe(1);
-    // One lease read (the append's) and one length read (its guard): the drain read neither.
+    // One lease read (the append's), and no length read: the length the append's push returned
+    // proved its guard, and the drain read neither.
     expect((await callsOf("get")) - before.get).toBe(1);
-    expect((await callsOf("llen")) - before.llen).toBe(1);
+    expect((await callsOf("llen")) - before.llen).toBe(0);
     const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
     expect(messages.map((m) => JSON.parse(m).toolCallId ?? JSON.parse(m).role)).toEqual([
       "user",

@@ -176,6 +176,83 @@ describe("a run's transcript with pipelined result appends", () => {
   });
 });
 
+describe("an append given the transcript's length as the run knows it", () => {
+  let s: OpenSession;
+  beforeEach(async () => {
+    s = await openSessionWithWaitingInput();
+  });
+
+  /** Reads of the transcript Redis has run so far (`INFO commandstats`), scripts' included. */
+  async function transcriptReads(): Promise<number> {
+    const info = await redis.info("commandstats");
+    const calls = (name: string) =>
+      Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    return calls("lrange") + calls("llen") + calls("lindex");
+  }
+
+  async function storedTexts(): Promise<string[]> {
+    return textsOf(await store.loadMessages(s.sessionId));
+  }
+
+  /** The same store with replica acknowledgements: its appends go by their own scripts. */
+  const acknowledged = () =>
+    new SessionStore(redis, clusterKeys(server.prefix), { replicas: 1, timeoutMs: 1 });
+
+  it("pushes at once, reading nothing of the transcript, alone or in the session's batch", async () => {
+    const before = await transcriptReads();
+    const results = [toolResultMessage("c1"), toolResultMessage("c2")];
+    expect(await store.appendMany(s.sessionId, s.token, results, undefined, 1)).toBe(true);
+    expect(
+      await acknowledged().appendMany(
+        s.sessionId,
+        s.token,
+        [toolResultMessage("c3")],
+        undefined,
+        3,
+      ),
+    ).toBe(true);
+    expect(
+      await acknowledged().append(s.sessionId, s.token, toolResultMessage("c4"), undefined, 4),
+    ).toBe(true);
+    expect((await transcriptReads()) - before).toBe(0);
+    expect(await storedTexts()).toEqual([
+      "first",
+      "result c1",
+      "result c2",
+      "result c3",
+      "result c4",
+    ]);
+  });
+
+  it("does what it did without it when the length is not the transcript's: a resend is written once, a miscount appends, a guard refuses", async () => {
+    const results = [toolResultMessage("c1"), toolResultMessage("c2")];
+    expect(await store.appendMany(s.sessionId, s.token, results, undefined, 1)).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, results, undefined, 1)).toBe(true); // resent
+    const single = toolResultMessage("c3");
+    expect(await acknowledged().append(s.sessionId, s.token, single, undefined, 3)).toBe(true);
+    expect(await acknowledged().append(s.sessionId, s.token, single, undefined, 3)).toBe(true); // resent
+    expect(
+      await store.appendMany(s.sessionId, s.token, [toolResultMessage("c4")], undefined, 9),
+    ).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, [toolResultMessage("c5")], 2, 2)).toBe(
+      NOT_AS_EXPECTED,
+    );
+    expect(await acknowledged().append(s.sessionId, s.token, toolResultMessage("c5"), 2, 2)).toBe(
+      NOT_AS_EXPECTED,
+    );
+    expect(
+      await store.appendMany(s.sessionId, "stale-token", [toolResultMessage("c5")], undefined, 5),
+    ).toBe(false);
+    expect(await storedTexts()).toEqual([
+      "first",
+      "result c1",
+      "result c2",
+      "result c3",
+      "result c4",
+    ]);
+  });
+});
+
 describe("closing a run", () => {
   async function finish(s: OpenSession, inputIds: string[]) {
     const response = finalAnswer();

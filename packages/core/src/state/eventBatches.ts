@@ -14,6 +14,8 @@ export interface QueuedAppend {
   token: string;
   /** The transcript length it expects before it, or '' for no guard. */
   expected: number | string;
+  /** The transcript length before it as the caller knows it, or '' (a hint: never a guard). */
+  known: number | string;
   /** Pairs: message JSON, tool call id or ''. */
   pairs: string[];
 }
@@ -180,8 +182,8 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     append(sessionId, caps, append) {
       // Behind the session's own queued writes, as any command on its keys alone.
       const batch = batchFor(sessionId, caps);
-      const { token, expected, pairs } = append;
-      batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
+      const { token, expected, known, pairs } = append;
+      batch.writes.push("a", token, expected, known, pairs.length / 2, ...pairs);
       return replyOf(batch, (reply) => Number(reply));
     },
     drain(sessionId, caps, drain) {

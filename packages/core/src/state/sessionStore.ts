@@ -455,8 +455,11 @@ export class SessionStore extends ScriptedStore {
     token: string,
     message: AgentMessage,
     expectLength?: number,
+    /** The transcript's length as the caller knows it: a hint that saves a read, never a guard. */
+    knownLength?: number,
   ): Promise<boolean | NotAsExpected> {
-    if (this.batches) return this.appendMany(sessionId, token, [message], expectLength);
+    if (this.batches)
+      return this.appendMany(sessionId, token, [message], expectLength, knownLength);
     const k = this.keys;
     const callId = message.role === "toolResult" ? message.toolCallId : "";
     const length = await this.redis.yiemAppendMessage(
@@ -467,6 +470,7 @@ export class SessionStore extends ScriptedStore {
       JSON.stringify(message),
       callId,
       guardArg(expectLength),
+      guardArg(knownLength),
     );
     return length === AppendReply.notExpectedLength
       ? NOT_AS_EXPECTED
@@ -483,6 +487,8 @@ export class SessionStore extends ScriptedStore {
     token: string,
     messages: AgentMessage[],
     expectLength?: number,
+    /** The transcript's length as the caller knows it: a hint that saves a read, never a guard. */
+    knownLength?: number,
   ): Promise<boolean | NotAsExpected> {
     if (messages.length === 0) return true;
     const k = this.keys;
@@ -491,14 +497,16 @@ export class SessionStore extends ScriptedStore {
       m.role === "toolResult" ? m.toolCallId : "",
     ]);
     const expected = guardArg(expectLength);
+    const known = guardArg(knownLength);
     const length = this.batches
-      ? await this.batches.append(sessionId, this.caps, { token, expected, pairs })
+      ? await this.batches.append(sessionId, this.caps, { token, expected, known, pairs })
       : await this.redis.yiemAppendMessages(
           k.lease(sessionId),
           k.messages(sessionId),
           k.running(sessionId),
           token,
           expected,
+          known,
           ...pairs,
         );
     return length === AppendReply.notExpectedLength

@@ -27,7 +27,8 @@
     ARGV[5..] writes, each one of:
       's', event JSON (without seq)          a stored event
       'l', event JSON (without seq)          a live-only event
-      'a', token, expected length or '', n, then n pairs of (message JSON, tool call id or '')
+      'a', token, expected length or '', known length or '', n, then n pairs of (message JSON,
+        tool call id or ''): an append (appendMessages.lib.lua)
       'd', token, expected length or '', the open run's order or ''
 
   Output:
@@ -39,10 +40,10 @@
 -- @include appendEvent
 -- @include appendMessages
 -- @include drainInputs
--- The size of the write at ARGV[i]: an event is two arguments, an append four and its pairs,
+-- The size of the write at ARGV[i]: an event is two arguments, an append five and its pairs,
 -- a drain four.
 local function writeSize(i)
-  if ARGV[i] == 'a' then return 4 + 2 * tonumber(ARGV[i + 3]) end
+  if ARGV[i] == 'a' then return 5 + 2 * tonumber(ARGV[i + 4]) end
   if ARGV[i] == 'd' then return 4 end
   return 2
 end
@@ -67,7 +68,7 @@ while i <= #ARGV do
   elseif kind == 'l' then
     publishLive(events, ARGV[1], ARGV[i + 1], KEYS[1])
   elseif kind == 'a' then
-    local length = appendMessages(KEYS[2], KEYS[3], KEYS[4], ARGV[i + 1], ARGV[i + 2], ARGV, i + 4, tonumber(ARGV[i + 3]))
+    local length = appendMessages(KEYS[2], KEYS[3], KEYS[4], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV, i + 5, tonumber(ARGV[i + 4]))
     known = length >= 0 and { token = ARGV[i + 1], length = length } or nil
     replies[#replies + 1] = length
   else

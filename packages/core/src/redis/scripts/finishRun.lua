@@ -11,7 +11,7 @@
   when it closes (ARGV[14..], state/eventBatches.ts) are stored first, as publishEvents-1
   would have just before this script, whether or not the rest is done; `agentEnd` is numbered
   after them and is published with them, in one message (publishBatch). Ids
-  are never parsed here: they arrive as keys and as JSON built by the caller.
+  arrive as keys and as JSON built by the caller (decoded once, to forget the inputs).
   Called with a variable number of keys (the first argument is their count).
 
   Input:
@@ -78,10 +78,14 @@ local events = openBatch(KEYS[5], ARGV[13])
 storeQueued(events)
 for i = 12, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[12] ~= '' then redis.call('SET', KEYS[11], ARGV[12], 'EX', ARGV[8]) end
-local ids = redis.call('LRANGE', KEYS[3], 0, -1)
-for _, id in ipairs(ids) do
-  redis.call('HDEL', KEYS[4], id)
-  redis.call('HDEL', KEYS[10], id)
+-- The inputs the run answers are the caller's (ARGV[9], the ids of KEYS[12..]): the holder
+-- tracked them from startRun and every drain, as runInputs holds them, and their answers are
+-- stored above. One HDEL per hash (per 1,000 ids, within Lua's stack).
+local ids = cjson.decode(ARGV[9])
+for from = 1, #ids, 1000 do
+  local last = math.min(from + 999, #ids)
+  redis.call('HDEL', KEYS[4], unpack(ids, from, last))
+  redis.call('HDEL', KEYS[10], unpack(ids, from, last))
 end
 appendNextEvent(events, KEYS[5], ARGV[5], ARGV[6], ARGV[7], ARGV[11])
 publishBatch(events, ARGV[5])

@@ -314,6 +314,50 @@ describe("opening a run", () => {
     expect(await store.startRun(sessionId, token)).toMatchObject({ kind: "new", runId: "in-1" });
   });
 
+  it("opens a run with every waiting input in one pop, reading none of those behind the first, and puts them all back when it does not open", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    const keys = clusterKeys(server.prefix);
+    const sent = Date.now() * 1024;
+    for (const [i, text] of ["first", "second", "third"].entries())
+      await store.enqueueInput(sessionId, `in-${i + 1}`, "input", userMessage(text), sent + i + 1);
+    await redis.zadd(keys.submitted(sessionId), sent, "on-its-way");
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    const waiting = () => redis.zrange(keys.pendingInputs(sessionId), 0, -1, "WITHSCORES");
+    const before = await waiting();
+    expect((await store.startRun(sessionId, token)).kind).toBe("settling");
+    expect(await waiting()).toEqual(before); // put back as they were
+    await redis.zrem(keys.submitted(sessionId), "on-its-way");
+    const reads = async () => {
+      const info = await redis.info("commandstats");
+      return Number(/cmdstat_zrangebyscore:calls=(\d+)/.exec(info)?.[1] ?? 0);
+    };
+    const readsBefore = await reads();
+    const opened = await store.startRun(sessionId, token);
+    expect(opened).toMatchObject({ kind: "new", runId: "in-1" });
+    expect(opened.kind === "new" ? opened.joined.inputIds : []).toEqual(["in-2", "in-3"]);
+    // One range read (of the requests on their way), none of the inputs behind the first.
+    expect((await reads()) - readsBefore).toBe(1);
+    expect(await waiting()).toEqual([]);
+    expect(textsOf(await store.loadMessages(sessionId))).toEqual(["first", "second", "third"]);
+  });
+
+  it("leaves the inputs behind a run that opens aborted waiting", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    const keys = clusterKeys(server.prefix);
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), ++order);
+    await store.enqueueInput(sessionId, "in-2", "input", userMessage("second"), ++order);
+    await redis.set(keys.abortOnStart(sessionId), "1");
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    expect(await store.startRun(sessionId, token)).toMatchObject({
+      kind: "new",
+      runId: "in-1",
+      aborted: true,
+    });
+    expect(await redis.zrange(keys.pendingInputs(sessionId), 0, -1)).toEqual(["in-2"]);
+  });
+
   it("takes in nothing behind an opening follow-up", async () => {
     const sessionId = `s-${randomUUID()}`;
     const token = randomUUID();

@@ -4,7 +4,7 @@
  * which the Dockerfile, docker-compose.yml and the Kubernetes manifests run. One file starts a
  * process in about two thirds of the time (no resolving, reading and linking of some 1,500
  * modules one by one), which is most of a replacement's time from a kill to its first answer
- * (docs/PERFORMANCE.md, "Start time").
+ * (docs/PERFORMANCE.md, "Peers").
  *
  * What stays outside the bundle: packages loaded only when first used (Bull Board, the MCP SDK,
  * re2-wasm, a YAML parser, tsx for TypeScript tool files, esbuild for locating a tool file's

@@ -19,12 +19,21 @@ export const testLaunch: ClusterLaunch =
   process.env.YIEM_TEST_LAUNCH === "source" ? "source" : "compiled";
 
 /**
- * Runs a TypeScript entry point of the repo (`apps/.../main.ts`) with tsx as a real child
- * process (workspace packages from their sources), with `env` on top of this process's
- * environment.
+ * Runs an app's entry point (`apps/<app>/src/main.ts`) as a real child process, as
+ * `testLaunch` says: compiled (`node apps/<app>/dist/main.js`) or from its sources with tsx
+ * (workspace packages from their sources too), with `env` on top of this process's environment.
  */
 export function spawnApp(entry: string, env: Record<string, string>): TestProcess {
-  return spawnTypeScript(entry, env, { cwd: repoRoot, conditions: ["yiem-source"] });
+  if (testLaunch === "source")
+    return spawnTypeScript(entry, env, { cwd: repoRoot, conditions: ["yiem-source"] });
+  return spawnCommandIn(["node", compiledEntry(entry)], env, { cwd: repoRoot });
+}
+
+/** `apps/<app>/dist/main.js` for `apps/<app>/src/main.ts`: where `tsc -b` compiles it. */
+function compiledEntry(entry: string): string {
+  const compiled = entry.replace(/^(apps\/[^/]+)\/src\/(.+)\.ts$/, "$1/dist/$2.js");
+  if (compiled === entry) throw new Error(`not an app's TypeScript entry point: ${entry}`);
+  return compiled;
 }
 
 /**

@@ -2,7 +2,6 @@ import { fileURLToPath } from "node:url";
 import {
   type ClusterLaunch,
   spawnCommand as spawnCommandIn,
-  spawnTypeScript,
   type TestProcess,
 } from "@yiem/testing";
 
@@ -19,21 +18,24 @@ export const testLaunch: ClusterLaunch =
   process.env.YIEM_TEST_LAUNCH === "source" ? "source" : "compiled";
 
 /**
- * Runs an app's entry point (`apps/<app>/src/main.ts`) as a real child process, as
- * `testLaunch` says: compiled (`node apps/<app>/dist/main.js`) or from its sources with tsx
- * (workspace packages from their sources too), with `env` on top of this process's environment.
+ * The exec-form command that runs an app's entry point (`apps/<app>/src/main.ts`) as
+ * `testLaunch` says: compiled (`node apps/<app>/dist/main.js`, where `tsc -b` compiles it) or
+ * from its sources with tsx (workspace packages from their sources too). `node` is this Node.
  */
-export function spawnApp(entry: string, env: Record<string, string>): TestProcess {
+export function appCommand(entry: string): string[] {
   if (testLaunch === "source")
-    return spawnTypeScript(entry, env, { cwd: repoRoot, conditions: ["yiem-source"] });
-  return spawnCommandIn(["node", compiledEntry(entry)], env, { cwd: repoRoot });
-}
-
-/** `apps/<app>/dist/main.js` for `apps/<app>/src/main.ts`: where `tsc -b` compiles it. */
-function compiledEntry(entry: string): string {
+    return [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry];
   const compiled = entry.replace(/^(apps\/[^/]+)\/src\/(.+)\.ts$/, "$1/dist/$2.js");
   if (compiled === entry) throw new Error(`not an app's TypeScript entry point: ${entry}`);
-  return compiled;
+  return [process.execPath, compiled];
+}
+
+/**
+ * Runs an app's entry point (`apps/<app>/src/main.ts`) as a real child process, compiled or
+ * from its sources (`appCommand`), with `env` on top of this process's environment.
+ */
+export function spawnApp(entry: string, env: Record<string, string>): TestProcess {
+  return spawnCommandIn(appCommand(entry), env, { cwd: repoRoot });
 }
 
 /**

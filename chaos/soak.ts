@@ -10,7 +10,6 @@ import {
   keyLayoutOf,
   YiemClient,
 } from "@yiem/core";
-import type { ProcessSlot } from "@yiem/testing";
 import { Queue } from "bullmq";
 import { type ApproverRecord, startApprover } from "./approver.js";
 import { type CheckResult, checkSoak } from "./check/checkSoak.js";
@@ -97,22 +96,6 @@ async function waitForQueues(
   }
 }
 
-/** How long past a coordinator's kill the soak waits before it reads the leases: one lease and 2 s. */
-const LEASE_LAPSE_MS = DEFAULTS.leaseMs + 2000;
-
-/**
- * How long to wait still, once the load drained, for every lease a dead coordinator held to
- * lapse: until `LEASE_LAPSE_MS` after the last coordinator SIGKILL (a dead holder renews
- * nothing after its kill; a stopped and woken one is alive, its leases its own). A whole
- * `LEASE_LAPSE_MS` when a coordinator is down at the end: it died outside the faults, when
- * no one knows.
- */
-function leaseLapseWaitMs(faults: FaultRecord[], coordinators: ProcessSlot[]): number {
-  if (coordinators.some((slot) => !slot.isAlive())) return LEASE_LAPSE_MS;
-  const kills = faults.filter((f) => f.kind === "coordinator SIGKILL").map((f) => f.at);
-  return Math.max(0, Math.max(0, ...kills) + LEASE_LAPSE_MS - Date.now());
-}
-
 /**
  * Waits for the load to drain: every request answered (the coordinator queue empty), then
  * every call nobody waits for any more ended (`TOOL_DRAIN_MS`). Resolves with how long the
@@ -191,7 +174,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const toolDrainMs = await waitForDrain(topology);
     if (toolDrainMs > 1000)
       log(`calls still open after the last answer ended within ${toolDrainMs} ms`);
-    await sleep(leaseLapseWaitMs(driver.faults, topology.coordinators)); // dead holders' leases lapse
+    await sleep(DEFAULTS.leaseMs + 2000); // a dead holder's lease lapses (one stopped and woken)
     await approver.stop();
     const snapshot = await readSnapshot(topology.redis.target, topology.redis.prefix);
     await writeFile(join(runDir, "faults.json"), `${JSON.stringify(driver.faults, null, 1)}\n`);

@@ -1,5 +1,6 @@
 import { defaultServerConditions } from "vite";
 import { configDefaults, defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/support/longestFirst.js";
 
 /**
  * Workspace packages resolve to their TypeScript sources in tests (`yiem-source`), to `dist`
@@ -20,6 +21,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The files of test/fileDurations.json first, the longest first: a long file started last
+    // would run on alone at the end (`npm run test:durations` refreshes the list).
+    sequence: { sequencer: LongestFirstSequencer },
     // Most scenarios wait on real processes, Redis and HTTP rather than on this CPU: one file
     // more than the machine's two cores keeps them busy without starving the processes.
     maxWorkers: 3,

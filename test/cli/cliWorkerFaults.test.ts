@@ -5,16 +5,19 @@ import { useLedgerCluster } from "../support/faults.js";
 
 // The failure detector hands a SIGKILLed worker's call to another worker about 1.5 s after
 // the kill (YIEM_ALIVE_TTL_MS), before the worker registry forgets the dead worker (6 s); the
-// 20 s job lock is what a call would wait without the detector.
+// 10 s job lock is what a call would wait without the detector. A call with no retry left
+// waits one lock for the dead worker's result (so it ends well after the registry forgot that
+// worker), then the coordinator's grace (1 s here: a SIGKILLed worker never reports).
 const { cluster } = useLedgerCluster({
   workers: 2,
   model: { respond: faultModel },
-  env: { YIEM_LOCK_MS: "20000" },
+  env: { YIEM_LOCK_MS: "10000", YIEM_STOPPED_WORKER_GRACE_MS: "1000" },
 });
 
 /**
  * Sends `message` (a ledger tool call that reports its pid first), SIGKILLs the worker the
- * CLI shows running it, and resolves with the CLI's run and the dead worker's id.
+ * CLI shows running it, starts a worker in its place (two live workers for the next test)
+ * and resolves with the CLI's run and the dead worker's id.
  */
 async function sendAndKillItsWorker(message: string): Promise<{ run: CliRun; dead: string }> {
   const send = startCli(["send", message], cluster.env);
@@ -22,8 +25,7 @@ async function sendAndKillItsWorker(message: string): Promise<{ run: CliRun; dea
   const worker = cluster.workers.find((w) => w.pid === Number(pid));
   if (!worker) throw new Error(`no worker process with pid ${pid}`);
   worker.signal("SIGKILL");
-  const run = await send.done;
-  await cluster.addWorker(); // two live workers for the next test
+  const [run] = await Promise.all([send.done, cluster.addWorker()]);
   return { run, dead };
 }
 
@@ -74,7 +76,7 @@ describe("yiem send when the worker running a call dies", () => {
     const slot = cluster.workers.find((w) => w.pid === Number(pid));
     if (!slot) throw new Error(`no worker process with pid ${pid}`);
     slot.signal("SIGTERM");
-    const run = await send.done;
+    const [run] = await Promise.all([send.done, cluster.addWorker()]); // two live workers after it
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(
       `… ${worker} is draining (shutting down): it finishes ledgerRemote(`,
@@ -84,6 +86,5 @@ describe("yiem send when the worker running a call dies", () => {
       new RegExp(`^✔ ledgerRemote\\(.*\\) on ${worker} \\d+ ms — k3-1 recorded$`, "m"),
     );
     expect(run.stdout).toContain("final k3: k3-1 recorded");
-    await cluster.addWorker();
   }, 60_000);
 });

@@ -14,7 +14,7 @@ import {
   type TestRedis,
 } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnCommand } from "../support/processes.js";
+import { appCommand, spawnCommand } from "../support/processes.js";
 
 /** The open-file limit each process runs under (the defect was seen at 1024 with 1,100 clients). */
 const FD_LIMIT = 512;
@@ -61,8 +61,7 @@ function stallOn(port: number): Promise<StalledClient> {
 /** Runs an app entry point under `FD_LIMIT` open files (a shell's `ulimit`, then exec). */
 function spawnLimited(entry: string, env: Record<string, string>): TestProcess {
   const script = `ulimit -n ${FD_LIMIT} && exec "$0" "$@"`;
-  const node = [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry];
-  return spawnCommand(["sh", "-c", script, ...node], env);
+  return spawnCommand(["sh", "-c", script, ...appCommand(entry)], env);
 }
 
 let redis: TestRedis;

@@ -28,6 +28,10 @@ const WARM_RUNS = 100;
 const MANY_PER_RUN_BOUND_BYTES = 2 * 1024;
 /** Approvals sent at once. */
 const APPROVALS_IN_FLIGHT = 50;
+/** Large requests added at once (each 900 KiB: a few in flight, not all 200). */
+const ADDS_IN_FLIGHT = 10;
+/** How often the waits below read Redis. */
+const POLL_MS = 100;
 
 type Wire = { role: string; content: unknown };
 
@@ -109,6 +113,14 @@ async function addRequest(tag: string): Promise<string> {
   return job.id ?? "";
 }
 
+/** Adds one large request per tag (`addRequest`), `ADDS_IN_FLIGHT` at a time; returns their job ids in order. */
+async function addRequests(tags: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < tags.length; i += ADDS_IN_FLIGHT)
+    ids.push(...(await Promise.all(tags.slice(i, i + ADDS_IN_FLIGHT).map(addRequest))));
+  return ids;
+}
+
 /** Waits for request job `jobId` to finish and returns its answer's text. */
 async function answerOf(jobId: string): Promise<string> {
   const job = await Job.fromId(plain.queue, jobId);
@@ -117,23 +129,25 @@ async function answerOf(jobId: string): Promise<string> {
   return result.response.content[0].text;
 }
 
-/** Waits until `count` calls are in the index of calls awaiting approval, read once a second. */
+/** Waits until `count` calls are in the index of calls awaiting approval (up to 120 s). */
 async function waitUntilIndexed(count: number): Promise<void> {
   const index = clusterKeys(local.redis.prefix).approvalsPending;
-  for (let i = 0; i < 240; i++) {
+  for (let i = 0; i < 120_000 / POLL_MS; i++) {
     if ((await plain.connection.zcard(index)) >= count && local.coordinator.heldSessions() === 0)
       return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   throw new Error(`fewer than ${count} calls await approval`);
 }
 
 /** Approves `gate` in each of these sessions, `APPROVALS_IN_FLIGHT` at a time. */
 async function approveAll(tags: string[]): Promise<void> {
-  for (let i = 0; i < tags.length; i += APPROVALS_IN_FLIGHT) {
-    const round = tags.slice(i, i + APPROVALS_IN_FLIGHT);
-    await Promise.all(round.map((tag) => local.client.approve(`parked-${tag}`, `${tag}-1`)));
-  }
+  const left = [...tags];
+  const approveNext = async (): Promise<void> => {
+    for (let tag = left.shift(); tag !== undefined; tag = left.shift())
+      await local.client.approve(`parked-${tag}`, `${tag}-1`);
+  };
+  await Promise.all(Array.from({ length: APPROVALS_IN_FLIGHT }, approveNext));
 }
 
 /** Adds one small request per tag, each to a session of its own, in one `addBulk`. */
@@ -157,11 +171,11 @@ async function parkAndApprove(tags: string[]): Promise<void> {
   await waitUntilCompleted(completed + tags.length);
 }
 
-/** Waits until `count` request jobs completed. */
+/** Waits until `count` request jobs completed (up to 120 s). */
 async function waitUntilCompleted(count: number): Promise<void> {
-  for (let i = 0; i < 240; i++) {
+  for (let i = 0; i < 120_000 / POLL_MS; i++) {
     if ((await plain.queue.getCompletedCount()) >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   throw new Error(`fewer than ${count} request jobs completed`);
 }
@@ -176,8 +190,8 @@ describe("a parked run holds nothing on its coordinator", () => {
     await answerOf(warm);
     const before = await heapAfterGc(gc);
 
-    const jobs: string[] = [];
-    for (let i = 0; i < RUNS; i++) jobs.push(await addRequest(`p${i}`));
+    const tags = Array.from({ length: RUNS }, (_, i) => `p${i}`);
+    const jobs = await addRequests(tags);
     await waitUntilParked(RUNS);
     local.model.requests.splice(0); // the scripted model keeps every request it got, inputs included
     const parked = await heapAfterGc(gc);
@@ -187,7 +201,7 @@ describe("a parked run holds nothing on its coordinator", () => {
     );
     expect(perRun).toBeLessThan(PER_RUN_BOUND_BYTES);
 
-    for (let i = 0; i < RUNS; i++) await local.client.approve(`parked-p${i}`, `p${i}-1`);
+    await approveAll(tags);
     expect(await Promise.all(jobs.map(answerOf))).toEqual(
       jobs.map((_, i) => `final p${i}: opened p${i}`),
     );

@@ -87,6 +87,14 @@ async function zombieRecorded(jobId: string, text: string): Promise<void> {
   }
 }
 
+/**
+ * Resolves once `worker` (a zombie woken with SIGCONT, its sleep long over) finished the call
+ * of tool job `jobId` and tried to complete the job: BullMQ refused, its lock being gone.
+ */
+async function completionRefused(worker: TestProcess, jobId: string): Promise<void> {
+  await worker.waitForLine((line) => line.includes(`Missing lock for job ${jobId}`), 15_000);
+}
+
 /** The text of the tool message for call `callId` the model was sent (the scripted model's requests). */
 function toolTextSentToModel(callId: string): string | undefined {
   for (const request of cluster.model.requests) {
@@ -167,8 +175,7 @@ describe("faults: tool workers die", () => {
       duplicated: 0,
       note: "2 workers lost, then a 'may have run' result; no endless requeue",
     });
-    await cluster.addWorker();
-    await cluster.addWorker();
+    await Promise.all([cluster.addWorker(), cluster.addWorker()]);
   }, 120_000);
 
   it("gives the model a stopped worker's real result when it wakes up after its call was handed out again with no retries left", async () => {
@@ -198,7 +205,7 @@ describe("faults: tool workers die", () => {
     worker.signal("SIGSTOP");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });
     worker.signal("SIGCONT");
-    await new Promise((resolve) => setTimeout(resolve, 3500)); // the zombie finishes its sleep and tries to complete
+    await completionRefused(worker, toolJobId(sessionId, runId, "z4-1"));
     expect(textOf(response)).toBe("final z4: z4-1 recorded");
     const results = await toolResults(sessionId);
     expect(results).toHaveLength(1);

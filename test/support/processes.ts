@@ -2,7 +2,6 @@ import { fileURLToPath } from "node:url";
 import {
   type ClusterLaunch,
   spawnCommand as spawnCommandIn,
-  spawnTypeScript,
   type TestProcess,
 } from "@yiem/testing";
 
@@ -18,13 +17,30 @@ export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const testLaunch: ClusterLaunch =
   process.env.YIEM_TEST_LAUNCH === "source" ? "source" : "compiled";
 
+/** The apps deployed as one bundled file (`scripts/bundleApps.ts`): their `main.bundle.js`. */
+const BUNDLED_MAIN = /^apps\/(coordinator|tool-worker|gateway)\/src\/main\.ts$/;
+
 /**
- * Runs a TypeScript entry point of the repo (`apps/.../main.ts`) with tsx as a real child
- * process (workspace packages from their sources), with `env` on top of this process's
- * environment.
+ * The exec-form command that runs an app's entry point (`apps/<app>/src/main.ts`) as
+ * `testLaunch` says: compiled as deployed (`node apps/<app>/dist/main.bundle.js` for the
+ * bundled apps, else `dist/main.js`; `npm run build` makes both) or from its sources with tsx
+ * (workspace packages from their sources too). `node` is this Node.
+ */
+export function appCommand(entry: string): string[] {
+  if (testLaunch === "source")
+    return [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry];
+  const target = BUNDLED_MAIN.test(entry) ? "$1/dist/$2.bundle.js" : "$1/dist/$2.js";
+  const compiled = entry.replace(/^(apps\/[^/]+)\/src\/(.+)\.ts$/, target);
+  if (compiled === entry) throw new Error(`not an app's TypeScript entry point: ${entry}`);
+  return [process.execPath, compiled];
+}
+
+/**
+ * Runs an app's entry point (`apps/<app>/src/main.ts`) as a real child process, compiled or
+ * from its sources (`appCommand`), with `env` on top of this process's environment.
  */
 export function spawnApp(entry: string, env: Record<string, string>): TestProcess {
-  return spawnTypeScript(entry, env, { cwd: repoRoot, conditions: ["yiem-source"] });
+  return spawnCommandIn(appCommand(entry), env, { cwd: repoRoot });
 }
 
 /**

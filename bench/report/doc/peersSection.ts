@@ -69,25 +69,26 @@ process may answer at once); *kill to every interrupted run answered*: until the
 runs in flight at the kill answered, which is how long a user waits at most.
 
 How Yiem recovers, which the figures show: with one coordinator, runs started after an
-orchestrator kill wait for the replacement to start (its compiled process takes seconds on a
-loaded machine, where the peers' orchestrators are smaller programs), so *kill to first
+orchestrator kill wait for the replacement to start and for its first run, so *kill to first
 answer* is mostly that start. Runs caught by a kill wait for the failure detector: the dead
 coordinator's life expires 1.5 s after its last beat, and the replacement finds it dead at
 its first look. A coordinator that has just started gives expired lives one TTL more only when
 Redis itself is younger than the TTL (a Redis restart: no process could beat;
-docs/RELIABILITY.md, "Failure detector"); before, it gave every start that TTL, so the dead
-coordinator's runs waited a TTL past the replacement's start, and longer when the test killed
-each replacement within seconds of its start. With that change and a shorter start (the MCP
-SDK and Bull Board loaded when first used: a compiled coordinator's spawn to \`coordinator
-ready\`, median of 5 against a local Redis, 1.56 s before, 1.33 to 1.43 s after, load about 2),
-the orchestrator kill test alone (\`--rounds 0 --no-worker-kill\`, 2026-12-03 23:47 UTC, load
-1.0 rising to 3.1, so lighter than the run in the table) gave kill to first answer p50 / max:
-Yiem 1.7 / 1.8 s, BullMQ by hand 0.6 / 0.6, Restate 0.6 / 0.9, DBOS 1.4 / 1.7; every
-interrupted run answered: Yiem 1.7 / 1.8, BullMQ 0.6 / 0.6, Restate 0.8 / 0.9, DBOS 1.4 / 1.7;
-each 100 runs, 5 kills, none lost, no tool run twice. Yiem's is still the replacement's start
-(about 1.3 s of module loading and the HTTP front door's thread) plus the first look. A
-deployment with two coordinators does not wait for a start: the other one answers and finds
-the dead one within 1.75 s.`;
+docs/RELIABILITY.md, "Failure detector"). The start was cut in three (issue 31): the deployed
+processes are one file each (\`npm run build\` bundles them with esbuild,
+\`scripts/bundleApps.ts\`: no resolving, reading and linking of some 1,500 modules one by
+one); the resolve hook that hands tool files the process's own \`@yiem/core\` (a thread of
+its own, about 70 ms) is installed only for a tool folder whose files import it; and the
+coordinator's HTTP front door (another thread) boots beside the Redis connection instead of
+before it. A compiled coordinator's spawn to \`coordinator ready\` (this bench's tool folder,
+a local Redis, 7 alternating starts, load about 3): median 493 ms as one file against 793 ms as
+separate modules; on a quiet machine at the start of this work, 640 ms as separate modules
+before any of it. What is left of a replacement's start: parsing and running the bundle's
+4.8 MB (about 0.2 s), compiling the tools' input schemas (ajv's first compile), the Redis
+connections and BullMQ's setup, and the first run after it, about 0.1 s against 25 ms warm
+(code compiled on first use; Node 20 keeps no compile cache for ES modules). A deployment with
+two coordinators does not wait for a start: the other one answers and finds the dead one
+within 1.75 s.`;
 
 function ratio(value: number): string {
   return Number.isFinite(value) ? `${num(value, 2)}×` : "–";

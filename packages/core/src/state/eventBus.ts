@@ -29,6 +29,7 @@ export async function publishEvent(
   sessionId: string = origin.sessionId,
 ): Promise<number> {
   return withScripts(redis).yiemPublishEvent(
+    keys.seq(sessionId),
     keys.stream(sessionId),
     keys.eventChannel(sessionId),
     busEventJson(event, origin),

@@ -12,8 +12,8 @@
  * keeps its own location: `import.meta.url`, `__dirname` and `__filename` are rewritten to the
  * module's original file, relative to the bundle, so Lua scripts, thread entry files and
  * built-in tool files resolve beside their sources as before, wherever the tree is moved to.
- * The bundle registers its own `@yiem/core` and `@yiem/tools` so a tool file gets these same
- * copies (`useOwnYiemPackages`).
+ * The bundle registers its own `@yiem/core` and `@yiem/tools` (`registerBundledPackages`) so a
+ * tool file gets these same copies (`useOwnYiemPackages`).
  *
  * Usage: `tsx scripts/bundleApps.ts` (after `tsc -b`); `--check-fresh` rebuilds only a bundle
  * older than a compiled file of the workspace.
@@ -45,9 +45,6 @@ const EXTERNAL = [
   "quickjs-emscripten",
   "@jitl/*",
 ];
-
-/** The key under which a bundle registers its own `@yiem/core` and `@yiem/tools`. */
-const OWN_PACKAGES_KEY = "yiem.ownPackages";
 
 /**
  * The banner's name for the bundle's own URL. Modules refer to it rather than to
@@ -85,8 +82,9 @@ function keepModuleLocations(bundleDir: string): Plugin {
 function registrationModule(): string {
   return [
     `import * as core from "@yiem/core";`,
+    `import { registerBundledPackages } from "@yiem/core/internal";`,
     `import * as tools from "@yiem/tools";`,
-    `globalThis[Symbol.for(${JSON.stringify(OWN_PACKAGES_KEY)})] = { "@yiem/core": core, "@yiem/tools": tools };`,
+    `registerBundledPackages({ "@yiem/core": core, "@yiem/tools": tools });`,
   ].join("\n");
 }
 

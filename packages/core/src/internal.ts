@@ -99,6 +99,10 @@ export {
 export { batchMode } from "./tools/executeToolCalls.js";
 export { normalizeToolCallBlocks } from "./tools/extractToolCalls.js";
 export { type ParsedArguments, parseToolArguments } from "./tools/parseToolArguments.js";
+export {
+  type BundledPackages,
+  registerBundledPackages,
+} from "./tools/yiemResolution.js";
 export { EagerWorker } from "./worker/eagerWorker.js";
 export { type JobEndSink, recordJobEnd } from "./worker/jobEnds.js";
 export {

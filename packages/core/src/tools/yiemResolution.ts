@@ -10,24 +10,11 @@ const OWN_PACKAGES_KEY = "yiem.ownPackages";
 /**
  * The ESM resolve hook, as a `data:` module so it loads the same way from the sources and from
  * `dist/` (the hooks thread has no TypeScript loader of its own). `@yiem/core` and
- * `@yiem/tools` resolve as if imported from this package, with the process's own conditions.
+ * `@yiem/tools` resolve as if imported from this package, with the process's own conditions;
+ * in a bundled process (`bundled`: the export names of each registered package), the packages
+ * themselves resolve to a module re-exporting the bundle's copy from `globalThis`.
  */
 const RESOLVE_HOOK = `
-const own = ${OWN_PACKAGES.toString()};
-let anchor;
-export function initialize(data) { anchor = data.anchor; }
-export async function resolve(specifier, context, nextResolve) {
-  if (!own.test(specifier)) return nextResolve(specifier, context);
-  return nextResolve(specifier, { ...context, parentURL: anchor });
-}
-`;
-
-/**
- * The resolve hook of a bundled process (`scripts/bundleApps.ts`): `@yiem/core` and
- * `@yiem/tools` themselves resolve to a module that re-exports the bundle's own copy (from
- * `globalThis`, where the bundle's entry put it); their subpaths resolve as above.
- */
-const BUNDLED_RESOLVE_HOOK = `
 const own = ${OWN_PACKAGES.toString()};
 let anchor;
 let bundled;
@@ -49,13 +36,25 @@ function reexportSource(specifier, names) {
 }
 `;
 
+/** The packages a bundle registers, by name (`@yiem/core`, `@yiem/tools`): their namespaces. */
+export type BundledPackages = Record<string, Record<string, unknown>>;
+
 /**
- * The `@yiem/core` and `@yiem/tools` a bundled process registered (`scripts/bundleApps.ts`),
- * by package name; `undefined` when the process runs from separate modules.
+ * Registers a bundled process's own `@yiem/core` and `@yiem/tools` (called by the bundle's
+ * entry, `scripts/bundleApps.ts`, before the app's code), so tool files get these copies
+ * rather than a second load of the packages. Never throws.
+ *
+ * @example registerBundledPackages({ "@yiem/core": core, "@yiem/tools": tools })
  */
-function bundledPackages(): Record<string, Record<string, unknown>> | undefined {
-  const registry = (globalThis as Record<symbol, unknown>)[Symbol.for(OWN_PACKAGES_KEY)];
-  return registry as Record<string, Record<string, unknown>> | undefined;
+export function registerBundledPackages(packages: BundledPackages): void {
+  (globalThis as Record<symbol, unknown>)[Symbol.for(OWN_PACKAGES_KEY)] = packages;
+}
+
+/** The packages a bundled process registered; `undefined` when it runs from separate modules. */
+function bundledPackages(): BundledPackages | undefined {
+  return (globalThis as Record<symbol, unknown>)[Symbol.for(OWN_PACKAGES_KEY)] as
+    | BundledPackages
+    | undefined;
 }
 
 type ResolveFilename = (request: string, parent: unknown, ...rest: unknown[]) => string;
@@ -82,19 +81,15 @@ async function install(): Promise<void> {
   const anchor = import.meta.url;
   const requireHere = createRequire(anchor);
   const loaded = new Map<string, unknown>();
-  const bundled = bundledPackages();
-  if (bundled) {
-    const names = Object.fromEntries(
-      Object.entries(bundled).map(([name, namespace]) => [name, Object.keys(namespace)]),
-    );
-    register(`data:text/javascript,${encodeURIComponent(BUNDLED_RESOLVE_HOOK)}`, {
-      data: { anchor, bundled: names },
-    });
-    for (const [name, namespace] of Object.entries(bundled)) loaded.set(name, namespace);
-  } else {
-    register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`, { data: { anchor } });
-    await importOwnPackages(requireHere, loaded);
-  }
+  const bundled = bundledPackages() ?? {};
+  const names = Object.fromEntries(
+    Object.entries(bundled).map(([name, namespace]) => [name, Object.keys(namespace)]),
+  );
+  register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`, {
+    data: { anchor, bundled: names },
+  });
+  for (const [name, namespace] of Object.entries(bundled)) loaded.set(name, namespace);
+  if (loaded.size === 0) await importOwnPackages(requireHere, loaded);
   patchRequire(requireHere, loaded);
 }
 

@@ -64,7 +64,9 @@ export type RunStart =
   /**
    * `from`: the index of the run's first message in the transcript, when the run recorded it.
    * `order`: the order of the input that opened it (what `drainInputs` compares later inputs
-   * with), when the run recorded it.
+   * with), when the run recorded it. `transcriptLength`: the stored transcript's length now; a
+   * holder whose copy differs reads it again (the reply of the call that opened the run was
+   * lost and the call sent again, so the copy lacks what that call moved in).
    */
   | {
       kind: "resume";
@@ -72,6 +74,7 @@ export type RunStart =
       inputIds: string[];
       from: number | undefined;
       order: string | undefined;
+      transcriptLength: number;
     }
   /**
    * `aborted`: the run opened aborted (its tree was aborted before it opened: `abortChildRun`).
@@ -380,13 +383,14 @@ export class SessionStore extends ScriptedStore {
     }
     const runId = String(id);
     if (code === StartRunReply.resume) {
-      const [from, order, ...inputIds] = rest.map(String);
+      const [from, order, length, ...inputIds] = rest.map(String);
       return {
         kind: "resume",
         runId,
         inputIds,
         from: from ? Number(from) : undefined,
         order: order || undefined,
+        transcriptLength: Number(length),
       };
     }
     const [opening, abortedFlag, order, ...joined] = rest;

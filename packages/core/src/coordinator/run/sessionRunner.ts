@@ -341,6 +341,27 @@ async function parkedOutcome(hold: SessionHold): Promise<SessionOutcome> {
   return aborted ? "parkedAborted" : "parked";
 }
 
+/**
+ * Reads the transcript (and the calls marked running) again when the stored one is not as long
+ * as the holder's copy: the reply of the call that opened the run was lost with a Redis that
+ * died right after running it, and ioredis sent the call again, which found the run open. The
+ * copy, read before, lacks the input that first call moved in.
+ */
+async function reloadStaleTranscript(hold: SessionHold, storedLength: number): Promise<void> {
+  if (storedLength === hold.state.messages.length) return;
+  const { store, log } = hold.deps;
+  const [messages, running] = await Promise.all([
+    store.loadMessages(hold.sessionId),
+    store.loadRunning(hold.sessionId),
+  ]);
+  log.warn(
+    { sessionId: hold.sessionId, held: hold.state.messages.length, stored: messages.length },
+    "the stored transcript moved on under the holder's copy (a lost reply); read it again",
+  );
+  hold.state.messages = messages;
+  hold.interrupted = new Set(running);
+}
+
 /** Opens the session's next run: a new or resumed one, or how the session stands instead. */
 async function nextRun(hold: SessionHold): Promise<OpenRun | SessionOutcome | "again"> {
   const start = await hold.deps.store.startRun(hold.sessionId, hold.token);
@@ -350,6 +371,7 @@ async function nextRun(hold: SessionHold): Promise<OpenRun | SessionOutcome | "a
     await sleep(start.retryInMs);
     return "again";
   }
+  if (start.kind === "resume") await reloadStaleTranscript(hold, start.transcriptLength);
   if (start.kind !== "idle") return start;
   const released = await hold.deps.store.releaseIfIdle(hold.sessionId, hold.token);
   if (released === "released") return "idle";

@@ -31,9 +31,11 @@
     ARGV[3] oldest order of a sent request still worth waiting for (older ones are given up)
 
   Output:
-    {-1} not ours · {0} nothing to do · {2, runId, from, order, inputId...} a run is open
-    (resume; `from`: the index of its first message in the transcript, '' for a run opened
-    without it; `order`: its first input's, '' when unknown) · {1, runId, message, aborted,
+    {-1} not ours · {0} nothing to do · {2, runId, from, order, length, inputId...} a run is
+    open (resume; `from`: the index of its first message in the transcript, '' for a run opened
+    without it; `order`: its first input's, '' when unknown; `length`: the transcript's, which
+    the holder compares with its copy: a reply lost after this script opened the run, and the
+    script sent again, says resume to a holder whose copy lacks the opening input) · {1, runId, message, aborted,
     order, id, message, ...} a new run, opened by input `runId` (`aborted`: 1 when it opened
     aborted, else 0; `order`: that input's, which drainInputs-6 compares later inputs with),
     then the ids and messages of the inputs it took in behind it · {3, order} a follow-up
@@ -49,6 +51,7 @@ if run[1] == '1' then
 end
 if run[2] then
   local open = redis.call('LRANGE', KEYS[3], 0, -1)
+  table.insert(open, 1, redis.call('LLEN', KEYS[7]))
   table.insert(open, 1, run[4] or '')
   table.insert(open, 1, run[3] or '')
   table.insert(open, 1, run[2])

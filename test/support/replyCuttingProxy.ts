@@ -5,8 +5,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 export interface ReplyCuttingProxy {
   /** The proxy as a Redis URL. */
   url: string;
-  /** Arms the next cut: at the `nth` command (from 1) whose bytes contain `marker`. */
-  cutAt(marker: string, nth: number): void;
+  /** Arms the next cut: at the `nth` command (from 1) whose bytes contain one of `markers`. */
+  cutAt(markers: string | string[], nth: number): void;
   /** How many connections it cut so far. */
   cuts(): number;
   /** Cuts every connection and stops listening. */
@@ -15,7 +15,7 @@ export interface ReplyCuttingProxy {
 
 /**
  * A TCP proxy on loopback to the Redis at `redisUrl` that loses replies on demand: once armed
- * (`cutAt`), the nth command whose bytes contain the marker goes through to Redis, which runs
+ * (`cutAt`), the nth command whose bytes contain a marker goes through to Redis, which runs
  * it, and then its connection is cut before Redis's reply comes back — as a Redis killed
  * between writing a script's effects to its AOF and sending the reply leaves it. The client
  * (ioredis) reconnects and sends the unanswered commands again. Commands written together
@@ -28,10 +28,10 @@ export interface ReplyCuttingProxy {
 export async function startReplyCuttingProxy(redisUrl: string): Promise<ReplyCuttingProxy> {
   const sockets: Socket[] = [];
   let cuts = 0;
-  let armed: { marker: string; left: number } | undefined;
+  let armed: { markers: string[]; left: number } | undefined;
   /** Whether `chunk` is the armed command: counts it down, disarms at the cut. */
   const isCutHere = (chunk: Buffer): boolean => {
-    if (!armed || !chunk.includes(armed.marker)) return false;
+    if (!armed?.markers.some((marker) => chunk.includes(marker))) return false;
     if (--armed.left > 0) return false;
     armed = undefined;
     return true;
@@ -62,8 +62,8 @@ export async function startReplyCuttingProxy(redisUrl: string): Promise<ReplyCut
   const { port } = proxy.address() as { port: number };
   return {
     url: `redis://127.0.0.1:${port}`,
-    cutAt(marker, nth) {
-      armed = { marker, left: nth };
+    cutAt(markers, nth) {
+      armed = { markers: typeof markers === "string" ? [markers] : markers, left: nth };
     },
     cuts: () => cuts,
     close() {

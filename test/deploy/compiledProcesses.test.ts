@@ -203,6 +203,9 @@ describe("compiled processes started as docker-compose.yml starts them", () => {
     } finally {
       await client.close();
     }
+    // The answer may come before the processes' log lines are read from their pipes.
+    const threw = (line: string) => line.includes('"msg":"tool threw"');
+    await Promise.all([worker.waitForLine(threw, 10_000), coordinator.waitForLine(threw, 10_000)]);
     const [onWorker] = logEntries(worker, "tool threw");
     expect(onWorker).toMatchObject({
       level: 40,

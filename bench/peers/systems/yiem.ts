@@ -3,6 +3,7 @@
  * coordinator and two compiled tool workers on their defaults, the `step` tool from
  * `yiemTools/`. Runs arrive as the client sends them: a job on the coordinator queue.
  */
+import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { type ProcessSlot, startClusterProcesses, startTestRedis } from "@yiem/testing";
 import { Queue, QueueEvents } from "bullmq";
@@ -34,6 +35,9 @@ export async function startYiem(
   ctx: PeerContext,
   fsync: "always" | "everysec",
 ): Promise<PeerSystem> {
+  const logDir = process.env.BENCH_PEERS_LOG_DIR;
+  // A log folder not made yet would fail the start after Redis is up (and leave it running).
+  if (logDir) await mkdir(logDir, { recursive: true });
   const redis = await startTestRedis({ privateServer: true, appendOnly: true, appendFsync: fsync });
   const env = {
     REDIS_URL: redis.url,
@@ -54,7 +58,10 @@ export async function startYiem(
     readyTimeoutMs: 90_000,
     expectTools: [STEP_TOOL],
     // BENCH_PEERS_LOG_DIR keeps one log file per Yiem process there (to read after a run).
-    ...(process.env.BENCH_PEERS_LOG_DIR ? { logDir: process.env.BENCH_PEERS_LOG_DIR } : {}),
+    ...(logDir ? { logDir } : {}),
+  }).catch(async (err: unknown) => {
+    await redis.stop();
+    throw err;
   });
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   const prefix = `${redis.prefix}:bull`;

@@ -47,6 +47,9 @@ const KEY_KINDS: KeyKind[] = [
     match: /^s:\{[^}]+\}:(known|usage|ledger:.+)$/,
     lifetime: { ttlMs: 30 * DAY_MS },
   },
+  // Requests `YiemClient.send` sent and no coordinator recorded yet (an hour at most): a
+  // request given up (its job failed before it was recorded) stays until its expiry.
+  { name: "sent requests", match: /^s:\{[^}]+\}:submitted$/, lifetime: { ttlMs: 3600_000 } },
   // A tree's calls awaiting approval, on its root: emptied (so gone) once nothing waits.
   { name: "tree approval index", match: /^s:\{[^}]+\}:treeApprovals$/, lifetime: "absent" },
   { name: "stored response", match: /^s:\{[^}]+\}:response:.+$/, lifetime: { ttlMs: DAY_MS } },

@@ -54,6 +54,8 @@ export interface KeyRecord {
   ttlMs: number;
   /** The first members of an approval index (what a leftover entry names). */
   members?: string[];
+  /** For `approvalsPending`: how old each of `members` is (ms since its call asked), when read. */
+  memberAgesMs?: number[];
 }
 
 /** What Redis holds at the end of a soak, read once the load drained. */
@@ -105,8 +107,12 @@ async function readKeys(redis: RedisClient, prefix: string): Promise<KeyRecord[]
   return Promise.all(
     names.map(async (key) => {
       const record: KeyRecord = { key, type: await redis.type(key), ttlMs: await redis.pttl(key) };
-      if (/:(approvalsPending|approvalDeadlines)$/.test(key))
-        record.members = await redis.zrange(key, 0, 9);
+      if (/:approvalDeadlines$/.test(key)) record.members = await redis.zrange(key, 0, 9);
+      if (/:approvalsPending$/.test(key)) {
+        const pairs = await redis.zrange(key, 0, 9, "WITHSCORES");
+        record.members = pairs.filter((_, i) => i % 2 === 0);
+        record.memberAgesMs = pairs.filter((_, i) => i % 2 === 1).map((at) => Date.now() - +at);
+      }
       return record;
     }),
   );

@@ -349,4 +349,18 @@ describe("chaos checker", () => {
       "[keys] unknown key (string, ttl -1 ms)",
     ]);
   });
+
+  it("lets young orphans of the approval index through (a sweep drops them), not old ones", () => {
+    const index = (agesMs: number[]) => ({
+      key: `${PREFIX}:approvalsPending`,
+      type: "zset",
+      ttlMs: -1,
+      members: agesMs.map((_, i) => `${SESSION}\nc${i}`),
+      memberAgesMs: agesMs,
+    });
+    expect(violationsOf({ keys: [index([5_000, 20_000])] })).toEqual([]);
+    expect(violationsOf({ keys: [index([5_000, 300_000])] })).toEqual([
+      `[keys] approval index left after every run ended (${SESSION}\nc0, ${SESSION}\nc1)`,
+    ]);
+  });
 });

@@ -41,7 +41,12 @@ let proxy: ReplyCuttingProxy;
 
 beforeAll(async () => {
   proxy = await startReplyCuttingProxy(cluster.redis.url);
-  await cluster.addCoordinatorWith({ REDIS_URL: proxy.url });
+  // The production lock and stalled check: what a request job left active used to wait for.
+  await cluster.addCoordinatorWith({
+    REDIS_URL: proxy.url,
+    YIEM_LOCK_MS: "30000",
+    YIEM_STALLED_INTERVAL_MS: "30000",
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -87,4 +92,24 @@ describe("a reply Redis lost after running the command", () => {
     expect(outcomes).toEqual(expected);
     expect(outcomes.at(-1)).toContain("(no cut)");
   }, 240_000);
+
+  it("takes each request at once when the coordinator's take of a request lost its reply", async () => {
+    const outcomes: string[] = [];
+    for (let nth = 1; nth <= 4; nth++) {
+      // The coordinator's commands naming the coordinator queue's wait list: its takes.
+      proxy.cutAt(":coordinator:wait", nth);
+      const cutsBefore = proxy.cuts();
+      const sessionId = randomUUID();
+      const { requestId } = await cluster.client.send(`request ${nth}`, { sessionId });
+      const answer = await cluster.client
+        .waitForResponse(requestId, { timeoutMs: 10_000 })
+        .then((response) => response.content.map((p) => (p.type === "text" ? p.text : "")).join(""))
+        .catch((err: Error) => `no answer: ${err.name}`);
+      outcomes.push(`${proxy.cuts() > cutsBefore ? "cut" : "no cut"}: ${answer}`);
+    }
+    expect(outcomes.map((o) => o.replace(/^(no )?cut: /, ""))).toEqual(
+      [1, 2, 3, 4].map((nth) => `heard: request ${nth}`),
+    );
+    expect(outcomes.filter((o) => o.startsWith("cut")).length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 });

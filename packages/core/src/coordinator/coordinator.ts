@@ -1,4 +1,4 @@
-import { Queue, Worker } from "bullmq";
+import { Queue, type Worker } from "bullmq";
 import { AgentRegistry, type ServedAgent } from "../agents/agentRegistry.js";
 import type { AgentDefinition } from "../agents/defineAgent.js";
 import { abortWaitingRun, type DecisionDeps } from "../features/approvals/approvalDecisions.js";
@@ -27,6 +27,7 @@ import type { RedisWatch } from "../ops/redisWatch.js";
 import type { ControlMessage } from "../protocol/controlMessages.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
+import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 import type {
   HttpServerOptions,
   RedisConnectionOptions,
@@ -588,7 +589,7 @@ async function closeBeforeWork(
 async function startCoordinatorQueueWorker(options: ResolvedOptions, runtime: ProcessRuntime) {
   // Jobs added without retention would stay forever: the coordinator sets it on finishing.
   const workerSettings = { ...runtime.workerOptions, ...retentionOf(options) };
-  const worker = new Worker(runtime.keys.coordinatorQueue, undefined, {
+  const worker = new SafeTakeWorker(runtime.keys.coordinatorQueue, undefined, {
     ...workerSettings,
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
   });

@@ -10,6 +10,7 @@ import {
   type RedisClient,
 } from "../redis/redisConnection.js";
 import { isConnectionError } from "../redis/redisErrors.js";
+import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 import type { RedisConnectionOptions } from "../settings/optionShapes.js";
 import { holderToken, newLifeId } from "../state/processLives.js";
 import { type AliveBeat, startAliveBeat } from "./aliveBeat.js";
@@ -69,7 +70,10 @@ export interface ProcessRuntime {
    * is a dead process; a tool's own retries are counted per call).
    */
   workerOptions: WorkerOptions;
-  /** Logs a BullMQ worker's errors: outages at debug (the watch reports them once), others at warn. */
+  /**
+   * Logs a BullMQ worker's errors: outages at debug (the watch reports them once), others at
+   * warn; and, for a `SafeTakeWorker`, the jobs it handed back after a lost take.
+   */
   logWorkerErrors(worker: Worker, message: string, fields?: Record<string, unknown>): void;
   /**
    * Calls `onAbort` with the session of each abort on the control channel, and
@@ -83,6 +87,19 @@ export interface ProcessRuntime {
 export interface ControlHandlers {
   onAbort: (sessionId: string) => void;
   onToolsChanged?: (workerId: string) => void;
+}
+
+/** Logs, at warn, the jobs `worker` hands back after a take whose reply was lost. */
+function logHandedBack(
+  worker: SafeTakeWorker<unknown, unknown>,
+  log: Logger,
+  fields: Record<string, unknown>,
+): void {
+  worker.onHandedBack = (jobIds) =>
+    log.warn(
+      { queue: worker.name, jobs: jobIds, ...fields },
+      "handed back the jobs a take lost with its reply (the connection dropped)",
+    );
 }
 
 /** A process's id: `given`, or `<hostname>-<pid>`. */
@@ -149,6 +166,7 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
       name: id,
     },
     logWorkerErrors(worker, message, fields = {}) {
+      if (worker instanceof SafeTakeWorker) logHandedBack(worker, log, fields);
       worker.on("error", (err) =>
         log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message, ...fields }, message),
       );

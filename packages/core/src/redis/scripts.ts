@@ -76,6 +76,7 @@ export interface YiemScripts {
   yiemFindDeadLives: Script<[string[], string[]]>;
   yiemBuryDeadLives: Script<number>;
   yiemReleaseDeadLocks: Script<string[]>;
+  yiemReleaseLostTakes: Script<string[]>;
   yiemTakeOverLease: Script<number>;
   yiemAdmitModelCall: Script<number>;
   yiemSettleModelCall: Script<number>;

@@ -1,4 +1,5 @@
-import { type Job, type RedisClient, Worker } from "bullmq";
+import type { Job, RedisClient } from "bullmq";
+import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 
 /** The part of BullMQ's `Worker` state this subclass reads (private there, not typed). */
 interface WorkerInternals {
@@ -26,7 +27,7 @@ interface WorkerInternals {
  * @example
  * const worker = new EagerWorker("tools-default", processor, { connection, concurrency: 16 });
  */
-export class EagerWorker<DataType, ResultType> extends Worker<DataType, ResultType> {
+export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, ResultType> {
   /** Whether the next take may answer "none" at once (the previous one took a job). */
   private startTakenFirst = false;
 

@@ -1,9 +1,10 @@
-import { type Job, UnrecoverableError, Worker, type WorkerOptions } from "bullmq";
+import { type Job, UnrecoverableError, type Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "../../ops/logger.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import { isConnectionError } from "../../redis/redisErrors.js";
 import { retryTransient } from "../../redis/retryTransient.js";
+import { SafeTakeWorker } from "../../redis/safeTakeWorker.js";
 import { type DecisionDeps, recordDecision } from "./approvalDecisions.js";
 import { type DecisionJobResult, type DecisionRequest, readDecisionJob } from "./protocol.js";
 
@@ -68,13 +69,15 @@ async function recordDecisionJob(
  */
 export function startDecisionJobs(options: DecisionJobsOptions): Worker {
   const { keys, log } = options;
-  const worker = new Worker(keys.decisionsQueue, (job) => recordDecisionJob(options, job), {
+  const worker = new SafeTakeWorker(keys.decisionsQueue, (job) => recordDecisionJob(options, job), {
     connection: options.connection,
     prefix: keys.bullPrefix,
     concurrency: DECISION_CONCURRENCY,
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
     ...options.worker,
   });
+  worker.onHandedBack = (jobIds) =>
+    log.warn({ jobs: jobIds }, "handed back the decisions a take lost with its reply");
   // Outages are logged once by the Redis watch; BullMQ repeats them on every retry.
   worker.on("error", (err) =>
     log[isConnectionError(err) ? "debug" : "warn"]({ err: err.message }, "decisions queue error"),

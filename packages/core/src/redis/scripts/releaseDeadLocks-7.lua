@@ -30,33 +30,12 @@ local prefix = ARGV[1]
 local maxStalled = tonumber(ARGV[2])
 local maxEvents = tonumber(redis.call('HGET', KEYS[4], 'opts.maxLenEvents') or '10000')
 
-local function targetOf()
-  local attrs = redis.call('HMGET', KEYS[4], 'paused', 'concurrency')
-  if attrs[1] then return KEYS[5], true end
-  if attrs[2] and redis.call('LLEN', KEYS[1]) >= tonumber(attrs[2]) then return KEYS[2], true end
-  return KEYS[2], false
-end
-
-local function handBack(jobId)
-  local jobKey = prefix .. jobId
-  redis.call('DEL', jobKey .. ':lock')
-  redis.call('SREM', KEYS[3], jobId)
-  if redis.call('LREM', KEYS[1], 1, jobId) == 0 then return false end
-  if redis.call('HINCRBY', jobKey, 'stc', 1) > maxStalled then
-    redis.call('HSET', jobKey, 'defa', 'job stalled more than allowable limit')
-  end
-  local target, pausedOrMaxed = targetOf()
-  redis.call('RPUSH', target, jobId)
-  if not pausedOrMaxed then redis.call('ZADD', KEYS[6], 0, '0') end
-  redis.call('XADD', KEYS[7], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', jobId, 'prev', 'active')
-  redis.call('XADD', KEYS[7], 'MAXLEN', '~', maxEvents, '*', 'event', 'stalled', 'jobId', jobId)
-  return true
-end
+-- @include handBackJob
 
 local released = {}
 for _, jobId in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   local lock = redis.call('GET', prefix .. jobId .. ':lock')
   local life = lock and string.match(lock, '@([%x%-]+)')
-  if life and dead[life] and handBack(jobId) then table.insert(released, jobId) end
+  if life and dead[life] and handBack(jobId, true) then table.insert(released, jobId) end
 end
 return released

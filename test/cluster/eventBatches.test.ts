@@ -231,6 +231,25 @@ describe("event batches", () => {
     await publisher.flush();
   });
 
+  it("gives a pipeline's commands their own replies when one behind the first (a WAIT) is on no session's keys", async () => {
+    const other = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId: other, runId: "r1" });
+    await publisher.emit(turnStart()); // loads the batch script
+    await publisher.flush();
+    const key = `${keys().prefix}:s:{${randomUUID()}}:agent`;
+    void publisher.emit(turnStart()); // queued: not of the pipeline's session
+    // A replica-acknowledged claim's shape: its write, then WAIT (no key), in one pipeline.
+    const replies = await redis.pipeline().set(key, "a", "NX", "GET").wait(0, 0).get(key).exec();
+    await publisher.flush();
+    expect(replies).toEqual([
+      [null, null],
+      [null, 0],
+      [null, "a"],
+    ]);
+    const stored = await readEventsAfter(redis, keys(), other, 0);
+    expect(stored.map((event) => event.seq)).toEqual([1, 2]);
+  });
+
   it("keeps a session's queued events queued past BullMQ's take of a job, and sends them ahead of a job's add", async () => {
     const sessionId = randomUUID();
     const name = `q-${sessionId}`;

@@ -427,12 +427,34 @@ function sessionOfCommand(command: SentCommand, sessionKeys: string): string | u
  * command first. A command of one session's keys needs only that session's writes ahead of it
  * (no Yiem write depends on another session's events); any other command (a tool job added
  * behind its call's start, a read of several sessions) gets everything queued ahead of it.
+ *
+ * A pipeline's commands come here one by one, but ioredis writes them to the socket only once
+ * the last one is in, while each already waits for its reply in the connection's reply queue:
+ * a queued write sent between two of them would reach Redis first and take the earlier one's
+ * reply (the `WAIT` behind a replica-acknowledged claim once gave the claim a batch's
+ * `{seq, total}`). So a pipeline's first command alone is told to `flush`, and what it sends
+ * goes out ahead of the whole pipeline; its other commands send nothing (the pipelines sent on
+ * these connections are one session's commands and a `WAIT`, one slot's reads, BullMQ's adds,
+ * or begin with `MULTI`, which sends everything).
  */
 function sendQueuedFirst(redis: RedisClient, flush: (command: SentCommand) => void): void {
   const target = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
   const sendCommand = target.sendCommand;
+  const pipelinesBegun = new WeakSet<object>();
   target.sendCommand = function sendAfterQueuedEvents(this: unknown, ...args: unknown[]) {
-    flush((args[0] ?? {}) as SentCommand);
+    if (!isPipelinedBehindFirst(args[1], pipelinesBegun)) flush((args[0] ?? {}) as SentCommand);
     return sendCommand.apply(this, args);
   };
+}
+
+/**
+ * Whether `stream`, what ioredis passes to `sendCommand` beside a command, is a pipeline's
+ * (`isPipeline`) whose first command came already (`begun` remembers them; a pipeline sent
+ * again after a redirection brings a new one).
+ */
+function isPipelinedBehindFirst(stream: unknown, begun: WeakSet<object>): boolean {
+  if (typeof stream !== "object" || stream === null || !("isPipeline" in stream)) return false;
+  if (begun.has(stream)) return true;
+  begun.add(stream);
+  return false;
 }

@@ -170,7 +170,13 @@ run's first at its opening, 1; and the read of an answer its own coordinator was
 about 0.6. One run after another (\`--sequential --runs 20\`): 262.9–264.8 (BullMQ
 168.9–170.0, Yiem 78.0–78.9, plain 16.0, mostly BullMQ's blocking waits), where it was 275.8
 (168.9, 92.9, 13.9) one cut earlier and 288.4 (170.7, 103.8, 14.0) before; BullMQ
-costs more there because each take that finds nothing still runs its script. Of BullMQ's
+costs more there because each take that finds nothing still runs its script. The cut was taken back for a while (a Redis Cluster failover test failed about one run in
+three: a pipeline's replies were shifted, fixed since, see \`state/eventBatches.ts\`) and
+re-landed; measured again then, on a busier machine (load about 5 on 2 cores), 100 runs in one
+\`addBulk\`, four runs: 211.7–215.2 (BullMQ 125.7–128.3, Yiem 77.3–78.8, plain 7.5–8.0), against
+222.5–224.7 (BullMQ 123.6–126.2, Yiem 91.5–92.0, plain 6.7–7.0) for the code without the cut,
+three runs: Yiem's own, scripts and plain, about 99 → 86; one run after another 263.0 (BullMQ
+170.3, Yiem 78.7, plain 14.0). Of BullMQ's
 commands of a run (the \`addBulk\` load), about 21 feed its events stream (12 \`XADD\`s: added,
 waiting, active, completed, drained; 3 \`XTRIM\`s and 6 reads of the stream's cap), which no Yiem
 reader needs for the tool queues (their ends are announced on \`toolEnds\`), and about 15 keep

@@ -20,7 +20,6 @@ const KEY_KINDS: KeyKind[] = [
   // A session's state: kept 30 days after its last run (SESSION_TTL_SECONDS), response 1 day.
   { name: "session transcript", match: /^s:\{[^}]+\}:messages$/, lifetime: { ttlMs: 30 * DAY_MS } },
   { name: "session events", match: /^s:\{[^}]+\}:events$/, lifetime: { ttlMs: 30 * DAY_MS } },
-  { name: "session seq", match: /^s:\{[^}]+\}:seq$/, lifetime: { ttlMs: 30 * DAY_MS } },
   {
     name: "session inputs",
     match:

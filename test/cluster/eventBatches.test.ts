@@ -13,6 +13,7 @@ import {
   DURABLE_CONNECTION,
   eventBatchesOf,
   NOT_AS_EXPECTED,
+  publishEvent,
   SessionStore,
 } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
@@ -50,6 +51,11 @@ async function callsOf(command: string): Promise<number> {
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
 }
 
+/** The session's event counter of earlier versions (`:seq`), which no script names any more. */
+function oldCounter(sessionId: string): string {
+  return `${keys().prefix}:s:{${sessionId}}:seq`;
+}
+
 /** Script calls Redis has run so far. */
 function scriptCalls(): Promise<number> {
   return callsOf("evalsha");
@@ -61,6 +67,15 @@ function publisher(sessionId: string) {
 
 function turnStart(): AgentEvent {
   return { type: "turnStart" } as AgentEvent;
+}
+
+function textEnd(text: string): AgentEvent {
+  const message = {
+    role: "user" as const,
+    content: [{ type: "text" as const, text }],
+    timestamp: 1,
+  };
+  return { type: "messageEnd", message } as AgentEvent;
 }
 
 function textDelta(delta: string): AgentEvent {
@@ -82,7 +97,7 @@ describe("event batches", () => {
     expect(stored.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it("takes a batch's numbers and the stream's byte total from one read of its newest entry, with the same totals as one event at a time", async () => {
+  it("numbers a batch and adds up the stream's byte total from what the connection's last batch left, with no read, the same totals as one event at a time", async () => {
     const sessionId = randomUUID();
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
     await publisher.emit(turnStart()); // loads the scripts
@@ -92,15 +107,72 @@ describe("event batches", () => {
     const before = await reads();
     for (let i = 0; i < 5; i++) await publisher.emit(turnStart());
     await publisher.flush();
-    expect((await reads()) - before).toBe(1); // no counter: the newest entry's id numbers them
+    void publisher.emit(textEnd("é ✓ 😀")); // bytes the script counts: more than its characters
+    await publisher.flush();
+    // No counter, and no read: the last batch's reply said where the stream stands.
+    expect((await reads()) - before).toBe(0);
     const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
     let total = 0;
     for (const [id, fields] of entries) {
-      total += (fields[1] ?? "").length;
+      total += Buffer.byteLength(fields[1] ?? ""); // the script counts bytes, as the guess does
       expect([id, fields[3]]).toEqual([`${JSON.parse(fields[1] ?? "").seq}-1`, String(total)]);
     }
-    expect(await latestSeq(redis, keys(), sessionId)).toBe(7);
-    expect(await redis.exists(keys().seq(sessionId))).toBe(0);
+    expect(await latestSeq(redis, keys(), sessionId)).toBe(8);
+    expect(await redis.exists(oldCounter(sessionId))).toBe(0);
+  });
+
+  it("numbers after the events another writer stored since the connection's last batch, read once, with no gap", async () => {
+    const sessionId = randomUUID();
+    const own = publisher(sessionId);
+    for (let i = 0; i < 2; i++) await own.emit(turnStart());
+    await own.flush(); // this connection knows the stream ends at 2
+    const other = connectRedis(server.url); // another process: a worker, a deciding coordinator
+    await publishEvent(other, keys(), { sessionId, runId: "r1" }, textEnd("from elsewhere"));
+    await publishEvent(other, keys(), { sessionId, runId: "r1" }, textEnd("and again"));
+    await other.quit();
+    const before = await callsOf("xrevrange");
+    for (let i = 0; i < 2; i++) void own.emit(turnStart());
+    await own.flush();
+    expect((await callsOf("xrevrange")) - before).toBe(1); // the guess (2) proved wrong: read
+    await own.emit(turnStart());
+    await own.flush();
+    expect((await callsOf("xrevrange")) - before).toBe(1); // and known again from that reply
+    const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
+    let total = 0;
+    const seqs: number[] = [];
+    for (const [id, fields] of entries) {
+      total += Buffer.byteLength(fields[1] ?? "");
+      seqs.push(JSON.parse(fields[1] ?? "").seq);
+      expect([id, fields[3]]).toEqual([`${seqs.at(-1)}-1`, String(total)]);
+    }
+    expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("gives a live event ahead of a batch's stored ones the stored number, whatever the connection guessed", async () => {
+    const sessionId = randomUUID();
+    const subscriber = connectRedis(server.url);
+    const live: Array<{ seq: number; type: string; live?: boolean }> = [];
+    subscriber.on("message", (_channel, text: string) => {
+      for (const line of text.split("\n")) live.push(JSON.parse(line));
+    });
+    await subscriber.subscribe(keys().eventChannel(sessionId));
+    const own = publisher(sessionId);
+    await own.emit(turnStart());
+    await own.flush(); // this connection knows the stream ends at 1
+    const other = connectRedis(server.url);
+    await publishEvent(other, keys(), { sessionId, runId: "r1" }, textEnd("from elsewhere"));
+    await other.quit();
+    void own.emitLive(textDelta("d"));
+    void own.emit(turnStart());
+    await own.flush();
+    await expect.poll(() => live.length).toBe(4);
+    expect(live.map((event) => [event.seq, event.type, event.live ?? false])).toEqual([
+      [1, "turnStart", false],
+      [2, "messageEnd", false],
+      [2, "messageUpdate", true],
+      [3, "turnStart", false],
+    ]);
+    await subscriber.quit();
   });
 
   it("goes on numbering a session's events from its stream's newest entry, whatever its old counter says", async () => {
@@ -109,7 +181,7 @@ describe("event batches", () => {
     for (let i = 0; i < 3; i++) await publisher.emit(turnStart());
     await publisher.flush();
     await redis.xtrim(keys().stream(sessionId), "MAXLEN", 1); // only the newest stays
-    await redis.set(keys().seq(sessionId), "1"); // an earlier version's counter, out of step
+    await redis.set(oldCounter(sessionId), "1"); // an earlier version's counter, out of step
     await publisher.emit(turnStart());
     void publisher.emitLive(textDelta("d"));
     await publisher.flush();
@@ -138,14 +210,15 @@ describe("event batches", () => {
     expect(await store.acquire(randomUUID(), "t", 60_000)).toBe(true);
     const before = await scriptCalls();
     void publisher.emit(turnStart());
-    const other = store.acquire(randomUUID(), "t", 60_000); // another session's script
+    const other = store.acquire(randomUUID(), "t", 60_000); // another session's command
     void publisher.emit(turnStart());
     // A command of the session's own keys, sent behind both events: it sees them.
     const seen = await redis.xrange(keys().stream(a), "-", "+");
     expect(seen).toHaveLength(3);
     expect(await other).toBe(true);
-    // The other session's script, and one batch of both events: not one batch on each side.
-    expect((await scriptCalls()) - before).toBe(2);
+    // One batch of both events (the other session's lease is a plain SET): not one batch on
+    // each side of the other session's command.
+    expect((await scriptCalls()) - before).toBe(1);
   });
 
   it("sends every session's queued events ahead of a command on no session's keys", async () => {
@@ -156,6 +229,25 @@ describe("event batches", () => {
     // Read on another connection once that command was answered: the event was ahead of it.
     expect(await observer.xlen(keys().stream(sessionId))).toBe(1);
     await publisher.flush();
+  });
+
+  it("gives a pipeline's commands their own replies when one behind the first (a WAIT) is on no session's keys", async () => {
+    const other = randomUUID();
+    const publisher = createEventPublisher(redis, keys(), { sessionId: other, runId: "r1" });
+    await publisher.emit(turnStart()); // loads the batch script
+    await publisher.flush();
+    const key = `${keys().prefix}:s:{${randomUUID()}}:agent`;
+    void publisher.emit(turnStart()); // queued: not of the pipeline's session
+    // A replica-acknowledged claim's shape: its write, then WAIT (no key), in one pipeline.
+    const replies = await redis.pipeline().set(key, "a", "NX", "GET").wait(0, 0).get(key).exec();
+    await publisher.flush();
+    expect(replies).toEqual([
+      [null, null],
+      [null, 0],
+      [null, "a"],
+    ]);
+    const stored = await readEventsAfter(redis, keys(), other, 0);
+    expect(stored.map((event) => event.seq)).toEqual([1, 2]);
   });
 
   it("keeps a session's queued events queued past BullMQ's take of a job, and sends them ahead of a job's add", async () => {
@@ -353,9 +445,10 @@ describe("event batches", () => {
     expect(await appended).toBe(true);
     expect(await drained).toMatchObject({ inputIds: ["in-2"] });
     expect((await scriptCalls()) - before.scripts).toBe(1);
-    // One lease read (the append's) and one length read (its guard): the drain read neither.
+    // One lease read (the append's), and no length read: the length the append's push returned
+    // proved its guard, and the drain read neither.
     expect((await callsOf("get")) - before.get).toBe(1);
-    expect((await callsOf("llen")) - before.llen).toBe(1);
+    expect((await callsOf("llen")) - before.llen).toBe(0);
     const messages = await redis.lrange(keys().messages(sessionId), 0, -1);
     expect(messages.map((m) => JSON.parse(m).toolCallId ?? JSON.parse(m).role)).toEqual([
       "user",

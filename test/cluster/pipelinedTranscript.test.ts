@@ -176,6 +176,83 @@ describe("a run's transcript with pipelined result appends", () => {
   });
 });
 
+describe("an append given the transcript's length as the run knows it", () => {
+  let s: OpenSession;
+  beforeEach(async () => {
+    s = await openSessionWithWaitingInput();
+  });
+
+  /** Reads of the transcript Redis has run so far (`INFO commandstats`), scripts' included. */
+  async function transcriptReads(): Promise<number> {
+    const info = await redis.info("commandstats");
+    const calls = (name: string) =>
+      Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    return calls("lrange") + calls("llen") + calls("lindex");
+  }
+
+  async function storedTexts(): Promise<string[]> {
+    return textsOf(await store.loadMessages(s.sessionId));
+  }
+
+  /** The same store with replica acknowledgements: its appends go by their own scripts. */
+  const acknowledged = () =>
+    new SessionStore(redis, clusterKeys(server.prefix), { replicas: 1, timeoutMs: 1 });
+
+  it("pushes at once, reading nothing of the transcript, alone or in the session's batch", async () => {
+    const before = await transcriptReads();
+    const results = [toolResultMessage("c1"), toolResultMessage("c2")];
+    expect(await store.appendMany(s.sessionId, s.token, results, undefined, 1)).toBe(true);
+    expect(
+      await acknowledged().appendMany(
+        s.sessionId,
+        s.token,
+        [toolResultMessage("c3")],
+        undefined,
+        3,
+      ),
+    ).toBe(true);
+    expect(
+      await acknowledged().append(s.sessionId, s.token, toolResultMessage("c4"), undefined, 4),
+    ).toBe(true);
+    expect((await transcriptReads()) - before).toBe(0);
+    expect(await storedTexts()).toEqual([
+      "first",
+      "result c1",
+      "result c2",
+      "result c3",
+      "result c4",
+    ]);
+  });
+
+  it("does what it did without it when the length is not the transcript's: a resend is written once, a miscount appends, a guard refuses", async () => {
+    const results = [toolResultMessage("c1"), toolResultMessage("c2")];
+    expect(await store.appendMany(s.sessionId, s.token, results, undefined, 1)).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, results, undefined, 1)).toBe(true); // resent
+    const single = toolResultMessage("c3");
+    expect(await acknowledged().append(s.sessionId, s.token, single, undefined, 3)).toBe(true);
+    expect(await acknowledged().append(s.sessionId, s.token, single, undefined, 3)).toBe(true); // resent
+    expect(
+      await store.appendMany(s.sessionId, s.token, [toolResultMessage("c4")], undefined, 9),
+    ).toBe(true);
+    expect(await store.appendMany(s.sessionId, s.token, [toolResultMessage("c5")], 2, 2)).toBe(
+      NOT_AS_EXPECTED,
+    );
+    expect(await acknowledged().append(s.sessionId, s.token, toolResultMessage("c5"), 2, 2)).toBe(
+      NOT_AS_EXPECTED,
+    );
+    expect(
+      await store.appendMany(s.sessionId, "stale-token", [toolResultMessage("c5")], undefined, 5),
+    ).toBe(false);
+    expect(await storedTexts()).toEqual([
+      "first",
+      "result c1",
+      "result c2",
+      "result c3",
+      "result c4",
+    ]);
+  });
+});
+
 describe("closing a run", () => {
   async function finish(s: OpenSession, inputIds: string[]) {
     const response = finalAnswer();
@@ -235,6 +312,50 @@ describe("opening a run", () => {
     expect(await redis.zrange(submitted, 0, -1)).toEqual(["on-its-way"]);
     await redis.zrem(submitted, "on-its-way"); // recorded, or given up in turn
     expect(await store.startRun(sessionId, token)).toMatchObject({ kind: "new", runId: "in-1" });
+  });
+
+  it("opens a run with every waiting input in one pop, reading none of those behind the first, and puts them all back when it does not open", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    const keys = clusterKeys(server.prefix);
+    const sent = Date.now() * 1024;
+    for (const [i, text] of ["first", "second", "third"].entries())
+      await store.enqueueInput(sessionId, `in-${i + 1}`, "input", userMessage(text), sent + i + 1);
+    await redis.zadd(keys.submitted(sessionId), sent, "on-its-way");
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    const waiting = () => redis.zrange(keys.pendingInputs(sessionId), 0, -1, "WITHSCORES");
+    const before = await waiting();
+    expect((await store.startRun(sessionId, token)).kind).toBe("settling");
+    expect(await waiting()).toEqual(before); // put back as they were
+    await redis.zrem(keys.submitted(sessionId), "on-its-way");
+    const reads = async () => {
+      const info = await redis.info("commandstats");
+      return Number(/cmdstat_zrangebyscore:calls=(\d+)/.exec(info)?.[1] ?? 0);
+    };
+    const readsBefore = await reads();
+    const opened = await store.startRun(sessionId, token);
+    expect(opened).toMatchObject({ kind: "new", runId: "in-1" });
+    expect(opened.kind === "new" ? opened.joined.inputIds : []).toEqual(["in-2", "in-3"]);
+    // One range read (of the requests on their way), none of the inputs behind the first.
+    expect((await reads()) - readsBefore).toBe(1);
+    expect(await waiting()).toEqual([]);
+    expect(textsOf(await store.loadMessages(sessionId))).toEqual(["first", "second", "third"]);
+  });
+
+  it("leaves the inputs behind a run that opens aborted waiting", async () => {
+    const sessionId = `s-${randomUUID()}`;
+    const token = randomUUID();
+    const keys = clusterKeys(server.prefix);
+    await store.enqueueInput(sessionId, "in-1", "input", userMessage("first"), ++order);
+    await store.enqueueInput(sessionId, "in-2", "input", userMessage("second"), ++order);
+    await redis.set(keys.abortOnStart(sessionId), "1");
+    expect(await store.acquire(sessionId, token, LEASE_MS)).toBe(true);
+    expect(await store.startRun(sessionId, token)).toMatchObject({
+      kind: "new",
+      runId: "in-1",
+      aborted: true,
+    });
+    expect(await redis.zrange(keys.pendingInputs(sessionId), 0, -1)).toEqual(["in-2"]);
   });
 
   it("takes in nothing behind an opening follow-up", async () => {

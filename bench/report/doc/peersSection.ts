@@ -88,10 +88,7 @@ before any of it. What is left of a replacement's start: parsing and running the
 connections and BullMQ's setup, and the first run after it, about 0.1 s against 25 ms warm
 (code compiled on first use; Node 20 keeps no compile cache for ES modules). A deployment with
 two coordinators does not wait for a start: the other one answers and finds the dead one
-within 1.75 s. The run in the table (2026-12-04) had a cut of about 12 Redis commands per run
-that was taken back afterwards (a Redis Cluster failover test then failed one run in three);
-the kill figures do not depend on it, the happy-path ones may be a little lower than the code
-as it stands gives.`;
+within 1.75 s.`;
 
 function ratio(value: number): string {
   return Number.isFinite(value) ? `${num(value, 2)}×` : "–";

@@ -23,7 +23,7 @@ event scripts, and every command was a socket write of its own:
    0.72 / 0.85 ms against 0.78 / 0.83 / 0.96 ms per load), the coordinator's about 5 % (3.02 /
    2.97 / 3.23 ms against 3.19 / 3.13 / 3.35 ms), within the machine's noise.
 2. **A run's events in one script per batch** (\`state/eventBatches.ts\`,
-   \`publishEvents-2.lua\`): events sent one after another go out together, ahead of every
+   \`publishEvents-1.lua\`): events sent one after another go out together, ahead of every
    command sent after them: the run's event scripts fell from 18 to about 9, its commands on
    the coordinator's connection from 40 to about 30 (Redis commands per run, scripts' own
    included, from about 294 to 281).
@@ -48,7 +48,7 @@ found stringifying its spread copy three times slower than the event itself:
    finished marker; the coordinator's waiter subscribes (one wake-up a call, no \`XREAD\`s) and
    still polls. In an A/B of the single call (two cases, alternating, same machine, three
    pairs) it went from 1.52 / 1.49 / 1.50 to 1.45 / 1.38 / 1.44 × raw.
-6. **Appends in the event batch** (\`sessionWrites-9.lua\`): a batch's \`toolExecEnd\`
+6. **Appends in the event batch** (\`sessionWrites-8.lua\`): a batch's \`toolExecEnd\`
    events, the append of its results and the next call's \`toolExecStart\` go out as one
    script where they were three; in an interleaved A/B of the single call about 0.01 to
    0.02 ms at p50, within the noise, but fewer scripts for every run.

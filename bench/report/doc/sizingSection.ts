@@ -151,14 +151,32 @@ const MONITOR_RUNS_WORDS = `Where they come from: \`bench/monitorRuns.ts\` (\`np
 shape (two model calls, two parallel tool calls on two worker processes) with \`MONITOR\` and
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
-100 runs in one \`addBulk\`, three runs of the bench on the code of issue 31's last cut:
-**about 223 commands per run** (222.2–224.2): **BullMQ's scripts about 124** (123.4–124.7;
-in one run: adding a request and two tool jobs 30, taking them 20.0, finishing them 72.8 with
-the workers' fetch of their next job), **Yiem's scripts about 92** (91.5–92.1), plain
-commands about 7. Before issue 31's cuts of this round: 241.7 (BullMQ 126.2, Yiem 108.5, plain 7.1).
-One run after another (\`--sequential --runs 20\`, one cut earlier): 275.8 (BullMQ 168.9,
-Yiem 92.9, plain 13.9), where it was 288.4 (170.7, 103.8, 14.0); BullMQ
-costs more there because each take that finds nothing still runs its script. Of BullMQ's
+100 runs in one \`addBulk\`, three runs of the bench after the latest cut of Yiem's own
+commands: **about 209 commands per run** (208.3–210.1): **BullMQ's scripts about 123**
+(121.9–124.6; in one run: adding a request and two tool jobs 30, taking them about 20,
+finishing them about 73 with the workers' fetch of their next job), **Yiem's scripts about 78**
+(77.6–78.3), plain commands about 8 (7.7–8.3: 7 a run, and 0.3–0.8 of the result waiter's
+safety read of a tool job, \`HGETALL\` after 250 ms, which calls meet when they take longer on a
+busy machine). Before that cut, on the same machine: about 221 (220.4–221.9; BullMQ 122.3,
+Yiem 91.9 (91.8–92.0), plain 7.1); before issue 31's cuts of the round before it: 241.7
+(BullMQ 126.2, Yiem 108.5, plain 7.1). What the last cut took out of Yiem's 99 (scripts and
+plain commands), per run: the \`XREVRANGE\` of each event batch behind a run's first, about
+4.7 (the connection guesses the stream's newest entry from its own writes, and the first
+\`XADD\` proves it); the transcript's tail read of each append, 3 (an append carries the
+length the run knows and its \`RPUSH\` proves it); one \`RPUSH\` and one \`HDEL\` for a
+batch's two results instead of two each, 2; the lease taken by a plain \`SET NX\` instead of a
+script, 1; the read of \`runInputs\` at the close, 1; the range read of the inputs behind a
+run's first at its opening, 1; and the read of an answer its own coordinator was storing,
+about 0.6. One run after another (\`--sequential --runs 20\`): 262.9–264.8 (BullMQ
+168.9–170.0, Yiem 78.0–78.9, plain 16.0, mostly BullMQ's blocking waits), where it was 275.8
+(168.9, 92.9, 13.9) one cut earlier and 288.4 (170.7, 103.8, 14.0) before; BullMQ
+costs more there because each take that finds nothing still runs its script. The cut was taken back for a while (a Redis Cluster failover test failed about one run in
+three: a pipeline's replies were shifted, fixed since, see \`state/eventBatches.ts\`) and
+re-landed; measured again then, on a busier machine (load about 5 on 2 cores), 100 runs in one
+\`addBulk\`, four runs: 211.7–215.2 (BullMQ 125.7–128.3, Yiem 77.3–78.8, plain 7.5–8.0), against
+222.5–224.7 (BullMQ 123.6–126.2, Yiem 91.5–92.0, plain 6.7–7.0) for the code without the cut,
+three runs: Yiem's own, scripts and plain, about 99 → 86; one run after another 263.0 (BullMQ
+170.3, Yiem 78.7, plain 14.0). Of BullMQ's
 commands of a run (the \`addBulk\` load), about 21 feed its events stream (12 \`XADD\`s: added,
 waiting, active, completed, drained; 3 \`XTRIM\`s and 6 reads of the stream's cap), which no Yiem
 reader needs for the tool queues (their ends are announced on \`toolEnds\`), and about 15 keep

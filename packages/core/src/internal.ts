@@ -79,6 +79,8 @@ export {
 } from "./state/eventForms.js";
 export { type GuardedWrite, PipelinedTranscript } from "./state/pipelinedTranscript.js";
 export { findDeadLives, holderToken, type LifeGrace, newLifeId } from "./state/processLives.js";
+export { ResponseWaits } from "./state/responseWaits.js";
+export { SessionAgents } from "./state/sessionAgents.js";
 export {
   type SessionChannelHold,
   type SessionChannelListener,

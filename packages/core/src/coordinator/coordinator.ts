@@ -485,6 +485,7 @@ async function startCoordinatorRuntime(
     agentOf: sessionAgentFinder(registry, stores.sessionAgents, coordinatorId),
     workerOnly: (tool) => announced.workerOnly(tool),
     onRunFinished: (_sessionId, requestIds, answer) => answers.settle(requestIds, answer),
+    onRunClosing: (requestIds) => answers.answering(requestIds),
     features,
   });
   await awaitBeforeTakingWork(hooks, () =>
@@ -717,7 +718,7 @@ interface RuntimeParts {
 /** What `runnerDeps` takes from the rest of the start-up. */
 type RunnerParts = Pick<
   SessionRunnerDeps,
-  "agentOf" | "workerOnly" | "onRunFinished" | "features"
+  "agentOf" | "workerOnly" | "onRunFinished" | "onRunClosing" | "features"
 > & { fallbackCall: LlmCall };
 
 /** What every session this coordinator runs gets from it (built once, read-only after). */

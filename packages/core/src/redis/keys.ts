@@ -241,7 +241,6 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     treeApprovals: (rootSessionId: string) => `${session(rootSessionId)}:treeApprovals`,
     /** Calls awaiting approval that have a timeout: `<sessionId> <callKey>` by deadline. */
     approvalDeadlines: `${prefix}:approvalDeadlines`,
-    seq: (sessionId: string) => `${session(sessionId)}:seq`,
     stream: (sessionId: string) => `${session(sessionId)}:events`,
     /** The stored response to input `inputId` of the session (kept a while after the run). */
     response: (sessionId: string, inputId: string) => `${session(sessionId)}:response:${inputId}`,

@@ -4,13 +4,6 @@
  * these names, never with bare numbers.
  */
 
-/** `acquireLease-1.lua`. */
-export const AcquireLeaseReply = {
-  /** Acquired, or already ours. */
-  acquired: 1,
-  heldByAnother: 0,
-} as const;
-
 /** `renewLease-1.lua`. */
 export const RenewLeaseReply = {
   renewed: 1,
@@ -66,7 +59,7 @@ export const DrainInputsReply = {
 } as const;
 
 /**
- * `appendMessage-3.lua`, `appendMessages-3.lua` and `appendHandoff-6.lua`: the transcript's
+ * `appendMessage-3.lua`, `appendMessages-3.lua` and `appendHandoff-5.lua`: the transcript's
  * length, or one of these (both negative, so never a length).
  */
 export const AppendReply = {
@@ -120,7 +113,7 @@ export const ParkRunReply = {
   notOurs: -1,
 } as const;
 
-/** `decideApproval-5.lua` (the first element; `decidedAlready` comes with the decision JSON). */
+/** `decideApproval-4.lua` (the first element; `decidedAlready` comes with the decision JSON). */
 export const DecideApprovalReply = {
   /** Recorded; other calls still wait. */
   recorded: 1,

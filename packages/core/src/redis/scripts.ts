@@ -44,7 +44,6 @@ type Script<Reply> = (...keysThenArgs: Array<string | number>) => Promise<Reply>
  * the number of keys first.
  */
 export interface YiemScripts {
-  yiemAcquireLease: Script<number>;
   yiemRenewLease: Script<number>;
   yiemReleaseLeaseIfIdle: Script<number>;
   yiemReleaseLease: Script<number>;
@@ -65,7 +64,7 @@ export interface YiemScripts {
   yiemMarkRunning: Script<number>;
   yiemPublishEvent: Script<number>;
   yiemPublishLiveEvent: Script<number>;
-  yiemPublishEvents: Script<number>;
+  yiemPublishEvents: Script<number[]>;
   yiemSessionWrites: Script<Array<number | ScriptReply>>;
   yiemRecordToolEnd: Script<number>;
   yiemForgetApprovals: Script<string[] | number>;
@@ -129,7 +128,7 @@ function readScripts(): ScriptFile[] {
  */
 export function withScripts<R extends RedisClient>(redis: R): ScriptedRedis<R> {
   const scripted = redis as ScriptedRedis<R>;
-  if (typeof scripted.yiemAcquireLease === "function") return scripted;
+  if (typeof scripted.yiemRenewLease === "function") return scripted;
   for (const script of readScripts()) {
     redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
   }

@@ -3,6 +3,7 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
 import type { StreamCaps } from "./streamCaps.js";
+import { type SentEvents, StreamTails } from "./streamTails.js";
 
 /** How an event is sent: stored (numbered, in the replay stream) or live only (streamed text). */
 export type EventKind = "stored" | "live";
@@ -13,6 +14,8 @@ export interface QueuedAppend {
   token: string;
   /** The transcript length it expects before it, or '' for no guard. */
   expected: number | string;
+  /** The transcript length before it as the caller knows it, or '' (a hint: never a guard). */
+  known: number | string;
   /** Pairs: message JSON, tool call id or ''. */
   pairs: string[];
 }
@@ -42,6 +45,8 @@ interface SessionBatch {
   caps: StreamCaps;
   /** The script's write arguments, in order: `s`/`l` + event JSON, `a` + an append's, `d` + a drain's. */
   writes: Array<string | number>;
+  /** The JSON of its stored events, in order (what the stream gets). */
+  stored: string[];
   /** One per append and drain in `writes`, in order: told its reply. */
   appends: Array<Settle<unknown>>;
   settle: Settle<void>;
@@ -59,7 +64,7 @@ export interface EventBatches {
   add(sessionId: string, kind: EventKind, json: string, caps: StreamCaps): Promise<void>;
   /**
    * Queues a fenced append to `sessionId`'s transcript, behind the events queued before it and
-   * ahead of those queued after it, in the same script (`sessionWrites-9.lua`). Resolves with
+   * ahead of those queued after it, in the same script (`sessionWrites-8.lua`). Resolves with
    * the script's reply for it: the transcript's length, -1 (not the holder's) or -2 (not the
    * expected length: nothing written); rejects when Redis failed.
    */
@@ -73,7 +78,7 @@ export interface EventBatches {
   /**
    * Takes `sessionId`'s queued events out of the queue, for a script of the session that
    * stores them first (`finishRun.lua`), in place of their own script: their writes (as
-   * `publishEvents-2.lua` takes them) and `settle`, to call with that script's outcome (it
+   * `publishEvents-1.lua` takes them) and `settle`, to call with that script's outcome (it
    * settles what `add` returned for them). `undefined` when none is queued, or when the
    * session's queued writes hold an append (they go out as they are).
    */
@@ -82,6 +87,13 @@ export interface EventBatches {
   send(): void;
   /** Sends `sessionId`'s queued writes now, if any (ahead of a tool job's add: see `needsNoEvents`). */
   sendSession(sessionId: string): void;
+  /**
+   * For a script of `sessionId` that stores events on this connection outside a batch (the
+   * run's close, `finishRun.lua`): sends the session's queued writes, if any, then gives the
+   * guess of its stream's newest entry (`StreamTails`; '' when unknown) and forgets the session
+   * (its run closes: the next one learns it again from a reply).
+   */
+  closeGuess(sessionId: string): string;
 }
 
 /** A session's queued events, taken out of the queue (`EventBatches.take`). */
@@ -119,13 +131,14 @@ export function eventBatchesOf(redis: RedisClient, keys: ClusterKeys): EventBatc
 function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches {
   let queued = new Map<string, SessionBatch>();
   let sending = false;
+  const tails = new StreamTails();
   const send = () => {
     if (queued.size === 0 || sending) return;
     const batches = queued;
     queued = new Map();
     sending = true;
     try {
-      for (const batch of batches.values()) sendBatch(redis, keys, batch);
+      for (const batch of batches.values()) sendBatch(redis, keys, tails, batch);
     } finally {
       sending = false;
     }
@@ -145,7 +158,7 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     queued.delete(sessionId);
     sending = true;
     try {
-      sendBatch(redis, keys, batch);
+      sendBatch(redis, keys, tails, batch);
     } finally {
       sending = false;
     }
@@ -163,13 +176,14 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     add(sessionId, kind, json, caps) {
       const batch = batchFor(sessionId, caps);
       batch.writes.push(kind === "stored" ? "s" : "l", json);
+      if (kind === "stored") batch.stored.push(json);
       return batch.sent;
     },
     append(sessionId, caps, append) {
       // Behind the session's own queued writes, as any command on its keys alone.
       const batch = batchFor(sessionId, caps);
-      const { token, expected, pairs } = append;
-      batch.writes.push("a", token, expected, pairs.length / 2, ...pairs);
+      const { token, expected, known, pairs } = append;
+      batch.writes.push("a", token, expected, known, pairs.length / 2, ...pairs);
       return replyOf(batch, (reply) => Number(reply));
     },
     drain(sessionId, caps, drain) {
@@ -191,6 +205,12 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     },
     send,
     sendSession,
+    closeGuess(sessionId) {
+      sendSession(sessionId);
+      const guess = tails.guess(sessionId);
+      tails.forget(sessionId);
+      return guess;
+    },
   };
 }
 
@@ -221,6 +241,7 @@ function openBatch(
     sessionId,
     caps,
     writes: [],
+    stored: [],
     appends: [],
     settle,
     sent,
@@ -229,15 +250,24 @@ function openBatch(
   return batch;
 }
 
-/** Sends one session's batch: with appends or drains in it the session-writes script, else `publishBatch`. */
-function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): void {
+/**
+ * Sends one session's batch: with appends or drains in it the session-writes script, else
+ * `publishBatch`; with the guess of its stream's newest entry (`StreamTails`), which its reply
+ * confirms or corrects.
+ */
+function sendBatch(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  tails: StreamTails,
+  batch: SessionBatch,
+): void {
+  const { guess, sent } = tails.send(batch.sessionId, batch.stored);
   if (batch.appends.length === 0) {
-    publishBatch(redis, keys, batch);
+    publishBatch(redis, keys, batch, guess, (reply) => learn(tails, sent, reply));
     return;
   }
   const { sessionId, caps, writes } = batch;
   const reply = withScripts(redis).yiemSessionWrites(
-    keys.seq(sessionId),
     keys.stream(sessionId),
     keys.lease(sessionId),
     keys.messages(sessionId),
@@ -249,49 +279,71 @@ function sendBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): 
     keys.eventChannel(sessionId),
     caps.maxLength,
     caps.maxBytes,
+    guess,
     ...writes,
   );
   reply.then(
     (replies) => {
+      learn(tails, sent, replies);
       batch.settle.resolve();
-      for (const [i, write] of batch.appends.entries()) write.resolve(replies[i + 1]);
+      for (const [i, write] of batch.appends.entries()) write.resolve(replies[i + 2]);
     },
     (err: unknown) => {
+      learn(tails, sent, undefined);
       batch.settle.reject(err);
       for (const append of batch.appends) append.reject(err);
     },
   );
 }
 
-/** Sends a batch of events only: the one-event scripts for a lone event, else the batch script. */
-function publishBatch(redis: RedisClient, keys: ClusterKeys, batch: SessionBatch): void {
+/**
+ * Tells `tails` what a batch that stored events (`sent`) left as the stream's newest entry: its
+ * reply's first two items (number, byte total), or `undefined` when it failed.
+ */
+function learn(tails: StreamTails, sent: SentEvents | undefined, reply: unknown): void {
+  if (!sent) return;
+  const [seq, total] = Array.isArray(reply) ? reply : [];
+  if (typeof seq === "number" && typeof total === "number") tails.answered(sent, seq, total);
+  else tails.failed(sent);
+}
+
+/**
+ * Sends a batch of events only: a lone live event by its own script, else the batch script
+ * with `guess`; `replied` is told the batch script's reply (`undefined` when it failed).
+ */
+function publishBatch(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  batch: SessionBatch,
+  guess: string,
+  replied: (reply: unknown) => void,
+): void {
   const scripts = withScripts(redis);
   const { sessionId, caps, writes } = batch;
   const channel = keys.eventChannel(sessionId);
-  const json = String(writes[1] ?? "");
-  let reply: Promise<number>;
-  if (writes.length === 2 && writes[0] === "s") {
-    reply = scripts.yiemPublishEvent(
-      keys.seq(sessionId),
-      keys.stream(sessionId),
-      channel,
-      json,
-      caps.maxLength,
-      caps.maxBytes,
-    );
-  } else if (writes.length === 2) {
-    reply = scripts.yiemPublishLiveEvent(keys.stream(sessionId), channel, json);
-  } else {
-    reply = scripts.yiemPublishEvents(
-      keys.seq(sessionId),
-      keys.stream(sessionId),
-      channel,
-      caps.maxLength,
-      caps.maxBytes,
-      ...writes,
-    );
+  if (writes.length === 2 && writes[0] === "l") {
+    const live = scripts.yiemPublishLiveEvent(keys.stream(sessionId), channel, String(writes[1]));
+    live.then(() => batch.settle.resolve(), batch.settle.reject);
+    return;
   }
-  reply.then(() => batch.settle.resolve(), batch.settle.reject);
+  const reply = scripts.yiemPublishEvents(
+    keys.stream(sessionId),
+    channel,
+    caps.maxLength,
+    caps.maxBytes,
+    guess,
+    ...writes,
+  );
+  reply.then(
+    (answer) => {
+      replied(answer);
+      batch.settle.resolve();
+    },
+    (err: unknown) => {
+      replied(undefined);
+      batch.settle.reject(err);
+    },
+  );
 }
 
 /** A command as ioredis hands it to `sendCommand`. */
@@ -375,12 +427,34 @@ function sessionOfCommand(command: SentCommand, sessionKeys: string): string | u
  * command first. A command of one session's keys needs only that session's writes ahead of it
  * (no Yiem write depends on another session's events); any other command (a tool job added
  * behind its call's start, a read of several sessions) gets everything queued ahead of it.
+ *
+ * A pipeline's commands come here one by one, but ioredis writes them to the socket only once
+ * the last one is in, while each already waits for its reply in the connection's reply queue:
+ * a queued write sent between two of them would reach Redis first and take the earlier one's
+ * reply (the `WAIT` behind a replica-acknowledged claim once gave the claim a batch's
+ * `{seq, total}`). So a pipeline's first command alone is told to `flush`, and what it sends
+ * goes out ahead of the whole pipeline; its other commands send nothing (the pipelines sent on
+ * these connections are one session's commands and a `WAIT`, one slot's reads, BullMQ's adds,
+ * or begin with `MULTI`, which sends everything).
  */
 function sendQueuedFirst(redis: RedisClient, flush: (command: SentCommand) => void): void {
   const target = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
   const sendCommand = target.sendCommand;
+  const pipelinesBegun = new WeakSet<object>();
   target.sendCommand = function sendAfterQueuedEvents(this: unknown, ...args: unknown[]) {
-    flush((args[0] ?? {}) as SentCommand);
+    if (!isPipelinedBehindFirst(args[1], pipelinesBegun)) flush((args[0] ?? {}) as SentCommand);
     return sendCommand.apply(this, args);
   };
+}
+
+/**
+ * Whether `stream`, what ioredis passes to `sendCommand` beside a command, is a pipeline's
+ * (`isPipeline`) whose first command came already (`begun` remembers them; a pipeline sent
+ * again after a redirection brings a new one).
+ */
+function isPipelinedBehindFirst(stream: unknown, begun: WeakSet<object>): boolean {
+  if (typeof stream !== "object" || stream === null || !("isPipeline" in stream)) return false;
+  if (begun.has(stream)) return true;
+  begun.add(stream);
+  return false;
 }

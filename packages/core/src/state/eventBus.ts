@@ -29,7 +29,6 @@ export async function publishEvent(
   sessionId: string = origin.sessionId,
 ): Promise<number> {
   return withScripts(redis).yiemPublishEvent(
-    keys.seq(sessionId),
     keys.stream(sessionId),
     keys.eventChannel(sessionId),
     busEventJson(event, origin),

@@ -3,11 +3,13 @@ import { NOT_AS_EXPECTED, type NotAsExpected } from "./sessionStore.js";
 
 /**
  * One fenced write of the session store, given the transcript length it must find (or
- * `undefined`: no guard): its result; `false` or `undefined` when the lease is lost;
- * `NOT_AS_EXPECTED` when the guard refused it (nothing written).
+ * `undefined`: no guard) and the length the run knows (`knownLength`, a hint an append may
+ * take to skip its read: never a guard): its result; `false` or `undefined` when the lease is
+ * lost; `NOT_AS_EXPECTED` when the guard refused it (nothing written).
  */
 export type GuardedWrite<T> = (
   expectLength: number | undefined,
+  knownLength: number,
 ) => Promise<T | NotAsExpected | false | undefined>;
 
 /**
@@ -77,7 +79,7 @@ export class PipelinedTranscript {
     const before = this.pending;
     this.pending = undefined;
     if (!before) return this.unguarded(write);
-    const sent = settle(writeFenced(this.sessionId, () => write(this.length())));
+    const sent = settle(writeFenced(this.sessionId, () => write(this.length(), this.length())));
     const earlier = await settle(before);
     const outcome = await sent;
     if (!earlier.ok) throw earlier.error;
@@ -94,7 +96,7 @@ export class PipelinedTranscript {
   }
 
   private async unguarded<T>(write: GuardedWrite<T>): Promise<T> {
-    const value = await writeFenced(this.sessionId, () => write(undefined));
+    const value = await writeFenced(this.sessionId, () => write(undefined, this.length()));
     if (value === NOT_AS_EXPECTED)
       throw new SessionStoreError(this.sessionId, new Error("an unguarded write was refused"));
     return value;

@@ -66,6 +66,12 @@ function ignoreCancel(): void {}
  */
 export class ResponseWaits {
   private readonly waiters = new Map<string, Waiter[]>();
+  /**
+   * Inputs a run of this process is answering now (`answering`), each with whether a recheck
+   * left it alone meanwhile: its own announcement most often arrives before the reply of the
+   * script that made it, and reading the answer then would only repeat what `settle` brings.
+   */
+  private readonly answeringHere = new Map<string, boolean>();
   /** Per session, how many inputs have a waiter naming it (a count: no set per session). */
   private readonly bySession = new Map<string, number>();
   private recheckTimer: NodeJS.Timeout | undefined;
@@ -134,6 +140,22 @@ export class ResponseWaits {
     if (waiter) this.remove(requestId, waiter);
   }
 
+  /**
+   * Says that a run of the caller is storing the answers of these inputs now: until the
+   * returned function is called, a recheck leaves them alone (their own announcement reads
+   * nothing). Call it once the run's close is done, after `settle` when it answered them:
+   * inputs a recheck left alone and still waited for (the close failed, or another holder
+   * answered them) are read then. Never throws.
+   */
+  answering(requestIds: readonly string[]): () => void {
+    for (const requestId of requestIds) this.answeringHere.set(requestId, false);
+    return () => {
+      const left = requestIds.filter((requestId) => this.answeringHere.get(requestId) === true);
+      for (const requestId of requestIds) this.answeringHere.delete(requestId);
+      if (left.length > 0) void this.recheck(left);
+    };
+  }
+
   /** Ends the waits of these inputs with `answer` (a run of the caller answered them). */
   settle(requestIds: string[], answer: RunAnswer): void {
     for (const requestId of requestIds) {
@@ -161,9 +183,16 @@ export class ResponseWaits {
    * Never throws.
    */
   async recheck(requestIds: string[]): Promise<void> {
-    const open = requestIds.filter((id) => this.waiters.has(id));
+    const open = requestIds.filter((id) => this.waiters.has(id) && !this.leftAlone(id));
     for (let i = 0; i < open.length; i += RECHECK_ROUND)
       await this.recheckRound(open.slice(i, i + RECHECK_ROUND));
+  }
+
+  /** True when a run of this process is answering `requestId` now (see `answering`): noted. */
+  private leftAlone(requestId: string): boolean {
+    if (!this.answeringHere.has(requestId)) return false;
+    this.answeringHere.set(requestId, true);
+    return true;
   }
 
   private async recheckRound(requestIds: string[]): Promise<void> {

@@ -5,7 +5,6 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks } from "../redis/replicaAcks.js";
 import {
-  AcquireLeaseReply,
   AppendReply,
   DrainInputsReply,
   EnqueueInputReply,
@@ -167,6 +166,8 @@ export function guardArg(expectLength: number | undefined): number | string {
 export class SessionStore extends ScriptedStore {
   /** Where appends go together with the session's events (`eventBatchesOf`), unless acknowledged. */
   private readonly batches: EventBatches | undefined;
+  /** The connection's event batches, for what they know of a session's stream (`closeGuess`). */
+  private readonly events: EventBatches;
 
   constructor(
     redis: RedisClient,
@@ -176,14 +177,19 @@ export class SessionStore extends ScriptedStore {
   ) {
     super(redis, keys, acks, caps);
     // A replica-acknowledged append needs its own WAIT behind it: it goes out alone.
-    this.batches = acks.replicas > 0 ? undefined : eventBatchesOf(redis, keys);
+    this.events = eventBatchesOf(redis, keys);
+    this.batches = acks.replicas > 0 ? undefined : this.events;
   }
 
-  /** Takes the lease (or renews it when already ours). */
+  /**
+   * Takes the lease (or renews it when already ours). A free lease, what every run's start
+   * finds, costs one command (`SET NX`); a held one is renewed only when the token is ours
+   * (`renewLease-1.lua`), as if the `SET` had found it held a moment later.
+   */
   async acquire(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
-    const k = this.keys;
-    const reply = await this.redis.yiemAcquireLease(k.lease(sessionId), token, leaseMs);
-    return reply === AcquireLeaseReply.acquired;
+    const lease = this.keys.lease(sessionId);
+    if ((await this.redis.set(lease, token, "PX", leaseMs, "NX")) === "OK") return true;
+    return (await this.redis.yiemRenewLease(lease, token, leaseMs)) === RenewLeaseReply.renewed;
   }
 
   /** Extends the lease; false when it is no longer ours. */
@@ -453,8 +459,11 @@ export class SessionStore extends ScriptedStore {
     token: string,
     message: AgentMessage,
     expectLength?: number,
+    /** The transcript's length as the caller knows it: a hint that saves a read, never a guard. */
+    knownLength?: number,
   ): Promise<boolean | NotAsExpected> {
-    if (this.batches) return this.appendMany(sessionId, token, [message], expectLength);
+    if (this.batches)
+      return this.appendMany(sessionId, token, [message], expectLength, knownLength);
     const k = this.keys;
     const callId = message.role === "toolResult" ? message.toolCallId : "";
     const length = await this.redis.yiemAppendMessage(
@@ -465,6 +474,7 @@ export class SessionStore extends ScriptedStore {
       JSON.stringify(message),
       callId,
       guardArg(expectLength),
+      guardArg(knownLength),
     );
     return length === AppendReply.notExpectedLength
       ? NOT_AS_EXPECTED
@@ -481,6 +491,8 @@ export class SessionStore extends ScriptedStore {
     token: string,
     messages: AgentMessage[],
     expectLength?: number,
+    /** The transcript's length as the caller knows it: a hint that saves a read, never a guard. */
+    knownLength?: number,
   ): Promise<boolean | NotAsExpected> {
     if (messages.length === 0) return true;
     const k = this.keys;
@@ -489,14 +501,16 @@ export class SessionStore extends ScriptedStore {
       m.role === "toolResult" ? m.toolCallId : "",
     ]);
     const expected = guardArg(expectLength);
+    const known = guardArg(knownLength);
     const length = this.batches
-      ? await this.batches.append(sessionId, this.caps, { token, expected, pairs })
+      ? await this.batches.append(sessionId, this.caps, { token, expected, known, pairs })
       : await this.redis.yiemAppendMessages(
           k.lease(sessionId),
           k.messages(sessionId),
           k.running(sessionId),
           token,
           expected,
+          known,
           ...pairs,
         );
     return length === AppendReply.notExpectedLength
@@ -563,7 +577,6 @@ export class SessionStore extends ScriptedStore {
       k.run(sessionId),
       k.runInputs(sessionId),
       k.inputs(sessionId),
-      k.seq(sessionId),
       k.stream(sessionId),
       k.messages(sessionId),
       k.pendingInputs(sessionId),
@@ -573,6 +586,8 @@ export class SessionStore extends ScriptedStore {
       k.sessionUsage(sessionId),
       ...run.inputIds.map((id) => k.response(sessionId, id)),
     ];
+    // What this connection's own writes left as the stream's newest entry: no read for agentEnd.
+    const guess = this.events.closeGuess(sessionId);
     const done = await this.redis.yiemFinishRun(
       keys.length,
       ...keys,
@@ -588,6 +603,7 @@ export class SessionStore extends ScriptedStore {
       guardArg(expectLength),
       this.caps.maxBytes,
       run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
+      guess,
       ...queued,
     );
     if (done === FinishRunReply.notExpectedLength) return NOT_AS_EXPECTED;

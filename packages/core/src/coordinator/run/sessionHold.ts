@@ -52,6 +52,11 @@ export interface SessionRunnerDeps {
   agentOf?: (sessionId: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished: (sessionId: string, requestIds: string[], answer: RunAnswer) => void;
+  /**
+   * Told right before a run's close is sent, with the inputs it answers; the function it
+   * returns is called once the close is done (after `onRunFinished` when it stored them).
+   */
+  onRunClosing?: (requestIds: readonly string[]) => () => void;
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */

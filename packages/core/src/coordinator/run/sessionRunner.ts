@@ -214,11 +214,16 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
   const agent = hold.agent ? { agent: hold.agent.name } : {};
   const sessionUsage = sumRunUsage(state.messages, deps.config.prices); // the list's summary
   const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
-  const closed = await closeRun(hold, transcript, response, run, queued);
-  await features.afterFinish(run);
-  const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
-  deps.onRunFinished(sessionId, requestIds, answer);
-  return { answer, idle: closed === "idle" };
+  const closing = deps.onRunClosing?.(requestIds);
+  try {
+    const closed = await closeRun(hold, transcript, response, run, queued);
+    await features.afterFinish(run);
+    const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
+    deps.onRunFinished(sessionId, requestIds, answer);
+    return { answer, idle: closed === "idle" };
+  } finally {
+    closing?.();
+  }
 }
 
 /** What `finishRun` records of a run. */

@@ -52,8 +52,8 @@ export function transcriptWriters(
       const plan = await features.beforeAppend(messages);
       if (plan) await transcript.write(plan.write);
       else
-        transcript.appendBehind((expect) =>
-          deps.store.appendMany(sessionId, token, messages, expect),
+        transcript.appendBehind((expect, known) =>
+          deps.store.appendMany(sessionId, token, messages, expect, known),
         );
       state.messages.push(...messages);
       await plan?.after?.();
@@ -62,7 +62,9 @@ export function transcriptWriters(
       await features.afterAppend(() => transcript.settle());
     },
     appendMessage: async (message: AgentMessage) => {
-      await transcript.write((expect) => deps.store.append(sessionId, token, message, expect));
+      await transcript.write((expect, known) =>
+        deps.store.append(sessionId, token, message, expect, known),
+      );
       state.messages.push(message);
     },
   };

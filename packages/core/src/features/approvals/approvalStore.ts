@@ -84,7 +84,7 @@ function parseMember(member: string): { sessionId: string; callKey: string } {
  * The durable side of human approval: which calls of a session's parked batch await a
  * decision, the decisions taken, and the outcomes of the batch's other calls (so a resume
  * never runs them again). Requests and parking are fenced by the holder's lease; decisions
- * are recorded by any coordinator, each at most once (see `decideApproval-5.lua`).
+ * are recorded by any coordinator, each at most once (see `decideApproval-4.lua`).
  */
 export class ApprovalStore extends ScriptedStore {
   /**
@@ -163,7 +163,7 @@ export class ApprovalStore extends ScriptedStore {
 
   /**
    * Records a decision at most once and publishes its `toolApprovalDecided` event in the same
-   * step (see `decideApproval-5.lua`), then drops the call from the cluster-wide index and its
+   * step (see `decideApproval-4.lua`), then drops the call from the cluster-wide index and its
    * tree's whatever the outcome (it no longer waits). `known`: the call's request when the caller has it.
    */
   async decide(
@@ -178,7 +178,6 @@ export class ApprovalStore extends ScriptedStore {
       k.approvals(sessionId),
       k.decisions(sessionId),
       k.run(sessionId),
-      k.seq(sessionId),
       k.stream(sessionId),
       callKey,
       JSON.stringify(decision),

@@ -24,7 +24,7 @@ export type DeliverOutcome =
  * The durable side of agents calling agents. A call of `agent__<name>` waits like a call
  * awaiting approval: it is recorded in the parent's `approvals` hash (with `child`, the
  * child's session; never in the cluster-wide index of pending approvals), its batch parks when
- * it ends, and the child's answer is recorded as the call's decision (`decideApproval-5.lua`:
+ * it ends, and the child's answer is recorded as the call's decision (`decideApproval-4.lua`:
  * at most once; the last one un-parks the run). The tree is kept beside: each session's
  * children (`children` hash) and each child's parent call (`sessionParent`).
  */
@@ -124,7 +124,6 @@ export class ChildRunStore extends ScriptedStore {
       k.approvals(sessionId),
       k.decisions(sessionId),
       k.run(sessionId),
-      k.seq(sessionId),
       k.stream(sessionId),
       callKey,
       JSON.stringify(decision),

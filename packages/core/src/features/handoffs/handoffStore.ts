@@ -23,7 +23,7 @@ export class HandoffStore extends ScriptedStore {
   /**
    * Appends a batch's results that hand the session over (`handoff.event`: from, to, the
    * call), and in the same step makes `handoff.event.to` the session's agent and publishes the
-   * event (see `appendHandoff-6.lua`): all of it or nothing. False when the lease is lost;
+   * event (see `appendHandoff-5.lua`): all of it or nothing. False when the lease is lost;
    * `NOT_AS_EXPECTED` (nothing written) when `expectLength` is given and the transcript has
    * another length.
    */
@@ -44,7 +44,6 @@ export class HandoffStore extends ScriptedStore {
       k.messages(sessionId),
       k.running(sessionId),
       k.sessionAgent(sessionId),
-      k.seq(sessionId),
       k.stream(sessionId),
       token,
       guardArg(expectLength),

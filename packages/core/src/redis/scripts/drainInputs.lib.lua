@@ -1,5 +1,5 @@
 --[[
-  Included (`-- @include drainInputs`) by drainInputs-6 and sessionWrites-9.
+  Included (`-- @include drainInputs`) by drainInputs-6 and sessionWrites-8.
 
   drainInputs(lease key, runInputs key, inputs key, pendingInputs key, messages key, run key,
   token, expected length or '', the run's order or '', known) moves the waiting plain inputs

@@ -69,12 +69,26 @@ local function olderOnItsWay(order)
   redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', '(' .. ARGV[3])
   return #redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', sameMs, 'LIMIT', 0, 1) > 0
 end
+-- Puts the waiting plain inputs of `popped` (member, score pairs) from pair index `from` back
+-- in KEYS[5], as they were (per 1,000, within Lua's stack).
+local function putBack(popped, from)
+  for first = from, #popped, 2000 do
+    local args = {}
+    for i = first, math.min(first + 1999, #popped), 2 do
+      args[#args + 1] = popped[i + 1]
+      args[#args + 1] = popped[i]
+    end
+    if #args > 0 then redis.call('ZADD', KEYS[5], unpack(args)) end
+  end
+end
 for _ = 1, 1000 do
-  -- The oldest plain input is taken at once (put back if an older request is on its way); a
-  -- follow-up is looked at first, and taken only if it may open a run now.
+  -- Every waiting plain input is taken at once, oldest first (all put back if an older request
+  -- is on its way): the oldest opens the run, the ones behind it join it. A follow-up is looked
+  -- at first, and taken only if it may open a run now.
   local source = KEYS[5]
-  local head = redis.call('ZPOPMIN', KEYS[5])
-  if #head == 0 then
+  local popped = redis.call('ZPOPMIN', KEYS[5], 1000000)
+  local head = popped
+  if #popped == 0 then
     source = KEYS[6]
     head = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
     if #head == 0 then return {0} end
@@ -82,31 +96,41 @@ for _ = 1, 1000 do
     if olderOnItsWay(head[2]) then return {5} end
     redis.call('ZREM', source, head[1])
   elseif olderOnItsWay(head[2]) then
-    redis.call('ZADD', KEYS[5], head[2], head[1])
+    putBack(popped, 1)
     return {5}
   end
   local id = head[1]
   local message = redis.call('HGET', KEYS[4], id)
-  if message then
+  if not message then
+    -- An input whose message is gone opens nothing: the ones behind it wait, and the next one
+    -- is looked at.
+    if source == KEYS[5] then putBack(popped, 3) end
+  else
     local from = redis.call('RPUSH', KEYS[7], message) - 1
     redis.call('HSET', KEYS[2], 'runId', id, 'order', head[2], 'from', from)
     redis.call('DEL', KEYS[3])
     redis.call('RPUSH', KEYS[3], id)
     if redis.call('DEL', KEYS[8]) == 1 then
       redis.call('HSET', KEYS[2], 'aborted', '1')
+      if source == KEYS[5] then putBack(popped, 3) end
       return {1, id, message, 1, head[2]}
     end
     local opened = {1, id, message, 0, head[2]}
     if source == KEYS[5] then
-      -- The first turn's drain (drainInputs-6), done here: no input is left behind this one.
-      for _, next in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. head[2], '+inf')) do
-        redis.call('ZREM', KEYS[5], next)
-        local joined = redis.call('HGET', KEYS[4], next)
-        if joined then
-          redis.call('RPUSH', KEYS[7], joined)
-          redis.call('RPUSH', KEYS[3], next)
-          table.insert(opened, next)
-          table.insert(opened, joined)
+      -- The first turn's drain (drainInputs-6), done here: no input is left behind this one
+      -- (one of the very same order, which a drain would not take either, waits).
+      for i = 3, #popped, 2 do
+        local next = popped[i]
+        if tonumber(popped[i + 1]) <= tonumber(head[2]) then
+          redis.call('ZADD', KEYS[5], popped[i + 1], next)
+        else
+          local joined = redis.call('HGET', KEYS[4], next)
+          if joined then
+            redis.call('RPUSH', KEYS[7], joined)
+            redis.call('RPUSH', KEYS[3], next)
+            table.insert(opened, next)
+            table.insert(opened, joined)
+          end
         end
       end
     end

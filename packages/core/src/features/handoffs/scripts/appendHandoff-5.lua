@@ -10,8 +10,7 @@
     KEYS[2] messages
     KEYS[3] running
     KEYS[4] session agent
-    KEYS[5] seq (not written: see appendEvent.lib.lua)
-    KEYS[6] events stream
+    KEYS[5] events stream
 
     ARGV[1] token
     ARGV[2] the transcript's expected length before this append, or ''
@@ -47,5 +46,5 @@ for i = 9, #ARGV, 2 do
   length = redis.call('RPUSH', KEYS[2], ARGV[i])
 end
 redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[4])
-appendEvent(KEYS[6], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+appendEvent(KEYS[5], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
 return length

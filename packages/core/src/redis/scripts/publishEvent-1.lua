@@ -5,8 +5,7 @@
   bytes of events).
 
   Input:
-    KEYS[1] seq (not written: see appendEvent.lib.lua)
-    KEYS[2] events stream
+    KEYS[1] events stream
 
     ARGV[1] events channel
     ARGV[2] event JSON (without seq)
@@ -17,4 +16,4 @@
     the event's number
 ]]
 -- @include appendEvent
-return appendEvent(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return appendEvent(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

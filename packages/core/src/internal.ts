@@ -16,6 +16,7 @@ export {
   toolQueueFactory,
 } from "./coordinator/coordinatorContext.js";
 export { startFailureDetector } from "./coordinator/failureDetector.js";
+export { firstRunAlone } from "./coordinator/intake/firstRunAlone.js";
 export { resolveCoordinatorOptions } from "./coordinator/resolveCoordinatorOptions.js";
 export {
   createRemoteExecutor,
@@ -39,6 +40,7 @@ export { createLlmFetch } from "./llm/llmFetch.js";
 export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
 export { withV8FlagsAsStarted } from "./ops/heapGrowth.js";
 export { silentLogger } from "./ops/logger.js";
+export { checkPortFree } from "./ops/portFree.js";
 export { type ProcessRuntime, startProcessRuntime } from "./ops/processRuntime.js";
 export { markProcessWarm, onProcessWarm } from "./ops/processWarm.js";
 export { LeaseLostError } from "./protocol/errors.js";

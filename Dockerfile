@@ -27,8 +27,10 @@ COPY apps/tool-worker apps/tool-worker
 COPY apps/cli apps/cli
 COPY apps/gateway apps/gateway
 RUN npx tsc -b packages/core packages/tools packages/testing apps/coordinator apps/tool-worker apps/cli apps/gateway
-# Each long-running app also as one file (dist/main.bundle.js): a replacement starts sooner.
-COPY scripts/bundleApps.ts scripts/
+# Each long-running app also as one file of code (dist/main.bundle.cjs) run by a loader
+# (dist/main.bundle.js) with V8's code cache, its first tier written here (the image's dist is
+# read-only to the `node` user): a replacement starts sooner.
+COPY scripts/bundleApps.ts scripts/bundleCode.ts scripts/bundleFormat.ts scripts/bundleLoader.ts scripts/codeCacheFiles.ts scripts/
 RUN npx tsx scripts/bundleApps.ts
 
 FROM ${NODE_IMAGE}

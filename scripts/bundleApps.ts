@@ -1,10 +1,12 @@
 /**
  * `npm run build`'s second step: bundles each long-running app's compiled entry
- * (`apps/<app>/dist/main.js`, from `tsc -b`) into one file, `apps/<app>/dist/main.bundle.js`,
- * which the Dockerfile, docker-compose.yml and the Kubernetes manifests run. One file starts a
- * process in about two thirds of the time (no resolving, reading and linking of some 1,500
- * modules one by one), which is most of a replacement's time from a kill to its first answer
- * (docs/PERFORMANCE.md, "Peers").
+ * (`apps/<app>/dist/main.js`, from `tsc -b`) into one file of code, `apps/<app>/dist/main.bundle.cjs`,
+ * which `apps/<app>/dist/main.bundle.js` (`scripts/bundleLoader.ts`), the entry the Dockerfile,
+ * docker-compose.yml and the Kubernetes manifests run, compiles with V8's code cache. One file
+ * starts a process in about two thirds of the time (no resolving, reading and linking of some
+ * 1,500 modules one by one), and the code cache saves most of what is left of compiling it,
+ * which is most of a replacement's time from a kill to its first answer (docs/PERFORMANCE.md,
+ * "Peers").
  *
  * What stays outside the bundle: packages loaded only when first used (Bull Board, the MCP SDK,
  * re2-wasm, a YAML parser, tsx for TypeScript tool files, esbuild for locating a tool file's
@@ -13,15 +15,20 @@
  * module's original file, relative to the bundle, so Lua scripts, thread entry files and
  * built-in tool files resolve beside their sources as before, wherever the tree is moved to.
  * The bundle registers its own `@yiem/core` and `@yiem/tools` (`registerBundledPackages`) so a
- * tool file gets these same copies (`useOwnYiemPackages`).
+ * tool file gets these same copies (`useOwnYiemPackages`), and tells the loader when the
+ * process is warm (`onProcessWarm`).
  *
  * Usage: `tsx scripts/bundleApps.ts` (after `tsc -b`); `--check-fresh` rebuilds only a bundle
- * older than a compiled file of the workspace.
+ * older than a compiled file of the workspace or than the build's own sources.
  */
-import { readFile, rm, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Script } from "node:vm";
 import { build, type Plugin } from "esbuild";
+import { BUNDLE_PARAMETERS, toBundleCode } from "./bundleCode.js";
+import { readBundleKey } from "./bundleFormat.js";
+import { cacheFileOf } from "./codeCacheFiles.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -46,11 +53,19 @@ const EXTERNAL = [
   "@jitl/*",
 ];
 
+/** The build's and the loader's sources: a bundle older than one of them is rebuilt (`--check-fresh`). */
+const BUILD_SOURCES = [
+  "scripts/bundleApps.ts",
+  "scripts/bundleLoader.ts",
+  "scripts/bundleFormat.ts",
+  "scripts/bundleCode.ts",
+];
+
 /**
- * The banner's name for the bundle's own URL. Modules refer to it rather than to
- * `import.meta.url`, which would make esbuild take a CommonJS module for an ES module.
+ * The bundle's own URL, as its code gets it from the loader. Modules refer to it rather than
+ * to `import.meta.url`, which a CommonJS bundle has not.
  */
-const BUNDLE_URL = "__yiemBundleURL";
+const BUNDLE_URL = BUNDLE_PARAMETERS.url;
 
 /**
  * Rewrites each module's `import.meta.url`, `__dirname` and `__filename` to its original file,
@@ -78,13 +93,18 @@ function keepModuleLocations(bundleDir: string): Plugin {
   };
 }
 
-/** The module that registers the bundle's own packages, evaluated before the app's code. */
+/**
+ * The module that registers the bundle's own packages, evaluated before the app's code, and
+ * tells the loader (`scripts/bundleLoader.ts`) when the process is warm.
+ */
 function registrationModule(): string {
   return [
     `import * as core from "@yiem/core";`,
-    `import { registerBundledPackages } from "@yiem/core/internal";`,
+    `import { onProcessWarm, registerBundledPackages, withV8FlagsAsStarted } from "@yiem/core/internal";`,
     `import * as tools from "@yiem/tools";`,
     `registerBundledPackages({ "@yiem/core": core, "@yiem/tools": tools });`,
+    `${BUNDLE_PARAMETERS.loader}.writeCachesThrough(withV8FlagsAsStarted);`,
+    `onProcessWarm(() => ${BUNDLE_PARAMETERS.loader}.warm());`,
   ].join("\n");
 }
 
@@ -92,7 +112,34 @@ function registrationModule(): string {
 const ENTRY = `import "./main.bundle-own.js";\nimport "./main.js";\n`;
 
 /**
- * Bundles one app into `apps/<app>/dist/main.bundle.js`. One file, no chunks: esbuild's split
+ * Writes the `build` tier of the bundle's code cache (`scripts/bundleLoader.ts`): the code
+ * compiled, not run, by this Node; a process started by another Node ignores it.
+ */
+async function writeBuildCache(dist: string, code: string): Promise<void> {
+  const key = readBundleKey(code);
+  if (key === undefined) throw new Error(`${dist}: the bundle's code names no key`);
+  const script = new Script(code, { filename: join(dist, "main.bundle.cjs") });
+  await writeWhole(cacheFileOf(dist, key, "build"), script.createCachedData());
+}
+
+/** Writes `text` to `file` through a file of its own renamed into place: a reader sees one whole file. */
+async function writeWhole(file: string, text: string | Uint8Array): Promise<void> {
+  const own = `${file}.${process.pid}.tmp`;
+  await writeFile(own, text);
+  await rename(own, file);
+}
+
+/** Removes the code caches of earlier builds (`main.bundle.*.v8cache`, and any left half-written). */
+async function removeOldCaches(dist: string): Promise<void> {
+  const names = await readdir(dist);
+  const old = names.filter((name) => /^main\.bundle\..*\.v8cache(\..*\.tmp)?$/.test(name));
+  await Promise.all(old.map((name) => rm(join(dist, name), { force: true })));
+}
+
+/**
+ * Bundles one app: its code into `apps/<app>/dist/main.bundle.cjs` (one CommonJS function, see
+ * `toBundleCode`), the loader that runs it into `main.bundle.js` (the command every deployment
+ * runs), and the `build` tier of its code cache. One file of code, no chunks: esbuild's split
  * chunks gave a CommonJS package imported with `import()` (bullmq, in the client) no named
  * exports; what is imported only when first used stays outside instead (`EXTERNAL`).
  */
@@ -102,41 +149,63 @@ async function bundleApp(app: string): Promise<void> {
   const registration = join(dist, "main.bundle-own.js");
   await writeFile(registration, registrationModule());
   await writeFile(entry, ENTRY);
-  const requireAnchor = `new URL("main.js", ${BUNDLE_URL})`;
-  await build({
-    entryPoints: { "main.bundle": entry },
-    outdir: dist,
+  const result = await build({
+    entryPoints: [entry],
+    write: false,
+    outfile: join(dist, "main.bundle.cjs"),
     bundle: true,
     platform: "node",
-    format: "esm",
+    format: "cjs",
     target: "node20",
     splitting: false,
     minifyWhitespace: true,
     minifySyntax: true,
     keepNames: true,
     legalComments: "none",
+    charset: "ascii",
     external: EXTERNAL,
-    // CommonJS modules inside the bundle call `require` for Node's built-ins.
-    banner: {
-      js: `import { createRequire as __yiemCreateRequire } from "node:module"; const ${BUNDLE_URL} = import.meta.url; const require = __yiemCreateRequire(${requireAnchor});`,
-    },
     plugins: [keepModuleLocations(dist)],
     logLevel: "warning",
   });
   await Promise.all([rm(entry), rm(registration)]);
+  const code = await toBundleCode(result.outputFiles[0]?.text ?? "", app);
+  await removeOldCaches(dist);
+  await writeWhole(join(dist, "main.bundle.cjs"), code);
+  await writeWhole(join(dist, "main.bundle.js"), await buildLoader());
+  await writeBuildCache(dist, code);
 }
 
-/** The newest modification time of the workspace's compiled files (`dist` folders). */
+/** The loader (`scripts/bundleLoader.ts`) as one ES module: every app's `main.bundle.js`. */
+async function buildLoader(): Promise<string> {
+  const result = await build({
+    entryPoints: [join(ROOT, "scripts", "bundleLoader.ts")],
+    write: false,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    legalComments: "none",
+    // The loader's `import()` is the bundle's, of whatever it is asked for at run time.
+    logOverride: { "unsupported-dynamic-import": "silent" },
+    logLevel: "warning",
+  });
+  return result.outputFiles[0]?.text ?? "";
+}
+
+/** The newest modification time of the workspace's compiled files (`dist` folders) and the build's sources. */
 async function newestCompiled(): Promise<number> {
-  const infos = ["packages/core", "packages/tools", ...BUNDLED_APPS].map((dir) =>
-    stat(join(ROOT, dir, "tsconfig.tsbuildinfo")).catch(() => undefined),
+  const compiled = ["packages/core", "packages/tools", ...BUNDLED_APPS].map((dir) =>
+    join(dir, "tsconfig.tsbuildinfo"),
+  );
+  const infos = [...compiled, ...BUILD_SOURCES].map((file) =>
+    stat(join(ROOT, file)).catch(() => undefined),
   );
   return Math.max(0, ...(await Promise.all(infos)).map((info) => info?.mtimeMs ?? 0));
 }
 
 /** Whether `app`'s bundle exists and is newer than every compiled file of the workspace. */
 async function isFresh(app: string, newest: number): Promise<boolean> {
-  const info = await stat(join(ROOT, app, "dist", "main.bundle.js")).catch(() => undefined);
+  const info = await stat(join(ROOT, app, "dist", "main.bundle.cjs")).catch(() => undefined);
   return info !== undefined && info.mtimeMs >= newest;
 }
 

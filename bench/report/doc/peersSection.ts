@@ -83,10 +83,19 @@ coordinator's HTTP front door (another thread) boots beside the Redis connection
 before it. A compiled coordinator's spawn to \`coordinator ready\` (this bench's tool folder,
 a local Redis, 7 alternating starts, load about 3): median 493 ms as one file against 793 ms as
 separate modules; on a quiet machine at the start of this work, 640 ms as separate modules
-before any of it. What is left of a replacement's start: parsing and running the bundle's
-4.8 MB (about 0.2 s), compiling the tools' input schemas (ajv's first compile), the Redis
-connections and BullMQ's setup, and the first run after it, about 0.1 s against 25 ms warm
-(code compiled on first use; Node 20 keeps no compile cache for ES modules). A deployment with
+before any of it. Then three more cuts (\`bench/peers/coordinatorRestart.ts\`, which times a
+replacement in parts): the bundle runs through V8's code cache (\`scripts/bundleLoader.ts\`: a
+cache written by the previous process after its first run holds what the start and that run
+compiled); a started coordinator's first job goes alone until its run finished or its event
+loop had room, instead of sharing the cold code with every run queued while it was down; and
+it takes work while its front door's thread boots (its port checked on the main thread first).
+On a loaded 2-core machine (load about 2, 11 alternating kills, runs every 150 ms): kill to
+first answer 0.77 s against 1.19 s before them, the replacement's CPU up to its first run
+1.06 s against 1.52 s (its threads included), spawn to \`coordinator ready\` 0.78 s against
+0.92 s. What is left: running the bundle's modules (about 0.2 s: zod, BullMQ, ioredis, undici,
+the OpenTelemetry API loaded by \`require\`), ajv's first compile (its meta-schema), the Redis
+connections and BullMQ's setup, the two threads' boots (the heartbeat's loads ioredis
+unbundled), and a first run still several times a warm one (its code not optimised yet). A deployment with
 two coordinators does not wait for a start: the other one answers and finds the dead one
 within 1.75 s.`;
 

@@ -16,6 +16,7 @@ export {
   toolQueueFactory,
 } from "./coordinator/coordinatorContext.js";
 export { startFailureDetector } from "./coordinator/failureDetector.js";
+export { firstRunAlone } from "./coordinator/intake/firstRunAlone.js";
 export { resolveCoordinatorOptions } from "./coordinator/resolveCoordinatorOptions.js";
 export {
   createRemoteExecutor,
@@ -37,8 +38,11 @@ export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";
 export { TenantRunSlots } from "./features/tenants/tenantRunSlots.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
+export { withV8FlagsAsStarted } from "./ops/heapGrowth.js";
 export { silentLogger } from "./ops/logger.js";
+export { checkPortFree } from "./ops/portFree.js";
 export { type ProcessRuntime, startProcessRuntime } from "./ops/processRuntime.js";
+export { markProcessWarm, onProcessWarm } from "./ops/processWarm.js";
 export { LeaseLostError } from "./protocol/errors.js";
 export { JOB_RETENTION } from "./protocol/jobRetention.js";
 export { toolJobId } from "./protocol/toolJobs.js";

@@ -22,6 +22,7 @@ import { resolveOutputSpec } from "../loop/outputSpec.js";
 import type { UserInputLimits } from "../loop/toUserMessage.js";
 import type { AliveBeat } from "../ops/aliveBeat.js";
 import type { Logger } from "../ops/logger.js";
+import { checkPortFree } from "../ops/portFree.js";
 import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.js";
 import type { RedisWatch } from "../ops/redisWatch.js";
 import type { ControlMessage } from "../protocol/controlMessages.js";
@@ -61,11 +62,17 @@ import {
   toolQueueFactory,
 } from "./coordinatorContext.js";
 import { type FailureDetector, startFailureDetector } from "./failureDetector.js";
-import { checkAdminCredentials, startAdminServer } from "./http/adminServer.js";
+import {
+  type AdminServerHandle,
+  checkAdminCredentials,
+  chooseAdminHost,
+  startAdminServer,
+} from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
 import { type ClusterRunCounts, readClusterRunCounts } from "./http/runGauges.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
+import { firstRunAlone } from "./intake/firstRunAlone.js";
 import { JobLocks } from "./intake/jobLocks.js";
 import { RequestJobs } from "./intake/requestJobs.js";
 import { RunSlots } from "./intake/runSlots.js";
@@ -307,6 +314,9 @@ function abortSession(
   void onAbort(sessionId);
 }
 
+/** The longest a started coordinator's first run goes alone (`firstRunAlone`). */
+const FIRST_RUN_ALONE_MS = 1000;
+
 /** How often a coordinator's open waits read their responses, in case an announcement was missed. */
 const ANSWER_RECHECK_MS = 15_000;
 
@@ -354,8 +364,9 @@ const STARTING: Readiness = { ready: false, reason: "starting: connecting to red
  * Starts a coordinator (see `startCoordinatorRuntime` below for what it does) and, when
  * `port` is given, its HTTP side: Bull Board at `/admin/queues` with every queue, `/healthz`,
  * `/readyz` and Prometheus `/metrics` (tool calls by tool and outcome, durations, queue depths,
- * LLM latency, process metrics). The HTTP side listens before Redis is reached, so a port in
- * use fails the start (`PortInUseError`) before the coordinator takes any work.
+ * LLM latency, process metrics). The port is checked before anything starts, so a port in
+ * use fails the start (`PortInUseError`) at once, before the coordinator takes any work; the
+ * HTTP side then starts beside the Redis connection.
  *
  * @example
  * const coordinator = await startCoordinator({ redis: "redis://127.0.0.1:6379", llmCall, toolStore, port: 3000 });
@@ -367,7 +378,13 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
   if (options.modelLimits) checkModelLimits(options.modelLimits, "modelLimits");
   if (options.tenants) checkTenants(options.tenants, "tenants");
   if (options.port === undefined) return startCoordinatorRuntime(options);
-  checkAdminCredentials(options.admin?.user, options.admin?.password); // before anything starts
+  // Before anything starts: half-set credentials, then a taken port (checked on this thread,
+  // so at once, even while Redis is still away).
+  const credentials = checkAdminCredentials(options.admin?.user, options.admin?.password);
+  const portChecked = checkPortFree(
+    options.port,
+    chooseAdminHost(options.host, credentials !== undefined),
+  );
   const metrics = createCoordinatorMetrics({
     isRegistered: (n) => options.toolStore.tools.has(n),
     prices: options.prices,
@@ -376,24 +393,33 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     metrics.observe(event);
     options.observe?.(event);
   };
-  // Listen while the runtime connects (the front door's thread boots meanwhile); a port in use
-  // still fails the start before any session is taken (`beforeTakingWork`).
+  // The front door's thread boots while the runtime connects and starts taking work: a
+  // replacement's first run does not wait for it. A port in use fails the start before any
+  // session is taken (`beforeTakingWork`), and so does a front door that failed by then.
   let runtime: CoordinatorHandle | undefined;
-  const adminStarting = startAdminServer({
-    port: options.port,
-    queues: () => runtime?.queues() ?? [],
-    metrics,
-    health: () =>
-      runtime
-        ? { coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }
-        : { starting: true },
-    readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
-    adminUser: options.admin?.user,
-    adminPassword: options.admin?.password,
-    host: options.host,
-    readOnly: options.admin?.readOnly,
-    healthStallMs: options.admin?.healthStallMs,
-    limits: options.http,
+  let admin: AdminServerHandle | undefined;
+  let adminFailure: { err: unknown } | undefined;
+  let tookWork = false;
+  const adminStarting = portChecked.then(() =>
+    startAdminServer({
+      port: options.port as number,
+      queues: () => runtime?.queues() ?? [],
+      metrics,
+      health: () =>
+        runtime
+          ? { coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }
+          : { starting: true },
+      readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
+      adminUser: options.admin?.user,
+      adminPassword: options.admin?.password,
+      host: options.host,
+      readOnly: options.admin?.readOnly,
+      healthStallMs: options.admin?.healthStallMs,
+      limits: options.http,
+    }),
+  );
+  adminStarting.catch((err: unknown) => {
+    adminFailure = { err };
   });
   const starting = startCoordinatorRuntime(
     {
@@ -404,7 +430,11 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     {
       onToolConflicts: (count) => metrics.setToolDefinitionConflicts(count),
       limitObserver: metrics.providerLimits,
-      beforeTakingWork: () => adminStarting.then(() => undefined),
+      beforeTakingWork: async () => {
+        await portChecked;
+        if (adminFailure) throw adminFailure.err;
+        tookWork = true;
+      },
     },
   );
   starting.catch(() => undefined); // a failed listen may end the start first (below)
@@ -412,23 +442,27 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     // A port in use fails the start at once, even while Redis is still away; the runtime then
     // stops at `beforeTakingWork` whenever it gets there.
     runtime = await Promise.race([starting, adminStarting.then(() => starting)]);
+    admin = await adminStarting;
   } catch (err) {
     await adminStarting.then((started) => started.close()).catch(() => undefined);
+    // The front door failed after the runtime began taking work (its port taken in the
+    // moment after the check): the runtime hands its sessions over and closes.
+    if (tookWork) await starting.then((started) => started.close(0)).catch(() => undefined);
     throw err;
   }
-  const admin = await adminStarting;
   const { readClusterCounts, runsWaitingAtLimit, ...handle } = runtime as RuntimeHandle;
   metrics.setRunSource({
     heldSessions: handle.heldSessions,
     readClusterCounts,
     runsWaitingAtLimit,
   });
+  const started = { runtime, admin };
   return {
     ...handle,
-    url: admin.url,
+    url: started.admin.url,
     async close(graceMs) {
-      await runtime.close(graceMs);
-      await admin.close();
+      await started.runtime.close(graceMs);
+      await started.admin.close();
     },
   };
 }
@@ -533,6 +567,7 @@ async function startCoordinatorRuntime(
   const intake = startIntake({
     ...{ worker, slots, log, token: () => runtime.token() },
     handle: (j, t, s) => requests.handle(j, t, s),
+    afterFirstJob: () => firstRunAlone(FIRST_RUN_ALONE_MS),
   });
   log.info(
     { coordinatorId, lifeId: runtime.lifeId, agents: registry.names() },

@@ -1,5 +1,8 @@
 import { setFlagsFromString } from "node:v8";
 
+/** The `--heap-growing-percent` this process set (`limitHeapGrowth`); 0 while V8's own holds. */
+let applied = 0;
+
 /**
  * Caps how far V8 lets the heap grow past what was live after a full garbage collection
  * before it collects again: at most `percent` % more (`--heap-growing-percent`). A process
@@ -14,4 +17,24 @@ import { setFlagsFromString } from "node:v8";
 export function limitHeapGrowth(percent: number): void {
   if (!Number.isInteger(percent) || percent <= 0) return;
   setFlagsFromString(`--heap-growing-percent=${percent}`);
+  applied = percent;
+}
+
+/**
+ * Runs `fn` with V8's flags as the process started: without the `--heap-growing-percent`
+ * `limitHeapGrowth` set, which is set again after. V8 stamps a code cache with a hash of the
+ * flags set, and a new process, which has not set it yet when it compiles, rejects a cache
+ * stamped with it: a bundled app's loader writes its code cache through this
+ * (`scripts/bundleLoader.ts`).
+ *
+ * @example const data = withV8FlagsAsStarted(() => script.createCachedData());
+ */
+export function withV8FlagsAsStarted<T>(fn: () => T): T {
+  if (applied === 0) return fn();
+  setFlagsFromString("--heap-growing-percent=0"); // V8's default: left out of the hash
+  try {
+    return fn();
+  } finally {
+    setFlagsFromString(`--heap-growing-percent=${applied}`);
+  }
 }

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, UnrecoverableError, type Worker } from "bullmq";
 import type { Logger } from "../ops/logger.js";
 import { type ProcessRuntime, processIdOf, startProcessRuntime } from "../ops/processRuntime.js";
+import { markProcessWarm } from "../ops/processWarm.js";
 import { logToolError } from "../ops/toolErrorLog.js";
 import { createMayHaveRunResult } from "../protocol/mayHaveRun.js";
 import { ABORTED_JOB_REASON, type ToolJobData, type ToolJobResult } from "../protocol/toolJobs.js";
@@ -255,6 +256,7 @@ async function runToolJob(
     { jobId: job.id, tool: data.toolName, isError: outcome.isError },
     "tool call finished",
   );
+  markProcessWarm(); // a bundled worker keeps its compiled code from here on
   return jobResult(ctx, started, outcome);
 }
 

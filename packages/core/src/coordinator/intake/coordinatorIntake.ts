@@ -14,6 +14,11 @@ export interface IntakeOptions {
   token(): string;
   /** Takes a fetched job; owns `slot` from then on. Must not throw. */
   handle(job: Job, token: string, slot: Slot): Promise<void>;
+  /**
+   * Awaited once, after the first job fetched and before any more are: lets that first run go
+   * alone for a while (`firstRunAlone`). Default: nothing to wait for.
+   */
+  afterFirstJob?: () => Promise<void>;
 }
 
 /** The running intake loop. */
@@ -114,7 +119,8 @@ async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promi
  * more new work than it can start, so idle coordinators get the rest. It waits for a job with
  * one blocking fetch; once one comes, it fetches many at once until the queue is empty (a
  * burst of thousands of jobs is taken in a second or two, so a message behind it is not
- * kept waiting). Jobs that only wait for a session already running hand their slot back at
+ * kept waiting), except after the very first job, which first goes alone for a while
+ * (`afterFirstJob`). Jobs that only wait for a session already running hand their slot back at
  * once, so a burst of follow-ups costs no slots. Fetch errors (Redis away) are retried every
  * second. A blocking fetch that does not return in `STUCK_FETCH_MS` (a wedged blocking
  * connection, as after a Redis Cluster failover) does not stop the intake: it fetches without
@@ -123,6 +129,7 @@ async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promi
 export function startIntake(options: IntakeOptions): Intake {
   let stopped = false;
   let stuckFetch: Promise<unknown> | undefined;
+  let firstJob: (() => Promise<void>) | undefined = options.afterFirstJob;
   const noteStuck = (returned: Promise<unknown>) => {
     options.log.warn(
       { afterMs: STUCK_FETCH_MS },
@@ -147,7 +154,11 @@ export function startIntake(options: IntakeOptions): Intake {
       }
       const fetch = await fetchBlocking(options, slot);
       if (fetch.kind === "stuck") noteStuck(fetch.returned);
-      else if (fetch.fetched) await fetchBurst(options, () => stopped);
+      else if (fetch.fetched) {
+        await firstJob?.();
+        firstJob = undefined;
+        await fetchBurst(options, () => stopped);
+      }
     }
   })();
   return {

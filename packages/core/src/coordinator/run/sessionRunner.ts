@@ -8,6 +8,7 @@ import { agentEndEvent, type RunHandoff, runAgentLoop } from "../../loop/runAgen
 import { remainingBudget } from "../../loop/runBudget.js";
 import { sumRunUsage } from "../../loop/runUsage.js";
 import { findUnansweredToolCalls } from "../../loop/unansweredToolCalls.js";
+import { markProcessWarm } from "../../ops/processWarm.js";
 import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { TakenEvents } from "../../state/eventBatches.js";
@@ -409,6 +410,7 @@ async function workSession(hold: SessionHold): Promise<SessionOutcome> {
     // `turns` and `toolCalls` count what this holder ran (a resumed run's earlier part was its
     // predecessor's); `usage` is the whole run's.
     logRunFinished(hold, start, finished.answer, before, startedAt);
+    markProcessWarm(); // a bundled coordinator keeps its compiled code from here on
     // Nothing waited when the run closed: the same step released the lease.
     if (finished.idle) return "idle";
   }

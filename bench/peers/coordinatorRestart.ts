@@ -32,8 +32,7 @@ import {
   startScriptedModelServer,
   startTestRedis,
 } from "@yiem/testing";
-import { Queue, QueueEvents } from "bullmq";
-import { Redis } from "ioredis";
+import { openPlainCoordinatorQueue } from "../../test/support/openPlainCoordinatorQueue.js";
 import { processCpuMs } from "../sampling/processSampler.js";
 import { startJobWaiter } from "./systems/jobWaiter.js";
 import { sleep } from "./systems/peerSystem.js";
@@ -126,13 +125,11 @@ async function startSystem(coordinatorFlags: string[]) {
     expectTools: [STEP_TOOL],
   });
   const coordinator = await processes.add("coordinator", { nodeFlags: coordinatorFlags });
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const prefix = `${redis.prefix}:bull`;
-  const queue = new Queue("coordinator", { connection, prefix });
-  const eventsConnection = connection.duplicate();
-  const events = new QueueEvents("coordinator", { connection: eventsConnection, prefix });
-  events.setMaxListeners(0);
-  await events.waitUntilReady();
+  const {
+    queue,
+    events,
+    close: closeClient,
+  } = await openPlainCoordinatorQueue(redis.url, redis.prefix);
   const waiter = startJobWaiter(events);
   const run = async (key: string) => {
     const done = waiter.waitFor(key);
@@ -142,10 +139,7 @@ async function startSystem(coordinatorFlags: string[]) {
   const close = async () => {
     waiter.stop();
     await processes.close(5000);
-    await events.close();
-    await queue.close();
-    eventsConnection.disconnect();
-    connection.disconnect();
+    await closeClient();
     await redis.stop();
     await model.close();
     await rm(dataDir, { recursive: true, force: true });

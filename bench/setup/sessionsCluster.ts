@@ -18,8 +18,9 @@ import {
   type TestProcess,
   type TestRedis,
 } from "@yiem/testing";
-import { Queue, QueueEvents } from "bullmq";
-import { Redis } from "ioredis";
+import type { Queue, QueueEvents } from "bullmq";
+import type { Redis } from "ioredis";
+import { openPlainCoordinatorQueue } from "../../test/support/openPlainCoordinatorQueue.js";
 import { repoRoot } from "../../test/support/processes.js";
 import { readRedisPid } from "../sampling/processSampler.js";
 
@@ -143,18 +144,6 @@ function profileFlags(): string[] {
   return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
 }
 
-/** Opens the plain BullMQ client of the coordinator queue. */
-async function openClient(redis: TestRedis) {
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const prefix = `${redis.prefix}:bull`;
-  const queue = new Queue("coordinator", { connection, prefix });
-  const eventsConnection = connection.duplicate();
-  const events = new QueueEvents("coordinator", { connection: eventsConnection, prefix });
-  events.setMaxListeners(0);
-  await events.waitUntilReady();
-  return { connection, queue, events, eventsConnection };
-}
-
 /**
  * Starts Redis, the scripted model (every answer after `modelDelayMs`), `workers` compiled tool
  * workers and the BullMQ client; coordinators come later, one per configuration.
@@ -172,12 +161,9 @@ export async function openSessionsCluster(
       ((request) => chooseSessionReply(request, modelDelayMs, options.chooseTool)),
   });
   const env = clusterEnv(redis, model, options.toolsDir ?? SESSION_TOOLS_DIR);
-  const client = await openClient(redis);
+  const client = await openPlainCoordinatorQueue(redis.url, redis.prefix);
   const closeServers = async () => {
-    await client.events.close().catch(() => undefined);
-    await client.queue.close().catch(() => undefined);
-    client.eventsConnection.disconnect();
-    client.connection.disconnect();
+    await client.close();
     await model.close();
     await redis.stop();
   };

@@ -6,8 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { type ProcessSlot, startClusterProcesses, startTestRedis } from "@yiem/testing";
-import { Queue, QueueEvents } from "bullmq";
-import { Redis } from "ioredis";
+import { openPlainCoordinatorQueue } from "../../../test/support/openPlainCoordinatorQueue.js";
 import { repoRoot } from "../../../test/support/processes.js";
 import { readRedisPid } from "../../sampling/processSampler.js";
 import { STEP_TOOL } from "../workload.js";
@@ -63,13 +62,12 @@ export async function startYiem(
     await redis.stop();
     throw err;
   });
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const prefix = `${redis.prefix}:bull`;
-  const queue = new Queue("coordinator", { connection, prefix });
-  const eventsConnection = connection.duplicate();
-  const events = new QueueEvents("coordinator", { connection: eventsConnection, prefix });
-  events.setMaxListeners(0);
-  await events.waitUntilReady();
+  const {
+    connection,
+    queue,
+    events,
+    close: closeClient,
+  } = await openPlainCoordinatorQueue(redis.url, redis.prefix);
   const waiter = startJobWaiter(events);
   const redisPid = await readRedisPid(connection);
   const slots = () => [...processes.coordinators, ...processes.workers];
@@ -86,10 +84,7 @@ export async function startYiem(
     async close() {
       waiter.stop();
       await processes.close(5000);
-      await events.close();
-      await queue.close();
-      eventsConnection.disconnect();
-      connection.disconnect();
+      await closeClient();
       await redis.stop();
     },
   };

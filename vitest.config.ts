@@ -21,10 +21,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // A fork keeps its modules from one test file to the next (most files import the whole of
-    // @yiem/core from its sources: re-importing it per file took a fifth of the suite's time).
-    // Tests share no module state they change: clusters, Redis prefixes and servers are each file's own.
-    isolate: false,
     // The files of test/fileDurations.json first, the longest first: a long file started last
     // would run on alone at the end (`npm run test:durations` refreshes the list).
     sequence: { sequencer: LongestFirstSequencer },

@@ -10,9 +10,9 @@
 import { randomUUID } from "node:crypto";
 import type { AgentMessage } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
-import { type ReplyCuttingProxy, startReplyCuttingProxy } from "../support/replyCuttingProxy.js";
+import { PRODUCTION_JOB_TIMERS, useReplyCuttingProxy } from "../support/replyCuttingProxy.js";
 
 type WireMessage = { role: string; content?: unknown };
 
@@ -37,21 +37,8 @@ const cluster = useTestCluster({
   workers: 0,
   model: { respond: echoLastInput },
 });
-let proxy: ReplyCuttingProxy;
-
-beforeAll(async () => {
-  proxy = await startReplyCuttingProxy(cluster.redis.url);
-  // The production lock and stalled check: what a request job left active used to wait for.
-  await cluster.addCoordinatorWith({
-    REDIS_URL: proxy.url,
-    YIEM_LOCK_MS: "30000",
-    YIEM_STALLED_INTERVAL_MS: "30000",
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await proxy?.close();
-});
+// The production timers: what a request job left active by a lost take waited for.
+const proxy = useReplyCuttingProxy(cluster, { coordinator: PRODUCTION_JOB_TIMERS });
 
 /** Sends `input` to a new session and returns its answer's text and its transcript's roles. */
 async function runSession(sessionId: string, input: string) {

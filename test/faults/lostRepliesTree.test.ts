@@ -10,10 +10,10 @@
 import { randomUUID } from "node:crypto";
 import type { AgentMessage } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { writeAgentsYaml } from "../support/agentsYaml.js";
 import { useTestCluster } from "../support/cluster.js";
-import { type ReplyCuttingProxy, startReplyCuttingProxy } from "../support/replyCuttingProxy.js";
+import { useReplyCuttingProxy } from "../support/replyCuttingProxy.js";
 
 type WireMessage = { role: string; content?: unknown };
 
@@ -65,17 +65,7 @@ const cluster = useTestCluster({
     ]),
   },
 });
-let proxy: ReplyCuttingProxy;
-
-beforeAll(async () => {
-  proxy = await startReplyCuttingProxy(cluster.redis.url);
-  await cluster.addCoordinatorWith({ REDIS_URL: proxy.url });
-  await cluster.addWorkerWith({ REDIS_URL: proxy.url });
-}, 60_000);
-
-afterAll(async () => {
-  await proxy?.close();
-});
+const proxy = useReplyCuttingProxy(cluster, { coordinator: {}, worker: {} });
 
 /** Runs one tree and describes it: the lead's answer, its results per call, the children. */
 async function runTree(sessionId: string, input: string): Promise<string> {

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useLedgerCluster } from "../support/faults.js";
-import { type ReplyCuttingProxy, startReplyCuttingProxy } from "../support/replyCuttingProxy.js";
+import { PRODUCTION_JOB_TIMERS, useReplyCuttingProxy } from "../support/replyCuttingProxy.js";
 
 type WireMessage = { role: string; content?: unknown };
 
@@ -30,21 +30,8 @@ function respond(request: ScriptedRequest): ScriptedReply {
 }
 
 const { cluster, ledger } = useLedgerCluster({ coordinators: 1, workers: 0, model: { respond } });
-let proxy: ReplyCuttingProxy;
-
-beforeAll(async () => {
-  proxy = await startReplyCuttingProxy(cluster.redis.url);
-  // The production lock and stalled check: what a job left active used to wait for.
-  await cluster.addWorkerWith({
-    REDIS_URL: proxy.url,
-    YIEM_LOCK_MS: "30000",
-    YIEM_STALLED_INTERVAL_MS: "30000",
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await proxy?.close();
-});
+// The production timers: what a job left active by a lost take waited for.
+const proxy = useReplyCuttingProxy(cluster, { worker: PRODUCTION_JOB_TIMERS });
 
 describe("a tool worker's take that lost its reply", () => {
   it("hands the job back at once, and each call of a run runs once, whichever take lost its reply", async () => {

@@ -1,5 +1,7 @@
 import { connect as connectTcp, createServer, type Server, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll } from "vitest";
+import type { TestCluster } from "./cluster.js";
 
 /** A running `startReplyCuttingProxy`. */
 export interface ReplyCuttingProxy {
@@ -71,4 +73,44 @@ export async function startReplyCuttingProxy(redisUrl: string): Promise<ReplyCut
       return new Promise<void>((resolve) => proxy.close(() => resolve()));
     },
   };
+}
+
+/** The production lock and stalled check: what a job left active by a lost take waited for. */
+export const PRODUCTION_JOB_TIMERS = { YIEM_LOCK_MS: "30000", YIEM_STALLED_INTERVAL_MS: "30000" };
+
+/** Which processes `useReplyCuttingProxy` adds behind the proxy, each with its extra environment. */
+export interface ProxiedProcesses {
+  coordinator?: Record<string, string>;
+  worker?: Record<string, string>;
+}
+
+/**
+ * Starts, before the file's tests (vitest hooks), a reply-cutting proxy to `cluster`'s Redis
+ * and adds a coordinator and/or a worker that reach Redis through it; closes the proxy after
+ * them. The returned object stands for the running proxy.
+ *
+ * @example const proxy = useReplyCuttingProxy(cluster, { worker: PRODUCTION_JOB_TIMERS });
+ */
+export function useReplyCuttingProxy(
+  cluster: Pick<TestCluster, "redis" | "addCoordinatorWith" | "addWorkerWith">,
+  processes: ProxiedProcesses,
+): ReplyCuttingProxy {
+  let current: ReplyCuttingProxy | undefined;
+  beforeAll(async () => {
+    current = await startReplyCuttingProxy(cluster.redis.url);
+    const env = { REDIS_URL: current.url };
+    if (processes.coordinator)
+      await cluster.addCoordinatorWith({ ...processes.coordinator, ...env });
+    if (processes.worker) await cluster.addWorkerWith({ ...processes.worker, ...env });
+  }, 60_000);
+  afterAll(async () => {
+    await current?.close();
+  });
+  return new Proxy({} as ReplyCuttingProxy, {
+    get(_target, property) {
+      if (!current)
+        throw new Error("the reply-cutting proxy is not started (used outside a test?)");
+      return current[property as keyof ReplyCuttingProxy];
+    },
+  });
 }

@@ -15,6 +15,7 @@ import {
 } from "@yiem/testing";
 import { afterAll, beforeAll } from "vitest";
 import { repoRoot, testLaunch } from "./processes.js";
+import { printProcessLogsOnFailure } from "./processLogsOnFailure.js";
 
 /** The tool files every test cluster loads besides the built-in tools. */
 export const clusterToolsDir = fileURLToPath(new URL("./clusterTools/", import.meta.url));
@@ -200,7 +201,8 @@ function clientTarget(url: string, caFile: string | undefined): RedisTarget {
 /**
  * Starts a cluster before the file's tests and stops it after them (vitest hooks), and
  * returns it: a stand-in that forwards to the running cluster, so tests write
- * `cluster.client.send(…)` as usual. `options` may be a function when they depend on
+ * `cluster.client.send(…)` as usual. After a failed test it prints each process's last log
+ * lines. `options` may be a function when they depend on
  * something made first (a ledger file).
  *
  * @example const cluster = useTestCluster({ workers: 2, model: { respond } });
@@ -215,6 +217,10 @@ export function useTestCluster(
   afterAll(async () => {
     await current?.stop();
   });
+  printProcessLogsOnFailure(() => ({
+    coordinator: current?.coordinators ?? [],
+    worker: current?.workers ?? [],
+  }));
   return new Proxy({} as TestCluster, {
     get(_target, property) {
       if (!current) throw new Error("the test cluster is not running (used outside a test?)");

@@ -2,7 +2,7 @@
  * The operations side of every role, through real HTTP against a real cluster: the gateway's
  * operations port (`GATEWAY_OPS_PORT`: `/healthz`, `/readyz`, `/metrics` without a key, none
  * of them on its API port), its request, 429 and open-stream metrics, its readiness without
- * Redis; a worker's `/readyz`; a coordinator's cluster-wide gauges of parked runs and pending
+ * Redis and while its connection comes up; a worker's `/readyz`; a coordinator's cluster-wide gauges of parked runs and pending
  * approvals (docs/METRICS.md); and `yiem send` timing a call that waited for approval from
  * its approval, with the wait shown apart.
  */
@@ -28,6 +28,7 @@ import {
 } from "../gateway/support.js";
 import { startCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
+import { startHoldingProxy } from "../support/holdingProxy.js";
 
 type Wire = { role: string; content: unknown };
 
@@ -145,6 +146,22 @@ describe("the gateway's operations port", () => {
     const ready = await get(`${url}/readyz`);
     expect(ready.status).toBe(503);
     expect(ready.text).toMatch(/^redis unreachable/);
+  }, 90_000);
+
+  it("says ready as soon as its Redis connection comes up, not not-ready while it does", async () => {
+    const slow = await startHoldingProxy(cluster.redis.url, () => true);
+    stopped.push(() => slow.close());
+    const opsPort = await freePort();
+    const held = await startGatewayProcess(
+      { ...cluster.env, REDIS_URL: slow.url },
+      { GATEWAY_OPS_PORT: String(opsPort) },
+      { compiled: true },
+    );
+    stopped.push(() => held.process.stop(3000));
+    // Its connection is open but Redis has not answered it yet: a probe now waits for it.
+    const probe = get(`http://127.0.0.1:${opsPort}/readyz`);
+    setTimeout(() => slow.open(), 200);
+    expect(await probe).toEqual({ status: 200, text: "ready\n" });
   }, 90_000);
 });
 

@@ -108,7 +108,10 @@ async function removeRequestJob(cluster: TestCluster, runId: string, onCluster: 
   const name = onCluster ? "{coordinator}" : "coordinator";
   const queue = new Queue(name, { connection, prefix: `${cluster.redis.prefix}:bull` });
   try {
-    await queue.remove(runId);
+    // The answer is stored (and announced) before the coordinator completes the job: a job
+    // still active is locked, and `remove` leaves it.
+    await expect.poll(() => queue.getJobState(runId), { timeout: 10_000 }).toBe("completed");
+    expect(await queue.remove(runId)).toBe(1);
     expect(await queue.getJob(runId)).toBeUndefined();
   } finally {
     await queue.close();

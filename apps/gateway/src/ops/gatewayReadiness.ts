@@ -19,9 +19,16 @@ export interface GatewayReadinessProbe {
 export const GATEWAY_READINESS_TIMEOUT_MS = 1000;
 
 /**
+ * Connection states worth a PING: up, or coming up (its PING waits in the offline queue for
+ * the connection's ready check). A probe right after the gateway starts on a busy machine
+ * finds its connection here, and ready a few milliseconds later.
+ */
+const COMING_UP: ReadonlySet<string> = new Set(["ready", "connect", "connecting"]);
+
+/**
  * Ready when the gateway is not shutting down, serves at least one key (or runs without a
- * keys file) and Redis answers a PING within `timeoutMs`. A connection that is not ready fails
- * at once, sending nothing. The reason names what failed, never an address or a key. Never
+ * keys file) and Redis answers a PING within `timeoutMs`. A connection neither up nor coming
+ * up (reconnecting after a drop, closed) fails at once, sending nothing. The reason names what failed, never an address or a key. Never
  * throws; never waits longer than the deadline.
  */
 export async function checkGatewayReadiness(
@@ -29,7 +36,7 @@ export async function checkGatewayReadiness(
 ): Promise<GatewayReadiness> {
   if (probe.closing.aborted) return { ready: false, reason: "shutting down" };
   if (probe.keyCount() === 0) return { ready: false, reason: "no keys loaded" };
-  if (probe.redis.status !== "ready") {
+  if (!COMING_UP.has(probe.redis.status)) {
     return { ready: false, reason: `redis unreachable (connection ${probe.redis.status})` };
   }
   const timeoutMs = probe.timeoutMs ?? GATEWAY_READINESS_TIMEOUT_MS;

@@ -8,6 +8,7 @@
  * `@yiem/core/client`; this entry has no API report.
  */
 
+export { ClientQueues } from "./client/clientQueues.js";
 export {
   buildCoordinatorContext,
   type CoordinatorContext,

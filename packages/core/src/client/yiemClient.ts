@@ -46,6 +46,7 @@ import { streamSessionEvents } from "../state/sessionEventStream.js";
 import { SESSION_TTL_SECONDS, SessionStore, SUBMITTED_TTL_SECONDS } from "../state/sessionStore.js";
 import { listWorkers, type WorkerInfo } from "../state/workerRegistry.js";
 import type { AssistantMessage, RunBudget, RunUsage, UserInput } from "../types/index.js";
+import { ClientQueues } from "./clientQueues.js";
 
 /** How many calls of a limited tool wait and run across the cluster (`limitedToolLoad`). */
 export interface LimitedToolLoad {
@@ -220,7 +221,7 @@ export class YiemClient {
   private readonly command: RedisClient;
   private readonly store: SessionStore;
   /** The BullMQ queues opened so far (the coordinator queue, the decisions queue), by name. */
-  private readonly queues = new Map<string, Promise<Queue>>();
+  private readonly queues: ClientQueues;
   private readonly responses: ResponseWaits;
   /** The subscription `responses` listens on, opened on the first `waitForResponse`. */
   private responsesListening: { subscriber: RedisClient; ready: Promise<void> } | undefined;
@@ -250,6 +251,7 @@ export class YiemClient {
     });
     this.command.on("error", () => undefined); // surfaced per call as RedisUnavailableError
     this.store = new SessionStore(this.command, this.keys);
+    this.queues = new ClientQueues(this.command, this.keys.bullPrefix, () => this.ready());
     this.responses = new ResponseWaits({
       read: (inputs) =>
         Promise.all(
@@ -259,21 +261,9 @@ export class YiemClient {
     });
   }
 
-  /**
-   * The BullMQ queue `name`, created once Redis has answered (BullMQ dislikes a dead
-   * connection). BullMQ itself loads on first use: watching, aborting and listing never need it.
-   */
+  /** The BullMQ queue `name`, opened once Redis is ready (see `ClientQueues`). */
   private openQueue(name: string): Promise<Queue> {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = import("bullmq").then(({ Queue }) => {
-        const opened = new Queue(name, { connection: this.command, prefix: this.keys.bullPrefix });
-        opened.on("error", () => undefined);
-        return opened;
-      });
-      this.queues.set(name, queue);
-    }
-    return queue;
+    return this.queues.open(name);
   }
 
   /** The coordinator queue (requests). */
@@ -785,9 +775,7 @@ export class YiemClient {
     this.responses.close();
     this.responsesListening?.subscriber.disconnect();
     this.eventHub?.close();
-    await Promise.all(
-      [...this.queues.values()].map((queue) => queue.then((q) => q.close()).catch(() => undefined)),
-    );
+    await this.queues.close();
     const redis = this.command;
     if (redis.status === "connecting" || redis.status === "connect") {
       // Let the attempt in flight settle first: disconnecting in the middle of it leaves

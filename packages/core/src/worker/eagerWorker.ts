@@ -1,4 +1,4 @@
-import type { Job, RedisClient } from "bullmq";
+import type { Job, RedisClient, Span } from "bullmq";
 import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 
 /** The part of BullMQ's `Worker` state this subclass reads (private there, not typed). */
@@ -19,6 +19,12 @@ interface WorkerInternals {
  * remote call (a worker of concurrency 16 and one coordinator taking turns) this took the
  * median from 1.27–1.45 to 1.19–1.29 times plain BullMQ's, in alternating runs on one machine
  * (docs/PERFORMANCE.md).
+ *
+ * Finishing a job takes no next one in the same script (BullMQ's fetch on finish): the loop
+ * takes the next job itself (`moveToActive`), from a backlog at once, else after a job marker.
+ * Tool queues are mostly empty when a job finishes (the worker already waits for a marker),
+ * and a fetch that finds nothing ran 6 commands in the job's `moveToFinished`, 12 a run of two
+ * calls; a fetch that finds one saves one script call.
  *
  * Never skips the take that follows a wait for a job marker (that marker is spent, and only
  * that take moves the job it announced), and never drops a job: a skipped take moves nothing,
@@ -45,4 +51,27 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
     this.startTakenFirst = Boolean(job) && this.concurrency > 1;
     return job;
   }
+
+  protected override handleCompleted(
+    result: ResultType,
+    job: Job<DataType, ResultType>,
+    token: string,
+    _fetchNext?: () => boolean,
+    span?: Span,
+  ): Promise<Job<DataType, ResultType>> {
+    return super.handleCompleted(result, job, token, noFetch, span);
+  }
+
+  protected override handleFailed(
+    err: Error,
+    job: Job<DataType, ResultType>,
+    token: string,
+    _fetchNext?: () => boolean,
+    span?: Span,
+  ): Promise<Job<DataType, ResultType>> {
+    return super.handleFailed(err, job, token, noFetch, span);
+  }
 }
+
+/** Finishing a job takes no next one (see `EagerWorker`). */
+const noFetch = (): boolean => false;

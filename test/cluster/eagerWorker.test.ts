@@ -4,7 +4,7 @@
  * concurrency above one first waits for that empty take), and the change loses nothing: a
  * job announced by its marker while the worker blocks is taken at once, a backlog runs each job
  * once within the concurrency, a job put back with a delay runs again, concurrency 1 works;
- * finishing a job fetches no next one (the worker takes it itself).
+ * told so (a tool queue without a global concurrency), finishing a job fetches no next one.
  */
 import { connectRedis, type RedisClient } from "@yiem/core";
 import { DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
@@ -161,9 +161,10 @@ describe("EagerWorker", () => {
     }
   });
 
-  it("takes no next job as it finishes one: an idle queue costs no take inside the finish", async () => {
+  it("takes no next job as it finishes one when told so: an idle queue costs no take inside the finish", async () => {
     const { queue, events } = await openQueue();
-    await startWorker(EagerWorker, queue, async (job) => job.data.n, 16);
+    const worker = await startWorker(EagerWorker, queue, async (job) => job.data.n, 16);
+    (worker as EagerWorker<Data, unknown>).fetchOnFinish = false; // a tool queue without a limit
     const inner: string[][] = [];
     const monitor = await new Redis(redis.url).monitor();
     opened.push({ close: async () => monitor.disconnect() });

@@ -3,7 +3,8 @@
  * idle worker starts before the worker asks Redis for another (a plain BullMQ `Worker` of
  * concurrency above one first waits for that empty take), and the change loses nothing: a
  * job announced by its marker while the worker blocks is taken at once, a backlog runs each job
- * once within the concurrency, a job put back with a delay runs again, concurrency 1 works.
+ * once within the concurrency, a job put back with a delay runs again, concurrency 1 works;
+ * told so (a tool queue without a global concurrency), finishing a job fetches no next one.
  */
 import { connectRedis, type RedisClient } from "@yiem/core";
 import { DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
@@ -157,6 +158,33 @@ describe("EagerWorker", () => {
         const job = await queue.add("call", { n });
         await expect(job.waitUntilFinished(events, 20_000)).resolves.toBe(n * 2);
       }
+    }
+  });
+
+  it("takes no next job as it finishes one when told so: an idle queue costs no take inside the finish", async () => {
+    const { queue, events } = await openQueue();
+    const worker = await startWorker(EagerWorker, queue, async (job) => job.data.n, 16);
+    (worker as EagerWorker<Data, unknown>).fetchOnFinish = false; // a tool queue without a limit
+    const inner: string[][] = [];
+    const monitor = await new Redis(redis.url).monitor();
+    opened.push({ close: async () => monitor.disconnect() });
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      const command = String(args[0]).toLowerCase();
+      // BullMQ's moveToFinished script, the one of its scripts with 14 keys.
+      if (command === "evalsha" && String(args[2]) === "14") inner.push([]);
+      else if (command === "evalsha") inner.push(["(another script)"]);
+      else if (source === "lua") inner.at(-1)?.push(command);
+    });
+    for (let n = 0; n < 3; n++) {
+      const job = await queue.add("call", { n });
+      await expect(job.waitUntilFinished(events, 20_000)).resolves.toBe(n);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100)); // MONITOR's last lines
+    const finishes = inner.filter((commands) => commands[0] !== "(another script)");
+    expect(finishes).toHaveLength(3);
+    for (const commands of finishes) {
+      expect(commands).toContain("lrem"); // the finish itself
+      expect(commands).not.toContain("rpoplpush"); // BullMQ's fetch of the next job
     }
   });
 

@@ -121,6 +121,43 @@ describe("event batches", () => {
     expect(await redis.exists(oldCounter(sessionId))).toBe(0);
   });
 
+  it("numbers the first events of a session believed empty (no transcript yet) from 1 with no read, and a wrong belief's after what is there", async () => {
+    const loading = publisher(randomUUID());
+    await loading.emit(turnStart()); // loads the scripts
+    await loading.flush();
+    const fresh = randomUUID();
+    eventBatchesOf(redis, keys()).believeEmpty(fresh);
+    const before = await callsOf("xrevrange");
+    for (let i = 0; i < 3; i++) void publisher(fresh).emit(turnStart());
+    await publisher(fresh).flush();
+    expect((await callsOf("xrevrange")) - before).toBe(0);
+    // Believed empty but not: another writer stored two events first. Read once, then on.
+    const stale = randomUUID();
+    const other = connectRedis(server.url);
+    await publishEvent(other, keys(), { sessionId: stale, runId: "r1" }, textEnd("elsewhere"));
+    await publishEvent(other, keys(), { sessionId: stale, runId: "r1" }, textEnd("again"));
+    await other.quit();
+    eventBatchesOf(redis, keys()).believeEmpty(stale);
+    const between = await callsOf("xrevrange");
+    for (let i = 0; i < 3; i++) void publisher(stale).emit(turnStart());
+    await publisher(stale).flush();
+    expect((await callsOf("xrevrange")) - between).toBe(1);
+    for (const [sessionId, count] of [
+      [fresh, 3],
+      [stale, 5],
+    ] as const) {
+      const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
+      let total = 0;
+      const seqs: number[] = [];
+      for (const [id, fields] of entries) {
+        total += Buffer.byteLength(fields[1] ?? "");
+        seqs.push(JSON.parse(fields[1] ?? "").seq);
+        expect([id, fields[3]]).toEqual([`${seqs.at(-1)}-1`, String(total)]);
+      }
+      expect(seqs).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    }
+  });
+
   it("numbers after the events another writer stored since the connection's last batch, read once, with no gap", async () => {
     const sessionId = randomUUID();
     const own = publisher(sessionId);

@@ -50,7 +50,13 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "toolCalls", calls: hostile };
 }
 
-const cluster = useTestCluster({ workers: 2, model: { respond } });
+// Completed tool jobs kept (default: removed as they complete), so the board's counts show
+// what was dispatched.
+const cluster = useTestCluster({
+  workers: 2,
+  model: { respond },
+  env: { YIEM_TOOL_JOB_RETENTION_S: "3600" },
+});
 
 async function completedToolJobs(): Promise<number> {
   const queue = new Queue(toolQueueName("default"), {

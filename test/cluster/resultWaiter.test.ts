@@ -16,7 +16,12 @@ import {
   ToolStore,
   type ToolWorkerHandle,
 } from "@yiem/core";
-import { DURABLE_CONNECTION, type JobEnd, ResultWaiter } from "@yiem/core/internal";
+import {
+  DURABLE_CONNECTION,
+  type JobEnd,
+  ResultWaiter,
+  toolJobRetention,
+} from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { Queue, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -162,6 +167,36 @@ describe("ResultWaiter with a Yiem tool worker", () => {
     const value = end.kind === "completed" ? end.value : undefined;
     expect(value?.result.content).toEqual([{ type: "text", text: "announced" }]);
     expect(value?.workerId).toBe("waiter-worker");
+  });
+
+  it("ends a wait whose announcement it missed with the result the removed job's marker keeps", async () => {
+    // Not listening: the announcement goes unheard, as while a subscriber reconnects.
+    const deaf = new ResultWaiter(command, clusterKeys(redis.prefix), {
+      timing: { firstPollMs: 100, pollMs: 200 },
+    });
+    const jobId = "s2.r1.c_3";
+    const add = () =>
+      toolQueue.add(
+        "echo",
+        {
+          sessionId: "s2",
+          runId: "r1",
+          toolCallId: "c_3",
+          toolName: "echo",
+          args: { text: "kept" },
+          retries: 0,
+        },
+        { jobId, attempts: 1, ...toolJobRetention(0) }, // removed as it completes (the default)
+      );
+    try {
+      const end = await deaf.waitForJobEnd(toolQueue, jobId, add);
+      expect(await toolQueue.getJob(jobId)).toBeUndefined();
+      expect(end.kind).toBe("completed");
+      const value = end.kind === "completed" ? end.value : undefined;
+      expect(value?.result.content).toEqual([{ type: "text", text: "kept" }]);
+    } finally {
+      await deaf.close();
+    }
   });
 
   it("ends a wait with the failure the worker announces (a refused re-run), before any poll", async () => {

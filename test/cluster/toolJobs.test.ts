@@ -44,7 +44,13 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-const { cluster, ledger } = useLedgerCluster({ workers: 2, model: { respond } });
+// Bull Board's view of completed tool jobs (retry, clean): kept, as the setting allows (by
+// default they are removed as they complete: test/cluster/toolJobRetention.test.ts).
+const { cluster, ledger } = useLedgerCluster({
+  workers: 2,
+  model: { respond },
+  env: { YIEM_TOOL_JOB_RETENTION_S: "3600" },
+});
 
 const queues = new Map<string, Queue>();
 

@@ -57,7 +57,10 @@ async function handedOutAgain(jobId: string): Promise<void> {
   }
 }
 
-/** Resolves once tool job `jobId` has finished (BullMQ stored its end), read with plain BullMQ. */
+/**
+ * Resolves once tool job `jobId`, added already, has finished (BullMQ stored its end, or
+ * removed it as it completed: `YIEM_TOOL_JOB_RETENTION_S` 0), read with plain BullMQ.
+ */
 async function jobFinished(jobId: string): Promise<void> {
   const queue = new Queue(toolQueueName("default"), {
     connection: { url: cluster.redis.url },
@@ -65,7 +68,8 @@ async function jobFinished(jobId: string): Promise<void> {
   });
   try {
     for (;;) {
-      if ((await queue.getJob(jobId))?.finishedOn) return;
+      const job = await queue.getJob(jobId);
+      if (!job || job.finishedOn) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {
@@ -89,10 +93,16 @@ async function zombieRecorded(jobId: string, text: string): Promise<void> {
 
 /**
  * Resolves once `worker` (a zombie woken with SIGCONT, its sleep long over) finished the call
- * of tool job `jobId` and tried to complete the job: BullMQ refused, its lock being gone.
+ * of tool job `jobId` and tried to complete the job: BullMQ refused, its lock being gone, or
+ * the job itself (the other worker's completion removed it: `YIEM_TOOL_JOB_RETENTION_S` 0).
  */
 async function completionRefused(worker: TestProcess, jobId: string): Promise<void> {
-  await worker.waitForLine((line) => line.includes(`Missing lock for job ${jobId}`), 15_000);
+  await worker.waitForLine(
+    (line) =>
+      line.includes(`Missing lock for job ${jobId}`) ||
+      line.includes(`Missing key for job ${jobId}`),
+    15_000,
+  );
 }
 
 /** The text of the tool message for call `callId` the model was sent (the scripted model's requests). */

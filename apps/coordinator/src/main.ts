@@ -87,6 +87,7 @@ async function main(): Promise<void> {
     alivePollMs: config.alivePollMs,
     stoppedWorkerGraceMs: config.stoppedWorkerGraceMs,
     requestRetentionS: config.requestRetentionS,
+    toolJobRetentionS: config.toolJobRetentionS,
     eventStreamMaxBytes: config.eventStreamMaxBytes,
     logger: log,
     port: config.port,

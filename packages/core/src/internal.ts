@@ -45,7 +45,7 @@ export { checkPortFree } from "./ops/portFree.js";
 export { type ProcessRuntime, startProcessRuntime } from "./ops/processRuntime.js";
 export { markProcessWarm, onProcessWarm } from "./ops/processWarm.js";
 export { LeaseLostError } from "./protocol/errors.js";
-export { JOB_RETENTION } from "./protocol/jobRetention.js";
+export { JOB_RETENTION, toolJobRetention } from "./protocol/jobRetention.js";
 export { toolJobId } from "./protocol/toolJobs.js";
 export {
   classifyBullmqError,

@@ -215,6 +215,14 @@ export interface CoordinatorOptions
    * one stays at least a day; at most 10,000 of each state. A job's own options win.
    */
   requestRetentionS?: number;
+  /**
+   * How long a completed tool job stays in its tool queue, in seconds
+   * (`YIEM_TOOL_JOB_RETENTION_S`): default 0, removed as it completes (its result stays an
+   * hour in its finished marker, which a resumed run reads); at most 10,000 per queue. Failed
+   * tool jobs stay a day either way.
+   * @defaultValue `DEFAULTS.toolJobRetentionS`
+   */
+  toolJobRetentionS?: number;
   /** @defaultValue `<hostname>-<pid>` */
   coordinatorId?: string;
   logger?: Logger;
@@ -779,6 +787,7 @@ async function runnerDeps(
     config: options,
     queueFor: toolQueueFactory(ctx),
     waiter: ctx.waiter,
+    toolJobRetentionS: options.toolJobRetentionS,
     log,
     observe: options.observe,
     syncWrittenTools: written ? () => written.sync() : undefined,

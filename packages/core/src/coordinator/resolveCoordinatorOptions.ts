@@ -15,6 +15,7 @@ export interface DefaultedCoordinatorOptions {
   aliveTtlMs?: number;
   alivePollMs?: number;
   requestRetentionS?: number;
+  toolJobRetentionS?: number;
   shutdownGraceMs?: number;
   stoppedWorkerGraceMs?: number;
   host?: string;
@@ -55,6 +56,7 @@ export function resolveCoordinatorOptions<O extends DefaultedCoordinatorOptions>
     aliveTtlMs: options.aliveTtlMs ?? defaultOf("aliveTtlMs"),
     alivePollMs: options.alivePollMs ?? defaultOf("alivePollMs"),
     requestRetentionS: options.requestRetentionS ?? defaultOf("requestRetentionS"),
+    toolJobRetentionS: options.toolJobRetentionS ?? defaultOf("toolJobRetentionS"),
     shutdownGraceMs: options.shutdownGraceMs ?? defaultOf("shutdownGraceMs"),
     stoppedWorkerGraceMs: options.stoppedWorkerGraceMs ?? defaultOf("stoppedWorkerGraceMs"),
   };

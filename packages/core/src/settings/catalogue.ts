@@ -374,6 +374,13 @@ export const SETTINGS = {
     roles: ["coordinator"],
     doc: "Seconds a completed request job stays in the coordinator queue when its sender set no `removeOnComplete` (failed ones: at least a day).",
   }),
+  toolJobRetentionS: setting({
+    env: "YIEM_TOOL_JOB_RETENTION_S",
+    parser: wholeNumber,
+    default: 0,
+    roles: ["coordinator"],
+    doc: "Seconds a completed tool job stays in its tool queue (Bull Board's completed list), at most 10,000 per queue; 0: removed as it completes, which saves Redis 8 commands a run of two calls (its result stays an hour in the job's `toolDone` marker). Failed tool jobs stay a day either way.",
+  }),
   allowWriteTool: setting({
     env: "YIEM_ALLOW_WRITE_TOOL",
     parser: flag,

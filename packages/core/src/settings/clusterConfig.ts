@@ -51,6 +51,7 @@ const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "maxArgumentDepth",
   "maxInputBytes",
   "requestRetentionS",
+  "toolJobRetentionS",
   "maxContextBytes",
   "eventStreamMaxBytes",
   "logLevel",
@@ -111,6 +112,7 @@ export type ClusterConfig = Pick<
   | "maxArgumentDepth"
   | "maxInputBytes"
   | "requestRetentionS"
+  | "toolJobRetentionS"
   | "maxContextBytes"
   | "eventStreamMaxBytes"
   | "logLevel"

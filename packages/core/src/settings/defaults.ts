@@ -45,6 +45,7 @@ export const DEFAULTS = Object.freeze({
   maxContextBytes: SETTINGS.maxContextBytes.default,
   eventStreamMaxBytes: SETTINGS.eventStreamMaxBytes.default,
   requestRetentionS: SETTINGS.requestRetentionS.default,
+  toolJobRetentionS: SETTINGS.toolJobRetentionS.default,
   logLevel: SETTINGS.logLevel.default,
   /** A tool's `retries`: how many times a remote call whose worker died is tried again. */
   toolRetries: 0,

@@ -94,6 +94,13 @@ export interface EventBatches {
    * (its run closes: the next one learns it again from a reply).
    */
   closeGuess(sessionId: string): string;
+  /**
+   * Tells the batches that `sessionId`'s replay stream holds no event yet, as far as the
+   * caller knows (its transcript is empty): the session's first batch numbers from 1 without
+   * reading the stream (`StreamTails.believeEmpty`; a wrong belief is caught by the first
+   * `XADD`, and the stream read then).
+   */
+  believeEmpty(sessionId: string): void;
 }
 
 /** A session's queued events, taken out of the queue (`EventBatches.take`). */
@@ -205,6 +212,9 @@ function createEventBatches(redis: RedisClient, keys: ClusterKeys): EventBatches
     },
     send,
     sendSession,
+    believeEmpty(sessionId) {
+      tails.believeEmpty(sessionId);
+    },
     closeGuess(sessionId) {
       sendSession(sessionId);
       const guess = tails.guess(sessionId);

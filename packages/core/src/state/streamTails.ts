@@ -57,6 +57,17 @@ export class StreamTails {
     return of ? guessOf(of) : "";
   }
 
+  /**
+   * Believes `sessionId`'s stream holds no event yet (a session whose transcript is empty, at
+   * its first run's opening), unless something is known of it: its first batch then guesses
+   * `0:0` and its script reads nothing. A wrong belief costs one refused `XADD` and the read
+   * the script would have made anyway (`appendEvent.lib.lua`): a guess is never too high.
+   */
+  believeEmpty(sessionId: string): void {
+    if (this.sessions.has(sessionId)) return;
+    this.recordOf(sessionId).answered = { seq: 0, total: 0 };
+  }
+
   /** `sent`'s reply: the stream's newest entry after it (`seq`, `total`). */
   answered(sent: SentEvents, seq: number, total: number): void {
     const at = sent.of.inFlight.indexOf(sent);

@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
 import type { Logger } from "../ops/logger.js";
-import { JOB_RETENTION } from "../protocol/jobRetention.js";
+import { TOOL_DONE_TTL_S } from "../protocol/jobRetention.js";
 import { type ToolJobEnd, toolJobEndMessage } from "../protocol/toolJobEnds.js";
 import type { ToolJobData } from "../protocol/toolJobs.js";
 import type { ClusterKeys } from "../redis/keys.js";
@@ -15,13 +15,13 @@ export interface JobEndSink {
 }
 
 /**
- * How long a finished tool job's marker lives: as long as the job it guards is kept. A marker
- * with a result belongs to a job that completes (kept 1 h); one without, to a job that fails
- * (aborted or refused, kept 24 h). So a result is not kept in Redis a day longer than its job.
+ * How long a finished tool job's marker lives (`TOOL_DONE_TTL_S`): a marker with a result
+ * belongs to a job that completes, 1 h (whether the job is kept that long, or removed as it
+ * completes: `YIEM_TOOL_JOB_RETENTION_S`); one without, to a job that fails (aborted or
+ * refused, kept 24 h). So a result is not kept in Redis a day longer than a run resumes in.
  */
 export function markerTtlS(withResult: boolean): number {
-  const { removeOnComplete, removeOnFail } = JOB_RETENTION;
-  return withResult ? removeOnComplete.age : removeOnFail.age;
+  return withResult ? TOOL_DONE_TTL_S.withResult : TOOL_DONE_TTL_S.withoutResult;
 }
 
 /**

@@ -102,10 +102,11 @@ export interface ToolWorkerHandle {
   close(): Promise<void>;
 }
 
-/** A queue's BullMQ lock and stalled-check period. */
+/** A queue's BullMQ lock and stalled-check period, and whether it is a limited tool's queue. */
 interface QueueLock {
   lockMs: number;
   stalledIntervalMs: number;
+  limited: boolean;
 }
 
 /**
@@ -122,12 +123,13 @@ function lockOfQueue(ctx: WorkerContext, queue: string): QueueLock {
   const lockMs = runtime.lockDurationMs;
   const { stalledIntervalMs } = options;
   if (!limitedToolQueues(options.toolStore.tools.values()).has(queue)) {
-    return { lockMs, stalledIntervalMs };
+    return { lockMs, stalledIntervalMs, limited: false };
   }
   const limitedMs = Math.min(lockMs, options.limitedLockDurationMs);
   return {
     lockMs: limitedMs,
     stalledIntervalMs: Math.min(stalledIntervalMs, Math.max(1, Math.floor(limitedMs / 2))),
+    limited: true,
   };
 }
 
@@ -393,7 +395,7 @@ function startQueueWorker(
   concurrency: number,
   lock: QueueLock,
 ): Worker {
-  const worker: Worker = new EagerWorker<ToolJobData, ToolJobResult>(
+  const worker = new EagerWorker<ToolJobData, ToolJobResult>(
     queue,
     async (job, token, signal) => {
       if (!ctx.options.toolStore.tools.has(job.data.toolName)) await handOffMissingTool(job, token);
@@ -424,6 +426,10 @@ function startQueueWorker(
       stalledInterval: lock.stalledIntervalMs,
     }, // retries are counted per tool in runToolJob
   );
+  // A limited tool's queue has a global concurrency: there the finish that frees a slot takes
+  // the job waiting for it. Elsewhere a finish takes nothing (6 commands fewer when the queue
+  // is empty, as it mostly is; see `EagerWorker`).
+  worker.fetchOnFinish = lock.limited;
   ctx.runtime.stampWorker(worker); // its lock tokens name this worker's life
   ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });
   return worker;

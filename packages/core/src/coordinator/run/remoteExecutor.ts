@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
 import { LeaseLostError } from "../../protocol/errors.js";
-import { JOB_RETENTION } from "../../protocol/jobRetention.js";
+import { toolJobRetention } from "../../protocol/jobRetention.js";
 import { createMayHaveRunResult } from "../../protocol/mayHaveRun.js";
 import {
   ABORTED_JOB_REASON,
@@ -63,6 +63,12 @@ export interface RemoteExecutorOptions {
    * add sends no queued event itself (`state/eventBatches.ts`). Default: nothing.
    */
   beforeAdd?: () => void;
+  /**
+   * Seconds a completed tool job stays in its queue (`YIEM_TOOL_JOB_RETENTION_S`; 0: removed
+   * as it completes, its result kept by its finished marker). See `toolJobRetention`.
+   * @defaultValue `DEFAULTS.toolJobRetentionS`
+   */
+  toolJobRetentionS?: number;
 }
 
 function errorOutcome(message: string): ExecutedOutcome {
@@ -261,13 +267,14 @@ async function runRemote(
       trace: injectTraceContext(),
       ...(placement.prepareOnWorker ? { prepareOnWorker: true as const } : {}),
     };
+    const retention = toolJobRetention(options.toolJobRetentionS ?? DEFAULTS.toolJobRetentionS);
     // Redis out of memory or away for a moment: the call waits for it (or an abort), since an
     // error result would answer the model with an outage the run would otherwise outlive.
     const add = () =>
       retryTransient(
         () => {
           options.beforeAdd?.();
-          return queue.add(prep.tool.name, data, { jobId, attempts: 1, ...JOB_RETENTION });
+          return queue.add(prep.tool.name, data, { jobId, attempts: 1, ...retention });
         },
         { attempts: Number.POSITIVE_INFINITY, retryIf: isPassingRedisError, signal },
       );

@@ -4,6 +4,7 @@ import type { ToolJobResult } from "../../protocol/toolJobs.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import { duplicateConnection, type RedisClient } from "../../redis/redisConnection.js";
 import { DEFAULTS } from "../../settings/defaults.js";
+import { parseToolDone } from "../../state/toolDoneMarkers.js";
 import { onAbort } from "../../tools/abortListener.js";
 import { awaitLateResult } from "./lateResults.js";
 
@@ -52,7 +53,7 @@ export interface ResultWaiterOptions {
  * (first after `firstPollMs`, then every `pollMs`), so a lost announcement (the subscriber
  * reconnecting), a job that had already finished before anyone waited (attach after a crash)
  * or a job no Yiem worker ends (failed by BullMQ itself) is still seen: the stored job is the
- * truth. Two waits on one job id share it: both get its end (neither replaces the other).
+ * truth, or, once a completed job is removed, its finished marker. Two waits on one job id share it: both get its end (neither replaces the other).
  */
 export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();
@@ -189,13 +190,27 @@ export class ResultWaiter {
     const waiter = this.waiters.get(jobId);
     if (!waiter) return;
     try {
-      const end = await readJobEnd(waiter.queue, jobId);
+      const end = await this.readEnd(waiter.queue, jobId);
       if (end) return this.settle(jobId, end);
     } catch {
       // Redis away: poll again later.
     }
     if (this.waiters.get(jobId) === waiter)
       waiter.timer = setTimeout(() => this.poll(jobId), this.timing.pollMs);
+  }
+
+  /**
+   * How job `jobId` ended: as the stored job says, or, for a job that is gone, as its finished
+   * marker does. A completed tool job is removed as it completes (`YIEM_TOOL_JOB_RETENTION_S`
+   * 0, the default), and its worker stores the marker, with the result, before it completes
+   * the job; a job gone without a marker with a result (removed before it ran, cleaned from
+   * the board after it failed) is `missing`.
+   */
+  private async readEnd(queue: Queue, jobId: string): Promise<JobEnd | undefined> {
+    const end = await readJobEnd(queue, jobId);
+    if (end?.kind !== "missing") return end;
+    const done = parseToolDone(await this.connection.get(this.keys.toolDone(jobId)));
+    return done.finished && done.result ? { kind: "completed", value: done.result } : end;
   }
 
   /**

@@ -28,6 +28,7 @@ export function createRunExecutor(
     mayDispatch,
     beforeAdd: () => eventBatchesOf(deps.command, deps.keys).sendSession(sessionId),
     workerOnly: deps.workerOnly,
+    toolJobRetentionS: deps.toolJobRetentionS,
     readFinished: async (prep, jobId) =>
       unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
     onToolError: (prep, err) =>

@@ -36,6 +36,8 @@ export interface SessionRunnerDeps {
   config: Omit<AgentLoopConfig, "executor">;
   queueFor: (queue: string | undefined, sessionId: string) => Promise<Queue>;
   waiter: ResultWaiter;
+  /** Seconds a completed tool job stays in its queue (`YIEM_TOOL_JOB_RETENTION_S`); default `DEFAULTS.toolJobRetentionS`. */
+  toolJobRetentionS?: number;
   log: Logger;
   /** The run features, in the order their hooks run (see `RunFeature`). */
   features: readonly RunFeature[];

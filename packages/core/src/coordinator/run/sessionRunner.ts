@@ -12,6 +12,7 @@ import { markProcessWarm } from "../../ops/processWarm.js";
 import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { TakenEvents } from "../../state/eventBatches.js";
+import { eventBatchesOf } from "../../state/eventBatches.js";
 import { createEventPublisher } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { SessionStore } from "../../state/sessionStore.js";
@@ -293,6 +294,8 @@ export async function processSession(
     ]);
     hold.state.messages = messages;
     hold.interrupted = new Set(running);
+    // A session without a transcript has no events yet: its run's first events read no stream.
+    if (messages.length === 0) eventBatchesOf(deps.command, deps.keys).believeEmpty(sessionId);
     return await workSession(hold);
   } finally {
     hold.lease.stop();

@@ -16,6 +16,7 @@ const conditions = ["yiem-source", ...defaultServerConditions.filter((c) => c !=
  */
 const ownProcessFiles = [
   "test/core/processWarm.test.ts",
+  "test/core/heartbeatThreadStart.test.ts",
   "test/core/firstRunAlone.test.ts",
   "test/core/unhandledRejections.test.ts",
   "test/cluster/redisErrors.test.ts",

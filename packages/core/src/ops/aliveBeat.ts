@@ -4,9 +4,16 @@ import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import { beatAlive, forgetLife } from "../state/processLives.js";
 import type { AliveBeatThreadData, AliveBeatThreadMessage } from "./aliveBeatThread.js";
 import type { Logger } from "./logger.js";
+import { onProcessWarm } from "./processWarm.js";
 
 /** How many beats a life's ttl spans: one or two late beats do not make it look dead. */
 const BEATS_PER_TTL = 5;
+
+/**
+ * How long after the heartbeat starts its thread starts at the latest, when the process did
+ * not do its first piece of work by then (`onProcessWarm`).
+ */
+export const BEAT_THREAD_START_MS = 1000;
 
 /** How long `stop` waits for the thread to say it stopped before ending it. */
 const STOP_WAIT_MS = 1000;
@@ -74,9 +81,13 @@ function bridgeBeats(options: AliveBeatOptions, everyMs: number): { stop(): void
  * `lifeId` alive in Redis for `ttlMs` past each beat, beating five times per `ttlMs`, so a
  * busy main thread does not make the process look dead. Until the thread's first beat went
  * through (and again if the thread fails), the main thread beats instead (`bridgeBeats`).
- * Every coordinator and tool worker runs one from `startProcessRuntime`, so however it was
- * started (the apps, `startClusterProcesses`, in a test's process) its death is noticed by
- * the coordinators' failure detector. With `ttlMs` 0, nothing runs.
+ * The thread starts once the process did its first piece of work (`onProcessWarm`: a
+ * coordinator's first run, a tool worker's first call) or `BEAT_THREAD_START_MS` after this
+ * call, whichever comes first: its boot (some 250 ms of CPU: Node's own modules, ioredis)
+ * then does not compete with a replacement's start and first run (docs/PERFORMANCE.md,
+ * "Peers"). Every coordinator and tool worker runs one from `startProcessRuntime`, so however
+ * it was started (the apps, `startClusterProcesses`, in a test's process) its death is
+ * noticed by the coordinators' failure detector. With `ttlMs` 0, nothing runs.
  *
  * @example const beat = startAliveBeat({ redis, keys, command, lifeId, ttlMs: 1500, log });
  */
@@ -84,45 +95,60 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
   if (options.ttlMs <= 0) return { stop: async () => undefined };
   const everyMs = Math.max(20, Math.floor(options.ttlMs / BEATS_PER_TTL));
   let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs);
-  const thread = startThread({
-    redis: cloneableTarget(options.redis),
-    prefix: options.keys.prefix,
-    lifeId: options.lifeId,
-    ttlMs: options.ttlMs,
-    everyMs,
-  });
   let stopping = false;
-  thread.on("message", (message: AliveBeatThreadMessage) => {
-    if (message.kind !== "beating") return;
-    bridge?.stop();
-    bridge = undefined;
-  });
-  thread.on("error", (err) => {
-    options.log.warn(
-      { err: err.message },
-      "the heartbeat thread failed; beating from the main thread",
-    );
-    bridge ??= bridgeBeats(options, everyMs);
-  });
-  thread.on("exit", () => {
-    if (!stopping) bridge ??= bridgeBeats(options, everyMs);
-  });
-  thread.unref();
+  let thread: Worker | undefined;
+  const startBeatThread = () => {
+    clearTimeout(latest);
+    if (thread || stopping) return;
+    thread = startThread({
+      redis: cloneableTarget(options.redis),
+      prefix: options.keys.prefix,
+      lifeId: options.lifeId,
+      ttlMs: options.ttlMs,
+      everyMs,
+    });
+    thread.on("message", (message: AliveBeatThreadMessage) => {
+      if (message.kind !== "beating") return;
+      bridge?.stop();
+      bridge = undefined;
+    });
+    thread.on("error", (err) => {
+      options.log.warn(
+        { err: err.message },
+        "the heartbeat thread failed; beating from the main thread",
+      );
+      bridge ??= bridgeBeats(options, everyMs);
+    });
+    thread.on("exit", () => {
+      if (!stopping) bridge ??= bridgeBeats(options, everyMs);
+    });
+    thread.unref();
+  };
+  const latest = setTimeout(startBeatThread, BEAT_THREAD_START_MS);
+  latest.unref();
+  onProcessWarm(startBeatThread);
   return {
     async stop() {
       stopping = true;
+      clearTimeout(latest);
       bridge?.stop();
-      const stopped = new Promise((resolve) => {
-        thread.on("message", (message: AliveBeatThreadMessage) => {
-          if (message.kind === "stopped") resolve(undefined);
-        });
-        thread.once("exit", resolve);
-        setTimeout(resolve, STOP_WAIT_MS).unref();
-      });
-      thread.postMessage({ kind: "stop" });
-      await stopped;
-      await thread.terminate();
+      const started = thread;
+      if (started) await stopThread(started);
       await forgetLife(options.command, options.keys, options.lifeId).catch(() => undefined);
     },
   };
+}
+
+/** Tells the heartbeat thread to stop, waits for it (`STOP_WAIT_MS` at most), then ends it. */
+async function stopThread(thread: Worker): Promise<void> {
+  const stopped = new Promise((resolve) => {
+    thread.on("message", (message: AliveBeatThreadMessage) => {
+      if (message.kind === "stopped") resolve(undefined);
+    });
+    thread.once("exit", resolve);
+    setTimeout(resolve, STOP_WAIT_MS).unref();
+  });
+  thread.postMessage({ kind: "stop" });
+  await stopped;
+  await thread.terminate();
 }

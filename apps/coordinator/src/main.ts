@@ -111,14 +111,15 @@ async function main(): Promise<void> {
   if (!credentials && !isLoopback(adminHost)) {
     log.warn({ host: adminHost }, "Bull Board is writable by anyone who can reach this address");
   }
+  // Hand-over after the grace period, then a few seconds to close; never longer. Before the
+  // ready line: a supervisor that stops the process as soon as it reads it gets a clean stop.
+  onShutdownSignal(log, () => coordinator.close().finally(() => tracing?.shutdown()), {
+    deadlineMs: config.shutdownGraceMs + 5000,
+  });
   log.info(
     { url: `${coordinator.url}/admin/queues`, host: adminHost, tools: [...toolStore.tools.keys()] },
     "coordinator ready",
   );
-  // Hand-over after the grace period, then a few seconds to close; never longer.
-  onShutdownSignal(log, () => coordinator.close().finally(() => tracing?.shutdown()), {
-    deadlineMs: config.shutdownGraceMs + 5000,
-  });
 }
 
 /**

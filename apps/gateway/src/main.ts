@@ -62,6 +62,9 @@ async function main(): Promise<void> {
     log,
     version: readVersion(),
   });
+  // Before the ready line: a supervisor that stops the process as soon as it reads it gets a
+  // clean stop.
+  onShutdownSignal(log, () => gateway.close(), { deadlineMs: 10_000 });
   log.info(
     {
       url: gateway.url,
@@ -70,7 +73,6 @@ async function main(): Promise<void> {
     },
     "gateway ready",
   );
-  onShutdownSignal(log, () => gateway.close(), { deadlineMs: 10_000 });
 }
 
 /** The setting of the port a `PortInUseError` names: the operations port's, or the API's. */

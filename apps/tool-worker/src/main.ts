@@ -58,6 +58,18 @@ async function main(): Promise<void> {
     host: config.workerHost,
     http: { maxConnections: config.httpMaxConnections },
   });
+  // Running calls drain for up to YIEM_WORKER_DRAIN_MS; a call still running then is re-run
+  // elsewhere (as after a crash), within its tool's retries.
+  const stop = () =>
+    worker
+      .close()
+      .finally(() => mcp?.close())
+      .finally(() => tracing?.shutdown());
+  // Before the ready line: a supervisor that stops the process as soon as it reads it gets a
+  // clean stop.
+  onShutdownSignal(log, stop, {
+    deadlineMs: config.workerDrainMs,
+  });
   log.info(
     {
       workerId: worker.workerId,
@@ -67,16 +79,6 @@ async function main(): Promise<void> {
     },
     "tool worker ready",
   );
-  // Running calls drain for up to YIEM_WORKER_DRAIN_MS; a call still running then is re-run
-  // elsewhere (as after a crash), within its tool's retries.
-  const stop = () =>
-    worker
-      .close()
-      .finally(() => mcp?.close())
-      .finally(() => tracing?.shutdown());
-  onShutdownSignal(log, stop, {
-    deadlineMs: config.workerDrainMs,
-  });
 }
 
 main().catch((err: unknown) => {

@@ -15,8 +15,9 @@
  * module's original file, relative to the bundle, so Lua scripts, thread entry files and
  * built-in tool files resolve beside their sources as before, wherever the tree is moved to.
  * The bundle registers its own `@yiem/core` and `@yiem/tools` (`registerBundledPackages`) so a
- * tool file gets these same copies (`useOwnYiemPackages`), and tells the loader when the
- * process is warm (`onProcessWarm`).
+ * tool file gets these same copies (`useOwnYiemPackages`), registers its worker threads' own
+ * bundles (`BUNDLED_THREADS`, one CommonJS file each beside it: `registerBundledThreads`), and
+ * tells the loader when the process is warm (`onProcessWarm`).
  *
  * Usage: `tsx scripts/bundleApps.ts` (after `tsc -b`); `--check-fresh` rebuilds only a bundle
  * older than a compiled file of the workspace or than the build's own sources.
@@ -52,6 +53,15 @@ const EXTERNAL = [
   "quickjs-emscripten",
   "@jitl/*",
 ];
+
+/**
+ * The worker threads every app's bundle carries as one CommonJS file each, beside it
+ * (`apps/<app>/dist/<name>.bundle.cjs`), by name (`registerBundledThreads`): compiled entries.
+ */
+export const BUNDLED_THREADS = {
+  aliveBeatThread: "packages/core/dist/ops/aliveBeatThread.js",
+  frontDoorThread: "packages/core/dist/coordinator/http/frontDoorThread.js",
+} as const;
 
 /** The build's and the loader's sources: a bundle older than one of them is rebuilt (`--check-fresh`). */
 const BUILD_SOURCES = [
@@ -101,11 +111,49 @@ function registrationModule(): string {
   return [
     `import * as core from "@yiem/core";`,
     `import { onProcessWarm, registerBundledPackages, withV8FlagsAsStarted } from "@yiem/core/internal";`,
+    `import { registerBundledThreads } from "@yiem/core/internal";`,
     `import * as tools from "@yiem/tools";`,
     `registerBundledPackages({ "@yiem/core": core, "@yiem/tools": tools });`,
+    `registerBundledThreads({ ${Object.keys(BUNDLED_THREADS)
+      .map((name) => `${name}: new URL(${JSON.stringify(threadFileOf(name))}, ${BUNDLE_URL})`)
+      .join(", ")} });`,
     `${BUNDLE_PARAMETERS.loader}.writeCachesThrough(withV8FlagsAsStarted);`,
     `onProcessWarm(() => ${BUNDLE_PARAMETERS.loader}.warm());`,
   ].join("\n");
+}
+
+/** The file name of thread `name`'s bundle, beside the app's. */
+function threadFileOf(name: string): string {
+  return `./${name}.bundle.cjs`;
+}
+
+/**
+ * Bundles each of `BUNDLED_THREADS` into one CommonJS file beside the app's bundle: a worker
+ * thread started from it resolves and links no module one by one and starts no ES module
+ * loader. Modules keep their locations as in the app's bundle (`keepModuleLocations`), against
+ * the thread file's own URL.
+ */
+async function bundleThreads(dist: string): Promise<void> {
+  for (const [name, entry] of Object.entries(BUNDLED_THREADS)) {
+    const result = await build({
+      entryPoints: [join(ROOT, entry)],
+      write: false,
+      outfile: join(dist, threadFileOf(name)),
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      target: "node20",
+      minifyWhitespace: true,
+      minifySyntax: true,
+      keepNames: true,
+      legalComments: "none",
+      external: EXTERNAL,
+      banner: { js: `var ${BUNDLE_URL} = require("node:url").pathToFileURL(__filename).href;` },
+      plugins: [keepModuleLocations(dist)],
+      logLevel: "warning",
+    });
+    await writeWhole(join(dist, threadFileOf(name)), result.outputFiles[0]?.text ?? "");
+  }
 }
 
 /** The bundle's entry: the registration first, then the app's `main.js` (imports run in order). */
@@ -172,6 +220,7 @@ async function bundleApp(app: string): Promise<void> {
   await removeOldCaches(dist);
   await writeWhole(join(dist, "main.bundle.cjs"), code);
   await writeWhole(join(dist, "main.bundle.js"), await buildLoader());
+  await bundleThreads(dist);
   await writeBuildCache(dist, code);
 }
 

@@ -3,7 +3,8 @@
  * `npm run build`). A tool file outside the repository still gets the process's own
  * `@yiem/core` (the bundle's copy, not a second one loaded beside it, nor the folder's own),
  * from ESM and from CommonJS alike, and the bundle still finds what it reads beside its
- * sources (Lua scripts, thread files, built-in tool files).
+ * sources (Lua scripts, thread files, built-in tool files). Its worker threads run from files
+ * of their own beside it (`registerBundledThreads`), not from modules loaded one by one.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -84,16 +85,23 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-/** Starts `entry` with the tools of `toolsDir` (strict) and returns the tools its ready line lists. */
-async function readyTools(entry: string, ready: string, toolsDir: string): Promise<unknown> {
-  const app = spawnCommand(["node", entry], {
+/** The environment of a bundled app started on the test Redis with `more`. */
+async function appEnv(more: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
     REDIS_URL: redis.url,
     YIEM_PREFIX: redis.prefix,
     OPENAI_API_KEY: "sk-test",
-    YIEM_TOOLS_DIR: toolsDir,
-    YIEM_TOOLS_STRICT: "1",
     PORT: String(await freePort()),
-  });
+    ...more,
+  };
+}
+
+/** Starts `entry` with the tools of `toolsDir` (strict) and returns the tools its ready line lists. */
+async function readyTools(entry: string, ready: string, toolsDir: string): Promise<unknown> {
+  const app = spawnCommand(
+    ["node", entry],
+    await appEnv({ YIEM_TOOLS_DIR: toolsDir, YIEM_TOOLS_STRICT: "1" }),
+  );
   try {
     await app.waitForLine(logMessage(ready), 30_000);
     return logEntries(app, ready)[0]?.tools;
@@ -123,5 +131,40 @@ describe("the bundled apps", () => {
       writeFolder(HELPER_TOOL_FILES),
     );
     expect(tools).toEqual(expect.arrayContaining(["helper_yiem"]));
+  });
+
+  it("run the coordinator's threads from their own bundles beside the app's, loading no module of ioredis", async () => {
+    // NODE_DEBUG=module: Node's CommonJS loader names each file it loads, in every thread.
+    const app = spawnCommand(
+      ["node", "apps/coordinator/dist/main.bundle.js"],
+      await appEnv({ NODE_DEBUG: "module" }),
+    );
+    try {
+      await app.waitForLine(logMessage("coordinator ready"), 30_000);
+      // The heartbeat thread starts within a second of the start (`BEAT_THREAD_START_MS`).
+      await app.waitForLine((line) => /: load ".*aliveBeatThread\.bundle\.cjs"/.test(line), 10_000);
+      const loads = app.lines.filter((line) => /^MODULE \d+: load /.test(line));
+      const threadFiles = loads.flatMap(
+        (line) => /\/(\w+Thread\.bundle\.cjs)"/.exec(line)?.[1] ?? [],
+      );
+      expect(threadFiles.sort()).toEqual([
+        "aliveBeatThread.bundle.cjs",
+        "frontDoorThread.bundle.cjs",
+      ]);
+      expect(loads.filter((line) => /ioredis|Thread\.js"/.test(line))).toEqual([]);
+    } finally {
+      app.signal("SIGTERM");
+      expect(await app.exited).toBe(0);
+    }
+  });
+
+  it("stop cleanly on a SIGTERM sent as soon as their ready line is read (each of 8 starts)", async () => {
+    // The handler was set after the ready line: about one stop in five died of the signal.
+    for (let i = 0; i < 8; i++) {
+      const app = spawnCommand(["node", "apps/coordinator/dist/main.bundle.js"], await appEnv());
+      await app.waitForLine(logMessage("coordinator ready"), 30_000);
+      app.signal("SIGTERM");
+      expect(await app.exited).toBe(0);
+    }
   });
 });

@@ -39,6 +39,7 @@ export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";
 export { TenantRunSlots } from "./features/tenants/tenantRunSlots.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
+export { type BundledThread, registerBundledThreads } from "./ops/bundledThreads.js";
 export { withV8FlagsAsStarted } from "./ops/heapGrowth.js";
 export { silentLogger } from "./ops/logger.js";
 export { checkPortFree } from "./ops/portFree.js";

@@ -3,6 +3,7 @@ import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
 import { beatAlive, forgetLife } from "../state/processLives.js";
 import type { AliveBeatThreadData, AliveBeatThreadMessage } from "./aliveBeatThread.js";
+import { bundledThreadFile } from "./bundledThreads.js";
 import type { Logger } from "./logger.js";
 import { onProcessWarm } from "./processWarm.js";
 
@@ -45,11 +46,14 @@ function cloneableTarget(target: RedisTarget): RedisTarget {
 }
 
 /**
- * The thread's module beside this one: the compiled `.js`; or, when this file runs as its
+ * The thread's file in this process's bundle (`bundledThreadFile`); else its module beside
+ * this one: the compiled `.js`; or, when this file runs as its
  * TypeScript source (tsx, vitest), the `.ts` beside it, loaded through tsx's loader, which a
  * worker thread does not inherit from its parent.
  */
 function startThread(data: AliveBeatThreadData): Worker {
+  const bundled = bundledThreadFile("aliveBeatThread");
+  if (bundled) return new Worker(bundled, { workerData: data });
   if (!import.meta.url.endsWith(".ts"))
     return new Worker(new URL("./aliveBeatThread.js", import.meta.url), { workerData: data });
   const source = new URL("./aliveBeatThread.ts", import.meta.url).href;

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { bundledThreadFile } from "../../ops/bundledThreads.js";
 import { type HttpLimits, PortInUseError } from "../../ops/httpListen.js";
 import { SETTINGS } from "../../settings/catalogue.js";
 import type { FrontDoorMessage, ThreadMessage } from "./frontDoorMessages.js";
@@ -31,11 +32,14 @@ export interface FrontDoor {
 }
 
 /**
- * The thread's module beside this one: the compiled `.js`; or, when this file runs as its
+ * The thread's file in this process's bundle (`bundledThreadFile`); else its module beside
+ * this one: the compiled `.js`; or, when this file runs as its
  * TypeScript source (tsx, vitest), the `.ts` beside it, loaded through tsx's loader, which a
  * worker thread does not inherit from its parent.
  */
 function startThread(data: FrontDoorThreadData): Worker {
+  const bundled = bundledThreadFile("frontDoorThread");
+  if (bundled) return new Worker(bundled, { workerData: data });
   if (!import.meta.url.endsWith(".ts"))
     return new Worker(new URL("./frontDoorThread.js", import.meta.url), { workerData: data });
   const source = new URL("./frontDoorThread.ts", import.meta.url).href;

@@ -92,10 +92,24 @@ it takes work while its front door's thread boots (its port checked on the main 
 On a loaded 2-core machine (load about 2, 11 alternating kills, runs every 150 ms): kill to
 first answer 0.77 s against 1.19 s before them, the replacement's CPU up to its first run
 1.06 s against 1.52 s (its threads included), spawn to \`coordinator ready\` 0.78 s against
-0.92 s. What is left: running the bundle's modules (about 0.2 s: zod, BullMQ, ioredis, undici,
-the OpenTelemetry API loaded by \`require\`), ajv's first compile (its meta-schema), the Redis
-connections and BullMQ's setup, the two threads' boots (the heartbeat's loads ioredis
-unbundled), and a first run still several times a warm one (its code not optimised yet). A deployment with
+0.92 s. Then three more (profiled with \`--cpu-prof\`: the heartbeat thread's boot took about
+450 ms of CPU, most of it loading ioredis module by module through an ES module loader of its
+own, and ajv compiled the draft-07 meta-schema at the first tool schema, 25 to 50 ms of the
+main thread): the heartbeat thread starts once the process did its first piece of work (or a
+second after its start), the main thread beating until then; the two threads run from one
+CommonJS file each beside the bundle; and a tool's schema is checked against draft-07 by
+ajv's standalone code generated ahead of time (\`scripts/draft7MetaValidator.ts\`), ajv's own
+check only for a schema that code finds invalid, so the message is ajv's. Two A/B runs of
+\`bench/peers/coordinatorRestart.ts --variants\` (15 alternating kills each, runs every 150 ms;
+medians, before → after): at load 14.6 → 8.2, kill to first answer 543 → 432 ms (max 1,539 →
+1,067), spawn to \`coordinator ready\` 494 → 368 ms, ready to first run 73 → 56 ms, the
+replacement's CPU up to its first run 540 → 400 ms; at load 6.9 → 4.7, 418 → 335 ms (max 721
+→ 555), 367 → 304 ms, 43 → 16 ms, 560 → 370 ms. What is left: running the bundle's modules
+(about 0.15 s: undici, the OpenTelemetry API loaded by \`require\` from prom-client, BullMQ,
+express, ioredis, zod's schemas), the Redis connections and BullMQ's setup, the front door
+thread's boot beside the first run (about 150 ms of CPU, mostly Node's own modules; booting it
+after the first run gained 25 to 60 ms in one A/B, within the noise, and would delay
+\`coordinator ready\`), and a first run still several times a warm one. A deployment with
 two coordinators does not wait for a start: the other one answers and finds the dead one
 within 1.75 s.`;
 

@@ -151,37 +151,71 @@ const MONITOR_RUNS_WORDS = `Where they come from: \`bench/monitorRuns.ts\` (\`np
 shape (two model calls, two parallel tool calls on two worker processes) with \`MONITOR\` and
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
-100 runs in one \`addBulk\`, three runs of the bench after the latest cut of Yiem's own
-commands: **about 209 commands per run** (208.3–210.1): **BullMQ's scripts about 123**
-(121.9–124.6; in one run: adding a request and two tool jobs 30, taking them about 20,
-finishing them about 73 with the workers' fetch of their next job), **Yiem's scripts about 78**
-(77.6–78.3), plain commands about 8 (7.7–8.3: 7 a run, and 0.3–0.8 of the result waiter's
-safety read of a tool job, \`HGETALL\` after 250 ms, which calls meet when they take longer on a
-busy machine). Before that cut, on the same machine: about 221 (220.4–221.9; BullMQ 122.3,
-Yiem 91.9 (91.8–92.0), plain 7.1); before issue 31's cuts of the round before it: 241.7
-(BullMQ 126.2, Yiem 108.5, plain 7.1). What the last cut took out of Yiem's 99 (scripts and
-plain commands), per run: the \`XREVRANGE\` of each event batch behind a run's first, about
-4.7 (the connection guesses the stream's newest entry from its own writes, and the first
-\`XADD\` proves it); the transcript's tail read of each append, 3 (an append carries the
-length the run knows and its \`RPUSH\` proves it); one \`RPUSH\` and one \`HDEL\` for a
-batch's two results instead of two each, 2; the lease taken by a plain \`SET NX\` instead of a
-script, 1; the read of \`runInputs\` at the close, 1; the range read of the inputs behind a
-run's first at its opening, 1; and the read of an answer its own coordinator was storing,
-about 0.6. One run after another (\`--sequential --runs 20\`): 262.9–264.8 (BullMQ
-168.9–170.0, Yiem 78.0–78.9, plain 16.0, mostly BullMQ's blocking waits), where it was 275.8
-(168.9, 92.9, 13.9) one cut earlier and 288.4 (170.7, 103.8, 14.0) before; BullMQ
-costs more there because each take that finds nothing still runs its script. The cut was taken back for a while (a Redis Cluster failover test failed about one run in
-three: a pipeline's replies were shifted, fixed since, see \`state/eventBatches.ts\`) and
-re-landed; measured again then, on a busier machine (load about 5 on 2 cores), 100 runs in one
-\`addBulk\`, four runs: 211.7–215.2 (BullMQ 125.7–128.3, Yiem 77.3–78.8, plain 7.5–8.0), against
-222.5–224.7 (BullMQ 123.6–126.2, Yiem 91.5–92.0, plain 6.7–7.0) for the code without the cut,
-three runs: Yiem's own, scripts and plain, about 99 → 86; one run after another 263.0 (BullMQ
-170.3, Yiem 78.7, plain 14.0). Of BullMQ's
-commands of a run (the \`addBulk\` load), about 21 feed its events stream (12 \`XADD\`s: added,
-waiting, active, completed, drained; 3 \`XTRIM\`s and 6 reads of the stream's cap), which no Yiem
-reader needs for the tool queues (their ends are announced on \`toolEnds\`), and about 15 keep
-finished jobs for an hour (a \`ZADD\`, an \`HSET\` and three pruning commands per job); BullMQ has no
-option that leaves either out.`;
+100 runs in one \`addBulk\`, six runs of the bench after issue 31's latest cuts (load 5 to 10
+on 2 cores): **about 197 commands per run** (196.4–198.0): **BullMQ's scripts about 111**
+(110.4–111.8: the request job's add 10, take 10 and finish 19.7; each tool job's add 10, take
+about 10 and finish about 15), **Yiem's scripts about 77** (77.1–77.5), plain commands about 9
+(8.6–9.4: 7 a run, the workers' blocking waits for a job marker, 1.0–1.2, and 0.3–0.9 of the
+result waiter's safety read of a tool job, \`HGETALL\` after 250 ms, which calls meet when they
+take longer on a busy machine). The same three runs just before the cuts: 210.4–211.6 (BullMQ
+124.4–126.3, Yiem 77.4–78.1, plain 7.8–7.9). One run after another (\`--sequential --runs 20\`, four runs):
+241.0–243.5 (BullMQ 148.9–150.3, Yiem 77.2–77.8, plain 14.0–16.0), where it was 263.0 (170.3,
+78.7, 14.0). What each cut took out, per run:
+
+- **Completed tool jobs are not kept** (\`YIEM_TOOL_JOB_RETENTION_S\`, 0 by default: BullMQ's
+  \`removeOnComplete: true\`), about 8: BullMQ's finish of each no longer adds the job to the
+  completed set and its result to the job's hash, nor prunes the set by age and count (\`ZADD\`,
+  \`HSET\`, \`ZREVRANGEBYSCORE\`, \`ZREVRANGE\`, \`ZREMRANGEBYRANK\`), for one \`DEL\` of the job's keys.
+  In a queue kept full (10,000 completed jobs) each finish also removed the oldest job, which
+  this figure, taken on an empty Redis, does not show. The result stays an hour in the job's
+  \`toolDone\` marker, which a resumed run and the result waiter's safety poll read for a job
+  that is gone. Bull Board no longer lists completed tool calls; a retention in seconds
+  brings them back, and its 8 commands.
+- **A tool worker's finish takes no next job** (\`EagerWorker.fetchOnFinish\`), about 5 (12
+  when one run follows another): BullMQ's \`moveToFinished\` tries to take the next job in the
+  same script, 6 commands that find nothing whenever the queue is empty, the common case for a
+  tool queue whose workers wait for a job marker; the worker's loop takes the next job itself,
+  one script call more when there was one, and blocks for a marker more often (the \`BZPOPMIN\`s
+  above, about 0.9 more). Not on a limited tool's queue: there a job waiting for a free slot
+  gets no marker, and only the finish that frees the slot hands it out at once (without it,
+  \`test/cluster/toolLimits.test.ts\` waited for the workers' 5 s marker waits to time out).
+- **A new session's first events read no stream**, 1: a session opened with an empty
+  transcript is believed to have no events, so its run's first batch numbers from 1 and its
+  script does not read the stream's newest entry (\`XREVRANGE\`); a wrong belief costs one
+  refused \`XADD\` and the read it saved.
+
+The cut before those (issue 31's first round, then re-landed), on the same bench: about 221 →
+209 (Yiem's own 92 → 78): the \`XREVRANGE\` of each event batch behind a run's first, about 4.7
+(the connection guesses the stream's newest entry from its own writes, and the first \`XADD\`
+proves it); the transcript's tail read of each append, 3 (an append carries the length the
+run knows and its \`RPUSH\` proves it); one \`RPUSH\` and one \`HDEL\` for a batch's two results
+instead of two each, 2; the lease taken by a plain \`SET NX\` instead of a script, 1; the read of
+\`runInputs\` at the close, 1; the range read of the inputs behind a run's first at its opening,
+1; and the read of an answer its own coordinator was storing, about 0.6. It was taken back for a
+while (a Redis Cluster failover test failed about one run in three: a pipeline's replies were
+shifted, fixed since, see \`state/eventBatches.ts\`) and re-landed. Before that round: 241.7
+(BullMQ 126.2, Yiem 108.5, plain 7.1).
+
+What is left, and why 150 a run is out of reach without giving up a promise: BullMQ's ~111
+are three jobs' adds, takes and finishes, about 35 a tool job and 40 the request job. Of them
+about 24 feed the queues' events streams (5 \`XADD\`s a job: added, waiting, active, completed,
+drained; an \`XTRIM\` and two reads of the stream's cap), which no Yiem reader needs for the tool
+queues (their ends are announced on \`toolEnds\`) but a plain BullMQ client's
+\`waitUntilFinished\` needs for the coordinator queue; BullMQ has no option that leaves them
+out, and its Lua is not ours to change. The request job's retention (its add's choice, 1 h by
+default) keeps 5 more. Yiem's ~77 are the run's durable writes, each fenced by the lease:
+the input's record (\`enqueueInput\`, 8) and the run's opening (\`startRun\`, 11), the events
+(about 15 stored a run, an \`XADD\` each, in about 8 script calls, each with its \`PUBLISH\`) with
+the transcript appends among them (3 a run, each its lease check and push), the close (\`finishRun\`, 16), the
+claim of the request's session (3) and the workers' finished markers (3 a call). Candidates
+measured or weighed and left: the final answer's append carried by the close's script (about
+4: one script call, a lease check, a stream read and a \`PUBLISH\`; it would store the answer's
+\`messageEnd\` before its append is confirmed), a live event's number taken from the guess
+instead of the stream (1 a run; a wrong guess would make readers drop a streamed delta), the
+\`HDEL\` of running marks and of input budgets when none was set (1 each; the store would have to
+track which calls it marked), and reads of a brand-new session's agent, transcript and
+running marks (3; a session minted by the claim could still be run meanwhile by a coordinator
+that took the request job over).`;
 
 /** Past one coordinator: one against two, commands per run, the sizing rule, 10,000 sessions. */
 export function sizingSection(m: Measured, sessions10k: Sessions10kRecord[]): string {

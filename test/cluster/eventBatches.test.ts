@@ -82,6 +82,22 @@ function textDelta(delta: string): AgentEvent {
   return { type: "messageUpdate", delta } as unknown as AgentEvent;
 }
 
+/**
+ * Checks that `sessionId`'s stream holds `count` events numbered 1..count with no gap, each
+ * entry's id its number and its running byte total beside it.
+ */
+async function expectNumberedFromOne(sessionId: string, count: number): Promise<void> {
+  const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
+  let total = 0;
+  const seqs: number[] = [];
+  for (const [id, fields] of entries) {
+    total += Buffer.byteLength(fields[1] ?? "");
+    seqs.push(JSON.parse(fields[1] ?? "").seq);
+    expect([id, fields[3]]).toEqual([`${seqs.at(-1)}-1`, String(total)]);
+  }
+  expect(seqs).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+}
+
 describe("event batches", () => {
   it("sends events emitted one after another as one script, numbered in order", async () => {
     const sessionId = randomUUID();
@@ -142,20 +158,8 @@ describe("event batches", () => {
     for (let i = 0; i < 3; i++) void publisher(stale).emit(turnStart());
     await publisher(stale).flush();
     expect((await callsOf("xrevrange")) - between).toBe(1);
-    for (const [sessionId, count] of [
-      [fresh, 3],
-      [stale, 5],
-    ] as const) {
-      const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
-      let total = 0;
-      const seqs: number[] = [];
-      for (const [id, fields] of entries) {
-        total += Buffer.byteLength(fields[1] ?? "");
-        seqs.push(JSON.parse(fields[1] ?? "").seq);
-        expect([id, fields[3]]).toEqual([`${seqs.at(-1)}-1`, String(total)]);
-      }
-      expect(seqs).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-    }
+    await expectNumberedFromOne(fresh, 3);
+    await expectNumberedFromOne(stale, 5);
   });
 
   it("numbers after the events another writer stored since the connection's last batch, read once, with no gap", async () => {
@@ -174,15 +178,7 @@ describe("event batches", () => {
     await own.emit(turnStart());
     await own.flush();
     expect((await callsOf("xrevrange")) - before).toBe(1); // and known again from that reply
-    const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
-    let total = 0;
-    const seqs: number[] = [];
-    for (const [id, fields] of entries) {
-      total += Buffer.byteLength(fields[1] ?? "");
-      seqs.push(JSON.parse(fields[1] ?? "").seq);
-      expect([id, fields[3]]).toEqual([`${seqs.at(-1)}-1`, String(total)]);
-    }
-    expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    await expectNumberedFromOne(sessionId, 7);
   });
 
   it("gives a live event ahead of a batch's stored ones the stored number, whatever the connection guessed", async () => {

@@ -1,9 +1,9 @@
 /**
- * What a completed tool job leaves behind with the default `YIEM_TOOL_JOB_RETENTION_S` (0):
+ * What a completed tool job leaves behind with `YIEM_TOOL_JOB_RETENTION_S` 0 (not the default):
  * the run gets both results, the jobs are gone from their queue (Bull Board lists no completed
  * tool job), and each job's finished marker keeps its result for the hour a resumed run may
- * read it in. (test/cluster/toolJobs.test.ts runs with the setting at 3600: completed jobs
- * kept, retried and cleaned from the board.)
+ * read it in. (test/cluster/toolJobs.test.ts covers the default, 3600: completed jobs kept,
+ * retried and cleaned from the board.)
  */
 import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
@@ -29,9 +29,13 @@ function respond(request: ScriptedRequest): ScriptedReply {
   };
 }
 
-const cluster = useTestCluster({ workers: 2, model: { respond } });
+const cluster = useTestCluster({
+  workers: 2,
+  model: { respond },
+  env: { YIEM_TOOL_JOB_RETENTION_S: "0" },
+});
 
-describe("tool jobs with the default retention", () => {
+describe("tool jobs with a retention of 0", () => {
   it("removes each completed tool job and keeps its result in its finished marker", async () => {
     const { runId, sessionId } = await cluster.client.send("two calls");
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 30_000 });

@@ -162,7 +162,7 @@ take longer on a busy machine). The same three runs just before the cuts: 210.4�
 241.0–243.5 (BullMQ 148.9–150.3, Yiem 77.2–77.8, plain 14.0–16.0), where it was 263.0 (170.3,
 78.7, 14.0). What each cut took out, per run:
 
-- **Completed tool jobs are not kept** (\`YIEM_TOOL_JOB_RETENTION_S\`, 0 by default: BullMQ's
+- **Completed tool jobs not kept** (\`YIEM_TOOL_JOB_RETENTION_S=0\`, measured with it; the default keeps them an hour, see docs/RELIABILITY.md, "Finished tool calls"; BullMQ's
   \`removeOnComplete: true\`), about 8: BullMQ's finish of each no longer adds the job to the
   completed set and its result to the job's hash, nor prunes the set by age and count (\`ZADD\`,
   \`HSET\`, \`ZREVRANGEBYSCORE\`, \`ZREVRANGE\`, \`ZREMRANGEBYRANK\`), for one \`DEL\` of the job's keys.

@@ -19,12 +19,14 @@ export {
 export { startFailureDetector } from "./coordinator/failureDetector.js";
 export { firstRunAlone } from "./coordinator/intake/firstRunAlone.js";
 export { resolveCoordinatorOptions } from "./coordinator/resolveCoordinatorOptions.js";
+export { openFeatureRuns } from "./coordinator/run/featureRuns.js";
 export {
   createRemoteExecutor,
   type RemoteExecutorOptions,
 } from "./coordinator/run/remoteExecutor.js";
 export { type JobEnd, ResultWaiter, readJobEnd } from "./coordinator/run/resultWaiter.js";
 export { ApprovalStore } from "./features/approvals/approvalStore.js";
+export { budgetsFeature } from "./features/budgets/budgetsFeature.js";
 export { TreeLedger } from "./features/budgets/treeLedger.js";
 export { type ChildCallRequest, ChildRunStore } from "./features/childRuns/childRunStore.js";
 export { limitLlmCall } from "./features/flowControl/limitLlmCall.js";
@@ -37,6 +39,7 @@ export { type CallTenant, ProviderLimit } from "./features/flowControl/providerL
 export { waitForTurn } from "./features/flowControl/waitForTurn.js";
 export { dayOf, TenantDayLedger } from "./features/tenants/tenantDayLedger.js";
 export { TenantRunSlots } from "./features/tenants/tenantRunSlots.js";
+export { tenantsFeature } from "./features/tenants/tenantsFeature.js";
 export { createLlmFetch } from "./llm/llmFetch.js";
 export { requestedWaitMs } from "./llm/rateLimitHeaders.js";
 export { type BundledThread, registerBundledThreads } from "./ops/bundledThreads.js";

@@ -203,6 +203,13 @@ export interface FeatureRun {
    */
   limitConfig?(config: AgentLoopConfig, requestIds: readonly string[]): Promise<void>;
   /**
+   * Starts the reads the next `limitConfig` for `requestIds` needs, without waiting for them:
+   * called on every feature before their `limitConfig`s run one after another, so that their
+   * reads go out together (one round trip at a run's open, not one per feature). Never throws;
+   * a read that fails fails that `limitConfig`.
+   */
+  readLimits?(requestIds: readonly string[]): void;
+  /**
    * Before a batch's results are appended (after earlier writes settled): may stop the run
    * (throw `RunParkedError`), or return the write that stores the batch instead of a plain
    * append and what to do once it is stored. The first feature that returns a write wins.

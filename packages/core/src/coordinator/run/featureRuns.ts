@@ -25,6 +25,7 @@ export interface FeatureRuns {
   wrapExecutor(inner: ToolExecutor): ToolExecutor;
   /** Whether some feature keeps `event` back. */
   holdsBack(event: AgentEvent): boolean;
+  /** Every feature's `readLimits`, then every feature's `limitConfig` in turn. */
   limitConfig(config: AgentLoopConfig, requestIds: readonly string[]): Promise<void>;
   /** Every feature's `beforeAppend`; the first plan returned wins. */
   beforeAppend(messages: AgentMessage[]): Promise<BatchPlan | undefined>;
@@ -82,6 +83,7 @@ function combine(parts: FeatureRun[]): FeatureRuns {
       ),
     holdsBack: (event) => parts.some((part) => part.holdsBack?.(event)),
     async limitConfig(config, requestIds) {
+      for (const part of parts) part.readLimits?.(requestIds);
       for (const part of parts) await part.limitConfig?.(config, requestIds);
     },
     async beforeAppend(messages) {

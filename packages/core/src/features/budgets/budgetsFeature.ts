@@ -1,7 +1,7 @@
 import { SessionStoreError } from "../../protocol/errors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
-import type { AgentLoopConfig } from "../../types/index.js";
+import type { AgentLoopConfig, RunBudget } from "../../types/index.js";
 import type { FeatureRun, HeldSession, OpenedRun, Reservation, RunFeature } from "../runFeature.js";
 import { readInputBudgets } from "./inputBudgets.js";
 import { lowerBudget } from "./protocol.js";
@@ -41,12 +41,22 @@ async function openBudgetRun(
   run: OpenedRun,
 ): Promise<FeatureRun> {
   let config: AgentLoopConfig | undefined;
+  /** The read `readLimits` started, for the `limitConfig` of the same `requestIds`. */
+  let started: { requestIds: readonly string[]; budgets: Promise<RunBudget[]> } | undefined;
   const spend = (what: Reservation | { kind: "report" }) =>
     spendFromTree(ledger, session, run, config, what);
   return {
+    readLimits(requestIds) {
+      const budgets = readRequestBudgets(deps, session, requestIds);
+      budgets.catch(() => undefined); // its `limitConfig` throws it
+      started = { requestIds, budgets };
+    },
     async limitConfig(given, requestIds) {
       config = given;
-      await lowerByRequestBudgets(deps, session, given, requestIds);
+      const read = started?.requestIds === requestIds ? started.budgets : undefined;
+      started = undefined;
+      const budgets = await (read ?? readRequestBudgets(deps, session, requestIds));
+      for (const budget of budgets) given.budget = lowerBudget(given.budget, budget);
     },
     reserve: (what) => spend(what),
     async afterFinish() {
@@ -83,21 +93,18 @@ async function spendFromTree(
 }
 
 /**
- * Lowers the run's budget by the own budgets of the inputs `requestIds` (their requests'
- * `budget`, recorded with them). A Redis failure stops the run before its next model call, to
- * be resumed.
+ * The own budgets of the inputs `requestIds` (their requests' `budget`, recorded with them),
+ * which lower the run's budget. A Redis failure (`SessionStoreError`) stops the run before its
+ * next model call, to be resumed.
  */
-async function lowerByRequestBudgets(
+async function readRequestBudgets(
   deps: BudgetsFeatureDeps,
   session: HeldSession,
-  config: AgentLoopConfig,
   requestIds: readonly string[],
-): Promise<void> {
-  let budgets: Awaited<ReturnType<typeof readInputBudgets>>;
+): Promise<RunBudget[]> {
   try {
-    budgets = await readInputBudgets(deps.command, deps.keys, session.sessionId, requestIds);
+    return await readInputBudgets(deps.command, deps.keys, session.sessionId, requestIds);
   } catch (err) {
     throw new SessionStoreError(session.sessionId, err);
   }
-  for (const budget of budgets) config.budget = lowerBudget(config.budget, budget);
 }

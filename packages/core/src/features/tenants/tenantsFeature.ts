@@ -148,8 +148,22 @@ async function openTenantRun(
   run: OpenedRun,
 ): Promise<FeatureRun> {
   let tenant: string | null | undefined; // undefined: not read yet; null: none
+  let reading: Promise<string | null> | undefined; // the read under way or done; not a failed one
+  const read = (): Promise<string | null> => {
+    reading ??= readTenant(deps, session, run).then(
+      (name) => {
+        tenant = name;
+        return name;
+      },
+      (err: unknown) => {
+        reading = undefined; // the next use reads again
+        throw err;
+      },
+    );
+    return reading;
+  };
   const tenantOf = async (): Promise<string | undefined> => {
-    if (tenant === undefined) tenant = await readTenant(deps, session, run);
+    if (tenant === undefined) await read();
     return tenant ?? undefined;
   };
   const spend = async (what: DayLedgerRequest, childSessionId?: string) => {
@@ -165,6 +179,10 @@ async function openTenantRun(
     }
   };
   return {
+    readLimits() {
+      // A failure is thrown by `limitConfig`, which waits for this read.
+      if (tenant === undefined) read().catch(() => undefined);
+    },
     async limitConfig(config) {
       const name = await tenantOf();
       if (name !== undefined) config.tenant = name;

@@ -1,6 +1,7 @@
 /**
  * Redis refuses writes for a few seconds (maxmemory reached under noeviction) while runs are
- * in flight: no run may be left open with nothing behind it, and no tool may run twice.
+ * in flight: no run may be left open with nothing behind it, no process is taken for dead
+ * because its heartbeats were refused (for twice a life's ttl), and no tool may run twice.
  */
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
@@ -58,6 +59,10 @@ describe("faults: Redis out of memory (noeviction) mid-run", () => {
     expect(responses.map((r) => r.content)).toEqual(
       sends.map((_, i) => [{ type: "text", text: `final oom${i}: oom${i}-1 recorded` }]),
     );
+    // Every beat was refused for longer than a life's ttl: the workers were not taken for dead
+    // (their running calls handed to the other worker would have run twice).
+    const coordinatorLines = cluster.coordinators[0]?.lines ?? [];
+    expect(coordinatorLines.filter((l) => l.includes("processes found dead"))).toEqual([]);
     const counts = await ledger.countsByCall();
     expect(counts.size).toBe(RUNS);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);

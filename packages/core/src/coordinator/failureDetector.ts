@@ -63,6 +63,26 @@ async function releaseDeadLocks(
   return moved;
 }
 
+/**
+ * Whether Redis takes a heartbeat now: a write of the same kind as a beat (`ZADD` on the lives'
+ * key, a no-op: only an existing member, only a greater score). Redis out of memory refuses
+ * it, as it refuses every beat (the beat's script starts with that write), while the reads
+ * and the first deleting writes of a look still go through: lives that expired meanwhile did
+ * not die. Never throws.
+ */
+async function acceptsBeats(options: FailureDetectorOptions): Promise<boolean> {
+  try {
+    await options.command.zadd(options.keys.alive, "XX", "GT", 0, options.ownLife);
+    return true;
+  } catch (err) {
+    options.log.warn(
+      { err: (err as Error).message },
+      "Redis refuses heartbeats; no process is taken for dead until they go through again",
+    );
+    return false;
+  }
+}
+
 /** The grace of a look (`LifeGrace`): within a ttl of a reconnect all, of the start if Redis is young. */
 function graceOf(withinTtl: boolean, reconnected: boolean): LifeGrace {
   if (!withinTtl) return "none";
@@ -95,14 +115,22 @@ export function startFailureDetector(options: FailureDetectorOptions): FailureDe
     readyAt = Date.now();
     reconnectedSinceStart = true;
   });
+  // Redis refused a write lately (out of memory, a replica turned read-only): every process's
+  // beat was refused alike, so for a ttl after that every life gets time, as after an outage.
+  let refusedAt = Number.NEGATIVE_INFINITY;
   const look = async () => {
     if (options.command.status !== "ready") return; // a look queued through an outage: none
     const sentAt = Date.now();
-    const grace = graceOf(sentAt - readyAt < options.ttlMs, reconnectedSinceStart);
+    const away = Math.max(readyAt, refusedAt);
+    const grace = graceOf(sentAt - away < options.ttlMs, reconnectedSinceStart || away > readyAt);
     const found = await findDeadLives(options.command, options.keys, options.ttlMs, grace);
     // Reconnected while the look was on its way (it ran after an outage): the next look decides.
     const reconnected = readyAt > sentAt;
     found.expired = found.expired.filter((life) => life !== options.ownLife && !reconnected);
+    if (found.expired.length > 0 && !(await acceptsBeats(options))) {
+      refusedAt = Date.now();
+      return;
+    }
     const now = new Set([...found.expired, ...found.buried]);
     const fresh = [...now].some((life) => !dead.has(life));
     dead = now;

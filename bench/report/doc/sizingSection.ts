@@ -151,7 +151,9 @@ const MONITOR_RUNS_WORDS = `Where they come from: \`bench/monitorRuns.ts\` (\`np
 shape (two model calls, two parallel tool calls on two worker processes) with \`MONITOR\` and
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
-100 runs in one \`addBulk\`, six runs of the bench after issue 31's latest cuts (load 5 to 10
+On the defaults (completed tool jobs kept an hour), 100 runs in one \`addBulk\`, after issue 31's
+latest cuts: **about 205 commands per run** (204.6: BullMQ 118.7, Yiem 77.2, plain 8.7). With
+\`YIEM_TOOL_JOB_RETENTION_S=0\` (not the default, see below), six runs (load 5 to 10
 on 2 cores): **about 197 commands per run** (196.4–198.0): **BullMQ's scripts about 111**
 (110.4–111.8: the request job's add 10, take 10 and finish 19.7; each tool job's add 10, take
 about 10 and finish about 15), **Yiem's scripts about 77** (77.1–77.5), plain commands about 9

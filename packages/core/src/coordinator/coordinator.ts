@@ -539,6 +539,7 @@ async function startCoordinatorRuntime(
     maxStalledCount: runtime.workerOptions.maxStalledCount ?? 1,
     onDeaths: () => tasks.checkWatchedNow(),
     ownLife: runtime.lifeId,
+    ownBeatRefusedAt: () => runtime.alive.lastRefusedAt(),
   });
   const tasks = new SessionTasks({
     ...{ deps, slots, answers, coordinatorId, log, abortParkedRun },

@@ -22,6 +22,11 @@ export interface FailureDetectorOptions {
   onDeaths(): void;
   /** This process's own life: never taken for dead here (a coordinator woken from a stop looks before it beats). */
   ownLife: string;
+  /**
+   * When this process's own heartbeat last failed (`AliveBeat.lastRefusedAt`): Redis refused
+   * or missed every process's beats alike then. Default: never.
+   */
+  ownBeatRefusedAt?: () => number;
 }
 
 /** A running failure detector. */
@@ -121,7 +126,7 @@ export function startFailureDetector(options: FailureDetectorOptions): FailureDe
   const look = async () => {
     if (options.command.status !== "ready") return; // a look queued through an outage: none
     const sentAt = Date.now();
-    const away = Math.max(readyAt, refusedAt);
+    const away = Math.max(readyAt, refusedAt, options.ownBeatRefusedAt?.() ?? refusedAt);
     const grace = graceOf(sentAt - away < options.ttlMs, reconnectedSinceStart || away > readyAt);
     const found = await findDeadLives(options.command, options.keys, options.ttlMs, grace);
     // Reconnected while the look was on its way (it ran after an outage): the next look decides.

@@ -33,6 +33,11 @@ export interface AliveBeatOptions {
 
 /** A running heartbeat. */
 export interface AliveBeat {
+  /**
+   * When a beat of this process last failed (`Date.now()`; -Infinity if none): Redis was away
+   * or refused the write, as it then refused every other process's beats.
+   */
+  lastRefusedAt(): number;
   /** Stops beating, then forgets the life (call once the process holds nothing). */
   stop(): Promise<void>;
 }
@@ -69,11 +74,13 @@ function startThread(data: AliveBeatThreadData): Worker {
  * first beat goes out at once, before any lock or lease the process takes (commands go in
  * order on that connection), so a process killed at once is still noticed.
  */
-function bridgeBeats(options: AliveBeatOptions, everyMs: number): { stop(): void } {
+function bridgeBeats(
+  options: AliveBeatOptions,
+  everyMs: number,
+  onRefused: () => void,
+): { stop(): void } {
   const beat = () =>
-    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs).catch(
-      () => undefined,
-    );
+    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs).catch(onRefused);
   beat();
   const timer = setInterval(beat, everyMs);
   timer.unref();
@@ -96,9 +103,14 @@ function bridgeBeats(options: AliveBeatOptions, everyMs: number): { stop(): void
  * @example const beat = startAliveBeat({ redis, keys, command, lifeId, ttlMs: 1500, log });
  */
 export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
-  if (options.ttlMs <= 0) return { stop: async () => undefined };
+  if (options.ttlMs <= 0)
+    return { stop: async () => undefined, lastRefusedAt: () => Number.NEGATIVE_INFINITY };
   const everyMs = Math.max(20, Math.floor(options.ttlMs / BEATS_PER_TTL));
-  let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs);
+  let refusedAt = Number.NEGATIVE_INFINITY;
+  const onRefused = () => {
+    refusedAt = Date.now();
+  };
+  let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs, onRefused);
   let stopping = false;
   let thread: Worker | undefined;
   const startBeatThread = () => {
@@ -112,6 +124,7 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
       everyMs,
     });
     thread.on("message", (message: AliveBeatThreadMessage) => {
+      if (message.kind === "refused") onRefused();
       if (message.kind !== "beating") return;
       bridge?.stop();
       bridge = undefined;
@@ -121,10 +134,10 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
         { err: err.message },
         "the heartbeat thread failed; beating from the main thread",
       );
-      bridge ??= bridgeBeats(options, everyMs);
+      bridge ??= bridgeBeats(options, everyMs, onRefused);
     });
     thread.on("exit", () => {
-      if (!stopping) bridge ??= bridgeBeats(options, everyMs);
+      if (!stopping) bridge ??= bridgeBeats(options, everyMs, onRefused);
     });
     thread.unref();
   };
@@ -132,6 +145,7 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
   latest.unref();
   onProcessWarm(startBeatThread);
   return {
+    lastRefusedAt: () => refusedAt,
     async stop() {
       stopping = true;
       clearTimeout(latest);

@@ -21,9 +21,13 @@ export interface AliveBeatStop {
 
 /**
  * What the thread tells its process: `beating` after its first beat went through (the main
- * thread's bridging beats can stop), `stopped` once it beats no more.
+ * thread's bridging beats can stop), `refused` after a beat that failed (Redis away or
+ * refusing writes), `stopped` once it beats no more.
  */
-export type AliveBeatThreadMessage = { kind: "beating" } | { kind: "stopped" };
+export type AliveBeatThreadMessage =
+  | { kind: "beating" }
+  | { kind: "refused" }
+  | { kind: "stopped" };
 
 /**
  * The heartbeat thread: renews the process's life every `everyMs` on a connection of its own,
@@ -47,7 +51,7 @@ function run(data: AliveBeatThreadData): void {
         told = true;
         parentPort?.postMessage({ kind: "beating" } satisfies AliveBeatThreadMessage);
       })
-      .catch(() => undefined)
+      .catch(() => parentPort?.postMessage({ kind: "refused" } satisfies AliveBeatThreadMessage))
       .finally(() => {
         inFlight = false;
       });

@@ -102,7 +102,8 @@ const ORPHAN_INDEX_SWEPT_WITHIN_MS = 100_000;
  * The approval index's leftover entries a sweep still drops: every run has ended, so each
  * names a call no longer waiting, written by a coordinator stopped past its lease and woken
  * (the index, in another slot than the session, is not fenced by its lease; readers skip
- * such entries). Empty when any entry is older than a sweep allows.
+ * such entries). The sweep drops each from its tree's index too, where the same coordinator
+ * wrote it. Empty when any entry is older than a sweep allows.
  */
 function sweptSoon(keys: KeyRecord[]): Set<string> {
   const pending = keys.find((record) => /:approvalsPending$/.test(record.key));
@@ -116,7 +117,7 @@ function leftoverFinding(record: KeyRecord, kind: KeyKind, swept: Set<string>): 
   const members = record.members ? ` (${record.members.join(", ")})` : "";
   const detail = `${kind.name} left after every run ended${members}`;
   const orphansOnly =
-    kind.name === "approval index" &&
+    (kind.name === "approval index" || kind.name === "tree approval index") &&
     (record.members?.length ?? 0) > 0 &&
     record.members?.every((member) => swept.has(member));
   if (orphansOnly) return note("keys", record.key, `${detail}: orphans the next sweep drops`);

@@ -363,4 +363,24 @@ describe("chaos checker", () => {
       `[keys] approval index left after every run ended (${SESSION}\nc0, ${SESSION}\nc1)`,
     ]);
   });
+
+  it("lets the same young orphans through in their tree's index, and no other entry there", () => {
+    const tree = (members: string[]) => ({
+      key: `${PREFIX}:s:{${SESSION}}:treeApprovals`,
+      type: "zset",
+      ttlMs: 3_600_000,
+      members,
+    });
+    const pending = {
+      key: `${PREFIX}:approvalsPending`,
+      type: "zset",
+      ttlMs: -1,
+      members: [`${SESSION}\nc0`],
+      memberAgesMs: [5_000],
+    };
+    expect(violationsOf({ keys: [pending, tree([`${SESSION}\nc0`])] })).toEqual([]);
+    expect(violationsOf({ keys: [pending, tree([`${SESSION}\nc9`])] })).toEqual([
+      `[keys] tree approval index left after every run ended (${SESSION}\nc9)`,
+    ]);
+  });
 });

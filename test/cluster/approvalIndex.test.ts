@@ -59,7 +59,7 @@ describe("the approval index", () => {
     expect(await redis.exists(keys.approvals(sessionId), keys.decisions(sessionId))).toBe(0);
   });
 
-  it("drops an entry a coordinator woken past its lease wrote for a call it could not record, and keeps waiting calls", async () => {
+  it("drops an entry a coordinator woken past its lease wrote for a call it could not record, from its tree's index too, and keeps waiting calls", async () => {
     const keys = clusterKeys(server.prefix);
     const sessions = new SessionStore(redis, keys);
     const approvals = new ApprovalStore(redis, keys);
@@ -75,6 +75,10 @@ describe("the approval index", () => {
     expect(swept.dropped).toBe(1);
     expect(swept.next).toBe(0); // the whole index fit in the page
     expect(await members()).toEqual([`${sessionId} waits`]);
+    // Its tree's index (the session is a root) loses it too: no orphan left there for good.
+    expect(await redis.zrange(keys.treeApprovals(sessionId), 0, -1)).toEqual([
+      `${sessionId} waits`,
+    ]);
     // An entry younger than the sweep's bound is left alone (its request may be on its way).
     await approvals.request(sessionId, "c-9:stale", request("young"));
     expect((await approvals.dropOrphanEntries(0, Date.now() - 60_000)).dropped).toBe(0);

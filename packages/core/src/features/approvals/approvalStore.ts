@@ -234,7 +234,8 @@ export class ApprovalStore extends ScriptedStore {
    * index, in another slot, is written before the fenced request). Reads one page of `limit`
    * entries requested before `before` (older than any holder can still be between the two
    * writes), from `from` on; returns where the next page starts (0 once the index is read to
-   * its end) and how many it dropped. Never drops an entry whose request exists. An entry
+   * its end) and how many it dropped, from its tree's index too. Never drops an entry whose
+   * request exists. An entry
    * whose call still waits is added to its tree's index when missing (a call recorded by a
    * version without that index), so every waiting call is listed there after one pass.
    */
@@ -264,6 +265,11 @@ export class ApprovalStore extends ScriptedStore {
       await Promise.all([
         this.redis.zrem(k.approvalsPending, ...orphans),
         this.redis.zrem(k.approvalDeadlines, ...orphans),
+        ...orphans.map((member) =>
+          this.rootOf(parseMember(member).sessionId).then((root) =>
+            this.redis.zrem(k.treeApprovals(root), member),
+          ),
+        ),
       ]);
     }
     const next = members.length < limit ? 0 : from + members.length - orphans.length;

@@ -46,8 +46,16 @@ async function expiredLife(prefix: string): Promise<string> {
 
 type Fate = "graced" | "buried";
 
-/** What a coordinator started now does first with `life`: give it a TTL more, or bury it. */
-async function firstFateOf(prefix: string, life: string, ttlMs: number): Promise<Fate> {
+/**
+ * What a coordinator started now does first with `life`: give it a TTL more, or bury it.
+ * `ownBeatRefusedAt`: when its own process's heartbeat last failed.
+ */
+async function firstFateOf(
+  prefix: string,
+  life: string,
+  ttlMs: number,
+  ownBeatRefusedAt?: () => number,
+): Promise<Fate> {
   const keys = clusterKeys(prefix);
   const detector = startFailureDetector({
     ...{ command: redis, keys, log: silentLogger, ttlMs, pollMs: 20 },
@@ -55,6 +63,7 @@ async function firstFateOf(prefix: string, life: string, ttlMs: number): Promise
     maxStalledCount: 1,
     onDeaths: () => {},
     ownLife: newLifeId(),
+    ...(ownBeatRefusedAt ? { ownBeatRefusedAt } : {}),
   });
   try {
     for (;;) {
@@ -84,6 +93,16 @@ describe("faults: the failure detector's first look after a coordinator starts",
     const prefix = uniquePrefix();
     const life = await expiredLife(prefix);
     expect(await firstFateOf(prefix, life, 500)).toBe("buried");
+  });
+
+  it("gives an expired life a TTL more within a TTL of a failed beat of its own process (Redis refused every beat then)", async () => {
+    while ((await uptimeS()) < 2) await sleep(50); // older than the TTL: no grace for its age
+    const prefix = uniquePrefix();
+    const life = await expiredLife(prefix);
+    const refusedAt = Date.now();
+    expect(await firstFateOf(prefix, life, 1000, () => refusedAt)).toBe("graced");
+    const other = await expiredLife(prefix);
+    expect(await firstFateOf(prefix, other, 1000, () => refusedAt - 10_000)).toBe("buried");
   });
 
   it("keeps the grace after a reconnect, whatever Redis' age", async () => {

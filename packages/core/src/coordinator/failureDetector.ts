@@ -126,8 +126,11 @@ export function startFailureDetector(options: FailureDetectorOptions): FailureDe
   const look = async () => {
     if (options.command.status !== "ready") return; // a look queued through an outage: none
     const sentAt = Date.now();
-    const away = Math.max(readyAt, refusedAt, options.ownBeatRefusedAt?.() ?? refusedAt);
-    const grace = graceOf(sentAt - away < options.ttlMs, reconnectedSinceStart || away > readyAt);
+    const refused = Math.max(refusedAt, options.ownBeatRefusedAt?.() ?? Number.NEGATIVE_INFINITY);
+    const grace: LifeGrace =
+      sentAt - refused < options.ttlMs
+        ? "all"
+        : graceOf(sentAt - readyAt < options.ttlMs, reconnectedSinceStart);
     const found = await findDeadLives(options.command, options.keys, options.ttlMs, grace);
     // Reconnected while the look was on its way (it ran after an outage): the next look decides.
     const reconnected = readyAt > sentAt;

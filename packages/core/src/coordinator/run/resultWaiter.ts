@@ -53,7 +53,8 @@ export interface ResultWaiterOptions {
  * (first after `firstPollMs`, then every `pollMs`), so a lost announcement (the subscriber
  * reconnecting), a job that had already finished before anyone waited (attach after a crash)
  * or a job no Yiem worker ends (failed by BullMQ itself) is still seen: the stored job is the
- * truth, or, once a completed job is removed, its finished marker. Two waits on one job id share it: both get its end (neither replaces the other).
+ * truth, or, once a completed job is removed, its finished marker. Two waits on one job id
+ * share it: both get its end (neither replaces the other).
  */
 export class ResultWaiter {
   private readonly waiters = new Map<string, Waiter>();
@@ -201,9 +202,9 @@ export class ResultWaiter {
 
   /**
    * How job `jobId` ended: as the stored job says, or, for a job that is gone, as its finished
-   * marker does. A completed tool job is removed as it completes (`YIEM_TOOL_JOB_RETENTION_S`
-   * 0, the default), and its worker stores the marker, with the result, before it completes
-   * the job; a job gone without a marker with a result (removed before it ran, cleaned from
+   * marker does. A completed tool job is removed as it completes with
+   * `YIEM_TOOL_JOB_RETENTION_S` 0 (else once its retention ran out), and its worker stores the
+   * marker, with the result, ahead of completing the job; a job gone without a marker with a result (removed before it ran, cleaned from
    * the board after it failed) is `missing`.
    */
   private async readEnd(queue: Queue, jobId: string): Promise<JobEnd | undefined> {

@@ -1,14 +1,11 @@
 import { Worker } from "node:worker_threads";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
-import { beatAlive, forgetLife } from "../state/processLives.js";
+import { beatAlive, beatEveryMs, forgetLife } from "../state/processLives.js";
 import type { AliveBeatThreadData, AliveBeatThreadMessage } from "./aliveBeatThread.js";
 import { bundledThreadFile } from "./bundledThreads.js";
 import type { Logger } from "./logger.js";
 import { onProcessWarm } from "./processWarm.js";
-
-/** How many beats a life's ttl spans: one or two late beats do not make it look dead. */
-const BEATS_PER_TTL = 5;
 
 /**
  * How long after the heartbeat starts its thread starts at the latest, when the process did
@@ -72,15 +69,20 @@ function startThread(data: AliveBeatThreadData): Worker {
  * a loaded machine took over 3 s, longer than a life's ttl: both coordinators of a test found
  * each other dead and took each other's sessions), and the fallback if the thread fails. The
  * first beat goes out at once, before any lock or lease the process takes (commands go in
- * order on that connection), so a process killed at once is still noticed.
+ * order on that connection), so a process killed at once is still noticed. As the fallback
+ * (`checkWatch`), its beats record that the life is no longer watched: the thread's
+ * subscription went with it.
  */
 function bridgeBeats(
   options: AliveBeatOptions,
   everyMs: number,
   onRefused: () => void,
+  checkWatch = false,
 ): { stop(): void } {
   const beat = () =>
-    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs).catch(onRefused);
+    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, checkWatch).catch(
+      onRefused,
+    );
   beat();
   const timer = setInterval(beat, everyMs);
   timer.unref();
@@ -105,7 +107,7 @@ function bridgeBeats(
 export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
   if (options.ttlMs <= 0)
     return { stop: async () => undefined, lastRefusedAt: () => Number.NEGATIVE_INFINITY };
-  const everyMs = Math.max(20, Math.floor(options.ttlMs / BEATS_PER_TTL));
+  const everyMs = beatEveryMs(options.ttlMs);
   let refusedAt = Number.NEGATIVE_INFINITY;
   const onRefused = () => {
     refusedAt = Date.now();
@@ -134,10 +136,10 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
         { err: err.message },
         "the heartbeat thread failed; beating from the main thread",
       );
-      bridge ??= bridgeBeats(options, everyMs, onRefused);
+      bridge ??= bridgeBeats(options, everyMs, onRefused, true);
     });
     thread.on("exit", () => {
-      if (!stopping) bridge ??= bridgeBeats(options, everyMs, onRefused);
+      if (!stopping) bridge ??= bridgeBeats(options, everyMs, onRefused, true);
     });
     thread.unref();
   };

@@ -33,14 +33,44 @@ export function lifeIdOf(token: string): string | undefined {
   return /@([0-9a-f-]{36})/.exec(token)?.[1];
 }
 
-/** Renews life `lifeId` for `ttlMs` more (Redis' clock); it is no longer dead if it was. */
+/** How many beats a life's ttl spans: one or two late beats do not make it look dead. */
+export const BEATS_PER_TTL = 5;
+
+/** How often a life with time-to-live `ttlMs` beats. */
+export function beatEveryMs(ttlMs: number): number {
+  return Math.max(20, Math.floor(ttlMs / BEATS_PER_TTL));
+}
+
+/**
+ * How overdue a watched life's beat is before a look asks whether it is still connected:
+ * two beats (a beat skipped while the one before was slow is not yet late). A process whose
+ * connections all dropped and came back within that (a reconnect) subscribed again already.
+ */
+export function lateAfterMs(ttlMs: number): number {
+  return 2 * beatEveryMs(ttlMs);
+}
+
+/**
+ * Renews life `lifeId` for `ttlMs` more (Redis' clock); it is no longer dead if it was. With
+ * `checkWatch`, the beat also records whether Redis holds a subscriber of the life's channel
+ * (`keys.lifeChannel`, the heartbeat thread's): the life is `watched` exactly while it does
+ * (`beatAlive-3.lua`).
+ */
 export async function beatAlive(
   redis: RedisClient,
   keys: ClusterKeys,
   lifeId: string,
   ttlMs: number,
+  checkWatch = false,
 ): Promise<void> {
-  await withScripts(redis).yiemBeatAlive(keys.alive, keys.dead, lifeId, ttlMs);
+  await withScripts(redis).yiemBeatAlive(
+    keys.alive,
+    keys.dead,
+    keys.watched,
+    lifeId,
+    ttlMs,
+    checkWatch ? keys.lifeChannel(lifeId) : "",
+  );
 }
 
 /** Forgets a life that ends cleanly (it holds nothing any more). */
@@ -49,7 +79,7 @@ export async function forgetLife(
   keys: ClusterKeys,
   lifeId: string,
 ): Promise<void> {
-  await redis.zrem(keys.alive, lifeId);
+  await Promise.all([redis.zrem(keys.alive, lifeId), redis.srem(keys.watched, lifeId)]);
 }
 
 /** How long a life found dead is remembered (its tokens are recognised as dead that long). */
@@ -77,9 +107,12 @@ export type LifeGrace = "none" | "all" | "ifRedisIsYoung";
 const GRACE_ARGUMENT: Record<LifeGrace, number> = { none: 0, all: 1, ifRedisIsYoung: 2 };
 
 /**
- * Looks for lives whose heartbeat ran out, and lists those buried lately. When `grace` applies
- * (`LifeGrace`), every expired life gets `ttlMs` to beat again instead, and none is reported
- * (`findDeadLives-2.lua`). Never reports a life whose heartbeat has not run out.
+ * Looks for lives whose heartbeat ran out, or whose beats are `lateAfterMs` overdue while
+ * Redis holds no subscription of theirs though they are `watched` (the process's sockets
+ * closed: it died), and lists those buried lately. When `grace` applies (`LifeGrace`), every
+ * expired life gets `ttlMs` to beat again instead, and none is reported
+ * (`findDeadLives-3.lua`). Never reports a life that beats on time, nor one still subscribed
+ * whose heartbeat has not run out.
  *
  * @example const { expired } = await findDeadLives(redis, keys, 1500, "none");
  */
@@ -92,10 +125,13 @@ export async function findDeadLives(
   const [expired, buried] = await withScripts(redis).yiemFindDeadLives(
     keys.alive,
     keys.dead,
+    keys.watched,
     ttlMs,
     KEEP_DEAD_MS,
     MOST_AT_ONCE,
     GRACE_ARGUMENT[grace],
+    lateAfterMs(ttlMs),
+    keys.lifeChannel(""),
   );
   return { expired, buried };
 }
@@ -107,5 +143,5 @@ export async function buryDeadLives(
   lifeIds: string[],
 ): Promise<void> {
   if (lifeIds.length === 0) return;
-  await withScripts(redis).yiemBuryDeadLives(keys.alive, keys.dead, ...lifeIds);
+  await withScripts(redis).yiemBuryDeadLives(keys.alive, keys.dead, keys.watched, ...lifeIds);
 }

@@ -1,10 +1,11 @@
 --[[
   Moves lives whose heartbeat ran out from alive to dead, once what they held was released;
-  a life that beat again meanwhile stays alive.
+  a life that beat again meanwhile stays alive. A buried life is no longer watched.
 
   Input:
     KEYS[1] alive (ZSET life id → alive until, ms)
     KEYS[2] dead (ZSET life id → found dead at, ms)
+    KEYS[3] watched (SET of life ids whose subscription tells whether they are connected)
 
     ARGV[1..n] life ids
 
@@ -18,6 +19,7 @@ for _, life in ipairs(ARGV) do
   local until_ = tonumber(redis.call('ZSCORE', KEYS[1], life))
   if until_ and until_ <= now then
     redis.call('ZREM', KEYS[1], life)
+    redis.call('SREM', KEYS[3], life)
     redis.call('ZADD', KEYS[2], now, life)
     moved = moved + 1
   end

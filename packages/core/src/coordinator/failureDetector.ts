@@ -103,7 +103,8 @@ function graceOf(withinTtl: boolean, reconnected: boolean): LifeGrace {
  * dead. Sessions a dead coordinator leased are taken over by whoever next wants them
  * (`holderIsDead`, `SessionTasks`), told by `onDeaths` to look. So a dead process is noticed
  * within `ttlMs` + `pollMs`, where its locks (30 s) and leases (10 s) took up to a minute; they
- * stay as the safety net. A stopped process (SIGSTOP, a partition) looks dead alike: what it
+ * stay as the safety net. One whose sockets closed (SIGKILL, a crash) is noticed sooner: once
+ * its beats are two late, Redis holds no subscriber of its life's channel (`findDeadLives`). A stopped process (SIGSTOP, a partition) looks dead alike: what it
  * held is taken over, and its writes are fenced when it wakes (docs/RELIABILITY.md, "Failure
  * detector"). Never throws; a failed look is tried again at the next tick.
  *

@@ -71,8 +71,16 @@ runs in flight at the kill answered, which is how long a user waits at most.
 How Yiem recovers, which the figures show: with one coordinator, runs started after an
 orchestrator kill wait for the replacement to start and for its first run, so *kill to first
 answer* is mostly that start. Runs caught by a kill wait for the failure detector: the dead
-coordinator's life expires 1.5 s after its last beat, and the replacement finds it dead at
-its first look. A coordinator that has just started gives expired lives one TTL more only when
+process's heartbeat thread held a sharded subscription to its life's channel, which Redis
+dropped with its sockets, so a coordinator finds it dead once its beats are two late (600 ms
+after its last beat, at the first look after that; before this, when its 1.5 s ttl ran out).
+A tool worker kill catches every run in flight: Yiem spreads a run's two calls over both
+workers (a call each, as the bench's \`step\` logs by pid), so *kill to first answer* is the
+next run's own length (the 300 ms call and some 30 ms) unless the interrupted calls ran
+again sooner; a system whose runs in flight are not all caught answers one of them sooner
+(DBOS's first answers under 0.3 s, less than one call, are such runs). *Kill to every interrupted run answered* is the recovery proper: 1.9 s before the
+subscription (2026-12-03), 0.7 to 1.1 s with it in a run of 2026-12-04 (DBOS 0.4 to 0.9 s,
+Restate 0.9 to 1.0 s, load about 3). A coordinator that has just started gives expired lives one TTL more only when
 Redis itself is younger than the TTL (a Redis restart: no process could beat;
 docs/RELIABILITY.md, "Failure detector"). The start was cut in three (issue 31): the deployed
 processes are one file each (\`npm run build\` bundles them with esbuild,
@@ -111,7 +119,7 @@ thread's boot beside the first run (about 150 ms of CPU, mostly Node's own modul
 after the first run gained 25 to 60 ms in one A/B, within the noise, and would delay
 \`coordinator ready\`), and a first run still several times a warm one. A deployment with
 two coordinators does not wait for a start: the other one answers and finds the dead one
-within 1.75 s.`;
+within 850 ms.`;
 
 function ratio(value: number): string {
   return Number.isFinite(value) ? `${num(value, 2)}×` : "–";

@@ -7,73 +7,78 @@
  * 3.2 s) keeps the two apart on a loaded machine.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { clusterKeys, connectRedis, type RedisClient } from "@yiem/core";
+import { clusterKeys, type RedisClient } from "@yiem/core";
 import type { TestProcess } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 
 const TTL_MS = 8000;
 
-const cluster = useTestCluster({
-  coordinators: 1,
-  workers: 2,
-  env: { YIEM_ALIVE_TTL_MS: String(TTL_MS) },
-});
+describe.each([
+  ["a single Redis", false],
+  ["a Redis Cluster", true],
+])("faults: a closed connection tells a dead process, on %s", (_, redisCluster) => {
+  const cluster = useTestCluster({
+    coordinators: 1,
+    workers: 2,
+    env: { YIEM_ALIVE_TTL_MS: String(TTL_MS) },
+    redisCluster,
+  });
 
-let redis: RedisClient;
+  let redis: RedisClient;
 
-beforeAll(() => {
-  redis = connectRedis(cluster.redis.url);
-});
+  beforeAll(() => {
+    redis = cluster.connectRedis();
+  });
 
-afterAll(() => {
-  redis?.disconnect();
-});
+  afterAll(() => {
+    redis?.disconnect();
+  });
 
-/** Every life in the `alive` set and until when it is alive (Redis' clock, ms). */
-async function aliveUntil(): Promise<Map<string, number>> {
-  const keys = clusterKeys(cluster.redis.prefix);
-  const flat = await redis.zrange(keys.alive, 0, -1, "WITHSCORES");
-  const lives = new Map<string, number>();
-  for (let i = 0; i < flat.length; i += 2) lives.set(flat[i] as string, Number(flat[i + 1]));
-  return lives;
-}
-
-/** When life `life` was found dead (Redis' clock, ms), or null if it was not. */
-async function foundDeadAt(life: string): Promise<number | null> {
-  const score = await redis.zscore(clusterKeys(cluster.redis.prefix).dead, life);
-  return score === null ? null : Number(score);
-}
-
-/**
- * The life of `worker`, told from the others by its beats: stopped (SIGSTOP) for a beat and a
- * half, it is the only one whose heartbeat did not move.
- */
-async function lifeOf(worker: TestProcess): Promise<string> {
-  const before = await aliveUntil();
-  worker.signal("SIGSTOP");
-  await sleep((TTL_MS / 5) * 1.5);
-  const after = await aliveUntil();
-  worker.signal("SIGCONT");
-  const still = [...before].filter(([life, until]) => after.get(life) === until);
-  if (still.length !== 1) throw new Error(`expected one life to stand still, got ${still.length}`);
-  return (still[0] as [string, number])[0];
-}
-
-/**
- * Resolves once `life` is watched: its heartbeat thread (started a second after the process,
- * then a beat later) subscribed and a beat recorded it.
- */
-async function watchedSoon(life: string): Promise<void> {
-  const watched = clusterKeys(cluster.redis.prefix).watched;
-  for (let i = 0; i < 200; i++) {
-    if ((await redis.sismember(watched, life)) === 1) return;
-    await sleep(100);
+  /** Every life in the `alive` set and until when it is alive (Redis' clock, ms). */
+  async function aliveUntil(): Promise<Map<string, number>> {
+    const keys = clusterKeys(cluster.redis.prefix);
+    const flat = await redis.zrange(keys.alive, 0, -1, "WITHSCORES");
+    const lives = new Map<string, number>();
+    for (let i = 0; i < flat.length; i += 2) lives.set(flat[i] as string, Number(flat[i + 1]));
+    return lives;
   }
-  throw new Error(`life ${life} was never watched`);
-}
 
-describe("faults: a closed connection tells a dead process", () => {
+  /** When life `life` was found dead (Redis' clock, ms), or null if it was not. */
+  async function foundDeadAt(life: string): Promise<number | null> {
+    const score = await redis.zscore(clusterKeys(cluster.redis.prefix).dead, life);
+    return score === null ? null : Number(score);
+  }
+
+  /**
+   * The life of `worker`, told from the others by its beats: stopped (SIGSTOP) for a beat and a
+   * half, it is the only one whose heartbeat did not move.
+   */
+  async function lifeOf(worker: TestProcess): Promise<string> {
+    const before = await aliveUntil();
+    worker.signal("SIGSTOP");
+    await sleep((TTL_MS / 5) * 1.5);
+    const after = await aliveUntil();
+    worker.signal("SIGCONT");
+    const still = [...before].filter(([life, until]) => after.get(life) === until);
+    if (still.length !== 1)
+      throw new Error(`expected one life to stand still, got ${still.length}`);
+    return (still[0] as [string, number])[0];
+  }
+
+  /**
+   * Resolves once `life` is watched: its heartbeat thread (started a second after the process,
+   * then a beat later) subscribed and a beat recorded it.
+   */
+  async function watchedSoon(life: string): Promise<void> {
+    const watched = clusterKeys(cluster.redis.prefix).watched;
+    for (let i = 0; i < 200; i++) {
+      if ((await redis.sismember(watched, life)) === 1) return;
+      await sleep(100);
+    }
+    throw new Error(`life ${life} was never watched`);
+  }
+
   it("keeps a SIGSTOPped worker alive past its late beats: its subscription holds", async () => {
     const worker = cluster.workers[1] as TestProcess;
     const life = await lifeOf(worker);

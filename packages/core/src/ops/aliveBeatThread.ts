@@ -56,7 +56,12 @@ function run(data: AliveBeatThreadData): void {
   const keys = clusterKeys(data.prefix);
   const redis = connectRedis(data.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   redis.on("error", () => undefined); // reconnects by itself; a missed beat is the only cost
-  const subscriber = connectRedis(data.redis, { maxRetriesPerRequest: 1 });
+  // On a cluster, the subscribe goes to the node serving the channel's slot (the `{workers}` one).
+  const subscriber = connectRedis(
+    data.redis,
+    { maxRetriesPerRequest: 1 },
+    { shardedSubscribers: true },
+  );
   holdLifeSubscription(subscriber, keys.lifeChannel(data.lifeId));
   let inFlight = false;
   let told = false;

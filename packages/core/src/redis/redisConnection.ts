@@ -63,9 +63,14 @@ function seedOf(text: string): { host: string; port: number } {
 }
 
 /** Opens an ioredis `Cluster` over the seed nodes with `overrides` for every node. */
-function connectCluster(nodes: string[], overrides: RedisOptions): Cluster {
+function connectCluster(
+  nodes: string[],
+  overrides: RedisOptions,
+  clusterOverrides: Partial<ClusterOptions> = {},
+): Cluster {
   const { enableOfflineQueue, lazyConnect, retryStrategy, ...perNode } = overrides;
   const options: ClusterOptions = {
+    ...clusterOverrides,
     lazyConnect: lazyConnect ?? false,
     ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
     enableOfflineQueue: enableOfflineQueue ?? true,
@@ -106,10 +111,17 @@ function withQuickBlockingDuplicates(cluster: Cluster): Cluster {
  * Opens a connection to `target` with `overrides` on top: an ioredis `Redis`, or a `Cluster`
  * when the target names cluster nodes. BullMQ workers and blocking readers need
  * `maxRetriesPerRequest: null`; short-lived clients pass `enableOfflineQueue: false` to fail
- * fast while Redis is down.
+ * fast while Redis is down. `clusterOverrides` apply to a `Cluster` only (e.g.
+ * `shardedSubscribers`, without which ioredis sends a sharded subscribe to one node, and one
+ * redirected never settles).
  */
-export function connectRedis(target: RedisTarget, overrides: RedisOptions = {}): RedisClient {
-  if (isClusterTarget(target)) return connectCluster(target.clusterNodes, overrides);
+export function connectRedis(
+  target: RedisTarget,
+  overrides: RedisOptions = {},
+  clusterOverrides: Partial<ClusterOptions> = {},
+): RedisClient {
+  if (isClusterTarget(target))
+    return connectCluster(target.clusterNodes, overrides, clusterOverrides);
   const options: RedisOptions = { lazyConnect: false, ...overrides };
   return coalesceWrites(
     typeof target === "string" ? new Redis(target, options) : new Redis({ ...target, ...options }),

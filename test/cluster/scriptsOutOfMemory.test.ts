@@ -132,7 +132,7 @@ function scriptFiles(): Array<{ name: string; text: string }> {
  * The failure detector's scripts, whose flags are decided with the detector (they run under
  * out of memory as scripts without a shebang do, see docs/RELIABILITY.md "Failure detector").
  */
-const DETECTOR_SCRIPTS = new Set(["beatAlive-2.lua", "buryDeadLives-2.lua", "findDeadLives-2.lua"]);
+const DETECTOR_SCRIPTS = new Set(["beatAlive-3.lua", "buryDeadLives-3.lua", "findDeadLives-3.lua"]);
 
 describe("the scripts' flags", () => {
   it("every script starts with its shebang; a library has none; allow-oom only where documented", () => {

@@ -6,7 +6,13 @@ import type { RedisClient } from "./redisConnection.js";
  * and `ARGV[i]`. Found from the package root, so the sources and the compiled `dist` read
  * the same files (the image ships this folder beside `dist`). A `<name>.lib.lua` file is no
  * script: it holds Lua functions that scripts share, pasted where a script has the line
- * `-- @include <name>`.
+ * `-- @include <name>` (never its first line, which is the script's shebang).
+ *
+ * A script's first line declares its flags (Redis 7): `#!lua` for one that may write, which
+ * Redis refuses as a whole while it is out of memory (never a part of it), `#!lua
+ * flags=no-writes` for a read, `#!lua flags=allow-oom` for the few that must run then (they
+ * store nothing new, or they keep a tool job's finished marker). docs/RELIABILITY.md, "Redis
+ * out of memory", lists them.
  */
 const SCRIPTS_DIR = new URL("../../src/redis/scripts/", import.meta.url);
 

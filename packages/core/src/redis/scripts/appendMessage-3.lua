@@ -1,3 +1,4 @@
+#!lua
 --[[
   Appends a message to the transcript; a tool result also clears its call's "running here"
   mark.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Appends several messages in order in one step (a batch's tool results), as
   appendMessages.lib.lua says. Its reply is not waited for: the run's next write goes right

@@ -1,3 +1,4 @@
+#!lua
 --[[
   The session of a coordinator-queue job that names none: the one recorded in the job at its
   first intake, else the new random id given, recorded now. So a job delivered again (its

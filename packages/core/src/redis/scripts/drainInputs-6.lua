@@ -1,3 +1,4 @@
+#!lua
 --[[
   Moves the waiting plain inputs (not follow-ups) submitted after the open run's first input
   into the transcript and the run. An older one (fetched late by another coordinator) waits

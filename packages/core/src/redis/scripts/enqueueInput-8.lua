@@ -1,3 +1,4 @@
+#!lua
 --[[
   Records an input once, however often its job is delivered. The input id (the job id) is the
   request's key in its session: the input first recorded under it is the only one, so an id

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Closes a run in one step: stores its response under every input id it answers, forgets
   those inputs (and their budgets), publishes the run's `agentEnd` (numbered) on the bus, closes the run,

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   Reads the written tools' revision and every current definition in one atomic step.
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Marks a session's open run as aborted, so whichever coordinator holds or resumes it stops
   it (a parked run, or one whose holder died), and takes a client's abort request of the

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Marks a tool call as running in its holder's process, only while the caller holds the
   session's lease: a holder that lost the lease (it stalled through a Redis outage or a

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Numbers an event, appends it to the session's capped replay stream and publishes it, in one
   step, so the live order, the replay order and the numbers always agree (see

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Publishes a batch of one session's events, in order, in one step: each stored event as
   publishEvent-1 does (numbered, appended to the capped replay stream, published), each

@@ -1,6 +1,8 @@
+#!lua flags=allow-oom
 --[[
   Publishes a live-only event. It carries the number of the latest stored event (the stream's
   newest entry's), read in the same step, so a reader can tell whether it is in step with the stored events.
+  Runs while Redis is out of memory (`allow-oom`), as a plain PUBLISH would: it stores nothing.
 
   Input:
     KEYS[1] events stream

@@ -1,9 +1,13 @@
+#!lua flags=allow-oom
 --[[
   Records that a tool job ended and announces it, in one step: the finished marker (the job's
   result, or '1' for a job that fails) and the message the waiting coordinators read
-  (protocol/toolJobEnds.ts). Redis refusing the write (out of memory) refuses both, so no
-  coordinator acts on an end that is not stored: it sees the end through its polls instead,
-  once BullMQ has stored it.
+  (protocol/toolJobEnds.ts). Redis refusing the write refuses both, so no coordinator acts on
+  an end that is not stored: it sees the end through its polls instead, once BullMQ has stored
+  it. Out of memory does not refuse it (`allow-oom`: one small key): BullMQ's finish, which
+  goes out right behind it, is not refused then either (its first write only deletes the
+  lock), and a job removed as it completes (`YIEM_TOOL_JOB_RETENTION_S` 0) must leave its
+  marker, or a resumed run would find neither and run the call again.
 
   Input:
     KEYS[1] the job's finished marker (toolDone)

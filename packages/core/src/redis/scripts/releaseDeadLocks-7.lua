@@ -1,3 +1,4 @@
+#!lua
 --[[
   Hands out again the active jobs of one BullMQ queue whose lock is held by a dead life, as
   BullMQ's own stalled check (moveStalledJobsToWait) does with a job whose lock expired, only

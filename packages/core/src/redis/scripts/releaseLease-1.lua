@@ -1,5 +1,7 @@
+#!lua flags=allow-oom
 --[[
-  Releases a session's lease held by the caller (to hand the session over).
+  Releases a session's lease held by the caller (to hand the session over). Runs while Redis
+  is out of memory (`allow-oom`): it only deletes.
 
   Input:
     KEYS[1] lease

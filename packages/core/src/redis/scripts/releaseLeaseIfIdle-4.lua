@@ -1,5 +1,7 @@
+#!lua flags=allow-oom
 --[[
-  Releases a session's lease when no work waits (no input, follow-up or open run).
+  Releases a session's lease when no work waits (no input, follow-up or open run). Runs while
+  Redis is out of memory (`allow-oom`): it only deletes.
 
   Input:
     KEYS[1] lease

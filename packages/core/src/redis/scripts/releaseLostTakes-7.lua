@@ -1,3 +1,4 @@
+#!lua
 --[[
   Hands back the jobs a take lost with its reply: a take (BullMQ's moveToActive, or the take
   that follows finishing a job) that Redis ran while the connection went down, and that

@@ -1,5 +1,8 @@
+#!lua flags=allow-oom
 --[[
-  Renews a session's lease held by the caller.
+  Renews a session's lease held by the caller. Runs while Redis is out of memory
+  (`allow-oom`): it stores nothing new (the lease has its expiry already), and a lease that
+  could not be renewed through the spell would hand the session over.
 
   Input:
     KEYS[1] lease

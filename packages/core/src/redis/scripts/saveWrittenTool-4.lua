@@ -1,3 +1,4 @@
+#!lua
 --[[
   Saves one version of a written tool atomically. The current hash is the last of the
   history: the same hash again changes nothing. Otherwise the hash is appended (the list's

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Runs a batch of one session's writes, in order, in one step: its events, as publishEvents-1
   does (published at the end, in one message), its transcript appends, as appendMessages-3

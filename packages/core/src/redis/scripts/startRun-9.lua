@@ -1,3 +1,4 @@
+#!lua
 --[[
   Opens the session's next run, or reports the open one. Waiting plain inputs open a run
   before follow-ups (they were meant to join the run that just ended). A follow-up newer than

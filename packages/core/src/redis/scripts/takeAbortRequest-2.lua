@@ -1,3 +1,4 @@
+#!lua
 --[[
   Takes a client's abort request of the session (`abortRequested`: the id of the run to
   abort, see SessionStore.requestAbort) into its open run: a mark that names the open run

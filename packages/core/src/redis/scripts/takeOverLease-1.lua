@@ -1,3 +1,4 @@
+#!lua
 --[[
   Takes a session's lease from a dead holder: only while it still holds that holder's token
   (so of two coordinators taking it over at once, one gets it). The dead holder's fenced

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Records a human (or timeout) decision on a call awaiting approval, at most once, and
   publishes its `toolApprovalDecided` event (numbered, as publishEvent-1 does) in the same

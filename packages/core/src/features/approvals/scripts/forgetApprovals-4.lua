@@ -1,9 +1,10 @@
+#!lua flags=allow-oom
 --[[
   Forgets a batch's approvals (its requests, decisions and stored outcomes) for the session's
   holder only: a coordinator that lost the lease (stopped past it, then woken) must not delete
   what the next holder's batch recorded, or that holder would start a child run or ask for an
   approval a second time. The caller drops the returned calls from the cluster-wide index
-  (another slot).
+  (another slot). Runs while Redis is out of memory (`allow-oom`): it only deletes.
 
   Input:
     KEYS[1] lease

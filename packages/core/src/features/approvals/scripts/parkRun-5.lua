@@ -1,3 +1,4 @@
+#!lua
 --[[
   Stores the outcomes of the batch's finished calls (a resume reuses them), then, when a call
   still awaits a decision, parks the run and releases the lease in the same step.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Records that a call awaits approval, once (a resumed batch finds it known). The
   cluster-wide index of pending approvals is written by the caller, beside this script (it

@@ -1,3 +1,4 @@
+#!lua
 -- Reserves from a tree's budget, or reports to it: one ledger per tree of agents, at its root.
 -- KEYS[1]  the tree's ledger (a hash in the root session's slot)
 -- ARGV[1]  what: "modelCall" (reserve one for the node), "childRun" (reserve a child's first

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Aborts a child session's run for its aborted tree, whether or not the run has opened: an
   open run is marked aborted (as markRunAborted-2 does, taking a client's abort request in

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Admits one model call under a shared provider limit, or keeps it waiting in a fair queue.
   Calls wait in one line ordered by their start tag (start-time fair queueing): a tenant's next

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Settles one model call of a shared provider limit: corrects its tokens by what the answer
   reported (with "tokensFromNow", also counts it from now on, its answer, instead of its turn:

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Appends a batch's tool results that hand the session over to another agent, and in the same
   step makes that agent the session's (its agent key) and publishes the `agentHandoff` event:

@@ -1,3 +1,4 @@
+#!lua
 -- Reserves from a tenant's budget of one day, or reports to it: one ledger per tenant and day
 -- (UTC), shared by all the tenant's runs on every coordinator.
 -- KEYS[1]  the tenant's ledger of the day (a hash in the tenant's own slot)

@@ -1,3 +1,4 @@
+#!lua
 -- Takes, keeps or gives back a session's place among a tenant's root runs at once
 -- (`runsAtOnce`), shared by every coordinator. A place expires unless kept: a dead
 -- coordinator's runs give theirs back on their own.

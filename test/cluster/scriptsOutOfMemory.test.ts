@@ -128,12 +128,6 @@ function scriptFiles(): Array<{ name: string; text: string }> {
   });
 }
 
-/**
- * The failure detector's scripts, whose flags are decided with the detector (they run under
- * out of memory as scripts without a shebang do, see docs/RELIABILITY.md "Failure detector").
- */
-const DETECTOR_SCRIPTS = new Set(["beatAlive-3.lua", "buryDeadLives-3.lua", "findDeadLives-3.lua"]);
-
 describe("the scripts' flags", () => {
   it("every script starts with its shebang; a library has none; allow-oom only where documented", () => {
     const flags = new Map<string, string>();
@@ -141,7 +135,7 @@ describe("the scripts' flags", () => {
       const first = text.split("\n", 1)[0] ?? "";
       if (name.endsWith(".lib.lua")) {
         expect(first.startsWith("#!"), `${name} is pasted into scripts: no shebang`).toBe(false);
-      } else if (!DETECTOR_SCRIPTS.has(name)) {
+      } else {
         expect(first, name).toMatch(/^#!lua( flags=(allow-oom|no-writes))?$/);
         flags.set(name, first);
       }

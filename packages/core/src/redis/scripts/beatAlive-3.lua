@@ -1,3 +1,4 @@
+#!lua
 --[[
   A process's heartbeat: it counts as alive for ttl ms more (Redis' clock), and no longer as
   dead if a coordinator had found it so (a process stopped past its ttl that woke up; what it

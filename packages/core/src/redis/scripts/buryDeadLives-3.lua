@@ -1,3 +1,4 @@
+#!lua
 --[[
   Moves lives whose heartbeat ran out from alive to dead, once what they held was released;
   a life that beat again meanwhile stays alive. A buried life is no longer watched.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Looks for dead lives: those whose heartbeat ran out (Redis' clock), and those whose beats are
   `late` ms overdue while Redis holds no subscriber of their `lifeChannel` though they are

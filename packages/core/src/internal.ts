@@ -66,6 +66,7 @@ export {
 } from "./redis/keys.js";
 export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
 export { isPassingRedisError, isTransientRedisError } from "./redis/redisErrors.js";
+export { MINIMUM_REDIS_VERSION, unsupportedRedisVersion } from "./redis/redisVersion.js";
 export { anyError, retryTransient } from "./redis/retryTransient.js";
 export {
   checkSandboxCode,

@@ -10,6 +10,7 @@ import {
   type RedisClient,
 } from "../redis/redisConnection.js";
 import { isConnectionError } from "../redis/redisErrors.js";
+import { warnOnOldRedis } from "../redis/redisVersion.js";
 import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 import type { RedisConnectionOptions } from "../settings/optionShapes.js";
 import { holderToken, newLifeId } from "../state/processLives.js";
@@ -123,6 +124,7 @@ export function startProcessRuntime(options: ProcessRuntimeOptions): ProcessRunt
   const id = processIdOf(options.id);
   const command = connectRedis(options.redis, DURABLE_CONNECTION);
   const watch = watchRedis(command, { log, target: describeRedisTarget(options.redis) });
+  warnOnOldRedis(command, log);
   // No ready check on the subscriber: ioredis (5.8.2 on, its issue 2037) may send the check's
   // INFO after the first SUBSCRIBE when several are sent while it connects, which fails the
   // start with "Connection in subscriber mode" (seen once in a clean-clone CI run).

@@ -94,6 +94,24 @@ describe.each([
     }
   }, 60_000);
 
+  it("finds a worker SIGKILLed right after its ready line dead before its heartbeat runs out", async () => {
+    const before = await aliveUntil();
+    const worker = await cluster.addWorker();
+    worker.signal("SIGKILL"); // before its first timed beat (1.6 s) and its heartbeat thread
+    await new Promise((resolve) => worker.child.once("exit", resolve));
+    await sleep(100); // a beat that was on its way has landed
+    const lives = [...(await aliveUntil())].filter(([life]) => !before.has(life));
+    expect(lives).toHaveLength(1);
+    const [life, lastAliveUntil] = lives[0] as [string, number];
+    let foundAt: number | null = null;
+    for (let i = 0; i < 200 && foundAt === null; i++) {
+      await sleep(100);
+      foundAt = await foundDeadAt(life);
+    }
+    expect(foundAt).not.toBeNull();
+    expect(foundAt as number).toBeLessThan(lastAliveUntil);
+  }, 60_000);
+
   it("finds a SIGKILLed worker dead before its heartbeat runs out", async () => {
     const worker = cluster.workers[0] as TestProcess;
     const life = await lifeOf(worker);

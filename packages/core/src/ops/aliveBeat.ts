@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { ClusterKeys } from "../redis/keys.js";
-import type { RedisClient, RedisTarget } from "../redis/redisConnection.js";
+import { connectRedis, type RedisClient, type RedisTarget } from "../redis/redisConnection.js";
 import { beatAlive, beatEveryMs, forgetLife } from "../state/processLives.js";
 import type { AliveBeatThreadData, AliveBeatThreadMessage } from "./aliveBeatThread.js";
 import { bundledThreadFile } from "./bundledThreads.js";
@@ -64,23 +64,45 @@ function startThread(data: AliveBeatThreadData): Worker {
 }
 
 /**
+ * Holds the life's sharded subscription (`keys.lifeChannel`; nothing is published there) on a
+ * connection of its own, from the process's start: Redis drops it the moment the process's
+ * sockets close (SIGKILL, a crash), which tells the coordinators that the process died as
+ * soon as its beats are late (`findDeadLives`); a busy or blocked main thread keeps it (the
+ * socket stays open). Subscribes again after every reconnect, and calls `onSubscribed` each
+ * time (a beat then records it at once, not a beat later). Every beat records whether
+ * Redis holds it (`beatAlive`), so a subscribe Redis refuses (an ACL without the channel) or
+ * one a failover lost leaves the life unwatched: its ttl alone finds it then.
+ */
+function holdLifeSubscription(options: AliveBeatOptions, onSubscribed: () => void): RedisClient {
+  // On a cluster, the subscribe goes to the node serving the channel's slot (the `{workers}`
+  // one): without sharded subscribers, ioredis sends it to one node, and one redirected never settles.
+  const redis = connectRedis(
+    options.redis,
+    { maxRetriesPerRequest: 1 },
+    { shardedSubscribers: true },
+  );
+  redis.on("error", () => undefined); // reconnects by itself
+  redis.on("ready", () => {
+    redis.ssubscribe(options.keys.lifeChannel(options.lifeId)).then(onSubscribed, () => undefined);
+  });
+  return redis;
+}
+
+/**
  * Beats life `lifeId` from the main thread, on the command connection, every `everyMs` until
  * stopped: the bridge while the heartbeat thread boots (loading it from TypeScript sources on
  * a loaded machine took over 3 s, longer than a life's ttl: both coordinators of a test found
  * each other dead and took each other's sessions), and the fallback if the thread fails. The
  * first beat goes out at once, before any lock or lease the process takes (commands go in
- * order on that connection), so a process killed at once is still noticed. As the fallback
- * (`checkWatch`), its beats record that the life is no longer watched: the thread's
- * subscription went with it.
+ * order on that connection), so a process killed at once is still noticed.
  */
 function bridgeBeats(
   options: AliveBeatOptions,
   everyMs: number,
   onRefused: () => void,
-  checkWatch = false,
 ): { stop(): void } {
   const beat = () =>
-    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, checkWatch).catch(
+    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, true).catch(
       onRefused,
     );
   beat();
@@ -100,7 +122,10 @@ function bridgeBeats(
  * then does not compete with a replacement's start and first run (docs/PERFORMANCE.md,
  * "Peers"). Every coordinator and tool worker runs one from `startProcessRuntime`, so however
  * it was started (the apps, `startClusterProcesses`, in a test's process) its death is
- * noticed by the coordinators' failure detector. With `ttlMs` 0, nothing runs.
+ * noticed by the coordinators' failure detector. From the start, the process also holds its
+ * life's subscription (`holdLifeSubscription`), which every beat records: a process killed
+ * with its sockets closed is found dead once its beats are late, not when its ttl runs out.
+ * With `ttlMs` 0, nothing runs.
  *
  * @example const beat = startAliveBeat({ redis, keys, command, lifeId, ttlMs: 1500, log });
  */
@@ -112,8 +137,13 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
   const onRefused = () => {
     refusedAt = Date.now();
   };
-  let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs, onRefused);
   let stopping = false;
+  // A beat as soon as the subscription holds: the life is watched from its first moments.
+  const subscription = holdLifeSubscription(options, () => {
+    if (stopping) return; // a beat after the life was forgotten would bring it back
+    beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, true).catch(onRefused);
+  });
+  let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs, onRefused);
   let thread: Worker | undefined;
   const startBeatThread = () => {
     clearTimeout(latest);
@@ -136,10 +166,10 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
         { err: err.message },
         "the heartbeat thread failed; beating from the main thread",
       );
-      bridge ??= bridgeBeats(options, everyMs, onRefused, true);
+      bridge ??= bridgeBeats(options, everyMs, onRefused);
     });
     thread.on("exit", () => {
-      if (!stopping) bridge ??= bridgeBeats(options, everyMs, onRefused, true);
+      if (!stopping) bridge ??= bridgeBeats(options, everyMs, onRefused);
     });
     thread.unref();
   };
@@ -154,6 +184,7 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
       bridge?.stop();
       const started = thread;
       if (started) await stopThread(started);
+      subscription.disconnect();
       await forgetLife(options.command, options.keys, options.lifeId).catch(() => undefined);
     },
   };

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { clusterKeys } from "../redis/keys.js";
-import { connectRedis, type RedisClient, type RedisTarget } from "../redis/redisConnection.js";
+import { connectRedis, type RedisTarget } from "../redis/redisConnection.js";
 import { beatAlive } from "../state/processLives.js";
 
 /** What the heartbeat thread is started with (`startAliveBeat`). */
@@ -30,39 +30,17 @@ export type AliveBeatThreadMessage =
   | { kind: "stopped" };
 
 /**
- * Holds the life's sharded subscription (`keys.lifeChannel`) on connection `redis`: Redis
- * drops it the moment the process's sockets close, which tells the coordinators that the
- * process died as soon as its beats are late (`findDeadLives`). Subscribes again after every
- * reconnect. Each beat records whether Redis holds it (`beatAlive`), so a subscribe Redis
- * refuses (an ACL without the channel) or one a failover lost leaves the life unwatched: its
- * ttl alone finds it then.
- */
-function holdLifeSubscription(redis: RedisClient, channel: string): void {
-  redis.on("error", () => undefined); // reconnects by itself
-  redis.on("ready", () => {
-    redis.ssubscribe(channel).catch(() => undefined);
-  });
-}
-
-/**
  * The heartbeat thread: renews the process's life every `everyMs` on a connection of its own,
  * so a main thread busy with a long synchronous tool or a GC pause does not make the process
- * look dead (a stopped process, SIGSTOP, stops this thread too), and holds the life's
- * subscription on another (`holdLifeSubscription`). A beat that fails (Redis away) is only
- * skipped: the next one goes out on time. Posts `beating` after its first beat went through.
+ * look dead (a stopped process, SIGSTOP, stops this thread too); each beat records whether
+ * Redis holds the life's subscription (`holdLifeSubscription`, on the main thread). A beat that
+ * fails (Redis away) is only skipped: the next one goes out on time. Posts `beating` after its first beat went through.
  * Stops on `{ kind: "stop" }`, after which it beats no more, and posts `stopped`.
  */
 function run(data: AliveBeatThreadData): void {
   const keys = clusterKeys(data.prefix);
   const redis = connectRedis(data.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   redis.on("error", () => undefined); // reconnects by itself; a missed beat is the only cost
-  // On a cluster, the subscribe goes to the node serving the channel's slot (the `{workers}` one).
-  const subscriber = connectRedis(
-    data.redis,
-    { maxRetriesPerRequest: 1 },
-    { shardedSubscribers: true },
-  );
-  holdLifeSubscription(subscriber, keys.lifeChannel(data.lifeId));
   let inFlight = false;
   let told = false;
   const beat = () => {
@@ -85,7 +63,6 @@ function run(data: AliveBeatThreadData): void {
     if (message.kind !== "stop") return;
     clearInterval(timer);
     redis.disconnect();
-    subscriber.disconnect();
     parentPort?.postMessage({ kind: "stopped" } satisfies AliveBeatThreadMessage);
   });
 }

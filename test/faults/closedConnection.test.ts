@@ -66,10 +66,7 @@ describe.each([
     return (still[0] as [string, number])[0];
   }
 
-  /**
-   * Resolves once `life` is watched: its heartbeat thread (started a second after the process,
-   * then a beat later) subscribed and a beat recorded it.
-   */
+  /** Resolves once `life` is watched: its subscription held and a beat recorded it. */
   async function watchedSoon(life: string): Promise<void> {
     const watched = clusterKeys(cluster.redis.prefix).watched;
     for (let i = 0; i < 200; i++) {
@@ -77,6 +74,24 @@ describe.each([
       await sleep(100);
     }
     throw new Error(`life ${life} was never watched`);
+  }
+
+  /** SIGKILLs `worker`; resolves with until when each life is alive once its last beat landed. */
+  async function killWorker(worker: TestProcess) {
+    worker.signal("SIGKILL");
+    await new Promise((resolve) => worker.child.once("exit", resolve));
+    await sleep(100); // a beat that was on its way has landed
+    return aliveUntil();
+  }
+
+  /** When `life` is found dead (Redis' clock, ms), waiting up to 20 s; null if it is not. */
+  async function awaitFoundDead(life: string): Promise<number | null> {
+    for (let i = 0; i < 200; i++) {
+      await sleep(100);
+      const foundAt = await foundDeadAt(life);
+      if (foundAt !== null) return foundAt;
+    }
+    return null;
   }
 
   it("keeps a SIGSTOPped worker alive past its late beats: its subscription holds", async () => {
@@ -96,18 +111,12 @@ describe.each([
 
   it("finds a worker SIGKILLed right after its ready line dead before its heartbeat runs out", async () => {
     const before = await aliveUntil();
-    const worker = await cluster.addWorker();
-    worker.signal("SIGKILL"); // before its first timed beat (1.6 s) and its heartbeat thread
-    await new Promise((resolve) => worker.child.once("exit", resolve));
-    await sleep(100); // a beat that was on its way has landed
-    const lives = [...(await aliveUntil())].filter(([life]) => !before.has(life));
+    // Killed before its first timed beat (1.6 s) and its heartbeat thread.
+    const after = await killWorker(await cluster.addWorker());
+    const lives = [...after].filter(([life]) => !before.has(life));
     expect(lives).toHaveLength(1);
     const [life, lastAliveUntil] = lives[0] as [string, number];
-    let foundAt: number | null = null;
-    for (let i = 0; i < 200 && foundAt === null; i++) {
-      await sleep(100);
-      foundAt = await foundDeadAt(life);
-    }
+    const foundAt = await awaitFoundDead(life);
     expect(foundAt).not.toBeNull();
     expect(foundAt as number).toBeLessThan(lastAliveUntil);
   }, 60_000);
@@ -117,16 +126,9 @@ describe.each([
     const life = await lifeOf(worker);
     await watchedSoon(life);
     await sleep(TTL_MS / 5); // beating again
-    worker.signal("SIGKILL");
-    await new Promise((resolve) => worker.child.once("exit", resolve));
-    await sleep(100); // a beat that was on its way has landed
-    const lastAliveUntil = (await aliveUntil()).get(life);
+    const lastAliveUntil = (await killWorker(worker)).get(life);
     expect(lastAliveUntil).toBeDefined();
-    let foundAt: number | null = null;
-    for (let i = 0; i < 200 && foundAt === null; i++) {
-      await sleep(100);
-      foundAt = await foundDeadAt(life);
-    }
+    const foundAt = await awaitFoundDead(life);
     expect(foundAt).not.toBeNull();
     // Found dead while its last beat still made it alive: its ttl did not find it.
     expect(foundAt as number).toBeLessThan(lastAliveUntil as number);

@@ -3,9 +3,8 @@
  * in flight: no run may be left open with nothing behind it, no process is taken for dead
  * because its heartbeats were refused (for twice a life's ttl), and no tool may run twice.
  */
-import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { recordFigure, useLedgerCluster } from "../support/faults.js";
+import { recordFigure, runOutOfMemory, useLedgerCluster, waitUntil } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 const RUNS = 20;
@@ -20,35 +19,18 @@ const { cluster, ledger } = useLedgerCluster({
   redis: { privateServer: true },
 });
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("faults: Redis out of memory (noeviction) mid-run", () => {
   it("answers every run once memory is back, without a new send, and runs no tool twice", async () => {
-    const admin = new Redis(cluster.redis.url);
     const sends = await Promise.all(
       Array.from({ length: RUNS }, (_, i) => cluster.client.send(`ledgerRemote oom${i} 1200 1`)),
     );
     await waitUntil(async () => (await ledger.entries()).length >= RUNS, 20_000);
-    await admin.config("SET", "maxmemory-policy", "noeviction");
-    await admin.config("SET", "maxmemory", "1");
-    const refused = await admin.set(`${cluster.redis.prefix}:probe`, "x").then(
-      () => false,
-      (err: Error) => /OOM/.test(err.message),
-    );
-    await new Promise((resolve) => setTimeout(resolve, OOM_MS));
-    await admin.config("SET", "maxmemory", "0");
+    const refused = await runOutOfMemory(cluster.redis.url, cluster.redis.prefix, OOM_MS);
     const backAt = Date.now();
     const responses = await Promise.all(
       sends.map(({ runId }) => cluster.client.waitForResponse(runId, { timeoutMs: 60_000 })),
     );
     const recoveryMs = Date.now() - backAt;
-    admin.disconnect();
 
     expect(refused).toBe(true);
     // The outage hit the coordinator while it stored results: it kept the runs and retried.

@@ -6,9 +6,8 @@
  * the marker, the job is gone with nothing behind it and the call is run again (or answered
  * as lost).
  */
-import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { useLedgerCluster } from "../support/faults.js";
+import { runOutOfMemory, useLedgerCluster, waitUntil } from "../support/faults.js";
 import { faultModel } from "./scriptedFaultModel.js";
 
 const RUNS = 6;
@@ -24,17 +23,8 @@ const { cluster, ledger } = useLedgerCluster({
   redis: { privateServer: true },
 });
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("faults: tool calls that end while Redis is out of memory, retention 0", () => {
   it("keeps each call's result in its finished marker: each answered with it, none run twice", async () => {
-    const admin = new Redis(cluster.redis.url);
     const sends = await Promise.all(
       Array.from({ length: RUNS }, (_, i) =>
         cluster.client.send(`ledgerRemote end${i} ${TOOL_MS} 1`),
@@ -42,18 +32,10 @@ describe("faults: tool calls that end while Redis is out of memory, retention 0"
     );
     // Every call runs: memory runs out before any ends, and comes back well after all did.
     await waitUntil(async () => (await ledger.entries()).length >= RUNS, 20_000);
-    await admin.config("SET", "maxmemory-policy", "noeviction");
-    await admin.config("SET", "maxmemory", "1");
-    const refused = await admin.set(`${cluster.redis.prefix}:probe`, "x").then(
-      () => false,
-      (err: Error) => /OOM/.test(err.message),
-    );
-    await new Promise((resolve) => setTimeout(resolve, OOM_MS));
-    await admin.config("SET", "maxmemory", "0");
+    const refused = await runOutOfMemory(cluster.redis.url, cluster.redis.prefix, OOM_MS);
     const responses = await Promise.all(
       sends.map(({ runId }) => cluster.client.waitForResponse(runId, { timeoutMs: 60_000 })),
     );
-    admin.disconnect();
 
     expect(refused).toBe(true);
     // The outage interrupted the runs (their writes refused): each resumed, and read its call's

@@ -133,3 +133,34 @@ export async function recordFigure(figure: ReliabilityFigure): Promise<void> {
     `${JSON.stringify({ ...figure, recordedAt: new Date().toISOString() }, null, 2)}\n`,
   );
 }
+
+/** Resolves once `check` resolves true (asked every 20 ms); rejects after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Runs the Redis at `url` out of memory for `ms` (`maxmemory` 1 under `noeviction`), then gives
+ * its memory back. Resolves whether a write was refused for memory meanwhile (a probe key under
+ * `prefix`), which a test asserts so an outage that never happened cannot pass for one.
+ */
+export async function runOutOfMemory(url: string, prefix: string, ms: number): Promise<boolean> {
+  const admin = connectRedis(url);
+  try {
+    await admin.config("SET", "maxmemory-policy", "noeviction");
+    await admin.config("SET", "maxmemory", "1");
+    const refused = await admin.set(`${prefix}:probe`, "x").then(
+      () => false,
+      (err: Error) => /OOM/.test(err.message),
+    );
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await admin.config("SET", "maxmemory", "0");
+    return refused;
+  } finally {
+    admin.disconnect();
+  }
+}

@@ -78,9 +78,9 @@ A tool worker kill catches every run in flight: Yiem spreads a run's two calls o
 workers (a call each, as the bench's \`step\` logs by pid), so *kill to first answer* is the
 next run's own length (the 300 ms call and some 30 ms) unless the interrupted calls ran
 again sooner; a system whose runs in flight are not all caught answers one of them sooner
-(DBOS's first answers under 0.3 s, less than one call, are such runs). *Kill to every interrupted run answered* is the recovery proper: 1.9 s before the
-subscription (2026-12-03), 0.7 to 1.1 s with it in a run of 2026-12-04 (DBOS 0.4 to 0.9 s,
-Restate 0.9 to 1.0 s, load about 3). A coordinator that has just started gives expired lives one TTL more only when
+(DBOS's first answers under 0.3 s, less than one call, are such runs). *Kill to every interrupted run answered* is the recovery proper: p50 1.9 s before the
+subscription (2026-12-03), 0.8 s (max 0.9 s) with it in the run of 2026-12-04 22:05 UTC (DBOS
+0.7 / 0.9 s, Restate 1.0 / 1.0 s); after an orchestrator kill 0.3 / 0.4 s, the lowest of the four. A coordinator that has just started gives expired lives one TTL more only when
 Redis itself is younger than the TTL (a Redis restart: no process could beat;
 docs/RELIABILITY.md, "Failure detector"). The start was cut in three (issue 31): the deployed
 processes are one file each (\`npm run build\` bundles them with esbuild,

@@ -15,7 +15,7 @@ import type { TakenEvents } from "../../state/eventBatches.js";
 import { eventBatchesOf } from "../../state/eventBatches.js";
 import { createEventPublisher } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
-import type { SessionStore } from "../../state/sessionStore.js";
+import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
 import type {
   AgentEndEvent,
@@ -28,6 +28,7 @@ import {
   type FeatureRuns,
   openFeatureRuns,
   releaseFeatureHolds,
+  runOpeningInFeatures,
   takeAgentInFeatures,
 } from "./featureRuns.js";
 import { keepLease } from "./leaseKeeper.js";
@@ -286,17 +287,23 @@ export async function processSession(
   hold.lease.onLost(() => hold.control.controller?.abort(new LeaseLostError(sessionId)));
   register(hold.control);
   try {
-    // Read at once (three replies in one round trip); only the holder writes them from now on.
-    const [, messages, running] = await Promise.all([
+    // Read at once, and open the first run right behind the reads, in the same round trip:
+    // Redis runs them in the order sent, so the transcript read is the one before the run's
+    // opening moved its input in (as when the opening waited for the reads). Only the holder
+    // writes them from now on.
+    const reads = Promise.all([
       takeAgent(hold),
       deps.store.loadMessages(sessionId),
       deps.store.loadRunning(sessionId),
     ]);
+    const firstStart = openNextRun(hold);
+    firstStart.catch(() => undefined); // a failed read throws first; the opening's error is the next one's
+    const [, messages, running] = await reads;
     hold.state.messages = messages;
     hold.interrupted = new Set(running);
     // A session without a transcript has no events yet: its run's first events read no stream.
     if (messages.length === 0) eventBatchesOf(deps.command, deps.keys).believeEmpty(sessionId);
-    return await workSession(hold);
+    return await workSession(hold, firstStart);
   } finally {
     hold.lease.stop();
     register(undefined);
@@ -371,9 +378,25 @@ async function reloadStaleTranscript(hold: SessionHold, storedLength: number): P
   hold.interrupted = new Set(running);
 }
 
-/** Opens the session's next run: a new or resumed one, or how the session stands instead. */
-async function nextRun(hold: SessionHold): Promise<OpenRun | SessionOutcome | "again"> {
-  const start = await hold.deps.store.startRun(hold.sessionId, hold.token);
+/**
+ * Sends the script that opens the session's next run (`startRun`), and the features' reads
+ * behind it, in the same round trip (`FeatureHold.runOpening`).
+ */
+function openNextRun(hold: SessionHold): Promise<RunStart> {
+  const start = hold.deps.store.startRun(hold.sessionId, hold.token);
+  runOpeningInFeatures(hold.features);
+  return start;
+}
+
+/**
+ * Opens the session's next run: a new or resumed one, or how the session stands instead.
+ * `sent`: the opening already sent (the first, right behind the hold's reads).
+ */
+async function nextRun(
+  hold: SessionHold,
+  sent?: Promise<RunStart>,
+): Promise<OpenRun | SessionOutcome | "again"> {
+  const start = await (sent ?? openNextRun(hold));
   if (start.kind === "lost") return hold.handedOver ? "handedOver" : "lost";
   if (start.kind === "parked") return parkedOutcome(hold);
   if (start.kind === "settling") {
@@ -388,11 +411,16 @@ async function nextRun(hold: SessionHold): Promise<OpenRun | SessionOutcome | "a
   return "again";
 }
 
-async function workSession(hold: SessionHold): Promise<SessionOutcome> {
+async function workSession(
+  hold: SessionHold,
+  firstStart: Promise<RunStart>,
+): Promise<SessionOutcome> {
+  let sent: Promise<RunStart> | undefined = firstStart;
   for (;;) {
     if (hold.handedOver) return "handedOver";
     if (hold.lease.lost) return "lost";
-    const start = await nextRun(hold);
+    const start = await nextRun(hold, sent);
+    sent = undefined;
     if (start === "again") continue;
     if (typeof start === "string") return start;
     if (start.kind === "new") hold.state.messages.push(start.message);

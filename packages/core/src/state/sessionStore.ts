@@ -192,6 +192,14 @@ export class SessionStore extends ScriptedStore {
     return (await this.redis.yiemRenewLease(lease, token, leaseMs)) === RenewLeaseReply.renewed;
   }
 
+  /**
+   * Takes the lease when it is free (`SET NX`), for a token of its own (never held before, so
+   * never renewed: `acquire`'s renewal is for a holder taking its session again).
+   */
+  async acquireFree(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.lease(sessionId), token, "PX", leaseMs, "NX")) === "OK";
+  }
+
   /** Extends the lease; false when it is no longer ours. */
   async renew(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
     const reply = await this.redis.yiemRenewLease(this.keys.lease(sessionId), token, leaseMs);

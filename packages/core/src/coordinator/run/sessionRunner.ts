@@ -13,7 +13,7 @@ import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { TakenEvents } from "../../state/eventBatches.js";
 import { eventBatchesOf } from "../../state/eventBatches.js";
-import { createEventPublisher } from "../../state/eventBus.js";
+import { createEventPublisher, type EventPublisher } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
 import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
@@ -24,6 +24,7 @@ import type {
   PreparedToolCall,
 } from "../../types/index.js";
 import type { Slot } from "../intake/runSlots.js";
+import { DeferredAnswer, type WaitingAnswer } from "./deferredAnswer.js";
 import {
   type FeatureRuns,
   openFeatureRuns,
@@ -37,6 +38,7 @@ import { watchResumedRunAbort } from "./resumedRunAbort.js";
 import {
   type KeptBack,
   type OpenRun,
+  publishHeldEvent,
   runEmitter,
   startedBefore,
   unansweredCallIds,
@@ -186,6 +188,9 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
   );
   const executor = features.wrapExecutor(createRunExecutor(hold, start, unanswered, mayDispatch));
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
+  // A root run's answer without tool calls goes with its close (a child run's events are its
+  // root's too, which the close does not store).
+  const deferred = new DeferredAnswer(features.eventTree === undefined);
   const stored = finishedAnswer(hold, start);
   leg = await legOf(hold, start, features, executor, requestIds);
   const response = stored
@@ -196,7 +201,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
         prepareContext,
         formatMsgForLLM,
         config: leg.config,
-        emit: runEmitter(hold, publisher, features, keptBack),
+        emit: runEmitter(hold, publisher, features, keptBack, deferred),
         signal: controller.signal,
         rethrow: isRecoverable,
         runStart,
@@ -205,6 +210,10 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
         ...transcriptWriters(hold, start, requestIds, features, transcript, {
           onDrained: (ids) => features.limitConfig(leg?.config ?? {}, ids),
           afterResumedBatch: () => resumedAbort.afterResumedBatch(),
+          deferred: {
+            answer: deferred,
+            publish: (event) => publishHeldEvent(hold, publisher, event),
+          },
         }),
       });
   hold.control.controller = undefined;
@@ -219,7 +228,10 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
   const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
   const closing = deps.onRunClosing?.(requestIds);
   try {
-    const closed = await closeRun(hold, transcript, response, run, queued);
+    const closed = await closeRun(hold, transcript, response, run, queued, {
+      waiting: deferred.take(),
+      publisher,
+    });
     await features.afterFinish(run);
     const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
     deps.onRunFinished(sessionId, requestIds, answer);
@@ -235,6 +247,8 @@ type FinishedRunRecord = Parameters<SessionStore["finishRun"]>[3];
 /**
  * Closes the run (`finishRun`), storing its `queued` events first: they go with the first
  * attempt only (a guard that refused it had stored them already), and are settled with it.
+ * A kept-back answer (`deferred.waiting`) is appended by the same script first, and its held
+ * events are stored only if the run closes (with every attempt: a refused one stored none).
  */
 async function closeRun(
   hold: SessionHold,
@@ -242,14 +256,29 @@ async function closeRun(
   response: AssistantMessage,
   run: FinishedRunRecord,
   queued: TakenEvents | undefined,
+  deferred: { waiting: WaitingAnswer | undefined; publisher: EventPublisher },
 ): Promise<"closed" | "idle"> {
   const { deps, sessionId, token } = hold;
   let writes = queued?.writes ?? [];
+  const { waiting, publisher } = deferred;
+  const held = waiting?.events.flatMap((event) => publisher.onlyIfClosed(event)) ?? [];
   try {
-    const closed = await transcript.write((expect) => {
+    const closed = await transcript.write((expect, known) => {
       const first = writes;
       writes = [];
-      return deps.store.finishRun(sessionId, token, response, run, expect, first);
+      if (!waiting) return deps.store.finishRun(sessionId, token, response, run, expect, first);
+      // The answer is in `state.messages` already: the length before it is one less.
+      const before = expect === undefined ? undefined : expect - 1;
+      const answer = { message: waiting.message, knownLength: known - 1 };
+      return deps.store.finishRun(
+        sessionId,
+        token,
+        response,
+        run,
+        before,
+        [...first, ...held],
+        answer,
+      );
     });
     queued?.settle();
     return closed;

@@ -1,17 +1,22 @@
 /**
- * What a request's run waits for before its model call, on a real Redis behind a proxy that
- * holds every reply 40 ms (so the commands Redis receives within a few ms of one another went
- * out in one round trip, and each round trip the coordinator waits for shows as a 40 ms gap in
- * `MONITOR`'s times): the input's record and the take of the session's lease go out together,
- * and so do the hold's reads of the session (agent, transcript, running marks), the script
- * that opens the run and the features' reads of its limits (the session's input budgets and
- * tenant), which read the run as opened. Before, each of these waited for the one before
- * (five round trips, two now); the run still answers, and a request's own budget still
- * lowers its run's.
+ * What a request's run waits for, on a real Redis behind a proxy that holds every reply 40 ms
+ * (so the commands Redis receives within a few ms of one another went out in one round trip,
+ * and each round trip the coordinator waits for shows as a 40 ms gap in `MONITOR`'s times).
+ * Before its model call: the input's record and the take of the session's lease go out
+ * together, and so do the hold's reads of the session (agent, transcript, running marks), the
+ * script that opens the run and the features' reads of its limits (the session's input budgets
+ * and tenant), which read the run as opened (five round trips before, two now); a request's own
+ * budget still lowers its run's. After it: the final answer is appended by the script that
+ * closes the run, its `messageEnd` and `turnEnd` stored there ahead of `agentEnd` (one round
+ * trip, where the append went one before the close).
  */
 import {
   type CoordinatorHandle,
+  clusterKeys,
+  connectRedis,
   createOpenAILlmCall,
+  type RedisClient,
+  readEventsAfter,
   startCoordinator,
   ToolStore,
   YiemClient,
@@ -28,6 +33,7 @@ let proxy: SlowRepliesProxy;
 let model: Awaited<ReturnType<typeof startScriptedModelServer>>;
 let coordinator: CoordinatorHandle;
 let client: YiemClient;
+let redisRaw: RedisClient;
 const modelRequests: Array<{ at: number; request: ScriptedRequest }> = [];
 
 beforeAll(async () => {
@@ -46,10 +52,12 @@ beforeAll(async () => {
     toolStore: new ToolStore({ name: "runOpeningRoundTrips" }),
   });
   client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
+  redisRaw = connectRedis(redis.url);
 }, 60_000);
 
 afterAll(async () => {
   await client?.close();
+  redisRaw?.disconnect();
   await coordinator?.close(1000);
   await proxy?.close();
   await model?.close();
@@ -122,6 +130,36 @@ describe("a run's opening", () => {
         "hgetall inputBudgets",
         "getex tenant",
       ],
+    ]);
+  });
+
+  it("appends the final answer in the round trip that closes the run, its events before agentEnd", async () => {
+    const sessionId = `close-${Date.now()}`;
+    const monitor = await startRawMonitor(redis.url);
+    const sent = await client.send("hello", { sessionId });
+    await client.waitForResponse(sent.requestId, { timeoutMs: 30_000 });
+    monitor.stop();
+    const modelAt = modelRequests.at(-1)?.at ?? 0;
+    // The coordinator's commands on the session's keys after the model call, to the close.
+    const after = monitor.seen.filter(
+      (command) =>
+        proxy.isOwn(command.source) &&
+        command.at > modelAt &&
+        command.args.some((arg) => arg.includes(`{${sessionId}}`)),
+    );
+    const trips = roundTrips(after, REPLY_DELAY_MS / 2).map((trip) =>
+      trip.map((command) => nameOf(command.args, sessionId)),
+    );
+    // `finishRun` (its keys: lease, run, …): the first and only script of the session there.
+    expect(trips[0]).toEqual(["script(lease,run)"]);
+    const keys = clusterKeys(redis.prefix);
+    const messages = await redisRaw.lrange(keys.messages(sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).role)).toEqual(["user", "assistant"]);
+    const events = await readEventsAfter(redisRaw, keys, sessionId, 0);
+    expect(events.slice(-3).map((event) => event.type)).toEqual([
+      "messageEnd",
+      "turnEnd",
+      "agentEnd",
     ]);
   });
 

@@ -10,7 +10,8 @@
  * [--runs 30] [--show 1] [--out file] [--cpu-prof DIR] [--no-monitor]` (after `npm run build`:
  * Yiem's processes run compiled). `MONITOR` itself slows Redis and the machine: read the rows'
  * order and gaps, not the total. `--cpu-prof DIR`: the system's processes run with
- * `node --cpu-prof` and write their profiles to DIR when they stop; `--no-monitor` runs the
+ * `node --cpu-prof` and write their profiles to DIR when they stop (a sample every
+ * `--cpu-prof-interval` µs, 1000 by default); `--no-monitor` runs the
  * runs without `MONITOR` and prints only their latencies (for a profile of the runs alone).
  * `--strace FILE`: `strace -tt` follows the main thread of every process of the system but
  * Redis while the traced runs go (one file each, `FILE.<pid>`): its socket reads and writes in
@@ -83,6 +84,8 @@ async function main(): Promise<void> {
   const out = flag("out", "");
   const profDir = flag("cpu-prof", "");
   if (profDir) process.env.BENCH_PEERS_CPU_PROF_DIR = profDir;
+  const interval = flag("cpu-prof-interval", "");
+  if (interval) process.env.BENCH_PEERS_CPU_PROF_INTERVAL = interval;
   const monitored = !process.argv.includes("--no-monitor");
   const dataDir = await mkdtemp(join(tmpdir(), "yiem-critical-path-"));
   const effectsFile = join(dataDir, "effects.log");

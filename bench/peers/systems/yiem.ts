@@ -53,7 +53,8 @@ export async function startYiem(
     LOG_LEVEL: process.env.BENCH_PEERS_YIEM_LOG_LEVEL ?? "info",
   };
   // BENCH_PEERS_CPU_PROF_DIR: every Yiem process runs with `node --cpu-prof` and writes its
-  // profile there when it stops (`criticalPath.ts --cpu-prof`).
+  // profile there when it stops (`criticalPath.ts --cpu-prof`), a sample every
+  // BENCH_PEERS_CPU_PROF_INTERVAL µs if set.
   const profDir = process.env.BENCH_PEERS_CPU_PROF_DIR;
   const processes = await startClusterProcesses({
     cwd: root,
@@ -70,7 +71,9 @@ export async function startYiem(
     throw err;
   });
   if (profDir) {
+    const interval = process.env.BENCH_PEERS_CPU_PROF_INTERVAL; // µs between samples
     const nodeFlags = ["--cpu-prof", `--cpu-prof-dir=${profDir}`];
+    if (interval) nodeFlags.push(`--cpu-prof-interval=${interval}`);
     await processes.add("worker", { nodeFlags });
     await processes.add("worker", { nodeFlags });
     await processes.add("coordinator", { nodeFlags });

@@ -361,8 +361,10 @@ export class RequestJobs {
     const { sessionId, agent, parent } = held;
     const work = async () => {
       try {
+        // Only the features that take answers are waited for: the job completes a step sooner.
         for (const { intake } of this.options.features)
-          await intake?.answered?.({ sessionId, agent, request: { parent }, answer });
+          if (intake?.answered)
+            await intake.answered({ sessionId, agent, request: { parent }, answer });
         await this.complete(
           requestId,
           held,

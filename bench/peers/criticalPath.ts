@@ -3,8 +3,8 @@
  * while `--runs` runs go one after another, each command stamped with Redis's own clock and
  * named by the process whose connection sent it (`ss`) and the script it ran; the scripted
  * model's requests are stamped on the same clock. For each run, the commands between its job's
- * add and its answer, in order, with the gap before each; then, over the runs whose sequence
- * of (process, command) was the most common one, the median of each row's time since the add.
+ * add and its answer, in order, with the gap before each; then each step most runs have (a
+ * process's nth command of a kind, the background left out) at its median time since the add.
  *
  * Usage: `npx tsx --conditions=yiem-source bench/peers/criticalPath.ts [--system yiem|bullmq]
  * [--runs 30] [--show 1] [--out file] [--cpu-prof DIR] [--no-monitor]` (after `npm run build`:
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     const names = new Map<number, string>([[process.pid, "client"]]);
     for (const [i, pid] of (await system.pids()).entries())
       names.set(pid, system.pidNames?.[i] ?? `pid ${pid}`);
-    let caller = "";
+
     for (const s of seen) {
       if (s.source === "lua") {
         s.who = "lua";
@@ -152,9 +152,8 @@ async function main(): Promise<void> {
       s.who = pid === undefined ? `? ${s.source}` : (names.get(pid) ?? `pid ${pid}`);
       s.who += `:${s.source.split(":").at(-1)}`;
       s.what = describe(s.args, scripts);
-      caller = s.what;
     }
-    void caller;
+
     const all = [...seen.filter((s) => s.who !== "lua"), ...modelSeen].sort((a, b) => a.at - b.at);
     // Each run: from its job's add (the client's first command in its window) to its answer.
     const perRun: Seen[][] = windows.map(({ start, end }) =>
@@ -182,25 +181,44 @@ async function main(): Promise<void> {
         `${windows[i]?.run}: ${((windows[i]?.end ?? 0) - (windows[i]?.start ?? 0)).toFixed(2)} ms`,
       );
     }
-    // The most common sequence (by process kind and command), its rows' medians.
-    const kind = (who: string) => who.replace(/:\d+$/, "");
-    const signature = (rows: Seen[]) => rows.map((s) => `${kind(s.who)} ${s.what}`).join("|");
-    const groups = new Map<string, Seen[][]>();
-    for (const rows of perRun)
-      groups.set(signature(rows), [...(groups.get(signature(rows)) ?? []), rows]);
-    const [, common = []] = [...groups].sort((a, b) => b[1].length - a[1].length)[0] ?? [];
+    // Each step of a run: a process kind's nth command of a kind (a worker is any worker), the
+    // background every process keeps up left out; the steps most runs have, by their median
+    // time since the run's job was added.
+    const kind = (who: string) => who.replace(/:\d+$/, "").replace(/^worker \d+$/, "worker");
+    const background =
+      /^(bzpopmin|yiem:(beatAlive|findDeadLives|buryDeadLives|renewLease)|bullmq:extendLocks?)/;
+    const stepsOf = (rows: Seen[]) => {
+      const seenCount = new Map<string, number>();
+      const steps = new Map<string, number>();
+      const t0 = rows[0]?.at ?? 0;
+      for (const row of rows) {
+        if (background.test(row.what)) continue;
+        const name = `${kind(row.who)} ${row.what}`;
+        const n = (seenCount.get(name) ?? 0) + 1;
+        seenCount.set(name, n);
+        steps.set(`${name} #${n}`, row.at - t0);
+      }
+      return steps;
+    };
+    const runSteps = perRun.map(stepsOf);
+    const stepNames = new Set(runSteps.flatMap((steps) => [...steps.keys()]));
+    const common = [...stepNames]
+      .map((name) => {
+        const times = runSteps.flatMap((steps) => (steps.has(name) ? [steps.get(name) ?? 0] : []));
+        return { name, runs: times.length, at: median(times) };
+      })
+      .filter((step) => step.runs >= 0.8 * perRun.length)
+      .sort((a, b) => a.at - b.at);
     const latencies = windows.map((w) => w.end - w.start);
     lines.push(
-      `== ${common.length} of ${runs} runs share the most common sequence; latency p50 ${median(latencies).toFixed(2)} ms (MONITOR on)`,
+      `== steps in at least 80 % of ${runs} runs, median ms since the job's add; latency p50 ${median(latencies).toFixed(2)} ms (MONITOR on)`,
     );
-    const first = common[0] ?? [];
     let prevMedian = 0;
-    for (const [i, s] of first.entries()) {
-      const since = median(common.map((rows) => (rows[i]?.at ?? 0) - (rows[0]?.at ?? 0)));
+    for (const step of common) {
       lines.push(
-        `${since.toFixed(2).padStart(7)} +${(since - prevMedian).toFixed(2).padStart(6)}  ${kind(s.who).padEnd(18)} ${s.what}`,
+        `${step.at.toFixed(2).padStart(7)} +${(step.at - prevMedian).toFixed(2).padStart(6)}  ${step.name}`,
       );
-      prevMedian = since;
+      prevMedian = step.at;
     }
     const client = windows.map((w, i) => w.end - (perRun[i]?.at(-1)?.at ?? w.end));
     lines.push(

@@ -98,8 +98,17 @@ async function main(): Promise<void> {
           `CPU ${(cpu[name] / answered[name]).toFixed(2)} ms per run, ${((answered[name] * 1000) / wall[name]).toFixed(1)} runs/s at ${concurrency} in flight`,
       );
     }
+    // The geometric mean of the pairs' ratios, with a 95 % interval (normal, on the logs).
+    const logs = ratios.map((ratio) => Math.log(ratio));
+    const mean = logs.reduce((sum, value) => sum + value, 0) / logs.length;
+    const sd = Math.sqrt(
+      logs.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (logs.length - 1),
+    );
+    const half = (1.96 * sd) / Math.sqrt(logs.length);
     console.log(
-      `b ÷ a, paired: latency median ${quantile(ratios, 0.5).toFixed(3)} (runs next to each other), CPU per run ${(cpu.b / answered.b / (cpu.a / answered.a)).toFixed(3)}`,
+      `b ÷ a, paired: latency median ${quantile(ratios, 0.5).toFixed(3)}, geometric mean ${Math.exp(mean).toFixed(3)} ` +
+        `(95 % ${Math.exp(mean - half).toFixed(3)}–${Math.exp(mean + half).toFixed(3)}) of runs next to each other; ` +
+        `CPU per run ${(cpu.b / answered.b / (cpu.a / answered.a)).toFixed(3)}`,
     );
     console.log(`load average at the end: ${load()}`);
   } finally {

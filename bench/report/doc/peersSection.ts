@@ -259,10 +259,12 @@ paired (\`bench/peers/pairedRuns.ts\`: runs alternating one by one, then load bl
 ratio of neighbouring runs 1.039 (95 % 1.017 to 1.062); CPU per run, all processes, 8.52 →
 8.88 ms in that run and 8.78 → 8.77 ms in one of 16 load blocks each (load 1.8 to 2.9): the
 same work, in fewer round trips. \`npm run bench -- --peers --systems yiem,bullmq --no-kill
---no-worker-kill --rounds 3\`, the checkouts alternating (load 0.4 to 2.2): Yiem's p50 16.0 and
-15.9 ms after against 18.5 and 17.0 ms before; against BullMQ by hand in the same rounds,
-latency 1.69× and 1.54× after, 1.75× and 1.85× before; CPU per run 1.89× and 1.82× after,
-1.92× and 1.92× before.
+--no-worker-kill --rounds 3\`, four of each, the checkouts alternating (load 0.4 to 2.4): Yiem's
+p50 16.0, 15.9, 15.2 and 18.0 ms after against 18.5, 17.0, 17.7 and 16.5 ms before; against
+BullMQ by hand in the same rounds, latency 1.69×, 1.54×, 1.79× and 1.75× after, 1.75×, 1.85×,
+1.72× and 1.82× before; CPU per run 1.89×, 1.82×, 1.79× and 1.89× after, 1.92×, 1.92×, 2.00×
+and 1.89× before (20 runs one after another per round: the paired A/B above is the steadier
+figure).
 
 What is left, and why: the target (1.4× BullMQ by hand) needs about 4 ms less per run on the
 coordinator, spread thin over its steps. The claim of the agent still waits for the claim of

@@ -455,6 +455,16 @@ the results' \`messageEnd\` and \`turnEnd\` (as it publishes each call's \`toolE
 the append); the next holder publishes them again when it resumes, so a watcher may see an end
 twice, never miss one. The scenarios above run with it.
 
+A run's final answer (an answer without tool calls) is not appended on its own: the script that
+closes the run appends it (\`finishRun.lua\`, \`coordinator/run/deferredAnswer.ts\`) and stores its
+\`messageEnd\` and the turn's \`turnEnd\` in the same step, only if the run closes; a close refused
+for a lost lease appends nothing and announces no answer, as an append refused before the close
+did. A coordinator killed between the model's answer and the close loses that answer (it was
+only in its memory, where the append used to store it one round trip earlier): the resumed run
+asks the model again, as after a kill during the model call. A child run's answer is still
+appended on its own, its events being its root's too, which the close does not store
+(\`test/cluster/eventBatches.test.ts\`, \`test/cluster/runRoundTrips.test.ts\`).
+
 ## Dispatch while Redis refuses writes
 
 A remote call whose tool job cannot be added because Redis refuses writes (out of memory under

@@ -568,6 +568,60 @@ describe("closing a run with its queued events", () => {
     ]);
   });
 
+  /** Closes `run` with `token`, its final answer appended by the close itself (`finishRun`). */
+  function finishWithAnswer(run: Awaited<ReturnType<typeof openRun>>, token: string) {
+    const response = finalAnswer();
+    const event = { type: "agentEnd" as const, response, usage: sumRunUsage([]) };
+    const record = { runId: "in-1", inputIds: ["in-1"], event };
+    void run.publisher.emit(turnStart()); // emitted before the answer: stored whatever happens
+    const queued = run.publisher.takeQueued()?.writes ?? [];
+    const afterAnswer = [
+      ...run.publisher.onlyIfClosed({ type: "messageEnd", message: response }),
+      ...run.publisher.onlyIfClosed({
+        type: "turnEnd",
+        turn: 1,
+        message: response,
+        toolResults: [],
+      }),
+    ];
+    const answer = { message: response, knownLength: 1 };
+    return run.store.finishRun(
+      run.sessionId,
+      token,
+      response,
+      record,
+      undefined,
+      [...queued, ...afterAnswer],
+      answer,
+    );
+  }
+
+  it("appends the final answer and stores its events before agentEnd, in the script that closes the run", async () => {
+    const run = await openRun();
+    await finish(await openRun(), "t1", []); // loads the script: the measure starts warm
+    const before = await scriptCalls();
+    expect(await finishWithAnswer(run, "t1")).toBe("idle");
+    expect((await scriptCalls()) - before).toBe(1);
+    const messages = await redis.lrange(keys().messages(run.sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).role)).toEqual(["user", "assistant"]);
+    const stored = await readEventsAfter(redis, keys(), run.sessionId, 0);
+    expect(stored.map((event) => [event.seq, event.type])).toEqual([
+      [1, "turnStart"],
+      [2, "messageEnd"],
+      [3, "turnEnd"],
+      [4, "agentEnd"],
+    ]);
+  });
+
+  it("appends no answer and stores none of its events when the lease is lost", async () => {
+    const run = await openRun();
+    expect(await finishWithAnswer(run, "not-the-holder")).toBe(false);
+    const messages = await redis.lrange(keys().messages(run.sessionId), 0, -1);
+    expect(messages.map((m) => JSON.parse(m).role)).toEqual(["user"]);
+    const stored = await readEventsAfter(redis, keys(), run.sessionId, 0);
+    expect(stored.map((event) => [event.seq, event.type])).toEqual([[1, "turnStart"]]);
+  });
+
   it("leaves a session's writes queued when they hold a transcript append", async () => {
     const run = await openRun();
     void run.publisher.emit(turnStart());

@@ -38,6 +38,8 @@ export async function startBullmq(ctx: PeerContext): Promise<PeerSystem> {
   const redisPid = await readRedisPid(connection);
   return {
     name: "BullMQ by hand",
+    redisUrl: redis.url,
+    pidNames: ["redis", "orchestrator", "worker 1", "worker 2"],
     async run(run) {
       const done = waiter.waitFor(run);
       await queue.add("run", { run }, { jobId: run, removeOnComplete: 1000 });

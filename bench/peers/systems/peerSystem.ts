@@ -18,6 +18,10 @@ export interface PeerSystem {
    */
   killToolWorker(): Promise<void>;
   close(): Promise<void>;
+  /** The system's Redis, where it has one (for `criticalPath.ts`'s `MONITOR`). */
+  redisUrl?: string;
+  /** A name for each pid `pids()` gives, in its order (for `criticalPath.ts`). */
+  pidNames?: string[];
 }
 
 /** What every system is started with. */

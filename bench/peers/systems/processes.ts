@@ -16,7 +16,10 @@ export interface PeerProcess {
 
 /** Starts `processes/<name>.ts` and waits for its `ready` line. */
 async function startReady(name: string, env: Record<string, string>): Promise<TestProcess> {
-  const child = spawnCommand(["node", `bench/peers/dist/processes/${name}.js`], env);
+  // BENCH_PEERS_CPU_PROF_DIR: `node --cpu-prof`, the profile written there when it stops.
+  const profDir = process.env.BENCH_PEERS_CPU_PROF_DIR;
+  const flags = profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
+  const child = spawnCommand(["node", ...flags, `bench/peers/dist/processes/${name}.js`], env);
   await child
     .waitForLine((line) => line.trim() === "ready", 60_000)
     .catch(async (err) => {

@@ -29,10 +29,14 @@ async function killAndRestart(slot: ProcessSlot | undefined, what: string): Prom
   await slot.restart();
 }
 
-/** Starts Yiem with Redis fsyncing its AOF as `fsync` says. */
+/**
+ * Starts Yiem with Redis fsyncing its AOF as `fsync` says; its processes from the checkout at
+ * `root` (built; this one by default: `pairedRuns.ts` compares two).
+ */
 export async function startYiem(
   ctx: PeerContext,
   fsync: "always" | "everysec",
+  root: string = repoRoot,
 ): Promise<PeerSystem> {
   const logDir = process.env.BENCH_PEERS_LOG_DIR;
   // A log folder not made yet would fail the start after Redis is up (and leave it running).
@@ -48,12 +52,16 @@ export async function startYiem(
     BENCH_PEERS_EFFECTS: ctx.effectsFile,
     LOG_LEVEL: process.env.BENCH_PEERS_YIEM_LOG_LEVEL ?? "info",
   };
+  // BENCH_PEERS_CPU_PROF_DIR: every Yiem process runs with `node --cpu-prof` and writes its
+  // profile there when it stops (`criticalPath.ts --cpu-prof`), a sample every
+  // BENCH_PEERS_CPU_PROF_INTERVAL µs if set.
+  const profDir = process.env.BENCH_PEERS_CPU_PROF_DIR;
   const processes = await startClusterProcesses({
-    cwd: repoRoot,
+    cwd: root,
     launch: "compiled",
     env,
-    coordinators: 1,
-    workers: 2,
+    coordinators: profDir ? 0 : 1,
+    workers: profDir ? 0 : 2,
     readyTimeoutMs: 90_000,
     expectTools: [STEP_TOOL],
     // BENCH_PEERS_LOG_DIR keeps one log file per Yiem process there (to read after a run).
@@ -62,6 +70,14 @@ export async function startYiem(
     await redis.stop();
     throw err;
   });
+  if (profDir) {
+    const interval = process.env.BENCH_PEERS_CPU_PROF_INTERVAL; // µs between samples
+    const nodeFlags = ["--cpu-prof", `--cpu-prof-dir=${profDir}`];
+    if (interval) nodeFlags.push(`--cpu-prof-interval=${interval}`);
+    await processes.add("worker", { nodeFlags });
+    await processes.add("worker", { nodeFlags });
+    await processes.add("coordinator", { nodeFlags });
+  }
   const {
     connection,
     queue,
@@ -73,6 +89,8 @@ export async function startYiem(
   const slots = () => [...processes.coordinators, ...processes.workers];
   return {
     name: `Yiem (appendfsync ${fsync})`,
+    redisUrl: redis.url,
+    pidNames: ["redis", "coordinator", ...processes.workers.map((_, i) => `worker ${i + 1}`)],
     async run(run) {
       const done = waiter.waitFor(run);
       await queue.add("session", { input: run }, { jobId: run });

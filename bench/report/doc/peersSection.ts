@@ -175,6 +175,116 @@ docs/RELIABILITY.md ("Durability: what a crash may lose"); \`docker-compose.yml\
 in [Redis Cluster](#redis-cluster).`;
 }
 
+/**
+ * Where one run's time goes, traced (issue 31): a measured account, not a figure of the last
+ * run (the tools reproduce it: \`bench/peers/criticalPath.ts\`, \`bench/peers/pairedRuns.ts\`).
+ */
+const CRITICAL_PATH = `### The critical path of one run
+
+\`bench/peers/criticalPath.ts\` runs this workload one run at a time (20 ms apart) with
+\`MONITOR\` on the system's Redis, each command named by the process that sent it (\`ss\`) and
+the script it ran, the scripted model's requests on the same clock; it prints each step most
+runs share at its median time since the request job's add (\`--strace FILE\` follows every
+process's socket reads and writes, which shows what each one waited for; \`--cpu-prof DIR\`
+profiles them). \`MONITOR\` slows Redis and the run about 1.3×: read the steps' order and gaps.
+Medians of 60 runs per system, load 0.5 to 0.9 on 2 cores, Yiem before and after the cuts below
+(the two checkouts one after the other), and BullMQ by hand (40 runs, load 0.3):
+
+| step (Yiem) | waits for | before, ms | after, ms |
+| --- | --- | ---: | ---: |
+| the coordinator takes the request job | its blocking fetch's wake, BullMQ's \`moveToActive\` | 1.0 | 1.0 |
+| claims the job's session (a job naming none) | \`claimRequestSession\` | 2.1 | 2.2 |
+| claims the session's agent | \`SET NX GET\` | 2.7 | 2.9 |
+| records the input | \`enqueueInput\` | 3.4 | 3.6 |
+| takes the session's lease | \`SET NX\` | 4.0 | 3.7, with the record |
+| reads the session's agent, transcript, running marks | \`GET\`, \`LRANGE\`, \`HKEYS\` | 4.4 | 4.2 |
+| opens the run | \`startRun\` | 4.7 | 4.3, with the reads |
+| reads the run's limits (input budgets, tenant) | \`HMGET\` (\`HGETALL\` after), \`GETEX\` | 5.4 | 4.4, with the reads |
+| calls the model (its first events sent, not waited for) | HTTP | 6.7 | 6.2 |
+| appends the answer with its two calls | \`sessionWrites\` (before any dispatch: fenced) | 7.8 | 7.5 |
+| adds the two tool jobs | \`addStandardJob\` × 2, one round trip | 9.3 | 9.1 |
+| a worker takes a job | its marker's wake, \`moveToActive\` | 10.1 | 10.2 |
+| the last call ends (result marker, job finished) | \`recordToolEnd\`, \`moveToFinished\`, one round trip | 13.4 | 13.2 |
+| appends the results, drains new input | \`sessionWrites\` | 14.8 | 14.8 |
+| calls the model | HTTP | 17.6 | 17.1 |
+| appends the final answer | \`sessionWrites\` | 18.9 | in the close |
+| closes the run | \`finishRun\` | 20.0 | 18.7 |
+| completes the request job | \`moveToFinished\` | 21.4 | 20.0 |
+| the client reads \`completed\` | \`XREAD\` | 23.0 | 21.2 |
+
+BullMQ by hand, the same way: the orchestrator takes the job at 1.2 ms, calls the model at 3.5,
+adds the two tool jobs at 4.7 and 5.4, a worker takes one at 6.4, they finish at 8.3 and 9.7,
+the orchestrator's \`QueueEvents\` reads the second end at 10.4, the model at 12.0, the job
+completes at 13.2, the client reads it at 14.7. Its orchestrator waits for 4 round trips of
+its own in a run (take, adds, the events read, finish); Yiem's coordinator waited for 14
+(take, session, agent, record, lease, reads, opening, limits, the answer's append, adds, the
+results' append, the final append, close, finish), 10 now.
+
+What the traces say: on an idle machine a Redis round trip with \`appendfsync always\` costs
+the run about 0.1 to 0.2 ms of waiting (a \`SET\` through \`redis-benchmark\`, one client:
+0.2 ms; a \`GET\` 0.05 ms); the rest of each gap is CPU of the process whose turn it is. A
+CPU profile of the coordinator over 300 such runs (\`--cpu-prof\`, a bundle built without
+minifying whitespace so each sample names its module) gave 7.6 ms of its main thread per
+run: 2.1 ms in sending and reading Redis commands (ioredis, the socket writes: about 50 µs
+of system time per write on this VM), 1.8 to 2.1 ms in the two streamed model calls (the
+\`openai\` SDK, undici), 1.1 to 1.3 ms in Yiem's own code (no function above 0.1 ms a run),
+0.4 to 0.5 ms in BullMQ, 0.3 ms in event batches, 0.2 ms collecting garbage, 0.15 ms in
+prom-client, 0.1 ms in the logger. BullMQ by hand's orchestrator spends about 5 ms a run (its
+model calls, on Node's \`fetch\`, 2.6 ms of it), each tool worker about 1.0 ms against Yiem's
+1.4 to 1.6 ms. So the critical path is mostly the coordinator's CPU, which it spends one step
+after another, not Redis's replies: a round trip taken out saves its wait and a socket write
+and read, not the work on either side of it.
+
+Made (each a round trip the run waited for, now sent with the one before it):
+
+1. **The lease with the input** (\`coordinator/intake/requestJobs.ts\`,
+   \`SessionTasks.takeEarly\`): the take of the session's lease goes out right behind the
+   input's record; Redis runs them in that order, as when the take waited for the record's
+   reply. An input that starts no run here (answered already, refused, let go) lets the lease
+   go again. A new token's take is a plain \`SET NX\` (no renewal script after a refused one:
+   a fresh token is never the holder's).
+2. **The opening with the reads** (\`coordinator/run/sessionRunner.ts\`): \`startRun\` goes out
+   behind the hold's reads of the session, which therefore read the transcript before the
+   opening moved the input in, as before.
+3. **The limits with the opening** (\`FeatureHold.runOpening\`): the budgets feature reads the
+   session's input budgets (\`HGETALL\`: only inputs not answered yet keep one) and the tenants
+   feature the session's tenant right behind \`startRun\`, so they see the run as opened; a
+   child run still reads its root's tenant, a later drain its inputs' budgets.
+4. **The final answer with the close** (\`finishRun.lua\`, \`coordinator/run/deferredAnswer.ts\`):
+   an answer without tool calls is appended by the script that closes the run, its
+   \`messageEnd\` and \`turnEnd\` stored there only if the run closes (docs/RELIABILITY.md,
+   "Transcript writes that are not waited for").
+5. **The job's completion first**: the request job completes before the \`run finished\` line
+   is serialised (on \`setImmediate\`), and without an \`await\` per feature that takes no
+   answer (from the close's reply to the job's completion 0.34 to 0.47 ms under \`strace\`,
+   0.50 to 0.87 ms before).
+
+\`test/cluster/runRoundTrips.test.ts\` counts the round trips behind a proxy that holds every
+reply 40 ms. Commands per run (\`bench/monitorRuns.ts --runs 100\`, completed tool jobs kept an hour,
+\`YIEM_TOOL_JOB_RETENTION_S=3600\`, then the default): 205.5 → 202.5
+(Yiem's scripts 77.6 → 74.3: one script call fewer at the close). A/B of the two checkouts,
+paired (\`bench/peers/pairedRuns.ts\`: runs alternating one by one, then load blocks of 64 runs,
+16 in flight): at load 2.7 to 3.2, 500 pairs, latency p50 15.5 → 14.8 ms, the before ÷ after
+ratio of neighbouring runs 1.039 (95 % 1.017 to 1.062); CPU per run, all processes, 8.52 →
+8.88 ms in that run and 8.78 → 8.77 ms in one of 16 load blocks each (load 1.8 to 2.9): the
+same work, in fewer round trips. \`npm run bench -- --peers --systems yiem,bullmq --no-kill
+--no-worker-kill --rounds 3\`, four of each, the checkouts alternating (load 0.4 to 2.4): Yiem's
+p50 16.0, 15.9, 15.2 and 18.0 ms after against 18.5, 17.0, 17.7 and 16.5 ms before; against
+BullMQ by hand in the same rounds, latency 1.69×, 1.54×, 1.79× and 1.75× after, 1.75×, 1.85×,
+1.72× and 1.82× before; CPU per run 1.89×, 1.82×, 1.79× and 1.89× after, 1.92×, 1.92×, 2.00×
+and 1.89× before (20 runs one after another per round: the paired A/B above is the steadier
+figure).
+
+What is left, and why: the target (1.4× BullMQ by hand) needs about 4 ms less per run on the
+coordinator, spread thin over its steps. The claim of the agent still waits for the claim of
+a session-less job's session (two slots on a Redis Cluster), and the input's record for the
+agent's (a request refused for its agent must record nothing); merging them is a script of
+their own. Every other wait is a promise: the answer with calls is appended before its jobs
+are added (fencing), the results and the drain before the next model call, the close before
+the job's completion. The rest is CPU per step: BullMQ's takes (a take marks the queue again,
+so each request costs two empty takes, one of them the next blocking fetch's: not
+avoidable without BullMQ's own flag), the model calls through the SDK, the events.`;
+
 /** "1 round", "3 rounds". */
 function roundsText(rounds: number): string {
   return `${rounds} round${rounds === 1 ? "" : "s"}`;
@@ -210,6 +320,7 @@ export function peersSection(record: PeersRecord | undefined): string {
     ...(failed.length ? [failed.join("\n")] : []),
     HOW,
     durabilityText(rows),
+    CRITICAL_PATH,
   ]
     .filter(Boolean)
     .join("\n\n");

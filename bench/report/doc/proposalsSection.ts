@@ -112,8 +112,11 @@ Proposed, not made yet:
    costs about 9 µs on Node 20 (V8's transferable signals; lazy from Node 21) and the
    prom-client label lookups a few µs more.
 2. **One read at a run's start**: the hold reads the session's agent, transcript, open calls
-   and inputs with four commands (\`GET\`, \`LRANGE\`, \`HKEYS\`, \`HMGET\`) beside the scripts
-   that take the lease and open the run; one script could return all of it.
+   and inputs with four commands (\`GET\`, \`LRANGE\`, \`HKEYS\`, \`HGETALL\`) beside the scripts
+   that take the lease and open the run; one script could return all of it. They go out in
+   two round trips now, not five (the lease with the input's record, the reads with the opening
+   and the limits: [Peers](#peers), "The critical path of one run"), so one script would save
+   commands, not waits.
 
 ## Reproduce
 

@@ -212,10 +212,11 @@ default) keeps 5 more. Yiem's ~77 are the run's durable writes, each fenced by t
 the input's record (\`enqueueInput\`, 8) and the run's opening (\`startRun\`, 11), the events
 (about 15 stored a run, an \`XADD\` each, in about 8 script calls, each with its \`PUBLISH\`) with
 the transcript appends among them (3 a run, each its lease check and push), the close (\`finishRun\`, 16), the
-claim of the request's session (3) and the workers' finished markers (3 a call). Candidates
-measured or weighed and left: the final answer's append carried by the close's script (about
-4: one script call, a lease check, a stream read and a \`PUBLISH\`; it would store the answer's
-\`messageEnd\` before its append is confirmed), a live event's number taken from the guess
+claim of the request's session (3) and the workers' finished markers (3 a call). The final
+answer's append now goes in the close's script (issue 31, see [Peers](#peers), "The critical
+path of one run": Yiem's scripts 77.6 → 74.3 a run, one script call fewer; its \`messageEnd\`
+stored there only if the run closes). Candidates
+measured or weighed and left: a live event's number taken from the guess
 instead of the stream (1 a run; a wrong guess would make readers drop a streamed delta), the
 \`HDEL\` of running marks and of input budgets when none was set (1 each; the store would have to
 track which calls it marked), and reads of a brand-new session's agent, transcript and

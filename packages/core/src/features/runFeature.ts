@@ -75,6 +75,14 @@ export interface FeatureHold {
    * failure throws `SessionStoreError` (the session is tried again later).
    */
   takeAgent?(taken: TakenAgent): Promise<void>;
+  /**
+   * Called right after the script that opens the hold's next run (or reports the run in
+   * progress) was sent, in the same pass of the event loop: a read sent now goes out in the
+   * same round trip, behind it, and sees the run as opened (the inputs it took in). For reads
+   * the run's first `FeatureRun.readLimits` would otherwise make once the run is open; the
+   * next `openRun` may take them. Never throws.
+   */
+  runOpening?(): void;
   /** The feature's part of a run being opened or resumed. */
   openRun?(run: OpenedRun): Promise<FeatureRun | undefined>;
   /**

@@ -103,6 +103,11 @@ export interface EventPublisher {
    * that closes the run to store first: they are not sent otherwise. `undefined` when none is.
    */
   takeQueued(): TakenEvents | undefined;
+  /**
+   * `event` as the script that closes the run takes an event to store only if the run closes
+   * (`finishRun.lua`: kind `S`, or `L` for a live one, then its JSON); nothing is sent.
+   */
+  onlyIfClosed(event: AgentEvent): string[];
 }
 
 /**
@@ -151,5 +156,6 @@ export function createEventPublisher(
       await Promise.all(pending);
     },
     takeQueued: () => batches.take(origin.sessionId),
+    onlyIfClosed: (event) => [event.type === "messageUpdate" ? "L" : "S", busEventJson(event, own)],
   };
 }

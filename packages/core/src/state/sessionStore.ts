@@ -192,6 +192,14 @@ export class SessionStore extends ScriptedStore {
     return (await this.redis.yiemRenewLease(lease, token, leaseMs)) === RenewLeaseReply.renewed;
   }
 
+  /**
+   * Takes the lease when it is free (`SET NX`), for a token of its own (never held before, so
+   * never renewed: `acquire`'s renewal is for a holder taking its session again).
+   */
+  async acquireFree(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.lease(sessionId), token, "PX", leaseMs, "NX")) === "OK";
+  }
+
   /** Extends the lease; false when it is no longer ours. */
   async renew(sessionId: string, token: string, leaseMs: number): Promise<boolean> {
     const reply = await this.redis.yiemRenewLease(this.keys.lease(sessionId), token, leaseMs);
@@ -550,7 +558,10 @@ export class SessionStore extends ScriptedStore {
    * and the transcript has another length. `sessionUsage` (what the whole transcript used) is
    * stored as the session's usage summary in the same step (`readSessionUsage`). `queued`:
    * the run's events not sent yet (`EventPublisher.takeQueued`'s writes), stored first in the
-   * same step whatever it returns.
+   * same step whatever it returns, but for those of kind `S` / `L` (`EventPublisher.encode`),
+   * stored only when the run closes. `answer`: the run's final answer, not in the transcript
+   * yet, appended in the same step first (fenced, guarded by `expectLength` when given, the
+   * length before it; `knownLength` as `append` takes it): the run closes only with it.
    */
   async finishRun(
     sessionId: string,
@@ -565,6 +576,7 @@ export class SessionStore extends ScriptedStore {
     },
     expectLength?: number,
     queued: readonly string[] = [],
+    answer?: { message: AgentMessage; knownLength: number },
   ): Promise<"closed" | "idle" | false | NotAsExpected> {
     const k = this.keys;
     const eventJson = busEventJson(run.event, {
@@ -604,6 +616,8 @@ export class SessionStore extends ScriptedStore {
       this.caps.maxBytes,
       run.sessionUsage ? JSON.stringify(run.sessionUsage) : "",
       guess,
+      answer ? JSON.stringify(answer.message) : "",
+      answer ? answer.knownLength : "",
       ...queued,
     );
     if (done === FinishRunReply.notExpectedLength) return NOT_AS_EXPECTED;

@@ -17,7 +17,7 @@ import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
 import type { AnswerListener, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
-import type { SessionTasks } from "../run/sessionTasks.js";
+import type { EarlyTake, SessionTasks } from "../run/sessionTasks.js";
 import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
 import { type HeldRequest, jobOfHeld } from "./heldRequest.js";
 import type { JobLocks } from "./jobLocks.js";
@@ -300,13 +300,28 @@ export class RequestJobs {
     slot: Slot,
   ): Promise<void> {
     let recorded: EnqueueOutcome | undefined;
+    // The session's lease is taken right behind the input's record (one round trip for both);
+    // an input that does not start a run here lets it go again.
+    let early: EarlyTake | undefined;
     try {
-      recorded = await this.record(requestId, held, request);
+      recorded = await this.record(requestId, held, request, () => {
+        early ??= this.options.tasks.takeEarly(held.sessionId);
+      });
     } catch {
       recorded = undefined; // let go while recording (its lock lost, or closing)
     }
     held.letGo = undefined;
+    const taken = early as EarlyTake | undefined;
     // Let go meanwhile, or answered already (the answer found by a recheck): nothing to do.
+    if (
+      !recorded ||
+      this.held.get(requestId) !== held ||
+      held.phase !== "recording" ||
+      recorded.kind === "reused" ||
+      recorded.kind === "answered"
+    ) {
+      if (taken) this.options.tasks.letGo(held.sessionId, taken);
+    }
     if (!recorded || this.held.get(requestId) !== held || held.phase !== "recording")
       return slot.release();
     held.busy = undefined;
@@ -324,7 +339,7 @@ export class RequestJobs {
       return this.finish(requestId, held, recorded.answer);
     }
     held.phase = "waiting";
-    await this.options.tasks.ensureRunning(held.sessionId, slot);
+    await this.options.tasks.ensureRunning(held.sessionId, slot, taken);
   }
 
   /** A held job's answer is known: completes the job, unless it is completing already. */
@@ -346,8 +361,10 @@ export class RequestJobs {
     const { sessionId, agent, parent } = held;
     const work = async () => {
       try {
+        // Only the features that take answers are waited for: the job completes a step sooner.
         for (const { intake } of this.options.features)
-          await intake?.answered?.({ sessionId, agent, request: { parent }, answer });
+          if (intake?.answered)
+            await intake.answered({ sessionId, agent, request: { parent }, answer });
         await this.complete(
           requestId,
           held,
@@ -409,11 +426,16 @@ export class RequestJobs {
     for (const { intake } of this.options.features) await intake?.refused?.(data, reason);
   }
 
-  /** Records the input, retrying any error until it is recorded or the job is let go. */
+  /**
+   * Records the input, retrying any error until it is recorded or the job is let go.
+   * `sent` is called right after each attempt's record is sent (in the same pass of the event
+   * loop, so what it sends goes out with it).
+   */
   private async record(
     requestId: string,
     held: HeldRequest,
     request: OrderedRequest,
+    sent: () => void,
   ): Promise<EnqueueOutcome> {
     const { store, log } = this.options;
     const { features } = this.options;
@@ -421,7 +443,7 @@ export class RequestJobs {
     return retryTransient(
       async () => {
         for (const { intake } of features) await intake?.beforeRecord?.(sessionId, request);
-        return store.enqueueInput(
+        const recorded = store.enqueueInput(
           sessionId,
           requestId,
           request.kind,
@@ -429,6 +451,8 @@ export class RequestJobs {
           request.order,
           request.budget,
         );
+        sent();
+        return recorded;
       },
       {
         attempts: Number.POSITIVE_INFINITY,

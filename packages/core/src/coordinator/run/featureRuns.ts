@@ -39,6 +39,17 @@ export async function takeAgentInFeatures(holds: FeatureHold[], taken: TakenAgen
   for (const hold of holds) await hold.takeAgent?.(taken);
 }
 
+/** Tells every feature of a hold that the script opening its next run was just sent. */
+export function runOpeningInFeatures(holds: FeatureHold[]): void {
+  for (const hold of holds) {
+    try {
+      hold.runOpening?.();
+    } catch {
+      // `runOpening` never throws
+    }
+  }
+}
+
 /** Tells every feature of a hold that the hold ended (a feature that throws skips no other). */
 export function releaseFeatureHolds(holds: FeatureHold[]): void {
   for (const hold of holds) {

@@ -3,6 +3,7 @@ import { findUnansweredToolCalls } from "../../loop/unansweredToolCalls.js";
 import { type EventPublisher, readEventsAfter } from "../../state/eventBus.js";
 import type { RunStart } from "../../state/sessionStore.js";
 import type { AgentEndEvent, AgentEvent } from "../../types/index.js";
+import type { DeferredAnswer } from "./deferredAnswer.js";
 import type { FeatureRuns } from "./featureRuns.js";
 import type { SessionHold } from "./sessionHold.js";
 
@@ -29,14 +30,17 @@ function namedAgentStart(event: AgentEvent, agent: ServedAgent | undefined): Age
  * for a lost lease throws first), and the next holder resumes from the transcript without
  * announcing it again, so it is published even when the lease was lost meanwhile. A remote
  * call's end event names its worker itself. Holds `agentEnd` back for the caller, and what a
- * feature keeps back (`FeatureRun.holdsBack`). Streamed text (`messageUpdate`) goes out live
- * only: the replay stream gets the whole message once, in its `messageEnd`.
+ * feature keeps back (`FeatureRun.holdsBack`), and what `deferred` holds while an answer waits
+ * for the run's next write. Streamed text (`messageUpdate`) goes out live only: the replay
+ * stream gets the whole message once, in its `messageEnd`.
  */
 export function runEmitter(
   hold: SessionHold,
   publisher: EventPublisher,
   features: FeatureRuns,
   keptBack: KeptBack,
+  /** Holds the events emitted while an answer waits for the run's next write. */
+  deferred?: DeferredAnswer,
 ) {
   return (emitted: AgentEvent): Promise<void> => {
     const event = namedAgentStart(emitted, hold.agent);
@@ -54,8 +58,23 @@ export function runEmitter(
     // A resumed call whose start a previous holder already published is not started twice.
     if (event.type === "toolExecStart" && keptBack.startedBefore.delete(event.toolCallId))
       return Promise.resolve();
+    if (deferred?.hold(event)) return Promise.resolve();
     return publisher.emit(event);
   };
+}
+
+/**
+ * Publishes an event held with a kept-back answer (`DeferredAnswer`) once the answer landed: a
+ * holder that lost or handed over the session meanwhile publishes its `messageEnd` only, as
+ * `runEmitter` would have.
+ */
+export function publishHeldEvent(
+  hold: SessionHold,
+  publisher: EventPublisher,
+  event: AgentEvent,
+): Promise<void> {
+  if ((hold.lease.lost || hold.handedOver) && event.type !== "messageEnd") return Promise.resolve();
+  return publisher.emit(event);
 }
 
 /** On resume: the ids of the calls the run left unanswered (a previous holder may have run them). */

@@ -27,7 +27,11 @@ export function summarizeRun(messages: readonly AgentMessage[]): RunSummary {
   return { turns, toolCalls };
 }
 
-/** Logs a finished run: what this holder ran of it, and the whole run's usage. */
+/**
+ * Logs a finished run: what this holder ran of it, and the whole run's usage. The line is
+ * written once the current pass of the event loop is done (`setImmediate`): its serialisation
+ * does not delay what the run's close set going (its request job's completion).
+ */
 export function logRunFinished(
   hold: SessionHold,
   start: OpenRun,
@@ -35,17 +39,15 @@ export function logRunFinished(
   before: number,
   startedAt: number,
 ): void {
-  hold.deps.log.info(
-    {
-      sessionId: hold.sessionId,
-      runId: start.runId,
-      ...(hold.agent ? { agent: hold.agent.name } : {}),
-      ...summarizeRun(hold.state.messages.slice(before)),
-      durationMs: Date.now() - startedAt,
-      stopReason: answer.response.stopReason,
-      usage: answer.usage,
-      ...(start.kind === "resume" ? { resumed: true } : {}),
-    },
-    "run finished",
-  );
+  const fields = {
+    sessionId: hold.sessionId,
+    runId: start.runId,
+    ...(hold.agent ? { agent: hold.agent.name } : {}),
+    ...summarizeRun(hold.state.messages.slice(before)),
+    durationMs: Date.now() - startedAt,
+    stopReason: answer.response.stopReason,
+    usage: answer.usage,
+    ...(start.kind === "resume" ? { resumed: true } : {}),
+  };
+  setImmediate(() => hold.deps.log.info(fields, "run finished"));
 }

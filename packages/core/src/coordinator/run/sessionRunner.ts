@@ -13,9 +13,9 @@ import type { RunAnswer } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { TakenEvents } from "../../state/eventBatches.js";
 import { eventBatchesOf } from "../../state/eventBatches.js";
-import { createEventPublisher } from "../../state/eventBus.js";
+import { createEventPublisher, type EventPublisher } from "../../state/eventBus.js";
 import { PipelinedTranscript } from "../../state/pipelinedTranscript.js";
-import type { SessionStore } from "../../state/sessionStore.js";
+import type { RunStart, SessionStore } from "../../state/sessionStore.js";
 import { inSpan, markSpanError } from "../../tracing/spans.js";
 import type {
   AgentEndEvent,
@@ -24,10 +24,12 @@ import type {
   PreparedToolCall,
 } from "../../types/index.js";
 import type { Slot } from "../intake/runSlots.js";
+import { DeferredAnswer, type WaitingAnswer } from "./deferredAnswer.js";
 import {
   type FeatureRuns,
   openFeatureRuns,
   releaseFeatureHolds,
+  runOpeningInFeatures,
   takeAgentInFeatures,
 } from "./featureRuns.js";
 import { keepLease } from "./leaseKeeper.js";
@@ -36,6 +38,7 @@ import { watchResumedRunAbort } from "./resumedRunAbort.js";
 import {
   type KeptBack,
   type OpenRun,
+  publishHeldEvent,
   runEmitter,
   startedBefore,
   unansweredCallIds,
@@ -185,6 +188,9 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
   );
   const executor = features.wrapExecutor(createRunExecutor(hold, start, unanswered, mayDispatch));
   const transcript = new PipelinedTranscript(sessionId, () => state.messages.length);
+  // A root run's answer without tool calls goes with its close (a child run's events are its
+  // root's too, which the close does not store).
+  const deferred = new DeferredAnswer(features.eventTree === undefined);
   const stored = finishedAnswer(hold, start);
   leg = await legOf(hold, start, features, executor, requestIds);
   const response = stored
@@ -195,7 +201,7 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
         prepareContext,
         formatMsgForLLM,
         config: leg.config,
-        emit: runEmitter(hold, publisher, features, keptBack),
+        emit: runEmitter(hold, publisher, features, keptBack, deferred),
         signal: controller.signal,
         rethrow: isRecoverable,
         runStart,
@@ -204,6 +210,10 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
         ...transcriptWriters(hold, start, requestIds, features, transcript, {
           onDrained: (ids) => features.limitConfig(leg?.config ?? {}, ids),
           afterResumedBatch: () => resumedAbort.afterResumedBatch(),
+          deferred: {
+            answer: deferred,
+            publish: (event) => publishHeldEvent(hold, publisher, event),
+          },
         }),
       });
   hold.control.controller = undefined;
@@ -218,7 +228,10 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
   const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
   const closing = deps.onRunClosing?.(requestIds);
   try {
-    const closed = await closeRun(hold, transcript, response, run, queued);
+    const closed = await closeRun(hold, transcript, response, run, queued, {
+      waiting: deferred.take(),
+      publisher,
+    });
     await features.afterFinish(run);
     const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
     deps.onRunFinished(sessionId, requestIds, answer);
@@ -234,6 +247,8 @@ type FinishedRunRecord = Parameters<SessionStore["finishRun"]>[3];
 /**
  * Closes the run (`finishRun`), storing its `queued` events first: they go with the first
  * attempt only (a guard that refused it had stored them already), and are settled with it.
+ * A kept-back answer (`deferred.waiting`) is appended by the same script first, and its held
+ * events are stored only if the run closes (with every attempt: a refused one stored none).
  */
 async function closeRun(
   hold: SessionHold,
@@ -241,14 +256,29 @@ async function closeRun(
   response: AssistantMessage,
   run: FinishedRunRecord,
   queued: TakenEvents | undefined,
+  deferred: { waiting: WaitingAnswer | undefined; publisher: EventPublisher },
 ): Promise<"closed" | "idle"> {
   const { deps, sessionId, token } = hold;
   let writes = queued?.writes ?? [];
+  const { waiting, publisher } = deferred;
+  const held = waiting?.events.flatMap((event) => publisher.onlyIfClosed(event)) ?? [];
   try {
-    const closed = await transcript.write((expect) => {
+    const closed = await transcript.write((expect, known) => {
       const first = writes;
       writes = [];
-      return deps.store.finishRun(sessionId, token, response, run, expect, first);
+      if (!waiting) return deps.store.finishRun(sessionId, token, response, run, expect, first);
+      // The answer is in `state.messages` already: the length before it is one less.
+      const before = expect === undefined ? undefined : expect - 1;
+      const answer = { message: waiting.message, knownLength: known - 1 };
+      return deps.store.finishRun(
+        sessionId,
+        token,
+        response,
+        run,
+        before,
+        [...first, ...held],
+        answer,
+      );
     });
     queued?.settle();
     return closed;
@@ -286,17 +316,23 @@ export async function processSession(
   hold.lease.onLost(() => hold.control.controller?.abort(new LeaseLostError(sessionId)));
   register(hold.control);
   try {
-    // Read at once (three replies in one round trip); only the holder writes them from now on.
-    const [, messages, running] = await Promise.all([
+    // Read at once, and open the first run right behind the reads, in the same round trip:
+    // Redis runs them in the order sent, so the transcript read is the one before the run's
+    // opening moved its input in (as when the opening waited for the reads). Only the holder
+    // writes them from now on.
+    const reads = Promise.all([
       takeAgent(hold),
       deps.store.loadMessages(sessionId),
       deps.store.loadRunning(sessionId),
     ]);
+    const firstStart = openNextRun(hold);
+    firstStart.catch(() => undefined); // a failed read throws first; the opening's error is the next one's
+    const [, messages, running] = await reads;
     hold.state.messages = messages;
     hold.interrupted = new Set(running);
     // A session without a transcript has no events yet: its run's first events read no stream.
     if (messages.length === 0) eventBatchesOf(deps.command, deps.keys).believeEmpty(sessionId);
-    return await workSession(hold);
+    return await workSession(hold, firstStart);
   } finally {
     hold.lease.stop();
     register(undefined);
@@ -371,9 +407,25 @@ async function reloadStaleTranscript(hold: SessionHold, storedLength: number): P
   hold.interrupted = new Set(running);
 }
 
-/** Opens the session's next run: a new or resumed one, or how the session stands instead. */
-async function nextRun(hold: SessionHold): Promise<OpenRun | SessionOutcome | "again"> {
-  const start = await hold.deps.store.startRun(hold.sessionId, hold.token);
+/**
+ * Sends the script that opens the session's next run (`startRun`), and the features' reads
+ * behind it, in the same round trip (`FeatureHold.runOpening`).
+ */
+function openNextRun(hold: SessionHold): Promise<RunStart> {
+  const start = hold.deps.store.startRun(hold.sessionId, hold.token);
+  runOpeningInFeatures(hold.features);
+  return start;
+}
+
+/**
+ * Opens the session's next run: a new or resumed one, or how the session stands instead.
+ * `sent`: the opening already sent (the first, right behind the hold's reads).
+ */
+async function nextRun(
+  hold: SessionHold,
+  sent?: Promise<RunStart>,
+): Promise<OpenRun | SessionOutcome | "again"> {
+  const start = await (sent ?? openNextRun(hold));
   if (start.kind === "lost") return hold.handedOver ? "handedOver" : "lost";
   if (start.kind === "parked") return parkedOutcome(hold);
   if (start.kind === "settling") {
@@ -388,11 +440,16 @@ async function nextRun(hold: SessionHold): Promise<OpenRun | SessionOutcome | "a
   return "again";
 }
 
-async function workSession(hold: SessionHold): Promise<SessionOutcome> {
+async function workSession(
+  hold: SessionHold,
+  firstStart: Promise<RunStart>,
+): Promise<SessionOutcome> {
+  let sent: Promise<RunStart> | undefined = firstStart;
   for (;;) {
     if (hold.handedOver) return "handedOver";
     if (hold.lease.lost) return "lost";
-    const start = await nextRun(hold);
+    const start = await nextRun(hold, sent);
+    sent = undefined;
     if (start === "again") continue;
     if (typeof start === "string") return start;
     if (start.kind === "new") hold.state.messages.push(start.message);

@@ -34,6 +34,16 @@ export interface SessionTasksOptions {
   deaths?: DeathNotices;
 }
 
+/**
+ * A take of a session's lease sent ahead of `ensureRunning` (`SessionTasks.takeEarly`), right
+ * behind a command of the session, so that both go out in one round trip.
+ */
+export interface EarlyTake {
+  token: string;
+  /** Whether the lease was free and is now this token's. */
+  acquired: Promise<boolean>;
+}
+
 /** What `SessionTasks` asks the failure detector. */
 export interface DeathNotices {
   /** Whether any life is known dead now. */
@@ -73,17 +83,54 @@ export class SessionTasks {
    * its lease is free, with `slot` or a free one), or by another coordinator (then this one
    * watches it). Gives `slot` back when it is not used. Never throws.
    */
-  async ensureRunning(sessionId: string, slot?: Slot): Promise<void> {
+  async ensureRunning(sessionId: string, slot?: Slot, early?: EarlyTake): Promise<void> {
     const taken = slot ?? this.options.slots.tryTake();
-    if (!taken || this.closing || this.running.has(sessionId)) return taken?.release();
-    const token = this.options.token();
-    const acquired = await this.take(sessionId, token).catch(() => false);
-    if (!acquired || this.running.has(sessionId)) return taken.release();
+    if (!taken || this.closing || this.running.has(sessionId)) {
+      if (early) void this.dropLease(sessionId, early.token, early.acquired);
+      return taken?.release();
+    }
+    const token = early?.token ?? this.options.token();
+    const acquired = await this.take(sessionId, token, early?.acquired).catch(() => false);
+    if (!acquired) return taken.release();
+    if (this.running.has(sessionId)) {
+      // Its task let the lease go and is ending: ours must not stay behind unused.
+      void this.dropLease(sessionId, token, Promise.resolve(true));
+      return taken.release();
+    }
     const task = this.work(sessionId, token, taken).then(
       (outcome) => this.ended(sessionId, taken, outcome),
       () => this.ended(sessionId, taken, undefined),
     );
     this.running.set(sessionId, task);
+  }
+
+  /**
+   * Sends the take of `sessionId`'s lease now, where `ensureRunning` with a run slot would take
+   * it (no task of this coordinator works the session, and it is not closing): right behind the command just
+   * sent for the session (the input's record), so both go out in one round trip. Its outcome
+   * must go to `ensureRunning` (which lets the lease go if it cannot use it); `undefined` when
+   * `ensureRunning` would not take the lease.
+   */
+  takeEarly(sessionId: string): EarlyTake | undefined {
+    if (this.closing || this.running.has(sessionId)) return undefined;
+    const token = this.options.token();
+    const { deps } = this.options;
+    const acquired = deps.store.acquireFree(sessionId, token, deps.leaseMs);
+    acquired.catch(() => undefined); // `ensureRunning` reads it
+    return { token, acquired };
+  }
+
+  /** Lets go of an early take (`takeEarly`) that `ensureRunning` will not be given. */
+  letGo(sessionId: string, early: EarlyTake): void {
+    void this.dropLease(sessionId, early.token, early.acquired);
+  }
+
+  /** Lets go of a lease taken for a session this coordinator does not work after all. */
+  private async dropLease(sessionId: string, token: string, acquired: Promise<boolean>) {
+    if (!(await acquired.catch(() => false))) return;
+    await this.options.deps.store.release(sessionId, token).catch(() => undefined);
+    // An input that arrived meanwhile must not wait for the watch.
+    if (this.options.answers.hasWaitsIn(sessionId)) void this.ensureRunning(sessionId);
   }
 
   /**
@@ -96,12 +143,14 @@ export class SessionTasks {
   }
 
   /**
-   * Takes the session's lease: when it is free, or from a holder the failure detector found
-   * dead (a new token, which fences the dead holder's writes out).
+   * Takes the session's lease: when it is free (`sent`: that take, sent already), or from a
+   * holder the failure detector found dead (a new token, which fences the dead holder's
+   * writes out).
    */
-  private async take(sessionId: string, token: string): Promise<boolean> {
+  private async take(sessionId: string, token: string, sent?: Promise<boolean>): Promise<boolean> {
     const { deps, deaths, log } = this.options;
-    if (await deps.store.acquire(sessionId, token, deps.leaseMs)) return true;
+    // A new token is never the holder's: a lease that is not free is not ours to renew.
+    if (await (sent ?? deps.store.acquireFree(sessionId, token, deps.leaseMs))) return true;
     if (!deaths?.knowsDeaths()) return false;
     const holder = await deps.store.leaseHolder(sessionId);
     if (holder === null) return deps.store.acquire(sessionId, token, deps.leaseMs);

@@ -3,7 +3,7 @@ import type { ClusterKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redisConnection.js";
 import type { AgentLoopConfig, RunBudget } from "../../types/index.js";
 import type { FeatureRun, HeldSession, OpenedRun, Reservation, RunFeature } from "../runFeature.js";
-import { readInputBudgets } from "./inputBudgets.js";
+import { parseInputBudget, readAllInputBudgets, readInputBudgets } from "./inputBudgets.js";
 import { lowerBudget } from "./protocol.js";
 import { TreeLedger } from "./treeLedger.js";
 
@@ -30,24 +30,50 @@ export function budgetsFeature(deps: BudgetsFeatureDeps): RunFeature {
   const ledger = new TreeLedger(deps.command, deps.keys);
   return {
     name: "budgets",
-    hold: (session) => ({ openRun: async (run) => openBudgetRun(deps, ledger, session, run) }),
+    hold: (session) => {
+      /** The session's input budgets, read right behind the opening of the hold's next run. */
+      let opening: Promise<Map<string, string>> | undefined;
+      return {
+        runOpening() {
+          opening = readAllInputBudgets(deps.command, deps.keys, session.sessionId);
+          opening.catch(() => undefined); // the run's first `limitConfig` throws it
+        },
+        openRun: async (run) => {
+          const read = opening;
+          opening = undefined;
+          return openBudgetRun(deps, ledger, session, run, read);
+        },
+      };
+    },
   };
 }
 
+/**
+ * `openedWith`: the session's input budgets as read right behind the script that opened the
+ * run (`runOpening`), when it was: they hold the budget of every input the opening took in, so
+ * the run's first `limitConfig` (for those inputs) reads nothing more.
+ */
 async function openBudgetRun(
   deps: BudgetsFeatureDeps,
   ledger: TreeLedger,
   session: HeldSession,
   run: OpenedRun,
+  openedWith?: Promise<Map<string, string>>,
 ): Promise<FeatureRun> {
   let config: AgentLoopConfig | undefined;
   /** The read `readLimits` started, for the `limitConfig` of the same `requestIds`. */
   let started: { requestIds: readonly string[]; budgets: Promise<RunBudget[]> } | undefined;
+  /** The opening's read, for the first `readLimits` (of the inputs the opening took in) only. */
+  let atOpen = openedWith;
   const spend = (what: Reservation | { kind: "report" }) =>
     spendFromTree(ledger, session, run, config, what);
   return {
     readLimits(requestIds) {
-      const budgets = readRequestBudgets(deps, session, requestIds);
+      const opened = atOpen;
+      atOpen = undefined;
+      const budgets = opened
+        ? budgetsOfOpening(session, opened, requestIds)
+        : readRequestBudgets(deps, session, requestIds);
       budgets.catch(() => undefined); // its `limitConfig` throws it
       started = { requestIds, budgets };
     },
@@ -90,6 +116,21 @@ async function spendFromTree(
   } catch (err) {
     throw new SessionStoreError(session.sessionId, err);
   }
+}
+
+/** The budgets of `requestIds` in the opening's read of every input budget of the session. */
+async function budgetsOfOpening(
+  session: HeldSession,
+  opened: Promise<Map<string, string>>,
+  requestIds: readonly string[],
+): Promise<RunBudget[]> {
+  let all: Map<string, string>;
+  try {
+    all = await opened;
+  } catch (err) {
+    throw new SessionStoreError(session.sessionId, err);
+  }
+  return requestIds.flatMap((id) => parseInputBudget(all.get(id)));
 }
 
 /**

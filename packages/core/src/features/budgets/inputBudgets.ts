@@ -19,10 +19,25 @@ export async function readInputBudgets(
 ): Promise<RunBudget[]> {
   if (requestIds.length === 0) return [];
   const stored = await redis.hmget(keys.inputBudgets(sessionId), ...requestIds);
-  return stored.flatMap((json) => (json ? parseBudget(json) : []));
+  return stored.flatMap((json) => parseInputBudget(json ?? undefined));
 }
 
-function parseBudget(json: string): RunBudget[] {
+/**
+ * Every input budget the session keeps, by input id: the budgets of its inputs not answered
+ * yet (a run's close forgets those of the inputs it answered), so a few at most. Read right
+ * behind the script that opens a run, it holds the budget of every input that run took in.
+ */
+export async function readAllInputBudgets(
+  redis: RedisClient,
+  keys: ClusterKeys,
+  sessionId: string,
+): Promise<Map<string, string>> {
+  return new Map(Object.entries(await redis.hgetall(keys.inputBudgets(sessionId))));
+}
+
+/** A stored budget as a list of none or one (`json` not a JSON object, or none: none). */
+export function parseInputBudget(json: string | undefined): RunBudget[] {
+  if (!json) return [];
   try {
     const value: unknown = JSON.parse(json);
     return typeof value === "object" && value !== null ? [value as RunBudget] : [];

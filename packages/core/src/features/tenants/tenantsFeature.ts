@@ -47,8 +47,18 @@ export function tenantsFeature(deps: TenantsFeatureDeps): RunFeature {
     name: "tenants",
     hold: (session) => {
       const place = new HeldPlace(deps, slots, session.sessionId);
+      /** The session's own tenant, read right behind the opening of the hold's next run. */
+      let opening: Promise<string | null> | undefined;
       return {
-        openRun: async (run) => openTenantRun(deps, ledger, place, session, run),
+        runOpening() {
+          opening = readOwnTenant(deps, session);
+          opening.catch(() => undefined); // the run's read throws it
+        },
+        openRun: async (run) => {
+          const read = opening;
+          opening = undefined;
+          return openTenantRun(deps, ledger, place, session, run, read);
+        },
         released: () => place.release(),
       };
     },
@@ -140,17 +150,26 @@ class HeldPlace {
   }
 }
 
+/**
+ * `ownTenant`: the session's own tenant as read right behind the script that opened the run
+ * (`runOpening`), when it was: the run's tenant when the run is its tree's root.
+ */
 async function openTenantRun(
   deps: TenantsFeatureDeps,
   ledger: TenantDayLedger,
   place: HeldPlace,
   session: HeldSession,
   run: OpenedRun,
+  ownTenant?: Promise<string | null>,
 ): Promise<FeatureRun> {
   let tenant: string | null | undefined; // undefined: not read yet; null: none
   let reading: Promise<string | null> | undefined; // the read under way or done; not a failed one
+  let opened = ownTenant;
   const read = (): Promise<string | null> => {
-    reading ??= readTenant(deps, session, run).then(
+    // The opening's read, once, for a root run (a child run's tenant is its root's).
+    const own = opened && run.treeRoot().sessionId === session.sessionId ? opened : undefined;
+    opened = undefined;
+    reading ??= (own ?? readTenant(deps, session, run)).then(
       (name) => {
         tenant = name;
         return name;
@@ -193,6 +212,19 @@ async function openTenantRun(
       await spend("finish").catch(() => undefined); // best effort: the run is done with it
     },
   };
+}
+
+/** The session's own tenant (a root run's), its record kept as long as the session. */
+async function readOwnTenant(
+  deps: TenantsFeatureDeps,
+  session: HeldSession,
+): Promise<string | null> {
+  const key = deps.keys.sessionTenant(session.sessionId);
+  try {
+    return await deps.command.getex(key, "EX", SESSION_TTL_SECONDS);
+  } catch (err) {
+    throw new SessionStoreError(session.sessionId, err);
+  }
 }
 
 /** The tenant of the run's tree (its root session's), its record kept as long as the session. */

@@ -1,5 +1,6 @@
 --[[
-  Included (`-- @include appendMessages`) by appendMessages-3 and sessionWrites-8.
+  Included (`-- @include appendMessages`) by appendMessages-3, sessionWrites-8 and finishRun
+  (a run's final answer).
 
   appendMessages(lease key, messages key, running key, token, expected length or '', known
   length or '', argv, first, count) appends `count` messages in order, their pairs of (message

@@ -11,7 +11,10 @@
   the session is idle, in the same step that closed its run. The run's events still queued
   when it closes (ARGV[14..], state/eventBatches.ts) are stored first, as publishEvents-1
   would have just before this script, whether or not the rest is done; `agentEnd` is numbered
-  after them and is published with them, in one message (publishBatch). Ids
+  after them and is published with them, in one message (publishBatch). The run's final
+  answer may come with the close (ARGV[14]): it is appended first, as appendMessages-3 would
+  (fenced, guarded by ARGV[10]), and the events queued as only-if-closed ('S', 'L': its
+  `messageEnd`, `turnEnd`) are stored only when the run closes. Ids
   arrive as keys and as JSON built by the caller (decoded once, to forget the inputs).
   Called with a variable number of keys (the first argument is their count).
 
@@ -43,40 +46,48 @@
     ARGV[12] the session's usage summary JSON, or '' (left as it is)
     ARGV[13] the stream's newest entry as the caller guesses it, `<seq>:<total>`, or '' (read
       it; see appendEvent.lib.lua)
-    ARGV[14..] the run's queued events: pairs of kind ('s' stored, 'l' live), event JSON
-      (without seq), as publishEvents-1 takes them
+    ARGV[14] the final answer's message JSON, appended first, or '' (none)
+    ARGV[15] the transcript's length before that answer as the caller knows it, or ''
+    ARGV[16..] the run's queued events: pairs of kind ('s' stored, 'l' live; 'S', 'L' only
+      when the run closes), event JSON (without seq), as publishEvents-1 takes them
 
   Output:
     1 closed (work waits: the lease is kept) · 2 closed and the lease released (idle)
     · -1 not ours · -2 not the expected length (nothing changed)
 ]]
 -- @include appendEvent
--- The queued events, in order, numbered from `events` (publishEvents-1's loop).
-local function storeQueued(events)
-  for i = 14, #ARGV, 2 do
-    if ARGV[i] == 's' then
+-- @include appendMessages
+-- The queued events, in order, numbered from `events` (publishEvents-1's loop); the
+-- only-if-closed ones when `closing`.
+local function storeQueued(events, closing)
+  for i = 16, #ARGV, 2 do
+    local kind = ARGV[i]
+    if kind == 's' or (closing and kind == 'S') then
       appendNextEvent(events, KEYS[5], ARGV[5], ARGV[i + 1], ARGV[7], ARGV[11])
-    else
+    elseif kind == 'l' or (closing and kind == 'L') then
       publishLive(events, ARGV[5], ARGV[i + 1], KEYS[5])
     end
   end
 end
 local refused = nil
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if ARGV[14] ~= '' then
+  local length = appendMessages(KEYS[1], KEYS[6], KEYS[9], ARGV[1], ARGV[10], ARGV[15], { ARGV[14], '' }, 1, 1)
+  if length < 0 then refused = length end
+elseif redis.call('GET', KEYS[1]) ~= ARGV[1] then
   refused = -1
 elseif ARGV[10] ~= '' and redis.call('LLEN', KEYS[6]) ~= tonumber(ARGV[10]) then
   refused = -2
 end
 if refused then
-  if #ARGV >= 14 then
+  if #ARGV >= 16 then
     local events = openBatch(KEYS[5], ARGV[13])
-    storeQueued(events)
+    storeQueued(events, false)
     publishBatch(events, ARGV[5])
   end
   return refused
 end
 local events = openBatch(KEYS[5], ARGV[13])
-storeQueued(events)
+storeQueued(events, true)
 for i = 12, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[12] ~= '' then redis.call('SET', KEYS[11], ARGV[12], 'EX', ARGV[8]) end
 -- The inputs the run answers are the caller's (ARGV[9], the ids of KEYS[12..]): the holder

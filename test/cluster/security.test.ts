@@ -57,6 +57,8 @@ const cluster = useTestCluster({
     YIEM_ADMIN_USER: "admin",
     YIEM_ADMIN_PASSWORD: BOARD_PASSWORD,
     YIEM_ADMIN_READONLY: "1",
+    // Completed tool jobs kept, so Bull Board lists them (the default removes them as they complete).
+    YIEM_TOOL_JOB_RETENTION_S: "3600",
   },
   redisUrl: (redis) => {
     port = Number(new URL(redis.url).port);

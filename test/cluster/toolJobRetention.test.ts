@@ -1,9 +1,9 @@
 /**
- * What a completed tool job leaves behind with `YIEM_TOOL_JOB_RETENTION_S` 0 (the default, set
- * here all the same): the run gets both results, the jobs are gone from their queue (Bull Board
- * lists no completed tool job), and each job's finished marker keeps its result for the hour a
- * resumed run may read it in. (test/cluster/toolJobs.test.ts covers a retention of 3600:
- * completed jobs kept, retried and cleaned from the board.)
+ * What a completed tool job leaves behind with `YIEM_TOOL_JOB_RETENTION_S` 0 (not the default):
+ * the run gets both results, the jobs are gone from their queue (Bull Board lists no completed
+ * tool job), and each job's finished marker keeps its result for the hour a resumed run may
+ * read it in. (test/cluster/toolJobs.test.ts covers the default, 3600: completed jobs kept,
+ * retried and cleaned from the board.)
  */
 import { toolJobId, toolQueueName } from "@yiem/core/internal";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";

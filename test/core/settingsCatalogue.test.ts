@@ -82,7 +82,7 @@ describe("the settings catalogue", () => {
       maxContextBytes: 4 * 1024 * 1024,
       eventStreamMaxBytes: 8 * 1024 * 1024,
       requestRetentionS: 3600,
-      toolJobRetentionS: 0,
+      toolJobRetentionS: 3600,
       logLevel: "info",
       toolRetries: 0,
       responseTimeoutMs: 120_000,

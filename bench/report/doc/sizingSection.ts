@@ -151,23 +151,20 @@ const MONITOR_RUNS_WORDS = `Where they come from: \`bench/monitorRuns.ts\` (\`np
 shape (two model calls, two parallel tool calls on two worker processes) with \`MONITOR\` and
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
-On the defaults (completed tool jobs removed as they complete, \`YIEM_TOOL_JOB_RETENTION_S=0\`),
-100 runs in one \`addBulk\`, after issue 31's latest cuts, six runs (load 5 to 10 on 2 cores):
-**about 197 commands per run** (196.4–198.0; again with the scripts' shebangs, two runs:
-197.3–198.2, BullMQ 110.2–111.7, Yiem 77.2–77.4, plain 9.3–9.6): **BullMQ's scripts about 111**
+On the defaults (completed tool jobs kept an hour), 100 runs in one \`addBulk\`, after issue 31's
+latest cuts: **about 205 commands per run** (204.6: BullMQ 118.7, Yiem 77.2, plain 8.7). With
+\`YIEM_TOOL_JOB_RETENTION_S=0\` (not the default, see below), six runs (load 5 to 10
+on 2 cores): **about 197 commands per run** (196.4–198.0): **BullMQ's scripts about 111**
 (110.4–111.8: the request job's add 10, take 10 and finish 19.7; each tool job's add 10, take
 about 10 and finish about 15), **Yiem's scripts about 77** (77.1–77.5), plain commands about 9
 (8.6–9.4: 7 a run, the workers' blocking waits for a job marker, 1.0–1.2, and 0.3–0.9 of the
 result waiter's safety read of a tool job, \`HGETALL\` after 250 ms, which calls meet when they
-take longer on a busy machine). With completed tool jobs kept an hour
-(\`YIEM_TOOL_JOB_RETENTION_S=3600\`, the default until the finished marker was written out of
-memory too): about 205 (204.6–205.4: BullMQ 118.2–119.0, Yiem 77.2–77.6, plain 8.7–9.1). The
-same three runs just before the cuts: 210.4–211.6 (BullMQ
+take longer on a busy machine). The same three runs just before the cuts: 210.4–211.6 (BullMQ
 124.4–126.3, Yiem 77.4–78.1, plain 7.8–7.9). One run after another (\`--sequential --runs 20\`, four runs):
 241.0–243.5 (BullMQ 148.9–150.3, Yiem 77.2–77.8, plain 14.0–16.0), where it was 263.0 (170.3,
 78.7, 14.0). What each cut took out, per run:
 
-- **Completed tool jobs are not kept** (\`YIEM_TOOL_JOB_RETENTION_S\`, 0 by default: BullMQ's
+- **Completed tool jobs not kept** (\`YIEM_TOOL_JOB_RETENTION_S=0\`, measured with it; the default keeps them an hour, see docs/RELIABILITY.md, "Finished tool calls"; BullMQ's
   \`removeOnComplete: true\`), about 8: BullMQ's finish of each no longer adds the job to the
   completed set and its result to the job's hash, nor prunes the set by age and count (\`ZADD\`,
   \`HSET\`, \`ZREVRANGEBYSCORE\`, \`ZREVRANGE\`, \`ZREMRANGEBYRANK\`), for one \`DEL\` of the job's keys.

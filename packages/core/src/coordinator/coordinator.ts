@@ -218,8 +218,8 @@ export interface CoordinatorOptions
   /**
    * How long a completed tool job stays in its tool queue, in seconds
    * (`YIEM_TOOL_JOB_RETENTION_S`): default 0, removed as it completes (its result stays an
-   * hour in its finished marker, which a resumed run reads, and Bull Board lists no completed
-   * tool job); at most 10,000 per queue. Failed tool jobs stay a day either way.
+   * hour in its finished marker, which a resumed run reads); at most 10,000 per queue. Failed
+   * tool jobs stay a day either way.
    * @defaultValue `DEFAULTS.toolJobRetentionS`
    */
   toolJobRetentionS?: number;

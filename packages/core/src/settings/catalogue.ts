@@ -377,9 +377,9 @@ export const SETTINGS = {
   toolJobRetentionS: setting({
     env: "YIEM_TOOL_JOB_RETENTION_S",
     parser: wholeNumber,
-    default: 0,
+    default: 3600,
     roles: ["coordinator"],
-    doc: "Seconds a completed tool job stays in its tool queue (Bull Board's completed list), at most 10,000 per queue; 0: removed as it completes (its result stays an hour in the job's `toolDone` marker, which a resumed run reads), which saves Redis 8 commands a run of two calls, and Bull Board lists no completed tool job. Failed tool jobs stay a day either way.",
+    doc: "Seconds a completed tool job stays in its tool queue (Bull Board's completed list), at most 10,000 per queue; 0: removed as it completes, which saves Redis 8 commands a run of two calls (its result stays an hour in the job's `toolDone` marker), but a Redis out-of-memory spell that spans a call's end can then run the call twice (a known defect). Failed tool jobs stay a day either way.",
   }),
   allowWriteTool: setting({
     env: "YIEM_ALLOW_WRITE_TOOL",

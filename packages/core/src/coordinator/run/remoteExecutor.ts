@@ -64,9 +64,8 @@ export interface RemoteExecutorOptions {
    */
   beforeAdd?: () => void;
   /**
-   * Seconds a completed tool job stays in its queue (`YIEM_TOOL_JOB_RETENTION_S`; 0, the
-   * default: removed as it completes, its result kept by its finished marker). See
-   * `toolJobRetention`.
+   * Seconds a completed tool job stays in its queue (`YIEM_TOOL_JOB_RETENTION_S`; 0: removed
+   * as it completes, its result kept by its finished marker). See `toolJobRetention`.
    * @defaultValue `DEFAULTS.toolJobRetentionS`
    */
   toolJobRetentionS?: number;

@@ -57,7 +57,7 @@ const cluster = useTestCluster({
     YIEM_ADMIN_USER: "admin",
     YIEM_ADMIN_PASSWORD: BOARD_PASSWORD,
     YIEM_ADMIN_READONLY: "1",
-    // Completed tool jobs kept, so Bull Board lists them (the default removes them as they complete).
+    // Completed tool jobs kept (the default, said here: 0 would leave Bull Board none to show).
     YIEM_TOOL_JOB_RETENTION_S: "3600",
   },
   redisUrl: (redis) => {

@@ -11,9 +11,9 @@
  * Usage: `npx tsx --conditions=yiem-source bench/monitorRuns.ts [--runs 1] [--sequential] [--out file]`
  * (after `npm run build`: the processes run compiled).
  */
-import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import type { Redis } from "ioredis";
+import { readFlag, readPortOwners } from "./sampling/portOwners.js";
 import { readScriptNames } from "./sampling/scriptNames.js";
 import { openSessionsCluster, type SessionsCluster } from "./setup/sessionsCluster.js";
 import { runSessions } from "./setup/sessionsLoad.js";
@@ -27,23 +27,6 @@ interface Seen {
 
 /** A window's commands, counted by row (`process | command` or `process | script > inner`). */
 type Rows = Map<string, number>;
-
-/** The value of `--name` on the command line, or `fallback`. */
-function readFlag(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
-
-/** Local port → pid of the TCP connections to `redisPort` (`ss -tnp`). */
-function readPortOwners(redisPort: number): Map<string, number> {
-  const owners = new Map<string, number>();
-  const out = execFileSync("ss", ["-tnpH", "state", "established"], { encoding: "utf8" });
-  for (const line of out.split("\n")) {
-    const match = /\S+\s+\S+\s+(\S+):(\d+)\s+\S+:(\d+)\s+.*pid=(\d+)/.exec(line);
-    if (match?.[4] && Number(match[3]) === redisPort) owners.set(match[2] ?? "", Number(match[4]));
-  }
-  return owners;
-}
 
 /** Records every command the server runs until the returned function is called. */
 async function recordCommands(connection: Redis): Promise<() => Promise<Seen[]>> {

@@ -17,12 +17,13 @@
  * Redis while the traced runs go (one file each, `FILE.<pid>`): its socket reads and writes in
  * order, which shows what each one waited for (a strace'd process is slower: order, not time).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startScriptedModelServer } from "@yiem/testing";
 import { Redis } from "ioredis";
+import { readFlag, readPortOwners } from "../sampling/portOwners.js";
 import { readScriptNames } from "../sampling/scriptNames.js";
 import { measureLoad } from "./measure.js";
 import { startBullmq } from "./systems/bullmq.js";
@@ -38,22 +39,6 @@ interface Seen {
   what: string;
   args: string[];
   source: string;
-}
-
-function flag(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
-
-/** Local port → pid of the TCP connections to `redisPort` (`ss -tnp`). */
-function portOwners(redisPort: number): Map<string, number> {
-  const owners = new Map<string, number>();
-  const out = execFileSync("ss", ["-tnpH", "state", "established"], { encoding: "utf8" });
-  for (const line of out.split("\n")) {
-    const match = /\S+\s+\S+\s+(\S+):(\d+)\s+\S+:(\d+)\s+.*pid=(\d+)/.exec(line);
-    if (match?.[4] && Number(match[3]) === redisPort) owners.set(match[2] ?? "", Number(match[4]));
-  }
-  return owners;
 }
 
 function describe(args: string[], scripts: Map<string, string>): string {
@@ -78,13 +63,13 @@ async function startStrace(file: string, pids: number[]) {
 }
 
 async function main(): Promise<void> {
-  const systemName = flag("system", "yiem");
-  const runs = Number(flag("runs", "30"));
-  const show = Number(flag("show", "1"));
-  const out = flag("out", "");
-  const profDir = flag("cpu-prof", "");
+  const systemName = readFlag("system", "yiem");
+  const runs = Number(readFlag("runs", "30"));
+  const show = Number(readFlag("show", "1"));
+  const out = readFlag("out", "");
+  const profDir = readFlag("cpu-prof", "");
   if (profDir) process.env.BENCH_PEERS_CPU_PROF_DIR = profDir;
-  const interval = flag("cpu-prof-interval", "");
+  const interval = readFlag("cpu-prof-interval", "");
   if (interval) process.env.BENCH_PEERS_CPU_PROF_INTERVAL = interval;
   const monitored = !process.argv.includes("--no-monitor");
   const dataDir = await mkdtemp(join(tmpdir(), "yiem-critical-path-"));
@@ -114,7 +99,7 @@ async function main(): Promise<void> {
     monitor?.on("monitor", (time: string, args: string[], source: string) => {
       seen.push({ at: Number(time) * 1000, who: "", what: "", args, source });
     });
-    const straceFile = flag("strace", "");
+    const straceFile = readFlag("strace", "");
     const tracer = straceFile
       ? await startStrace(straceFile, (await system.pids()).slice(1))
       : undefined;
@@ -136,7 +121,7 @@ async function main(): Promise<void> {
       console.log(`${runs} runs, latency p50 ${median(latencies).toFixed(2)} ms (no MONITOR)`);
       return;
     }
-    const owners = portOwners(Number(new URL(url).port));
+    const owners = readPortOwners(Number(new URL(url).port));
     monitor.disconnect();
     const names = new Map<number, string>([[process.pid, "client"]]);
     for (const [i, pid] of (await system.pids()).entries())

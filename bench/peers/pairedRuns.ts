@@ -15,16 +15,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startScriptedModelServer } from "@yiem/testing";
+import { readFlag } from "../sampling/portOwners.js";
 import { processCpuMs } from "../sampling/processSampler.js";
 import { measureLatency, measureLoad } from "./measure.js";
 import type { PeerContext, PeerSystem } from "./systems/peerSystem.js";
 import { startYiem } from "./systems/yiem.js";
 import { replyTo } from "./workload.js";
-
-function flag(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
 
 function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((x, y) => x - y);
@@ -43,12 +39,12 @@ const load = () =>
     .join(" ");
 
 async function main(): Promise<void> {
-  const other = flag("b", "");
+  const other = readFlag("b", "");
   if (!other) throw new Error("--b DIR: the other checkout (built) is required");
-  const runs = Number(flag("runs", "200"));
-  const blocks = Number(flag("blocks", "6"));
-  const perBlock = Number(flag("load", "64"));
-  const concurrency = Number(flag("concurrency", "16"));
+  const runs = Number(readFlag("runs", "200"));
+  const blocks = Number(readFlag("blocks", "6"));
+  const perBlock = Number(readFlag("load", "64"));
+  const concurrency = Number(readFlag("concurrency", "16"));
   console.log(`load average at the start: ${load()}`);
   const dataDir = await mkdtemp(join(tmpdir(), "yiem-paired-"));
   const effectsFile = join(dataDir, "effects.log");

@@ -133,9 +133,12 @@ export function startFailureDetector(options: FailureDetectorOptions): FailureDe
         ? "all"
         : graceOf(sentAt - readyAt < options.ttlMs, reconnectedSinceStart);
     const found = await findDeadLives(options.command, options.keys, options.ttlMs, grace);
-    // Reconnected while the look was on its way (it ran after an outage): the next look decides.
-    const reconnected = readyAt > sentAt;
-    found.expired = found.expired.filter((life) => life !== options.ownLife && !reconnected);
+    // Reconnected while the look was on its way (it ran after an outage), or this process's own
+    // beats failed or ran late meanwhile (a failover on a Redis Cluster: the look waited out
+    // its redirections, and ran once the replica served the keys): the next look decides.
+    const ownRefusedAt = options.ownBeatRefusedAt?.() ?? Number.NEGATIVE_INFINITY;
+    const outageMeanwhile = readyAt > sentAt || Math.max(refusedAt, ownRefusedAt) >= sentAt;
+    found.expired = found.expired.filter((life) => life !== options.ownLife && !outageMeanwhile);
     if (found.expired.length > 0 && !(await acceptsBeats(options))) {
       refusedAt = Date.now();
       return;

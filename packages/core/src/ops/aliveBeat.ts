@@ -31,8 +31,9 @@ export interface AliveBeatOptions {
 /** A running heartbeat. */
 export interface AliveBeat {
   /**
-   * When a beat of this process last failed (`Date.now()`; -Infinity if none): Redis was away
-   * or refused the write, as it then refused every other process's beats.
+   * When a beat of this process last failed or was a beat late (`Date.now()`; -Infinity if
+   * none): Redis was away, refused the write or could not be reached (a failover), as it then
+   * was for every other process's beats.
    */
   lastRefusedAt(): number;
   /** Stops beating, then forgets the life (call once the process holds nothing). */
@@ -101,10 +102,16 @@ function bridgeBeats(
   everyMs: number,
   onRefused: () => void,
 ): { stop(): void } {
-  const beat = () =>
-    void beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, true).catch(
-      onRefused,
-    );
+  let inFlight = false;
+  const beat = () => {
+    if (inFlight) return onRefused(); // the last one is a beat late: as late as a refused one
+    inFlight = true;
+    beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, true)
+      .catch(onRefused)
+      .finally(() => {
+        inFlight = false;
+      });
+  };
   beat();
   const timer = setInterval(beat, everyMs);
   timer.unref();

@@ -22,7 +22,8 @@ export interface AliveBeatStop {
 /**
  * What the thread tells its process: `beating` after its first beat went through (the main
  * thread's bridging beats can stop), `refused` after a beat that failed (Redis away or
- * refusing writes), `stopped` once it beats no more.
+ * refusing writes) or had not gone through when the next was due, `stopped` once it beats no
+ * more.
  */
 export type AliveBeatThreadMessage =
   | { kind: "beating" }
@@ -43,8 +44,12 @@ function run(data: AliveBeatThreadData): void {
   redis.on("error", () => undefined); // reconnects by itself; a missed beat is the only cost
   let inFlight = false;
   let told = false;
+  const refused = () =>
+    parentPort?.postMessage({ kind: "refused" } satisfies AliveBeatThreadMessage);
   const beat = () => {
-    if (inFlight) return;
+    // The last beat has not gone through a beat later (a failover: a cluster command waits out
+    // its redirections instead of failing): it is as late as a refused one.
+    if (inFlight) return refused();
     inFlight = true;
     beatAlive(redis, keys, data.lifeId, data.ttlMs, true)
       .then(() => {
@@ -52,7 +57,7 @@ function run(data: AliveBeatThreadData): void {
         told = true;
         parentPort?.postMessage({ kind: "beating" } satisfies AliveBeatThreadMessage);
       })
-      .catch(() => parentPort?.postMessage({ kind: "refused" } satisfies AliveBeatThreadMessage))
+      .catch(refused)
       .finally(() => {
         inFlight = false;
       });

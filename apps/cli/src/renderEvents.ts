@@ -224,7 +224,8 @@ function createCallTracker(tty: boolean) {
   };
   /**
    * Flags the calls whose worker is gone (a "waiting for" line each) or drains (a line saying
-   * the call finishes there, once per worker).
+   * the call finishes there, once per worker). A worker seen draining that is then gone
+   * finished its calls before it withdrew: nothing is flagged.
    */
   const checkWorkers = (live: ReadonlySet<string>, draining: ReadonlySet<string> = new Set()) =>
     [...running.values()].flatMap((call) => {
@@ -237,6 +238,9 @@ function createCallTracker(tty: boolean) {
           `… ${escapeControlChars(worker)} is draining (shutting down): it finishes ${call.name}(${call.args}) before it stops`,
         ];
       }
+      // Seen draining, then gone: it withdrew once its calls ended, and the end of this one is
+      // on its way (the coordinator relays it after the worker withdrew, on a loaded machine).
+      if (call.drainingWorker === worker) return [];
       call.stoppedWorker = worker;
       const shown = `${call.name}(${call.args})`;
       return [

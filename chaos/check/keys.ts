@@ -68,7 +68,7 @@ const KEY_KINDS: KeyKind[] = [
   // The worker registry: the set lives on, each worker's record expires when it stops beating.
   { name: "worker registry", match: /^\{workers\}:workers$/, lifetime: "none" },
   // The failure detector's lives (every process's, by heartbeat), dead lives (10 minutes) and
-  // watched lives (whose heartbeat thread holds its life's subscription).
+  // watched lives (whose process holds its life's subscription).
   { name: "process lives", match: /^\{workers\}:(alive|dead|watched)$/, lifetime: "none" },
   { name: "worker heartbeat", match: /^\{workers\}:worker:.+$/, lifetime: { ttlMs: 5 * 60_000 } },
   // A tool definition workers announce (by digest): refreshed by their heartbeats, 60 s TTL.

@@ -104,8 +104,8 @@ function graceOf(withinTtl: boolean, reconnected: boolean): LifeGrace {
  * (`holderIsDead`, `SessionTasks`), told by `onDeaths` to look. So a dead process is noticed
  * within `ttlMs` + `pollMs`, where its locks (30 s) and leases (10 s) took up to a minute; they
  * stay as the safety net. One whose sockets closed (SIGKILL, a crash) is noticed sooner: once
- * its beats are two late, Redis holds no subscriber of its life's channel (`findDeadLives`). A stopped process (SIGSTOP, a partition) looks dead alike: what it
- * held is taken over, and its writes are fenced when it wakes (docs/RELIABILITY.md, "Failure
+ * its beats are two late, Redis holds no subscriber of its life's channel (`findDeadLives`).
+ * A stopped process (SIGSTOP, a partition) looks dead alike: what it held is taken over, and its writes are fenced when it wakes (docs/RELIABILITY.md, "Failure
  * detector"). Never throws; a failed look is tried again at the next tick.
  *
  * @example const detector = startFailureDetector({ command, keys, log, ttlMs: 1500, pollMs: 250, queues, maxStalledCount: 1000, onDeaths });
@@ -124,20 +124,21 @@ export function startFailureDetector(options: FailureDetectorOptions): FailureDe
   // Redis refused a write lately (out of memory, a replica turned read-only): every process's
   // beat was refused alike, so for a ttl after that every life gets time, as after an outage.
   let refusedAt = Number.NEGATIVE_INFINITY;
+  // The last refused beat: the look's probe's, or this process's own heartbeat's.
+  const lastRefusal = () =>
+    Math.max(refusedAt, options.ownBeatRefusedAt?.() ?? Number.NEGATIVE_INFINITY);
   const look = async () => {
     if (options.command.status !== "ready") return; // a look queued through an outage: none
     const sentAt = Date.now();
-    const refused = Math.max(refusedAt, options.ownBeatRefusedAt?.() ?? Number.NEGATIVE_INFINITY);
     const grace: LifeGrace =
-      sentAt - refused < options.ttlMs
+      sentAt - lastRefusal() < options.ttlMs
         ? "all"
         : graceOf(sentAt - readyAt < options.ttlMs, reconnectedSinceStart);
     const found = await findDeadLives(options.command, options.keys, options.ttlMs, grace);
     // Reconnected while the look was on its way (it ran after an outage), or this process's own
     // beats failed or ran late meanwhile (a failover on a Redis Cluster: the look waited out
     // its redirections, and ran once the replica served the keys): the next look decides.
-    const ownRefusedAt = options.ownBeatRefusedAt?.() ?? Number.NEGATIVE_INFINITY;
-    const outageMeanwhile = readyAt > sentAt || Math.max(refusedAt, ownRefusedAt) >= sentAt;
+    const outageMeanwhile = readyAt > sentAt || lastRefusal() >= sentAt;
     found.expired = found.expired.filter((life) => life !== options.ownLife && !outageMeanwhile);
     if (found.expired.length > 0 && !(await acceptsBeats(options))) {
       refusedAt = Date.now();

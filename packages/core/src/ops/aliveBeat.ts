@@ -106,7 +106,7 @@ function bridgeBeats(
   const beat = () => {
     if (inFlight) return onRefused(); // the last one is a beat late: as late as a refused one
     inFlight = true;
-    beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, true)
+    beatAlive(options.command, options.keys, options.lifeId, options.ttlMs)
       .catch(onRefused)
       .finally(() => {
         inFlight = false;
@@ -148,7 +148,7 @@ export function startAliveBeat(options: AliveBeatOptions): AliveBeat {
   // A beat as soon as the subscription holds: the life is watched from its first moments.
   const subscription = holdLifeSubscription(options, () => {
     if (stopping) return; // a beat after the life was forgotten would bring it back
-    beatAlive(options.command, options.keys, options.lifeId, options.ttlMs, true).catch(onRefused);
+    beatAlive(options.command, options.keys, options.lifeId, options.ttlMs).catch(onRefused);
   });
   let bridge: { stop(): void } | undefined = bridgeBeats(options, everyMs, onRefused);
   let thread: Worker | undefined;

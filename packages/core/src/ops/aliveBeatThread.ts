@@ -34,9 +34,10 @@ export type AliveBeatThreadMessage =
  * The heartbeat thread: renews the process's life every `everyMs` on a connection of its own,
  * so a main thread busy with a long synchronous tool or a GC pause does not make the process
  * look dead (a stopped process, SIGSTOP, stops this thread too); each beat records whether
- * Redis holds the life's subscription (`holdLifeSubscription`, on the main thread). A beat that
- * fails (Redis away) is only skipped: the next one goes out on time. Posts `beating` after its first beat went through.
- * Stops on `{ kind: "stop" }`, after which it beats no more, and posts `stopped`.
+ * Redis holds the life's subscription (`holdLifeSubscription`, on the main thread). A beat
+ * that fails (Redis away) is only skipped: the next one goes out on time. Posts `beating`
+ * after its first beat went through. Stops on `{ kind: "stop" }`, after which it beats no
+ * more, and posts `stopped`.
  */
 function run(data: AliveBeatThreadData): void {
   const keys = clusterKeys(data.prefix);
@@ -51,7 +52,7 @@ function run(data: AliveBeatThreadData): void {
     // its redirections instead of failing): it is as late as a refused one.
     if (inFlight) return refused();
     inFlight = true;
-    beatAlive(redis, keys, data.lifeId, data.ttlMs, true)
+    beatAlive(redis, keys, data.lifeId, data.ttlMs)
       .then(() => {
         if (told) return;
         told = true;

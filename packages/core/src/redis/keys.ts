@@ -266,13 +266,13 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
     /** ZSET: the lives found dead (their heartbeat ran out) → when; kept ten minutes. */
     dead: `${workersTag}:dead`,
     /**
-     * SET: the lives whose heartbeat thread holds a sharded subscription to their
+     * SET: the lives whose process holds a sharded subscription to their
      * `lifeChannel`: Redis drops it the moment the process's sockets close, so a coordinator
      * can tell such a life dead once its beats are late, without waiting for its ttl.
      */
     watched: `${workersTag}:watched`,
     /**
-     * The sharded pub/sub channel a life's heartbeat thread subscribes to (nothing is ever
+     * The sharded pub/sub channel a life's process subscribes to (nothing is ever
      * published on it): its subscriber count says whether the process is still connected.
      * Shares the `{workers}` slot, so the failure detector's script reads it on a cluster too.
      */

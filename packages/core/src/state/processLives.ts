@@ -34,7 +34,7 @@ export function lifeIdOf(token: string): string | undefined {
 }
 
 /** How many beats a life's ttl spans: one or two late beats do not make it look dead. */
-export const BEATS_PER_TTL = 5;
+const BEATS_PER_TTL = 5;
 
 /** How often a life with time-to-live `ttlMs` beats. */
 export function beatEveryMs(ttlMs: number): number {
@@ -51,9 +51,9 @@ export function lateAfterMs(ttlMs: number): number {
 }
 
 /**
- * Renews life `lifeId` for `ttlMs` more (Redis' clock); it is no longer dead if it was. With
- * `checkWatch`, the beat also records whether Redis holds a subscriber of the life's channel
- * (`keys.lifeChannel`, the heartbeat thread's): the life is `watched` exactly while it does
+ * Renews life `lifeId` for `ttlMs` more (Redis' clock); it is no longer dead if it was. The
+ * beat also records whether Redis holds a subscriber of the life's channel (`keys.lifeChannel`,
+ * the process's own, `startAliveBeat`): the life is `watched` exactly while it does
  * (`beatAlive-3.lua`).
  */
 export async function beatAlive(
@@ -61,7 +61,6 @@ export async function beatAlive(
   keys: ClusterKeys,
   lifeId: string,
   ttlMs: number,
-  checkWatch = false,
 ): Promise<void> {
   await withScripts(redis).yiemBeatAlive(
     keys.alive,
@@ -69,7 +68,7 @@ export async function beatAlive(
     keys.watched,
     lifeId,
     ttlMs,
-    checkWatch ? keys.lifeChannel(lifeId) : "",
+    keys.lifeChannel(lifeId),
   );
 }
 

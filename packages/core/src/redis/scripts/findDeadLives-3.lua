@@ -2,7 +2,7 @@
 --[[
   Looks for dead lives: those whose heartbeat ran out (Redis' clock), and those whose beats are
   `late` ms overdue while Redis holds no subscriber of their `lifeChannel` though they are
-  `watched` (their heartbeat thread subscribed: Redis drops a subscription the moment the
+  `watched` (the process subscribed: Redis drops a subscription the moment the
   process's sockets close, as at a SIGKILL). Such a life's heartbeat is set to have run out
   now, so it is buried as any other (and stays alive if it beats again first). A stopped
   process (SIGSTOP) or one cut off keeps its subscription: only its ttl finds it.

@@ -142,6 +142,7 @@ describe("the scripts' flags", () => {
     }
     const allowOom = [...flags].filter(([, line]) => line.includes("allow-oom")).map(([n]) => n);
     expect(allowOom.sort()).toEqual([
+      "completeJob-6.lua",
       "forgetApprovals-4.lua",
       "publishLiveEvent-1.lua",
       "recordToolEnd-1.lua",

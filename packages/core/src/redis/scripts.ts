@@ -73,6 +73,7 @@ export interface YiemScripts {
   yiemPublishEvents: Script<number[]>;
   yiemSessionWrites: Script<Array<number | ScriptReply>>;
   yiemRecordToolEnd: Script<number>;
+  yiemCompleteJob: Script<number>;
   yiemForgetApprovals: Script<string[] | number>;
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;

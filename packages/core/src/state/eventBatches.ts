@@ -388,6 +388,7 @@ const ONE_KEY_COMMANDS = new Set([
 const EVENT_FREE_SCRIPTS = new Set([
   "moveToActive",
   "moveToFinished",
+  "yiemCompleteJob",
   "extendLock",
   "extendLocks",
   "yiemClaimRequestSession",

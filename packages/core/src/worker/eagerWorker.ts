@@ -1,4 +1,6 @@
-import type { Job, RedisClient, Span } from "bullmq";
+import type { RedisClient as BullClient, Job, Span } from "bullmq";
+import { completeJobLean, type JobEndRecord, recordJobEndApart } from "../redis/leanCompletion.js";
+import type { RedisClient } from "../redis/redisConnection.js";
 import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 
 /** The part of BullMQ's `Worker` state this subclass reads (private there, not typed). */
@@ -29,6 +31,11 @@ interface WorkerInternals {
  * no marker, and only the finish that frees the slot takes it at once (without it, a worker
  * would take it when its wait for a marker times out, `drainDelay`).
  *
+ * Without a fetch on finish, a job completes in one Yiem script (`completeJobLean`: some 10
+ * commands where BullMQ's `moveToFinished` runs 19), with the end record its processor left
+ * (`endRecordOf`: a tool job's finished marker and announcement) in the same step; a job that
+ * is not plain, or whose finish must prune old jobs, completes through BullMQ as before.
+ *
  * Never skips the take that follows a wait for a job marker (that marker is spent, and only
  * that take moves the job it announced), and never drops a job: a skipped take moves nothing,
  * and the loop's next pass takes again. With `concurrency` 1 it behaves exactly as `Worker`.
@@ -46,8 +53,14 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
    */
   fetchOnFinish = true;
 
+  /**
+   * The end record to write as job `job` completes (its processor's doing), if any: in the
+   * completing script, or just ahead of BullMQ's completion.
+   */
+  endRecordOf: (job: Job<DataType, ResultType>) => JobEndRecord | undefined = () => undefined;
+
   protected override async moveToActive(
-    client: RedisClient,
+    client: BullClient,
     token: string,
     name?: string,
   ): Promise<Job<DataType, ResultType>> {
@@ -61,13 +74,24 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
     return job;
   }
 
-  protected override handleCompleted(
+  protected override async handleCompleted(
     result: ResultType,
     job: Job<DataType, ResultType>,
     token: string,
     fetchNext?: () => boolean,
     span?: Span,
   ): Promise<Job<DataType, ResultType>> {
+    const end = this.endRecordOf(job);
+    if (!this.fetchOnFinish && !this.connection.closing) {
+      if ((await completeJobLean(this, job, token, result, end)) === "completed") {
+        this.emit("completed", job, result, "active");
+        return undefined as unknown as Job<DataType, ResultType>; // no next job taken
+      }
+    } else if (end) {
+      recordJobEndApart((await this.client) as unknown as RedisClient, end).catch((err: Error) =>
+        this.emit("error", err),
+      );
+    }
     return super.handleCompleted(
       result,
       job,

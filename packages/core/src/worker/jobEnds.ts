@@ -2,8 +2,10 @@ import type { Job } from "bullmq";
 import type { Logger } from "../ops/logger.js";
 import { TOOL_DONE_TTL_S } from "../protocol/jobRetention.js";
 import { type ToolJobEnd, toolJobEndMessage } from "../protocol/toolJobEnds.js";
-import type { ToolJobData } from "../protocol/toolJobs.js";
+import type { ToolJobData, ToolJobResult } from "../protocol/toolJobs.js";
+import { keySlot } from "../redis/keySlot.js";
 import type { ClusterKeys } from "../redis/keys.js";
+import type { JobEndRecord } from "../redis/leanCompletion.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { withScripts } from "../redis/scripts.js";
 
@@ -59,4 +61,46 @@ export function announceJobEnd(sink: JobEndSink, job: Job<ToolJobData>, end: Too
     .catch((err: Error) =>
       sink.log.warn({ err: err.message, jobId: job.id }, "could not announce a tool job's end"),
     );
+}
+
+/** The end records of the jobs whose processor returned, until they complete. */
+const endRecords = new WeakMap<Job<ToolJobData>, JobEndRecord>();
+
+/**
+ * The end record tool job `job` completes with (`EagerWorker.endRecordOf`): its finished
+ * marker and announcement, written in the completing script. `undefined`: none, or it was
+ * written apart (`completeWithEnd`).
+ */
+export function endRecordOf(job: Job<ToolJobData>): JobEndRecord | undefined {
+  return endRecords.get(job);
+}
+
+/**
+ * Leaves tool job `job`'s end (completed with `value`) to be written as it completes, in the
+ * same script (`EagerWorker`): the marker with the result, unless `markerStored` (an earlier
+ * attempt's, or one written already), and the announcement. On a Redis Cluster where the
+ * marker's slot is not the job's, both are sent now instead, on the connection BullMQ then
+ * completes the job on (`recordJobEnd`, `announceJobEnd`). Never throws.
+ */
+export function completeWithEnd(
+  sink: JobEndSink,
+  job: Job<ToolJobData>,
+  value: ToolJobResult,
+  markerStored: boolean,
+): void {
+  const jobId = job.id ?? "";
+  const markerKey = sink.keys.toolDone(jobId);
+  const end: ToolJobEnd = { kind: "completed", value };
+  if (sink.keys.layout.cluster && keySlot(markerKey) !== keySlot(job.queueName)) {
+    if (markerStored) announceJobEnd(sink, job, end);
+    else recordJobEnd(sink, job, end);
+    return;
+  }
+  endRecords.set(job, {
+    markerKey,
+    marker: markerStored ? undefined : JSON.stringify(value),
+    markerTtlS: markerTtlS(true),
+    channel: sink.keys.toolEndsChannel(job.queueName),
+    message: toolJobEndMessage(jobId, end),
+  });
 }

@@ -28,7 +28,13 @@ import {
   type WrittenToolsSync,
 } from "../writtenTools/index.js";
 import { EagerWorker } from "./eagerWorker.js";
-import { announceJobEnd, markerTtlS, recordJobEnd } from "./jobEnds.js";
+import {
+  announceJobEnd,
+  completeWithEnd,
+  endRecordOf,
+  markerTtlS,
+  recordJobEnd,
+} from "./jobEnds.js";
 import {
   type ResolvedToolWorkerOptions,
   resolveToolWorkerOptions,
@@ -282,7 +288,7 @@ async function recordGivingUp(
     set === "OK" ? undefined : parseToolDone(await retryTransient(() => ctx.command.get(key)));
   if (earlier?.finished && earlier.result)
     return completeWithEarlierResult(ctx, job, earlier.result);
-  announceJobEnd(ctx, job, { kind: "completed", value: givingUp });
+  completeWithEnd(ctx, job, givingUp, true);
   return givingUp;
 }
 
@@ -335,7 +341,7 @@ function completeWithEarlierResult(
     { jobId: job.id, tool: job.data.toolName },
     "completed a tool job with its earlier result (its first completion was lost)",
   );
-  announceJobEnd(ctx, job, { kind: "completed", value: result });
+  completeWithEnd(ctx, job, result, true);
   return result;
 }
 
@@ -381,7 +387,7 @@ async function processToolJob(
     recordJobEnd(ctx, job, { kind: "failed", reason: ABORTED_JOB_REASON });
     throw new UnrecoverableError(ABORTED_JOB_REASON);
   }
-  recordJobEnd(ctx, job, { kind: "completed", value: result });
+  completeWithEnd(ctx, job, result, false);
   return result;
 }
 
@@ -430,6 +436,7 @@ function startQueueWorker(
   // the job waiting for it. Elsewhere a finish takes nothing (6 commands fewer when the queue
   // is empty, as it mostly is; see `EagerWorker`).
   worker.fetchOnFinish = lock.limited;
+  worker.endRecordOf = endRecordOf;
   ctx.runtime.stampWorker(worker); // its lock tokens name this worker's life
   ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });
   return worker;

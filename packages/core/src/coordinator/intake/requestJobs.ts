@@ -12,6 +12,7 @@ import {
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { classifyBullmqError, JobMovedOnError } from "../../redis/bullmqErrors.js";
+import { completeJob } from "../../redis/leanCompletion.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
@@ -479,7 +480,7 @@ export class RequestJobs {
       this.held.get(requestId) !== held ||
       classifyBullmqError(err, { sessionId: held.sessionId, requestId }) instanceof JobMovedOnError;
     try {
-      await retryTransient(() => job.moveToCompleted(result, held.token, false), {
+      await retryTransient(() => completeJob(this.options.worker, job, held.token, result), {
         attempts: Number.POSITIVE_INFINITY,
         retryIf: (err) => !movedOn(err),
         onRetry: (err) =>

@@ -1,0 +1,186 @@
+/**
+ * A job an `EagerWorker` completes without taking the next one goes through Yiem's own script
+ * (`completeJobLean`), not BullMQ's `moveToFinished`: what BullMQ's API, its events and a flow's
+ * parent see must be what they see of a job a plain BullMQ `Worker` completed, in fewer
+ * commands. Read through BullMQ's public API against a real Redis.
+ */
+import { connectRedis, type RedisClient } from "@yiem/core";
+import { DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
+import { startTestRedis, type TestRedis } from "@yiem/testing";
+import {
+  FlowProducer,
+  type Job,
+  type KeepJobs,
+  Queue,
+  QueueEvents,
+  Worker,
+  type WorkerOptions,
+} from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+let redis: TestRedis;
+let connection: RedisClient;
+let bullPrefix: string;
+let queueCount = 0;
+const opened: Array<{ close(): Promise<void> }> = [];
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  connection = connectRedis(redis.url, DURABLE_CONNECTION);
+  bullPrefix = `${redis.prefix}:bull`;
+});
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((item) => item.close()));
+});
+
+afterAll(async () => {
+  connection.disconnect();
+  await redis.stop();
+});
+
+type Processor = (job: Job) => Promise<unknown>;
+
+/** A fresh queue with its events reader. */
+async function openQueue(): Promise<{ queue: Queue; events: QueueEvents }> {
+  const name = `lean-${++queueCount}`;
+  const queue = new Queue(name, { connection, prefix: bullPrefix });
+  const events = new QueueEvents(name, { connection, prefix: bullPrefix });
+  opened.push(events, queue);
+  await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+  return { queue, events };
+}
+
+/** An `EagerWorker` that takes no job on finishing (a tool queue's), or a plain BullMQ one. */
+async function startWorker(
+  kind: "eager" | "plain",
+  queue: Queue,
+  processor: Processor,
+  options: Partial<WorkerOptions> = {},
+): Promise<Worker> {
+  const settings = { connection, prefix: bullPrefix, concurrency: 4, ...options };
+  const worker =
+    kind === "eager"
+      ? new EagerWorker(queue.name, processor, settings)
+      : new Worker(queue.name, processor, settings);
+  if (worker instanceof EagerWorker) worker.fetchOnFinish = false;
+  opened.unshift(worker);
+  await worker.waitUntilReady();
+  return worker;
+}
+
+/** The commands Redis ran inside each script call sent on `queue`'s keys, in order. */
+async function watchScripts(): Promise<string[][]> {
+  const calls: string[][] = [];
+  const monitor = await new Redis(redis.url).monitor();
+  opened.push({ close: async () => monitor.disconnect() });
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    const command = String(args[0]).toLowerCase();
+    if (command === "evalsha" || command === "eval") calls.push([]);
+    else if (source === "lua") calls.at(-1)?.push(command);
+  });
+  return calls;
+}
+
+/** Runs one job with `keep` through a worker of `kind`; returns it as BullMQ reads it then. */
+async function completeOne(kind: "eager" | "plain", keep: boolean | KeepJobs) {
+  const { queue, events } = await openQueue();
+  await startWorker(kind, queue, async (job) => ({ echoed: job.data.n }));
+  const seen: Array<{ jobId: string; returnvalue: unknown }> = [];
+  events.on("completed", (event) => seen.push(event));
+  const job = await queue.add("call", { n: 7 }, { jobId: "j1", removeOnComplete: keep });
+  const result = await job.waitUntilFinished(events, 20_000);
+  const stored = await queue.getJob("j1");
+  const counts = await queue.getJobCounts("active", "completed", "wait");
+  const hash = await connection.hgetall(`${bullPrefix}:${queue.name}:j1`);
+  const lock = await connection.exists(`${bullPrefix}:${queue.name}:j1:lock`);
+  return { queue, result, stored, counts, fields: Object.keys(hash).sort(), lock, seen };
+}
+
+describe("a job completed by Yiem's script", () => {
+  it("looks to BullMQ as one a plain BullMQ worker completed: state, fields, counts, events", async () => {
+    const keep = { age: 3600, count: 100 };
+    const plain = await completeOne("plain", keep);
+    const lean = await completeOne("eager", keep);
+    expect(lean.result).toEqual({ echoed: 7 });
+    expect(await lean.stored?.getState()).toBe("completed");
+    expect(lean.stored?.returnvalue).toEqual({ echoed: 7 });
+    expect(lean.stored?.attemptsMade).toBe(1);
+    expect(lean.stored?.finishedOn).toBeGreaterThanOrEqual(lean.stored?.processedOn ?? Infinity);
+    expect(lean.counts).toEqual({ active: 0, completed: 1, wait: 0 });
+    expect(lean.lock).toBe(0);
+    expect(lean.fields).toEqual(plain.fields);
+    expect(lean.seen).toEqual(plain.seen);
+    expect((await lean.queue.getCompleted()).map((job) => job.id)).toEqual(["j1"]);
+  });
+
+  it("is removed as it completes when nothing is kept, and QueueEvents still hears it", async () => {
+    const lean = await completeOne("eager", true);
+    expect(lean.result).toEqual({ echoed: 7 });
+    expect(lean.stored).toBeUndefined();
+    expect(lean.counts).toEqual({ active: 0, completed: 0, wait: 0 });
+    expect(lean.fields).toEqual([]);
+    expect(lean.seen).toEqual([{ jobId: "j1", returnvalue: { echoed: 7 }, prev: "active" }]);
+  });
+
+  it("costs fewer commands than BullMQ's finish", async () => {
+    const calls = await watchScripts();
+    await completeOne("eager", { age: 3600, count: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // MONITOR's last lines
+    const finishes = calls.filter((commands) => commands.includes("srem")); // the lock's release
+    expect(finishes).toHaveLength(1);
+    // BullMQ's moveToFinished runs 18 here (its pruning, trimming and `drained` look included).
+    expect(finishes[0]?.length).toBeLessThanOrEqual(11);
+  });
+
+  it("moves a flow's parent on: a child job completes through BullMQ's own script", async () => {
+    const { queue: children } = await openQueue();
+    const { queue: parents, events: parentEvents } = await openQueue();
+    await startWorker("eager", children, async (job) => `child ${job.data.n}`);
+    await startWorker("plain", parents, async (job) => job.getChildrenValues());
+    const flow = new FlowProducer({ connection, prefix: bullPrefix });
+    opened.push(flow);
+    const tree = await flow.add({
+      name: "parent",
+      queueName: parents.name,
+      data: {},
+      children: [{ name: "child", queueName: children.name, data: { n: 1 } }],
+    });
+    const values = await tree.job.waitUntilFinished(parentEvents, 20_000);
+    expect(Object.values(values as Record<string, string>)).toEqual(["child 1"]);
+  });
+});
+
+describe("old completed jobs", () => {
+  it("are pruned once past their age, in one batch", async () => {
+    const { queue, events } = await openQueue();
+    await startWorker("eager", queue, async () => "done");
+    const run = async (jobId: string) =>
+      (await queue.add("call", {}, { jobId, removeOnComplete: { age: 1 } })).waitUntilFinished(
+        events,
+        20_000,
+      );
+    for (const id of ["old-1", "old-2", "old-3"]) await run(id);
+    expect(await queue.getJobCountByTypes("completed")).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 1_600)); // past the age and its slack
+    await run("new");
+    expect((await queue.getCompleted()).map((job) => job.id)).toEqual(["new"]);
+    expect(await queue.getJob("old-1")).toBeUndefined();
+  });
+
+  it("are pruned down to their count once past it", async () => {
+    const { queue, events } = await openQueue();
+    await startWorker("eager", queue, async () => "done");
+    const run = async (jobId: string) =>
+      (await queue.add("call", {}, { jobId, removeOnComplete: { count: 2 } })).waitUntilFinished(
+        events,
+        20_000,
+      );
+    for (let n = 1; n <= 5; n++) await run(`j${n}`);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the next finish looks
+    await run("j6");
+    expect(await queue.getJobCountByTypes("completed")).toBe(2);
+    expect(await queue.getJob("j1")).toBeUndefined();
+  });
+});

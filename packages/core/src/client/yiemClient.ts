@@ -27,6 +27,7 @@ import {
 } from "../protocol/errors.js";
 import { JOB_RETENTION } from "../protocol/jobRetention.js";
 import { type ClusterKeys, clusterKeys, keyLayoutOf } from "../redis/keys.js";
+import { addJobLean } from "../redis/plainJobs.js";
 import {
   connectRedis,
   describeRedisTarget,
@@ -293,7 +294,8 @@ export class YiemClient {
     await this.guard(async () => {
       const sentAt = await this.markSent(sessionId, requestId);
       const priority = await this.placeInTenantLine(options.tenant);
-      await (await this.coordinatorQueue()).add(
+      await addJobLean(
+        await this.coordinatorQueue(),
         "request",
         { ...data, input: request.message },
         {
@@ -713,7 +715,7 @@ export class YiemClient {
     await this.ready();
     const queue = await this.openQueue(this.keys.decisionsQueue);
     const job = await this.guard(() =>
-      queue.add("decision", data, { jobId: randomUUID(), ...JOB_RETENTION }),
+      addJobLean(queue, "decision", data, { jobId: randomUUID(), ...JOB_RETENTION }),
     );
     const id = job.id ?? "";
     for (const until = Date.now() + timeoutMs; Date.now() < until; ) {

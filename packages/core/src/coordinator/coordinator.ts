@@ -27,6 +27,7 @@ import { type ProcessRuntime, startProcessRuntime } from "../ops/processRuntime.
 import type { RedisWatch } from "../ops/redisWatch.js";
 import type { ControlMessage } from "../protocol/controlMessages.js";
 import type { ClusterKeys } from "../redis/keys.js";
+import { addJobLean } from "../redis/plainJobs.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { SafeTakeWorker } from "../redis/safeTakeWorker.js";
 import type {
@@ -696,7 +697,7 @@ function runFeaturesOf(
       callsAgents: registry.names().some((name) => registry.calleesOf(name).length > 0),
       maxDepth: options.maxAgentDepth,
       submit: async (data, jobId) => {
-        await coordinatorQueue.add("agent", data, { jobId });
+        await addJobLean(coordinatorQueue, "agent", data, { jobId });
       },
       resume,
       command,

@@ -128,3 +128,12 @@ export const SaveWrittenToolReply = {
   unchanged: 0,
   saved: 1,
 } as const;
+
+/** `addPlainJob-6.lua`. */
+export const AddPlainJobReply = {
+  added: 1,
+  /** A job with that id exists: left as it is (a `duplicated` event), as BullMQ leaves it. */
+  existed: 2,
+  /** The queue's meta holds a global concurrency or rate limit, or no `opts.maxLenEvents`: nothing written. */
+  notPlain: 0,
+} as const;

@@ -88,6 +88,7 @@ export interface YiemScripts {
   yiemSettleModelCall: Script<number>;
   yiemReserveTenantDay: Script<ScriptReply>;
   yiemTenantRunSlot: Script<number>;
+  yiemAddPlainJob: Script<number>;
 }
 
 /** A connection with Yiem's scripts defined on it. */

@@ -9,6 +9,7 @@ import {
   toolJobId,
 } from "../../protocol/toolJobs.js";
 import { classifyJobFailure } from "../../redis/bullmqErrors.js";
+import { addJobLean } from "../../redis/plainJobs.js";
 import { isPassingRedisError } from "../../redis/redisErrors.js";
 import { retryTransient } from "../../redis/retryTransient.js";
 import { DEFAULTS } from "../../settings/defaults.js";
@@ -274,7 +275,7 @@ async function runRemote(
       retryTransient(
         () => {
           options.beforeAdd?.();
-          return queue.add(prep.tool.name, data, { jobId, attempts: 1, ...retention });
+          return addJobLean(queue, prep.tool.name, data, { jobId, attempts: 1, ...retention });
         },
         { attempts: Number.POSITIVE_INFINITY, retryIf: isPassingRedisError, signal },
       );

@@ -396,7 +396,8 @@ const EVENT_FREE_SCRIPTS = new Set([
 
 /**
  * Whether `command` is an `EVALSHA` of an `EVENT_FREE_SCRIPTS` script (`scriptName` names it),
- * or of BullMQ's add of a job to a tool queue (a key beginning with one of `toolQueues`): the
+ * or of an add of a job to a tool queue (BullMQ's or Yiem's `addPlainJob`: a key beginning
+ * with one of `toolQueues`): the
  * coordinator sends the session's queued events, its call's `toolExecStart`, right before
  * each such add itself (`RemoteExecutorOptions.beforeAdd`), and no other session's events
  * need to go ahead of it.
@@ -409,7 +410,7 @@ function needsNoEvents(
   if (command.name !== "evalsha") return false;
   const [sha, , firstKey] = command.args ?? [];
   const name = typeof sha === "string" ? scriptName(sha) : undefined;
-  if (name === "addStandardJob")
+  if (name === "addStandardJob" || name === "yiemAddPlainJob")
     return typeof firstKey === "string" && toolQueues.some((start) => firstKey.startsWith(start));
   return name !== undefined && EVENT_FREE_SCRIPTS.has(name);
 }

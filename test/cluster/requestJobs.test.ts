@@ -52,8 +52,9 @@ async function ask(data: unknown): Promise<{ job: Job; answer: Answer }> {
 
 describe("request jobs added without options", () => {
   it("are removed once their retention has passed", async () => {
-    const { job: first } = await ask({ input: "first" });
-    expect(await plain.queue.getJob(first.id ?? "")).toBeDefined(); // kept until its retention passed
+    const { job: first, answer } = await ask({ input: "first" });
+    const kept = await plain.queue.getJob(first.id ?? "");
+    expect(kept?.returnvalue).toEqual(answer); // kept, with its answer, until its retention passed
     await sleep(RETENTION_S * 1000 + 500);
     // BullMQ removes finished jobs past their age when another job finishes: the next one.
     const { job: next } = await ask({ input: "next" });

@@ -67,6 +67,15 @@ export function keepJobsOf(
   return { count: jobOption ? 0 : -1 };
 }
 
+/**
+ * Whether `job`, read whole as its worker took it (`taken`), is plain: no parent, no
+ * deduplication id. Then the script need not read them again, and `attemptsMade` is the
+ * hash's `atm`. A job built again from its id alone (`new Job(…)`) is not `taken`.
+ */
+function plainAsTaken(job: Job, taken: boolean): boolean {
+  return taken && !job.parentKey && !job.parent && !job.deduplicationId;
+}
+
 /** The event stream's length the queue of `worker` keeps (`opts.maxLenEvents`, default 10,000). */
 async function maxEvents(worker: Worker): Promise<number> {
   let known = maxEventsOf.get(worker);
@@ -81,7 +90,8 @@ async function maxEvents(worker: Worker): Promise<number> {
 }
 
 /**
- * Completes active job `job` of `worker` in one Yiem script (`completeJob-6.lua`): what
+ * Completes active job `job` of `worker` (`taken`: the job object its worker took, read
+ * whole, not one built again from its id) in one Yiem script (`completeJob-6.lua`): what
  * BullMQ's `moveToFinished` does for a plain job (10 commands where BullMQ's takes some 19),
  * with `end`'s marker and announcement in the same step. Answers `"bullmq"` when the job is
  * not plain (a parent, a deduplication id), when it is time to prune old jobs, or when the
@@ -101,6 +111,7 @@ export async function completeJobLean(
   token: string,
   result: unknown,
   end?: JobEndRecord,
+  taken = false,
 ): Promise<LeanCompletion> {
   if (worker.opts.metrics?.maxDataPoints) return "bullmq";
   const keep = keepJobsOf(job.opts.removeOnComplete, worker.opts.removeOnComplete);
@@ -119,6 +130,7 @@ export async function completeJobLean(
     ...[jobId, token, now, returnvalue],
     ...[count, age ?? "", looks ? pruneSlackMs(age ?? 0) : "", await maxEvents(worker)],
     ...[end?.marker ?? "", end?.markerTtlS ?? 0, end?.channel ?? "", end?.message ?? ""],
+    plainAsTaken(job, taken) ? job.attemptsMade + 1 : "",
   );
   if (code < 0) {
     const scripts = (job as unknown as { scripts: BullScripts }).scripts;

@@ -6,8 +6,9 @@
   The caller (redis/leanCompletion.ts) sends only such jobs here; BullMQ's own script
   finishes every other one.
 
-  A job with a parent or a deduplication id (read from its hash) changes nothing and answers
-  1: BullMQ's script finishes it (it moves the parent on, frees the id).
+  A job with a parent or a deduplication id (read from its hash, unless the caller read the
+  whole job as it took it and says so with ARGV[13]) changes nothing and answers 1: BullMQ's
+  script finishes it (it moves the parent on, frees the id).
 
   What a completed job looks like afterwards is BullMQ's layout: out of the active list, its
   lock and stalled mark gone, `atm` one more, `returnvalue` and `finishedOn` set and the id in
@@ -46,6 +47,8 @@
     ARGV[10] the marker's time to live, seconds
     ARGV[11] the channel the end is announced on ('': none)
     ARGV[12] the announcement
+    ARGV[13] the job's attempts made after this one (`atm`), when the caller knows the job has
+             no parent and no deduplication id ('': read them from its hash)
 
   Output:
     0 completed; 1 not completed: old jobs to prune first, or a parent or deduplication id
@@ -59,8 +62,12 @@ local jobKey = KEYS[5]
 if ARGV[9] ~= '' then rcall('SET', KEYS[6], ARGV[9], 'EX', ARGV[10]) end
 if ARGV[11] ~= '' then rcall('PUBLISH', ARGV[11], ARGV[12]) end
 
-local job = rcall('HMGET', jobKey, 'parentKey', 'parent', 'deid', 'atm')
-if job[1] or job[2] or job[3] then return 1 end
+local attemptsMade = ARGV[13]
+if attemptsMade == '' then
+  local job = rcall('HMGET', jobKey, 'parentKey', 'parent', 'deid', 'atm')
+  if job[1] or job[2] or job[3] then return 1 end
+  attemptsMade = (tonumber(job[4]) or 0) + 1
+end
 
 local keepCount = tonumber(ARGV[5])
 if keepCount ~= 0 and ARGV[7] ~= '' then
@@ -89,8 +96,7 @@ if keepCount == 0 then
     jobKey .. ':failed', jobKey .. ':unsuccessful')
 else
   rcall('ZADD', KEYS[3], ARGV[3], jobId)
-  rcall('HSET', jobKey, 'returnvalue', ARGV[4], 'finishedOn', ARGV[3], 'atm',
-    (tonumber(job[4]) or 0) + 1)
+  rcall('HSET', jobKey, 'returnvalue', ARGV[4], 'finishedOn', ARGV[3], 'atm', attemptsMade)
 end
 rcall('XADD', KEYS[4], 'MAXLEN', '~', ARGV[8], '*', 'event', 'completed', 'jobId', jobId,
   'returnvalue', ARGV[4], 'prev', 'active')

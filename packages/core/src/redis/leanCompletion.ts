@@ -161,7 +161,7 @@ export function recordJobEndApart(client: RedisClient, end: JobEndRecord): Promi
 
 /**
  * Completes active job `job` of `worker` with `result`: in Yiem's script where it can
- * (`completeJobLean`), else with BullMQ's `moveToCompleted`, taking no next job either way.
+ * (`completeJobLean`; `taken`: as there), else with BullMQ's `moveToCompleted`, taking no next job either way.
  * Throws what they throw (BullMQ's error when the job is no longer the caller's).
  *
  * @example await completeJob(worker, job, token, { answer: "Lima: 09:12" });
@@ -171,7 +171,8 @@ export async function completeJob(
   job: Job,
   token: string,
   result: unknown,
+  taken = false,
 ): Promise<void> {
-  if ((await completeJobLean(worker, job, token, result)) === "completed") return;
+  if ((await completeJobLean(worker, job, token, result, undefined, taken)) === "completed") return;
   await job.moveToCompleted(result, token, false);
 }

@@ -25,6 +25,11 @@ export interface HeldRequest {
   /** The job's name and options, as fetched (completing needs its options). */
   name: string;
   opts: JobsOptions;
+  /**
+   * The job's attempts made as it was taken, when it is plain (no parent, no deduplication
+   * id): its completion need not read them again (`completeJobLean`). `undefined` otherwise.
+   */
+  plainAttempts: number | undefined;
   /** The parent call a child run's answer goes to. */
   parent: CoordinatorRequest["parent"];
   phase: HeldPhase;
@@ -41,5 +46,13 @@ export interface HeldRequest {
  * @example await jobOfHeld(worker, requestId, held).moveToCompleted(result, held.token, false);
  */
 export function jobOfHeld(worker: Worker, requestId: string, held: HeldRequest): Job {
-  return new Job(worker, held.name, undefined, held.opts, requestId);
+  const job = new Job(worker, held.name, undefined, held.opts, requestId);
+  job.attemptsMade = held.plainAttempts ?? 0;
+  return job;
+}
+
+/** `HeldRequest.plainAttempts` of a job as its worker took it. */
+export function plainAttemptsOf(job: Job): number | undefined {
+  if (job.parentKey || job.parent || job.deduplicationId) return undefined;
+  return job.attemptsMade;
 }

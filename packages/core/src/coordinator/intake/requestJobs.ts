@@ -20,7 +20,7 @@ import type { AnswerListener, ResponseWaits } from "../../state/responseWaits.js
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { EarlyTake, SessionTasks } from "../run/sessionTasks.js";
 import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
-import { type HeldRequest, jobOfHeld } from "./heldRequest.js";
+import { type HeldRequest, jobOfHeld, plainAttemptsOf } from "./heldRequest.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
 
@@ -263,6 +263,7 @@ export class RequestJobs {
       agent: request.agent ?? DEFAULT_AGENT,
       name: job.name,
       opts: job.opts,
+      plainAttempts: plainAttemptsOf(job),
       parent: request.parent,
       phase: "recording",
       letGo: new AbortController(),
@@ -480,15 +481,25 @@ export class RequestJobs {
       this.held.get(requestId) !== held ||
       classifyBullmqError(err, { sessionId: held.sessionId, requestId }) instanceof JobMovedOnError;
     try {
-      await retryTransient(() => completeJob(this.options.worker, job, held.token, result), {
-        attempts: Number.POSITIVE_INFINITY,
-        retryIf: (err) => !movedOn(err),
-        onRetry: (err) =>
-          log.warn(
-            { requestId, err: (err as Error).message },
-            "could not complete a coordinator job; retrying",
+      await retryTransient(
+        () =>
+          completeJob(
+            this.options.worker,
+            job,
+            held.token,
+            result,
+            held.plainAttempts !== undefined,
           ),
-      });
+        {
+          attempts: Number.POSITIVE_INFINITY,
+          retryIf: (err) => !movedOn(err),
+          onRetry: (err) =>
+            log.warn(
+              { requestId, err: (err as Error).message },
+              "could not complete a coordinator job; retrying",
+            ),
+        },
+      );
     } catch (err) {
       log.info(
         { requestId, err: (err as Error).message },

@@ -93,7 +93,7 @@ describe("secrets and access", () => {
     const response = await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
     expect(response.content).toEqual([{ type: "text", text: "one done | two done" }]);
     const admin = new Redis(cluster.redis.url);
-    const marker = `${cluster.redis.prefix}:toolDone:${toolJobId(sessionId, runId, "s1")}`;
+    const marker = `${cluster.redis.prefix}:toolDone:tools-default:${toolJobId(sessionId, runId, "s1")}`;
     expect(await admin.exists(marker)).toBe(1); // the ACL lets the worker mark finished jobs
     admin.disconnect();
     const asWorker = new Redis(`redis://worker:${WORKER_PASSWORD}@127.0.0.1:${port}`);

@@ -55,7 +55,7 @@ describe("tool jobs with a retention of 0", () => {
       for (const call of ["ra", "rb"]) {
         const jobId = toolJobId(sessionId, runId, call);
         expect(await queue.getJob(jobId)).toBeUndefined();
-        const marker = `${cluster.redis.prefix}:toolDone:${jobId}`;
+        const marker = `${cluster.redis.prefix}:toolDone:tools-default:${jobId}`;
         const done = JSON.parse((await redis.get(marker)) ?? "null");
         expect(done.result.content).toEqual([{ type: "text", text: `${call} done` }]);
         expect(await redis.ttl(marker)).toBeGreaterThan(3500);

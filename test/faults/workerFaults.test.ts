@@ -82,7 +82,9 @@ async function zombieRecorded(jobId: string, text: string): Promise<void> {
   const redis = cluster.connectRedis();
   try {
     for (;;) {
-      const marker = await redis.get(clusterKeys(cluster.redis.prefix).toolDone(jobId));
+      const marker = await redis.get(
+        clusterKeys(cluster.redis.prefix).toolDone("tools-default", jobId),
+      );
       if (marker?.includes(JSON.stringify(text))) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -290,8 +290,12 @@ export function clusterKeys(prefix: string, layout: KeyLayout = SINGLE_REDIS_LAY
      */
     requestJob: (jobId: string) =>
       `${prefix}:bull:${queueNameIn(layout, COORDINATOR_QUEUE)}:${jobId}`,
-    /** Set by a tool worker when tool job `jobId` finishes; a retry of the job is then refused. */
-    toolDone: (jobId: string) => `${prefix}:toolDone:${jobId}`,
+    /**
+     * Set by a tool worker when job `jobId` of tool queue `queue` finishes; a retry of the job
+     * is then refused. In the queue's hash slot on a Redis Cluster (its name is its hash tag),
+     * so the script that completes the job writes it in the same step.
+     */
+    toolDone: (queue: string, jobId: string) => `${prefix}:toolDone:${queue}:${jobId}`,
     /**
      * The keys of shared provider limit `name` (`features/flowControl`), in one hash tag:
      * `calls` (ZSET admitted call id → when it was sent, ms), `tokens` (HASH admitted call id →

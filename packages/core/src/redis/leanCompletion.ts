@@ -7,7 +7,7 @@ import { withScripts } from "./scripts.js";
  * and the announcement the coordinators waiting for it read.
  */
 export interface JobEndRecord {
-  /** The marker's key: in the job's hash slot on a Redis Cluster, or it is written apart. */
+  /** The marker's key, in the job's hash slot (one script on a Redis Cluster). */
   markerKey: string;
   /** The marker's value; `undefined` when it is already stored (only the announcement goes). */
   marker: string | undefined;

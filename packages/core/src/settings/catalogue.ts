@@ -379,7 +379,7 @@ export const SETTINGS = {
     parser: wholeNumber,
     default: 3600,
     roles: ["coordinator"],
-    doc: "Seconds a completed tool job stays in its tool queue (Bull Board's completed list), at most 10,000 per queue; 0: removed as it completes, which saves Redis 8 commands a run of two calls (its result stays an hour in the job's `toolDone` marker), but a Redis out-of-memory spell that spans a call's end can then run the call twice (a known defect). Failed tool jobs stay a day either way.",
+    doc: "Seconds a completed tool job stays in its tool queue (Bull Board's completed list), at most 10,000 per queue; 0: removed as it completes, which saves Redis a few commands a run and Bull Board its list of completed calls (the result stays an hour in the job's `toolDone` marker, written in the same step). Failed tool jobs stay a day either way.",
   }),
   allowWriteTool: setting({
     env: "YIEM_ALLOW_WRITE_TOOL",

@@ -22,13 +22,14 @@ export function parseToolDone(text: string | null): ToolDone {
 }
 
 /**
- * Reads the finished marker of tool job `jobId`, waiting out a Redis that is briefly away
+ * Reads the finished marker of job `jobId` of tool queue `queue`, waiting out a Redis that is briefly away
  * (`retryTransient`); rejects when it stays away.
  */
 export async function readToolDone(
   redis: RedisClient,
   keys: ClusterKeys,
+  queue: string,
   jobId: string,
 ): Promise<ToolDone> {
-  return parseToolDone(await retryTransient(() => redis.get(keys.toolDone(jobId))));
+  return parseToolDone(await retryTransient(() => redis.get(keys.toolDone(queue, jobId))));
 }

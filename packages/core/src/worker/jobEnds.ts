@@ -3,7 +3,6 @@ import type { Logger } from "../ops/logger.js";
 import { TOOL_DONE_TTL_S } from "../protocol/jobRetention.js";
 import { type ToolJobEnd, toolJobEndMessage } from "../protocol/toolJobEnds.js";
 import type { ToolJobData, ToolJobResult } from "../protocol/toolJobs.js";
-import { keySlot } from "../redis/keySlot.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { JobEndRecord } from "../redis/leanCompletion.js";
 import type { RedisClient } from "../redis/redisConnection.js";
@@ -38,7 +37,7 @@ export function recordJobEnd(sink: JobEndSink, job: Job<ToolJobData>, end: ToolJ
   const completed = end.kind === "completed";
   withScripts(sink.command)
     .yiemRecordToolEnd(
-      sink.keys.toolDone(jobId),
+      sink.keys.toolDone(job.queueName, jobId),
       completed ? JSON.stringify(end.value) : "1",
       markerTtlS(completed),
       sink.keys.toolEndsChannel(job.queueName),
@@ -78,9 +77,8 @@ export function endRecordOf(job: Job<ToolJobData>): JobEndRecord | undefined {
 /**
  * Leaves tool job `job`'s end (completed with `value`) to be written as it completes, in the
  * same script (`EagerWorker`): the marker with the result, unless `markerStored` (an earlier
- * attempt's, or one written already), and the announcement. On a Redis Cluster where the
- * marker's slot is not the job's, both are sent now instead, on the connection BullMQ then
- * completes the job on (`recordJobEnd`, `announceJobEnd`). Never throws.
+ * attempt's, or one written already), and the announcement (the marker's key is in the job's
+ * hash slot: one script on a Redis Cluster too). Never throws.
  */
 export function completeWithEnd(
   sink: JobEndSink,
@@ -89,13 +87,8 @@ export function completeWithEnd(
   markerStored: boolean,
 ): void {
   const jobId = job.id ?? "";
-  const markerKey = sink.keys.toolDone(jobId);
+  const markerKey = sink.keys.toolDone(job.queueName, jobId);
   const end: ToolJobEnd = { kind: "completed", value };
-  if (sink.keys.layout.cluster && keySlot(markerKey) !== keySlot(job.queueName)) {
-    if (markerStored) announceJobEnd(sink, job, end);
-    else recordJobEnd(sink, job, end);
-    return;
-  }
   endRecords.set(job, {
     markerKey,
     marker: markerStored ? undefined : JSON.stringify(value),

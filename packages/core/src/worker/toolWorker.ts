@@ -281,7 +281,7 @@ async function recordGivingUp(
   job: Job<ToolJobData>,
   givingUp: ToolJobResult,
 ): Promise<ToolJobResult> {
-  const key = ctx.keys.toolDone(job.id ?? "");
+  const key = ctx.keys.toolDone(job.queueName, job.id ?? "");
   const text = JSON.stringify(givingUp);
   const set = await retryTransient(() => ctx.command.set(key, text, "EX", markerTtlS(true), "NX"));
   const earlier =
@@ -301,7 +301,7 @@ async function recordGivingUp(
 async function readEarlierAttempt(ctx: WorkerContext, job: Job<ToolJobData>): Promise<ToolDone> {
   if (job.attemptsStarted <= 1 && job.attemptsMade === 0) return { finished: false };
   return parseToolDone(
-    await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? ""))),
+    await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.queueName, job.id ?? ""))),
   );
 }
 
@@ -321,7 +321,7 @@ async function awaitEarlierAttempt(
   const deadline = Date.now() + lockMs;
   for (;;) {
     const done = parseToolDone(
-      await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.id ?? ""))),
+      await retryTransient(() => ctx.command.get(ctx.keys.toolDone(job.queueName, job.id ?? ""))),
     );
     if (done.finished || signal?.aborted || Date.now() >= deadline) return done;
     await sleep(pollMs);

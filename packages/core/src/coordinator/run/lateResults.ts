@@ -29,13 +29,13 @@ export function isMayHaveRunValue(value: ToolJobResult | undefined): boolean {
 export async function awaitLateResult(
   redis: RedisClient,
   keys: ClusterKeys,
-  jobId: string,
+  job: { queue: string; jobId: string },
   graceMs: number,
   signal?: AbortSignal,
 ): Promise<ToolJobResult | undefined> {
   const deadline = Date.now() + graceMs;
   for (;;) {
-    const done = await readToolDone(redis, keys, jobId).catch(() => undefined);
+    const done = await readToolDone(redis, keys, job.queue, job.jobId).catch(() => undefined);
     if (done?.finished && done.result && !isMayHaveRunValue(done.result)) return done.result;
     const left = deadline - Date.now();
     if (left <= 0 || signal?.aborted) return undefined;

@@ -41,10 +41,15 @@ export interface RemoteExecutorOptions {
    */
   beforeLocalCall?: (prep: PreparedToolCall) => Promise<ExecutedOutcome | undefined>;
   /**
-   * The finished marker of job `jobId` when call `prep` may have been dispatched before (a
-   * resumed run's unanswered calls); `undefined` for calls this run dispatches first.
+   * The finished marker of job `jobId` of tool queue `queue` when call `prep` may have been
+   * dispatched before (a resumed run's unanswered calls); `undefined` for calls this run
+   * dispatches first.
    */
-  readFinished?: (prep: PreparedToolCall, jobId: string) => Promise<ToolDone | undefined>;
+  readFinished?: (
+    prep: PreparedToolCall,
+    queue: string,
+    jobId: string,
+  ) => Promise<ToolDone | undefined>;
   /**
    * Asked right before a remote call's job is added: false when its run was aborted
    * meanwhile, and the call is then not dispatched (see `withdrawCall`). Default: always true.
@@ -123,7 +128,7 @@ async function withdrawCall(
   const end = await options.waiter.waitForJobEnd(queue, jobId, async () => undefined, signal);
   return end.kind === "aborted" || end.kind === "missing"
     ? errorOutcome(ABORTED_MESSAGE)
-    : outcomeOf(options, prep, jobId, end, signal);
+    : outcomeOf(options, prep, queue.name, jobId, end, signal);
 }
 
 /** The outcome a worker's job result gives the call; it names the worker. */
@@ -139,11 +144,12 @@ function valueOutcome(value: ToolJobResult): ExecutedOutcome {
  */
 async function settleStoppedCall(
   options: RemoteExecutorOptions,
+  queueName: string,
   jobId: string,
   mayHaveRun: ExecutedOutcome,
   signal: AbortSignal | undefined,
 ): Promise<ExecutedOutcome> {
-  const late = await options.waiter.waitForLateResult(jobId, signal);
+  const late = await options.waiter.waitForLateResult(queueName, jobId, signal);
   return late ? valueOutcome(late) : mayHaveRun;
 }
 
@@ -154,6 +160,7 @@ async function settleStoppedCall(
 async function outcomeOf(
   options: RemoteExecutorOptions,
   prep: PreparedToolCall,
+  queueName: string,
   jobId: string,
   end: Exclude<JobEnd, { kind: "aborted" }>,
   signal: AbortSignal | undefined,
@@ -162,7 +169,7 @@ async function outcomeOf(
   if (end.kind === "completed") {
     const outcome = valueOutcome(end.value);
     if (!isMayHaveRunValue(end.value)) return outcome;
-    return settleStoppedCall(options, jobId, outcome, signal);
+    return settleStoppedCall(options, queueName, jobId, outcome, signal);
   }
   if (end.kind === "missing")
     return errorOutcome(`${name}: the tool job disappeared before it finished`);
@@ -173,7 +180,7 @@ async function outcomeOf(
   });
   if (failure.stalled) {
     const mayHaveRun = { result: createMayHaveRunResult(name, end.reason), isError: true };
-    return settleStoppedCall(options, jobId, mayHaveRun, signal);
+    return settleStoppedCall(options, queueName, jobId, mayHaveRun, signal);
   }
   return errorOutcome(`${name}: the tool job failed: ${end.reason}`);
 }
@@ -192,12 +199,12 @@ async function recallFinishedCall(
   jobId: string,
   signal: AbortSignal | undefined,
 ): Promise<ExecutedOutcome | undefined> {
-  const done = await options.readFinished?.(prep, jobId);
+  const done = await options.readFinished?.(prep, queue.name, jobId);
   if (!done?.finished) return undefined;
   if (done.result) {
     const outcome = valueOutcome(done.result);
     if (!isMayHaveRunValue(done.result)) return outcome;
-    return settleStoppedCall(options, jobId, outcome, signal);
+    return settleStoppedCall(options, queue.name, jobId, outcome, signal);
   }
   if ((await queue.getJobState(jobId)) !== "unknown") return undefined;
   return errorOutcome(
@@ -282,7 +289,7 @@ async function runRemote(
     const end = await waiter.waitForJobEnd(queue, jobId, add, signal);
     return end.kind === "aborted"
       ? abandonJob(queue, jobId, signal)
-      : outcomeOf(options, prep, jobId, end, signal);
+      : outcomeOf(options, prep, queue.name, jobId, end, signal);
   } catch (err) {
     if (signal?.aborted) return errorOutcome(ABORTED_MESSAGE);
     return errorOutcome(`${prep.tool.name}: could not dispatch the call: ${describeError(err)}`);

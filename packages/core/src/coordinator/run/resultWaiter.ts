@@ -71,13 +71,17 @@ export class ResultWaiter {
   }
 
   /**
-   * For a job that ended as "may have run" (its worker stopped answering): waits up to the
+   * For job `jobId` of tool queue `queue` that ended as "may have run" (its worker stopped answering): waits up to the
    * grace (`lateResultGraceMs`) for that worker's real result to land in the job's finished
    * marker (`awaitLateResult`). `undefined` when none came or `signal` aborted. Never throws.
    */
-  waitForLateResult(jobId: string, signal?: AbortSignal): Promise<ToolJobResult | undefined> {
+  waitForLateResult(
+    queue: string,
+    jobId: string,
+    signal?: AbortSignal,
+  ): Promise<ToolJobResult | undefined> {
     const graceMs = this.options.lateResultGraceMs ?? DEFAULTS.stoppedWorkerGraceMs;
-    return awaitLateResult(this.connection, this.keys, jobId, graceMs, signal);
+    return awaitLateResult(this.connection, this.keys, { queue, jobId }, graceMs, signal);
   }
 
   /** Starts listening to the ends of `queue`'s jobs (idempotent); resolves once subscribed. */
@@ -210,7 +214,7 @@ export class ResultWaiter {
   private async readEnd(queue: Queue, jobId: string): Promise<JobEnd | undefined> {
     const end = await readJobEnd(queue, jobId);
     if (end?.kind !== "missing") return end;
-    const done = parseToolDone(await this.connection.get(this.keys.toolDone(jobId)));
+    const done = parseToolDone(await this.connection.get(this.keys.toolDone(queue.name, jobId)));
     return done.finished && done.result ? { kind: "completed", value: done.result } : end;
   }
 

@@ -29,8 +29,10 @@ export function createRunExecutor(
     beforeAdd: () => eventBatchesOf(deps.command, deps.keys).sendSession(sessionId),
     workerOnly: deps.workerOnly,
     toolJobRetentionS: deps.toolJobRetentionS,
-    readFinished: async (prep, jobId) =>
-      unanswered.has(prep.toolCall.id) ? readToolDone(deps.command, deps.keys, jobId) : undefined,
+    readFinished: async (prep, queue, jobId) =>
+      unanswered.has(prep.toolCall.id)
+        ? readToolDone(deps.command, deps.keys, queue, jobId)
+        : undefined,
     onToolError: (prep, err) =>
       logToolError(
         deps.log,

@@ -4,8 +4,10 @@
  * parent see must be what they see of a job a plain BullMQ `Worker` completed, in fewer
  * commands. Read through BullMQ's public API against a real Redis.
  */
+
+import { createHash } from "node:crypto";
 import { connectRedis, type RedisClient } from "@yiem/core";
-import { DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
+import { completeJobLean, DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import {
   FlowProducer,
@@ -149,6 +151,28 @@ describe("a job completed by Yiem's script", () => {
     });
     const values = await tree.job.waitUntilFinished(parentEvents, 20_000);
     expect(Object.values(values as Record<string, string>)).toEqual(["child 1"]);
+  });
+});
+
+describe("a completion guarded by a stored text", () => {
+  it("completes the job only once the guarded key holds that text, and touches nothing before", async () => {
+    const { queue } = await openQueue();
+    const worker = new Worker(queue.name, undefined, { connection, prefix: bullPrefix });
+    opened.unshift(worker);
+    await queue.add("ask", { n: 1 }, { jobId: "r1" });
+    const job = (await worker.getNextJob("token-1")) as Job;
+    const key = `${bullPrefix}:answers:r1`;
+    const answer = JSON.stringify({ text: "stored" });
+    const onlyIf = { key, sha1: createHash("sha1").update(answer).digest("hex") };
+    const complete = () => completeJobLean(worker, job, "token-1", { answer }, { onlyIf });
+    expect(await complete()).toBe("not stored"); // nothing stored yet
+    await connection.set(key, "another answer");
+    expect(await complete()).toBe("not stored"); // another text
+    expect(await job.getState()).toBe("active");
+    expect(await connection.exists(`${bullPrefix}:${queue.name}:r1:lock`)).toBe(1);
+    await connection.set(key, answer);
+    expect(await complete()).toBe("completed");
+    expect((await queue.getJob("r1"))?.returnvalue).toEqual({ answer });
   });
 });
 

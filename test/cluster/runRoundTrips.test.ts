@@ -166,6 +166,39 @@ describe("a run's opening", () => {
     ]);
   });
 
+  it("completes the request job in the round trip that closes the run, its answer stored first", async () => {
+    const sessionId = `complete-${Date.now()}`;
+    const monitor = await startRawMonitor(redis.url);
+    const sent = await client.send("hello", { sessionId });
+    await client.waitForResponse(sent.requestId, { timeoutMs: 30_000 });
+    const keys = clusterKeys(redis.prefix);
+    const queueKey = `${keys.bullPrefix}:${keys.coordinatorQueue}:`;
+    for (
+      let i = 0;
+      i < 50 && (await redisRaw.zscore(`${queueKey}completed`, sent.requestId)) === null;
+      i++
+    )
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    monitor.stop();
+    const modelAt = modelRequests.at(-1)?.at ?? 0;
+    const closeOrComplete = (command: Seen) =>
+      command.args[3]?.includes(`{${sessionId}}:lease`) ||
+      (command.args[3] === `${queueKey}active` && command.args.includes(sent.requestId));
+    const after = monitor.seen.filter(
+      (command) =>
+        proxy.isOwn(command.source) &&
+        command.at > modelAt &&
+        command.args[0]?.toLowerCase() === "evalsha" &&
+        closeOrComplete(command),
+    );
+    const trips = roundTrips(after, REPLY_DELAY_MS / 2).map((trip) =>
+      trip.map((command) => (command.args[3]?.endsWith(":lease") ? "close" : "complete")),
+    );
+    // Sent right behind the close, before its reply: one round trip for both, the close first.
+    expect(trips).toEqual([["close", "complete"]]);
+    expect(await redisRaw.zscore(`${queueKey}completed`, sent.requestId)).not.toBeNull();
+  });
+
   it("lowers the run's budget by its request's own, read behind the opening", async () => {
     const calls = modelRequests.length;
     const sent = await client.send("hello", { budget: { maxModelCalls: 0 } });

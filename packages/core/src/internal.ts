@@ -64,6 +64,7 @@ export {
   toolQueueName,
   writtenToolKeys,
 } from "./redis/keys.js";
+export { completeJobLean } from "./redis/leanCompletion.js";
 export { addJobLean } from "./redis/plainJobs.js";
 export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
 export { isPassingRedisError, isTransientRedisError } from "./redis/redisErrors.js";

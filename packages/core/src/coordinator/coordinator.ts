@@ -523,12 +523,15 @@ async function startCoordinatorRuntime(
     log,
     onConflicts: hooks.onToolConflicts,
   });
+  // The request jobs are made once the queue's worker is up; a run closes only after that.
+  let requestJobs: RequestJobs | undefined;
   const deps = await runnerDeps(options, ctx, stores.session, log, {
     fallbackCall: (registry.get(registry.names()[0] ?? "") as ServedAgent).llmCall,
     agentOf: sessionAgentFinder(registry, stores.sessionAgents, coordinatorId),
     workerOnly: (tool) => announced.workerOnly(tool),
     onRunFinished: (_sessionId, requestIds, answer) => answers.settle(requestIds, answer),
     onRunClosing: (requestIds) => answers.answering(requestIds),
+    onRunCloseSent: (requestIds, answer) => requestJobs?.completeAhead(requestIds, answer),
     features,
   });
   await awaitBeforeTakingWork(hooks, () =>
@@ -566,7 +569,9 @@ async function startCoordinatorRuntime(
       recorded: (sessionId, requestId) => stores.session.isRecorded(sessionId, requestId),
     },
     features,
+    keys,
   });
+  requestJobs = requests;
   const announcer = await startAgentAnnouncer({ command, keys, coordinatorId, registry, log });
   const approvalServices = startApprovalServices({
     ...{ connection: command, keys, decisions, log },
@@ -763,7 +768,7 @@ interface RuntimeParts {
 /** What `runnerDeps` takes from the rest of the start-up. */
 type RunnerParts = Pick<
   SessionRunnerDeps,
-  "agentOf" | "workerOnly" | "onRunFinished" | "onRunClosing" | "features"
+  "agentOf" | "workerOnly" | "onRunFinished" | "onRunClosing" | "onRunCloseSent" | "features"
 > & { fallbackCall: LlmCall };
 
 /** What every session this coordinator runs gets from it (built once, read-only after). */

@@ -276,6 +276,11 @@ export interface FeatureIntake {
   beforeRecord?(sessionId: string, request: CoordinatorRequest): Promise<void>;
   /** A request was answered (before its job completes). Throws on a Redis failure: it is retried. */
   answered?(held: AnsweredRequest): Promise<void>;
+  /**
+   * Whether `answered` has work for `request` (absent: whenever `answered` is defined). A
+   * request no feature takes the answer of completes right behind its run's close.
+   */
+  takesAnswer?(request: AnsweredRequest["request"]): boolean;
   /** A request was refused (invalid, or its agent unknown) before it was recorded. Never throws. */
   refused?(data: unknown, reason: string): Promise<void>;
   /**

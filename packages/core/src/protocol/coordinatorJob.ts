@@ -64,6 +64,16 @@ export interface RunAnswer {
 }
 
 /**
+ * The text a run's answer is stored as (each answered input's `response` key): one form,
+ * whatever order `answer`'s fields were set in, so a writer and a checker agree on it.
+ *
+ * @example runAnswerText({ response, usage }) // '{"response":{…},"usage":{…}}'
+ */
+export function runAnswerText(answer: RunAnswer): string {
+  return JSON.stringify({ response: answer.response, usage: answer.usage, agent: answer.agent });
+}
+
+/**
  * The return value of a coordinator-queue job: the assistant message that answered its input,
  * and the usage of the run that answered it (tokens, model and tool calls, `costUsd` with a
  * price table).

@@ -16,9 +16,6 @@ export interface JobEndRecord {
   message: string;
 }
 
-/** How a completion went: done in Yiem's script, or left to BullMQ's own (`moveToCompleted`). */
-export type LeanCompletion = "completed" | "bullmq";
-
 /**
  * How far past its age the oldest kept job may be before a finish prunes: a tenth of the age,
  * at most 10 s. BullMQ prunes at every finish (one job, each time, under steady load); here
@@ -89,14 +86,32 @@ async function maxEvents(worker: Worker): Promise<number> {
   return known;
 }
 
+/** How `completeJobLean` completes a job, beyond its result. */
+export interface LeanCompletionOptions {
+  /** The tool job's end, recorded in the same step. */
+  end?: JobEndRecord;
+  /**
+   * `job` is the object its worker took, read whole (not one built again from its id): if it
+   * is plain, the script need not read its hash again.
+   */
+  taken?: boolean;
+  /**
+   * Completes it only if `key` holds the text whose SHA1 is `sha1` (a request job's answer,
+   * stored by the close sent just before on the same connection); else `"not stored"`.
+   */
+  onlyIf?: { key: string; sha1: string };
+}
+
+/** How a completion went: done in Yiem's script, left to BullMQ's own, or not done (`onlyIf`). */
+export type LeanCompletion = "completed" | "bullmq" | "not stored";
+
 /**
- * Completes active job `job` of `worker` (`taken`: the job object its worker took, read
- * whole, not one built again from its id) in one Yiem script (`completeJob-6.lua`): what
- * BullMQ's `moveToFinished` does for a plain job (10 commands where BullMQ's takes some 19),
- * with `end`'s marker and announcement in the same step. Answers `"bullmq"` when the job is
- * not plain (a parent, a deduplication id), when it is time to prune old jobs, or when the
- * worker collects metrics: the caller then completes it with BullMQ (`job.moveToCompleted`),
- * and `end`'s record is already written. Never takes a next job.
+ * Completes active job `job` of `worker` in one Yiem script (`completeJob-6.lua`): what
+ * BullMQ's `moveToFinished` does for a plain job (some 10 commands where BullMQ's takes 19),
+ * with `options.end`'s marker and announcement in the same step. Answers `"bullmq"` when the
+ * job is not plain (a parent, a deduplication id), when it is time to prune old jobs, or when
+ * the worker collects metrics: the caller then completes it with BullMQ
+ * (`job.moveToCompleted`), and the end record is already written. Never takes a next job.
  *
  * Throws BullMQ's own error (its `code`: `classifyBullmqError`) when the job is no longer the
  * caller's (its lock gone or another's, not active), as `moveToCompleted` does; the marker and
@@ -110,10 +125,10 @@ export async function completeJobLean(
   job: Job,
   token: string,
   result: unknown,
-  end?: JobEndRecord,
-  taken = false,
+  options: LeanCompletionOptions = {},
 ): Promise<LeanCompletion> {
   if (worker.opts.metrics?.maxDataPoints) return "bullmq";
+  const { end, onlyIf } = options;
   const keep = keepJobsOf(job.opts.removeOnComplete, worker.opts.removeOnComplete);
   const jobId = job.id ?? "";
   const jobKey = worker.toKey(jobId);
@@ -126,16 +141,18 @@ export async function completeJobLean(
   const code = await client.yiemCompleteJob(
     ...["active", "stalled", "completed", "events"].map((name) => worker.toKey(name)),
     jobKey,
-    end?.markerKey ?? jobKey,
+    end?.markerKey ?? onlyIf?.key ?? jobKey,
     ...[jobId, token, now, returnvalue],
     ...[count, age ?? "", looks ? pruneSlackMs(age ?? 0) : "", await maxEvents(worker)],
     ...[end?.marker ?? "", end?.markerTtlS ?? 0, end?.channel ?? "", end?.message ?? ""],
-    plainAsTaken(job, taken) ? job.attemptsMade + 1 : "",
+    plainAsTaken(job, options.taken === true) ? job.attemptsMade + 1 : "",
+    onlyIf?.sha1 ?? "",
   );
   if (code < 0) {
     const scripts = (job as unknown as { scripts: BullScripts }).scripts;
     throw scripts.finishedErrors({ code, jobId, command: "moveToFinished", state: "active" });
   }
+  if (code === 2) return "not stored";
   if (code !== 0) return "bullmq";
   job.returnvalue = result;
   job.finishedOn = now;
@@ -173,6 +190,6 @@ export async function completeJob(
   result: unknown,
   taken = false,
 ): Promise<void> {
-  if ((await completeJobLean(worker, job, token, result, undefined, taken)) === "completed") return;
+  if ((await completeJobLean(worker, job, token, result, { taken })) === "completed") return;
   await job.moveToCompleted(result, token, false);
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { busEventJson } from "../protocol/busEvent.js";
-import type { InputKind, RunAnswer } from "../protocol/coordinatorJob.js";
+import { type InputKind, type RunAnswer, runAnswerText } from "../protocol/coordinatorJob.js";
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { NO_REPLICA_ACKS, type ReplicaAcks } from "../redis/replicaAcks.js";
@@ -604,7 +604,7 @@ export class SessionStore extends ScriptedStore {
       keys.length,
       ...keys,
       token,
-      JSON.stringify({ response, usage: run.event.usage, agent: run.agent } satisfies RunAnswer),
+      runAnswerText({ response, usage: run.event.usage, agent: run.agent }),
       RESPONSE_TTL_SECONDS,
       k.responsesChannel,
       k.eventChannel(sessionId),

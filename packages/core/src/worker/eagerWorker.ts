@@ -83,7 +83,7 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
   ): Promise<Job<DataType, ResultType>> {
     const end = this.endRecordOf(job);
     if (!this.fetchOnFinish && !this.connection.closing) {
-      if ((await completeJobLean(this, job, token, result, end, true)) === "completed") {
+      if ((await completeJobLean(this, job, token, result, { end, taken: true })) === "completed") {
         this.emit("completed", job, result, "active");
         return undefined as unknown as Job<DataType, ResultType>; // no next job taken
       }

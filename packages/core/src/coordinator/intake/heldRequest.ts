@@ -1,5 +1,5 @@
 import { Job, type JobsOptions, type Worker } from "bullmq";
-import type { CoordinatorRequest } from "../../protocol/coordinatorJob.js";
+import type { CoordinatorRequest, RunAnswer } from "../../protocol/coordinatorJob.js";
 
 /**
  * Where a held request job is: its input being recorded, waiting for its run's answer (the
@@ -35,6 +35,11 @@ export interface HeldRequest {
   phase: HeldPhase;
   /** While recording: aborts the recording's retries when the job is let go. */
   letGo: AbortController | undefined;
+  /**
+   * While its job completes right behind its run's close (`RequestJobs.completeAhead`): the
+   * answer its watch told meanwhile, for the ordinary completion if that one does not land.
+   */
+  ahead: { told: RunAnswer | undefined } | undefined;
   /** While recording or finishing: that work, for closing to wait for. */
   busy: Promise<void> | undefined;
 }

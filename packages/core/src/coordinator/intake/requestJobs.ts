@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { type Job, UnrecoverableError, type Worker } from "bullmq";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
 import type { RunFeature } from "../../features/runFeature.js";
@@ -9,10 +10,12 @@ import {
   type CoordinatorRequest,
   type RunAnswer,
   readCoordinatorJob,
+  runAnswerText,
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { classifyBullmqError, JobMovedOnError } from "../../redis/bullmqErrors.js";
-import { completeJob } from "../../redis/leanCompletion.js";
+import type { ClusterKeys } from "../../redis/keys.js";
+import { completeJob, completeJobLean } from "../../redis/leanCompletion.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
@@ -41,6 +44,8 @@ export interface RequestJobsOptions {
   agents: AgentCheck;
   /** The run features, for their part of the intake (`RunFeature.intake`). */
   features: readonly RunFeature[];
+  /** The cluster's keys (an input's response, the layout). */
+  keys: ClusterKeys;
 }
 
 /**
@@ -267,6 +272,7 @@ export class RequestJobs {
       parent: request.parent,
       phase: "recording",
       letGo: new AbortController(),
+      ahead: undefined,
       busy: undefined,
     };
     this.held.set(requestId, held);
@@ -344,9 +350,76 @@ export class RequestJobs {
     await this.options.tasks.ensureRunning(held.sessionId, slot, taken);
   }
 
+  /**
+   * Completes the held jobs of `requestIds` right behind their run's close, which the caller
+   * has just sent on the connection they complete on (`SessionRunnerDeps.onRunCloseSent`):
+   * each completes only if Redis stored `answer` as its response by then (`completeJobLean`'s
+   * `onlyIf`), so a client told `completed` finds the answer stored, and is told a round trip
+   * sooner than after the close's reply. Not for a job a feature takes the answer of first (a
+   * child run's), one not plain, or any on a Redis Cluster (its response lives in another
+   * slot): those, and one whose close was refused, complete once the answer is told, as
+   * before. Never throws.
+   */
+  completeAhead(requestIds: readonly string[], answer: RunAnswer): void {
+    if (this.options.keys.layout.cluster) return;
+    let sha1: string | undefined;
+    for (const requestId of requestIds) {
+      const held = this.held.get(requestId);
+      if (!held || held.phase !== "waiting" || !this.mayCompleteAhead(held)) continue;
+      sha1 ??= createHash("sha1").update(runAnswerText(answer)).digest("hex");
+      held.phase = "finishing";
+      held.ahead = { told: undefined };
+      held.busy = this.tryAhead(requestId, held, answer, sha1);
+    }
+  }
+
+  /** Whether a held job may complete behind its run's close: plain, and no feature takes its answer. */
+  private mayCompleteAhead(held: HeldRequest): boolean {
+    if (held.plainAttempts === undefined) return false;
+    const request = { parent: held.parent };
+    return this.options.features.every(
+      ({ intake }) => !intake?.answered || intake.takesAnswer?.(request) === false,
+    );
+  }
+
+  /**
+   * The completion behind the close (`completeAhead`): done, or, when the answer was not
+   * stored (the close refused) or Redis failed, the job waits again, and an answer told
+   * meanwhile completes it the ordinary way.
+   */
+  private async tryAhead(
+    requestId: string,
+    held: HeldRequest,
+    answer: RunAnswer,
+    sha1: string,
+  ): Promise<void> {
+    const { sessionId, agent, token } = held;
+    const job = jobOfHeld(this.options.worker, requestId, held);
+    const result = buildCoordinatorJobResult(sessionId, requestId, agent, answer);
+    const onlyIf = { key: this.options.keys.response(sessionId, requestId), sha1 };
+    try {
+      const done = await completeJobLean(this.options.worker, job, token, result, {
+        taken: true,
+        onlyIf,
+      });
+      if (done === "bullmq") await job.moveToCompleted(result, token, false); // stored: it may
+      if (done !== "not stored") return this.forget(requestId, held);
+    } catch (err) {
+      const context = { sessionId, requestId };
+      if (classifyBullmqError(err, context) instanceof JobMovedOnError)
+        return this.forget(requestId, held);
+    }
+    const told = held.ahead?.told;
+    held.ahead = undefined;
+    held.phase = "waiting";
+    held.busy = undefined;
+    if (told) this.answered(requestId, told);
+  }
+
   /** A held job's answer is known: completes the job, unless it is completing already. */
   private answered(requestId: string, answer: RunAnswer): void {
     const held = this.held.get(requestId);
+    if (held?.ahead) held.ahead.told = answer;
     if (!held || held.phase === "finishing") return;
     void this.finish(requestId, held, answer).catch((err: unknown) =>
       this.options.log.error(

@@ -59,6 +59,12 @@ export interface SessionRunnerDeps {
    * returns is called once the close is done (after `onRunFinished` when it stored them).
    */
   onRunClosing?: (requestIds: readonly string[]) => () => void;
+  /**
+   * Told right after a run's close is sent on the command connection, before its reply, with
+   * the inputs it answers and the answer it stores: a command sent behind it runs after it.
+   * Told again for each attempt (a close refused for a stale length is sent again).
+   */
+  onRunCloseSent?: (requestIds: readonly string[], answer: RunAnswer) => void;
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */

@@ -226,14 +226,15 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
   const agent = hold.agent ? { agent: hold.agent.name } : {};
   const sessionUsage = sumRunUsage(state.messages, deps.config.prices); // the list's summary
   const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
+  const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
   const closing = deps.onRunClosing?.(requestIds);
   try {
     const closed = await closeRun(hold, transcript, response, run, queued, {
       waiting: deferred.take(),
       publisher,
+      sent: () => deps.onRunCloseSent?.(requestIds, answer),
     });
     await features.afterFinish(run);
-    const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
     deps.onRunFinished(sessionId, requestIds, answer);
     return { answer, idle: closed === "idle" };
   } finally {
@@ -249,6 +250,7 @@ type FinishedRunRecord = Parameters<SessionStore["finishRun"]>[3];
  * attempt only (a guard that refused it had stored them already), and are settled with it.
  * A kept-back answer (`deferred.waiting`) is appended by the same script first, and its held
  * events are stored only if the run closes (with every attempt: a refused one stored none).
+ * `deferred.sent` is told right after each attempt is sent, before its reply.
  */
 async function closeRun(
   hold: SessionHold,
@@ -256,7 +258,7 @@ async function closeRun(
   response: AssistantMessage,
   run: FinishedRunRecord,
   queued: TakenEvents | undefined,
-  deferred: { waiting: WaitingAnswer | undefined; publisher: EventPublisher },
+  deferred: { waiting: WaitingAnswer | undefined; publisher: EventPublisher; sent: () => void },
 ): Promise<"closed" | "idle"> {
   const { deps, sessionId, token } = hold;
   let writes = queued?.writes ?? [];
@@ -266,19 +268,20 @@ async function closeRun(
     const closed = await transcript.write((expect, known) => {
       const first = writes;
       writes = [];
-      if (!waiting) return deps.store.finishRun(sessionId, token, response, run, expect, first);
-      // The answer is in `state.messages` already: the length before it is one less.
-      const before = expect === undefined ? undefined : expect - 1;
-      const answer = { message: waiting.message, knownLength: known - 1 };
-      return deps.store.finishRun(
-        sessionId,
-        token,
-        response,
-        run,
-        before,
-        [...first, ...held],
-        answer,
-      );
+      const close = waiting
+        ? deps.store.finishRun(
+            sessionId,
+            token,
+            response,
+            run,
+            // The answer is in `state.messages` already: the length before it is one less.
+            expect === undefined ? undefined : expect - 1,
+            [...first, ...held],
+            { message: waiting.message, knownLength: known - 1 },
+          )
+        : deps.store.finishRun(sessionId, token, response, run, expect, first);
+      deferred.sent();
+      return close;
     });
     queued?.settle();
     return closed;

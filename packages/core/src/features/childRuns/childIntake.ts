@@ -18,6 +18,7 @@ export function createChildIntake(deps: ChildRunsFeatureDeps): FeatureIntake {
     async beforeRecord(sessionId, request) {
       if (request.parent) await deps.store.writeParent(sessionId, request.parent);
     },
+    takesAnswer: (request) => request.parent !== undefined,
     async answered({ sessionId, agent, request, answer }) {
       if (request.parent) await deliverToParent(deps, request.parent, sessionId, agent, answer);
     },

@@ -16,6 +16,10 @@
   queue's event stream, trimmed to the queue's length as BullMQ trims it. Unlike BullMQ's, it
   does not look for a `drained` moment (no `drained` event from here).
 
+  Guarded (ARGV[14] not ''): it completes the job only if KEYS[6] holds the text whose SHA1
+  is ARGV[14] (a request job's answer, stored by the run's close sent just before); else it
+  changes nothing and answers 2.
+
   Pruning: a finish that looks (ARGV[7] not '') and finds old jobs to remove (the oldest kept
   past its age by more than ARGV[7] ms, or the set past its count by more than a hundredth)
   changes nothing of the job and answers 1: the caller then finishes it with BullMQ's own
@@ -32,7 +36,8 @@
     KEYS[3] the queue's completed set
     KEYS[4] the queue's event stream
     KEYS[5] the job's hash
-    KEYS[6] the job's finished marker (toolDone), or any key of the queue when ARGV[9] is ''
+    KEYS[6] the job's finished marker (toolDone); the key ARGV[14] guards; else any key of
+            the job's slot
 
     ARGV[1]  job id
     ARGV[2]  the lock's token
@@ -49,9 +54,10 @@
     ARGV[12] the announcement
     ARGV[13] the job's attempts made after this one (`atm`), when the caller knows the job has
              no parent and no deduplication id ('': read them from its hash)
+    ARGV[14] the SHA1 of the text KEYS[6] must hold for the job to complete ('': no guard)
 
   Output:
-    0 completed; 1 not completed: old jobs to prune first, or a parent or deduplication id
+    0 completed; 2 not completed: KEYS[6] does not hold the guarded text; 1 not completed: old jobs to prune first, or a parent or deduplication id
     (BullMQ's script must finish it);
     -2 its lock is missing, -6 another holds it, -3 it is not active (BullMQ's codes)
 ]]
@@ -59,6 +65,10 @@ local rcall = redis.call
 local jobId = ARGV[1]
 local jobKey = KEYS[5]
 
+if ARGV[14] ~= '' then
+  local stored = rcall('GET', KEYS[6])
+  if not stored or redis.sha1hex(stored) ~= ARGV[14] then return 2 end
+end
 if ARGV[9] ~= '' then rcall('SET', KEYS[6], ARGV[9], 'EX', ARGV[10]) end
 if ARGV[11] ~= '' then rcall('PUBLISH', ARGV[11], ARGV[12]) end
 

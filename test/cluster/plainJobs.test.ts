@@ -5,7 +5,9 @@
  * the same, counts and states agree, a plain BullMQ `Worker` takes and completes it, a
  * `QueueEvents` hears `waiting`, a worker blocked on the queue's marker wakes for it, a paused
  * queue gets it in paused, and an id that exists is left as it is. Options or queues it does
- * not handle go to BullMQ. Fails when BullMQ's layout differs from the script's.
+ * not handle go to BullMQ. The adds issued to one queue in one pass go out in one script call
+ * (seen by `MONITOR`), each job stored as `queue.add` stores it. Fails when BullMQ's layout
+ * differs from the script's.
  */
 import { connectRedis, type RedisClient } from "@yiem/core";
 import {
@@ -31,11 +33,14 @@ import {
 } from "bullmq";
 import type { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRawMonitor } from "../support/rawMonitor.js";
 
 /** Where a mode's queues live. */
 interface Place {
   connection: RedisClient;
   prefix: string;
+  /** The URL of each Redis server (every node of a cluster), for `MONITOR`. */
+  urls: string[];
   /** A fresh queue name (hash-tagged on a cluster, so its keys share a slot). */
   queueName(): string;
   stop(): Promise<void>;
@@ -49,6 +54,7 @@ async function singleRedis(): Promise<Place> {
   return {
     connection,
     prefix: `${server.prefix}:bull`,
+    urls: [server.url],
     queueName: () => `plain-${++counter}`,
     async stop() {
       connection.disconnect();
@@ -64,6 +70,7 @@ async function redisCluster(): Promise<Place> {
   return {
     connection,
     prefix: `${cluster.prefix}:bull`,
+    urls: cluster.nodes,
     queueName: () => `{plain-${++counter}}`,
     async stop() {
       connection.disconnect();
@@ -144,6 +151,38 @@ describe.each(modes)("a plain job added lean on $mode", ({ open, skip }) => {
   async function eventsOf(queue: Queue): Promise<string[]> {
     const entries = await place.connection.xrange(queue.keys.events ?? "", "-", "+");
     return entries.map(([, fields]) => `${fields[1]} ${fields[3]}`);
+  }
+
+  /**
+   * Runs `adds` (issued in one pass) under `MONITOR` on every server; resolves with their
+   * results (each a job, or the error it rejected with) and the script calls (`EVALSHA`) that
+   * carried any of `jobIds` (each of which one must carry), as the lists of those ids each
+   * carried, in the order of `jobIds`. BullMQ's own adds carry no job id as an argument.
+   */
+  async function inOnePass(
+    jobIds: string[],
+    adds: () => Array<Promise<Job>>,
+  ): Promise<{ results: Array<Job | Error>; calls: string[][] }> {
+    const monitors = await Promise.all(place.urls.map((url) => startRawMonitor(url)));
+    try {
+      const results = await Promise.all(
+        adds().map((add) => add.catch((err: unknown) => err as Error)),
+      );
+      const calls = () =>
+        monitors
+          .flatMap((monitor) => monitor.seen)
+          .filter(({ args }) => args[0]?.toLowerCase() === "evalsha")
+          .map(({ args }) => jobIds.filter((jobId) => args.includes(jobId)))
+          .filter((carried) => carried.length > 0);
+      // MONITOR's feed may come a moment after the replies.
+      await expect.poll(() => new Set(calls().flat()).size).toBe(jobIds.length);
+      return {
+        results,
+        calls: calls().sort((a, b) => jobIds.indexOf(a[0] ?? "") - jobIds.indexOf(b[0] ?? "")),
+      };
+    } finally {
+      for (const monitor of monitors) monitor.stop();
+    }
   }
 
   it.skipIf(skip).each(OPTIONS)("stores %s as queue.add does", async (_what, options) => {
@@ -247,6 +286,117 @@ describe.each(modes)("a plain job added lean on $mode", ({ open, skip }) => {
       "duplicated s-1.r-1.bull",
       "duplicated s-1.r-1.lean",
     ]);
+  });
+
+  it.skipIf(skip)(
+    "adds the jobs of one pass in one script call, each as queue.add does",
+    async () => {
+      const queue = newQueue();
+      const kinds = OPTIONS.slice(0, 3);
+      for (const [i, [, options]] of kinds.entries()) {
+        await queue.add("getWeather", { ...DATA, i }, { ...options, jobId: `s-1.r-1.bull${i}` });
+      }
+      const leanIds = kinds.map((_, i) => `s-1.r-1.lean${i}`);
+      const { results, calls } = await inOnePass(leanIds, () =>
+        kinds.map(([, options], i) =>
+          addJobLean(
+            queue,
+            "getWeather",
+            { ...DATA, i },
+            { ...options, jobId: `s-1.r-1.lean${i}` },
+          ),
+        ),
+      );
+      expect(calls).toEqual([leanIds]);
+      expect(results.map((job) => (job as Job).id)).toEqual(leanIds);
+      for (const i of kinds.keys()) {
+        const [bull, lean] = [`s-1.r-1.bull${i}`, `s-1.r-1.lean${i}`];
+        expect(await storedFields(queue, lean)).toEqual(await storedFields(queue, bull));
+        expect(await readBack(queue, lean)).toEqual(await readBack(queue, bull));
+      }
+      expect(await place.connection.lrange(queue.keys.wait ?? "", 0, 2)).toEqual(
+        [...leanIds].reverse(),
+      );
+      expect((await eventsOf(queue)).slice(-3)).toEqual(leanIds.map((id) => `waiting ${id}`));
+      const worker = newWorker(queue);
+      await expect
+        .poll(() => queue.getJobCounts("waiting", "active"), { timeout: 10_000 })
+        .toMatchObject({ waiting: 0, active: 0 });
+      await worker.close();
+      for (const i of kinds.keys()) {
+        const bullState = await queue.getJobState(`s-1.r-1.bull${i}`);
+        expect(await queue.getJobState(`s-1.r-1.lean${i}`)).toBe(bullState);
+      }
+    },
+  );
+
+  it.skipIf(skip)("leaves alone only the job of a pass whose id exists", async () => {
+    const queue = newQueue();
+    await addJobLean(queue, "getWeather", { first: true }, { jobId: "s-1.r-1.c0", attempts: 1 });
+    const before = await place.connection.hgetall(queue.toKey("s-1.r-1.c0"));
+    const ids = ["s-1.r-1.c0", "s-1.r-1.c1", "s-1.r-1.c2"];
+    const { results, calls } = await inOnePass(ids, () =>
+      ids.map((jobId) => addJobLean(queue, "getWeather", DATA, { jobId, attempts: 1 })),
+    );
+    expect(calls).toEqual([ids]);
+    expect(results.map((job) => (job as Job).id)).toEqual(ids);
+    expect(await place.connection.hgetall(queue.toKey("s-1.r-1.c0"))).toEqual(before);
+    for (const jobId of ids.slice(1)) expect((await queue.getJob(jobId))?.data).toEqual(DATA);
+    expect(await queue.getJobCounts()).toMatchObject({ waiting: 3 });
+    expect((await eventsOf(queue)).slice(-3)).toEqual([
+      "duplicated s-1.r-1.c0",
+      "waiting s-1.r-1.c1",
+      "waiting s-1.r-1.c2",
+    ]);
+  });
+
+  it.skipIf(skip)(
+    "adds a pass's jobs to paused on a paused queue, without the marker",
+    async () => {
+      const queue = newQueue();
+      await queue.pause();
+      const ids = ["s-1.r-1.p0", "s-1.r-1.p1"];
+      const { calls } = await inOnePass(ids, () =>
+        ids.map((jobId) => addJobLean(queue, "getWeather", DATA, { jobId, attempts: 1 })),
+      );
+      expect(calls).toEqual([ids]);
+      expect(await queue.getJobCounts()).toMatchObject({ paused: 2, waiting: 0 });
+      expect(await place.connection.zcard(queue.keys.marker ?? "")).toBe(0);
+    },
+  );
+
+  it.skipIf(skip)("adds a pass mixing plain jobs with ones BullMQ adds", async () => {
+    const plain = newQueue();
+    const limited = newQueue();
+    await limited.setGlobalConcurrency(1);
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const ids = ["s-1.plain0", "s-1.prio", "s-1.plain1", "s-1.bad", "s-1.lim0", "s-1.lim1"];
+    const scripted = ["s-1.plain0", "s-1.plain1", "s-1.lim0", "s-1.lim1"];
+    const { results, calls } = await inOnePass(scripted, () => [
+      addJobLean(plain, "t", DATA, { jobId: "s-1.plain0", attempts: 1 }),
+      addJobLean(plain, "t", DATA, { jobId: "s-1.prio", priority: 3 }),
+      addJobLean(plain, "t", DATA, { jobId: "s-1.plain1", attempts: 1 }),
+      addJobLean(plain, "t", circular, { jobId: "s-1.bad", attempts: 1 }),
+      addJobLean(limited, "t", DATA, { jobId: "s-1.lim0" }),
+      addJobLean(limited, "t", DATA, { jobId: "s-1.lim1" }),
+    ]);
+    // One call a queue for its plain jobs (the limited queue's declined by the script, its
+    // jobs then added by BullMQ, as the prioritized one is); the job that cannot be stored
+    // fails alone, before any call.
+    expect(calls).toEqual([
+      ["s-1.plain0", "s-1.plain1"],
+      ["s-1.lim0", "s-1.lim1"],
+    ]);
+    expect(results[3]).toBeInstanceOf(Error);
+    const jobs = results.filter((job): job is Job => !(job instanceof Error));
+    expect(jobs.map((job) => job.id)).toEqual(ids.filter((id) => id !== "s-1.bad"));
+    expect(await plain.getJobState("s-1.bad")).toBe("unknown");
+    expect(await plain.getJobCounts()).toMatchObject({ waiting: 2, prioritized: 1 });
+    expect(await eventsOf(limited)).toEqual(
+      expect.arrayContaining(["added s-1.lim0", "added s-1.lim1"]),
+    );
+    expect(await limited.getJobCounts()).toMatchObject({ waiting: 2 });
   });
 
   it.skipIf(skip)("trims the events stream to the queue's length, as queue.add does", async () => {

@@ -1,7 +1,7 @@
 import type { Job, JobsOptions, Queue } from "bullmq";
+import { addPlainJobInPass } from "./plainJobBatches.js";
 import type { RedisClient } from "./redisConnection.js";
 import { AddPlainJobReply } from "./scriptReplies.js";
-import { withScripts } from "./scripts.js";
 
 /** Options a plain job may have (those Yiem adds with); any other one set: BullMQ adds it. */
 const PLAIN_OPTIONS = new Set([
@@ -55,15 +55,17 @@ function isPlain(queue: Queue, opts: JobsOptions): boolean {
 }
 
 /**
- * Adds a job to `queue` as `queue.add(name, data, opts)` does, in 7 commands instead of
- * BullMQ's 10 when the job is plain (`isPlain`): one Yiem script (`addPlainJob-6.lua`) writes
- * exactly what BullMQ's addStandardJob would (the hash's fields and values, the wait or paused
- * list, the marker a blocked worker wakes on, the `waiting` event), from the job BullMQ's own
- * `Job` class makes of the options. Anything else, or a queue with a global concurrency or rate
- * limit, is added by `queue.add`. A job whose id exists is left as it is (a `duplicated`
- * event), as BullMQ leaves it. Resolves with the job as `queue.add` does; rejects as it does.
- * Differences (docs/DECISIONS.md): no `added` event on the queue's events stream, and the
- * queue's id counter is not incremented.
+ * Adds a job to `queue` as `queue.add(name, data, opts)` does, in fewer commands than BullMQ's
+ * 10 when the job is plain (`isPlain`): Yiem's script (`addPlainJobs.lua`) writes exactly what
+ * BullMQ's addStandardJob would (the hash's fields and values, the wait or paused list, the
+ * marker a blocked worker wakes on, the `waiting` event), from the job BullMQ's own `Job` class
+ * makes of the options. The plain adds issued to one queue in the same pass of the event loop
+ * go out as one script call (`addPlainJobInPass`): 7 commands for a lone job, 4 or 5 for each
+ * further one. Anything else, or a queue with a global concurrency or rate limit, is added by
+ * `queue.add`. A job whose id exists is left as it is (a `duplicated` event), as BullMQ leaves
+ * it. Resolves with the job as `queue.add` does; rejects as it does (a failed script call:
+ * with its error). Differences (docs/DECISIONS.md): no `added` event on the queue's events
+ * stream, and the queue's id counter is not incremented.
  *
  * @example await addJobLean(queue, "getWeather", data, { jobId, attempts: 1, ...toolJobRetention(0) })
  */
@@ -78,20 +80,21 @@ export async function addJobLean<Data>(
   const { Job } = await import("bullmq");
   const job = new Job(queue, name, data, merged, merged.jobId);
   const stored = job.asJSON();
-  const client = withScripts((await queue.client) as unknown as RedisClient);
+  const client = (await queue.client) as unknown as RedisClient;
   const { wait, paused, meta, events, marker } = queue.keys;
-  const added = await client.yiemAddPlainJob(
-    wait ?? "",
-    paused ?? "",
-    meta ?? "",
-    events ?? "",
-    marker ?? "",
-    queue.toKey(merged.jobId),
-    merged.jobId,
-    stored.name,
-    stored.data,
-    JSON.stringify(stored.opts),
-    String(stored.timestamp),
+  const added = await addPlainJobInPass(
+    client,
+    [wait ?? "", paused ?? "", meta ?? "", events ?? "", marker ?? ""],
+    {
+      key: queue.toKey(merged.jobId),
+      args: [
+        merged.jobId,
+        stored.name,
+        stored.data,
+        JSON.stringify(stored.opts),
+        String(stored.timestamp),
+      ],
+    },
   );
   if (added === AddPlainJobReply.notPlain) return queue.add(name, data, opts);
   queue.emit("waiting", job);

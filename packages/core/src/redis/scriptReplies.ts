@@ -129,7 +129,7 @@ export const SaveWrittenToolReply = {
   saved: 1,
 } as const;
 
-/** `addPlainJob-6.lua`. */
+/** `addPlainJobs.lua`: `notPlain` for the whole call, else one of the others a job. */
 export const AddPlainJobReply = {
   added: 1,
   /** A job with that id exists: left as it is (a `duplicated` event), as BullMQ leaves it. */

@@ -46,8 +46,8 @@ type Script<Reply> = (...keysThenArgs: Array<string | number>) => Promise<Reply>
 
 /**
  * Every Yiem script as a command of the connection (`yiem` + the file's name). Arguments are
- * the script's keys, then its arguments, in the order of its header; `yiemFinishRun` takes
- * the number of keys first.
+ * the script's keys, then its arguments, in the order of its header; `yiemFinishRun` and
+ * `yiemAddPlainJobs` take the number of keys first.
  */
 export interface YiemScripts {
   yiemRenewLease: Script<number>;
@@ -88,7 +88,7 @@ export interface YiemScripts {
   yiemSettleModelCall: Script<number>;
   yiemReserveTenantDay: Script<ScriptReply>;
   yiemTenantRunSlot: Script<number>;
-  yiemAddPlainJob: Script<number>;
+  yiemAddPlainJobs: Script<number | number[]>;
 }
 
 /** A connection with Yiem's scripts defined on it. */

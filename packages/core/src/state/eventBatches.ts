@@ -396,11 +396,11 @@ const EVENT_FREE_SCRIPTS = new Set([
 
 /**
  * Whether `command` is an `EVALSHA` of an `EVENT_FREE_SCRIPTS` script (`scriptName` names it),
- * or of an add of a job to a tool queue (BullMQ's or Yiem's `addPlainJob`: a key beginning
- * with one of `toolQueues`): the
- * coordinator sends the session's queued events, its call's `toolExecStart`, right before
- * each such add itself (`RemoteExecutorOptions.beforeAdd`), and no other session's events
- * need to go ahead of it.
+ * or of an add of jobs to a tool queue (BullMQ's, or Yiem's `addPlainJobs`, which carries the
+ * adds of one pass to one queue; its first key begins with one of `toolQueues`): the
+ * coordinator sends each call's session's queued events, its `toolExecStart`, right before it
+ * issues the call's add (`RemoteExecutorOptions.beforeAdd`), so before the script that carries
+ * it, and no other session's events need to go ahead of it.
  */
 function needsNoEvents(
   command: SentCommand,
@@ -410,7 +410,7 @@ function needsNoEvents(
   if (command.name !== "evalsha") return false;
   const [sha, , firstKey] = command.args ?? [];
   const name = typeof sha === "string" ? scriptName(sha) : undefined;
-  if (name === "addStandardJob" || name === "yiemAddPlainJob")
+  if (name === "addStandardJob" || name === "yiemAddPlainJobs")
     return typeof firstKey === "string" && toolQueues.some((start) => firstKey.startsWith(start));
   return name !== undefined && EVENT_FREE_SCRIPTS.has(name);
 }

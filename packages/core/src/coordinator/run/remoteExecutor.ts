@@ -64,9 +64,11 @@ export interface RemoteExecutorOptions {
   /** Told of an error a tool threw in this process (the coordinator logs it). */
   onToolError?: (prep: PreparedToolCall, error: unknown) => void;
   /**
-   * Called right before each add of a call's job, on the connection the job is added on: sends
-   * the session's queued events (the call's `toolExecStart`) ahead of it, since a tool job's
-   * add sends no queued event itself (`state/eventBatches.ts`). Default: nothing.
+   * Called right before each add of a call's job is issued, on the connection the job is added
+   * on: sends the session's queued events (the call's `toolExecStart`) ahead of it, since a
+   * tool job's add sends no queued event itself (`state/eventBatches.ts`). The add goes out at
+   * the end of the pass, in one script call with the others issued to its queue meanwhile
+   * (`addJobLean`), so behind every one of their calls' events. Default: nothing.
    */
   beforeAdd?: () => void;
   /**

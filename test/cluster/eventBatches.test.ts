@@ -9,6 +9,7 @@ import {
   sumRunUsage,
 } from "@yiem/core";
 import {
+  addJobLean,
   createEventPublisher,
   DURABLE_CONNECTION,
   eventBatchesOf,
@@ -341,6 +342,41 @@ describe("event batches", () => {
     await queue.close();
     await connection.quit();
     expect(order).toEqual(["own events", "add", "other events"]);
+  });
+
+  it("sends a pass's lean tool job adds in one call, behind each of their sessions' events", async () => {
+    const sessions = [randomUUID(), randomUUID()];
+    const name = "tools-lean-batches";
+    const connection = connectRedis(server.url, DURABLE_CONNECTION);
+    const queue = new Queue(name, { connection, prefix: keys().bullPrefix });
+    await queue.add("warm", {}, { jobId: "warm" }); // loads BullMQ's scripts, sets the meta
+    const order: string[] = [];
+    const monitor = await new Redis(server.url).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
+      const sent = args.slice(3).join(" ");
+      const session = sessions.findIndex((sessionId) => sent.includes(keys().stream(sessionId)));
+      if (session >= 0) order.push(`events ${session}`);
+      else if (sent.includes(`${name}:wait`))
+        order.push(
+          `add ${sessions.filter((sessionId) => sent.includes(`call-${sessionId}`)).length}`,
+        );
+    });
+    const publishers = sessions.map((sessionId) =>
+      createEventPublisher(connection, keys(), { sessionId, runId: "r1" }),
+    );
+    for (const publisher of publishers) void publisher.emit(turnStart());
+    const adds = sessions.map((sessionId) => {
+      eventBatchesOf(connection, keys()).sendSession(sessionId); // the remote executor's beforeAdd
+      return addJobLean(queue, "call", {}, { jobId: `call-${sessionId}`, attempts: 1 });
+    });
+    await Promise.all(adds);
+    await Promise.all(publishers.map((publisher) => publisher.flush()));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // MONITOR's last lines
+    monitor.disconnect();
+    await queue.close();
+    await connection.quit();
+    expect(order).toEqual(["events 0", "events 1", "add 2"]);
   });
 
   it("gives a live event in a batch the number of the stored event before it, all in one message", async () => {

@@ -60,9 +60,9 @@ function isPlain(queue: Queue, opts: JobsOptions): boolean {
  * BullMQ's addStandardJob would (the hash's fields and values, the wait or paused list, the
  * marker a blocked worker wakes on, the `waiting` event), from the job BullMQ's own `Job` class
  * makes of the options. The plain adds issued to one queue in the same pass of the event loop
- * go out as one script call (`addPlainJobInPass`): 7 commands for a lone job, 4 or 5 for each
- * further one. Anything else, or a queue with a global concurrency or rate limit, is added by
- * `queue.add`. A job whose id exists is left as it is (a `duplicated` event), as BullMQ leaves
+ * go out as one script call (`addPlainJobInPass`): 7 commands for a lone job, 4 for each
+ * further one (2 when its id exists). Anything else, or a queue with a global concurrency or
+ * rate limit, is added by `queue.add`. A job whose id exists is left as it is (a `duplicated` event), as BullMQ leaves
  * it. Resolves with the job as `queue.add` does; rejects as it does (a failed script call:
  * with its error). Differences (docs/DECISIONS.md): no `added` event on the queue's events
  * stream, and the queue's id counter is not incremented.

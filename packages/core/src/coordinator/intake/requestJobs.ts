@@ -365,7 +365,7 @@ export class RequestJobs {
     let sha1: string | undefined;
     for (const requestId of requestIds) {
       const held = this.held.get(requestId);
-      if (!held || held.phase !== "waiting" || !this.mayCompleteAhead(held)) continue;
+      if (held?.phase !== "waiting" || !this.mayCompleteAhead(held)) continue;
       sha1 ??= createHash("sha1").update(runAnswerText(answer)).digest("hex");
       held.phase = "finishing";
       held.ahead = { told: undefined };

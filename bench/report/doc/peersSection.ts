@@ -282,10 +282,25 @@ coordinator, spread thin over its steps. The claim of the agent still waits for 
 a session-less job's session (two slots on a Redis Cluster), and the input's record for the
 agent's (a request refused for its agent must record nothing); merging them is a script of
 their own. Every other wait is a promise: the answer with calls is appended before its jobs
-are added (fencing), the results and the drain before the next model call, the close before
-the job's completion. The rest is CPU per step: BullMQ's takes (a take marks the queue again,
-so each request costs two empty takes, one of them the next blocking fetch's: not
-avoidable without BullMQ's own flag), the model calls through the SDK, the events.`;
+are added (fencing), the results and the drain before the next model call. The rest is CPU
+per step: BullMQ's takes (a take marks the queue again, so each request costs two empty takes,
+one of them the next blocking fetch's: not avoidable without BullMQ's own flag), the model
+calls through the SDK, the events.
+
+Since (2026-12-05): a tool call's end is one script that completes its job and writes its
+marker (\`completeJob-6.lua\`: "the last call ends" above, one round trip then too, now about
+12 commands fewer), and on one Redis the request job completes right behind the close, sent
+before the close's reply and landing only if the close stored its answer (\`RequestJobs.completeAhead\`):
+one round trip for both (\`test/cluster/runRoundTrips.test.ts\`). Under \`MONITOR\` (40 runs,
+load about 2) the completion ran 0.46 ms after the close, where the table above has it 1.3 ms
+after. Paired A/B of the two checkouts (\`bench/peers/pairedRuns.ts\`, 300 pairs, load about
+2): latency ratio 1.002 (95 % 0.974–1.031) and CPU per run 1.011 in one run, 0.978 and 0.956
+in another: no difference this bench can tell from its noise. \`bench/peers/cpuSplit.ts\`
+splits the CPU per run by process (load 5, a helper's tests beside it): Yiem 10.6 ms (Redis
+1.9, coordinator 6.3, workers 1.2 each) against BullMQ by hand 6.3 ms (Redis 1.2,
+orchestrator 3.9, workers 0.6–0.7 each): the coordinator's extra 2.4 ms is most of the gap, and
+a CPU profile of it shows its socket writes (\`uncork\`, coalesced already) and the HTTP
+request bodies the largest items, no function of Yiem's own standing out.`;
 
 /** "1 round", "3 rounds". */
 function roundsText(rounds: number): string {

@@ -152,7 +152,25 @@ shape (two model calls, two parallel tool calls on two worker processes) with \`
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
 On the defaults (completed tool jobs kept an hour), 100 runs in one \`addBulk\`, after issue 31's
-latest cuts: **about 205 commands per run** (204.6: BullMQ 118.7, Yiem 77.2, plain 8.7). With
+latest cuts (2026-12-05): **about 156 commands per run** (156.2: BullMQ 42.1, Yiem 105.9,
+plain 8.2), from 201.6 the same morning (BullMQ 118.5, Yiem 74.2, plain 8.9). What took them
+out, per run:
+
+- **Yiem completes its plain jobs itself** (\`completeJob-6.lua\`, docs/DECISIONS.md,
+  "completing jobs"): a tool job's finish is one script of 9 commands (the lock's check and
+  release, off the active list, into the completed set with its result, the \`completed\`
+  event, and the finished marker with its announcement) where BullMQ's \`moveToFinished\` ran
+  about 19 and the marker's script 3 more; the request job's, 8 with its guard against BullMQ's
+  19.7. Pruning old jobs and the \`drained\` look no longer run at every finish: about 36.
+- **Yiem adds its plain jobs itself** (\`addPlainJobs.lua\`, "how Yiem adds its plain jobs"): a
+  run's two tool jobs in one script call, the queue's meta read and its marker set once, 4
+  commands a job (\`EXISTS\`, \`HSET\`, \`LPUSH\`, the \`waiting\` event) against BullMQ's 10:
+  about 11 (8.5 when runs arrive together and share a call).
+- The bench client's own add of each request job is still BullMQ's (10): \`YiemClient.send\`
+  adds it with Yiem's script (7).
+
+Before those (the figures that follow are from then): **about 205 commands per run** (204.6:
+BullMQ 118.7, Yiem 77.2, plain 8.7). With
 \`YIEM_TOOL_JOB_RETENTION_S=0\` (not the default, see below), six runs (load 5 to 10
 on 2 cores): **about 197 commands per run** (196.4–198.0): **BullMQ's scripts about 111**
 (110.4–111.8: the request job's add 10, take 10 and finish 19.7; each tool job's add 10, take
@@ -198,14 +216,15 @@ while (a Redis Cluster failover test failed about one run in three: a pipeline's
 shifted, fixed since, see \`state/eventBatches.ts\`) and re-landed. Before that round: 241.7
 (BullMQ 126.2, Yiem 108.5, plain 7.1).
 
-What is left, and why 150 a run is out of reach without giving up a promise: BullMQ's ~111
-are three jobs' adds, takes and finishes, about 35 a tool job and 40 the request job. Of them
-about 24 feed the queues' events streams (5 \`XADD\`s a job: added, waiting, active, completed,
-drained; an \`XTRIM\` and two reads of the stream's cap), which no Yiem reader needs for the tool
-queues (their ends are announced on \`toolEnds\`) but a plain BullMQ client's
-\`waitUntilFinished\` needs for the coordinator queue; BullMQ has no option that leaves them
-out, and its Lua is not ours to change. The request job's retention (its add's choice, 1 h by
-default) keeps 5 more. Yiem's ~77 are the run's durable writes, each fenced by the lease:
+What is left (written before the cuts above, which took BullMQ's adds and finishes out: of
+BullMQ's scripts only the three takes, about 32, and the client's add remain; a take is 9
+commands where a lean one would save two at most, at the price of the delayed jobs' promotion
+and the queue's limits BullMQ checks there): BullMQ's ~111 were three jobs' adds, takes and
+finishes, about 35 a tool job and 40 the request job. Of them about 24 fed the queues' events
+streams (5 \`XADD\`s a job: added, waiting, active, completed, drained; an \`XTRIM\` and two
+reads of the stream's cap); Yiem's scripts now write 3 of them a job (waiting, active,
+completed), trimmed in the same \`XADD\`, since a plain BullMQ client's \`waitUntilFinished\`
+needs them. The request job's retention (its add's choice, 1 h by default) keeps 2 more. Yiem's ~77 are the run's durable writes, each fenced by the lease:
 the input's record (\`enqueueInput\`, 8) and the run's opening (\`startRun\`, 11), the events
 (about 15 stored a run, an \`XADD\` each, in about 8 script calls, each with its \`PUBLISH\`) with
 the transcript appends among them (3 a run, each its lease check and push), the close (\`finishRun\`, 16), the

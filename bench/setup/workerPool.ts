@@ -1,5 +1,5 @@
 import { logMessage, type TestProcess } from "@yiem/testing";
-import { spawnApp } from "../../test/support/processes.js";
+import { spawnCommand } from "../../test/support/processes.js";
 
 /** How long a worker process may take to start (long: the machine may be busy with other work). */
 const START_TIMEOUT_MS = 90_000;
@@ -17,13 +17,25 @@ export interface WorkerPool {
   stop(): Promise<void>;
 }
 
-/** Worker processes (node + tsx, like the apps) against Redis at `url` under `prefix`. */
+/**
+ * The benchmark's worker, from its sources (node + tsx): it is no app, so it has no compiled
+ * entry point (`appCommand` refuses it), and the Yiem it starts is the packages' sources.
+ */
+const BENCH_WORKER = [
+  process.execPath,
+  "--conditions=yiem-source",
+  "--import",
+  "tsx",
+  "bench/workers/benchWorker.ts",
+];
+
+/** Worker processes (`BENCH_WORKER`) against Redis at `url` under `prefix`. */
 export function workerPool(url: string, prefix: string): WorkerPool {
   const started: Array<{ kind: WorkerKind; process: TestProcess }> = [];
   return {
     async add(kind, env = {}) {
       const workerId = `bench-${kind}-${started.filter((w) => w.kind === kind).length + 1}`;
-      const child = spawnApp("bench/workers/benchWorker.ts", {
+      const child = spawnCommand(BENCH_WORKER, {
         BENCH_WORKER_KIND: kind,
         BENCH_WORKER_ID: workerId,
         REDIS_URL: url,

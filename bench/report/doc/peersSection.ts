@@ -79,10 +79,12 @@ workers (a call each, as the bench's \`step\` logs by pid), so *kill to first an
 next run's own length (the 300 ms call and some 30 ms) unless the interrupted calls ran
 again sooner; a system whose runs in flight are not all caught answers one of them sooner
 (DBOS's first answers under 0.3 s, less than one call, are such runs). *Kill to every interrupted run answered* is the recovery proper: p50 1.9 s before the
-subscription (2026-12-03); with it, p50 / max 0.8 / 0.9 s in a run of 2026-12-04 22:05 UTC and
-1.0 / 1.1 s in the run of the table (DBOS 0.7 / 0.9 and 0.4 / 0.8 s, Restate 1.0 / 1.0 s in
-both: a dead worker's call runs again some 0.6 s after the kill, then takes its 300 ms); after
-an orchestrator kill 0.3 / 0.4 and 0.4 / 0.4 s, the lowest of the four or tied. A coordinator that has just started gives expired lives one TTL more only when
+subscription (2026-12-03); with it, p50 / max 0.8 / 0.9 s in a run of 2026-12-04 22:05 UTC,
+1.0 / 1.1 s in one of 22:56 UTC (DBOS 0.7 / 0.9 and 0.4 / 0.8 s, Restate 1.0 / 1.0 s in both:
+a dead worker's call runs again some 0.6 s after the kill, then takes its 300 ms) and 0.9 / 1.2
+s in the run of the table, on another machine (DBOS 0.7 / 0.7, Restate 0.9 / 0.9 s); after an
+orchestrator kill 0.3 / 0.4 and 0.4 / 0.4 s in those two runs and 0.3 / 0.3 s in the table's,
+the lowest of the four or tied. A coordinator that has just started gives expired lives one TTL more only when
 Redis itself is younger than the TTL (a Redis restart: no process could beat;
 docs/RELIABILITY.md, "Failure detector"). The start was cut in three (issue 31): the deployed
 processes are one file each (\`npm run build\` bundles them with esbuild,

@@ -6,33 +6,14 @@
  * once within the concurrency, a job put back with a delay runs again, concurrency 1 works;
  * told so (a tool queue without a global concurrency), finishing a job fetches no next one.
  */
-import { connectRedis, type RedisClient } from "@yiem/core";
+import { connectRedis } from "@yiem/core";
 import { DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
-import { startTestRedis, type TestRedis } from "@yiem/testing";
-import { DelayedError, type Job, Queue, QueueEvents, Worker, type WorkerOptions } from "bullmq";
+import { DelayedError, type Job, type Queue, Worker, type WorkerOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useBullQueues } from "../support/bullQueues.js";
 
-let redis: TestRedis;
-let connection: RedisClient;
-let bullPrefix: string;
-let queueCount = 0;
-const opened: Array<{ close(): Promise<void> }> = [];
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-  connection = connectRedis(redis.url, DURABLE_CONNECTION);
-  bullPrefix = `${redis.prefix}:bull`;
-});
-
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((item) => item.close()));
-});
-
-afterAll(async () => {
-  connection.disconnect();
-  await redis.stop();
-});
+const bull = useBullQueues();
 
 /** What the test jobs carry. */
 interface Data {
@@ -42,14 +23,7 @@ type Processor = (job: Job<Data>) => Promise<unknown>;
 type WorkerClass = new (name: string, processor: Processor, options: WorkerOptions) => Worker<Data>;
 
 /** A fresh queue with its events reader. */
-async function openQueue(): Promise<{ queue: Queue; events: QueueEvents }> {
-  const name = `eager-${++queueCount}`;
-  const queue = new Queue(name, { connection, prefix: bullPrefix });
-  const events = new QueueEvents(name, { connection, prefix: bullPrefix });
-  opened.push(events, queue);
-  await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-  return { queue, events };
-}
+const openQueue = () => bull.openQueue("eager");
 
 /**
  * A worker of `kind` on `queue` (a minute of block timeout: a job left waiting after its marker
@@ -62,12 +36,12 @@ async function startWorker(
   concurrency: number,
 ): Promise<Worker> {
   const worker = new kind(queue.name, processor, {
-    connection,
-    prefix: bullPrefix,
+    connection: bull.connection,
+    prefix: bull.bullPrefix,
     concurrency,
     drainDelay: 60,
   });
-  opened.unshift(worker); // closed before its queue
+  bull.opened.unshift(worker); // closed before its queue
   const drained = new Promise<void>((resolve) => worker.once("drained", () => resolve()));
   await worker.waitUntilReady();
   await drained;
@@ -83,12 +57,12 @@ async function startWorker(
  */
 async function takesBeforeFirstStart(kind: WorkerClass): Promise<number> {
   const { queue, events } = await openQueue();
-  const own = connectRedis(redis.url, DURABLE_CONNECTION);
-  opened.push({ close: async () => own.disconnect() });
+  const own = connectRedis(bull.redis.url, DURABLE_CONNECTION);
+  bull.opened.push({ close: async () => own.disconnect() });
   const address = /addr=(\S+)/.exec(String(await own.client("INFO")))?.[1];
   const seen: Array<{ source: string; command: string }> = [];
-  const monitor = await new Redis(redis.url).monitor();
-  opened.push({ close: async () => monitor.disconnect() });
+  const monitor = await new Redis(bull.redis.url).monitor();
+  bull.opened.push({ close: async () => monitor.disconnect() });
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
     const command = String(args[0]).toLowerCase();
     // A take is BullMQ's moveToActive script, whose first key is the queue's wait list.
@@ -105,9 +79,9 @@ async function takesBeforeFirstStart(kind: WorkerClass): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 20));
       return job.data.n;
     },
-    { connection: own, prefix: bullPrefix, concurrency: 4, drainDelay: 60 },
+    { connection: own, prefix: bull.bullPrefix, concurrency: 4, drainDelay: 60 },
   );
-  opened.unshift(worker);
+  bull.opened.unshift(worker);
   await Promise.all(jobs.map((job) => job.waitUntilFinished(events, 20_000)));
   const fromWorker = seen.filter((entry) => entry.source === address);
   const firstStart = fromWorker.findIndex((entry) => entry.command === "ping");
@@ -166,8 +140,8 @@ describe("EagerWorker", () => {
     const worker = await startWorker(EagerWorker, queue, async (job) => job.data.n, 16);
     (worker as EagerWorker<Data, unknown>).fetchOnFinish = false; // a tool queue without a limit
     const inner: string[][] = [];
-    const monitor = await new Redis(redis.url).monitor();
-    opened.push({ close: async () => monitor.disconnect() });
+    const monitor = await new Redis(bull.redis.url).monitor();
+    bull.opened.push({ close: async () => monitor.disconnect() });
     monitor.on("monitor", (_time: string, args: string[], source: string) => {
       const command = String(args[0]).toLowerCase();
       if (command === "evalsha" || command === "eval") inner.push([]);

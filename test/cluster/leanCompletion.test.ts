@@ -6,53 +6,25 @@
  */
 
 import { createHash } from "node:crypto";
-import { connectRedis, type RedisClient } from "@yiem/core";
-import { completeJobLean, DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
-import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { completeJobLean, EagerWorker } from "@yiem/core/internal";
 import {
   FlowProducer,
   type Job,
   type KeepJobs,
-  Queue,
-  QueueEvents,
+  type Queue,
   Worker,
   type WorkerOptions,
 } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useBullQueues } from "../support/bullQueues.js";
 
-let redis: TestRedis;
-let connection: RedisClient;
-let bullPrefix: string;
-let queueCount = 0;
-const opened: Array<{ close(): Promise<void> }> = [];
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-  connection = connectRedis(redis.url, DURABLE_CONNECTION);
-  bullPrefix = `${redis.prefix}:bull`;
-});
-
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((item) => item.close()));
-});
-
-afterAll(async () => {
-  connection.disconnect();
-  await redis.stop();
-});
+const bull = useBullQueues();
 
 type Processor = (job: Job) => Promise<unknown>;
 
 /** A fresh queue with its events reader. */
-async function openQueue(): Promise<{ queue: Queue; events: QueueEvents }> {
-  const name = `lean-${++queueCount}`;
-  const queue = new Queue(name, { connection, prefix: bullPrefix });
-  const events = new QueueEvents(name, { connection, prefix: bullPrefix });
-  opened.push(events, queue);
-  await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-  return { queue, events };
-}
+const openQueue = () => bull.openQueue("lean");
 
 /** An `EagerWorker` that takes no job on finishing (a tool queue's), or a plain BullMQ one. */
 async function startWorker(
@@ -61,13 +33,18 @@ async function startWorker(
   processor: Processor,
   options: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
-  const settings = { connection, prefix: bullPrefix, concurrency: 4, ...options };
+  const settings = {
+    connection: bull.connection,
+    prefix: bull.bullPrefix,
+    concurrency: 4,
+    ...options,
+  };
   const worker =
     kind === "eager"
       ? new EagerWorker(queue.name, processor, settings)
       : new Worker(queue.name, processor, settings);
   if (worker instanceof EagerWorker) worker.fetchOnFinish = false;
-  opened.unshift(worker);
+  bull.opened.unshift(worker);
   await worker.waitUntilReady();
   return worker;
 }
@@ -75,8 +52,8 @@ async function startWorker(
 /** The commands Redis ran inside each script call sent on `queue`'s keys, in order. */
 async function watchScripts(): Promise<string[][]> {
   const calls: string[][] = [];
-  const monitor = await new Redis(redis.url).monitor();
-  opened.push({ close: async () => monitor.disconnect() });
+  const monitor = await new Redis(bull.redis.url).monitor();
+  bull.opened.push({ close: async () => monitor.disconnect() });
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
     const command = String(args[0]).toLowerCase();
     if (command === "evalsha" || command === "eval") calls.push([]);
@@ -95,8 +72,8 @@ async function completeOne(kind: "eager" | "plain", keep: boolean | KeepJobs) {
   const result = await job.waitUntilFinished(events, 20_000);
   const stored = await queue.getJob("j1");
   const counts = await queue.getJobCounts("active", "completed", "wait");
-  const hash = await connection.hgetall(`${bullPrefix}:${queue.name}:j1`);
-  const lock = await connection.exists(`${bullPrefix}:${queue.name}:j1:lock`);
+  const hash = await bull.connection.hgetall(`${bull.bullPrefix}:${queue.name}:j1`);
+  const lock = await bull.connection.exists(`${bull.bullPrefix}:${queue.name}:j1:lock`);
   return { queue, result, stored, counts, fields: Object.keys(hash).sort(), lock, seen };
 }
 
@@ -141,8 +118,8 @@ describe("a job completed by Yiem's script", () => {
     const { queue: parents, events: parentEvents } = await openQueue();
     await startWorker("eager", children, async (job) => `child ${job.data.n}`);
     await startWorker("plain", parents, async (job) => job.getChildrenValues());
-    const flow = new FlowProducer({ connection, prefix: bullPrefix });
-    opened.push(flow);
+    const flow = new FlowProducer({ connection: bull.connection, prefix: bull.bullPrefix });
+    bull.opened.push(flow);
     const tree = await flow.add({
       name: "parent",
       queueName: parents.name,
@@ -157,20 +134,23 @@ describe("a job completed by Yiem's script", () => {
 describe("a completion guarded by a stored text", () => {
   it("completes the job only once the guarded key holds that text, and touches nothing before", async () => {
     const { queue } = await openQueue();
-    const worker = new Worker(queue.name, undefined, { connection, prefix: bullPrefix });
-    opened.unshift(worker);
+    const worker = new Worker(queue.name, undefined, {
+      connection: bull.connection,
+      prefix: bull.bullPrefix,
+    });
+    bull.opened.unshift(worker);
     await queue.add("ask", { n: 1 }, { jobId: "r1" });
     const job = (await worker.getNextJob("token-1")) as Job;
-    const key = `${bullPrefix}:answers:r1`;
+    const key = `${bull.bullPrefix}:answers:r1`;
     const answer = JSON.stringify({ text: "stored" });
     const onlyIf = { key, sha1: createHash("sha1").update(answer).digest("hex") };
     const complete = () => completeJobLean(worker, job, "token-1", { answer }, { onlyIf });
     expect(await complete()).toBe("not stored"); // nothing stored yet
-    await connection.set(key, "another answer");
+    await bull.connection.set(key, "another answer");
     expect(await complete()).toBe("not stored"); // another text
     expect(await job.getState()).toBe("active");
-    expect(await connection.exists(`${bullPrefix}:${queue.name}:r1:lock`)).toBe(1);
-    await connection.set(key, answer);
+    expect(await bull.connection.exists(`${bull.bullPrefix}:${queue.name}:r1:lock`)).toBe(1);
+    await bull.connection.set(key, answer);
     expect(await complete()).toBe("completed");
     expect((await queue.getJob("r1"))?.returnvalue).toEqual({ answer });
   });

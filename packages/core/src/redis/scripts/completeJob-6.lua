@@ -62,6 +62,11 @@
     -2 its lock is missing, -6 another holds it, -3 it is not active (BullMQ's codes)
 ]]
 local rcall = redis.call
+-- A caller of another version (fewer arguments) must change nothing: a script that fails
+-- midway keeps the writes before the failure.
+if #ARGV ~= 14 then
+  return redis.error_reply('completeJob: 14 arguments expected, got ' .. #ARGV)
+end
 local jobId = ARGV[1]
 local jobKey = KEYS[5]
 

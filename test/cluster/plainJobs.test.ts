@@ -1,5 +1,5 @@
 /**
- * Yiem's lean add of plain jobs (`addJobLean`, `addPlainJob-6.lua`) against BullMQ's own
+ * Yiem's lean add of plain jobs (`addJobLean`, `addPlainJobs.lua`) against BullMQ's own
  * `queue.add`, through BullMQ's public API, on a single Redis and on a Redis Cluster: the job
  * hash is field for field what BullMQ stores (but the id and the timestamp), the job reads back
  * the same, counts and states agree, a plain BullMQ `Worker` takes and completes it, a

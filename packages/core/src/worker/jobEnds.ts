@@ -28,7 +28,9 @@ export function markerTtlS(withResult: boolean): number {
 /**
  * Records that tool job `job` ended (its finished marker, with the result when it completed)
  * and announces the end to the coordinators waiting for it, in one script
- * (`recordToolEnd-1.lua`): a write Redis refuses is announced to no one. Not awaited: it goes
+ * (`recordToolEnd-1.lua`): a write Redis refuses is announced to no one. For a job BullMQ
+ * fails (aborted, refused); a completing one records its end as it completes
+ * (`completeWithEnd`). Not awaited: it goes
  * out on the connection BullMQ then completes or fails the job on, so Redis stores the marker
  * before the job is finished. Never throws; a failure is logged.
  */

@@ -226,6 +226,8 @@ export class YiemClient {
   private readonly responses: ResponseWaits;
   /** The subscription `responses` listens on, opened on the first `waitForResponse`. */
   private responsesListening: { subscriber: RedisClient; ready: Promise<void> } | undefined;
+  /** The wait for the connection that calls share while it is not ready (`ready`). */
+  private readyWait: Promise<void> | undefined;
   /** The subscriber every event stream of this client shares, opened by the first `events`. */
   private eventHub: SessionEventHub | undefined;
   private readonly target: string;
@@ -795,9 +797,21 @@ export class YiemClient {
     redis.disconnect();
   }
 
-  /** Waits for the connection, or fails fast with `RedisUnavailableError`. */
-  private async ready(): Promise<void> {
-    if (this.command.status === "ready") return;
+  /**
+   * Waits for the connection, or fails fast with `RedisUnavailableError`. Calls made while it
+   * is not ready share one wait: a burst of sends during an outage adds one pair of listeners
+   * to the connection, not one per call (Node warned of a leak past ten).
+   */
+  private ready(): Promise<void> {
+    if (this.command.status === "ready") return Promise.resolve();
+    this.readyWait ??= this.waitForReady().finally(() => {
+      this.readyWait = undefined;
+    });
+    return this.readyWait;
+  }
+
+  /** One wait for the connection: ready, or its error, or 3 s. */
+  private async waitForReady(): Promise<void> {
     const redis = this.command;
     await new Promise<void>((resolve, reject) => {
       const done = (err?: unknown) => {

@@ -531,7 +531,8 @@ async function startCoordinatorRuntime(
     workerOnly: (tool) => announced.workerOnly(tool),
     onRunFinished: (_sessionId, requestIds, answer) => answers.settle(requestIds, answer),
     onRunClosing: (requestIds) => answers.answering(requestIds),
-    onRunCloseSent: (requestIds, answer) => requestJobs?.completeAhead(requestIds, answer),
+    onRunCloseSent: (requestIds, answer, answerText) =>
+      requestJobs?.completeAhead(requestIds, answer, answerText),
     features,
   });
   await awaitBeforeTakingWork(hooks, () =>

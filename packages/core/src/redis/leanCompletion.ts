@@ -65,12 +65,11 @@ export function keepJobsOf(
 }
 
 /**
- * Whether `job`, read whole as its worker took it (`taken`), is plain: no parent, no
- * deduplication id. Then the script need not read them again, and `attemptsMade` is the
- * hash's `atm`. A job built again from its id alone (`new Job(…)`) is not `taken`.
+ * Whether `job`, read whole as its worker took it, is plain: no parent, no deduplication id.
+ * Then its completion need not read them again, and its `attemptsMade` is the hash's `atm`.
  */
-function plainAsTaken(job: Job, taken: boolean): boolean {
-  return taken && !job.parentKey && !job.parent && !job.deduplicationId;
+export function isPlainAsTaken(job: Job): boolean {
+  return !job.parentKey && !job.parent && !job.deduplicationId;
 }
 
 /** The event stream's length the queue of `worker` keeps (`opts.maxLenEvents`, default 10,000). */
@@ -91,8 +90,8 @@ export interface LeanCompletionOptions {
   /** The tool job's end, recorded in the same step. */
   end?: JobEndRecord;
   /**
-   * `job` is the object its worker took, read whole (not one built again from its id): if it
-   * is plain, the script need not read its hash again.
+   * `job` is the object its worker took, read whole, or one built again from its id for a
+   * job `isPlainAsTaken` found plain then: the script need not read its hash again.
    */
   taken?: boolean;
   /**
@@ -145,7 +144,7 @@ export async function completeJobLean(
     ...[jobId, token, now, returnvalue],
     ...[count, age ?? "", looks ? pruneSlackMs(age ?? 0) : "", await maxEvents(worker)],
     ...[end?.marker ?? "", end?.markerTtlS ?? 0, end?.channel ?? "", end?.message ?? ""],
-    plainAsTaken(job, options.taken === true) ? job.attemptsMade + 1 : "",
+    options.taken && isPlainAsTaken(job) ? job.attemptsMade + 1 : "",
     onlyIf?.sha1 ?? "",
   );
   if (code < 0) {
@@ -178,8 +177,9 @@ export function recordJobEndApart(client: RedisClient, end: JobEndRecord): Promi
 
 /**
  * Completes active job `job` of `worker` with `result`: in Yiem's script where it can
- * (`completeJobLean`; `taken`: as there), else with BullMQ's `moveToCompleted`, taking no next job either way.
- * Throws what they throw (BullMQ's error when the job is no longer the caller's).
+ * (`completeJobLean`, with `options`), else with BullMQ's `moveToCompleted`, taking no next
+ * job either way. `"not stored"`: `options.onlyIf` did not hold, and nothing was done. Throws
+ * what they throw (BullMQ's error when the job is no longer the caller's).
  *
  * @example await completeJob(worker, job, token, { answer: "Lima: 09:12" });
  */
@@ -188,8 +188,9 @@ export async function completeJob(
   job: Job,
   token: string,
   result: unknown,
-  taken = false,
-): Promise<void> {
-  if ((await completeJobLean(worker, job, token, result, { taken })) === "completed") return;
-  await job.moveToCompleted(result, token, false);
+  options: Omit<LeanCompletionOptions, "end"> = {},
+): Promise<"completed" | "not stored"> {
+  const done = await completeJobLean(worker, job, token, result, options);
+  if (done === "bullmq") await job.moveToCompleted(result, token, false); // onlyIf held, if any
+  return done === "not stored" ? done : "completed";
 }

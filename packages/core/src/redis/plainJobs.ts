@@ -1,4 +1,4 @@
-import type { Job, JobsOptions, Queue } from "bullmq";
+import { Job, type JobsOptions, type Queue } from "bullmq";
 import { addPlainJobInPass } from "./plainJobBatches.js";
 import type { RedisClient } from "./redisConnection.js";
 import { AddPlainJobReply } from "./scriptReplies.js";
@@ -77,7 +77,6 @@ export async function addJobLean<Data>(
 ): Promise<Job> {
   const merged = { ...queue.jobsOpts, ...opts, jobId: opts.jobId };
   if (!isPlain(queue, merged)) return queue.add(name, data, opts);
-  const { Job } = await import("bullmq");
   const job = new Job(queue, name, data, merged, merged.jobId);
   const stored = job.asJSON();
   const client = (await queue.client) as unknown as RedisClient;

@@ -573,6 +573,8 @@ export class SessionStore extends ScriptedStore {
       event: AgentEndEvent;
       agent?: string;
       sessionUsage?: RunUsage;
+      /** The answer as stored (`runAnswerText`), when the caller made it already. */
+      answerText?: string;
     },
     expectLength?: number,
     queued: readonly string[] = [],
@@ -604,7 +606,7 @@ export class SessionStore extends ScriptedStore {
       keys.length,
       ...keys,
       token,
-      runAnswerText({ response, usage: run.event.usage, agent: run.agent }),
+      run.answerText ?? runAnswerText({ response, usage: run.event.usage, agent: run.agent }),
       RESPONSE_TTL_SECONDS,
       k.responsesChannel,
       k.eventChannel(sessionId),

@@ -1,5 +1,6 @@
 import { Job, type JobsOptions, type Worker } from "bullmq";
 import type { CoordinatorRequest, RunAnswer } from "../../protocol/coordinatorJob.js";
+import { isPlainAsTaken } from "../../redis/leanCompletion.js";
 
 /**
  * Where a held request job is: its input being recorded, waiting for its run's answer (the
@@ -58,6 +59,5 @@ export function jobOfHeld(worker: Worker, requestId: string, held: HeldRequest):
 
 /** `HeldRequest.plainAttempts` of a job as its worker took it. */
 export function plainAttemptsOf(job: Job): number | undefined {
-  if (job.parentKey || job.parent || job.deduplicationId) return undefined;
-  return job.attemptsMade;
+  return isPlainAsTaken(job) ? job.attemptsMade : undefined;
 }

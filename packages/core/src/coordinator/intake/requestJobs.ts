@@ -10,12 +10,11 @@ import {
   type CoordinatorRequest,
   type RunAnswer,
   readCoordinatorJob,
-  runAnswerText,
 } from "../../protocol/coordinatorJob.js";
 import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { classifyBullmqError, JobMovedOnError } from "../../redis/bullmqErrors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
-import { completeJob, completeJobLean } from "../../redis/leanCompletion.js";
+import { completeJob } from "../../redis/leanCompletion.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
@@ -353,20 +352,20 @@ export class RequestJobs {
   /**
    * Completes the held jobs of `requestIds` right behind their run's close, which the caller
    * has just sent on the connection they complete on (`SessionRunnerDeps.onRunCloseSent`):
-   * each completes only if Redis stored `answer` as its response by then (`completeJobLean`'s
-   * `onlyIf`), so a client told `completed` finds the answer stored, and is told a round trip
+   * each completes only if Redis stored `answer` (as `answerText`) as its response by then
+   * (`completeJob`'s `onlyIf`), so a client told `completed` finds the answer stored, and is told a round trip
    * sooner than after the close's reply. Not for a job a feature takes the answer of first (a
    * child run's), one not plain, or any on a Redis Cluster (its response lives in another
    * slot): those, and one whose close was refused, complete once the answer is told, as
    * before. Never throws.
    */
-  completeAhead(requestIds: readonly string[], answer: RunAnswer): void {
+  completeAhead(requestIds: readonly string[], answer: RunAnswer, answerText: string): void {
     if (this.options.keys.layout.cluster) return;
     let sha1: string | undefined;
     for (const requestId of requestIds) {
       const held = this.held.get(requestId);
       if (held?.phase !== "waiting" || !this.mayCompleteAhead(held)) continue;
-      sha1 ??= createHash("sha1").update(runAnswerText(answer)).digest("hex");
+      sha1 ??= createHash("sha1").update(answerText).digest("hex");
       held.phase = "finishing";
       held.ahead = { told: undefined };
       held.busy = this.tryAhead(requestId, held, answer, sha1);
@@ -398,12 +397,9 @@ export class RequestJobs {
     const result = buildCoordinatorJobResult(sessionId, requestId, agent, answer);
     const onlyIf = { key: this.options.keys.response(sessionId, requestId), sha1 };
     try {
-      const done = await completeJobLean(this.options.worker, job, token, result, {
-        taken: true,
-        onlyIf,
-      });
-      if (done === "bullmq") await job.moveToCompleted(result, token, false); // stored: it may
-      if (done !== "not stored") return this.forget(requestId, held);
+      const options = { taken: true, onlyIf };
+      const done = await completeJob(this.options.worker, job, token, result, options);
+      if (done === "completed") return this.forget(requestId, held);
     } catch (err) {
       const context = { sessionId, requestId };
       if (classifyBullmqError(err, context) instanceof JobMovedOnError)
@@ -556,13 +552,9 @@ export class RequestJobs {
     try {
       await retryTransient(
         () =>
-          completeJob(
-            this.options.worker,
-            job,
-            held.token,
-            result,
-            held.plainAttempts !== undefined,
-          ),
+          completeJob(this.options.worker, job, held.token, result, {
+            taken: held.plainAttempts !== undefined,
+          }),
         {
           attempts: Number.POSITIVE_INFINITY,
           retryIf: (err) => !movedOn(err),

@@ -61,10 +61,11 @@ export interface SessionRunnerDeps {
   onRunClosing?: (requestIds: readonly string[]) => () => void;
   /**
    * Told right after a run's close is sent on the command connection, before its reply, with
-   * the inputs it answers and the answer it stores: a command sent behind it runs after it.
-   * Told again for each attempt (a close refused for a stale length is sent again).
+   * the inputs it answers and the answer it stores (and its text as stored, `runAnswerText`):
+   * a command sent behind it runs after it. Told again for each attempt (a close refused for
+   * a stale length is sent again).
    */
-  onRunCloseSent?: (requestIds: readonly string[], answer: RunAnswer) => void;
+  onRunCloseSent?: (requestIds: readonly string[], answer: RunAnswer, answerText: string) => void;
 }
 
 /** How the coordinator aborts or hands over the current run of a session it holds. */

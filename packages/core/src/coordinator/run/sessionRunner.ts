@@ -9,7 +9,7 @@ import { remainingBudget } from "../../loop/runBudget.js";
 import { sumRunUsage } from "../../loop/runUsage.js";
 import { findUnansweredToolCalls } from "../../loop/unansweredToolCalls.js";
 import { markProcessWarm } from "../../ops/processWarm.js";
-import type { RunAnswer } from "../../protocol/coordinatorJob.js";
+import { type RunAnswer, runAnswerText } from "../../protocol/coordinatorJob.js";
 import { LeaseLostError, RunParkedError, SessionStoreError } from "../../protocol/errors.js";
 import type { TakenEvents } from "../../state/eventBatches.js";
 import { eventBatchesOf } from "../../state/eventBatches.js";
@@ -225,14 +225,18 @@ async function runOne(hold: SessionHold, start: OpenRun): Promise<FinishedRunOut
     agentEndEvent(response, sumRunUsage(state.messages.slice(runStart), deps.config.prices));
   const agent = hold.agent ? { agent: hold.agent.name } : {};
   const sessionUsage = sumRunUsage(state.messages, deps.config.prices); // the list's summary
-  const run = { runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent, sessionUsage };
   const answer: RunAnswer = { response, usage: agentEnd.usage, ...agent };
+  const answerText = runAnswerText(answer); // stored by the close, checked behind it
+  const run = {
+    ...{ runId: start.runId, inputIds: requestIds, event: agentEnd, ...agent },
+    ...{ sessionUsage, answerText },
+  };
   const closing = deps.onRunClosing?.(requestIds);
   try {
     const closed = await closeRun(hold, transcript, response, run, queued, {
       waiting: deferred.take(),
       publisher,
-      sent: () => deps.onRunCloseSent?.(requestIds, answer),
+      sent: () => deps.onRunCloseSent?.(requestIds, answer, answerText),
     });
     await features.afterFinish(run);
     deps.onRunFinished(sessionId, requestIds, answer);

@@ -3,6 +3,7 @@ import {
   type AgentEvent,
   clusterKeys,
   connectRedis,
+  eventTextsOf,
   latestSeq,
   type RedisClient,
   readEventsAfter,
@@ -15,6 +16,7 @@ import {
   eventBatchesOf,
   NOT_AS_EXPECTED,
   publishEvent,
+  readEventPage,
   SessionStore,
 } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
@@ -83,17 +85,26 @@ function textDelta(delta: string): AgentEvent {
   return { type: "messageUpdate", delta } as unknown as AgentEvent;
 }
 
+/** The JSON texts of every event `sessionId`'s stream holds, in order (a batch's share an entry). */
+async function storedTexts(sessionId: string): Promise<string[]> {
+  const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
+  return entries.flatMap(([, fields]) => eventTextsOf(fields));
+}
+
 /**
  * Checks that `sessionId`'s stream holds `count` events numbered 1..count with no gap, each
- * entry's id its number and its running byte total beside it.
+ * entry's id the number of its last event and the running byte total of its events (each
+ * event's JSON bytes, newlines between a batch's not counted) beside it.
  */
 async function expectNumberedFromOne(sessionId: string, count: number): Promise<void> {
   const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
   let total = 0;
   const seqs: number[] = [];
   for (const [id, fields] of entries) {
-    total += Buffer.byteLength(fields[1] ?? "");
-    seqs.push(JSON.parse(fields[1] ?? "").seq);
+    for (const text of eventTextsOf(fields)) {
+      total += Buffer.byteLength(text); // the script counts bytes, as the guess does
+      seqs.push(JSON.parse(text).seq);
+    }
     expect([id, fields[3]]).toEqual([`${seqs.at(-1)}-1`, String(total)]);
   }
   expect(seqs).toEqual(Array.from({ length: count }, (_, i) => i + 1));
@@ -128,14 +139,72 @@ describe("event batches", () => {
     await publisher.flush();
     // No counter, and no read: the last batch's reply said where the stream stands.
     expect((await reads()) - before).toBe(0);
-    const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
-    let total = 0;
-    for (const [id, fields] of entries) {
-      total += Buffer.byteLength(fields[1] ?? ""); // the script counts bytes, as the guess does
-      expect([id, fields[3]]).toEqual([`${JSON.parse(fields[1] ?? "").seq}-1`, String(total)]);
-    }
+    await expectNumberedFromOne(sessionId, 8);
     expect(await latestSeq(redis, keys(), sessionId)).toBe(8);
     expect(await redis.exists(oldCounter(sessionId))).toBe(0);
+  });
+
+  it("stores a batch's events in one stream entry behind the first, which proves the guess: two XADDs for five events, every event read back after any number", async () => {
+    const sessionId = randomUUID();
+    const own = publisher(sessionId);
+    await own.emit(turnStart()); // loads the scripts; the connection knows the stream ends at 1
+    await own.flush();
+    const before = await callsOf("xadd");
+    for (let i = 0; i < 5; i++) void own.emit(turnStart());
+    await own.flush();
+    expect((await callsOf("xadd")) - before).toBe(2);
+    await expectNumberedFromOne(sessionId, 6);
+    // A reader that last saw an event in the middle of the batch's entry gets exactly the rest.
+    for (const after of [0, 1, 2, 4, 5, 6]) {
+      const events = await readEventsAfter(redis, keys(), sessionId, after);
+      expect(events.map((event) => event.seq)).toEqual(
+        Array.from({ length: 6 - after }, (_, i) => after + 1 + i),
+      );
+    }
+    const page = await readEventPage(redis, keys(), sessionId, 3, 1);
+    expect(page.events.map((event) => event.head.seq)).toEqual([4, 5, 6]);
+  });
+
+  it("numbers a live event ahead of a batch's stored ones by the guess the first stored one proves, with no read of the stream", async () => {
+    const sessionId = randomUUID();
+    const own = publisher(sessionId);
+    await own.emit(turnStart());
+    void own.emitLive(textDelta("d")); // loads the scripts
+    await own.flush(); // the connection knows the stream ends at 1
+    const subscriber = connectRedis(server.url);
+    const live: Array<{ seq: number; live?: boolean }> = [];
+    subscriber.on("message", (_channel, text: string) => {
+      for (const line of text.split("\n")) live.push(JSON.parse(line));
+    });
+    await subscriber.subscribe(keys().eventChannel(sessionId));
+    const before = await callsOf("xrevrange");
+    void own.emitLive(textDelta("e"));
+    void own.emit(turnStart());
+    void own.emit(turnStart());
+    await own.flush();
+    expect((await callsOf("xrevrange")) - before).toBe(0);
+    await expect.poll(() => live.length).toBe(3);
+    expect(live.map((event) => [event.seq, event.live ?? false])).toEqual([
+      [1, true],
+      [2, false],
+      [3, false],
+    ]);
+    await subscriber.quit();
+    await expectNumberedFromOne(sessionId, 3);
+  });
+
+  it("keeps a batch's entries within 16 KiB of events, a larger event in one of its own, and the byte totals exact", async () => {
+    const sessionId = randomUUID();
+    const own = publisher(sessionId);
+    void own.emit(textEnd("x".repeat(6000)));
+    void own.emit(textEnd("y".repeat(6000)));
+    void own.emit(textEnd("z".repeat(6000))); // past 16 KiB with the two before: a new entry
+    void own.emit(textEnd("w".repeat(20_000))); // larger alone: its own
+    void own.emit(turnStart());
+    await own.flush();
+    await expectNumberedFromOne(sessionId, 5);
+    const entries = await redis.xrange(keys().stream(sessionId), "-", "+");
+    expect(entries.map(([id]) => id)).toEqual(["2-1", "3-1", "4-1", "5-1"]);
   });
 
   it("numbers the first events of a session believed empty (no transcript yet) from 1 with no read, and a wrong belief's after what is there", async () => {
@@ -212,8 +281,10 @@ describe("event batches", () => {
   it("goes on numbering a session's events from its stream's newest entry, whatever its old counter says", async () => {
     const sessionId = randomUUID();
     const publisher = createEventPublisher(redis, keys(), { sessionId, runId: "r1" });
-    for (let i = 0; i < 3; i++) await publisher.emit(turnStart());
-    await publisher.flush();
+    for (let i = 0; i < 3; i++) {
+      await publisher.emit(turnStart());
+      await publisher.flush(); // one entry each
+    }
     await redis.xtrim(keys().stream(sessionId), "MAXLEN", 1); // only the newest stays
     await redis.set(oldCounter(sessionId), "1"); // an earlier version's counter, out of step
     await publisher.emit(turnStart());
@@ -230,8 +301,7 @@ describe("event batches", () => {
     void publisher.emit(turnStart());
     void publisher.emit(turnStart());
     // Sent right behind the events, in the same pass of the event loop: it must see them.
-    const seen = await redis.xrange(keys().stream(sessionId), "-", "+");
-    expect(seen).toHaveLength(2);
+    expect(await storedTexts(sessionId)).toHaveLength(2);
     await publisher.flush();
   });
 
@@ -247,8 +317,7 @@ describe("event batches", () => {
     const other = store.acquire(randomUUID(), "t", 60_000); // another session's command
     void publisher.emit(turnStart());
     // A command of the session's own keys, sent behind both events: it sees them.
-    const seen = await redis.xrange(keys().stream(a), "-", "+");
-    expect(seen).toHaveLength(3);
+    expect(await storedTexts(a)).toHaveLength(3);
     expect(await other).toBe(true);
     // One batch of both events (the other session's lease is a plain SET): not one batch on
     // each side of the other session's command.
@@ -452,7 +521,7 @@ describe("event batches", () => {
     void publisher.emit(turnStart());
     // Sent right behind, in the same pass: it sees the events and both messages.
     const [stream, messages] = await Promise.all([
-      redis.xrange(keys().stream(sessionId), "-", "+"),
+      storedTexts(sessionId),
       redis.lrange(keys().messages(sessionId), 0, -1),
     ]);
     expect(await appended).toBe(true);
@@ -687,8 +756,8 @@ describe("stored events", () => {
     ] as unknown as AgentEvent[];
     for (const event of events) await publisher.emit(event);
     await publisher.flush();
-    const stored = (await redis.xrange(keys().stream(sessionId), "-", "+")).map(
-      ([, fields]) => JSON.parse(fields[1] ?? "") as Record<string, unknown>,
+    const stored = (await storedTexts(sessionId)).map(
+      (text) => JSON.parse(text) as Record<string, unknown>,
     );
     expect(stored).toHaveLength(events.length);
     stored.forEach((event, i) => {

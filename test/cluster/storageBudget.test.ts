@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { BusEvent } from "@yiem/core";
+import { type BusEvent, eventTextsOf } from "@yiem/core";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
@@ -72,7 +72,7 @@ async function streamOf(sessionId: string): Promise<{ bytes: number; seqs: numbe
   const redis = cluster.connectRedis();
   const entries = await redis.xrange(`${cluster.redis.prefix}:s:{${sessionId}}:events`, "-", "+");
   redis.disconnect();
-  const events = entries.map(([, fields]) => fields[1] ?? "");
+  const events = entries.flatMap(([, fields]) => eventTextsOf(fields));
   const seqs = events.map((text) => (JSON.parse(text) as BusEvent).seq);
   return { bytes: sum(events.map((text) => Buffer.byteLength(text))), seqs };
 }

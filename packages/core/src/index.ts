@@ -67,6 +67,7 @@ export {
   type EventOrigin,
   EventReaderBehindError,
   type EventsOptions,
+  eventTextsOf,
   hashApiKey,
   type ImageContent,
   InvalidCoordinatorJobError,

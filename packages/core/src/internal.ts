@@ -89,6 +89,7 @@ export {
   type EventForm,
   PARSED_EVENTS,
 } from "./state/eventForms.js";
+export { readEventPage } from "./state/eventPages.js";
 export { type GuardedWrite, PipelinedTranscript } from "./state/pipelinedTranscript.js";
 export { findDeadLives, holderToken, type LifeGrace, newLifeId } from "./state/processLives.js";
 export { ResponseWaits } from "./state/responseWaits.js";

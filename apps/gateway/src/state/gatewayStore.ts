@@ -1,5 +1,5 @@
 import type { ClusterKeys, RedisClient } from "@yiem/core";
-import { latestSeq } from "@yiem/core";
+import { eventTextsOf, latestSeq } from "@yiem/core";
 
 /** How long a session's owner is kept after its last run: as long as its transcript (30 days). */
 const OWNER_TTL_S = 30 * 24 * 3600;
@@ -227,7 +227,7 @@ export class GatewayStore {
   /** The publish time of the session's latest stored event, if it has one. */
   async latestEventTime(sessionId: string): Promise<number | undefined> {
     const [entry] = await this.redis.xrevrange(this.keys.stream(sessionId), "+", "-", "COUNT", 1);
-    const text = entry?.[1]?.[1];
+    const text = entry ? eventTextsOf(entry[1]).at(-1) : undefined;
     if (!text) return undefined;
     const ts = (JSON.parse(text) as { ts?: unknown }).ts;
     return typeof ts === "number" ? ts : undefined;
@@ -235,7 +235,8 @@ export class GatewayStore {
 
   /**
    * The ids of the runs the session's latest stored events (its own, not a child run's) belong
-   * to, newest first, looking at its last `count` events: each event's run, then the requests
+   * to, newest first, looking at its last `count` stream entries (a batch's events share one):
+   * each event's run, then the requests
    * its answer took in (`inputIds`). Empty for a session without events.
    */
   async latestRunIds(sessionId: string, count = 50): Promise<string[]> {
@@ -248,12 +249,12 @@ export class GatewayStore {
     );
     const ids: string[] = [];
     for (const [, fields] of entries) {
-      const text = fields[1];
-      if (!text) continue;
-      const event = parseStoredEvent(text);
-      if (!event || event.path !== undefined || typeof event.runId !== "string") continue;
-      const inputs = Array.isArray(event.inputIds) ? event.inputIds.map(String) : [];
-      for (const id of [event.runId, ...inputs]) if (!ids.includes(id)) ids.push(id);
+      for (const text of eventTextsOf(fields).reverse()) {
+        const event = parseStoredEvent(text);
+        if (!event || event.path !== undefined || typeof event.runId !== "string") continue;
+        const inputs = Array.isArray(event.inputIds) ? event.inputIds.map(String) : [];
+        for (const id of [event.runId, ...inputs]) if (!ids.includes(id)) ids.push(id);
+      }
     }
     return ids;
   }

@@ -82,6 +82,7 @@ export {
 export type { ProcessRole, SettingDeclaration } from "../settings/setting.js";
 export type { AgentAnnouncement } from "../state/agentAnnouncements.js";
 export { latestSeq, readEventsAfter } from "../state/eventBus.js";
+export { eventTextsOf } from "../state/streamEntries.js";
 export {
   type ChosenDefinition,
   type ResolvedTools,

@@ -6,6 +6,7 @@ import { withScripts } from "../redis/scripts.js";
 import type { AgentEvent } from "../types/index.js";
 import { type EventKind, eventBatchesOf, type TakenEvents } from "./eventBatches.js";
 import { type StreamCaps, streamCaps } from "./streamCaps.js";
+import { entriesAfter, eventTextsOf } from "./streamEntries.js";
 
 export {
   DEFAULT_STREAM_LENGTH,
@@ -54,18 +55,21 @@ export async function readEventsAfter(
   sessionId: string,
   afterSeq: number,
 ): Promise<BusEvent[]> {
-  const entries = await redis.xrange(keys.stream(sessionId), `(${afterSeq}-1`, "+");
+  const entries = await redis.xrange(keys.stream(sessionId), entriesAfter(afterSeq), "+");
   const events: BusEvent[] = [];
   for (const [, fields] of entries) {
-    const event = parseBusEvent(fields[1] ?? "");
-    if (event) events.push(event);
+    for (const text of eventTextsOf(fields)) {
+      const event = parseBusEvent(text);
+      if (event && event.seq > afterSeq) events.push(event);
+    }
   }
   return events;
 }
 
 /**
  * The sequence number of the session's latest event (0 when it has none): the id of its
- * replay stream's newest entry (`<seq>-1`; the newest entry is never trimmed).
+ * replay stream's newest entry (`<seq>-1`, the number of its last event; the newest entry is
+ * never trimmed).
  */
 export async function latestSeq(
   redis: RedisClient,

@@ -1,6 +1,7 @@
 import type { ClusterKeys } from "../redis/keys.js";
 import type { RedisClient } from "../redis/redisConnection.js";
 import { ReadEvent } from "./readEvent.js";
+import { entriesAfter, eventTextsOf } from "./streamEntries.js";
 
 /** One page of a session's stored events: the events in order, and whether more may follow. */
 export interface EventPage {
@@ -10,8 +11,9 @@ export interface EventPage {
 }
 
 /**
- * At most `count` of a session's stored events with a sequence number above `afterSeq`, in
- * order, each parsed with its JSON text: one `XRANGE … COUNT`, so a reader far behind
+ * A session's stored events with a sequence number above `afterSeq`, in order, from at most
+ * `count` stream entries (an entry holds a batch's events: a page may hold more events than
+ * `count`), each parsed with its JSON text: one `XRANGE … COUNT`, so a reader far behind
  * reads its replay a page at a time, never the whole stream at once. Throws only when Redis
  * fails.
  */
@@ -22,11 +24,14 @@ export async function readEventPage(
   afterSeq: number,
   count: number,
 ): Promise<EventPage> {
-  const entries = await redis.xrange(keys.stream(sessionId), `(${afterSeq}-1`, "+", "COUNT", count);
+  const stream = keys.stream(sessionId);
+  const entries = await redis.xrange(stream, entriesAfter(afterSeq), "+", "COUNT", count);
   const events: ReadEvent[] = [];
   for (const [, fields] of entries) {
-    const read = ReadEvent.fromText(fields[1] ?? "");
-    if (read) events.push(read);
+    for (const text of eventTextsOf(fields)) {
+      const read = ReadEvent.fromText(text);
+      if (read && read.head.seq > afterSeq) events.push(read);
+    }
   }
   return { events, more: entries.length >= count };
 }

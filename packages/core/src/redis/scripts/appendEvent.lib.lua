@@ -37,7 +37,20 @@
   one message (publishBatch(events, channel)): the events' JSON texts in order, one a line
   (joined by "\n"; an event's JSON never holds a raw newline). Readers split a message at its
   newlines (state/sessionEventHub.ts), so a batch of n events costs one PUBLISH instead of n,
-  and its events reach a subscriber in the order they were stored.
+  and its events reach a subscriber in the order they were stored. The batch's events are
+  stored alike: one stream entry holds them all, their texts one a line in 'e', its id the
+  number of its last event (`<last seq>-1`, so the newest entry's id is still the latest
+  number, and "every event after seq N" is still the entries after `N-1`, whose first may
+  begin with events up to N: readers skip them, state/streamEntries.ts), and 'b' the running
+  total after its last event. The entry is added by publishBatch, so a batch of n events costs
+  one XADD instead of n; an entry holds up to 16 KiB of events (ENTRY_BYTES: a larger batch
+  takes more entries, a larger event one of its own), so the byte cap below trims as finely as
+  before. With a guess, the first event is stored alone first, as the guess's
+  proof (an entry that held more would carry a later id, which Redis could accept over another
+  writer's newer entry): two XADDs for the batch. A live event of a batch met while the guess
+  is unproved is numbered when the proof comes (the number is the guess, or the newest entry's
+  when Redis refused it), not by reading the stream first; a batch that stores nothing after it
+  reads the newest entry at its end, as before.
 
   appendEvent(stream key, channel, event JSON without seq, max length, max bytes)
   returns the event's number.
@@ -49,7 +62,9 @@
   openBatch(stream key, guess or nil) is openEvents whose events are published by publishBatch.
   publishLive(events, channel, event JSON without seq, stream key) publishes a live-only event
   with the latest number (`live: true`), or adds it to the batch.
-  publishBatch(events, channel) publishes the batch's events in one message, if it has any.
+  publishBatch(events, channel) stores the batch's events not yet stored as one entry and
+  publishes the batch's events in one message, if it has any; every script that opens a batch
+  calls it before it returns.
 ]]
 local function entryField(entry, name)
   local fields = entry[2]
@@ -59,11 +74,14 @@ local function entryField(entry, name)
   return nil
 end
 
--- The total of event bytes appended before this entry (-1 for an entry without a total).
+-- The total of event bytes appended before this entry (-1 for an entry without a total). An
+-- entry's texts are joined by newlines, which the totals do not count.
 local function bytesBefore(entry)
   local total = tonumber(entryField(entry, 'b'))
   if not total then return -1 end
-  return total - #(entryField(entry, 'e') or '')
+  local texts = entryField(entry, 'e') or ''
+  local _, newlines = string.gsub(texts, '\n', '')
+  return total - (#texts - newlines)
 end
 
 local function trimToBytes(stream, total, maxBytes, newestId)
@@ -102,24 +120,58 @@ local function openEvents(stream, guess)
   return readNewest({}, stream)
 end
 
+-- Numbers the live events of the batch met while its guess was unproved: each carries the
+-- number of the newest stored event before it, which `events.seq` is now.
+local function numberUnprovedLive(events)
+  for _, live in ipairs(events.unnumbered or {}) do
+    events.batch[live.at] = '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(live.json, 2)
+  end
+  events.unnumbered = nil
+end
+
+local function addEntry(stream, maxLen, maxBytes, seq, texts, total)
+  local id = seq .. '-1'
+  redis.call('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', texts, 'b', total)
+  trimToBytes(stream, total, tonumber(maxBytes), id)
+end
+
+-- A batch's entry holds events up to this many bytes (a larger event has an entry of its own),
+-- so the byte cap trims about as finely as with one entry per event.
+local ENTRY_BYTES = 16384
+
+-- Stores the batch's events not yet stored as one entry.
+local function addBatchEntry(events)
+  if #events.entry == 0 then return end
+  addEntry(events.stream, events.maxLen, events.maxBytes, events.seq, table.concat(events.entry, '\n'), events.total)
+  events.entry, events.entryBytes = {}, 0
+end
+
 local function appendNextEvent(events, stream, channel, eventJson, maxLen, maxBytes)
   local seq = events.seq + 1
   local msg = '{"seq":' .. seq .. ',' .. string.sub(eventJson, 2)
   local total = events.total + #msg
-  local id = seq .. '-1'
   if events.guessed then
-    events.guessed = nil
+    local id = seq .. '-1'
     local added = redis.pcall('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', msg, 'b', total)
     if type(added) == 'table' and added.err then
       -- The newest entry is at `id` or past it: another writer stored events since the guess.
       readNewest(events, stream)
+      if events.batch then numberUnprovedLive(events) end
       return appendNextEvent(events, stream, channel, eventJson, maxLen, maxBytes)
     end
+    events.guessed = nil
+    if events.batch then numberUnprovedLive(events) end
+    trimToBytes(stream, total, tonumber(maxBytes), id)
+  elseif events.batch then
+    -- Stored with the rest of the batch, as one entry, by publishBatch.
+    if events.entryBytes + #msg > ENTRY_BYTES then addBatchEntry(events) end
+    table.insert(events.entry, msg)
+    events.entryBytes = events.entryBytes + #msg
+    events.maxLen, events.maxBytes = maxLen, maxBytes
   else
-    redis.call('XADD', stream, 'MAXLEN', '~', maxLen, id, 'e', msg, 'b', total)
+    addEntry(stream, maxLen, maxBytes, seq, msg, total)
   end
   events.seq, events.total = seq, total
-  trimToBytes(stream, total, tonumber(maxBytes), id)
   if events.batch then
     table.insert(events.batch, msg)
   else
@@ -131,10 +183,19 @@ end
 local function openBatch(stream, guess)
   local events = openEvents(stream, guess)
   events.batch = {}
+  events.entry, events.entryBytes = {}, 0
+  events.stream = stream
   return events
 end
 
 local function publishLive(events, channel, eventJson, stream)
+  if events.guessed and events.batch then
+    -- Numbered once the guess is proved (numberUnprovedLive): no read of the stream for it.
+    table.insert(events.batch, '')
+    events.unnumbered = events.unnumbered or {}
+    table.insert(events.unnumbered, { at = #events.batch, json = eventJson })
+    return
+  end
   -- A live event carries the stored number: a guess no event has proved yet is read first.
   if events.guessed then readNewest(events, stream) end
   local msg = '{"seq":' .. events.seq .. ',"live":true,' .. string.sub(eventJson, 2)
@@ -146,7 +207,14 @@ local function publishLive(events, channel, eventJson, stream)
 end
 
 local function publishBatch(events, channel)
-  if events.batch and #events.batch > 0 then
+  if not events.batch then return end
+  addBatchEntry(events)
+  if events.unnumbered then
+    -- No stored event proved the guess: its live events take the newest entry's number.
+    readNewest(events, events.stream)
+    numberUnprovedLive(events)
+  end
+  if #events.batch > 0 then
     redis.call('PUBLISH', channel, table.concat(events.batch, '\n'))
   end
 end

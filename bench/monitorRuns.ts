@@ -7,8 +7,11 @@
  * attributed to the process whose connection sent it (the bench's client, the coordinator,
  * each worker) and to the script it ran in (`EVALSHA`s named by `scriptNames.ts`); the
  * background is subtracted per row. Prints the table; `--out <file>` keeps the raw lines.
+ * With `--sends` the requests come from a client process of their own, each a
+ * `YiemClient.send` with its own new session (as the CLI, the gateway and the faces send),
+ * instead of the bench's `addBulk` of session-less jobs.
  *
- * Usage: `npx tsx --conditions=yiem-source bench/monitorRuns.ts [--runs 1] [--sequential] [--out file]`
+ * Usage: `npx tsx --conditions=yiem-source bench/monitorRuns.ts [--runs 1] [--sequential] [--sends] [--out file]`
  * (after `npm run build`: the processes run compiled).
  */
 import { writeFile } from "node:fs/promises";
@@ -16,7 +19,7 @@ import type { Redis } from "ioredis";
 import { readFlag, readPortOwners } from "./sampling/portOwners.js";
 import { readScriptNames } from "./sampling/scriptNames.js";
 import { openSessionsCluster, type SessionsCluster } from "./setup/sessionsCluster.js";
-import { runSessions } from "./setup/sessionsLoad.js";
+import { type Arrival, runSessions, startSessionSender } from "./setup/sessionsLoad.js";
 
 /** One command as `MONITOR` gave it. */
 interface Seen {
@@ -134,17 +137,23 @@ async function main(): Promise<void> {
     const coordinator = await cluster.startCoordinator(64);
     const input = "run both steps";
     await runSessions(cluster, { kind: "bulk", input }, "warm", 10, 60_000);
+    const sender = process.argv.includes("--sends")
+      ? await startSessionSender(cluster, sequential ? 1 : runs, input)
+      : undefined;
+    const arrival: Arrival = sender ? { kind: "sends", sender } : { kind: "bulk", input };
+    if (sender) await runSessions(cluster, arrival, "warm", 1, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const scripts = await readScriptNames(cluster.connection);
     const names = nameProcesses(cluster, coordinator.process.pid);
+    if (sender) names.set(sender.pid, "client (YiemClient.send)");
     const port = Number(new URL(cluster.redis.url).port);
     const started = performance.now();
     const stopLoad = await recordCommands(cluster.connection);
     if (sequential) {
       for (let i = 1; i <= runs; i++) {
-        await runSessions(cluster, { kind: "bulk", input }, `monitored-${i}`, 1, 60_000);
+        await runSessions(cluster, arrival, `monitored-${i}`, 1, 60_000);
       }
-    } else await runSessions(cluster, { kind: "bulk", input }, "monitored", runs, 60_000);
+    } else await runSessions(cluster, arrival, "monitored", runs, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const owners = readPortOwners(port);
     const load = await stopLoad();
@@ -163,6 +172,7 @@ async function main(): Promise<void> {
     printCosts(
       costPerCaller(countRows(load, scripts, processOf), countRows(idle, scripts, processOf), runs),
     );
+    await sender?.stop();
   } finally {
     await cluster.close();
   }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { clusterKeys, connectRedis } from "@yiem/core";
 import { DURABLE_CONNECTION } from "@yiem/core/internal";
 import type { ScriptedRequest } from "@yiem/testing";
-import { spawnApp } from "../../test/support/processes.js";
+import { sourceCommand, spawnCommand } from "../../test/support/processes.js";
 import { processCpuMs } from "../sampling/processSampler.js";
 import { openRawClient, type RawClient, rawJobData } from "../setup/rawBullmq.js";
 import type { SessionsCluster } from "../setup/sessionsCluster.js";
@@ -83,7 +83,7 @@ export async function measureSdkAnchor(
   const dir = await mkdtemp(join(tmpdir(), "yiem-bench-sdk-"));
   const file = join(dir, "bodies.json");
   await writeFile(file, JSON.stringify(bodies));
-  const child = spawnApp("bench/workers/sdkAnchor.ts", {
+  const child = spawnCommand(sourceCommand("bench/workers/sdkAnchor.ts"), {
     BENCH_SDK_BASE_URL: cluster.model.baseURL,
     BENCH_SDK_BODIES: file,
     BENCH_SDK_WARMUP: String(plan.warmup),

@@ -1,6 +1,6 @@
 /** Starts the `/healthz` prober (`bench/workers/healthProbe.ts`) and reads its probes. */
 import type { TestProcess } from "@yiem/testing";
-import { spawnApp } from "../../test/support/processes.js";
+import { sourceCommand, spawnCommand } from "../../test/support/processes.js";
 
 /** One `/healthz` probe: its latency and whether it answered 2xx. */
 export interface Probe {
@@ -20,7 +20,7 @@ export interface HealthProbe {
 
 /** Probes `url` every `intervalMs` from a process of its own until stopped. */
 export async function startHealthProbe(url: string, intervalMs: number): Promise<HealthProbe> {
-  const child: TestProcess = spawnApp("bench/workers/healthProbe.ts", {
+  const child: TestProcess = spawnCommand(sourceCommand("bench/workers/healthProbe.ts"), {
     BENCH_PROBE_URL: url,
     BENCH_PROBE_INTERVAL_MS: String(intervalMs),
   });

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProcess } from "@yiem/testing";
 import type { QueueEvents } from "bullmq";
-import { spawnApp } from "../../test/support/processes.js";
+import { sourceCommand, spawnCommand } from "../../test/support/processes.js";
 import { settlesWithin } from "../sampling/clock.js";
 import { SESSION_ANSWER, type SessionsCluster } from "./sessionsCluster.js";
 
@@ -92,7 +92,7 @@ export async function startSessionSender(
   input: string,
 ): Promise<SessionSender> {
   const dir = await mkdtemp(join(tmpdir(), "yiem-bench-sender-"));
-  const child: TestProcess = spawnApp("bench/workers/sessionSender.ts", {
+  const child: TestProcess = spawnCommand(sourceCommand("bench/workers/sessionSender.ts"), {
     BENCH_REDIS_URL: cluster.redis.url,
     BENCH_PREFIX: cluster.redis.prefix,
     BENCH_SEND_COUNT: String(count),

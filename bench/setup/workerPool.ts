@@ -1,5 +1,5 @@
 import { logMessage, type TestProcess } from "@yiem/testing";
-import { spawnCommand } from "../../test/support/processes.js";
+import { sourceCommand, spawnCommand } from "../../test/support/processes.js";
 
 /** How long a worker process may take to start (long: the machine may be busy with other work). */
 const START_TIMEOUT_MS = 90_000;
@@ -21,13 +21,7 @@ export interface WorkerPool {
  * The benchmark's worker, from its sources (node + tsx): it is no app, so it has no compiled
  * entry point (`appCommand` refuses it), and the Yiem it starts is the packages' sources.
  */
-const BENCH_WORKER = [
-  process.execPath,
-  "--conditions=yiem-source",
-  "--import",
-  "tsx",
-  "bench/workers/benchWorker.ts",
-];
+const BENCH_WORKER = sourceCommand("bench/workers/benchWorker.ts");
 
 /** Worker processes (`BENCH_WORKER`) against Redis at `url` under `prefix`. */
 export function workerPool(url: string, prefix: string): WorkerPool {

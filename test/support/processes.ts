@@ -27,12 +27,20 @@ const BUNDLED_MAIN = /^apps\/(coordinator|tool-worker|gateway)\/src\/main\.ts$/;
  * (workspace packages from their sources too). `node` is this Node.
  */
 export function appCommand(entry: string): string[] {
-  if (testLaunch === "source")
-    return [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry];
+  if (testLaunch === "source") return sourceCommand(entry);
   const target = BUNDLED_MAIN.test(entry) ? "$1/dist/$2.bundle.js" : "$1/dist/$2.js";
   const compiled = entry.replace(/^(apps\/[^/]+)\/src\/(.+)\.ts$/, target);
   if (compiled === entry) throw new Error(`not an app's TypeScript entry point: ${entry}`);
   return [process.execPath, compiled];
+}
+
+/**
+ * The exec-form command that runs a TypeScript file from its sources with tsx, the workspace
+ * packages from theirs: for a script that is no app (a bench's worker, a test's helper
+ * process), which has no compiled entry point.
+ */
+export function sourceCommand(entry: string): string[] {
+  return [process.execPath, "--conditions=yiem-source", "--import", "tsx", entry];
 }
 
 /**

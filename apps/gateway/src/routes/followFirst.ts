@@ -64,17 +64,7 @@ async function openLiveEvents(services: GatewayServices, run: StartedRun): Promi
   });
   try {
     // `first` settles before `live` only when the stream ended early (the gateway closing).
-    if ((await Promise.race([live, late, first])) === "late") {
-      throw new GatewayError(
-        503,
-        "unavailable",
-        "the cluster is unavailable; retry later",
-        undefined,
-        {
-          "Retry-After": "1",
-        },
-      );
-    }
+    if ((await Promise.race([live, late, first])) === "late") throw unavailable();
   } catch (err) {
     events.close();
     throw err;
@@ -82,6 +72,13 @@ async function openLiveEvents(services: GatewayServices, run: StartedRun): Promi
     clearTimeout(timer);
   }
   return { stream: startingWith(first, events.stream), close: events.close };
+}
+
+/** The 503 of a run whose events were not live in time (nothing was queued). */
+function unavailable(): GatewayError {
+  const retry = { "Retry-After": "1" };
+  const message = "the cluster is unavailable; retry later";
+  return new GatewayError(503, "unavailable", message, undefined, retry);
 }
 
 /** `stream` with the read already begun (`first`) given first. */

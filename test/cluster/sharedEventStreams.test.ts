@@ -253,6 +253,35 @@ describe("event streams on one Redis share one subscriber connection", () => {
     stop.abort();
   });
 
+  it("says when a stream is live (onLive): what is published from then on waits for its reader, live text included", async () => {
+    const client = openClient();
+    const sessionId = randomUUID();
+    let live = false;
+    const stream = client.events(sessionId, {
+      afterSeq: 0,
+      onLive: () => {
+        live = true;
+      },
+    });
+    const first = stream.next(); // a stream starts at its first read
+    await expect.poll(() => live).toBe(true);
+    const publisher = createEventPublisher(command, keys, { sessionId, runId: "r1" });
+    await publisher.emit({ type: "turnStart", turn: 1 });
+    await publisher.emitLive({ type: "messageUpdate", delta: "hi" });
+    await publisher.emitLive({ type: "messageUpdate", delta: " there" });
+    await publisher.emit({ type: "turnStart", turn: 2 });
+    await publisher.flush();
+    const read = [(await first).value as BusEvent];
+    while (read.length < 4) read.push((await stream.next()).value as BusEvent);
+    await stream.return(undefined);
+    expect(read.map((event) => [event.seq, event.type, event.live])).toEqual([
+      [1, "turnStart", undefined],
+      [1, "messageUpdate", true],
+      [1, "messageUpdate", true],
+      [2, "turnStart", undefined],
+    ]);
+  });
+
   it("unsubscribes a session's channel when its last stream ends, and ends the streams still open when the client closes", async () => {
     const client = new YiemClient({ redis: redis.url, prefix: redis.prefix });
     const [a, b] = [randomUUID(), randomUUID()];

@@ -23,7 +23,7 @@ import {
  * (which waits for a decision); after tool results it answers `done: <results>` in 3 deltas;
  * `recall` answers with the user messages the session holds; a question ending `in <city>?`
  * calls `echoText` with `noon in <city>` (the examples of docs/GATEWAY.md); else `hi <x>` in 4
- * deltas, 30 ms apart.
+ * deltas, at once.
  */
 export function respondAsFaceModel(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Wire[];
@@ -60,9 +60,8 @@ export function respondAsFaceModel(request: ScriptedRequest): ScriptedReply {
     return { kind: "toolCalls", calls: [call(`call-${arg}`, "ledgerApproval", { label: arg })] };
   }
   if (verb === "recall") return { kind: "text", text: `heard: ${users.join(", ")}` };
-  // Paced as a real model streams: a reader that joins a moment after the call began (a loaded
-  // machine) still sees the rest as deltas, where text streamed at once would come whole.
-  return { kind: "text", text: `hi ${arg}`, textChunks: 4, chunkDelayMs: 30 };
+  // At once: a face follows a run it starts before queuing it, so no delta is missed.
+  return { kind: "text", text: `hi ${arg}`, textChunks: 4 };
 }
 
 /** The faces' cluster: its two gateways and the environment a third one would start with. */

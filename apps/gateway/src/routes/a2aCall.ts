@@ -21,7 +21,7 @@ import {
   type TaskRun,
 } from "./a2aRun.js";
 import { type A2aStreamEvent, A2aTask, type A2aTaskObject } from "./a2aTask.js";
-import { streamSignal } from "./followRun.js";
+import { type RunEvents, streamSignal } from "./followRun.js";
 
 /** The params of `SendMessage` and `SendStreamingMessage`, as the face reads them. */
 const sendParamsSchema = z.looseObject({
@@ -129,18 +129,19 @@ function paramsOf<T>(schema: z.ZodType<T>, params: unknown): T {
 }
 
 /**
- * The task a message is about, and where to follow it from: a new task (a run started), or
- * the task it continues (its calls decided), read as it stands.
+ * The task a message is about, and where to follow it from: a new task (a run started, its
+ * `events` followed since before it was queued: close them unread), or the task it continues
+ * (its calls decided), read as it stands.
  */
 async function taskOfMessage(
   services: GatewayServices,
   key: GatewayKey,
   message: SentMessage,
   agent: string | undefined,
-): Promise<{ run: TaskRun; task: A2aTask }> {
+): Promise<{ run: TaskRun; task: A2aTask; events?: RunEvents }> {
   if (message.taskId === undefined) {
-    const run = await startTask(services, key, message, agent);
-    return { run, task: new A2aTask(run.runId, run.sessionId) };
+    const { run, events } = await startTask(services, key, message, agent);
+    return { run, task: new A2aTask(run.runId, run.sessionId), events };
   }
   const run = await continueTask(services, key, { ...message, taskId: message.taskId });
   const { task, seq } = await readTask(services, run);
@@ -159,16 +160,17 @@ async function sendMessage(
   params: z.infer<typeof sendParamsSchema>,
   agent: string | undefined,
 ) {
-  const { run, task } = await taskOfMessage(services, key, params.message, agent);
+  const { run, task, events } = await taskOfMessage(services, key, params.message, agent);
   const now = params.configuration?.returnImmediately || params.configuration?.blocking === false;
-  if (now || task.ended || task.state === "TASK_STATE_INPUT_REQUIRED") return task.snapshot();
   const { signal, release } = streamSignal(services, res, key);
   try {
-    await followTask(services, run, task, signal, () => undefined);
+    if (now || task.ended || task.state === "TASK_STATE_INPUT_REQUIRED") return task.snapshot();
+    await followTask(services, run, task, signal, () => undefined, events);
+    return task.snapshot();
   } finally {
+    events?.close();
     release();
   }
-  return task.snapshot();
 }
 
 /**
@@ -196,8 +198,12 @@ export async function performA2aCall(
     }
     case "SendStreamingMessage": {
       const params = paramsOf(sendParamsSchema, call.params);
-      const { run, task } = await taskOfMessage(services, key, params.message, agent);
-      await streamTask(services, key, res, { run, task, frame });
+      const { run, task, events } = await taskOfMessage(services, key, params.message, agent);
+      try {
+        await streamTask(services, key, res, { run, task, frame, events });
+      } finally {
+        events?.close();
+      }
       return { kind: "streamed" };
     }
     case "GetTask": {

@@ -5,9 +5,10 @@ import { GatewayError } from "../http/gatewayError.js";
 import type { GatewayServices } from "../http/route.js";
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { type A2aStreamEvent, A2aTask, type A2aTaskObject } from "./a2aTask.js";
-import { followRun, streamSignal } from "./followRun.js";
+import { startFollowedRun } from "./followFirst.js";
+import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { awaitedCalls, watchParkedRun } from "./parkedRun.js";
-import { type PlannedRun, startRun } from "./runs.js";
+import type { PlannedRun } from "./runs.js";
 import { isVisibleSession } from "./sessionAccess.js";
 import { decideCall, locateWaitingCall } from "./waitingCalls.js";
 
@@ -103,28 +104,29 @@ function contextOf(key: GatewayKey, messageId: string): string {
 /**
  * Starts the run a new message asks for (its text parts as the input) in its `contextId`'s
  * session (a new one when absent), with `agent` when the face was reached at an agent's URL.
- * The message id is the run's idempotency key: the same message again is the same task.
+ * The message id is the run's idempotency key: the same message again is the same task. Its
+ * events are followed since before it was queued (`startFollowedRun`; close them unread).
  */
 export async function startTask(
   services: GatewayServices,
   key: GatewayKey,
   message: SentMessage,
   agent: string | undefined,
-): Promise<TaskRun> {
+): Promise<{ run: TaskRun; events: RunEvents }> {
   expectScope(key, "submit");
   const text = textOf(message);
   if (text.trim() === "") {
     throw new A2aRpcError(A2A_ERRORS.invalidParams, "message: no text part to run");
   }
   const sessionId = message.contextId ?? contextOf(key, message.messageId);
-  const started = await startRun(
+  const { run, events } = await startFollowedRun(
     services,
     key,
     { input: text, sessionId, ...(agent !== undefined ? { agent } : {}) },
     `a2a:${sessionId}:${message.messageId}`,
     "newSession",
   );
-  return { runId: started.runId, sessionId: started.sessionId, afterSeq: started.afterSeq };
+  return { run: { runId: run.runId, sessionId: run.sessionId, afterSeq: run.afterSeq }, events };
 }
 
 /** The decisions a message on a task waiting for input says. */
@@ -284,7 +286,8 @@ export async function cancelTask(services: GatewayServices, run: TaskRun): Promi
 /**
  * Follows `run` until it ends or waits for approval (the client gone, the gateway shutting
  * down: the run goes on), folding its events into `task` and handing each stream event to
- * `send`; the task's input-required state is added when the run parks.
+ * `send`; the task's input-required state is added when the run parks. `events`: the run's,
+ * followed since before it was queued (`startTask`).
  */
 export async function followTask(
   services: GatewayServices,
@@ -292,11 +295,12 @@ export async function followTask(
   task: A2aTask,
   gone: AbortSignal,
   send: (events: A2aStreamEvent[]) => void,
+  events?: RunEvents,
 ): Promise<void> {
   const watch = watchParkedRun(services, run, run.afterSeq);
   try {
     const until = AbortSignal.any([gone, watch.signal]);
-    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw)) {
+    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw, events)) {
       send(task.eventsOf(event));
     }
     if (!task.ended && watch.signal.aborted && !gone.aborted) send(task.parked(watch.pending));
@@ -317,6 +321,8 @@ export interface TaskStream {
    * (in its protocol version's shape), or the bare `StreamResponse` of the HTTP+JSON binding.
    */
   frame(event: A2aStreamEvent): unknown;
+  /** The run's events, followed since before it was queued (a task just started). */
+  events?: RunEvents;
 }
 
 /**
@@ -346,7 +352,7 @@ export async function streamTask(
   try {
     send([{ task: task.snapshot() }]);
     if (task.ended || task.state === "TASK_STATE_INPUT_REQUIRED") return;
-    await followTask(services, run, task, gone, send);
+    await followTask(services, run, task, gone, send, stream.events);
   } catch (err) {
     const reason = (err as Error).message;
     services.log.warn({ sessionId: run.sessionId, err: reason }, "A2A stream failed");

@@ -7,9 +7,10 @@ import { defineRoute, type GatewayServices, type RouteReply } from "../http/rout
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { errorSchema } from "../schemas.js";
 import { type AguiEvent, AguiEvents, type AguiRunIds } from "./aguiEvents.js";
-import { followRun, streamSignal } from "./followRun.js";
+import { startFollowedRun } from "./followFirst.js";
+import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { watchParkedRun } from "./parkedRun.js";
-import { type PlannedRun, startRun } from "./runs.js";
+import type { PlannedRun } from "./runs.js";
 import { expectVisibleSession } from "./sessionAccess.js";
 import { decideCall, locateWaitingCall } from "./waitingCalls.js";
 
@@ -43,11 +44,17 @@ export const aguiRunRoute = defineRoute({
   },
   async handle({ res, key, body, services }): Promise<RouteReply> {
     const ids = { threadId: body.threadId, runId: body.runId };
-    const run =
-      body.resume && body.resume.length > 0
-        ? await resumeRun(services, key, body.threadId, body.resume)
-        : await startAguiRun(services, key, body);
-    await streamAguiRun(services, key, res, run, ids);
+    if (body.resume && body.resume.length > 0) {
+      const run = await resumeRun(services, key, body.threadId, body.resume);
+      await streamAguiRun(services, key, res, run, ids);
+      return { kind: "streamed" };
+    }
+    const { run, events } = await startAguiRun(services, key, body);
+    try {
+      await streamAguiRun(services, key, res, run, ids, events);
+    } finally {
+      events.close();
+    }
     return { kind: "streamed" };
   },
 });
@@ -55,23 +62,24 @@ export const aguiRunRoute = defineRoute({
 /**
  * Starts the run of `body` (its last user message's text), or finds the one the same thread
  * and run id started before: the client's run id is the run's idempotency key, so a reconnect
- * follows the run from its start and never runs it twice.
+ * follows the run from its start and never runs it twice. Its events are followed since
+ * before it was queued (`startFollowedRun`).
  */
 async function startAguiRun(
   services: GatewayServices,
   key: GatewayKey,
   body: AguiRunInput,
-): Promise<FollowedRun> {
+): Promise<{ run: FollowedRun; events: RunEvents }> {
   const text = lastUserText(body.messages);
   const agent = body.forwardedProps?.agent;
-  const started = await startRun(
+  const { run, events } = await startFollowedRun(
     services,
     key,
     { input: text, sessionId: body.threadId, ...(agent !== undefined ? { agent } : {}) },
     aguiRunKey(body.threadId, body.runId),
     "newSession",
   );
-  return { runId: started.runId, sessionId: started.sessionId, afterSeq: started.afterSeq };
+  return { run: { runId: run.runId, sessionId: run.sessionId, afterSeq: run.afterSeq }, events };
 }
 
 /** The idempotency key of the AG-UI run `runId` of thread `threadId` (the client's ids). */
@@ -154,7 +162,8 @@ function formatAguiEvent(event: AguiEvent): string {
 /**
  * Streams `run` (from its `afterSeq`) as one AG-UI run (`AguiEvents`) until its `agentEnd`, or until it waits for
  * approval (the run then finishes with interrupts), or the client leaves or stops reading
- * (the run goes on), the gateway shuts down or the key is revoked.
+ * (the run goes on), the gateway shuts down or the key is revoked. `events`: the run's, followed
+ * since before it was queued (`startFollowedRun`).
  */
 export async function streamAguiRun(
   services: GatewayServices,
@@ -162,6 +171,7 @@ export async function streamAguiRun(
   res: ServerResponse,
   run: FollowedRun,
   ids: AguiRunIds,
+  events?: RunEvents,
 ): Promise<void> {
   const { signal, release } = streamSignal(services, res, key);
   const stalled = new AbortController();
@@ -169,26 +179,26 @@ export async function streamAguiRun(
   res.setHeader("X-Yiem-Run", run.runId);
   const stopHeartbeat = openEventStream(res, services.heartbeatMs, () => stalled.abort());
   const gone = AbortSignal.any([signal, stalled.signal]);
-  const events = new AguiEvents(ids);
+  const agui = new AguiEvents(ids);
   const send = (list: AguiEvent[]) => {
     if (!gone.aborted) for (const event of list) res.write(formatAguiEvent(event));
   };
   const watch = watchParkedRun(services, run, run.afterSeq);
   try {
-    send(events.started());
+    send(agui.started());
     const until = AbortSignal.any([gone, watch.signal]);
-    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw)) {
-      send(events.eventsOf(event));
+    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw, events)) {
+      send(agui.eventsOf(event));
     }
-    if (!events.ended && watch.signal.aborted && !gone.aborted) send(events.parked(watch.pending));
+    if (!agui.ended && watch.signal.aborted && !gone.aborted) send(agui.parked(watch.pending));
   } catch (err) {
-    if (err instanceof GatewayError) send(events.failed(err.code, err.message));
+    if (err instanceof GatewayError) send(agui.failed(err.code, err.message));
     else {
       services.log.warn(
         { sessionId: run.sessionId, err: (err as Error).message },
         "AG-UI stream failed",
       );
-      send(events.failed("internal", "internal error"));
+      send(agui.failed("internal", "internal error"));
     }
   } finally {
     watch.stop();

@@ -5,9 +5,10 @@ import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, type RouteReply } from "../http/route.js";
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { errorSchema } from "../schemas.js";
-import { followRun, streamSignal } from "./followRun.js";
+import { startFollowedRun } from "./followFirst.js";
+import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { watchParkedRun } from "./parkedRun.js";
-import { type PlannedRun, startRun } from "./runs.js";
+import type { PlannedRun } from "./runs.js";
 import { expectVisibleSession } from "./sessionAccess.js";
 import { UiMessageChunks } from "./uiMessageChunks.js";
 import { decideCall, locateWaitingCall } from "./waitingCalls.js";
@@ -40,30 +41,33 @@ export const chatRoute = defineRoute({
   async handle({ res, key, body, services }): Promise<RouteReply> {
     const last = body.messages.at(-1);
     const responses = last?.role === "assistant" ? approvalResponsesOf(last.parts) : [];
-    const afterSeq = await services.store.latestEventSeq(body.id);
     const chunks = new UiMessageChunks(body.id);
-    let run: PlannedRun;
-    let first: UIMessageChunk[] = [];
     if (responses.length > 0) {
-      ({ first, ...run } = await decideApprovals(services, key, body.id, responses, chunks));
-    } else {
-      const input = {
-        role: "user" as const,
-        content: userPartsOf(last?.role === "user" ? last.parts : []),
-      };
-      run = await startRun(
-        services,
-        key,
-        { input, sessionId: body.id, ...(body.agent !== undefined ? { agent: body.agent } : {}) },
-        undefined,
-        "newSession",
-      );
+      const afterSeq = await services.store.latestEventSeq(body.id);
+      const { first, ...run } = await decideApprovals(services, key, body.id, responses, chunks);
+      await streamAnswer(services, key, res, run, afterSeq, {
+        chunks,
+        first,
+        continuedMessageId: last?.id,
+      });
+      return { kind: "streamed" };
     }
-    await streamAnswer(services, key, res, run, afterSeq, {
-      chunks,
-      first,
-      continuedMessageId: responses.length > 0 ? last?.id : undefined,
-    });
+    const input = {
+      role: "user" as const,
+      content: userPartsOf(last?.role === "user" ? last.parts : []),
+    };
+    const { run, events } = await startFollowedRun(
+      services,
+      key,
+      { input, sessionId: body.id, ...(body.agent !== undefined ? { agent: body.agent } : {}) },
+      undefined,
+      "newSession",
+    );
+    try {
+      await streamAnswer(services, key, res, run, run.afterSeq, { chunks, events });
+    } finally {
+      events.close();
+    }
     return { kind: "streamed" };
   },
 });
@@ -79,7 +83,13 @@ async function streamAnswer(
   res: Parameters<typeof pipeUIMessageStreamToResponse>[0]["response"],
   run: PlannedRun,
   afterSeq: number,
-  answer: { chunks: UiMessageChunks; first?: UIMessageChunk[]; continuedMessageId?: string },
+  answer: {
+    chunks: UiMessageChunks;
+    first?: UIMessageChunk[];
+    continuedMessageId?: string;
+    /** The run's events, followed since before it was queued (`startFollowedRun`). */
+    events?: RunEvents;
+  },
 ): Promise<void> {
   const { signal, release } = streamSignal(services, res, key);
   const { chunks } = answer;
@@ -91,7 +101,8 @@ async function streamAnswer(
       const until = AbortSignal.any([signal, watch.signal]);
       let ended = false;
       try {
-        for await (const event of followRun(services, run, afterSeq, until, watch.saw)) {
+        const followed = followRun(services, run, afterSeq, until, watch.saw, answer.events);
+        for await (const event of followed) {
           for (const chunk of chunks.chunksOf(event)) writer.write(chunk);
           ended ||= event.type === "agentEnd" && !event.path;
         }

@@ -14,9 +14,10 @@ import { defineRoute, type GatewayServices, json, type RouteReply } from "../htt
 import type { GatewayKey } from "../keys/gatewayKey.js";
 import { sessionIdSchema } from "../schemas.js";
 import { listUsableAgents } from "./agents.js";
+import { type FollowedStart, startFollowedRun } from "./followFirst.js";
 import { followRun, streamSignal } from "./followRun.js";
 import { type ParkWatch, watchParkedRun } from "./parkedRun.js";
-import { type PlannedRun, type RunRequest, startRun } from "./runs.js";
+import type { PlannedRun, RunRequest } from "./runs.js";
 
 type CompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 
@@ -50,37 +51,48 @@ export const chatCompletionsRoute = defineRoute({
   async handle({ req, res, key, body, services }): Promise<RouteReply> {
     const sessionId = sessionOfHeader(req) ?? randomUUID();
     res.setHeader(SESSION_HEADER, sessionId);
-    const afterSeq = await services.store.latestEventSeq(sessionId);
-    const run = await startRun(
-      services,
-      key,
-      { agent: body.model, input: lastUserInput(body), sessionId },
-      undefined,
-      "newSession",
-    );
+    const request = { agent: body.model, input: lastUserInput(body), sessionId };
+    const { run, events } = await startFollowedRun(services, key, request, undefined, "newSession");
     res.setHeader("X-Yiem-Run", run.runId);
-    if (body.stream) {
-      await streamCompletion(services, key, res, run, afterSeq, body);
-      return { kind: "streamed" };
-    }
-    const { signal, release } = streamSignal(services, res, key);
-    const watch = watchParkedRun(services, run, afterSeq);
     try {
-      const answer = new CompletionText();
-      const until = AbortSignal.any([signal, watch.signal]);
-      for await (const event of followRun(services, run, afterSeq, until, watch.saw)) {
-        answer.add(event);
+      if (body.stream) {
+        await streamCompletion(services, key, res, { run, events }, body);
+        return { kind: "streamed" };
       }
-      if (!answer.ended && watch.signal.aborted && !signal.aborted) {
-        return json(200, awaitingCompletionOf(run, answer.text, watch));
-      }
-      return json(200, completionOf(run, run.agent, answer.finished()));
+      return json(200, await awaitCompletion(services, key, res, { run, events }));
     } finally {
-      watch.stop();
-      release();
+      events.close();
     }
   },
 });
+
+/**
+ * The completion of `started` once its run ends, or the notice that it waits for a person's
+ * decision (a client gone or a gateway shutting down ends the wait with the text so far).
+ */
+async function awaitCompletion(
+  services: GatewayServices,
+  key: GatewayKey,
+  res: ServerResponse,
+  { run, events }: FollowedStart,
+) {
+  const { signal, release } = streamSignal(services, res, key);
+  const watch = watchParkedRun(services, run, run.afterSeq);
+  try {
+    const answer = new CompletionText();
+    const until = AbortSignal.any([signal, watch.signal]);
+    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw, events)) {
+      answer.add(event);
+    }
+    if (!answer.ended && watch.signal.aborted && !signal.aborted) {
+      return awaitingCompletionOf(run, answer.text, watch);
+    }
+    return completionOf(run, run.agent, answer.finished());
+  } finally {
+    watch.stop();
+    release();
+  }
+}
 
 /** `GET /v1/models`: the agents the key may use, as OpenAI models. */
 export const listModelsRoute = defineRoute({
@@ -316,8 +328,7 @@ async function streamCompletion(
   services: GatewayServices,
   key: GatewayKey,
   res: ServerResponse,
-  run: PlannedRun & { agent: string },
-  afterSeq: number,
+  { run, events }: FollowedStart,
   body: CompletionRequest,
 ): Promise<void> {
   const { signal, release } = streamSignal(services, res, key);
@@ -332,12 +343,12 @@ async function streamCompletion(
       ...extra,
     });
   const stopHeartbeat = openEventStream(res, services.heartbeatMs);
-  const watch = watchParkedRun(services, run, afterSeq);
+  const watch = watchParkedRun(services, run, run.afterSeq);
   try {
     chunk({ role: "assistant", content: "" });
     const answer = new CompletionText();
     const until = AbortSignal.any([signal, watch.signal]);
-    for await (const event of followRun(services, run, afterSeq, until, watch.saw)) {
+    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw, events)) {
       const added = answer.add(event);
       if (added !== "") chunk({ content: added });
     }

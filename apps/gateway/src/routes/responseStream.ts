@@ -3,7 +3,7 @@ import { openEventStream } from "../http/eventStream.js";
 import { GatewayError } from "../http/gatewayError.js";
 import type { GatewayServices } from "../http/route.js";
 import type { GatewayKey } from "../keys/gatewayKey.js";
-import { followRun, streamSignal } from "./followRun.js";
+import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { watchParkedRun } from "./parkedRun.js";
 import { ResponseFold, type ResponseRun, type ResponseStreamEvent } from "./responseFold.js";
 import { awaitingResponseOf } from "./responseState.js";
@@ -13,11 +13,20 @@ function formatResponseEvent(event: ResponseStreamEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
+/** How `streamResponse` reads a run's events. */
+export interface ResponseStreamOptions {
+  /** Resume after the stream event numbered `startingAfter` (a retrieve's stream). */
+  resume?: { startingAfter: number };
+  /** The run's events, followed since before it was queued (`startFollowedRun`). */
+  events?: RunEvents;
+}
+
 /**
  * Streams the response of `run` as the Responses API's server-sent events, rebuilt from the
  * run's events from its start (`ResponseFold`), so any gateway streams it alike and a client
  * resumes with `resume.startingAfter` (the last `sequence_number` it took; without `resume`,
- * the stream of a run just queued): `response.created`,
+ * the stream of a run just queued, best read from `events`, whose first model call then
+ * streams as deltas): `response.created`,
  * `response.in_progress`, each output item (`response.output_item.added`, the text as
  * `response.output_text.delta`, `…done`), then `response.completed` (or `response.failed`;
  * `response.incomplete` for a cancelled or cut run). A run that waits for a person's decision
@@ -30,10 +39,11 @@ export async function streamResponse(
   key: GatewayKey,
   res: ServerResponse,
   run: ResponseRun,
-  resume?: { startingAfter: number },
+  options: ResponseStreamOptions = {},
 ): Promise<void> {
-  // Read before following: a model call streaming already is sent whole at its end (a new
-  // run's first call starts after the reader joined, as on the chat faces).
+  const { resume } = options;
+  // Read before following a resumed stream: a model call streaming already is sent whole at
+  // its end (a run just started is followed from before it was queued: none is yet).
   const liveAfter = resume
     ? Math.max(run.afterSeq, await services.store.latestEventSeq(run.sessionId))
     : run.afterSeq;
@@ -50,9 +60,8 @@ export async function streamResponse(
   try {
     fold.begin();
     const until = AbortSignal.any([signal, watch.signal]);
-    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw)) {
-      fold.add(event);
-    }
+    const followed = followRun(services, run, run.afterSeq, until, watch.saw, options.events);
+    for await (const event of followed) fold.add(event);
     if (!signal.aborted && !fold.ended && watch.signal.aborted) {
       fold.park(awaitingResponseOf(run, watch.pending));
     }

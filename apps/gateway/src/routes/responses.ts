@@ -10,7 +10,8 @@ import {
   responseRetrieveQuerySchema,
 } from "../responseSchemas.js";
 import { openAiErrorBody, SESSION_HEADER } from "./chatCompletions.js";
-import { followRun, streamSignal } from "./followRun.js";
+import { startFollowedRun } from "./followFirst.js";
+import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { watchParkedRun } from "./parkedRun.js";
 import { ResponseFold, type ResponseRun } from "./responseFold.js";
 import { runInputOf } from "./responseInput.js";
@@ -50,22 +51,25 @@ export const createResponseRoute = defineRoute({
     const sessionId = body.previous_response_id
       ? (await expectVisibleResponse(services, key, body.previous_response_id)).sessionId
       : randomUUID();
-    const input = runInputOf(body);
-    const started = await startRun(
-      services,
-      key,
-      { ...(body.model ? { agent: body.model } : {}), input, sessionId },
-      undefined,
-      "newSession",
-    );
-    res.setHeader(SESSION_HEADER, sessionId);
-    const run: ResponseRun = started;
-    if (body.stream) {
-      await streamResponse(services, key, res, run);
-      return { kind: "streamed" };
+    const request = {
+      ...(body.model ? { agent: body.model } : {}),
+      input: runInputOf(body),
+      sessionId,
+    };
+    if (body.background) {
+      const run = await startRun(services, key, request, undefined, "newSession");
+      res.setHeader(SESSION_HEADER, sessionId);
+      return json(200, new ResponseFold(run).snapshot());
     }
-    if (body.background) return json(200, new ResponseFold(run).snapshot());
-    return json(200, await awaitResponse(services, key, res, run));
+    const { run, events } = await startFollowedRun(services, key, request, undefined, "newSession");
+    res.setHeader(SESSION_HEADER, sessionId);
+    try {
+      if (!body.stream) return json(200, await awaitResponse(services, key, res, run, events));
+      await streamResponse(services, key, res, run, { events });
+      return { kind: "streamed" };
+    } finally {
+      events.close();
+    }
   },
 });
 
@@ -79,15 +83,15 @@ async function awaitResponse(
   key: GatewayKey,
   res: ServerResponse,
   run: ResponseRun,
+  events: RunEvents,
 ) {
   const { signal, release } = streamSignal(services, res, key);
   const watch = watchParkedRun(services, run, run.afterSeq);
   const fold = new ResponseFold(run);
   try {
     const until = AbortSignal.any([signal, watch.signal]);
-    for await (const event of followRun(services, run, run.afterSeq, until, watch.saw)) {
-      fold.add(event);
-    }
+    const followed = followRun(services, run, run.afterSeq, until, watch.saw, events);
+    for await (const event of followed) fold.add(event);
     if (!fold.ended && watch.signal.aborted && !signal.aborted) {
       fold.markAwaiting(awaitingResponseOf(run, watch.pending));
     }
@@ -116,7 +120,7 @@ export const retrieveResponseRoute = defineRoute({
     const run = await expectVisibleResponse(services, key, params.id ?? "");
     if (query.stream === "true") {
       await streamResponse(services, key, res, run, {
-        startingAfter: query.starting_after ?? -1,
+        resume: { startingAfter: query.starting_after ?? -1 },
       });
       return { kind: "streamed" };
     }

@@ -73,6 +73,8 @@ export interface StartedRun extends PlannedRun {
  * run (`resolveRunAgent`: the session's current one when none is named; 403), plans its ids (a
  * session of another key is 404), admits it under the key's runs at once (429), records it and
  * queues it, naming its agent. Returns its ids, agent, and where its events start.
+ * `beforeQueued` is awaited with the run once it is recorded and before it is queued (a face
+ * follows its events from there: `startFollowedRun`); its failure gives the run up.
  */
 export async function startRun(
   services: GatewayServices,
@@ -80,6 +82,7 @@ export async function startRun(
   body: RunRequest,
   idempotencyKey?: string,
   field: AgentField = "explicit",
+  beforeQueued?: (run: StartedRun) => Promise<void>,
 ): Promise<StartedRun> {
   const agent = await resolveRunAgent(services, key, body, field);
   const planned = await planRun(services, key, body, idempotencyKey);
@@ -93,7 +96,9 @@ export async function startRun(
   const createdAt = first?.createdAt ?? Date.now();
   const record = { sessionId: planned.sessionId, owner, afterSeq, createdAt, agent };
   await services.store.recordRun(planned.runId, record);
+  const started = { ...planned, agent, afterSeq, createdAt };
   try {
+    await beforeQueued?.(started);
     // The parts are checked in depth by `send` (the coordinators' rules), naming the field.
     // The run's tenant is the session's owner: provider limits and budgets per day are its.
     await services.client.send(body.input as UserInput, {
@@ -107,7 +112,7 @@ export async function startRun(
     throw err;
   }
   await services.store.touchSession(planned.sessionId, owner);
-  return { ...planned, agent, afterSeq, createdAt };
+  return started;
 }
 
 /**

@@ -172,6 +172,13 @@ export interface EventsOptions {
   maxQueuedBytes?: number;
   /** Told the moment the reader falls behind, before the stream throws it. */
   onBehind?: (error: EventReaderBehindError) => void;
+  /**
+   * Told once the stream is live (it starts at its first `next`): subscribed, Redis having
+   * acknowledged it, and the number it starts after known, so every event published from then
+   * on reaches it and waits for the reader. Send what makes the events (`send`) after it to
+   * miss none of them, the streamed text of the first model call included.
+   */
+  onLive?: () => void;
 }
 
 /** Options of `approve` and `deny`. */
@@ -472,6 +479,7 @@ export class YiemClient {
       maxQueuedEvents: options.maxQueuedEvents,
       maxQueuedBytes: options.maxQueuedBytes,
       onBehind: options.onBehind,
+      onLive: options.onLive,
     });
   }
 

@@ -50,6 +50,14 @@ export interface SessionEventStreamOptions<T extends NumberedEvent> {
    * meanwhile (a socket's `drain`).
    */
   onBehind?: (error: EventReaderBehindError) => void;
+  /**
+   * Told once the stream is live: its channel subscribed (Redis acknowledged it) and the number
+   * it starts after known, so every event published from then on reaches it, kept for the
+   * reader until taken (within the queue's bounds). The stream starts at its first `next`: a
+   * caller that sends what makes the events (a run's request) once told loses none of them,
+   * live text included.
+   */
+  onLive?: () => void;
 }
 
 /**
@@ -188,6 +196,7 @@ export async function* streamSessionEvents<T extends NumberedEvent>(
     lastSeq = await baselineOf(options);
     delivered = lastSeq;
     catchUp();
+    options.onLive?.();
     for (;;) {
       if (cut) throw cut;
       const event = queue.shift();

@@ -1,0 +1,97 @@
+import type { BusEvent } from "@yiem/core";
+import { GatewayError } from "../http/gatewayError.js";
+import type { GatewayServices } from "../http/route.js";
+import type { GatewayKey } from "../keys/gatewayKey.js";
+import { type RunEvents, runEventsOf } from "./followRun.js";
+import type { AgentField } from "./runAgent.js";
+import { type RunRequest, type StartedRun, startRun } from "./runs.js";
+
+/** How long a run's events may take to be live (Redis away) before its start is given up. */
+const LIVE_WAIT_MS = 10_000;
+
+/** A run `startFollowedRun` started, and its events, followed since before it was queued. */
+export interface FollowedStart {
+  run: StartedRun;
+  /**
+   * The run's events for `followRun` (its `opened`); `close` them when the face does not read
+   * them (closing them again is harmless).
+   */
+  events: RunEvents;
+}
+
+/**
+ * Starts a run as `startRun` does (the same arguments), following it first: the run's session
+ * events after where it starts are subscribed, Redis having acknowledged it, before its request
+ * is queued, and what comes before the face reads them waits for it (within the stream's queue
+ * bounds). So however quick the coordinator, a face streams the first model call's text as its
+ * deltas, where a follow opened after the start would miss those published before it joined
+ * (and send that text whole with its `messageEnd`); stored events still come once each, in
+ * order. Every face that streams a run it starts uses it. A 503 when the events are not live
+ * within `LIVE_WAIT_MS` (nothing queued then).
+ */
+export async function startFollowedRun(
+  services: GatewayServices,
+  key: GatewayKey,
+  body: RunRequest,
+  idempotencyKey?: string,
+  field?: AgentField,
+): Promise<FollowedStart> {
+  let events: RunEvents | undefined;
+  const follow = async (run: StartedRun) => {
+    events = await openLiveEvents(services, run);
+  };
+  try {
+    const run = await startRun(services, key, body, idempotencyKey, field, follow);
+    return { run, events: events as RunEvents };
+  } catch (err) {
+    events?.close();
+    throw err;
+  }
+}
+
+/** The events of `run` from its `afterSeq`, once they are live (`onLive`). */
+async function openLiveEvents(services: GatewayServices, run: StartedRun): Promise<RunEvents> {
+  let markLive: () => void = () => {};
+  const live = new Promise<"live">((resolve) => {
+    markLive = () => resolve("live");
+  });
+  const events = runEventsOf(services, run, run.afterSeq, () => markLive());
+  const first = events.stream.next(); // a stream opens at its first read
+  first.catch(() => {}); // read by the face, or given up with the stream
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), LIVE_WAIT_MS);
+  });
+  try {
+    // `first` settles before `live` only when the stream ended early (the gateway closing).
+    if ((await Promise.race([live, late, first])) === "late") throw unavailable();
+  } catch (err) {
+    events.close();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { stream: startingWith(first, events.stream), close: events.close };
+}
+
+/** The 503 of a run whose events were not live in time (nothing was queued). */
+function unavailable(): GatewayError {
+  const retry = { "Retry-After": "1" };
+  const message = "the cluster is unavailable; retry later";
+  return new GatewayError(503, "unavailable", message, undefined, retry);
+}
+
+/** `stream` with the read already begun (`first`) given first. */
+async function* startingWith(
+  first: Promise<IteratorResult<BusEvent>>,
+  stream: AsyncGenerator<BusEvent>,
+): AsyncGenerator<BusEvent> {
+  try {
+    const head = await first;
+    if (head.done) return;
+    yield head.value;
+    yield* stream;
+  } finally {
+    await stream.return(undefined);
+  }
+}

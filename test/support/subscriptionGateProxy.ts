@@ -1,0 +1,67 @@
+import { connect as connectTcp, createServer, type Server, type Socket } from "node:net";
+
+/** A running `startSubscriptionGateProxy`. */
+export interface SubscriptionGateProxy {
+  /** The proxy as a Redis URL. */
+  url: string;
+  /** Cuts every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+/** The session whose event channel (`<prefix>:events:<session>`) a command chunk subscribes. */
+function subscribedSession(chunk: Buffer): string | undefined {
+  // `$9`, the length of `subscribe`: an `unsubscribe` passes.
+  const command = /\$9\r\nsubscribe\r\n\$\d+\r\n[^\r]*:events:([^\r]+)\r\n/i.exec(
+    chunk.toString("latin1"),
+  );
+  return command?.[1];
+}
+
+/**
+ * A TCP proxy on loopback to the Redis at `redisUrl` that holds a connection's `SUBSCRIBE` of
+ * a session's event channel, and whatever the connection sends after it, until
+ * `gate(sessionId)` settles; replies and every other command pass at once. A test decides
+ * there when a client's subscription reaches Redis: after the events it must not see live.
+ *
+ * @example const proxy = await startSubscriptionGateProxy(redis.url, (sessionId) => ended(sessionId));
+ */
+export async function startSubscriptionGateProxy(
+  redisUrl: string,
+  gate: (sessionId: string) => Promise<void>,
+): Promise<SubscriptionGateProxy> {
+  const sockets: Socket[] = [];
+  const proxy: Server = createServer((client) => {
+    const upstream = connectTcp(Number(new URL(redisUrl).port), "127.0.0.1");
+    sockets.push(client, upstream);
+    for (const socket of [client, upstream]) socket.on("error", () => socket.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    upstream.pipe(client);
+    /** The chunks waiting behind a held subscription, the subscription first. */
+    let held: Buffer[] | undefined;
+    const pass = (chunk: Buffer) => {
+      if (held) return void held.push(chunk);
+      const sessionId = subscribedSession(chunk);
+      if (sessionId === undefined) return void upstream.write(chunk);
+      held = [chunk];
+      const release = () => {
+        const [subscription, ...rest] = held ?? [];
+        held = undefined;
+        if (subscription) upstream.write(subscription);
+        for (const next of rest) pass(next);
+      };
+      gate(sessionId).then(release, release);
+    };
+    client.on("data", pass);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const url = new URL(redisUrl); // its password and database, through the proxy
+  url.host = `127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  return {
+    url: url.toString(),
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
+  };
+}

@@ -47,6 +47,9 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
   /** Whether the next take may answer "none" at once (the previous one took a job). */
   private startTakenFirst = false;
 
+  /** Takes lean (see `SafeTakeWorker`); set it false on a queue that is not plain. */
+  override takesLean = true;
+
   /**
    * Whether finishing a job takes the next one in the same script, as BullMQ's `Worker` does
    * (default); set it false on a queue without a global concurrency (see above).
@@ -70,7 +73,8 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
       return undefined as unknown as Job<DataType, ResultType>; // BullMQ's own "no job"
     }
     const job = await super.moveToActive(client, token, name);
-    this.startTakenFirst = Boolean(job) && this.concurrency > 1;
+    // A take that left no job waiting marked the worker drained: its next take blocks.
+    this.startTakenFirst = Boolean(job) && this.concurrency > 1 && this.jobsLeft !== false;
     return job;
   }
 

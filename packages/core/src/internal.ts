@@ -67,7 +67,6 @@ export {
   writtenToolKeys,
 } from "./redis/keys.js";
 export { completeJobLean } from "./redis/leanCompletion.js";
-export { takeJobLean } from "./redis/leanTake.js";
 export { addJobLean } from "./redis/plainJobs.js";
 export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
 export { isPassingRedisError, isTransientRedisError } from "./redis/redisErrors.js";

@@ -83,8 +83,10 @@ describe("a reply Redis lost after running the command", () => {
   it("takes each request at once when the coordinator's take of a request lost its reply", async () => {
     const outcomes: string[] = [];
     for (let nth = 1; nth <= 4; nth++) {
-      // The coordinator's commands naming the coordinator queue's wait list: its takes.
-      proxy.cutAt(":coordinator:wait", nth);
+      // The first command naming the coordinator queue's wait list: the take of the request
+      // (its only one: the take says no job is left, and the intake blocks on the marker next),
+      // or an idle fetch's, which takes nothing, when one comes first.
+      proxy.cutAt(":coordinator:wait", 1);
       const cutsBefore = proxy.cuts();
       const sessionId = randomUUID();
       const { requestId } = await cluster.client.send(`request ${nth}`, { sessionId });
@@ -97,6 +99,6 @@ describe("a reply Redis lost after running the command", () => {
     expect(outcomes.map((o) => o.replace(/^(no )?cut: /, ""))).toEqual(
       [1, 2, 3, 4].map((nth) => `heard: request ${nth}`),
     );
-    expect(outcomes.filter((o) => o.startsWith("cut")).length).toBeGreaterThanOrEqual(2);
+    expect(outcomes.filter((o) => o.startsWith("cut")).length).toBeGreaterThanOrEqual(3);
   }, 120_000);
 });

@@ -17,7 +17,9 @@ export {
   toolQueueFactory,
 } from "./coordinator/coordinatorContext.js";
 export { startFailureDetector } from "./coordinator/failureDetector.js";
+export { startIntake } from "./coordinator/intake/coordinatorIntake.js";
 export { firstRunAlone } from "./coordinator/intake/firstRunAlone.js";
+export { RunSlots } from "./coordinator/intake/runSlots.js";
 export { resolveCoordinatorOptions } from "./coordinator/resolveCoordinatorOptions.js";
 export { openFeatureRuns } from "./coordinator/run/featureRuns.js";
 export {
@@ -70,6 +72,7 @@ export { DURABLE_CONNECTION } from "./redis/redisConnection.js";
 export { isPassingRedisError, isTransientRedisError } from "./redis/redisErrors.js";
 export { MINIMUM_REDIS_VERSION, unsupportedRedisVersion } from "./redis/redisVersion.js";
 export { anyError, retryTransient } from "./redis/retryTransient.js";
+export { SafeTakeWorker } from "./redis/safeTakeWorker.js";
 export {
   checkSandboxCode,
   runInSandbox,

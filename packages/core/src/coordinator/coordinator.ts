@@ -584,6 +584,7 @@ async function startCoordinatorRuntime(
     ...{ worker, slots, log, token: () => runtime.token() },
     handle: (j, t, s) => requests.handle(j, t, s),
     afterFirstJob: () => firstRunAlone(FIRST_RUN_ALONE_MS),
+    jobsLeft: () => worker.jobsLeft,
   });
   log.info(
     { coordinatorId, lifeId: runtime.lifeId, agents: registry.names() },
@@ -645,6 +646,7 @@ async function startCoordinatorQueueWorker(options: ResolvedOptions, runtime: Pr
     ...workerSettings,
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
   });
+  worker.takesLean = true; // the queue is plain: no pause, no global concurrency or rate limit
   runtime.logWorkerErrors(worker, "coordinator queue error");
   await worker.waitUntilReady();
   await worker.startStalledCheckTimer();

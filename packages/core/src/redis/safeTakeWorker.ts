@@ -1,4 +1,5 @@
 import { type RedisClient as BullClient, type Job, type Span, Worker } from "bullmq";
+import { takeJobLean } from "./leanTake.js";
 import type { RedisClient } from "./redisConnection.js";
 import { withScripts } from "./scripts.js";
 
@@ -7,6 +8,14 @@ type Watchable = BullClient & {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   nodes?: () => Array<{ on(event: string, listener: () => void): unknown }>;
 };
+
+/** The part of BullMQ's `Worker` state a lean take sets (private there, not typed). */
+interface TakeInternals {
+  /** The queue was found empty: the loop's next take waits for a marker first. */
+  drained: boolean;
+  /** Sets the rate limit's end and the time to wait for a marker until (BullMQ's reply). */
+  updateDelays(limitDelay?: number, delayUntil?: number): void;
+}
 
 /**
  * A BullMQ `Worker` whose takes survive a lost reply. Redis can run a take (BullMQ's
@@ -21,6 +30,14 @@ type Watchable = BullClient & {
  * Never hands back a job the worker holds (its token is the take's own, and the returned job
  * is kept); costs nothing while the connection stays up.
  *
+ * With `takesLean`, a take (`moveToActive`) is Yiem's `takeJobLean` where the queue is plain:
+ * BullMQ's take, but the queue's marker is added only when jobs still wait, and when none do
+ * the worker is marked drained (a `drained` event), so its loop's next take first blocks on
+ * the marker (`BZPOPMIN`), where BullMQ's loop takes again at once and finds nothing (an
+ * empty take of 7 commands), and a worker blocked on the marker is not woken for it either.
+ * Where the queue is not plain the take is BullMQ's (one more round trip, for the script that
+ * found so). `jobsLeft` says what the last take found.
+ *
  * @example const worker = new SafeTakeWorker("coordinator", undefined, { connection });
  */
 export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, ResultType> {
@@ -30,12 +47,40 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
   /** Told the ids of the jobs handed back after a lost take (to log them). */
   onHandedBack: ((jobIds: string[]) => void) | undefined;
 
+  /** Whether takes go through `takeJobLean` (see above): set it where the queue is plain. */
+  takesLean = false;
+
+  /**
+   * What the last take said of the queue: `false` when it left no job waiting, `true` when it
+   * left some, `undefined` when BullMQ's take ran (it does not say).
+   */
+  jobsLeft: boolean | undefined;
+
   protected override async moveToActive(
     client: BullClient,
     token: string,
     name?: string,
   ): Promise<Job<DataType, ResultType>> {
-    return this.guardTake(client, token, () => super.moveToActive(client, token, name));
+    return this.guardTake(client, token, async () => {
+      const taken = this.takesLean ? await takeJobLean(this, client, token, name) : undefined;
+      this.jobsLeft = taken?.more;
+      if (!taken) return super.moveToActive(client, token, name);
+      const internals = this as unknown as TakeInternals;
+      internals.updateDelays(0, taken.delayUntil);
+      const job = await this.nextJobFromJobData(taken.jobData, taken.jobId, token);
+      if (job && !taken.more) this.markDrained(internals);
+      return job;
+    });
+  }
+
+  /**
+   * Marks the worker drained after a take that left no job waiting, as BullMQ's loop would after
+   * the empty take that follows it (`drained` emitted once, as BullMQ emits it).
+   */
+  private markDrained(internals: TakeInternals): void {
+    if (internals.drained) return;
+    internals.drained = true;
+    this.emit("drained");
   }
 
   protected override async handleCompleted(

@@ -137,3 +137,9 @@ export const AddPlainJobReply = {
   /** The queue's meta holds a global concurrency or rate limit, or no `opts.maxLenEvents`: nothing written. */
   notPlain: 0,
 } as const;
+
+/** `takeJob-8.lua`, when it took nothing and changed nothing (else BullMQ's reply, see its header). */
+export const TakeJobReply = {
+  /** Paused, a global concurrency or rate limit, or a delayed job due: BullMQ's take must run. */
+  notPlain: 1,
+} as const;

@@ -74,6 +74,7 @@ export interface YiemScripts {
   yiemSessionWrites: Script<Array<number | ScriptReply>>;
   yiemRecordToolEnd: Script<number>;
   yiemCompleteJob: Script<number>;
+  yiemTakeJob: Script<number | TakenJobReply>;
   yiemForgetApprovals: Script<string[] | number>;
   yiemSaveWrittenTool: Script<[number, string]>;
   yiemLoadWrittenTools: Script<[string, string[]]>;
@@ -90,6 +91,12 @@ export interface YiemScripts {
   yiemTenantRunSlot: Script<number>;
   yiemAddPlainJobs: Script<number | number[]>;
 }
+
+/**
+ * `takeJob-8.lua`'s reply when it answered as BullMQ's take: the job's hash as `HGETALL` gives
+ * it (0: none), its id (0: none), 0, the next delayed job's time (0: none), 1 when more jobs wait.
+ */
+export type TakenJobReply = [string[] | 0, string | 0, number, number, 0 | 1];
 
 /** A connection with Yiem's scripts defined on it. */
 export type ScriptedRedis<R extends RedisClient = RedisClient> = R & YiemScripts;

@@ -378,15 +378,16 @@ const ONE_KEY_COMMANDS = new Set([
 ]);
 
 /**
- * Scripts no queued event needs to be ahead of: BullMQ's take of a job (`moveToActive`), its
- * completion or failure (`moveToFinished`: a request job completes after the script that
- * closed its run stored the run's events, awaited) and lock extensions, and Yiem's claim of a
- * request's session (in the job's hash). Under load a coordinator sends them between every
+ * Scripts no queued event needs to be ahead of: the take of a job (BullMQ's `moveToActive`,
+ * Yiem's `takeJob`), its completion or failure (`moveToFinished`: a request job completes
+ * after the script that closed its run stored the run's events, awaited) and lock extensions,
+ * and Yiem's claim of a request's session (in the job's hash). Under load a coordinator sends them between every
  * other run's events, and each would cut every session's queued events into one more script.
  * A job's add is not among them: it goes behind its call's `toolExecStart`.
  */
 const EVENT_FREE_SCRIPTS = new Set([
   "moveToActive",
+  "yiemTakeJob",
   "moveToFinished",
   "yiemCompleteJob",
   "extendLock",

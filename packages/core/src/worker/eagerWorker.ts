@@ -36,9 +36,17 @@ interface WorkerInternals {
  * (`endRecordOf`: a tool job's finished marker and announcement) in the same step; a job that
  * is not plain, or whose finish must prune old jobs, completes through BullMQ as before.
  *
+ * Takes lean (`takesLean`, see `SafeTakeWorker`): a take that leaves no job waiting adds no
+ * marker and marks the worker drained, so after it the loop's next pass blocks on the queue's
+ * marker (`BZPOPMIN`, no take skipped then) where BullMQ's takes again and finds nothing: one
+ * job costs one take, not three (BullMQ's marker after every take woke the loop's blocked
+ * take too). A take that leaves jobs waiting adds the marker, as BullMQ's does, and the
+ * skipped take above applies: the next pass takes one of them. A limited tool's queue is not
+ * plain: there `takesLean` is false and BullMQ takes.
+ *
  * Never skips the take that follows a wait for a job marker (that marker is spent, and only
  * that take moves the job it announced), and never drops a job: a skipped take moves nothing,
- * and the loop's next pass takes again. With `concurrency` 1 it behaves exactly as `Worker`.
+ * and the loop's next pass takes again. With `concurrency` 1 it takes as `Worker` does, lean.
  *
  * @example
  * const worker = new EagerWorker("tools-default", processor, { connection, concurrency: 16 });
@@ -46,6 +54,9 @@ interface WorkerInternals {
 export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, ResultType> {
   /** Whether the next take may answer "none" at once (the previous one took a job). */
   private startTakenFirst = false;
+
+  /** Takes lean (see `SafeTakeWorker`); set it false on a queue that is not plain. */
+  override takesLean = true;
 
   /**
    * Whether finishing a job takes the next one in the same script, as BullMQ's `Worker` does
@@ -70,7 +81,8 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
       return undefined as unknown as Job<DataType, ResultType>; // BullMQ's own "no job"
     }
     const job = await super.moveToActive(client, token, name);
-    this.startTakenFirst = Boolean(job) && this.concurrency > 1;
+    // A take that left no job waiting marked the worker drained: its next take blocks.
+    this.startTakenFirst = Boolean(job) && this.concurrency > 1 && this.jobsLeft !== false;
     return job;
   }
 

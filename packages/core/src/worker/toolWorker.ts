@@ -436,6 +436,7 @@ function startQueueWorker(
   // the job waiting for it. Elsewhere a finish takes nothing (6 commands fewer when the queue
   // is empty, as it mostly is; see `EagerWorker`).
   worker.fetchOnFinish = lock.limited;
+  worker.takesLean = !lock.limited; // a limited queue is not plain: BullMQ takes its jobs
   worker.endRecordOf = endRecordOf;
   ctx.runtime.stampWorker(worker); // its lock tokens name this worker's life
   ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });

@@ -19,6 +19,11 @@ export interface IntakeOptions {
    * alone for a while (`firstRunAlone`). Default: nothing to wait for.
    */
   afterFirstJob?: () => Promise<void>;
+  /**
+   * What the worker's last take said of the queue (`SafeTakeWorker.jobsLeft`): `false` when it
+   * left no job waiting. Default: it does not say.
+   */
+  jobsLeft?: () => boolean | undefined;
 }
 
 /** The running intake loop. */
@@ -97,10 +102,13 @@ async function fetchBlocking(options: IntakeOptions, slot: Slot): Promise<Blocki
 /**
  * While jobs keep coming, fetches several at once without blocking (one round trip for many).
  * A round fetches twice as many as the one before, up to `BURST_FETCHES`, and the burst ends
- * at the first round that comes back short: a lone job costs one empty fetch after it, not
- * `BURST_FETCHES` (each fetch is a BullMQ script of about ten Redis commands).
+ * at the first round that comes back short, or after which the worker's last take left no job
+ * waiting (`jobsLeft`): a lone job costs no empty fetch after it (without `jobsLeft`, one), not
+ * `BURST_FETCHES` (each fetch is a script of about ten Redis commands). A job added after that
+ * take is announced by the queue's marker, which the next blocking fetch wakes on.
  */
 async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promise<void> {
+  if (options.jobsLeft?.() === false) return;
   for (let size = 1; !stopped(); size = Math.min(size * 2, BURST_FETCHES)) {
     const slots: Slot[] = [];
     for (let i = 0; i < size; i++) {
@@ -110,7 +118,7 @@ async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promi
     }
     if (slots.length === 0) return;
     const fetched = await Promise.all(slots.map((slot) => fetchOne(options, slot, false)));
-    if (fetched.includes(false)) return;
+    if (fetched.includes(false) || options.jobsLeft?.() === false) return;
   }
 }
 
@@ -119,7 +127,8 @@ async function fetchBurst(options: IntakeOptions, stopped: () => boolean): Promi
  * more new work than it can start, so idle coordinators get the rest. It waits for a job with
  * one blocking fetch; once one comes, it fetches many at once until the queue is empty (a
  * burst of thousands of jobs is taken in a second or two, so a message behind it is not
- * kept waiting), except after the very first job, which first goes alone for a while
+ * kept waiting; a job its take said was the last waiting is not followed by a burst), except
+ * after the very first job, which first goes alone for a while
  * (`afterFirstJob`). Jobs that only wait for a session already running hand their slot back at
  * once, so a burst of follow-ups costs no slots. Fetch errors (Redis away) are retried every
  * second. A blocking fetch that does not return in `STUCK_FETCH_MS` (a wedged blocking

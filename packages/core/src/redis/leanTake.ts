@@ -1,0 +1,55 @@
+import { array2obj, type RedisClient as BullClient, type JobJsonRaw, type Worker } from "bullmq";
+import type { RedisClient } from "./redisConnection.js";
+import { TakeJobReply } from "./scriptReplies.js";
+import { withScripts } from "./scripts.js";
+
+/** What a lean take answered: BullMQ's reply to its take, and whether jobs still wait. */
+export interface LeanTake {
+  /** The job's hash, as BullMQ's `Scripts.moveToActive` gives it; `undefined`: none taken. */
+  jobData: JobJsonRaw | undefined;
+  jobId: string | undefined;
+  /** The next delayed job's time, ms, when no job waits (BullMQ's `delayUntil`); else 0. */
+  delayUntil: number;
+  /** Jobs still wait (wait or prioritized): the queue's marker was added for them. */
+  more: boolean;
+}
+
+/**
+ * Takes the next job of `worker`'s queue for lock token `token` in one Yiem script
+ * (`takeJob-8.lua`): what BullMQ's `moveToActive` does on a plain queue (the job to active, its
+ * lock, the `active` event, `processedOn`, `pb` = `name`, `ats` + 1, the reply BullMQ's
+ * `nextJobFromJobData` reads), but the queue's marker is added only when jobs still wait, and
+ * the answer says whether they do. Resolves `undefined`, having changed nothing, where BullMQ's
+ * take must run: a worker with a `limiter`, or an empty `name`, or a queue that is paused, has
+ * a global concurrency or rate limit, or a delayed job due (the script finds those).
+ *
+ * @example const taken = await takeJobLean(worker, client, token, worker.opts.name);
+ */
+export async function takeJobLean(
+  worker: Worker,
+  client: BullClient,
+  token: string,
+  name?: string,
+): Promise<LeanTake | undefined> {
+  if (worker.opts.limiter || name === "") return undefined;
+  const k = worker.keys;
+  const reply = await withScripts(client as unknown as RedisClient).yiemTakeJob(
+    ...([k.wait, k.active, k.prioritized, k.events, k.delayed, k.meta, k.pc, k.marker] as string[]),
+    worker.toKey(""),
+    Date.now(),
+    token,
+    worker.opts.lockDuration ?? 30_000,
+    name ?? "",
+  );
+  if (typeof reply === "number") {
+    if (reply === TakeJobReply.notPlain) return undefined;
+    throw new Error(`takeJob: unexpected reply ${reply}`);
+  }
+  const [hash, jobId, , delayUntil, more] = reply;
+  return {
+    jobData: hash ? (array2obj(hash) as unknown as JobJsonRaw) : undefined,
+    jobId: jobId ? String(jobId) : undefined,
+    delayUntil: Number(delayUntil) || 0,
+    more: more === 1,
+  };
+}

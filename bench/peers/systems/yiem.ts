@@ -56,12 +56,16 @@ export async function startYiem(
   // profile there when it stops (`criticalPath.ts --cpu-prof`), a sample every
   // BENCH_PEERS_CPU_PROF_INTERVAL µs if set.
   const profDir = process.env.BENCH_PEERS_CPU_PROF_DIR;
+  // BENCH_PEERS_NODE_FLAGS: more `node` flags for every Yiem process (e.g. `--trace-gc`, which
+  // NODE_OPTIONS refuses), started as with a profile.
+  const extraFlags = (process.env.BENCH_PEERS_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  const flagged = Boolean(profDir) || extraFlags.length > 0;
   const processes = await startClusterProcesses({
     cwd: root,
     launch: "compiled",
     env,
-    coordinators: profDir ? 0 : 1,
-    workers: profDir ? 0 : 2,
+    coordinators: flagged ? 0 : 1,
+    workers: flagged ? 0 : 2,
     readyTimeoutMs: 90_000,
     expectTools: [STEP_TOOL],
     // BENCH_PEERS_LOG_DIR keeps one log file per Yiem process there (to read after a run).
@@ -70,10 +74,11 @@ export async function startYiem(
     await redis.stop();
     throw err;
   });
-  if (profDir) {
+  if (flagged) {
     const interval = process.env.BENCH_PEERS_CPU_PROF_INTERVAL; // µs between samples
-    const nodeFlags = ["--cpu-prof", `--cpu-prof-dir=${profDir}`];
-    if (interval) nodeFlags.push(`--cpu-prof-interval=${interval}`);
+    const nodeFlags = profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
+    if (profDir && interval) nodeFlags.push(`--cpu-prof-interval=${interval}`);
+    nodeFlags.push(...extraFlags);
     await processes.add("worker", { nodeFlags });
     await processes.add("worker", { nodeFlags });
     await processes.add("coordinator", { nodeFlags });

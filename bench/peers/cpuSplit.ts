@@ -5,26 +5,45 @@
  * user + system, every thread) and each system's total. What `npm run bench -- --peers`
  * reports as one figure per system, split.
  *
- * Usage: `npx tsx --conditions=yiem-source bench/peers/cpuSplit.ts [--blocks 6] [--load 64] [--concurrency 16]`
+ * `--threads` splits each process into its main thread and its other threads (V8's compiler
+ * and garbage-collector helpers, worker threads, libuv's pool). `--warm N`: N warm-up runs per
+ * system (in blocks of `--load`, `--concurrency` in flight) instead of 40 with 8 in flight: a
+ * process compiles its hot code (V8's optimizing compiler, on the other threads) for its first
+ * few hundred runs, which the default warm-up leaves inside the measure.
+ *
+ * Usage: `npx tsx --conditions=yiem-source bench/peers/cpuSplit.ts [--blocks 6] [--load 64] [--concurrency 16] [--threads] [--warm N]`
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { startScriptedModelServer } from "@yiem/testing";
 import { readFlag } from "../sampling/portOwners.js";
-import { processCpuMs } from "../sampling/processSampler.js";
+import { processCpuMs, threadCpuMs } from "../sampling/processSampler.js";
 import { measureLoad } from "./measure.js";
 import { startBullmq } from "./systems/bullmq.js";
 import type { PeerContext, PeerSystem } from "./systems/peerSystem.js";
 import { startYiem } from "./systems/yiem.js";
 import { replyTo } from "./workload.js";
 
-/** CPU ms of each of `system`'s processes now, by its name (`pidNames`, else its pid). */
+const SPLIT_THREADS = process.argv.includes("--threads");
+
+/**
+ * CPU ms of each of `system`'s processes now, by its name (`pidNames`, else its pid); with
+ * `--threads`, its main thread's and its other threads' apart.
+ */
 async function cpuByProcess(system: PeerSystem): Promise<Map<string, number>> {
   const pids = await system.pids();
   const names = system.pidNames ?? pids.map(String);
-  const values = await Promise.all(pids.map((pid) => processCpuMs(pid)));
-  return new Map(pids.map((_, i) => [names[i] ?? String(pids[i]), values[i] ?? 0]));
+  const spent = new Map<string, number>();
+  for (const [i, pid] of pids.entries()) {
+    const name = names[i] ?? String(pid);
+    const split = SPLIT_THREADS ? await threadCpuMs(pid) : undefined;
+    if (split) {
+      spent.set(`${name} main`, split.main);
+      spent.set(`${name} others`, split.others);
+    } else spent.set(name, (await processCpuMs(pid)) ?? 0);
+  }
+  return spent;
 }
 
 /** Adds `after - before`, process by process, into `sums`. */
@@ -55,8 +74,12 @@ async function main(): Promise<void> {
   const spent = { yiem: new Map<string, number>(), bullmq: new Map<string, number>() };
   const answered = { yiem: 0, bullmq: 0 };
   try {
-    for (const [name, system] of Object.entries(systems))
-      await measureLoad(system, `${name}-warm`, 40, 8);
+    const warm = Number(readFlag("warm", "0"));
+    for (const [name, system] of Object.entries(systems)) {
+      if (!warm) await measureLoad(system, `${name}-warm`, 40, 8);
+      for (let done = 0; done < warm; done += perBlock)
+        await measureLoad(system, `${name}-warm-${done}`, perBlock, concurrency);
+    }
     for (let i = 0; i < blocks; i++) {
       const order = i % 2 === 0 ? (["yiem", "bullmq"] as const) : (["bullmq", "yiem"] as const);
       for (const name of order) {

@@ -2,7 +2,7 @@
  * Resource readings of other processes from `/proc` (Linux): CPU time of groups of processes
  * and their resident memory, sampled while a load runs.
  */
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import type { RedisClient } from "@yiem/core";
 import { sleep } from "./clock.js";
 
@@ -10,12 +10,38 @@ import { sleep } from "./clock.js";
  * CPU time (user + system, milliseconds) used so far by process `pid`, from `/proc`;
  * `undefined` where `/proc` is not available.
  */
-export async function processCpuMs(pid: number): Promise<number | undefined> {
+export function processCpuMs(pid: number): Promise<number | undefined> {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** CPU time (ms) of the process or thread whose `/proc` `stat` file is `statFile`. */
+async function statCpuMs(statFile: string): Promise<number | undefined> {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    const stat = await readFile(statFile, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
     return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (ms) used so far by process `pid`'s main thread and by its other threads together
+ * (V8's compiler and garbage-collector helpers, worker threads, libuv's pool), from
+ * `/proc/<pid>/task/<tid>/stat`; `undefined` when the process is gone.
+ */
+export async function threadCpuMs(
+  pid: number,
+): Promise<{ main: number; others: number } | undefined> {
+  try {
+    const split = { main: 0, others: 0 };
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const ms = await statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+      if (tid === String(pid)) split.main += ms ?? 0;
+      else split.others += ms ?? 0;
+    }
+    return split;
   } catch {
     return undefined;
   }

@@ -152,22 +152,25 @@ shape (two model calls, two parallel tool calls on two worker processes) with \`
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
 On the defaults (completed tool jobs kept an hour), 100 runs in one \`addBulk\`, after issue 31's
-latest cuts (2026-12-05): **about 156 commands per run** (156.2: BullMQ 42.1, Yiem 105.9,
-plain 8.2), from 201.6 the same morning (BullMQ 118.5, Yiem 74.2, plain 8.9). What took them
-out, per run:
+latest cuts (2026-12-05, second session): **about 149 commands per run** (148.5: BullMQ 10.0,
+the bench client's own add; Yiem 130.4; plain 8.1), from 155.0 that morning. Sent as the CLI,
+the gateway and the faces send them (\`--sends\`: each a \`YiemClient.send\` of its own new
+session, from a client process): **140.6**, the client's add a Yiem script and no session to
+record for a job that names its own. One run after another (\`--sequential --runs 20\`): 160.5,
+from 199.4. What took them out, per run:
 
-- **Yiem completes its plain jobs itself** (\`completeJob-6.lua\`, docs/DECISIONS.md,
-  "completing jobs"): a tool job's finish is one script of 9 commands (the lock's check and
-  release, off the active list, into the completed set with its result, the \`completed\`
-  event, and the finished marker with its announcement) where BullMQ's \`moveToFinished\` ran
-  about 19 and the marker's script 3 more; the request job's, 8 with its guard against BullMQ's
-  19.7. Pruning old jobs and the \`drained\` look no longer run at every finish: about 36.
-- **Yiem adds its plain jobs itself** (\`addPlainJobs.lua\`, "how Yiem adds its plain jobs"): a
-  run's two tool jobs in one script call, the queue's meta read and its marker set once, 4
-  commands a job (\`EXISTS\`, \`HSET\`, \`LPUSH\`, the \`waiting\` event) against BullMQ's 10:
-  about 11 (8.5 when runs arrive together and share a call).
-- The bench client's own add of each request job is still BullMQ's (10): \`YiemClient.send\`
-  adds it with Yiem's script (7).
+- **A batch of events is one stream entry** (\`appendEvent.lib.lua\`, docs/DECISIONS.md, "how a
+  batch of events is stored"): the events one script stores share one \`XADD\`, where each had
+  its own (about 15 a run); with a guess of the stream's newest entry the first event goes alone,
+  its proof. A close whose queued events begin with the last streamed text no longer reads the
+  stream to number it. About 6.
+- **Yiem takes its plain jobs itself** (\`takeJob-8.lua\`, "how Yiem takes its jobs"): the queue's
+  marker is set only while jobs still wait, and a take that left none sends its worker to wait
+  for the marker instead of taking again. Under load about 1.5 (empty takes were rare); one run
+  after another about 34: the coordinator's takes 24.0 → 8.7, each tool worker's about 20 → 12.5.
+
+The morning's cuts, from 201.6 (BullMQ 118.5, Yiem 74.2, plain 8.9) to 156.2 (BullMQ 42.1,
+Yiem 105.9, plain 8.2):
 
 Before those (the figures that follow are from then): **about 205 commands per run** (204.6:
 BullMQ 118.7, Yiem 77.2, plain 8.7). With

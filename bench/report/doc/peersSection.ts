@@ -302,7 +302,27 @@ splits the CPU per run by process (load 5, a helper's tests beside it): Yiem 10.
 1.9, coordinator 6.3, workers 1.2 each) against BullMQ by hand 6.3 ms (Redis 1.2,
 orchestrator 3.9, workers 0.6–0.7 each): the coordinator's extra 2.4 ms is most of the gap, and
 a CPU profile of it shows its socket writes (\`uncork\`, coalesced already) and the HTTP
-request bodies the largest items, no function of Yiem's own standing out.`;
+request bodies the largest items, no function of Yiem's own standing out.
+
+Later that day (the table above is from then): Yiem takes its plain jobs itself
+(\`takeJob-8.lua\`: the marker set only while jobs wait, no empty take after a take, "two empty
+takes" above gone) and stores a batch of events as one stream entry. Redis commands per run
+(\`monitorRuns\`): 155 → 148.5 with \`addBulk\`, 140.6 with \`YiemClient.send\`, 199 → 160.5
+one run after another. In the table, Yiem's p50 went 19.6 → 13.7 ms (1.25× → 1.32× BullMQ by
+hand's, whose own p50 went 14.5 → 11.0 on a quieter machine) and its CPU per run 9.4 → 7.0 ms
+(1.49× → 1.45×). Where the CPU goes (\`cpuSplit.ts --threads\`, 6 blocks of 64 runs with 64 in
+flight, load about 1.5): Yiem 6.6 ms a run (Redis 1.1; coordinator 2.3 on its main thread and
+1.8 on its other threads; each worker 0.5 and 0.2) against BullMQ by hand 4.1 (Redis 0.7;
+orchestrator 1.7 and 1.1; each worker 0.2 and 0.1). The other threads are mostly V8 compiling
+hot code: \`--trace-opt\` on the coordinator counted about 2 ms of optimizing compiles a run over
+its first 450 runs, 0.6 ms by its 500th. After 640 warm-up runs (\`--warm 640\`) Yiem's CPU per
+run is 5.1 ms (coordinator 2.0 + 1.0, workers 0.4 + 0.15) and BullMQ's 2.8 (orchestrator
+1.2 + 0.6, workers 0.15 + 0.1): the ratio grows to 1.8×, since BullMQ's smaller code is
+compiled sooner. So this table's short warm-up (20 runs) flatters the ratio, and at steady state
+Yiem's extra work is about 2.3 ms a run: 0.45 of Redis (more commands, script calls and larger
+values: events and the transcript), 0.7 on the coordinator's main thread, 0.5 on its compiler
+and collector threads, 0.5 in the two workers (a tool call's events, validation and result
+records around a tool that is here a single file append).`;
 
 /** "1 round", "3 rounds". */
 function roundsText(rounds: number): string {

@@ -83,14 +83,39 @@ function isEndOf(event: BusEvent, requestId: string): event is BusEvent & AgentE
 }
 
 /**
- * Prints the run's events after `baseline` until its `agentEnd`, and names a worker that
- * stops mid-call; resolves with its response.
+ * Opens the run's session events and resolves with them once they are live (subscribed, the
+ * starting number known), so a send after it misses none of them: the first model call's text
+ * comes as its deltas however quick the coordinator. The stream's first read is under way;
+ * `next` hands it over first.
+ */
+async function openLiveEvents(
+  events: AsyncGenerator<BusEvent>,
+  live: Promise<void>,
+): Promise<{ next: () => Promise<IteratorResult<BusEvent>> }> {
+  let first: Promise<IteratorResult<BusEvent>> | undefined = events.next();
+  first.catch(() => {}); // read below, or given up with the stream
+  const settled = await Promise.race([live.then(() => "live" as const), first]);
+  if (settled !== "live" && settled.done) await first; // ended before it was live: as it ended
+  return {
+    next: () => {
+      const read = first ?? events.next();
+      first = undefined;
+      return read;
+    },
+  };
+}
+
+/**
+ * Follows the run's events from before its send (`send`, called once they are live), printing
+ * those after `baseline` until its `agentEnd`, and names a worker that stops mid-call; resolves
+ * with its response.
  */
 async function followRun(
   { client, config }: ClusterSession,
   run: FollowedRun,
   options: SendOptions,
   printer: BusPrinter,
+  send: () => Promise<void>,
 ): Promise<AssistantMessage> {
   const isHeld = async () => (await probeSession(config, run.sessionId)).held;
   const refusal = () => client.requestRefusal(run.requestId);
@@ -107,14 +132,22 @@ async function followRun(
     inUse: () => printer.workersInUse(),
     report: (live, draining) => printer.checkWorkers(live, draining),
   });
+  let markLive: () => void = () => {};
+  const live = new Promise<void>((resolve) => {
+    markLive = resolve;
+  });
+  const events = client.events(run.sessionId, {
+    fromStart: true, // with `baseline`: nothing published after the send can be missed
+    untilAgentEnd: true,
+    requestId: run.requestId,
+    signal: guard.signal,
+    onLive: () => markLive(),
+  });
   try {
-    const events = client.events(run.sessionId, {
-      fromStart: true, // with `baseline`: nothing published after the send can be missed
-      untilAgentEnd: true,
-      requestId: run.requestId,
-      signal: guard.signal,
-    });
-    for await (const event of events) {
+    const reader = await openLiveEvents(events, live);
+    await send();
+    for (let read = await reader.next(); !read.done; read = await reader.next()) {
+      const event = read.value;
       if (event.seq <= run.baseline) continue;
       guard.sawEvent();
       if (options.followUp && event.runId !== run.requestId) {
@@ -126,6 +159,8 @@ async function followRun(
     }
     throw guard.failure();
   } finally {
+    // Not awaited: behind a read still pending (a send that failed) it would wait for an event.
+    events.return(undefined).catch(() => {});
     stopWatchingWorkers();
     guard.dispose();
   }
@@ -159,12 +194,17 @@ async function sendAndFollow(
     budget: options.budget,
     tenant: options.tenant,
   };
-  const { requestId } = await cluster.client.send(options.message, sendOptions);
+  const requestId = randomUUID();
   const run: FollowedRun = { sessionId, requestId, runId: requestId, baseline };
   const printer = createBusPrinter({ json: options.json, out: io.stdout, runEvents: false });
   printer.print(`session ${sessionId}`);
-  printer.status("waiting for a coordinator…");
-  const response = await followRun(cluster, run, options, printer).finally(() => printer.stop());
+  const send = async () => {
+    await cluster.client.send(options.message, { ...sendOptions, requestId });
+    printer.status("waiting for a coordinator…");
+  };
+  const response = await followRun(cluster, run, options, printer, send).finally(() =>
+    printer.stop(),
+  );
   if (options.json) writeLine(io.stdout, formatJsonLine({ type: "response", ...run, response }));
   else printResult(io, sessionId, response, Date.now() - started, printer.answerShown(response));
   return isFailedRun(response) ? EXIT.runFailed : EXIT.ok;

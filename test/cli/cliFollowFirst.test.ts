@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cliProcess.js";
 import { useTestCluster } from "../support/cluster.js";
 import {
+  type HeldSubscription,
   type SubscriptionGateProxy,
-  startSubscriptionGateProxy,
+  startQueuedFirstGate,
 } from "../support/subscriptionGateProxy.js";
 
 /** The model: `<x>` answers `hi <x>` at once, in deltas of two characters. */
@@ -26,24 +27,10 @@ function respond(request: ScriptedRequest): ScriptedReply {
 
 const cluster = useTestCluster({ workers: 0, model: { respond } });
 let proxy: SubscriptionGateProxy;
-
-/** Each session whose subscription the proxy held, and whether the cluster knew it by then. */
-const held: Array<{ sessionId: string; sentFirst: boolean }> = [];
-
-/** Resolves once the run of `sessionId` has ended (20 s at most). */
-async function runEnded(sessionId: string): Promise<void> {
-  const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
-  for await (const _ of cluster.client.events(sessionId, options)) {
-    // read to the run's end
-  }
-}
+let held: HeldSubscription[];
 
 beforeAll(async () => {
-  proxy = await startSubscriptionGateProxy(cluster.redis.url, async (sessionId) => {
-    const sentFirst = await cluster.client.hasSession(sessionId);
-    held.push({ sessionId, sentFirst });
-    if (sentFirst) await runEnded(sessionId).catch(() => undefined);
-  });
+  ({ proxy, held } = await startQueuedFirstGate(cluster.client, cluster.redis.url));
 });
 
 afterAll(async () => {
@@ -61,6 +48,6 @@ describe("yiem send, the coordinator quicker than the CLI", () => {
     const deltas = lines.flatMap((line) => (line.type === "messageUpdate" ? [line.delta] : []));
     expect(deltas).toEqual(["hi", " a", "my"]);
     expect(lines.at(-1)?.type).toBe("response");
-    expect(held).toEqual([{ sessionId: lines[0]?.sessionId, sentFirst: false }]);
+    expect(held).toEqual([{ sessionId: lines[0]?.sessionId, queuedFirst: false }]);
   });
 });

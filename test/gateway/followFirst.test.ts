@@ -17,8 +17,9 @@ import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import {
+  type HeldSubscription,
   type SubscriptionGateProxy,
-  startSubscriptionGateProxy,
+  startQueuedFirstGate,
 } from "../support/subscriptionGateProxy.js";
 import {
   type GatewayProcess,
@@ -42,24 +43,10 @@ const cluster = useTestCluster({ workers: 0, model: { respond } });
 const alice = makeKey("alice", { scopes: ["submit", "read"] });
 let gateway: GatewayProcess;
 let proxy: SubscriptionGateProxy;
-
-/** Each session whose subscription the proxy held, and whether the cluster knew it by then. */
-let held: Array<{ sessionId: string; queuedFirst: boolean }> = [];
-
-/** Resolves once the run of `sessionId` has ended (20 s at most). */
-async function runEnded(sessionId: string): Promise<void> {
-  const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
-  for await (const _ of cluster.client.events(sessionId, options)) {
-    // read to the run's end
-  }
-}
+let held: HeldSubscription[];
 
 beforeAll(async () => {
-  proxy = await startSubscriptionGateProxy(cluster.redis.url, async (sessionId) => {
-    const queuedFirst = await cluster.client.hasSession(sessionId);
-    held.push({ sessionId, queuedFirst });
-    if (queuedFirst) await runEnded(sessionId).catch(() => undefined);
-  });
+  ({ proxy, held } = await startQueuedFirstGate(cluster.client, cluster.redis.url));
   const dir = await mkdtemp(join(tmpdir(), "yiem-follow-first-"));
   const file = join(dir, "keys.jsonl");
   await writeKeysFile(file, [alice]);
@@ -76,7 +63,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  held = [];
+  held.length = 0;
 });
 
 const openai = () => openaiClient(gateway.url, alice.secret, 30_000);

@@ -1,4 +1,5 @@
 import { connect as connectTcp, createServer, type Server, type Socket } from "node:net";
+import type { YiemClient } from "@yiem/core";
 
 /** A running `startSubscriptionGateProxy`. */
 export interface SubscriptionGateProxy {
@@ -64,4 +65,37 @@ export async function startSubscriptionGateProxy(
       return new Promise<void>((resolve) => proxy.close(() => resolve()));
     },
   };
+}
+
+/** Each session whose subscription a `startQueuedFirstGate` proxy held, and whether it was known. */
+export interface HeldSubscription {
+  sessionId: string;
+  /** Whether the cluster knew the session when the subscription came (its request sent first). */
+  queuedFirst: boolean;
+}
+
+/**
+ * A `startSubscriptionGateProxy` that lets the coordinator win every race it could: a
+ * subscription to a session's events passes at once when the cluster does not know the session
+ * yet (the subscriber follows first), and is held until the session's run has ended (20 s at
+ * most) when it does (its request was sent first: the subscriber sees the stored events only).
+ * `held` lists each subscription seen, in order.
+ */
+export async function startQueuedFirstGate(
+  client: YiemClient,
+  redisUrl: string,
+): Promise<{ proxy: SubscriptionGateProxy; held: HeldSubscription[] }> {
+  const held: HeldSubscription[] = [];
+  const runEnded = async (sessionId: string) => {
+    const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
+    for await (const _ of client.events(sessionId, options)) {
+      // read to the run's end
+    }
+  };
+  const proxy = await startSubscriptionGateProxy(redisUrl, async (sessionId) => {
+    const queuedFirst = await client.hasSession(sessionId);
+    held.push({ sessionId, queuedFirst });
+    if (queuedFirst) await runEnded(sessionId).catch(() => undefined);
+  });
+  return { proxy, held };
 }

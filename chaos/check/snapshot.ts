@@ -52,7 +52,7 @@ export interface KeyRecord {
   type: string;
   /** Time to live in ms; -1 when the key has none. */
   ttlMs: number;
-  /** The first members of an approval index (what a leftover entry names). */
+  /** The first members of an approval index, cluster-wide or a tree's (what a leftover entry names). */
   members?: string[];
   /** For `approvalsPending`: how old each of `members` is (ms since its call asked), when read. */
   memberAgesMs?: number[];
@@ -107,7 +107,8 @@ async function readKeys(redis: RedisClient, prefix: string): Promise<KeyRecord[]
   return Promise.all(
     names.map(async (key) => {
       const record: KeyRecord = { key, type: await redis.type(key), ttlMs: await redis.pttl(key) };
-      if (/:approvalDeadlines$/.test(key)) record.members = await redis.zrange(key, 0, 9);
+      if (/:(approvalDeadlines|treeApprovals)$/.test(key))
+        record.members = await redis.zrange(key, 0, 9);
       if (/:approvalsPending$/.test(key)) {
         const pairs = await redis.zrange(key, 0, 9, "WITHSCORES");
         record.members = pairs.filter((_, i) => i % 2 === 0);

@@ -99,3 +99,40 @@ export async function startQueuedFirstGate(
   });
   return { proxy, held };
 }
+
+/** Each session whose subscription a `startDecidedFirstGate` proxy held, and how it was let through. */
+export interface HeldResumeSubscription {
+  sessionId: string;
+  /** Whether no call of the known session waited any more (its decision sent first). */
+  decidedFirst: boolean;
+}
+
+/**
+ * A `startSubscriptionGateProxy` that lets the coordinator win every race a resume could: a
+ * subscription to a session's events passes at once when the cluster does not know the session
+ * yet (a run the subscriber starts) or a call of the session still awaits a decision (the
+ * subscriber follows before it decides), and is held until the session's first `agentEnd` (20 s
+ * at most) when none does (the decision was sent, and recorded, first: the subscriber sees the
+ * resumed run's stored events only). Suits a session whose first run parks for approval (a
+ * parked run ends with no `agentEnd`). `held` lists each subscription seen, in order.
+ */
+export async function startDecidedFirstGate(
+  client: YiemClient,
+  redisUrl: string,
+): Promise<{ proxy: SubscriptionGateProxy; held: HeldResumeSubscription[] }> {
+  const held: HeldResumeSubscription[] = [];
+  const runEnded = async (sessionId: string) => {
+    const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
+    for await (const _ of client.events(sessionId, options)) {
+      // read to the run's end
+    }
+  };
+  const proxy = await startSubscriptionGateProxy(redisUrl, async (sessionId) => {
+    const known = await client.hasSession(sessionId);
+    const waiting = known && (await client.pendingApprovals(sessionId)).length > 0;
+    const decidedFirst = known && !waiting;
+    held.push({ sessionId, decidedFirst });
+    if (decidedFirst) await runEnded(sessionId).catch(() => undefined);
+  });
+  return { proxy, held };
+}

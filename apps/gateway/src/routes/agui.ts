@@ -7,7 +7,7 @@ import { defineRoute, type GatewayServices, type RouteReply } from "../http/rout
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { errorSchema } from "../schemas.js";
 import { type AguiEvent, AguiEvents, type AguiRunIds } from "./aguiEvents.js";
-import { startFollowedRun } from "./followFirst.js";
+import { openLiveEvents, startFollowedRun } from "./followFirst.js";
 import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { watchParkedRun } from "./parkedRun.js";
 import type { PlannedRun } from "./runs.js";
@@ -45,8 +45,12 @@ export const aguiRunRoute = defineRoute({
   async handle({ res, key, body, services }): Promise<RouteReply> {
     const ids = { threadId: body.threadId, runId: body.runId };
     if (body.resume && body.resume.length > 0) {
-      const run = await resumeRun(services, key, body.threadId, body.resume);
-      await streamAguiRun(services, key, res, run, ids);
+      const { run, events } = await resumeRun(services, key, body.threadId, body.resume);
+      try {
+        await streamAguiRun(services, key, res, run, ids, events);
+      } finally {
+        events.close();
+      }
       return { kind: "streamed" };
     }
     const { run, events } = await startAguiRun(services, key, body);
@@ -110,33 +114,45 @@ function lastUserText(messages: AguiRunInput["messages"]): string {
 
 /**
  * Decides the calls that `resume` answers (where each waits, a child run's included; the
- * key's name as who decided) and returns the parked run they resume, followed from now.
- * 403 without the approve scope, 409 when none of them waits.
+ * key's name as who decided) and returns the parked run they resume with its events, followed
+ * since before the first decision was sent (`openLiveEvents`: the resumed run's text then
+ * streams as its deltas). 403 without the approve scope, 409 when none of them waits.
  */
 async function resumeRun(
   services: GatewayServices,
   key: GatewayKey,
   threadId: string,
   resume: ResumeEntry[],
-): Promise<FollowedRun> {
+): Promise<{ run: FollowedRun; events: RunEvents }> {
   if (!hasScope(key, "approve")) {
     throw new GatewayError(403, "forbidden", 'this key lacks the "approve" scope');
   }
   await expectVisibleSession(services, key, threadId);
   const afterSeq = await services.store.latestEventSeq(threadId);
-  let runId: string | undefined;
-  for (const entry of resume) {
-    const call = await locateWaitingCall(services, threadId, entry.interruptId, "resume");
-    if (!call) continue;
-    // Read before deciding: the resumed run may end, and its record go, before the decision returns.
-    runId ??= call.sessionId === threadId ? call.runId : await services.store.openRunOf(threadId);
-    const decision = { callId: entry.interruptId, ...decisionOf(entry) };
-    await decideCall(services, call, decision, key.name, "resume");
+  let resumed: { run: FollowedRun; events: RunEvents } | undefined;
+  try {
+    for (const entry of resume) {
+      const call = await locateWaitingCall(services, threadId, entry.interruptId, "resume");
+      if (!call) continue;
+      const decision = { callId: entry.interruptId, ...decisionOf(entry) };
+      // Read before deciding: the resumed run may end, and its record go, before the decision returns.
+      const runId =
+        resumed?.run.runId ??
+        (call.sessionId === threadId ? call.runId : await services.store.openRunOf(threadId));
+      if (!resumed && runId !== undefined) {
+        const run = { runId, sessionId: threadId, afterSeq };
+        resumed = { run, events: await openLiveEvents(services, run, afterSeq) };
+      }
+      await decideCall(services, call, decision, key.name, "resume");
+    }
+  } catch (err) {
+    resumed?.events.close();
+    throw err;
   }
-  if (runId === undefined) {
+  if (!resumed) {
     throw new GatewayError(409, "not_waiting", "no interrupt of resume waits", "resume");
   }
-  return { runId, sessionId: threadId, afterSeq };
+  return resumed;
 }
 
 /** The decision a resume entry stands for: `cancelled` denies; `resolved` says by its payload. */
@@ -163,7 +179,7 @@ function formatAguiEvent(event: AguiEvent): string {
  * Streams `run` (from its `afterSeq`) as one AG-UI run (`AguiEvents`) until its `agentEnd`, or until it waits for
  * approval (the run then finishes with interrupts), or the client leaves or stops reading
  * (the run goes on), the gateway shuts down or the key is revoked. `events`: the run's, followed
- * since before it was queued (`startFollowedRun`).
+ * since before it was queued (`startFollowedRun`) or resumed (`openLiveEvents`).
  */
 export async function streamAguiRun(
   services: GatewayServices,

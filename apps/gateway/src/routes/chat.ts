@@ -5,7 +5,7 @@ import { GatewayError } from "../http/gatewayError.js";
 import { defineRoute, type GatewayServices, type RouteReply } from "../http/route.js";
 import { type GatewayKey, hasScope } from "../keys/gatewayKey.js";
 import { errorSchema } from "../schemas.js";
-import { startFollowedRun } from "./followFirst.js";
+import { openLiveEvents, startFollowedRun } from "./followFirst.js";
 import { followRun, type RunEvents, streamSignal } from "./followRun.js";
 import { watchParkedRun } from "./parkedRun.js";
 import type { PlannedRun } from "./runs.js";
@@ -43,13 +43,18 @@ export const chatRoute = defineRoute({
     const responses = last?.role === "assistant" ? approvalResponsesOf(last.parts) : [];
     const chunks = new UiMessageChunks(body.id);
     if (responses.length > 0) {
-      const afterSeq = await services.store.latestEventSeq(body.id);
-      const { first, ...run } = await decideApprovals(services, key, body.id, responses, chunks);
-      await streamAnswer(services, key, res, run, afterSeq, {
-        chunks,
-        first,
-        continuedMessageId: last?.id,
-      });
+      const resumed = await decideApprovals(services, key, body.id, responses, chunks);
+      const { run, afterSeq, first, events } = resumed;
+      try {
+        await streamAnswer(services, key, res, run, afterSeq, {
+          chunks,
+          first,
+          continuedMessageId: last?.id,
+          events,
+        });
+      } finally {
+        events.close();
+      }
       return { kind: "streamed" };
     }
     const input = {
@@ -87,7 +92,7 @@ async function streamAnswer(
     chunks: UiMessageChunks;
     first?: UIMessageChunk[];
     continuedMessageId?: string;
-    /** The run's events, followed since before it was queued (`startFollowedRun`). */
+    /** The run's events, followed since before it was queued or resumed (`followFirst.ts`). */
     events?: RunEvents;
   },
 ): Promise<void> {
@@ -190,11 +195,24 @@ function approvalResponsesOf(parts: UiPart[]): ApprovalResponse[] {
   return responses;
 }
 
+/** The parked run a chat's approval responses resume, followed since before they were sent. */
+interface ResumedRun {
+  run: PlannedRun;
+  /** The session's latest stored event before the decisions. */
+  afterSeq: number;
+  /** The chunks that tell of decisions on child runs' calls, sent first. */
+  first: UIMessageChunk[];
+  /** The run's events, live before the first decision was sent (`openLiveEvents`). */
+  events: RunEvents;
+}
+
 /**
  * Records the key's decisions on calls awaiting approval in `sessionId`'s tree (as `POST
  * /v1/approvals`: in the session where each call waits, a child run's for a child's call, the
  * key's name as `by`), tells `chunks` of them, and returns the parked run they resume: the
- * session's. 403 without the approve scope, 409 when no call of them waits.
+ * session's, its events followed since before the first decision was sent (so the resumed
+ * run's text streams as its deltas). 403 without the approve scope, 409 when no call of them
+ * waits.
  */
 async function decideApprovals(
   services: GatewayServices,
@@ -202,29 +220,41 @@ async function decideApprovals(
   sessionId: string,
   responses: ApprovalResponse[],
   chunks: UiMessageChunks,
-): Promise<PlannedRun & { first: UIMessageChunk[] }> {
+): Promise<ResumedRun> {
   if (!hasScope(key, "approve")) {
     throw new GatewayError(403, "forbidden", 'this key lacks the "approve" scope');
   }
   await expectVisibleSession(services, key, sessionId);
-  let runId: string | undefined;
+  const afterSeq = await services.store.latestEventSeq(sessionId);
+  let resumed: ResumedRun | undefined;
   const first: UIMessageChunk[] = [];
-  for (const response of responses) {
-    const decision = {
-      callId: response.callKey,
-      approved: response.approved,
-      ...(response.reason ? { reason: response.reason } : {}),
-    };
-    const call = await locateWaitingCall(services, sessionId, decision.callId, "messages");
-    if (!call) continue; // decided already (by this chat's earlier request, or elsewhere)
-    // Read before deciding: the resumed run may end, and its record go, before the decision returns.
-    runId ??= call.sessionId === sessionId ? call.runId : await services.store.openRunOf(sessionId);
-    await decideCall(services, call, decision, key.name, "messages");
-    if (call.sessionId !== sessionId) {
-      first.push(...chunks.decided(`${call.sessionId}/${call.toolCallId}`, response.approved));
+  try {
+    for (const response of responses) {
+      const decision = {
+        callId: response.callKey,
+        approved: response.approved,
+        ...(response.reason ? { reason: response.reason } : {}),
+      };
+      const call = await locateWaitingCall(services, sessionId, decision.callId, "messages");
+      if (!call) continue; // decided already (by this chat's earlier request, or elsewhere)
+      // Read before deciding: the resumed run may end, and its record go, before the decision returns.
+      const runId =
+        resumed?.run.runId ??
+        (call.sessionId === sessionId ? call.runId : await services.store.openRunOf(sessionId));
+      if (!resumed && runId !== undefined) {
+        const run = { runId, sessionId };
+        resumed = { run, afterSeq, first, events: await openLiveEvents(services, run, afterSeq) };
+      }
+      await decideCall(services, call, decision, key.name, "messages");
+      if (call.sessionId !== sessionId) {
+        first.push(...chunks.decided(`${call.sessionId}/${call.toolCallId}`, response.approved));
+      }
     }
+  } catch (err) {
+    resumed?.events.close();
+    throw err;
   }
-  if (runId === undefined) {
+  if (!resumed) {
     throw new GatewayError(
       409,
       "not_waiting",
@@ -232,5 +262,5 @@ async function decideApprovals(
       "messages",
     );
   }
-  return { runId, sessionId, first };
+  return resumed;
 }

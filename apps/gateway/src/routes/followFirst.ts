@@ -4,9 +4,9 @@ import type { GatewayServices } from "../http/route.js";
 import type { GatewayKey } from "../keys/gatewayKey.js";
 import { type RunEvents, runEventsOf } from "./followRun.js";
 import type { AgentField } from "./runAgent.js";
-import { type RunRequest, type StartedRun, startRun } from "./runs.js";
+import { type PlannedRun, type RunRequest, type StartedRun, startRun } from "./runs.js";
 
-/** How long a run's events may take to be live (Redis away) before its start is given up. */
+/** How long a run's events may take to be live (Redis away) before its start (or resume) is given up. */
 const LIVE_WAIT_MS = 10_000;
 
 /** A run `startFollowedRun` started, and its events, followed since before it was queued. */
@@ -38,7 +38,7 @@ export async function startFollowedRun(
 ): Promise<FollowedStart> {
   let events: RunEvents | undefined;
   const follow = async (run: StartedRun) => {
-    events = await openLiveEvents(services, run);
+    events = await openLiveEvents(services, run, run.afterSeq);
   };
   try {
     const run = await startRun(services, key, body, idempotencyKey, field, follow);
@@ -49,13 +49,24 @@ export async function startFollowedRun(
   }
 }
 
-/** The events of `run` from its `afterSeq`, once they are live (`onLive`). */
-async function openLiveEvents(services: GatewayServices, run: StartedRun): Promise<RunEvents> {
+/**
+ * The events of `run`'s session after `afterSeq` until the run's `agentEnd` (`runEventsOf`),
+ * returned once they are live: subscribed, Redis having acknowledged it (`onLive`). A face
+ * opens them before it does what makes the run go on (queues it: `startFollowedRun`; sends
+ * the decision that resumes it: the chat and AG-UI faces' approval answers), so the model's
+ * text deltas that follow come as deltas however quick the coordinator. `close` them when the
+ * face does not read them. A 503 when they are not live within `LIVE_WAIT_MS`.
+ */
+export async function openLiveEvents(
+  services: GatewayServices,
+  run: PlannedRun,
+  afterSeq: number,
+): Promise<RunEvents> {
   let markLive: () => void = () => {};
   const live = new Promise<"live">((resolve) => {
     markLive = () => resolve("live");
   });
-  const events = runEventsOf(services, run, run.afterSeq, () => markLive());
+  const events = runEventsOf(services, run, afterSeq, () => markLive());
   const first = events.stream.next(); // a stream opens at its first read
   first.catch(() => {}); // read by the face, or given up with the stream
   let timer: NodeJS.Timeout | undefined;
@@ -74,7 +85,7 @@ async function openLiveEvents(services: GatewayServices, run: StartedRun): Promi
   return { stream: startingWith(first, events.stream), close: events.close };
 }
 
-/** The 503 of a run whose events were not live in time (nothing was queued). */
+/** The 503 of a run whose events were not live in time (nothing was queued or decided). */
 function unavailable(): GatewayError {
   const retry = { "Retry-After": "1" };
   const message = "the cluster is unavailable; retry later";

@@ -8,6 +8,7 @@ import {
   transformHttpEventStream,
 } from "@ag-ui/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runKeeping } from "./aguiRuns.js";
 import { useFaceCluster } from "./faceCluster.js";
 import {
   callGateway,
@@ -103,21 +104,6 @@ async function fetchEndingWhenCut(url: string, init: RequestInit): Promise<Respo
     },
   });
   return new Response(body, { status: response.status, headers: response.headers });
-}
-
-/** Runs `agent` (with `params`), keeping every event it received, in order. */
-async function runKeeping(agent: HttpAgent, params: Parameters<HttpAgent["runAgent"]>[0] = {}) {
-  const events: BaseEvent[] = [];
-  const interrupts: Interrupt[] = [];
-  const outcome = await agent.runAgent(params, {
-    onEvent: ({ event }) => {
-      events.push(event);
-    },
-    onRunFinishedEvent: (finished) => {
-      if (finished.outcome === "interrupt") interrupts.push(...finished.interrupts);
-    },
-  });
-  return { ...outcome, events, interrupts, types: events.map((e) => e.type as string) };
 }
 
 describe("the AG-UI face", () => {

@@ -18,6 +18,7 @@ import {
   type GatewayProcess,
   makeKey,
   openaiClient,
+  sendChatMessages,
   startGatewayProcess,
   type TestKey,
   textOf,
@@ -88,17 +89,7 @@ function userMessage(text: string): UIMessage {
  * the answer with the AI SDK's own reader: every state of the answer message, in order.
  */
 async function chat(key: TestKey, chatId: string, messages: UIMessage[], from?: UIMessage) {
-  const transport = new DefaultChatTransport<UIMessage>({
-    api: `${gateway.url}/v1/chat`,
-    headers: { Authorization: `Bearer ${key.secret}` },
-  });
-  const stream = await transport.sendMessages({
-    trigger: "submit-message",
-    chatId,
-    messageId: undefined,
-    messages,
-    abortSignal: AbortSignal.timeout(30_000),
-  });
+  const stream = await sendChatMessages(gateway.url, key.secret, chatId, messages);
   const states: UIMessage[] = [];
   for await (const message of readUIMessageStream<UIMessage>({
     stream,

@@ -9,9 +9,6 @@
  * whole. The model streams its text at once, with no pause between deltas.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ScriptedReply, ScriptedRequest } from "@yiem/testing";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -25,10 +22,9 @@ import {
   type GatewayProcess,
   makeKey,
   openaiClient,
-  startGatewayProcess,
+  startGatewayWithKeys,
   textOf,
   type Wire,
-  writeKeysFile,
 } from "./support.js";
 
 /** The model: `<x>` answers `hi <x>` at once, in deltas of two characters. */
@@ -47,14 +43,7 @@ let held: HeldSubscription[];
 
 beforeAll(async () => {
   ({ proxy, held } = await startQueuedFirstGate(cluster.client, cluster.redis.url));
-  const dir = await mkdtemp(join(tmpdir(), "yiem-follow-first-"));
-  const file = join(dir, "keys.jsonl");
-  await writeKeysFile(file, [alice]);
-  gateway = await startGatewayProcess({
-    ...cluster.env,
-    YIEM_API_KEYS: file,
-    REDIS_URL: proxy.url,
-  });
+  gateway = await startGatewayWithKeys(cluster.env, [alice], { REDIS_URL: proxy.url });
 }, 90_000);
 
 afterAll(async () => {

@@ -11,11 +11,8 @@
  * (`faces.test.ts` and `aguiFace.test.ts` cover the resumes themselves.)
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type BaseEvent, HttpAgent, type Interrupt } from "@ag-ui/client";
-import { DefaultChatTransport, type UIMessage, type UIMessageChunk } from "ai";
+import { HttpAgent } from "@ag-ui/client";
+import type { UIMessage, UIMessageChunk } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 import {
@@ -23,8 +20,9 @@ import {
   type SubscriptionGateProxy,
   startDecidedFirstGate,
 } from "../support/subscriptionGateProxy.js";
+import { runKeeping } from "./aguiRuns.js";
 import { respondAsFaceModel } from "./faceCluster.js";
-import { type GatewayProcess, makeKey, startGatewayProcess, writeKeysFile } from "./support.js";
+import { type GatewayProcess, makeKey, sendChatMessages, startGatewayWithKeys } from "./support.js";
 
 const cluster = useTestCluster({ workers: 1, model: { respond: respondAsFaceModel } });
 const alice = makeKey("alice", { scopes: ["submit", "read", "approve"] });
@@ -34,14 +32,7 @@ let held: HeldResumeSubscription[];
 
 beforeAll(async () => {
   ({ proxy, held } = await startDecidedFirstGate(cluster.client, cluster.redis.url));
-  const dir = await mkdtemp(join(tmpdir(), "yiem-resume-follow-first-"));
-  const file = join(dir, "keys.jsonl");
-  await writeKeysFile(file, [alice]);
-  gateway = await startGatewayProcess({
-    ...cluster.env,
-    YIEM_API_KEYS: file,
-    REDIS_URL: proxy.url,
-  });
+  gateway = await startGatewayWithKeys(cluster.env, [alice], { REDIS_URL: proxy.url });
 }, 90_000);
 
 afterAll(async () => {
@@ -49,22 +40,13 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-/** Runs `agent` (with `params`), keeping every event it received and its interrupts. */
-async function runKeeping(agent: HttpAgent, params: Parameters<HttpAgent["runAgent"]>[0] = {}) {
-  const events: BaseEvent[] = [];
-  const interrupts: Interrupt[] = [];
-  const outcome = await agent.runAgent(params, {
-    onEvent: ({ event }) => {
-      events.push(event);
-    },
-    onRunFinishedEvent: (finished) => {
-      if (finished.outcome === "interrupt") interrupts.push(...finished.interrupts);
-    },
-  });
-  const deltas = events.flatMap((e) =>
+/** Runs `agent` (with `params`); its interrupts and the answer's text deltas, in order. */
+async function runWithDeltas(agent: HttpAgent, params: Parameters<HttpAgent["runAgent"]>[0] = {}) {
+  const run = await runKeeping(agent, params);
+  const deltas = run.events.flatMap((e) =>
     e.type === "TEXT_MESSAGE_CONTENT" ? [(e as unknown as { delta: string }).delta] : [],
   );
-  return { ...outcome, interrupts, deltas };
+  return { ...run, deltas };
 }
 
 beforeEach(() => {
@@ -80,11 +62,11 @@ describe("a face streams the run a decision resumes as its deltas, the coordinat
       threadId,
       initialMessages: [{ id: `user-${randomUUID()}`, role: "user", content: "approve r1" }],
     });
-    const parked = await runKeeping(agent);
+    const parked = await runWithDeltas(agent);
     const [interrupt] = parked.interrupts;
     expect(interrupt).toMatchObject({ reason: "tool_approval", toolCallId: "call-r1" });
 
-    const resumed = await runKeeping(agent, {
+    const resumed = await runWithDeltas(agent, {
       resume: [
         { interruptId: interrupt?.id ?? "", status: "resolved", payload: { approved: true } },
       ],
@@ -136,17 +118,7 @@ describe("a face streams the run a decision resumes as its deltas, the coordinat
 
 /** Sends `messages` as `useChat` does (`DefaultChatTransport`): the answer's chunks, in order. */
 async function chatChunks(chatId: string, messages: UIMessage[]): Promise<UIMessageChunk[]> {
-  const transport = new DefaultChatTransport<UIMessage>({
-    api: `${gateway.url}/v1/chat`,
-    headers: { Authorization: `Bearer ${alice.secret}` },
-  });
-  const stream = await transport.sendMessages({
-    trigger: "submit-message",
-    chatId,
-    messageId: undefined,
-    messages,
-    abortSignal: AbortSignal.timeout(30_000),
-  });
+  const stream = await sendChatMessages(gateway.url, alice.secret, chatId, messages);
   const chunks: UIMessageChunk[] = [];
   for await (const chunk of stream) chunks.push(chunk);
   return chunks;

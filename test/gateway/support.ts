@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { createApiKey } from "@yiem/core";
 import { startProcessSlot, type TestProcess } from "@yiem/testing";
+import { DefaultChatTransport, type UIMessage, type UIMessageChunk } from "ai";
 import OpenAI from "openai";
 import { readMarkdownSnippets } from "../support/markdownSnippets.js";
 import { repoRoot, testLaunch } from "../support/processes.js";
@@ -62,6 +63,44 @@ export async function writeKeysFile(
 ): Promise<void> {
   const lines = [...header, ...keys.map((key) => JSON.stringify(key.entry))];
   await writeFile(file, `${lines.join("\n")}\n`);
+}
+
+/**
+ * Starts a gateway (`startGatewayProcess`) against the cluster of `env` that knows `keys` (a
+ * keys file of its own, in a new temporary folder), with `extra` on top (e.g. `REDIS_URL` of a
+ * proxy in front of the cluster's Redis).
+ */
+export async function startGatewayWithKeys(
+  env: Record<string, string>,
+  keys: TestKey[],
+  extra: Record<string, string> = {},
+): Promise<GatewayProcess> {
+  const file = join(await mkdtemp(join(tmpdir(), "yiem-gateway-keys-")), "keys.jsonl");
+  await writeKeysFile(file, keys);
+  return startGatewayProcess(env, { YIEM_API_KEYS: file, ...extra });
+}
+
+/**
+ * Sends `messages` to the gateway's `/v1/chat` as the AI SDK's `useChat` does
+ * (`DefaultChatTransport`) with key `secret`: the answer's chunk stream (30 s at most).
+ */
+export function sendChatMessages(
+  gatewayUrl: string,
+  secret: string,
+  chatId: string,
+  messages: UIMessage[],
+): Promise<ReadableStream<UIMessageChunk>> {
+  const transport = new DefaultChatTransport<UIMessage>({
+    api: `${gatewayUrl}/v1/chat`,
+    headers: { Authorization: `Bearer ${secret}` },
+  });
+  return transport.sendMessages({
+    trigger: "submit-message",
+    chatId,
+    messageId: undefined,
+    messages,
+    abortSignal: AbortSignal.timeout(30_000),
+  });
 }
 
 /** What a JSON call answered. */

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import type { AgentEndEvent, AssistantMessage, BusEvent, RunBudget } from "@yiem/core/client";
+import {
+  type AgentEndEvent,
+  type AssistantMessage,
+  type BusEvent,
+  type RunBudget,
+  whenEventsLive,
+} from "@yiem/core/client";
 import { type ClusterSession, probeSession, withCluster } from "../cluster.js";
 import { EXIT, UsageError } from "../errors.js";
 import { type CliIo, parseSeconds, writeLine } from "../io.js";
@@ -83,29 +89,6 @@ function isEndOf(event: BusEvent, requestId: string): event is BusEvent & AgentE
 }
 
 /**
- * Opens the run's session events and resolves with them once they are live (subscribed, the
- * starting number known), so a send after it misses none of them: the first model call's text
- * comes as its deltas however quick the coordinator. The stream's first read is under way;
- * `next` hands it over first.
- */
-async function openLiveEvents(
-  events: AsyncGenerator<BusEvent>,
-  live: Promise<void>,
-): Promise<{ next: () => Promise<IteratorResult<BusEvent>> }> {
-  let first: Promise<IteratorResult<BusEvent>> | undefined = events.next();
-  first.catch(() => {}); // read below, or given up with the stream
-  const settled = await Promise.race([live.then(() => "live" as const), first]);
-  if (settled !== "live" && settled.done) await first; // ended before it was live: as it ended
-  return {
-    next: () => {
-      const read = first ?? events.next();
-      first = undefined;
-      return read;
-    },
-  };
-}
-
-/**
  * Follows the run's events from before its send (`send`, called once they are live), printing
  * those after `baseline` until its `agentEnd`, and names a worker that stops mid-call; resolves
  * with its response.
@@ -132,22 +115,21 @@ async function followRun(
     inUse: () => printer.workersInUse(),
     report: (live, draining) => printer.checkWorkers(live, draining),
   });
-  let markLive: () => void = () => {};
-  const live = new Promise<void>((resolve) => {
-    markLive = resolve;
-  });
-  const events = client.events(run.sessionId, {
-    fromStart: true, // with `baseline`: nothing published after the send can be missed
-    untilAgentEnd: true,
-    requestId: run.requestId,
-    signal: guard.signal,
-    onLive: () => markLive(),
-  });
+  const stop = new AbortController();
   try {
-    const reader = await openLiveEvents(events, live);
+    const opened = await whenEventsLive((onLive) => ({
+      stream: client.events(run.sessionId, {
+        fromStart: true, // with `baseline`: nothing published after the send can be missed
+        untilAgentEnd: true,
+        requestId: run.requestId,
+        signal: AbortSignal.any([guard.signal, stop.signal]),
+        onLive,
+      }),
+      close: () => stop.abort(),
+    }));
+    if (!opened) throw guard.failure(); // never: no time limit
     await send();
-    for (let read = await reader.next(); !read.done; read = await reader.next()) {
-      const event = read.value;
+    for await (const event of opened.stream) {
       if (event.seq <= run.baseline) continue;
       guard.sawEvent();
       if (options.followUp && event.runId !== run.requestId) {
@@ -159,8 +141,7 @@ async function followRun(
     }
     throw guard.failure();
   } finally {
-    // Not awaited: behind a read still pending (a send that failed) it would wait for an event.
-    events.return(undefined).catch(() => {});
+    stop.abort(); // a read still pending (a send that failed) ends too
     stopWatchingWorkers();
     guard.dispose();
   }

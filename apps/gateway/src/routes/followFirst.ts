@@ -1,4 +1,4 @@
-import type { BusEvent } from "@yiem/core";
+import { whenEventsLive } from "@yiem/core";
 import { GatewayError } from "../http/gatewayError.js";
 import type { GatewayServices } from "../http/route.js";
 import type { GatewayKey } from "../keys/gatewayKey.js";
@@ -62,27 +62,12 @@ export async function openLiveEvents(
   run: PlannedRun,
   afterSeq: number,
 ): Promise<RunEvents> {
-  let markLive: () => void = () => {};
-  const live = new Promise<"live">((resolve) => {
-    markLive = () => resolve("live");
-  });
-  const events = runEventsOf(services, run, afterSeq, () => markLive());
-  const first = events.stream.next(); // a stream opens at its first read
-  first.catch(() => {}); // read by the face, or given up with the stream
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), LIVE_WAIT_MS);
-  });
-  try {
-    // `first` settles before `live` only when the stream ended early (the gateway closing).
-    if ((await Promise.race([live, late, first])) === "late") throw unavailable();
-  } catch (err) {
-    events.close();
-    throw err;
-  } finally {
-    clearTimeout(timer);
-  }
-  return { stream: startingWith(first, events.stream), close: events.close };
+  const opened = await whenEventsLive(
+    (onLive) => runEventsOf(services, run, afterSeq, onLive),
+    LIVE_WAIT_MS,
+  );
+  if (!opened) throw unavailable();
+  return opened;
 }
 
 /** The 503 of a run whose events were not live in time (nothing was queued or decided). */
@@ -90,19 +75,4 @@ function unavailable(): GatewayError {
   const retry = { "Retry-After": "1" };
   const message = "the cluster is unavailable; retry later";
   return new GatewayError(503, "unavailable", message, undefined, retry);
-}
-
-/** `stream` with the read already begun (`first`) given first. */
-async function* startingWith(
-  first: Promise<IteratorResult<BusEvent>>,
-  stream: AsyncGenerator<BusEvent>,
-): AsyncGenerator<BusEvent> {
-  try {
-    const head = await first;
-    if (head.done) return;
-    yield head.value;
-    yield* stream;
-  } finally {
-    await stream.return(undefined);
-  }
 }

@@ -131,6 +131,7 @@ export type {
   UserInput,
   UserMessage,
 } from "../types/index.js";
+export { type ClosableEvents, whenEventsLive } from "./liveEvents.js";
 export {
   type AbortOutcome,
   type DecisionOptions,

@@ -44,16 +44,10 @@ export const aguiRunRoute = defineRoute({
   },
   async handle({ res, key, body, services }): Promise<RouteReply> {
     const ids = { threadId: body.threadId, runId: body.runId };
-    if (body.resume && body.resume.length > 0) {
-      const { run, events } = await resumeRun(services, key, body.threadId, body.resume);
-      try {
-        await streamAguiRun(services, key, res, run, ids, events);
-      } finally {
-        events.close();
-      }
-      return { kind: "streamed" };
-    }
-    const { run, events } = await startAguiRun(services, key, body);
+    const { run, events } =
+      body.resume && body.resume.length > 0
+        ? await resumeRun(services, key, body.threadId, body.resume)
+        : await startAguiRun(services, key, body);
     try {
       await streamAguiRun(services, key, res, run, ids, events);
     } finally {

@@ -42,40 +42,47 @@ export const chatRoute = defineRoute({
     const last = body.messages.at(-1);
     const responses = last?.role === "assistant" ? approvalResponsesOf(last.parts) : [];
     const chunks = new UiMessageChunks(body.id);
-    if (responses.length > 0) {
-      const resumed = await decideApprovals(services, key, body.id, responses, chunks);
-      const { run, afterSeq, first, events } = resumed;
-      try {
-        await streamAnswer(services, key, res, run, afterSeq, {
-          chunks,
-          first,
-          continuedMessageId: last?.id,
-          events,
-        });
-      } finally {
-        events.close();
-      }
-      return { kind: "streamed" };
-    }
-    const input = {
-      role: "user" as const,
-      content: userPartsOf(last?.role === "user" ? last.parts : []),
-    };
-    const { run, events } = await startFollowedRun(
-      services,
-      key,
-      { input, sessionId: body.id, ...(body.agent !== undefined ? { agent: body.agent } : {}) },
-      undefined,
-      "newSession",
-    );
+    const answer =
+      responses.length > 0
+        ? await decideApprovals(services, key, body.id, responses, chunks)
+        : await startChatRun(services, key, body);
     try {
-      await streamAnswer(services, key, res, run, run.afterSeq, { chunks, events });
+      await streamAnswer(services, key, res, answer.run, answer.afterSeq, {
+        chunks,
+        first: answer.first,
+        continuedMessageId: responses.length > 0 ? last?.id : undefined,
+        events: answer.events,
+      });
     } finally {
-      events.close();
+      answer.events.close();
     }
     return { kind: "streamed" };
   },
 });
+
+/**
+ * Starts the run of the chat's last user message, followed since before it was queued
+ * (`startFollowedRun`): its text streams as its deltas.
+ */
+async function startChatRun(
+  services: GatewayServices,
+  key: GatewayKey,
+  body: ChatRequest,
+): Promise<AnsweredRun> {
+  const last = body.messages.at(-1);
+  const input = {
+    role: "user" as const,
+    content: userPartsOf(last?.role === "user" ? last.parts : []),
+  };
+  const { run, events } = await startFollowedRun(
+    services,
+    key,
+    { input, sessionId: body.id, ...(body.agent !== undefined ? { agent: body.agent } : {}) },
+    undefined,
+    "newSession",
+  );
+  return { run, afterSeq: run.afterSeq, first: [], events };
+}
 
 /**
  * Streams the run's events as UI message chunks until its `agentEnd`, or until it waits for
@@ -195,14 +202,14 @@ function approvalResponsesOf(parts: UiPart[]): ApprovalResponse[] {
   return responses;
 }
 
-/** The parked run a chat's approval responses resume, followed since before they were sent. */
-interface ResumedRun {
+/** The run a chat answers: started now, or resumed by its approval responses; followed first. */
+interface AnsweredRun {
   run: PlannedRun;
-  /** The session's latest stored event before the decisions. */
+  /** The session's latest stored event before the run was queued or the decisions sent. */
   afterSeq: number;
-  /** The chunks that tell of decisions on child runs' calls, sent first. */
+  /** The chunks that tell of decisions on child runs' calls, sent first (a resume's). */
   first: UIMessageChunk[];
-  /** The run's events, live before the first decision was sent (`openLiveEvents`). */
+  /** The run's events, live before it was queued or the first decision sent (`followFirst.ts`). */
   events: RunEvents;
 }
 
@@ -220,13 +227,13 @@ async function decideApprovals(
   sessionId: string,
   responses: ApprovalResponse[],
   chunks: UiMessageChunks,
-): Promise<ResumedRun> {
+): Promise<AnsweredRun> {
   if (!hasScope(key, "approve")) {
     throw new GatewayError(403, "forbidden", 'this key lacks the "approve" scope');
   }
   await expectVisibleSession(services, key, sessionId);
   const afterSeq = await services.store.latestEventSeq(sessionId);
-  let resumed: ResumedRun | undefined;
+  let resumed: AnsweredRun | undefined;
   const first: UIMessageChunk[] = [];
   try {
     for (const response of responses) {

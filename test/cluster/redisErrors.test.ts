@@ -8,7 +8,6 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   classifyRedisError,
   isTransient,
@@ -97,20 +96,32 @@ describe("classifyRedisError, fed real Redis errors", () => {
   });
 
   it("a cluster node that serves no slot (CLUSTERDOWN) is a failover: transient", async () => {
-    const port = await freePort();
+    const [port, busPort] = [await freePort(), await freePort()];
     const dir = await mkdtemp(join(tmpdir(), "yiem-redis-errors-"));
+    // The bus port is picked free too: the default (port + 10000) may be taken by then.
     const node = spawn(
       "redis-server",
-      [...loopbackServerArgs(port, dir), "--save", "", "--cluster-enabled", "yes"],
+      [
+        ...loopbackServerArgs(port, dir),
+        "--save",
+        "",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-port",
+        String(busPort),
+      ],
       { stdio: "ignore" },
     );
-    const client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 0 });
+    const client = new Redis(`redis://127.0.0.1:${port}`, {
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 50, // no growing back-off while the node starts
+    });
     client.on("error", () => undefined);
     try {
       let err: Error | undefined;
-      for (let tries = 0; tries < 100 && !err?.message.startsWith("CLUSTERDOWN"); tries++) {
+      for (let tries = 0; tries < 200 && !err?.message.startsWith("CLUSTERDOWN"); tries++) {
+        if (node.exitCode !== null) throw new Error(`redis-server exited (${node.exitCode})`);
         err = await rejectionOf(client.get("k"));
-        if (!err.message.startsWith("CLUSTERDOWN")) await sleep(50); // still starting
       }
       expect(err?.message).toMatch(/^CLUSTERDOWN/);
       expect(verdict(err as Error)).toEqual({

@@ -299,6 +299,128 @@ describe("a worker that takes lean", () => {
   });
 });
 
+/** A lean worker that takes up to three jobs a take, and only when asked (no processor). */
+class TakeThreeWorker extends SafeTakeWorker<unknown, unknown> {
+  protected override takeCount(): number {
+    return 3;
+  }
+}
+
+/** A gate the processors of a test wait on, opened once. */
+function openableGate(): { wait: Promise<void>; open(): void } {
+  let open: () => void = () => undefined;
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/**
+ * Eager workers of `queue` (concurrency `concurrency` each, taking up to 4 jobs at once), blocked
+ * on its marker, whose jobs wait on `gate`: `ranBy` says which worker (by index) started each job.
+ */
+async function blockedWorkers(
+  queue: Queue,
+  count: number,
+  concurrency: number,
+  gate: Promise<void>,
+) {
+  const ranBy = new Map<string, number>();
+  await Promise.all(
+    Array.from({ length: count }, async (_, index) => {
+      const worker = new EagerWorker(
+        queue.name,
+        async (job) => {
+          ranBy.set(job.id ?? "", index);
+          await gate;
+          return job.id;
+        },
+        { connection: bull.connection, prefix: bull.bullPrefix, concurrency, drainDelay: 60 },
+      );
+      worker.takeAtOnce = 4; // as a tool worker's, by default (WORKER_TAKE_AT_ONCE)
+      bull.opened.unshift(worker);
+      await new Promise<void>((resolve) => worker.once("drained", () => resolve()));
+    }),
+  );
+  await sleep(50); // each blocks on the marker now
+  return ranBy;
+}
+
+describe("a worker that takes several jobs at once", () => {
+  it("takes a model turn's two calls in one take, on one worker, and wakes no other", async () => {
+    const { queue } = await openQueue();
+    const gate = openableGate();
+    const ranBy = await blockedWorkers(queue, 2, 4, gate.wait);
+    const monitor = await startRawMonitor(bull.redis.url);
+    // One script adds both, with one marker: what a coordinator does with a turn's calls.
+    await Promise.all(["a", "b"].map((jobId) => addJobLean(queue, "call", {}, { jobId })));
+    await expect.poll(() => ranBy.size, { timeout: 2_000 }).toBe(2);
+    await sleep(200);
+    monitor.stop();
+    gate.open();
+    expect(ranBy.get("a")).toBe(ranBy.get("b"));
+    expect(takesOf(monitor, queue)).toBe(1);
+  });
+
+  it("takes no more jobs than it has free slots for: the rest wait for other workers", async () => {
+    const { queue } = await openQueue();
+    const gate = openableGate();
+    const ranBy = await blockedWorkers(queue, 1, 2, gate.wait);
+    await Promise.all(
+      ["a", "b", "c", "d"].map((jobId) => addJobLean(queue, "call", {}, { jobId })),
+    );
+    await expect.poll(() => ranBy.size, { timeout: 2_000 }).toBe(2);
+    await sleep(200);
+    const counts = await queue.getJobCounts("wait", "active");
+    gate.open();
+    expect([...ranBy.keys()]).toEqual(["a", "b"]);
+    expect(counts).toEqual({ wait: 2, active: 2 });
+  });
+
+  it("locks each job it took ahead with its own token, hands it out without asking Redis, and hands back the rest as it closes", async () => {
+    const { queue } = await openQueue();
+    await Promise.all(
+      ["j1", "j2", "j3", "j4"].map((jobId) => addJobLean(queue, "call", {}, { jobId })),
+    );
+    const worker = new TakeThreeWorker(queue.name, undefined, {
+      connection: bull.connection,
+      prefix: bull.bullPrefix,
+    });
+    worker.takesLean = true;
+    await worker.waitUntilReady();
+    const first = await takeNext(worker, "token-1");
+    const locks = await Promise.all(
+      ["j1", "j2", "j3"].map((id) => bull.connection.get(keyOf(queue, `${id}:lock`))),
+    );
+    const monitor = await startRawMonitor(bull.redis.url);
+    const second = await takeNext(worker, "token-2");
+    await sleep(100);
+    monitor.stop();
+    await worker.close();
+    expect([first?.id, first?.token, second?.id, second?.token]).toEqual([
+      "j1",
+      "token-1",
+      "j2",
+      "token-1/1",
+    ]);
+    expect(locks).toEqual(["token-1", "token-1/1", "token-1/2"]);
+    expect(takesOf(monitor, queue)).toBe(0);
+    // j3, taken ahead and never started, is back in wait (its lock gone); j1 and j2 stay active.
+    expect((await bull.connection.lrange(keyOf(queue, "wait"), 0, -1)).sort()).toEqual([
+      "j3",
+      "j4",
+    ]);
+    expect((await bull.connection.lrange(keyOf(queue, "active"), 0, -1)).sort()).toEqual([
+      "j1",
+      "j2",
+    ]);
+    expect(await bull.connection.exists(keyOf(queue, "j3:lock"))).toBe(0);
+    const again = await takingWorker("lean", queue);
+    const retaken = [(await takeNext(again, "t1"))?.id, (await takeNext(again, "t2"))?.id];
+    expect(retaken.sort()).toEqual(["j3", "j4"]);
+  });
+});
+
 describe("a queue that is not plain", () => {
   /** Runs `scenario` with a lean worker and with BullMQ's; both must see the same. */
   async function sameAsBullmq<T>(

@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useTestCluster } from "../support/cluster.js";
 
-/** Answers by the last user message: `parallel6`, `sequential`, `timeout`, `missing`, `withArgs`, else echoes the tool results. */
+/** Answers by the last user message: `parallel6`, `pair`, `sequential`, `timeout`, `missing`, `withArgs`, else echoes the tool results. */
 function respond(request: ScriptedRequest): ScriptedReply {
   const messages = (request.body.messages ?? []) as Array<{ role: string; content: unknown }>;
   const last = messages.at(-1);
@@ -24,6 +24,15 @@ function respond(request: ScriptedRequest): ScriptedReply {
       })),
     };
   }
+  if (text === "pair")
+    return {
+      kind: "toolCalls",
+      calls: ["left", "right"].map((label) => ({
+        id: label,
+        name: "sleepFor",
+        arguments: { ms: 50, label },
+      })),
+    };
   if (text === "sequential")
     return { kind: "toolCalls", calls: [{ id: "s1", name: "whereAmI", arguments: {} }] };
   if (text === "timeout")
@@ -44,7 +53,12 @@ function respond(request: ScriptedRequest): ScriptedReply {
   return { kind: "text", text: `echo: ${text}` };
 }
 
-const cluster = useTestCluster({ workers: 2, model: { respond } });
+// Three calls at once per worker: the batch of six runs all at once only on both workers.
+const cluster = useTestCluster({
+  workers: 2,
+  model: { respond },
+  env: { WORKER_CONCURRENCY: "3" },
+});
 
 async function collect(
   sessionId: string,
@@ -86,6 +100,15 @@ describe("the cluster runs tool calls", () => {
       if (e.type !== "toolExecEnd") continue;
       expect(e.workerId).toBe((e.result.details as { worker?: string }).worker);
     }
+  });
+
+  it("runs a model turn's two parallel calls on one idle worker, taken together", async () => {
+    const { sessionId, runId } = await cluster.client.send("pair");
+    const events = await collect(sessionId, runId, true);
+    await cluster.client.waitForResponse(runId, { timeoutMs: 20_000 });
+    const ranOn = events.flatMap((e) => (e.type === "toolExecEnd" ? [e.workerId] : []));
+    expect(ranOn).toHaveLength(2);
+    expect(ranOn[0]).toBe(ranOn[1]);
   });
 
   it("delivers each call's events start → updates → end with gap-free sequence numbers, and replays them to a late watcher", async () => {

@@ -62,6 +62,7 @@ describe("the settings catalogue", () => {
       port: 3000,
       workerHost: "127.0.0.1",
       workerConcurrency: 16,
+      workerTakeAtOnce: 4,
       queues: ["default"],
       coordinatorConcurrency: 512,
       heapGrowthPercent: 150,

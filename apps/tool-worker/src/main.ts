@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     toolStore,
     queues: config.queues,
     concurrency: config.workerConcurrency,
+    takeAtOnce: config.workerTakeAtOnce,
     workerId: config.workerId,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,

@@ -3,6 +3,14 @@ import type { RedisClient } from "./redisConnection.js";
 import { TakeJobReply } from "./scriptReplies.js";
 import { withScripts } from "./scripts.js";
 
+/** A job a lean take moved to active: its hash as BullMQ's take gives it, its id, its lock. */
+export interface TakenJob {
+  jobData: JobJsonRaw;
+  jobId: string;
+  /** The job's lock token: the take's for the first job, `<token>/<n>` for the n-th after it. */
+  token: string;
+}
+
 /** What a lean take answered: BullMQ's reply to its take, and whether jobs still wait. */
 export interface LeanTake {
   /** The job's hash, as BullMQ's `Scripts.moveToActive` gives it; `undefined`: none taken. */
@@ -12,6 +20,8 @@ export interface LeanTake {
   delayUntil: number;
   /** Jobs still wait (wait or prioritized): the queue's marker was added for them. */
   more: boolean;
+  /** The jobs taken after the first (a take of `count` above one), in queue order. */
+  further: TakenJob[];
 }
 
 /**
@@ -19,9 +29,11 @@ export interface LeanTake {
  * (`takeJob-8.lua`): what BullMQ's `moveToActive` does on a plain queue (the job to active, its
  * lock, the `active` event, `processedOn`, `pb` = `name`, `ats` + 1, the reply BullMQ's
  * `nextJobFromJobData` reads), but the queue's marker is added only when jobs still wait, and
- * the answer says whether they do. Resolves `undefined`, having changed nothing, where BullMQ's
- * take must run: a worker with a `limiter`, or an empty `name`, or a queue that is paused, has
- * a global concurrency or rate limit, or a delayed job due (the script finds those).
+ * the answer says whether they do. With `count` above one it takes up to that many jobs in the
+ * same script, each further one locked with its own token (`TakenJob.token`). Resolves
+ * `undefined`, having changed nothing, where BullMQ's take must run: a worker with a `limiter`,
+ * or an empty `name`, or a queue that is paused, has a global concurrency or rate limit, or a
+ * delayed job due (the script finds those).
  *
  * @example const taken = await takeJobLean(worker, client, token, worker.opts.name);
  */
@@ -30,6 +42,7 @@ export async function takeJobLean(
   client: BullClient,
   token: string,
   name?: string,
+  count = 1,
 ): Promise<LeanTake | undefined> {
   if (worker.opts.limiter || name === "") return undefined;
   const k = worker.keys;
@@ -40,16 +53,31 @@ export async function takeJobLean(
     token,
     worker.opts.lockDuration ?? 30_000,
     name ?? "",
+    count,
   );
   if (typeof reply === "number") {
     if (reply === TakeJobReply.notPlain) return undefined;
     throw new Error(`takeJob: unexpected reply ${reply}`);
   }
-  const [hash, jobId, , delayUntil, more] = reply;
+  const [hash, jobId, , delayUntil, more, further] = reply;
   return {
     jobData: hash ? (array2obj(hash) as unknown as JobJsonRaw) : undefined,
     jobId: jobId ? String(jobId) : undefined,
     delayUntil: Number(delayUntil) || 0,
     more: more === 1,
+    further: furtherJobs(further ?? [], token),
   };
+}
+
+/** The jobs of a take's `further` list (hash, id, ...), the n-th locked with `<token>/<n>`. */
+function furtherJobs(further: Array<string[] | string>, token: string): TakenJob[] {
+  const jobs: TakenJob[] = [];
+  for (let i = 0; i + 1 < further.length; i += 2) {
+    jobs.push({
+      jobData: array2obj(further[i] as string[]) as unknown as JobJsonRaw,
+      jobId: String(further[i + 1]),
+      token: `${token}/${jobs.length + 1}`,
+    });
+  }
+  return jobs;
 }

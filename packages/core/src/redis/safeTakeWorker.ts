@@ -1,5 +1,5 @@
 import { type RedisClient as BullClient, type Job, type Span, Worker } from "bullmq";
-import { takeJobLean } from "./leanTake.js";
+import { type LeanTake, type TakenJob, takeJobLean } from "./leanTake.js";
 import type { RedisClient } from "./redisConnection.js";
 import { withScripts } from "./scripts.js";
 
@@ -38,6 +38,13 @@ interface TakeInternals {
  * Where the queue is not plain the take is BullMQ's (one more round trip, for the script that
  * found so). `jobsLeft` says what the last take found.
  *
+ * A lean take may take several jobs at once (`takeCount`, one unless a subclass says more): the
+ * first is returned, the others are kept, locked with their own tokens, and handed out by the
+ * next takes without asking Redis (the loop starts each at once: a subclass takes no more than
+ * it has free slots for). A worker closing or pausing hands back the jobs it holds ahead, their
+ * takes undone (`releaseLostTakes-7.lua`); a worker killed holding them leaves them to the
+ * failure detector, as it leaves the jobs it runs (their tokens name its life).
+ *
  * @example const worker = new SafeTakeWorker("coordinator", undefined, { connection });
  */
 export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, ResultType> {
@@ -56,21 +63,72 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
    */
   jobsLeft: boolean | undefined;
 
+  /** Jobs a lean take took after the one it returned, handed out by the next takes. */
+  private readonly takenAhead: TakenJob[] = [];
+
+  /** Whether the take that filled `takenAhead` left jobs waiting in the queue. */
+  private moreAfterAhead = false;
+
+  /** How many jobs the next lean take may take (one here; see the class comment). */
+  protected takeCount(): number {
+    return 1;
+  }
+
   protected override async moveToActive(
     client: BullClient,
     token: string,
     name?: string,
   ): Promise<Job<DataType, ResultType>> {
+    const ahead = this.takenAhead.shift();
+    if (ahead) return this.handOutAhead(ahead);
     return this.guardTake(client, token, async () => {
-      const taken = this.takesLean ? await takeJobLean(this, client, token, name) : undefined;
+      const count = this.closing || this.paused ? 1 : this.takeCount();
+      const taken = this.takesLean
+        ? await takeJobLean(this, client, token, name, count)
+        : undefined;
       this.jobsLeft = taken?.more;
       if (!taken) return super.moveToActive(client, token, name);
       const internals = this as unknown as TakeInternals;
       internals.updateDelays(0, taken.delayUntil);
+      this.keepAhead(client, taken);
       const job = await this.nextJobFromJobData(taken.jobData, taken.jobId, token);
-      if (job && !taken.more) this.markDrained(internals);
+      if (job && !this.jobsLeft) this.markDrained(internals);
       return job;
     });
+  }
+
+  /**
+   * Keeps the further jobs of `taken` to hand out next (`jobsLeft` true while any is kept), or,
+   * when the worker is closing or paused by now, hands them back at once.
+   */
+  private keepAhead(client: BullClient, taken: LeanTake): void {
+    if (taken.further.length === 0) return;
+    if (this.closing || this.paused) {
+      void this.handBackTakenAhead(client, taken.further);
+      return;
+    }
+    this.takenAhead.push(...taken.further);
+    this.moreAfterAhead = taken.more;
+    this.jobsLeft = true;
+  }
+
+  /** Hands out a job taken ahead, as its take would have: the drained mark after the last. */
+  private async handOutAhead(ahead: TakenJob): Promise<Job<DataType, ResultType>> {
+    this.jobsLeft = this.takenAhead.length > 0 || this.moreAfterAhead;
+    const job = await this.nextJobFromJobData(ahead.jobData, ahead.jobId, ahead.token);
+    if (!this.jobsLeft) this.markDrained(this as unknown as TakeInternals);
+    return job;
+  }
+
+  override async pause(doNotWaitActive?: boolean): Promise<void> {
+    await this.handBackTakenAhead(await this.client, this.takenAhead.splice(0));
+    return super.pause(doNotWaitActive);
+  }
+
+  override async close(force = false): Promise<void> {
+    if (!this.closing && this.takenAhead.length > 0)
+      await this.handBackTakenAhead(await this.client, this.takenAhead.splice(0));
+    return super.close(force);
   }
 
   /**
@@ -122,7 +180,14 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
       taken = await take();
       return taken as Job<DataType, ResultType>;
     } finally {
-      if (drops.count !== before) await this.handBackLostTakes(client, token, taken?.id);
+      if (drops.count !== before) {
+        const kept = [taken?.id, ...this.takenAhead.map((ahead) => ahead.jobId)];
+        await this.handBackLostTakes(
+          client,
+          token,
+          kept.filter((id) => id !== undefined),
+        );
+      }
     }
   }
 
@@ -144,19 +209,35 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
     return drops;
   }
 
-  /** Hands back the active jobs locked with `token` but `keep`. Never throws: errors are emitted. */
-  private async handBackLostTakes(client: BullClient, token: string, keep?: string): Promise<void> {
+  /**
+   * Hands back the active jobs locked with `token` (or `<token>/<n>`) but those in `keep`, and
+   * tells `onHandedBack` of them unless `quietly` (jobs taken ahead, handed back on a close).
+   * Never throws: errors are emitted.
+   */
+  private async handBackLostTakes(
+    client: BullClient,
+    token: string,
+    keep: string[] = [],
+    quietly = false,
+  ): Promise<void> {
     const k = this.keys;
     try {
       const released = await withScripts(client as unknown as RedisClient).yiemReleaseLostTakes(
         ...([k.active, k.wait, k.stalled, k.meta, k.paused, k.marker, k.events] as string[]),
         this.toKey(""),
         token,
-        keep ?? "",
+        ...keep,
       );
-      if (released.length > 0) this.onHandedBack?.(released);
+      if (released.length > 0 && !quietly) this.onHandedBack?.(released);
     } catch (err) {
-      this.emit("error", err as Error);
+      // A worker closing closes its connection under a take in flight: nothing to hand back by
+      // then, and its life, found dead once it is gone, frees what the take held.
+      if (!this.closing) this.emit("error", err as Error);
     }
+  }
+
+  /** Hands back jobs taken ahead and never started, each by its own token. Never throws. */
+  private async handBackTakenAhead(client: BullClient, jobs: TakenJob[]): Promise<void> {
+    await Promise.all(jobs.map((job) => this.handBackLostTakes(client, job.token, [], true)));
   }
 }

@@ -94,9 +94,17 @@ export interface YiemScripts {
 
 /**
  * `takeJob-8.lua`'s reply when it answered as BullMQ's take: the job's hash as `HGETALL` gives
- * it (0: none), its id (0: none), 0, the next delayed job's time (0: none), 1 when more jobs wait.
+ * it (0: none), its id (0: none), 0, the next delayed job's time (0: none), 1 when more jobs
+ * wait, and the jobs taken after the first (hash, id, hash, id, ...).
  */
-export type TakenJobReply = [string[] | 0, string | 0, number, number, 0 | 1];
+export type TakenJobReply = [
+  string[] | 0,
+  string | 0,
+  number,
+  number,
+  0 | 1,
+  Array<string[] | string>,
+];
 
 /** A connection with Yiem's scripts defined on it. */
 export type ScriptedRedis<R extends RedisClient = RedisClient> = R & YiemScripts;

@@ -166,6 +166,13 @@ export const SETTINGS = {
     roles: ["worker"],
     doc: "Tool calls one worker runs at once, per tool queue.",
   }),
+  workerTakeAtOnce: setting({
+    env: "WORKER_TAKE_AT_ONCE",
+    parser: positiveInt,
+    default: 4,
+    roles: ["worker"],
+    doc: "Tool calls one take of a worker moves off a queue together, at most (never more than its free slots): a model turn's parallel calls go to one worker in one Redis call. `1` takes each call alone, so a turn's calls spread over idle workers, at some 14% more CPU per run (docs/PERFORMANCE.md).",
+  }),
   queues: setting({
     env: "YIEM_QUEUES",
     parser: list,

@@ -24,6 +24,7 @@ const CLUSTER_CONFIG_NAMES: readonly (keyof ClusterConfig)[] = [
   "workerPort",
   "workerHost",
   "workerConcurrency",
+  "workerTakeAtOnce",
   "queues",
   "httpMaxConnections",
   "coordinatorConcurrency",
@@ -85,6 +86,7 @@ export type ClusterConfig = Pick<
   | "workerPort"
   | "workerHost"
   | "workerConcurrency"
+  | "workerTakeAtOnce"
   | "queues"
   | "httpMaxConnections"
   | "coordinatorConcurrency"

@@ -25,6 +25,7 @@ export const DEFAULTS = Object.freeze({
   port: SETTINGS.port.default,
   workerHost: SETTINGS.workerHost.default,
   workerConcurrency: SETTINGS.workerConcurrency.default,
+  workerTakeAtOnce: SETTINGS.workerTakeAtOnce.default,
   queues: Object.freeze([...SETTINGS.queues.default]),
   coordinatorConcurrency: SETTINGS.coordinatorConcurrency.default,
   heapGrowthPercent: SETTINGS.heapGrowthPercent.default,

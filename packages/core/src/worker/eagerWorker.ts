@@ -44,6 +44,13 @@ interface WorkerInternals {
  * skipped take above applies: the next pass takes one of them. A limited tool's queue is not
  * plain: there `takesLean` is false and BullMQ takes.
  *
+ * Takes up to `takeAtOnce` jobs at once, no more than it has free slots for (`takeCount`,
+ * see `SafeTakeWorker`): the parallel calls of one model turn, added together, go to one
+ * worker in one take (5 commands each after the first) where each took a take of its own and
+ * woke another worker, which then raced this one for them. So a run of two calls costs one
+ * take and one woken worker, not two and two. A larger burst still wakes the other workers for
+ * the jobs it leaves (the marker stays while jobs wait).
+ *
  * Never skips the take that follows a wait for a job marker (that marker is spent, and only
  * that take moves the job it announced), and never drops a job: a skipped take moves nothing,
  * and the loop's next pass takes again. With `concurrency` 1 it takes as `Worker` does, lean.
@@ -57,6 +64,19 @@ export class EagerWorker<DataType, ResultType> extends SafeTakeWorker<DataType, 
 
   /** Takes lean (see `SafeTakeWorker`); set it false on a queue that is not plain. */
   override takesLean = true;
+
+  /**
+   * The most jobs one take takes (`WORKER_TAKE_AT_ONCE`): a model turn's parallel calls (mostly
+   * one to four) go to one worker together, while a larger burst is shared with the other
+   * workers. `1`: each job is taken alone, so a turn's calls spread over idle workers.
+   */
+  takeAtOnce = 1;
+
+  /** As many jobs as the worker has free slots for, at most `takeAtOnce`, at least one. */
+  protected override takeCount(): number {
+    const free = this.concurrency - this.lockManager.getActiveJobCount();
+    return Math.max(1, Math.min(this.takeAtOnce, free));
+  }
 
   /**
    * Whether finishing a job takes the next one in the same script, as BullMQ's `Worker` does

@@ -5,6 +5,7 @@ export interface DefaultedToolWorkerOptions {
   prefix?: string;
   queues?: string[];
   concurrency?: number;
+  takeAtOnce?: number;
   eventStreamMaxBytes?: number;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -31,6 +32,7 @@ export function resolveToolWorkerOptions<O extends DefaultedToolWorkerOptions>(
     prefix: options.prefix ?? defaultOf("prefix"),
     queues: options.queues ?? defaultOf("queues"),
     concurrency: options.concurrency ?? defaultOf("workerConcurrency"),
+    takeAtOnce: options.takeAtOnce ?? defaultOf("workerTakeAtOnce"),
     eventStreamMaxBytes: options.eventStreamMaxBytes ?? defaultOf("eventStreamMaxBytes"),
     lockDurationMs: options.lockDurationMs ?? defaultOf("lockDurationMs"),
     stalledIntervalMs: options.stalledIntervalMs ?? defaultOf("stalledIntervalMs"),

@@ -57,6 +57,13 @@ export interface ToolWorkerOptions extends RedisConnectionOptions, HttpServerOpt
    * @defaultValue `DEFAULTS.workerConcurrency`
    */
   concurrency?: number;
+  /**
+   * Calls one take moves off a queue together, at most (and no more than the free slots): a
+   * model turn's parallel calls go to one worker in one Redis call; `1` spreads them over idle
+   * workers.
+   * @defaultValue `DEFAULTS.workerTakeAtOnce`
+   */
+  takeAtOnce?: number;
   /** @defaultValue `<hostname>-<pid>` */
   workerId?: string;
   /**
@@ -437,6 +444,7 @@ function startQueueWorker(
   // is empty, as it mostly is; see `EagerWorker`).
   worker.fetchOnFinish = lock.limited;
   worker.takesLean = !lock.limited; // a limited queue is not plain: BullMQ takes its jobs
+  worker.takeAtOnce = ctx.options.takeAtOnce;
   worker.endRecordOf = endRecordOf;
   ctx.runtime.stampWorker(worker); // its lock tokens name this worker's life
   ctx.runtime.logWorkerErrors(worker, "tool queue worker error", { queue });

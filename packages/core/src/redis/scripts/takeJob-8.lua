@@ -1,22 +1,25 @@
 #!lua
 --[[
-  Takes the next job of a BullMQ queue as BullMQ's `moveToActive` does for a plain queue, and
-  says whether more jobs wait: the base marker (`ZADD marker 0 "0"`, which wakes a worker
-  blocked on the queue) is added only then, where BullMQ adds it after every take. So a worker
-  blocked on the marker is not woken for a take that finds nothing, and the taking worker,
-  told none wait, blocks on the marker next (`redis/leanTake.ts`) instead of taking again.
+  Takes the next jobs of a BullMQ queue, up to a count, as BullMQ's `moveToActive` takes one
+  for a plain queue, and says whether more jobs wait: the base marker (`ZADD marker 0 "0"`,
+  which wakes a worker blocked on the queue) is added only then, where BullMQ adds it after
+  every take. So a worker blocked on the marker is not woken for a take that finds nothing, nor
+  for jobs another worker took together, and the taking worker, told none wait, blocks on the
+  marker next (`redis/leanTake.ts`) instead of taking again.
 
-  The job moves from wait (else from the prioritized set, lowest score first) to the active
-  list; its lock is set with the take's token and the lock duration (not for token "0"); the
-  `active` event goes on the queue's event stream; the hash gets `processedOn` (and `pb`, the
-  worker's name, when it has one) and one more `ats`; the reply carries the whole hash (read
-  once, before the one write of those fields, and given back as written: BullMQ writes, then
-  reads). So a take runs 8 commands where BullMQ's runs 9, and 9 (the marker's too) when more
-  jobs wait; an empty queue, 5 where BullMQ's runs 6. An
-  empty queue is answered as BullMQ answers it (the priority counter deleted, the next delayed
-  job's time). A queue that is not plain changes nothing and answers 1, for BullMQ's own take:
-  paused, with a global concurrency or a global rate limit (its meta), or with a delayed job
-  due (BullMQ's take promotes it first). A worker with its own `limiter` never calls this.
+  Each job moves from wait (else from the prioritized set, lowest score first) to the active
+  list; its lock is set with the take's token (the first job) or the token followed by `/<n>`
+  (the n-th job after it), for the lock duration (no lock for token "0", as BullMQ, and then
+  one job only); the `active` event goes on the queue's event stream; the hash gets
+  `processedOn` (and `pb`, the worker's name, when it has one) and one more `ats`; the reply
+  carries the whole hash (read once, before the one write of those fields, and given back as
+  written: BullMQ writes, then reads). So a take of one job runs 8 commands where BullMQ's runs
+  9, and 9 (the marker's too) when more jobs wait; an empty queue, 5 where BullMQ's runs 6;
+  each further job, 5. An empty queue is answered as BullMQ answers it (the priority counter
+  deleted, the next delayed job's time). A queue that is not plain changes nothing and answers
+  1, for BullMQ's own take: paused, with a global concurrency or a global rate limit (its
+  meta), or with a delayed job due (BullMQ's take promotes it first). A worker with its own
+  `limiter` never calls this.
 
   Input:
     KEYS[1] wait (LIST)
@@ -33,17 +36,19 @@
     ARGV[3] the lock's token ("0": no lock, as BullMQ)
     ARGV[4] the lock's duration, ms
     ARGV[5] the worker's name ('': none)
+    ARGV[6] how many jobs to take at most (1 when absent)
 
   Output:
     1 not taken: the queue is not plain (BullMQ's take must run);
-    else BullMQ's reply with one more element: {the job's hash as HGETALL gives it, job id,
-    0, delayUntil, more}, where `more` is 1 when jobs still wait (wait or prioritized), and
-    `delayUntil` is the next delayed job's time, ms, when none wait (else 0, as BullMQ);
-    an empty queue: {0, 0, 0, delayUntil, 0}
+    else BullMQ's reply with two more elements: {the first job's hash as HGETALL gives it, job
+    id, 0, delayUntil, more, further}, where `more` is 1 when jobs still wait (wait or
+    prioritized), `delayUntil` is the next delayed job's time, ms, when none wait (else 0, as
+    BullMQ), and `further` lists the jobs taken after the first, {hash, id, hash, id, ...};
+    an empty queue: {0, 0, 0, delayUntil, 0, {}}
 ]]
 local rcall = redis.call
-if #ARGV ~= 5 then
-  return redis.error_reply('takeJob: 5 arguments expected, got ' .. #ARGV)
+if #ARGV ~= 5 and #ARGV ~= 6 then
+  return redis.error_reply('takeJob: 5 or 6 arguments expected, got ' .. #ARGV)
 end
 local waitKey, activeKey, prioritizedKey = KEYS[1], KEYS[2], KEYS[3]
 local now = ARGV[2]
@@ -61,57 +66,74 @@ if nextDelayed[2] then
   delayUntil = score / 0x1000
 end
 
-local jobId = rcall('RPOPLPUSH', waitKey, activeKey)
--- BullMQ's markers in the wait list (deprecated since v5), skipped as BullMQ skips them.
-if jobId and string.sub(jobId, 1, 2) == '0:' then
-  rcall('LREM', activeKey, 1, jobId)
-  jobId = rcall('RPOPLPUSH', waitKey, activeKey)
-end
-if not jobId then
-  local prioritized = rcall('ZPOPMIN', prioritizedKey)
-  if #prioritized == 0 then
-    rcall('DEL', KEYS[7])
-    return {0, 0, 0, delayUntil, 0}
+-- Moves the next waiting job to active, locked with `token`: its hash as written, and its
+-- id; nil when none waits.
+local function takeOne(token)
+  local jobId = rcall('RPOPLPUSH', waitKey, activeKey)
+  -- BullMQ's markers in the wait list (deprecated since v5), skipped as BullMQ skips them.
+  if jobId and string.sub(jobId, 1, 2) == '0:' then
+    rcall('LREM', activeKey, 1, jobId)
+    jobId = rcall('RPOPLPUSH', waitKey, activeKey)
   end
-  jobId = prioritized[1]
-  rcall('LPUSH', activeKey, jobId)
+  if not jobId then
+    local prioritized = rcall('ZPOPMIN', prioritizedKey)
+    if #prioritized == 0 then return nil end
+    jobId = prioritized[1]
+    rcall('LPUSH', activeKey, jobId)
+  end
+
+  local jobKey = ARGV[1] .. jobId
+  if token ~= '0' then rcall('SET', jobKey .. ':lock', token, 'PX', ARGV[4]) end
+  rcall('XADD', KEYS[4], '*', 'event', 'active', 'jobId', jobId, 'prev', 'waiting')
+
+  -- BullMQ's HMSET processedOn (pb), HINCRBY ats 1, then HGETALL, as one read and one write:
+  -- the hash read is given back with the written fields as they now are.
+  local hash = rcall('HGETALL', jobKey)
+  local written = {processedOn = now, ats = 1}
+  if ARGV[5] ~= '' then written.pb = ARGV[5] end
+  for i = 1, #hash, 2 do
+    local field = hash[i]
+    if field == 'ats' then written.ats = (tonumber(hash[i + 1]) or 0) + 1 end
+  end
+  local update = {}
+  for field, value in pairs(written) do
+    value = tostring(value)
+    written[field] = value
+    table.insert(update, field)
+    table.insert(update, value)
+  end
+  rcall('HSET', jobKey, unpack(update))
+  for i = 1, #hash, 2 do
+    local value = written[hash[i]]
+    if value then
+      hash[i + 1] = value
+      written[hash[i]] = nil
+    end
+  end
+  for field, value in pairs(written) do
+    table.insert(hash, field)
+    table.insert(hash, value)
+  end
+  return hash, jobId
 end
 
-local jobKey = ARGV[1] .. jobId
-if ARGV[3] ~= '0' then rcall('SET', jobKey .. ':lock', ARGV[3], 'PX', ARGV[4]) end
-rcall('XADD', KEYS[4], '*', 'event', 'active', 'jobId', jobId, 'prev', 'waiting')
-
--- BullMQ's HMSET processedOn (pb), HINCRBY ats 1, then HGETALL, as one read and one write:
--- the hash read is given back with the written fields as they now are.
-local hash = rcall('HGETALL', jobKey)
-local written = {processedOn = now, ats = 1}
-if ARGV[5] ~= '' then written.pb = ARGV[5] end
-for i = 1, #hash, 2 do
-  local field = hash[i]
-  if field == 'ats' then written.ats = (tonumber(hash[i + 1]) or 0) + 1 end
+local token = ARGV[3]
+local hash, jobId = takeOne(token)
+if not hash then
+  rcall('DEL', KEYS[7])
+  return {0, 0, 0, delayUntil, 0, {}}
 end
-local update = {}
-for field, value in pairs(written) do
-  value = tostring(value)
-  written[field] = value
-  table.insert(update, field)
-  table.insert(update, value)
-end
-rcall('HSET', jobKey, unpack(update))
-for i = 1, #hash, 2 do
-  local value = written[hash[i]]
-  if value then
-    hash[i + 1] = value
-    written[hash[i]] = nil
-  end
-end
-for field, value in pairs(written) do
-  table.insert(hash, field)
-  table.insert(hash, value)
+local further = {}
+local count = token == '0' and 1 or (tonumber(ARGV[6] or '1') or 1)
+for n = 1, count - 1 do
+  local nextHash, nextId = takeOne(token .. '/' .. n)
+  if not nextHash then break end
+  table.insert(further, nextHash)
+  table.insert(further, nextId)
 end
 
 if rcall('EXISTS', waitKey, prioritizedKey) > 0 then
   rcall('ZADD', KEYS[8], 0, '0')
-  return {hash, jobId, 0, 0, 1}
+  return {hash, jobId, 0, 0, 1, further}
 end
-return {hash, jobId, 0, delayUntil, 0}
+return {hash, jobId, 0, delayUntil, 0, further}

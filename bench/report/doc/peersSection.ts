@@ -74,11 +74,15 @@ answer* is mostly that start. Runs caught by a kill wait for the failure detecto
 process's heartbeat thread held a sharded subscription to its life's channel, which Redis
 dropped with its sockets, so a coordinator finds it dead once its beats are two late (600 ms
 after its last beat, at the first look after that; before this, when its 1.5 s ttl ran out).
-A tool worker kill catches every run in flight: Yiem spreads a run's two calls over both
-workers (a call each, as the bench's \`step\` logs by pid), so *kill to first answer* is the
-next run's own length (the 300 ms call and some 30 ms) unless the interrupted calls ran
-again sooner; a system whose runs in flight are not all caught answers one of them sooner
-(DBOS's first answers under 0.3 s, less than one call, are such runs). *Kill to every interrupted run answered* is the recovery proper: p50 1.9 s before the
+A tool worker kill used to catch every run in flight: Yiem spread a run's two calls over both
+workers (a call each, as the bench's \`step\` logs by pid), so *kill to first answer* was the
+next run's own length (the 300 ms call and some 30 ms, 0.3 / 0.3 s on 2026-12-05 03:36 UTC)
+unless the interrupted calls ran again sooner; a system whose runs in flight are not all caught
+answers one of them sooner (DBOS's first answers under 0.3 s, less than one call, are such
+runs). Since a tool worker takes a model turn's calls together (\`WORKER_TAKE_AT_ONCE\`, done for
+the CPU and commands it saves: docs/DECISIONS.md, "a turn's calls taken together"), a run's two
+calls mostly run on one worker, a kill catches the runs on that worker only, and the first
+answer is a run on the other: 0.1 / 0.2 s in the table's run, DBOS 0.2 / 0.5 s. *Kill to every interrupted run answered* is the recovery proper: p50 1.9 s before the
 subscription (2026-12-03); with it, p50 / max 0.8 / 0.9 s in a run of 2026-12-04 22:05 UTC,
 1.0 / 1.1 s in one of 22:56 UTC (DBOS 0.7 / 0.9 and 0.4 / 0.8 s, Restate 1.0 / 1.0 s in both:
 a dead worker's call runs again some 0.6 s after the kill, then takes its 300 ms) and 0.9 / 1.2
@@ -322,7 +326,25 @@ compiled sooner. So this table's short warm-up (20 runs) flatters the ratio, and
 Yiem's extra work is about 2.3 ms a run: 0.45 of Redis (more commands, script calls and larger
 values: events and the transcript), 0.7 on the coordinator's main thread, 0.5 on its compiler
 and collector threads, 0.5 in the two workers (a tool call's events, validation and result
-records around a tool that is here a single file append).`;
+records around a tool that is here a single file append).
+
+The next session (2026-12-05, from 05:34 UTC; the table is its run of 06:05 UTC) ran on a
+slower machine: every system's figures grew alike (BullMQ by hand's p50 11.0 → 19.6 ms, its
+CPU per run 4.8 → 9.2 ms). Tool workers now take a model turn's calls together
+(\`WORKER_TAKE_AT_ONCE\`, default 4, never more than a worker's free slots): Redis commands per
+run 148.5 → about 140 (\`monitorRuns\`), 160.5 → 147.1 one run after another. Paired A/B of the
+two checkouts (\`bench/peers/pairedRuns.ts\`, 200 pairs, then blocks of 64 runs with 64 in
+flight, two runs at load 1.6–2.2): the take of one job at a time costs 1.15× the CPU per run
+both times (10.80 against 9.38 ms, 7.58 against 6.60) and 11–14 % fewer runs/s (138.6
+against 154.3, 196.7 against 224.1), latency ratio 1.06 and 1.02. In the table, Yiem's CPU per
+run went from 1.45× BullMQ by hand's to 1.18×, its p50 stays 1.32×. The orchestrator kill
+lost its lead: 0.7 / 0.9 s to Restate's 0.6 / 0.8 (a rerun of those two alone, 9 kills: 0.7 /
+0.8 against 0.6 / 0.7). A replacement coordinator's start is CPU-bound, and on this machine
+costs some 720 ms of CPU up to its ready line (\`coordinatorRestart.ts\`, median of 7, where
+it was about 400 ms): reading the 4.8 MB bundle and its 3.5 MB code cache 45 ms, V8 taking
+the cache 46 ms, evaluating the modules about 130 ms, garbage collection about 55 ms, all on
+the main thread before the first run, besides node's own 70 ms; Restate's replacement is a
+small SDK process beside a server that stays up.`;
 
 /** "1 round", "3 rounds". */
 function roundsText(rounds: number): string {

@@ -152,13 +152,19 @@ shape (two model calls, two parallel tool calls on two worker processes) with \`
 attributes every command, scripts' inner ones included, to the process and script that sent
 it, the idle background subtracted. These are monitorRuns figures, not the \`INFO\` ones above.
 On the defaults (completed tool jobs kept an hour), 100 runs in one \`addBulk\`, after issue 31's
-latest cuts (2026-12-05, second session): **about 149 commands per run** (148.5: BullMQ 10.0,
-the bench client's own add; Yiem 130.4; plain 8.1), from 155.0 that morning. Sent as the CLI,
-the gateway and the faces send them (\`--sends\`: each a \`YiemClient.send\` of its own new
-session, from a client process): **140.6**, the client's add a Yiem script and no session to
-record for a job that names its own. One run after another (\`--sequential --runs 20\`): 160.5,
-from 199.4. What took them out, per run:
+latest cuts (2026-12-05, third session): **about 140 commands per run** (139.3 and 140.8 in two
+runs; the second: BullMQ 10.0, the bench client's own add; Yiem 123.1; plain 7.7), from 148.5
+that session's start and 155.0 that morning. Sent as the CLI, the gateway and the faces send
+them (\`--sends\`: each a \`YiemClient.send\` of its own new session, from a client process):
+**134.3** (from 140.6), the client's add a Yiem script and no session to record for a job that
+names its own. One run after another (\`--sequential --runs 20\`): 147.1, from 160.5 and
+199.4. What took them out, per run:
 
+- **A model turn's calls are taken together** (\`WORKER_TAKE_AT_ONCE\`, docs/DECISIONS.md, "a
+  turn's calls taken together"): one take moves the run's two tool jobs to one worker (5
+  commands for the second), where each had a take of its own (8–9) and woke the other worker,
+  which raced for it. About 9 under load, 13 one run after another (the workers' empty takes
+  and blocking waits: 0.5 each a run before).
 - **A batch of events is one stream entry** (\`appendEvent.lib.lua\`, docs/DECISIONS.md, "how a
   batch of events is stored"): the events one script stores share one \`XADD\`, where each had
   its own (about 15 a run); with a guess of the stream's newest entry the first event goes alone,

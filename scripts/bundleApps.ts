@@ -78,6 +78,52 @@ const BUILD_SOURCES = [
 const BUNDLE_URL = BUNDLE_PARAMETERS.url;
 
 /**
+ * Modules a bundled dependency requires as it loads, which a start does not need:
+ * - `@opentelemetry/api`, which prom-client requires for exemplars only: outside the bundle
+ *   (`EXTERNAL`), its 60-odd files took some 18 ms of a coordinator's start. Required at its
+ *   first use instead (`lazy`: a proxy whose first property read requires it).
+ * - `msgpackr-extract`, msgpackr's optional native string extractor, which speeds up unpacking
+ *   only: BullMQ's only use of msgpackr is packing (its scripts unpack), so the bundle's copy
+ *   goes without it (`absent`; a tool's own msgpackr loads from its `node_modules`, as before).
+ */
+const START_SKIPPED_REQUIRES: ReadonlyArray<{
+  importer: RegExp;
+  module: string;
+  as: "lazy" | "absent";
+}> = [
+  { importer: /[\\/]prom-client[\\/]/, module: "@opentelemetry/api", as: "lazy" },
+  { importer: /[\\/]msgpackr[\\/]/, module: "msgpackr-extract", as: "absent" },
+];
+
+/** Makes the requires of `START_SKIPPED_REQUIRES` lazy, or answers them with nothing. */
+function skipStartRequires(): Plugin {
+  const modules = new Set(START_SKIPPED_REQUIRES.map((entry) => entry.module));
+  return {
+    name: "yiem-skip-start-requires",
+    setup(build) {
+      build.onResolve({ filter: /^[@\w]/ }, (args) => {
+        if (!modules.has(args.path) || args.namespace !== "file") return undefined;
+        const skipped = START_SKIPPED_REQUIRES.find(
+          (entry) => entry.module === args.path && entry.importer.test(args.importer),
+        );
+        return skipped && { path: `${skipped.as}:${skipped.module}`, namespace: "yiem-skipped" };
+      });
+      build.onLoad({ filter: /.*/, namespace: "yiem-skipped" }, (args) => {
+        const [as, module] = [
+          args.path.slice(0, args.path.indexOf(":")),
+          args.path.slice(args.path.indexOf(":") + 1),
+        ];
+        if (as === "absent") return { contents: "module.exports = undefined;", loader: "js" };
+        const load = `let loaded;\nconst load = () => (loaded ??= require(${JSON.stringify(module)}));`;
+        const proxy =
+          "module.exports = new Proxy({}, { get: (_t, key) => load()[key], has: (_t, key) => key in load() });";
+        return { contents: `${load}\n${proxy}`, loader: "js", resolveDir: ROOT };
+      });
+    },
+  };
+}
+
+/**
  * Rewrites each module's `import.meta.url`, `__dirname` and `__filename` to its original file,
  * as a path relative to the bundle resolved at run time (the bundle's own `import.meta.url`).
  */
@@ -212,7 +258,7 @@ async function bundleApp(app: string): Promise<void> {
     legalComments: "none",
     charset: "ascii",
     external: EXTERNAL,
-    plugins: [keepModuleLocations(dist)],
+    plugins: [skipStartRequires(), keepModuleLocations(dist)],
     logLevel: "warning",
   });
   await Promise.all([rm(entry), rm(registration)]);

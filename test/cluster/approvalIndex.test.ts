@@ -84,4 +84,27 @@ describe("the approval index", () => {
     expect((await approvals.dropOrphanEntries(0, Date.now() - 60_000)).dropped).toBe(0);
     expect(await members()).toContain(`${sessionId} young`);
   });
+
+  it("keeps a call in the cluster-wide index when its removal stops short of it, so the sweep drops it from its tree's index too", async () => {
+    const keys = clusterKeys(server.prefix);
+    const sessions = new SessionStore(redis, keys);
+    const approvals = new ApprovalStore(redis, keys);
+    const sessionId = randomUUID();
+    const member = `${sessionId} cut`;
+    const tree = keys.treeApprovals(sessionId);
+    expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
+    expect(await approvals.request(sessionId, "c-1:a", request("cut"))).toBe("new");
+    // The removal stops at the tree's index (as a process killed there would): a key of
+    // another type refuses the ZREM, and nothing after it may run.
+    await redis.rename(tree, `${tree}:aside`);
+    await redis.set(tree, "not a sorted set");
+    await expect(approvals.clear(sessionId, "c-1:a")).rejects.toThrow(/WRONGTYPE/);
+    expect(await redis.zrange(keys.approvalsPending, 0, -1)).toContain(member);
+    // The process comes back (the tree's index as it was): the sweep finds the orphan.
+    await redis.rename(`${tree}:aside`, tree);
+    const swept = await approvals.dropOrphanEntries(0, Date.now() + 1000);
+    expect(swept.dropped).toBeGreaterThanOrEqual(1);
+    expect(await redis.zrange(keys.approvalsPending, 0, -1)).not.toContain(member);
+    expect(await redis.exists(tree)).toBe(0);
+  });
 });

@@ -4,7 +4,9 @@
  * `@yiem/core` (the bundle's copy, not a second one loaded beside it, nor the folder's own),
  * from ESM and from CommonJS alike, and the bundle still finds what it reads beside its
  * sources (Lua scripts, thread files, built-in tool files). Its worker threads run from files
- * of their own beside it (`registerBundledThreads`), not from modules loaded one by one.
+ * of their own beside it (`registerBundledThreads`), not from modules loaded one by one, and a
+ * start loads no module it does not need (OpenTelemetry with tracing off, msgpackr's native
+ * extractor).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -157,6 +159,30 @@ describe("the bundled apps", () => {
       expect(await app.exited).toBe(0);
     }
   });
+
+  it.each([
+    ["coordinator", "apps/coordinator/dist/main.bundle.js", "coordinator ready"],
+    ["tool worker", "apps/tool-worker/dist/main.bundle.js", "tool worker ready"],
+  ])(
+    "start the %s without loading OpenTelemetry (tracing off) or msgpackr's native extractor",
+    async (_name, entry, ready) => {
+      const app = spawnCommand(["node", entry], await appEnv({ NODE_DEBUG: "module" }));
+      try {
+        await app.waitForLine(logMessage(ready), 30_000);
+        // Past the start: the heartbeat thread loads within a second of it.
+        await app.waitForLine(
+          (line) => /: load ".*aliveBeatThread\.bundle\.cjs"/.test(line),
+          10_000,
+        );
+        const loads = app.lines.filter((line) => /^MODULE \d+: load /.test(line));
+        expect(loads.length).toBeGreaterThan(0); // NODE_DEBUG=module names the loads
+        expect(loads.filter((line) => /@opentelemetry|msgpackr-extract/.test(line))).toEqual([]);
+      } finally {
+        app.signal("SIGTERM");
+        expect(await app.exited).toBe(0);
+      }
+    },
+  );
 
   it("stop cleanly on a SIGTERM sent as soon as their ready line is read (each of 8 starts)", async () => {
     // The handler was set after the ready line: about one stop in five died of the signal.

@@ -132,6 +132,34 @@ let registry: PrivateRegistry | undefined;
 let redis: TestRedis | undefined;
 let workDir: string;
 const services: Service[] = [];
+
+/**
+ * Starts the quickstart's services (README.md, "services") in `project` on free ports; returns
+ * their environment. Its ports are picked seconds before `npx` binds them, so another test's
+ * server may take one first: then every service stops and they start again on other ports.
+ */
+async function startQuickstartServices(
+  project: string,
+  tries = 3,
+): Promise<Record<string, string>> {
+  const modelPort = String(await freePort());
+  const env = cleanEnvironment({ REDIS_URL: redis?.url ?? "", PORT: String(await freePort()) });
+  const started = commandLines(quickstart("services")).map((line) => {
+    const bin = Object.keys(READY).find((name) => line.includes(`npx ${name}`));
+    if (!bin) throw new Error(`README.md: a quickstart service this test does not know: ${line}`);
+    const service = startService(line.replaceAll("4010", modelPort), project, env);
+    services.push(service);
+    return service.waitFor(READY[bin] ?? (() => false), 90_000);
+  });
+  try {
+    await Promise.all(started);
+    return env;
+  } catch (err) {
+    if (tries <= 1 || !/EADDRINUSE/.test(String(err))) throw err;
+    await Promise.all(services.splice(0).map((service) => service.stop()));
+    return startQuickstartServices(project, tries - 1);
+  }
+}
 let publishedAt = 0;
 
 beforeAll(async () => {
@@ -208,16 +236,7 @@ describe.skipIf(SKIP)("the README's quickstart, installed from a private npm reg
       await mkdir(dirname(join(project, role)), { recursive: true });
       await writeFile(join(project, role), file.code);
     }
-    const modelPort = String(await freePort());
-    const env = cleanEnvironment({ REDIS_URL: redis?.url ?? "", PORT: String(await freePort()) });
-    const started = commandLines(quickstart("services")).map((line) => {
-      const bin = Object.keys(READY).find((name) => line.includes(`npx ${name}`));
-      if (!bin) throw new Error(`README.md: a quickstart service this test does not know: ${line}`);
-      const service = startService(line.replaceAll("4010", modelPort), project, env);
-      services.push(service);
-      return service.waitFor(READY[bin] ?? (() => false), 90_000);
-    });
-    await Promise.all(started);
+    const env = await startQuickstartServices(project);
     // A person asks some seconds after starting the three; a coordinator reads the tools its
     // workers announce every 2 s (WORKER_TTL_MS / 3), so one asked at once may not know them yet.
     await new Promise((resolve) => setTimeout(resolve, 2500));

@@ -186,12 +186,7 @@ export class ApprovalStore extends ScriptedStore {
       this.caps.maxLength,
       this.caps.maxBytes,
     );
-    const member = memberOf(sessionId, callKey);
-    await Promise.all([
-      this.redis.zrem(k.approvalsPending, member),
-      this.redis.zrem(k.approvalDeadlines, member),
-      this.rootOf(sessionId).then((root) => this.redis.zrem(k.treeApprovals(root), member)),
-    ]);
+    await this.unindex(sessionId, [memberOf(sessionId, callKey)]);
     if (code === DecideApprovalReply.notWaiting) return { kind: "notWaiting" };
     if (code === DecideApprovalReply.decidedAlready)
       return { kind: "alreadyDecided", decision: JSON.parse(String(existing)) as ApprovalDecision };
@@ -219,13 +214,27 @@ export class ApprovalStore extends ScriptedStore {
     if (!Array.isArray(forgotten)) return false;
     const callKeys = forgotten.map(String);
     if (callKeys.length === 0) return true;
-    const members = callKeys.map((callKey) => memberOf(sessionId, callKey));
+    await this.unindex(
+      sessionId,
+      callKeys.map((callKey) => memberOf(sessionId, callKey)),
+    );
+    return true;
+  }
+
+  /**
+   * Drops `members` (calls of `sessionId`) from its tree's index, then from the cluster-wide
+   * ones. A removal cut short (its process killed between the two, its connection dropped)
+   * leaves the cluster-wide entry, which the sweep (`dropOrphanEntries`) finds and drops from
+   * the tree's index too; never a tree entry alone, which no sweep reads (found by the chaos
+   * soak: the three removals went out together, the tree's last, behind a read of the root).
+   */
+  private async unindex(sessionId: string, members: string[]): Promise<void> {
+    const k = this.keys;
+    await this.redis.zrem(k.treeApprovals(await this.rootOf(sessionId)), ...members);
     await Promise.all([
       this.redis.zrem(k.approvalsPending, ...members),
       this.redis.zrem(k.approvalDeadlines, ...members),
-      this.rootOf(sessionId).then((root) => this.redis.zrem(k.treeApprovals(root), ...members)),
     ]);
-    return true;
   }
 
   /**
@@ -261,17 +270,9 @@ export class ApprovalStore extends ScriptedStore {
     );
     const orphans = members.filter((_, i) => known[i] === 0);
     await this.indexKnownInTrees(members.filter((_, i) => known[i] === 1));
-    if (orphans.length > 0) {
-      await Promise.all([
-        this.redis.zrem(k.approvalsPending, ...orphans),
-        this.redis.zrem(k.approvalDeadlines, ...orphans),
-        ...orphans.map((member) =>
-          this.rootOf(parseMember(member).sessionId).then((root) =>
-            this.redis.zrem(k.treeApprovals(root), member),
-          ),
-        ),
-      ]);
-    }
+    await Promise.all(
+      orphans.map((member) => this.unindex(parseMember(member).sessionId, [member])),
+    );
     const next = members.length < limit ? 0 : from + members.length - orphans.length;
     return { next, dropped: orphans.length };
   }

@@ -82,7 +82,8 @@ answers one of them sooner (DBOS's first answers under 0.3 s, less than one call
 runs). Since a tool worker takes a model turn's calls together (\`WORKER_TAKE_AT_ONCE\`, done for
 the CPU and commands it saves: docs/DECISIONS.md, "a turn's calls taken together"), a run's two
 calls mostly run on one worker, a kill catches the runs on that worker only, and the first
-answer is a run on the other: 0.1 / 0.2 s in the table's run, DBOS 0.2 / 0.5 s. *Kill to every interrupted run answered* is the recovery proper: p50 1.9 s before the
+answer is a run on the other: 0.19 / 0.21 s in the table's run (DBOS 0.22 / 0.43 s), 0.1 /
+0.2 s in one an hour before it (DBOS 0.2 / 0.5 s). *Kill to every interrupted run answered* is the recovery proper: p50 1.9 s before the
 subscription (2026-12-03); with it, p50 / max 0.8 / 0.9 s in a run of 2026-12-04 22:05 UTC,
 1.0 / 1.1 s in one of 22:56 UTC (DBOS 0.7 / 0.9 and 0.4 / 0.8 s, Restate 1.0 / 1.0 s in both:
 a dead worker's call runs again some 0.6 s after the kill, then takes its 300 ms) and 0.9 / 1.2
@@ -328,23 +329,26 @@ values: events and the transcript), 0.7 on the coordinator's main thread, 0.5 on
 and collector threads, 0.5 in the two workers (a tool call's events, validation and result
 records around a tool that is here a single file append).
 
-The next session (2026-12-05, from 05:34 UTC; the table is its run of 06:05 UTC) ran on a
-slower machine: every system's figures grew alike (BullMQ by hand's p50 11.0 → 19.6 ms, its
-CPU per run 4.8 → 9.2 ms). Tool workers now take a model turn's calls together
+The next session (2026-12-05, from 05:34 UTC; the table is its last run, of 07:01 UTC) ran on
+a slower machine: every system's figures grew alike (BullMQ by hand's p50 11.0 → 17.8 ms, its
+CPU per run 4.8 → 7.9 ms). Tool workers now take a model turn's calls together
 (\`WORKER_TAKE_AT_ONCE\`, default 4, never more than a worker's free slots): Redis commands per
 run 148.5 → about 140 (\`monitorRuns\`), 160.5 → 147.1 one run after another. Paired A/B of the
 two checkouts (\`bench/peers/pairedRuns.ts\`, 200 pairs, then blocks of 64 runs with 64 in
 flight, two runs at load 1.6–2.2): the take of one job at a time costs 1.15× the CPU per run
 both times (10.80 against 9.38 ms, 7.58 against 6.60) and 11–14 % fewer runs/s (138.6
-against 154.3, 196.7 against 224.1), latency ratio 1.06 and 1.02. In the table, Yiem's CPU per
-run went from 1.45× BullMQ by hand's to 1.18×, its p50 stays 1.32×. The orchestrator kill
-lost its lead: 0.7 / 0.9 s to Restate's 0.6 / 0.8 (a rerun of those two alone, 9 kills: 0.7 /
-0.8 against 0.6 / 0.7). A replacement coordinator's start is CPU-bound, and on this machine
-costs some 720 ms of CPU up to its ready line (\`coordinatorRestart.ts\`, median of 7, where
-it was about 400 ms): reading the 4.8 MB bundle and its 3.5 MB code cache 45 ms, V8 taking
-the cache 46 ms, evaluating the modules about 130 ms, garbage collection about 55 ms, all on
-the main thread before the first run, besides node's own 70 ms; Restate's replacement is a
-small SDK process beside a server that stays up.`;
+against 154.3, 196.7 against 224.1), latency ratio 1.06 and 1.02. In the table Yiem's CPU per
+run is 1.37× BullMQ by hand's (1.45× before; 1.18× in a run of 06:05 UTC) and its p50 1.19×
+(1.32×). A replacement coordinator's start is CPU-bound, and on this machine costs some 720
+ms of CPU up to its ready line (\`coordinatorRestart.ts\`, median of 7, where it was about 400
+ms): reading the 4.8 MB bundle and its 3.5 MB code cache 45 ms, V8 taking the cache 46 ms,
+evaluating the modules about 130 ms, garbage collection about 55 ms, all on the main thread
+before the first run, besides node's own 70 ms. In the 06:05 run the orchestrator kill lost
+its lead, 0.7 / 0.9 s to Restate's 0.6 / 0.8 (a rerun of those two alone, 9 kills: 0.7 / 0.8
+against 0.6 / 0.7); Restate's replacement is a small SDK process beside a server that stays
+up. A start now loads nothing it does not use (the OpenTelemetry API, 60-odd files, and
+msgpackr's native extractor: about 25 ms, docs/DECISIONS.md, "the apps as deployed"), and in
+the table's run the two tie at 0.6 / 0.7 s (unrounded 0.65 / 0.73 against 0.62 / 0.66 s).`;
 
 /** "1 round", "3 rounds". */
 function roundsText(rounds: number): string {

@@ -120,11 +120,16 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
     return job;
   }
 
+  /**
+   * BullMQ's `pause`, after handing back the jobs taken ahead: their locks are not renewed
+   * while they wait, so a stalled check could hand them to another worker meanwhile.
+   */
   override async pause(doNotWaitActive?: boolean): Promise<void> {
     await this.handBackTakenAhead(await this.client, this.takenAhead.splice(0));
     return super.pause(doNotWaitActive);
   }
 
+  /** BullMQ's `close`, after handing back the jobs taken ahead (no one would start them). */
   override async close(force = false): Promise<void> {
     if (!this.closing && this.takenAhead.length > 0)
       await this.handBackTakenAhead(await this.client, this.takenAhead.splice(0));
@@ -231,7 +236,8 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
       if (released.length > 0 && !quietly) this.onHandedBack?.(released);
     } catch (err) {
       // A worker closing closes its connection under a take in flight: nothing to hand back by
-      // then, and its life, found dead once it is gone, frees what the take held.
+      // then; what the take held waits for its lock to run out, or for its process's life to
+      // be found dead once the process is gone.
       if (!this.closing) this.emit("error", err as Error);
     }
   }

@@ -95,7 +95,9 @@ function graceOf(withinTtl: boolean, reconnected: boolean): LifeGrace {
 }
 
 /**
- * Starts a coordinator's failure detector. Every `pollMs` it asks Redis for lives whose
+ * Starts a coordinator's failure detector. Once at once (so a replacement coordinator finds its
+ * killed predecessor while the rest of it starts, not a poll later), then every `pollMs`, it
+ * asks Redis for lives whose
  * heartbeat ran out (`findDeadLives`: each coordinator and worker beats from a thread of its
  * own, `startAliveBeat`); for each, it hands out again the jobs it held in every queue (the
  * coordinator queue's requests, the decisions, the tool calls: BullMQ's stalled semantics,
@@ -166,12 +168,17 @@ export function startFailureDetector(options: FailureDetectorOptions): FailureDe
       });
   };
   const timer = options.ttlMs > 0 ? setInterval(tick, options.pollMs) : undefined;
+  // The first look: after the caller's synchronous start (its `onDeaths` target made).
+  const first = options.ttlMs > 0 ? setImmediate(tick) : undefined;
   return {
     holderIsDead(token) {
       const life = lifeIdOf(token);
       return life !== undefined && dead.has(life);
     },
     knowsDeaths: () => dead.size > 0,
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      clearImmediate(first);
+    },
   };
 }

@@ -97,22 +97,26 @@ const START_SKIPPED_REQUIRES: ReadonlyArray<{
 
 /** Makes the requires of `START_SKIPPED_REQUIRES` lazy, or answers them with nothing. */
 function skipStartRequires(): Plugin {
-  const modules = new Set(START_SKIPPED_REQUIRES.map((entry) => entry.module));
+  const names = START_SKIPPED_REQUIRES.map((entry) => entry.module.replace(/[/.-]/g, "\\$&"));
+  const filter = new RegExp(`^(${names.join("|")})$`);
   return {
     name: "yiem-skip-start-requires",
     setup(build) {
-      build.onResolve({ filter: /^[@\w]/ }, (args) => {
-        if (!modules.has(args.path) || args.namespace !== "file") return undefined;
+      build.onResolve({ filter }, (args) => {
+        if (args.namespace !== "file") return undefined;
         const skipped = START_SKIPPED_REQUIRES.find(
           (entry) => entry.module === args.path && entry.importer.test(args.importer),
         );
-        return skipped && { path: `${skipped.as}:${skipped.module}`, namespace: "yiem-skipped" };
+        return (
+          skipped && {
+            path: `${skipped.as}:${skipped.module}`,
+            namespace: "yiem-skipped",
+            pluginData: skipped,
+          }
+        );
       });
       build.onLoad({ filter: /.*/, namespace: "yiem-skipped" }, (args) => {
-        const [as, module] = [
-          args.path.slice(0, args.path.indexOf(":")),
-          args.path.slice(args.path.indexOf(":") + 1),
-        ];
+        const { as, module } = args.pluginData as (typeof START_SKIPPED_REQUIRES)[number];
         if (as === "absent") return { contents: "module.exports = undefined;", loader: "js" };
         const load = `let loaded;\nconst load = () => (loaded ??= require(${JSON.stringify(module)}));`;
         const proxy =

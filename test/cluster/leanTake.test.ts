@@ -419,6 +419,25 @@ describe("a worker that takes several jobs at once", () => {
     const retaken = [(await takeNext(again, "t1"))?.id, (await takeNext(again, "t2"))?.id];
     expect(retaken.sort()).toEqual(["j3", "j4"]);
   });
+
+  it("hands back the jobs it took ahead as it pauses: none waits out the pause under its lock", async () => {
+    const { queue } = await openQueue();
+    await Promise.all(["p1", "p2", "p3"].map((jobId) => addJobLean(queue, "call", {}, { jobId })));
+    const worker = new TakeThreeWorker(queue.name, undefined, {
+      connection: bull.connection,
+      prefix: bull.bullPrefix,
+    });
+    worker.takesLean = true;
+    bull.opened.unshift(worker);
+    await worker.waitUntilReady();
+    expect((await takeNext(worker, "token-1"))?.id).toBe("p1");
+    await worker.pause(true);
+    expect((await bull.connection.lrange(keyOf(queue, "wait"), 0, -1)).sort()).toEqual([
+      "p2",
+      "p3",
+    ]);
+    expect(await bull.connection.lrange(keyOf(queue, "active"), 0, -1)).toEqual(["p1"]);
+  });
 });
 
 describe("a queue that is not plain", () => {

@@ -67,6 +67,14 @@ export async function startSubscriptionGateProxy(
   };
 }
 
+/** Resolves once session `sessionId`'s run has ended (its first `agentEnd`), 20 s at most. */
+async function runEnded(client: YiemClient, sessionId: string): Promise<void> {
+  const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
+  for await (const _ of client.events(sessionId, options)) {
+    // read to the run's end
+  }
+}
+
 /** Each session whose subscription a `startQueuedFirstGate` proxy held, and whether it was known. */
 export interface HeldSubscription {
   sessionId: string;
@@ -86,16 +94,10 @@ export async function startQueuedFirstGate(
   redisUrl: string,
 ): Promise<{ proxy: SubscriptionGateProxy; held: HeldSubscription[] }> {
   const held: HeldSubscription[] = [];
-  const runEnded = async (sessionId: string) => {
-    const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
-    for await (const _ of client.events(sessionId, options)) {
-      // read to the run's end
-    }
-  };
   const proxy = await startSubscriptionGateProxy(redisUrl, async (sessionId) => {
     const queuedFirst = await client.hasSession(sessionId);
     held.push({ sessionId, queuedFirst });
-    if (queuedFirst) await runEnded(sessionId).catch(() => undefined);
+    if (queuedFirst) await runEnded(client, sessionId).catch(() => undefined);
   });
   return { proxy, held };
 }
@@ -121,18 +123,12 @@ export async function startDecidedFirstGate(
   redisUrl: string,
 ): Promise<{ proxy: SubscriptionGateProxy; held: HeldResumeSubscription[] }> {
   const held: HeldResumeSubscription[] = [];
-  const runEnded = async (sessionId: string) => {
-    const options = { fromStart: true, untilAgentEnd: true, signal: AbortSignal.timeout(20_000) };
-    for await (const _ of client.events(sessionId, options)) {
-      // read to the run's end
-    }
-  };
   const proxy = await startSubscriptionGateProxy(redisUrl, async (sessionId) => {
     const known = await client.hasSession(sessionId);
     const waiting = known && (await client.pendingApprovals(sessionId)).length > 0;
     const decidedFirst = known && !waiting;
     held.push({ sessionId, decidedFirst });
-    if (decidedFirst) await runEnded(sessionId).catch(() => undefined);
+    if (decidedFirst) await runEnded(client, sessionId).catch(() => undefined);
   });
   return { proxy, held };
 }

@@ -192,5 +192,5 @@ describe("the bundled apps", () => {
       app.signal("SIGTERM");
       expect(await app.exited).toBe(0);
     }
-  });
+  }, 120_000); // eight starts one after another, each given 30 s for its ready line
 });

@@ -3,7 +3,8 @@
  * `request`), against real HTTP servers on loopback: it must behave as Node's `fetch` does for
  * what the SDK sends. A streamed answer the server gzip-encoded is decoded, a redirect is
  * followed with its body, an abort in the middle of a stream ends the call and closes its
- * connection, and a bodiless answer or repeated headers read as `fetch` reads them.
+ * connection, a bodiless answer or repeated headers read as `fetch` reads them, and a
+ * dispatcher set with undici's `setGlobalDispatcher` (a proxy, say) carries the calls.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,6 +13,12 @@ import { createOpenAILlmCall } from "@yiem/core";
 import { createLlmFetch } from "@yiem/core/internal";
 import { afterEach, describe, expect, it } from "vitest";
 import { request, scriptedServer } from "./support.js";
+
+/** The one method of undici's dispatchers that its `request` calls. */
+type Dispatch = (
+  options: { method: string; origin: string; path: string },
+  handler: unknown,
+) => boolean;
 
 const servers: Server[] = [];
 
@@ -107,5 +114,28 @@ describe("createLlmFetch: the model calls' fetch", () => {
     expect(full.status).toBe(200);
     expect(full.headers.get("x-two")).toBe("a, b");
     expect(await full.text()).toBe("POST yes");
+  });
+
+  it("sends through the dispatcher set with undici's setGlobalDispatcher, its query kept", async () => {
+    const base = await serve((req, res) => res.end(req.url));
+    // Where undici's setGlobalDispatcher puts the dispatcher, for every copy of undici and
+    // Node's own fetch: a proxy set there carries the model calls too.
+    const slot = globalThis as unknown as Record<symbol, { dispatch: Dispatch }>;
+    const key = Symbol.for("undici.globalDispatcher.1");
+    const before = slot[key] as { dispatch: Dispatch };
+    const sent: string[] = [];
+    slot[key] = {
+      dispatch(options, handler) {
+        sent.push(`${options.method} ${options.origin}${options.path}`);
+        return before.dispatch(options, handler);
+      },
+    };
+    try {
+      const answer = await createLlmFetch()(`${base}/v1/models?limit=2`, { method: "GET" });
+      expect(await answer.text()).toBe("/v1/models?limit=2");
+    } finally {
+      slot[key] = before;
+    }
+    expect(sent).toEqual([`GET ${base}/v1/models?limit=2`]);
   });
 });

@@ -70,6 +70,7 @@ import {
   startAdminServer,
 } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
+import { httpSideMayStart } from "./http/httpSideStart.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
 import { type ClusterRunCounts, readClusterRunCounts } from "./http/runGauges.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
@@ -402,34 +403,14 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     metrics.observe(event);
     options.observe?.(event);
   };
-  // The front door's thread boots while the runtime connects and starts taking work: a
-  // replacement's first run does not wait for it. A port in use fails the start before any
-  // session is taken (`beforeTakingWork`), and so does a front door that failed by then.
+  // The HTTP side starts once the runtime's first run is done, or it found none waiting
+  // (`httpSideMayStart`): a replacement's first run has the main thread to itself. A port in
+  // use fails the start before any session is taken (`beforeTakingWork`); a front door that
+  // fails later closes the runtime (below).
   let runtime: CoordinatorHandle | undefined;
   let admin: AdminServerHandle | undefined;
   let adminFailure: { err: unknown } | undefined;
   let tookWork = false;
-  const adminStarting = portChecked.then(() =>
-    startAdminServer({
-      port: options.port as number,
-      queues: () => runtime?.queues() ?? [],
-      metrics,
-      health: () =>
-        runtime
-          ? { coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }
-          : { starting: true },
-      readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
-      adminUser: options.admin?.user,
-      adminPassword: options.admin?.password,
-      host: options.host,
-      readOnly: options.admin?.readOnly,
-      healthStallMs: options.admin?.healthStallMs,
-      limits: options.http,
-    }),
-  );
-  adminStarting.catch((err: unknown) => {
-    adminFailure = { err };
-  });
   const starting = startCoordinatorRuntime(
     {
       ...options,
@@ -446,6 +427,29 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
       },
     },
   );
+  const adminStarting = portChecked
+    .then(() => httpSideMayStart(starting))
+    .then(() =>
+      startAdminServer({
+        port: options.port as number,
+        queues: () => runtime?.queues() ?? [],
+        metrics,
+        health: () =>
+          runtime
+            ? { coordinatorId: runtime.coordinatorId, heldSessions: runtime.heldSessions() }
+            : { starting: true },
+        readiness: () => runtime?.readiness() ?? Promise.resolve(STARTING),
+        adminUser: options.admin?.user,
+        adminPassword: options.admin?.password,
+        host: options.host,
+        readOnly: options.admin?.readOnly,
+        healthStallMs: options.admin?.healthStallMs,
+        limits: options.http,
+      }),
+    );
+  adminStarting.catch((err: unknown) => {
+    adminFailure = { err };
+  });
   starting.catch(() => undefined); // a failed listen may end the start first (below)
   try {
     // A port in use fails the start at once, even while Redis is still away; the runtime then

@@ -1,6 +1,10 @@
 import { pipeline, Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { type Dispatcher, request } from "undici";
+import type { Dispatcher } from "undici";
+// Two of undici's files, not its index: the index loads every part of undici (fetch,
+// WebSocket, EventSource, mocks, caches), some 15 ms of a coordinator's start.
+import requestOn from "undici/lib/api/api-request.js";
+import { getGlobalDispatcher } from "undici/lib/global.js";
 
 type FetchInput = Parameters<typeof fetch>[0];
 type FetchInit = NonNullable<Parameters<typeof fetch>[1]>;
@@ -32,7 +36,10 @@ export function createLlmFetch(): typeof fetch {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : undefined;
     const body = init?.body ?? undefined;
     if (url === undefined || !(body === undefined || isPlainBody(body))) return fetch(input, init);
-    const answer = await request(url, {
+    const target = new URL(url);
+    const answer = await requestOn.call(getGlobalDispatcher(), {
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
       method: (init?.method ?? "GET").toUpperCase() as Dispatcher.HttpMethod,
       headers: headerRecord(init?.headers),
       body,

@@ -1,11 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Queue } from "bullmq";
-import express, {
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from "express";
+import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import { closeServer, createHttpServer, type HttpLimits, listenOn } from "../../ops/httpListen.js";
 import { ConfigError } from "../../settings/configError.js";
 import type { CoordinatorMetrics } from "./coordinatorMetrics.js";
@@ -167,7 +162,7 @@ async function loadBullBoard(options: AdminServerOptions): Promise<RequestHandle
 }
 
 function mountBullBoard(
-  app: express.Express,
+  app: Express,
   options: AdminServerOptions,
   credentials: AdminCredentials | undefined,
 ): void {
@@ -203,6 +198,9 @@ function localUrlOf(host: string, port: number): string {
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServerHandle> {
   const credentials = checkAdminCredentials(options.adminUser, options.adminPassword);
   const host = chooseAdminHost(options.host, credentials !== undefined);
+  // Loaded here, not with the module: express and its dependencies took some 25 ms of a
+  // replacement coordinator's start, before its first run (docs/PERFORMANCE.md, "Peers").
+  const { default: express } = await import("express");
   const app = express();
   app.disable("x-powered-by");
   app.get("/healthz", (_req, res) => {

@@ -5,8 +5,9 @@
  *   Yiem name for both) and `agent__x` (an agent call's name under `"toolPrefix": ""`); every
  *   call answers `<tool> ran`.
  * - `endless`: every `tools/list` page names a next cursor, forever (5 tools of 1 KB a page).
- * - `later`: lists as `normal`, then half a second later turns `endless` and announces it with
- *   `notifications/tools/list_changed`.
+ * - `later`: lists as `normal`, then half a second after its first listing turns `endless` and
+ *   announces it with `notifications/tools/list_changed` (after the listing, not after its
+ *   start: a worker slow to list it, on a loaded machine, still gets a good first listing).
  * - `flood`: lists as `normal`, then sends 20,000 `list_changed` notifications between
  *   `flood started` and `flood sent` on stderr; it writes `listing <n>` there for each
  *   `tools/list` it answers.
@@ -44,6 +45,7 @@ const server = new Server(
 server.setRequestHandler(ListToolsRequestSchema, async (request) => {
   listings += 1;
   if (mode === "flood") console.error(`listing ${listings}`);
+  if (mode === "later" && listings === 1) setTimeout(turnEndless, 500);
   if (!endless) return { tools: normalTools };
   const page = Number(request.params?.cursor ?? 0);
   const tools = Array.from({ length: 5 }, (_, i) => ({
@@ -58,12 +60,11 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => ({
 }));
 await server.connect(new StdioServerTransport());
 
-if (mode === "later") {
-  setTimeout(() => {
-    endless = true;
-    void server.sendToolListChanged();
-  }, 500);
+function turnEndless() {
+  endless = true;
+  void server.sendToolListChanged();
 }
+
 if (mode === "flood") {
   setTimeout(async () => {
     console.error("flood started");

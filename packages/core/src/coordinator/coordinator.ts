@@ -70,7 +70,7 @@ import {
   startAdminServer,
 } from "./http/adminServer.js";
 import { createCoordinatorMetrics } from "./http/coordinatorMetrics.js";
-import { httpSideMayStart } from "./http/httpSideStart.js";
+import { httpSideMayStart, runsWaitOn } from "./http/httpSideStart.js";
 import { checkReadiness, type Readiness } from "./http/readiness.js";
 import { type ClusterRunCounts, readClusterRunCounts } from "./http/runGauges.js";
 import { type Intake, startIntake } from "./intake/coordinatorIntake.js";
@@ -351,6 +351,8 @@ interface RuntimeHandle extends CoordinatorHandle {
   readClusterCounts(): Promise<ClusterRunCounts>;
   /** Runs waiting for their turn under a shared limit, their slots lent (`Slot.lend`). */
   runsWaitingAtLimit(): number;
+  /** Whether runs waited on the coordinator queue as it began taking work (`httpSideMayStart`). */
+  runsWaitedAtStart: boolean;
 }
 
 /** What the HTTP side feeds from the runtime: its metrics' hooks. */
@@ -403,8 +405,9 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     metrics.observe(event);
     options.observe?.(event);
   };
-  // The HTTP side starts once the runtime's first run is done, or it found none waiting
-  // (`httpSideMayStart`): a replacement's first run has the main thread to itself. A port in
+  // The HTTP side starts once the runtime's first run is done when runs waited as it began
+  // taking work, else at once (`httpSideMayStart`): a replacement's first run has the main
+  // thread to itself. A port in
   // use fails the start before any session is taken (`beforeTakingWork`); a front door that
   // fails later closes the runtime (below).
   let runtime: CoordinatorHandle | undefined;
@@ -463,7 +466,9 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     if (tookWork) await starting.then((started) => started.close(0)).catch(() => undefined);
     throw err;
   }
-  const { readClusterCounts, runsWaitingAtLimit, ...handle } = runtime as RuntimeHandle;
+  const { readClusterCounts, runsWaitingAtLimit, runsWaitedAtStart, ...handle } =
+    runtime as RuntimeHandle;
+  void runsWaitedAtStart; // the HTTP side's start read it; the handle does not carry it
   metrics.setRunSource({
     heldSessions: handle.heldSessions,
     readClusterCounts,
@@ -584,6 +589,7 @@ async function startCoordinatorRuntime(
     stampWorker: (w) => runtime.stampWorker(w),
   });
   tasks.startWatching(Math.max(200, Math.floor(deps.leaseMs / 2)));
+  const runsWaitedAtStart = await runsWaitOn(coordinatorQueue);
   const intake = startIntake({
     ...{ worker, slots, log, token: () => runtime.token() },
     handle: (j, t, s) => requests.handle(j, t, s),
@@ -603,6 +609,7 @@ async function startCoordinatorRuntime(
     coordinatorId,
     heldSessions: () => tasks.held.size,
     runsWaitingAtLimit: () => slots.lentNow(),
+    runsWaitedAtStart,
     readClusterCounts: () => readClusterRunCounts(command, keys),
     readiness: () => checkReadiness({ command, queue: coordinatorQueue, watch }),
     queues: () => [coordinatorQueue, approvalServices.decisionsQueue, ...ctx.readyQueues],

@@ -1,9 +1,7 @@
+import type { Queue } from "bullmq";
 import { onProcessWarm } from "../../ops/processWarm.js";
 
-/** How long after the coordinator began taking work a run must have started to be waited for. */
-export const FIRST_TAKE_MS = 20;
-
-/** The longest the HTTP side waits for a first run, from the moment the coordinator took it. */
+/** The longest the HTTP side waits for a first run, from the moment the coordinator took work. */
 export const FIRST_RUN_WAIT_MS = 2000;
 
 /** The longest the HTTP side waits for the runtime to start taking work (Redis away, say). */
@@ -11,8 +9,8 @@ export const RUNTIME_WAIT_MS = 1000;
 
 /** What `httpSideMayStart` reads of the starting runtime. */
 export interface StartingRuntime {
-  /** The sessions its runs hold now. */
-  heldSessions(): number;
+  /** Whether runs waited on the coordinator queue as it began taking work (`runsWaitOn`). */
+  runsWaitedAtStart: boolean;
 }
 
 /** Resolves after `ms`, on a timer that does not keep the process up. */
@@ -26,14 +24,27 @@ function warm(): Promise<void> {
 }
 
 /**
+ * Whether runs wait on `queue` (waiting or prioritized jobs): read once, just before the
+ * coordinator takes work. Never rejects: Redis away reads as none.
+ *
+ * @example const runsWaitedAtStart = await runsWaitOn(coordinatorQueue);
+ */
+export function runsWaitOn(queue: Queue): Promise<boolean> {
+  return queue.getJobCountByTypes("waiting", "prioritized").then(
+    (count) => count > 0,
+    () => false,
+  );
+}
+
+/**
  * Resolves when a coordinator's HTTP side (express, Bull Board's mount, the front door thread)
- * may start. When the runtime took a run within `FIRST_TAKE_MS` of taking work (a replacement
- * finding the runs that waited while no coordinator was up), once that first run finished, or
- * `FIRST_RUN_WAIT_MS` after it was taken; else at once. And `RUNTIME_WAIT_MS` after this call
- * when the runtime is not taking work by then (Redis away, a start that failed), so `/healthz`
- * and `/readyz` answer meanwhile. So the first answer a waiting client gets from a replacement
- * does not share its main thread with the HTTP side's start (some 40 ms of CPU: express's
- * modules, the server, the thread). Never rejects.
+ * may start: when runs waited as the runtime began taking work (a replacement finding the runs
+ * sent while no coordinator was up), once its first run finished, or `FIRST_RUN_WAIT_MS` after
+ * it began taking work (another coordinator took them, or the run is slow); when none waited,
+ * at once; and `RUNTIME_WAIT_MS` after this call when the runtime is not taking work by then
+ * (Redis away, a start that failed), so `/healthz` and `/readyz` answer meanwhile. So the first
+ * answer a waiting client gets from a replacement does not share its main thread with the HTTP
+ * side's start (some 40 ms of CPU: express's modules, the server, the thread). Never rejects.
  *
  * @example await httpSideMayStart(startingRuntime); await startAdminServer(options);
  */
@@ -43,9 +54,7 @@ export async function httpSideMayStart(starting: Promise<StartingRuntime>): Prom
     () => undefined,
   );
   const runtime = await Promise.race([taking, after(RUNTIME_WAIT_MS)]);
-  if (!runtime) return;
-  await after(FIRST_TAKE_MS);
-  if (runtime.heldSessions() === 0) return; // nothing waited: start now
+  if (!runtime?.runsWaitedAtStart) return;
   await Promise.race([warm(), after(FIRST_RUN_WAIT_MS)]);
   await new Promise((resolve) => setImmediate(resolve)); // the first answer's replies go first
 }

@@ -329,7 +329,7 @@ values: events and the transcript), 0.7 on the coordinator's main thread, 0.5 on
 and collector threads, 0.5 in the two workers (a tool call's events, validation and result
 records around a tool that is here a single file append).
 
-The next session (2026-12-05, from 05:34 UTC; the table is its last run, of 07:01 UTC) ran on
+The next session (2026-12-05, from 05:34 UTC; its last run, of 07:01 UTC, was the table then) ran on
 a slower machine: every system's figures grew alike (BullMQ by hand's p50 11.0 → 17.8 ms, its
 CPU per run 4.8 → 7.9 ms). Tool workers now take a model turn's calls together
 (\`WORKER_TAKE_AT_ONCE\`, default 4, never more than a worker's free slots): Redis commands per
@@ -348,7 +348,40 @@ its lead, 0.7 / 0.9 s to Restate's 0.6 / 0.8 (a rerun of those two alone, 9 kill
 against 0.6 / 0.7); Restate's replacement is a small SDK process beside a server that stays
 up. A start now loads nothing it does not use (the OpenTelemetry API, 60-odd files, and
 msgpackr's native extractor: about 25 ms, docs/DECISIONS.md, "the apps as deployed"), and in
-the table's run the two tie at 0.6 / 0.7 s (unrounded 0.65 / 0.73 against 0.62 / 0.66 s).`;
+the table's run the two tied at 0.6 / 0.7 s (unrounded 0.65 / 0.73 against 0.62 / 0.66 s).
+
+The session after (2026-12-05 from 08:43 UTC; the table is its last run, of 10:03 UTC) took
+the rest of a replacement's first answer to its main thread alone. On this machine a page of
+fresh memory costs some 12 to 15 µs to touch (the 4.8 MB bundle read into new memory: 18 ms;
+into the same buffer again: 1 ms), so a start costs what it touches: evaluating modules, their
+garbage, the bundle's text. What a first run does not use now waits: the HTTP side (express,
+now loaded only then, the admin app and the front door thread) starts after the first run
+when runs waited as the coordinator began taking work (\`coordinator/http/httpSideStart.ts\`,
+at once when none did); the model calls load two of undici's files (\`api-request\`, \`global\`)
+instead of its index, which loads fetch, WebSocket, EventSource, caches and mocks; BullMQ's
+\`cron-parser\` and luxon load at first use (Yiem makes no repeatable job); and \`@yiem/tools\`
+shares \`@yiem/core\`'s undici in the bundles (the same version; 4.84 → 4.26 MB). A/B of the
+replacement (\`coordinatorRestart.ts --variants\`, 10 alternating kills, runs every 150 ms):
+kill to first answer 521 against 562 ms, its first run 79 against 96 ms. The steady state is
+unchanged (\`pairedRuns.ts\`, 200 pairs and 8 blocks: latency ratio 0.99, CPU per run 0.97).
+Tried and left: \`--always-sparkplug\` (518 against 500 ms, more CPU); a V8 startup snapshot
+(Node 20 refuses to serialize the HTTP parser's and HTTP/2's bindings, and its snapshot builder
+lacks \`Array.prototype.toSorted\`); \`minifyIdentifiers\` (3.77 MB, but slower from its code
+cache); esbuild without \`keepNames\` (14 ms less, but renamed classes would rename errors);
+\`--max-semi-space-size\` and \`--single-threaded-gc\` (no gain). The machine sets
+\`NODE_EXTRA_CA_CERTS\`, which adds about 40 ms to every node process's start, every system's
+alike. Kill to first answer (p50 / max, s) in this session's runs of the whole bench: at 09:49
+(5 kills) Yiem 0.65 / 0.70, Restate 0.61 / 0.75, DBOS 1.30 / 1.73; at 09:57 (9 kills) Yiem 0.60
+/ 0.67, Restate 0.62 / 0.67, DBOS 1.33 / 1.45; at 10:03 (9 kills, the table) Yiem 0.56 / 0.72,
+Restate 0.60 / 0.79, DBOS 1.32 / 1.66; Yiem and Restate alone at 09:44 (9 kills): 0.54 / 0.66
+against 0.60 / 0.65. After a tool-worker kill Yiem's first answer is the next run's (runs come
+every 150 ms; a run's two calls are on one worker, so the run in flight is the one caught):
+0.18 / 0.19 s in the table, where DBOS answered its run in flight at 0.14 / 0.58. Yiem's p50 in
+these whole-bench runs was 1.56×, 1.77× and 1.85× BullMQ by hand's, where Yiem and BullMQ alone
+(5 rounds) gave 1.30×, and the 07:01 table 1.19×: with every system up, Yiem with
+\`appendfsync always\` lost most (its \`everysec\` twin: 0.57× to 0.70× of it), since more of its
+writes wait one after another for the disk than BullMQ by hand's. CPU per run: 1.43×, 1.43× and
+1.32× BullMQ by hand's (1.45× alone).`;
 
 /** "1 round", "3 rounds". */
 function roundsText(rounds: number): string {

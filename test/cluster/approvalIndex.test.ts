@@ -3,7 +3,9 @@
  * may still wait: once a batch's results are in the transcript and its approvals are
  * forgotten, its calls leave the index too, decided or not. Found by the chaos soak (`npm run
  * chaos`, seed 20261201): an entry whose call no longer waited stayed in the index for good
- * (readers skip such entries, but only calls with a deadline were ever swept).
+ * (readers skip such entries, but only calls with a deadline were ever swept). And a tree's
+ * index never keeps a call alone: a holder woken past its lease, or a decision that came
+ * between a request's record and its tree's entry, left one there for good (seed of a CI run).
  */
 import { randomUUID } from "node:crypto";
 import { clusterKeys, connectRedis, type RedisClient } from "@yiem/core";
@@ -107,4 +109,72 @@ describe("the approval index", () => {
     expect(await redis.zrange(keys.approvalsPending, 0, -1)).not.toContain(member);
     expect(await redis.exists(tree)).toBe(0);
   });
+
+  it("leaves nothing in its tree's index when a holder woken past its lease requests a call that was decided and forgotten meanwhile", async () => {
+    const keys = clusterKeys(server.prefix);
+    const sessions = new SessionStore(redis, keys);
+    const holder = new ApprovalStore(redis, keys);
+    const sessionId = randomUUID();
+    expect(await sessions.acquire(sessionId, "c-1:new", 60_000)).toBe(true);
+    expect(await holder.request(sessionId, "c-1:new", request("x"))).toBe("new");
+    // The stale holder stops right after its cluster-wide index write (SIGSTOP, a long GC);
+    // meanwhile the new holder's call is decided and its batch forgotten.
+    const stale = new ApprovalStore(
+      pausedAfter(redis, "zadd", async () => {
+        await holder.decide(sessionId, "x", { approved: true, decidedAt: Date.now() });
+        expect(await holder.clear(sessionId, "c-1:new")).toBe(true);
+      }),
+      keys,
+    );
+    expect(await stale.request(sessionId, "c-9:stale", request("x"))).toBe("lost");
+    expect(await redis.zrange(keys.treeApprovals(sessionId), 0, -1)).toEqual([]);
+    await stale.dropOrphanEntries(0, Date.now() + 1000);
+    expect(await redis.zrange(keys.approvalsPending, 0, -1)).not.toContain(`${sessionId} x`);
+  });
+
+  it("takes a call back out of its tree's index when it was decided between its record and that write", async () => {
+    const keys = clusterKeys(server.prefix);
+    const sessions = new SessionStore(redis, keys);
+    const deciding = new ApprovalStore(redis, keys);
+    const sessionId = randomUUID();
+    expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
+    // The holder stops right after its request is recorded; the call is decided meanwhile.
+    const holder = new ApprovalStore(
+      pausedAfter(redis, "yiemRequestApproval", async () => {
+        await deciding.decide(sessionId, "y", { approved: false, decidedAt: Date.now() });
+      }),
+      keys,
+    );
+    expect(await holder.request(sessionId, "c-1:a", request("y"))).toBe("new");
+    expect(await redis.zrange(keys.treeApprovals(sessionId), 0, -1)).toEqual([]);
+    expect(await redis.zrange(keys.approvalsPending, 0, -1)).not.toContain(`${sessionId} y`);
+  });
 });
+
+/**
+ * `redis`, whose first `command` runs `meanwhile` once its reply is in and before it returns:
+ * the process that sent it stopped there while others went on. The same connection, the same
+ * Redis; only the order in time is forced.
+ */
+function pausedAfter(
+  redis: RedisClient,
+  command: string,
+  meanwhile: () => Promise<void>,
+): RedisClient {
+  let paused = false;
+  return new Proxy(redis, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (typeof value !== "function") return value;
+      if (name !== command) return value.bind(target);
+      return async (...args: unknown[]) => {
+        const reply = await value.apply(target, args);
+        if (!paused) {
+          paused = true;
+          await meanwhile();
+        }
+        return reply;
+      };
+    },
+  });
+}

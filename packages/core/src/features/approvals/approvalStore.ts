@@ -89,10 +89,14 @@ function parseMember(member: string): { sessionId: string; callKey: string } {
 export class ApprovalStore extends ScriptedStore {
   /**
    * Records that a call awaits approval: "new", "known" (recorded before), or "lost" (not our
-   * lease). The cluster-wide index, the tree's index on its root session and the deadline are
-   * written first, in their own slots: a crash in between leaves an index entry without a
-   * request, which readers skip (and the sweep removes from the cluster-wide one), never a
-   * request missing from an index.
+   * lease). The cluster-wide index and the deadline are written first, in their own slots: a
+   * crash in between leaves an entry without a request, which readers skip and the sweep
+   * removes, never a request missing from them. The tree's index on its root session is
+   * written once the request is recorded under the lease (`listInTree`): a holder woken past
+   * its lease writes none, where it wrote one after the new holder's call was decided and
+   * dropped from both indexes, left in the tree's for good (found by the chaos soak). A crash
+   * before that write leaves the waiting call out of its tree's index until the run is
+   * resumed (and requests it again) or the sweep lists it.
    */
   async request(
     sessionId: string,
@@ -102,7 +106,6 @@ export class ApprovalStore extends ScriptedStore {
     const k = this.keys;
     const member = memberOf(sessionId, request.callKey);
     await this.redis.zadd(k.approvalsPending, "NX", request.requestedAt, member);
-    await this.indexInTree(await this.rootOf(sessionId), request.requestedAt, member);
     if (request.deadline !== undefined) {
       await this.redis.zadd(k.approvalDeadlines, "NX", request.deadline, member);
     }
@@ -113,8 +116,10 @@ export class ApprovalStore extends ScriptedStore {
       request.callKey,
       JSON.stringify(request),
     );
-    if (code === RequestApprovalReply.recordedNow) return "new";
-    return code === RequestApprovalReply.alreadyKnown ? "known" : "lost";
+    if (code !== RequestApprovalReply.recordedNow && code !== RequestApprovalReply.alreadyKnown)
+      return "lost";
+    await this.listInTree({ sessionId, callKey: request.callKey }, request.requestedAt);
+    return code === RequestApprovalReply.recordedNow ? "new" : "known";
   }
 
   /** The recorded request of a call awaiting (or decided on) approval, if any. */
@@ -283,13 +288,30 @@ export class ApprovalStore extends ScriptedStore {
       members.map(async (member) => {
         const call = parseMember(member);
         const request = await this.undecidedRequest(call);
-        if (request)
-          await this.indexInTree(await this.rootOf(call.sessionId), request.requestedAt, member);
+        if (request) await this.listInTree(call, request.requestedAt);
       }),
     );
   }
 
-  /** Lists a call in its tree's index (on the root session), kept as long as a session. */
+  /**
+   * Lists a waiting call in its tree's index, then reads whether it still waits and takes the
+   * entry back when not: a decision or a forgetting that came between the read that found it
+   * waiting and this write already dropped the call from the indexes (`unindex`), and the
+   * write would have left it in the tree's alone. One that comes after the read drops it
+   * itself.
+   */
+  private async listInTree(
+    call: { sessionId: string; callKey: string },
+    requestedAt: number,
+  ): Promise<void> {
+    const root = await this.rootOf(call.sessionId);
+    const member = memberOf(call.sessionId, call.callKey);
+    await this.indexInTree(root, requestedAt, member);
+    if (await this.undecidedRequest(call)) return;
+    await this.redis.zrem(this.keys.treeApprovals(root), member);
+  }
+
+  /** Writes a call into its tree's index (on the root session), kept as long as a session. */
   private async indexInTree(root: string, requestedAt: number, member: string): Promise<void> {
     const key = this.keys.treeApprovals(root);
     const replies = await this.redis

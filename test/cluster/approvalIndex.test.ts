@@ -39,12 +39,20 @@ function request(callKey: string, deadline?: number) {
   };
 }
 
+/** The keys, stores and a fresh session id of one scenario, on the file's Redis. */
+function scenario() {
+  const keys = clusterKeys(server.prefix);
+  return {
+    keys,
+    sessions: new SessionStore(redis, keys),
+    approvals: new ApprovalStore(redis, keys),
+    sessionId: randomUUID(),
+  };
+}
+
 describe("the approval index", () => {
   it("drops the calls of a batch whose approvals its holder forgets, decided or not; a coordinator without the lease forgets nothing", async () => {
-    const keys = clusterKeys(server.prefix);
-    const sessions = new SessionStore(redis, keys);
-    const approvals = new ApprovalStore(redis, keys);
-    const sessionId = randomUUID();
+    const { keys, sessions, approvals, sessionId } = scenario();
     expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
     expect(await approvals.request(sessionId, "c-1:a", request("a1"))).toBe("new");
     expect(await approvals.request(sessionId, "c-1:a", request("a2", Date.now() + 60_000))).toBe(
@@ -62,10 +70,7 @@ describe("the approval index", () => {
   });
 
   it("drops an entry a coordinator woken past its lease wrote for a call it could not record, from its tree's index too, and keeps waiting calls", async () => {
-    const keys = clusterKeys(server.prefix);
-    const sessions = new SessionStore(redis, keys);
-    const approvals = new ApprovalStore(redis, keys);
-    const sessionId = randomUUID();
+    const { keys, sessions, approvals, sessionId } = scenario();
     expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
     expect(await approvals.request(sessionId, "c-1:a", request("waits"))).toBe("new");
     // The stale holder: its index entry lands, its fenced request does not.
@@ -88,10 +93,7 @@ describe("the approval index", () => {
   });
 
   it("keeps a call in the cluster-wide index when its removal stops short of it, so the sweep drops it from its tree's index too", async () => {
-    const keys = clusterKeys(server.prefix);
-    const sessions = new SessionStore(redis, keys);
-    const approvals = new ApprovalStore(redis, keys);
-    const sessionId = randomUUID();
+    const { keys, sessions, approvals, sessionId } = scenario();
     const member = `${sessionId} cut`;
     const tree = keys.treeApprovals(sessionId);
     expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
@@ -111,10 +113,7 @@ describe("the approval index", () => {
   });
 
   it("leaves nothing in its tree's index when a holder woken past its lease requests a call that was decided and forgotten meanwhile", async () => {
-    const keys = clusterKeys(server.prefix);
-    const sessions = new SessionStore(redis, keys);
-    const holder = new ApprovalStore(redis, keys);
-    const sessionId = randomUUID();
+    const { keys, sessions, approvals: holder, sessionId } = scenario();
     expect(await sessions.acquire(sessionId, "c-1:new", 60_000)).toBe(true);
     expect(await holder.request(sessionId, "c-1:new", request("x"))).toBe("new");
     // The stale holder stops right after its cluster-wide index write (SIGSTOP, a long GC);
@@ -133,10 +132,7 @@ describe("the approval index", () => {
   });
 
   it("takes a call back out of its tree's index when it was decided between its record and that write", async () => {
-    const keys = clusterKeys(server.prefix);
-    const sessions = new SessionStore(redis, keys);
-    const deciding = new ApprovalStore(redis, keys);
-    const sessionId = randomUUID();
+    const { keys, sessions, approvals: deciding, sessionId } = scenario();
     expect(await sessions.acquire(sessionId, "c-1:a", 60_000)).toBe(true);
     // The holder stops right after its request is recorded; the call is decided meanwhile.
     const holder = new ApprovalStore(

@@ -18,6 +18,7 @@ const ownProcessFiles = [
   "test/core/processWarm.test.ts",
   "test/core/heartbeatThreadStart.test.ts",
   "test/core/firstRunAlone.test.ts",
+  "test/core/httpSideMayStart.test.ts",
   "test/core/unhandledRejections.test.ts",
   "test/cluster/redisErrors.test.ts",
   "test/tools/getWeather.test.ts",

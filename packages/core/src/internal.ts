@@ -17,6 +17,11 @@ export {
   toolQueueFactory,
 } from "./coordinator/coordinatorContext.js";
 export { startFailureDetector } from "./coordinator/failureDetector.js";
+export {
+  FIRST_RUN_WAIT_MS,
+  httpSideMayStart,
+  RUNTIME_WAIT_MS,
+} from "./coordinator/http/httpSideStart.js";
 export { startIntake } from "./coordinator/intake/coordinatorIntake.js";
 export { firstRunAlone } from "./coordinator/intake/firstRunAlone.js";
 export { RunSlots } from "./coordinator/intake/runSlots.js";

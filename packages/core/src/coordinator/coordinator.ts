@@ -407,9 +407,8 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
   };
   // The HTTP side starts once the runtime's first run is done when runs waited as it began
   // taking work, else at once (`httpSideMayStart`): a replacement's first run has the main
-  // thread to itself. A port in
-  // use fails the start before any session is taken (`beforeTakingWork`); a front door that
-  // fails later closes the runtime (below).
+  // thread to itself. A port in use fails the start before any session is taken
+  // (`beforeTakingWork`); a front door that fails later closes the runtime (below).
   let runtime: CoordinatorHandle | undefined;
   let admin: AdminServerHandle | undefined;
   let adminFailure: { err: unknown } | undefined;

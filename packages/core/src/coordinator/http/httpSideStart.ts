@@ -49,10 +49,7 @@ export function runsWaitOn(queue: Queue): Promise<boolean> {
  * @example await httpSideMayStart(startingRuntime); await startAdminServer(options);
  */
 export async function httpSideMayStart(starting: Promise<StartingRuntime>): Promise<void> {
-  const taking = starting.then(
-    (runtime) => runtime,
-    () => undefined,
-  );
+  const taking = starting.catch(() => undefined); // a failed start: the HTTP side at once
   const runtime = await Promise.race([taking, after(RUNTIME_WAIT_MS)]);
   if (!runtime?.runsWaitedAtStart) return;
   await Promise.race([warm(), after(FIRST_RUN_WAIT_MS)]);

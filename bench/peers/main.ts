@@ -8,7 +8,12 @@
  * Options: `--rounds N` (3), `--seq N` runs one after another per block (20), `--load N` runs
  * per throughput block (128) at `--concurrency N` (64), `--kill-runs N` (100), `--kills N` (5),
  * `--kill-spacing MS` between the kill tests' runs (150), `--no-kill` (no orchestrator kill
- * test), `--no-worker-kill` (no tool-worker kill test), `--systems yiem,yiemEverysec,bullmq,restate,dbos`.
+ * test), `--no-worker-kill` (no tool-worker kill test), `--systems yiem,yiemEverysec,bullmq,restate,dbos`,
+ * `--no-settle` (no wait for a quiet machine before each block).
+ *
+ * Before each measured block the machine is let go quiet (`waitForQuietMachine`: `sync`, then
+ * idle cores and disks, at most 5 s): without it the system measured after PostgreSQL's load
+ * block pays for PostgreSQL's writes on its own fsyncs.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -16,6 +21,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startScriptedModelServer } from "@yiem/testing";
 import { type PeersRecord, summarizePeers } from "../report/peersRecord.js";
+import { waitForQuietMachine } from "../sampling/quietMachine.js";
 import {
   type KillFigures,
   type KillTarget,
@@ -105,6 +111,14 @@ async function runKillTest(
   return figures;
 }
 
+/** Lets the machine go quiet before a measured block, unless `--no-settle`; logs a bound hit. */
+async function settle(before: string): Promise<void> {
+  if (process.argv.includes("--no-settle")) return;
+  const { waitedMs, quiet } = await waitForQuietMachine();
+  if (!quiet) log(`still busy ${Math.round(waitedMs)} ms before ${before}; measuring anyway`);
+  else if (waitedMs > 1000) log(`quiet after ${Math.round(waitedMs)} ms before ${before}`);
+}
+
 async function main(): Promise<void> {
   const rounds = option("rounds", 3);
   const seq = option("seq", 20);
@@ -138,7 +152,9 @@ async function main(): Promise<void> {
       const order = started.map((_, i) => started[(i + round) % started.length]!);
       for (const { key, system } of order) {
         log(`round ${round + 1}: ${key}`);
+        await settle(`${key}'s runs one after another`);
         const latency = await measureLatency(system, `${key}-r${round}-seq`, seq);
+        await settle(`${key}'s load block`);
         const loaded = await measureLoad(system, `${key}-r${round}-load`, load, concurrency);
         latencies[key] = [...(latencies[key] ?? []), latency.latencies];
         failedRuns[key] = (failedRuns[key] ?? 0) + latency.failed + loaded.failed;
@@ -148,6 +164,7 @@ async function main(): Promise<void> {
     for (const target of killTargets()) {
       for (const { key, system } of started) {
         if (key === "yiemEverysec") continue;
+        await settle(`${key}'s ${target} kill test`);
         const figures = await runKillTest(system, `${key}-${target}-kill`, target, effectsFile);
         (target === "worker" ? workerKills : kills)[key] = figures;
       }

@@ -23,6 +23,7 @@ import {
 } from "@yiem/core";
 import { type ScriptedRequest, startScriptedModelServer, startTestRedis } from "@yiem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPlainCoordinatorQueue } from "../support/openPlainCoordinatorQueue.js";
 import { type MonitoredCommand, startRawMonitor } from "../support/rawMonitor.js";
 import { type SlowRepliesProxy, startSlowRepliesProxy } from "../support/slowRepliesProxy.js";
 
@@ -205,5 +206,71 @@ describe("a run's opening", () => {
     const answer = await client.waitForResponse(sent.requestId, { timeoutMs: 30_000 });
     expect(answer.stopReason).toBe("budget");
     expect(modelRequests.length).toBe(calls);
+  });
+});
+
+describe("a request that names no session", () => {
+  type Answer = { sessionId: string; response: { content: unknown } };
+
+  /** The sessions that have an agent now (`sessionAgent` keys). */
+  async function sessionsWithAgents(): Promise<Set<string>> {
+    const keys = clusterKeys(redis.prefix);
+    const [before, after] = keys.sessionAgent("\u0000").split("\u0000");
+    const found = await redisRaw.keys(keys.sessionAgent("*"));
+    return new Set(
+      found.map((key) => key.slice(before?.length, -(after?.length ?? 0) || undefined)),
+    );
+  }
+
+  it("claims its new session and the session's agent in one round trip", async () => {
+    const plain = await openPlainCoordinatorQueue(redis.url, redis.prefix);
+    try {
+      const monitor = await startRawMonitor(redis.url);
+      const job = await plain.queue.add("ask", { input: "hello" });
+      const answer = (await job.waitUntilFinished(plain.events, 30_000)) as Answer;
+      monitor.stop();
+      expect(answer.response.content).toEqual([{ type: "text", text: "done" }]);
+      const { sessionId } = answer;
+      const claims = monitor.seen.filter(
+        (command) =>
+          proxy.isOwn(command.source) &&
+          (command.args.includes("yiemSessionId") ||
+            nameOf(command.args, sessionId) === "set agent"),
+      );
+      const trips = roundTrips(claims, REPLY_DELAY_MS / 2).map((trip) =>
+        trip.map((command) => (command.args[0]?.toLowerCase() === "set" ? "agent" : "session")),
+      );
+      expect(trips).toEqual([["agent", "session"]]);
+      expect(await client.sessionAgent(sessionId)).toBe("default");
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it("takes the agent's claim back when the job had a session already", async () => {
+    const plain = await openPlainCoordinatorQueue(redis.url, redis.prefix);
+    try {
+      const before = await sessionsWithAgents();
+      // A job whose first intake recorded its session (as one delivered again finds it).
+      const job = await plain.queue.add("ask", { input: "hello" }, { delay: 300 });
+      const recorded = `recorded-${Date.now()}`;
+      await plain.connection.hset(
+        `${clusterKeys(redis.prefix).bullPrefix}:coordinator:${job.id}`,
+        "yiemSessionId",
+        recorded,
+      );
+      const answer = (await job.waitUntilFinished(plain.events, 30_000)) as Answer;
+      expect(answer.sessionId).toBe(recorded);
+      let added: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        added = [...(await sessionsWithAgents())].filter((id) => !before.has(id));
+        if (added.length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // Only the job's own session has an agent: the claim of the session proposed is gone.
+      expect(added).toEqual([recorded]);
+    } finally {
+      await plain.close();
+    }
   });
 });

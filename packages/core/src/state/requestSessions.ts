@@ -28,14 +28,15 @@ export class RequestSessions {
   }
 
   /**
-   * The session of job `jobId`: the one recorded at its first intake, else a new random one,
-   * recorded now (`claimRequestSession-1.lua`). `undefined` when the job no longer exists.
+   * The session of job `jobId`: the one recorded at its first intake, else `proposed` (a new
+   * random one by default), recorded now (`claimRequestSession-1.lua`). `undefined` when the
+   * job no longer exists. A caller that proposes an id must make it as random (`randomUUID`).
    */
-  async claim(jobId: string): Promise<string | undefined> {
+  async claim(jobId: string, proposed: string = randomUUID()): Promise<string | undefined> {
     const sessionId = await this.redis.yiemClaimRequestSession(
       this.keys.requestJob(jobId),
       REQUEST_SESSION_FIELD,
-      randomUUID(),
+      proposed,
     );
     return sessionId || undefined;
   }

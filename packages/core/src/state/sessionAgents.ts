@@ -51,6 +51,14 @@ export class SessionAgents {
     return (before as string | null) ?? null;
   }
 
+  /**
+   * Forgets the agent of `sessionId`: only for a session no request was ever recorded in (a
+   * claim sent ahead for a new session that was not used: `claimNewSessionAgent`).
+   */
+  async forget(sessionId: string): Promise<void> {
+    await this.redis.del(this.keys.sessionAgent(sessionId));
+  }
+
   /** The agent recorded for `sessionId`, if any (sessions from before agents have none). */
   async read(sessionId: string): Promise<string | undefined> {
     return (await this.redis.get(this.keys.sessionAgent(sessionId))) ?? undefined;

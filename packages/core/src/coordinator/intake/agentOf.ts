@@ -42,16 +42,18 @@ export function unknownAgent(
  * one that started the session). A request naming an agent other than the session's current one
  * is refused, the error saying which agent the session belongs to; unless its input `requestId`
  * was recorded already (the job delivered again after a handoff). Redis errors are thrown.
+ * `sent`: the claim of this session for this request, sent already (`claimNewSessionAgent`).
  */
 export async function claimSessionAgent(
   request: CoordinatorRequest,
   sessionId: string,
   requestId: string,
   check: AgentCheck,
+  sent?: EarlyAgentClaim,
 ): Promise<string | InvalidCoordinatorJobError> {
   const wanted = request.agent ?? defaultAgentOf(check.known);
   if (wanted === undefined) return continuedAgent(sessionId, check);
-  const owner = await check.sessions.claim(sessionId, wanted);
+  const owner = await (sent?.owner ?? check.sessions.claim(sessionId, wanted));
   if (request.agent === undefined) return servedOwner(sessionId, owner, check);
   if (owner === request.agent) return owner;
   if (await check.recorded?.(sessionId, requestId)) return owner;
@@ -59,6 +61,40 @@ export async function claimSessionAgent(
     "agent",
     `session ${sessionId} belongs to agent "${owner}"`,
   );
+}
+
+/** The claim of a new session's agent, sent before the session is known to be used. */
+export interface EarlyAgentClaim {
+  /** What `SessionAgents.claim` resolves: the session's agent (the one wanted, for a new session). */
+  owner: Promise<string>;
+  /** Deletes the claim again: the session was not used (the job had one already). Never throws. */
+  takeBack(): void;
+}
+
+/**
+ * Sends the claim of `sessionId`, a random session no request was recorded in yet, for the
+ * agent `request` goes to, so that it goes out beside the claim of the session itself (one
+ * round trip for both: `RequestJobs`); `undefined` when that agent needs a read first (no agent
+ * named, and no default: `claimSessionAgent` reads the session's). Hand it to
+ * `claimSessionAgent` when the session is used; else call `takeBack`.
+ */
+export function claimNewSessionAgent(
+  request: CoordinatorRequest,
+  sessionId: string,
+  check: AgentCheck,
+): EarlyAgentClaim | undefined {
+  const wanted = request.agent ?? defaultAgentOf(check.known);
+  if (wanted === undefined) return undefined;
+  const owner = check.sessions.claim(sessionId, wanted);
+  owner.catch(() => undefined); // read by `claimSessionAgent`, or taken back
+  return {
+    owner,
+    takeBack: () =>
+      void owner
+        .catch(() => undefined) // a failed claim may still have landed: deleted all the same
+        .then(() => check.sessions.forget(sessionId))
+        .catch(() => undefined), // left to its time to live: a random id nobody holds
+  };
 }
 
 /**

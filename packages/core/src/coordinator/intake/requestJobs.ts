@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type Job, UnrecoverableError, type Worker } from "bullmq";
 import { DEFAULT_AGENT } from "../../agents/defineAgent.js";
 import type { RunFeature } from "../../features/runFeature.js";
@@ -21,7 +21,13 @@ import type { RequestSessions } from "../../state/requestSessions.js";
 import type { AnswerListener, ResponseWaits } from "../../state/responseWaits.js";
 import type { EnqueueOutcome, SessionStore } from "../../state/sessionStore.js";
 import type { EarlyTake, SessionTasks } from "../run/sessionTasks.js";
-import { type AgentCheck, claimSessionAgent, unknownAgent } from "./agentOf.js";
+import {
+  type AgentCheck,
+  claimNewSessionAgent,
+  claimSessionAgent,
+  type EarlyAgentClaim,
+  unknownAgent,
+} from "./agentOf.js";
 import { type HeldRequest, jobOfHeld, plainAttemptsOf } from "./heldRequest.js";
 import type { JobLocks } from "./jobLocks.js";
 import type { Slot } from "./runSlots.js";
@@ -140,15 +146,35 @@ export class RequestJobs {
       return this.refuse(job, token, refusal);
     }
     if (request.sessionId) return this.holdForAgent(job, token, slot, request.sessionId, request);
-    return this.claimSession(job).then((sessionId) => {
-      if (sessionId) return this.holdForAgent(job, token, slot, sessionId, request);
-      slot.release(); // removed meanwhile, or Redis away: a live job comes back after its lock
-    });
+    return this.holdInNewSession(job, token, slot, request);
+  }
+
+  /**
+   * A request naming no session: its session is claimed (`claimSession`) with the agent's
+   * claim of the new session proposed sent beside it (one round trip for both). A job that has
+   * a session already (delivered again) takes that claim back, and its session's agent is
+   * claimed as a named session's is.
+   */
+  private async holdInNewSession(
+    job: Job,
+    token: string,
+    slot: Slot,
+    request: CoordinatorRequest,
+  ): Promise<void> {
+    const proposed = randomUUID();
+    const early = claimNewSessionAgent(request, proposed, this.options.agents);
+    const sessionId = await this.claimSession(job, proposed);
+    if (sessionId !== proposed) early?.takeBack();
+    // Removed meanwhile, or Redis away: a live job comes back after its lock.
+    if (!sessionId) return slot.release();
+    const sent = sessionId === proposed ? early : undefined;
+    return this.holdForAgent(job, token, slot, sessionId, request, sent);
   }
 
   /**
    * Holds the job when its session belongs to its agent, or it names none (recording the
    * agent for a session that has none); refuses it when the session belongs to another agent.
+   * `sent`: the agent's claim of the session, sent already (used by the first try only).
    */
   private async holdForAgent(
     job: Job,
@@ -156,11 +182,17 @@ export class RequestJobs {
     slot: Slot,
     sessionId: string,
     request: CoordinatorRequest,
+    sent?: EarlyAgentClaim,
   ): Promise<void> {
+    let early = sent;
     const claimed = await this.readOrLetGo(
       { job, sessionId, slot },
       "could not record the agent of a session; the request is delivered again after its lock",
-      () => claimSessionAgent(request, sessionId, job.id ?? "", this.options.agents),
+      () => {
+        const first = early;
+        early = undefined;
+        return claimSessionAgent(request, sessionId, job.id ?? "", this.options.agents, first);
+      },
     );
     if (!claimed) return;
     const agent = claimed.value;
@@ -233,11 +265,12 @@ export class RequestJobs {
 
   /**
    * The random session of a job that names none, the same however often the job is delivered
-   * (`RequestSessions`); `undefined` when the job is gone or Redis stays away.
+   * (`RequestSessions`: `proposed` at its first intake); `undefined` when the job is gone or
+   * Redis stays away.
    */
-  private async claimSession(job: Job): Promise<string | undefined> {
+  private async claimSession(job: Job, proposed: string): Promise<string | undefined> {
     try {
-      return await retryTransient(() => this.options.sessions.claim(job.id ?? ""));
+      return await retryTransient(() => this.options.sessions.claim(job.id ?? "", proposed));
     } catch (err) {
       this.options.log.warn(
         { requestId: job.id, err: (err as Error).message },

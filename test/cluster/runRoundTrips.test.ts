@@ -222,7 +222,7 @@ describe("a request that names no session", () => {
     );
   }
 
-  it("claims its new session and the session's agent in one round trip", async () => {
+  it("claims its new session with its agent, then records its input and opens its run: two round trips", async () => {
     const plain = await openPlainCoordinatorQueue(redis.url, redis.prefix);
     try {
       const monitor = await startRawMonitor(redis.url);
@@ -242,6 +242,29 @@ describe("a request that names no session", () => {
       );
       expect(trips).toEqual([["agent", "session"]]);
       expect(await client.sessionAgent(sessionId)).toBe("default");
+      // Then the session's commands up to the model call: a new session has nothing to read,
+      // so its run opens in the round trip that records its input and takes its lease.
+      const modelAt = modelRequests.at(-1)?.at ?? 0;
+      const opening = monitor.seen.filter(
+        (command) =>
+          proxy.isOwn(command.source) &&
+          command.at <= modelAt &&
+          command.args.some((arg) => arg.includes(`{${sessionId}}`)) &&
+          !nameOf(command.args, sessionId).startsWith("script(events,"),
+      );
+      const openingTrips = roundTrips(opening, REPLY_DELAY_MS / 2).map((trip) =>
+        trip.map((command) => nameOf(command.args, sessionId)),
+      );
+      expect(openingTrips).toEqual([
+        ["set agent"],
+        [
+          "script(inputs,pendingInputs)",
+          "set lease",
+          "script(lease,run)",
+          "hgetall inputBudgets",
+          "getex tenant",
+        ],
+      ]);
     } finally {
       await plain.close();
     }

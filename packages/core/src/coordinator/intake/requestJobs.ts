@@ -66,6 +66,14 @@ function reusedJobId(requestId: string, sessionId: string): InvalidCoordinatorJo
 
 type OrderedRequest = CoordinatorRequest & { order: number };
 
+/**
+ * What went out right behind an input's record for its session's run: nothing, the take of
+ * the session's lease (for `ensureRunning`), or, for a session just made for the request, the
+ * session's task itself, its run's opening sent too (`SessionTasks.startFresh`; it keeps the
+ * run slot).
+ */
+type StartSent = { kind: "none" } | { kind: "take"; take: EarlyTake } | { kind: "task" };
+
 /** Tries at failing an invalid job (under 1 s of pauses in all). */
 const REFUSE_ATTEMPTS = 5;
 
@@ -197,7 +205,7 @@ export class RequestJobs {
     if (!claimed) return;
     const agent = claimed.value;
     if (typeof agent === "string")
-      return this.holdUnlessDeferred(job, token, slot, sessionId, { ...request, agent });
+      return this.holdUnlessDeferred(job, token, slot, sessionId, { ...request, agent }, !!sent);
     slot.release();
     return this.refuse(job, token, agent);
   }
@@ -224,7 +232,8 @@ export class RequestJobs {
   /**
    * Holds the job, unless a feature defers it (`FeatureIntake.defers`): it then goes back to
    * the queue as a delayed job for that long, its attempts kept, and the run slot is freed.
-   * Redis away: the slot goes back, and a live job comes back after its lock.
+   * Redis away: the slot goes back, and a live job comes back after its lock. `fresh`: the
+   * session was just made for this request (`holdInNewSession`).
    */
   private async holdUnlessDeferred(
     job: Job,
@@ -232,6 +241,7 @@ export class RequestJobs {
     slot: Slot,
     sessionId: string,
     request: CoordinatorRequest,
+    fresh: boolean,
   ): Promise<void> {
     const deferral = await this.readOrLetGo(
       { job, sessionId, slot },
@@ -240,7 +250,7 @@ export class RequestJobs {
     );
     if (!deferral) return;
     const waitMs = deferral.value;
-    if (waitMs === undefined) return this.hold(job, token, slot, sessionId, request);
+    if (waitMs === undefined) return this.hold(job, token, slot, sessionId, request, fresh);
     slot.release();
     await retryTransient(() => job.moveToDelayed(Date.now() + waitMs, token)).catch(
       (err: unknown) =>
@@ -291,6 +301,7 @@ export class RequestJobs {
     slot: Slot,
     sessionId: string,
     request: CoordinatorRequest,
+    fresh: boolean,
   ): Promise<void> {
     const requestId = job.id ?? "";
     const order = inputOrder(job.timestamp);
@@ -310,7 +321,8 @@ export class RequestJobs {
     this.held.set(requestId, held);
     this.options.locks.track(requestId, token);
     this.options.answers.watch(requestId, sessionId, this.onAnswer); // before the input is recorded
-    held.busy = this.recordAndStart(requestId, held, { ...request, order }, slot);
+    const agent = fresh ? held.agent : undefined;
+    held.busy = this.recordAndStart(requestId, held, { ...request, order }, slot, agent);
     return held.busy;
   }
 
@@ -331,42 +343,40 @@ export class RequestJobs {
   /**
    * Records the input; then the job waits for its answer (the session's run started here, or
    * watched if another coordinator holds it), or completes at once when it was answered before
-   * (a job delivered again), or fails when its id was used for another input.
+   * (a job delivered again), or fails when its id was used for another input. `freshAgent`:
+   * the session was just made for this request, and this is its agent (`StartSent`).
    */
   private async recordAndStart(
     requestId: string,
     held: HeldRequest,
     request: OrderedRequest,
     slot: Slot,
+    freshAgent?: string,
   ): Promise<void> {
     let recorded: EnqueueOutcome | undefined;
-    // The session's lease is taken right behind the input's record (one round trip for both);
-    // an input that does not start a run here lets it go again.
-    let early: EarlyTake | undefined;
+    let start: StartSent = { kind: "none" };
     try {
       recorded = await this.record(requestId, held, request, () => {
-        early ??= this.options.tasks.takeEarly(held.sessionId);
+        if (start.kind === "none") start = this.startBehindRecord(held.sessionId, slot, freshAgent);
       });
     } catch {
       recorded = undefined; // let go while recording (its lock lost, or closing)
     }
     held.letGo = undefined;
-    const taken = early as EarlyTake | undefined;
-    // Let go meanwhile, or answered already (the answer found by a recheck): nothing to do.
+    const sent = start as StartSent;
+    const letGo = !recorded || this.held.get(requestId) !== held || held.phase !== "recording";
+    // An input that starts no run here lets an early take go again.
     if (
-      !recorded ||
-      this.held.get(requestId) !== held ||
-      held.phase !== "recording" ||
-      recorded.kind === "reused" ||
-      recorded.kind === "answered"
-    ) {
-      if (taken) this.options.tasks.letGo(held.sessionId, taken);
-    }
-    if (!recorded || this.held.get(requestId) !== held || held.phase !== "recording")
-      return slot.release();
+      sent.kind === "take" &&
+      (letGo || recorded?.kind === "reused" || recorded?.kind === "answered")
+    )
+      this.options.tasks.letGo(held.sessionId, sent.take);
+    // A fresh session's task keeps the slot: it frees it when it ends, as any session's task.
+    const release = () => (sent.kind === "task" ? undefined : slot.release());
+    if (letGo || !recorded) return release();
     held.busy = undefined;
     if (recorded.kind === "reused") {
-      slot.release();
+      release();
       this.forget(requestId, held);
       return this.refuse(
         jobOfHeld(this.options.worker, requestId, held),
@@ -375,11 +385,31 @@ export class RequestJobs {
       );
     }
     if (recorded.kind === "answered") {
-      slot.release();
+      release();
       return this.finish(requestId, held, recorded.answer);
     }
     held.phase = "waiting";
-    await this.options.tasks.ensureRunning(held.sessionId, slot, taken);
+    // A fresh session's task started with the first try of the record: should that try have
+    // failed, the task may have ended before the input landed, and another starts now.
+    if (sent.kind === "task") return this.options.tasks.ensureRunning(held.sessionId);
+    await this.options.tasks.ensureRunning(
+      held.sessionId,
+      slot,
+      sent.kind === "take" ? sent.take : undefined,
+    );
+  }
+
+  /**
+   * What goes out right behind the input's first record (one round trip for all): a fresh
+   * session's task (`SessionTasks.startFresh`: the lease's take and the run's opening), else
+   * the take of the session's lease (`SessionTasks.takeEarly`), else nothing.
+   */
+  private startBehindRecord(sessionId: string, slot: Slot, freshAgent?: string): StartSent {
+    const { tasks } = this.options;
+    if (freshAgent !== undefined && tasks.startFresh(sessionId, slot, freshAgent))
+      return { kind: "task" };
+    const take = tasks.takeEarly(sessionId);
+    return take ? { kind: "take", take } : { kind: "none" };
   }
 
   /**

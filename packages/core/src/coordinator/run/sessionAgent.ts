@@ -67,7 +67,8 @@ function withPrompt(agent: ServedAgent, sessionId: string): SessionAgent {
 /**
  * How a session runner finds the agent of a session: its current one (`SessionAgents`: the
  * one its first request recorded, or the last handoff's target), `default` for a session that
- * has none (started before agents). Throws
+ * has none (started before agents); `known`, when given, is that agent already (a session
+ * this coordinator just made: nothing to read). Throws
  * `SessionStoreError` when Redis fails; never for the agent itself (see `failingAgent`).
  *
  * @example const agentOf = sessionAgentFinder(registry, sessionAgents, "c-1"); (await agentOf("s-1")).agent.name
@@ -76,11 +77,11 @@ export function sessionAgentFinder(
   registry: AgentRegistry,
   sessions: SessionAgents,
   coordinatorId: string,
-): (sessionId: string) => Promise<SessionAgent> {
-  return async (sessionId) => {
+): (sessionId: string, known?: string) => Promise<SessionAgent> {
+  return async (sessionId, known) => {
     let name: string;
     try {
-      name = (await sessions.read(sessionId)) ?? DEFAULT_AGENT;
+      name = known ?? (await sessions.read(sessionId)) ?? DEFAULT_AGENT;
     } catch (err) {
       throw new SessionStoreError(sessionId, err);
     }

@@ -51,7 +51,7 @@ export interface SessionRunnerDeps {
    * The agent of a session (its prompt, model call, tools, turn cap). Without it, every
    * session runs with `systemPrompt`, `llmCall` and every tool of `toolStore`.
    */
-  agentOf?: (sessionId: string) => Promise<SessionAgent>;
+  agentOf?: (sessionId: string, known?: string) => Promise<SessionAgent>;
   /** Told each time a run's response is stored, with the inputs it answers. */
   onRunFinished: (sessionId: string, requestIds: string[], answer: RunAnswer) => void;
   /**

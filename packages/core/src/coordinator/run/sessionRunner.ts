@@ -297,12 +297,22 @@ async function closeRun(
 }
 
 /**
+ * A session this coordinator just made for a request naming none (`SessionTasks.startFresh`):
+ * no transcript, no running calls, and `agent` its agent, so its hold reads none of them.
+ */
+export interface FreshSession {
+  agent: string;
+}
+
+/**
  * Works a session the caller holds the lease of: resumes the run in progress if there is
  * one, then opens runs from the inbox one after another, until the inbox is empty and the
  * lease is released. Stops early when the lease is lost or the session is handed over; the
  * open run then stays in Redis for the next holder to resume. Throws `SessionStoreError` when
  * Redis fails under it: the run stays open, and the caller tries again later. `slot`, the
  * run slot the caller works it in, is lent while a model call waits at a shared limit.
+ * `fresh`: a session just made here, whose lease's take was sent right before (not yet
+ * known to be ours: a lease that is not ends the work as `lost`, its run's opening refused).
  */
 export async function processSession(
   deps: SessionRunnerDeps,
@@ -310,6 +320,7 @@ export async function processSession(
   token: string,
   register: (control: SessionControl | undefined) => void,
   slot?: Slot,
+  fresh?: FreshSession,
 ): Promise<SessionOutcome> {
   const hold = newHold(deps, sessionId, token);
   hold.slot = slot;
@@ -326,11 +337,11 @@ export async function processSession(
     // Read at once, and open the first run right behind the reads, in the same round trip:
     // Redis runs them in the order sent, so the transcript read is the one before the run's
     // opening moved its input in (as when the opening waited for the reads). Only the holder
-    // writes them from now on.
+    // writes them from now on. A fresh session has nothing to read but its agent's definition.
     const reads = Promise.all([
-      takeAgent(hold),
-      deps.store.loadMessages(sessionId),
-      deps.store.loadRunning(sessionId),
+      takeAgent(hold, fresh?.agent),
+      fresh ? [] : deps.store.loadMessages(sessionId),
+      fresh ? [] : deps.store.loadRunning(sessionId),
     ]);
     const firstStart = openNextRun(hold);
     firstStart.catch(() => undefined); // a failed read throws first; the opening's error is the next one's
@@ -375,8 +386,8 @@ function newHold(deps: SessionRunnerDeps, sessionId: string, token: string): Ses
  * Gives the hold its session's current agent: the agent's prompt and its tools (a live view),
  * then lets every feature add its part (`FeatureHold.takeAgent`: handoff tools, agent calls).
  */
-async function takeAgent(hold: SessionHold): Promise<void> {
-  const found = await hold.deps.agentOf?.(hold.sessionId);
+async function takeAgent(hold: SessionHold, known?: string): Promise<void> {
+  const found = await hold.deps.agentOf?.(hold.sessionId, known);
   if (!found) return;
   hold.agent = found.agent;
   hold.state.systemPrompt = found.systemPrompt;

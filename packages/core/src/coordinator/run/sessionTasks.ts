@@ -4,6 +4,7 @@ import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import type { ResponseWaits } from "../../state/responseWaits.js";
 import type { RunSlots, Slot } from "../intake/runSlots.js";
 import {
+  type FreshSession,
   processSession,
   type SessionControl,
   type SessionOutcome,
@@ -120,6 +121,28 @@ export class SessionTasks {
     return { token, acquired };
   }
 
+  /**
+   * Starts working `sessionId`, a session this coordinator just made for a request naming none
+   * (no transcript, no holder, `agent` its agent), right behind the command just sent for it
+   * (the input's record): the take of its lease and the opening of its run go out with that
+   * command, one round trip for all, and the hold reads nothing (`FreshSession`). The task
+   * keeps `slot`. `false`, having sent nothing, where `ensureRunning` would not start one
+   * (closing, or a task works the session already): the caller goes on as without it.
+   */
+  startFresh(sessionId: string, slot: Slot, agent: string): boolean {
+    if (this.closing || this.running.has(sessionId)) return false;
+    const token = this.options.token();
+    const { deps } = this.options;
+    // Not waited for: the run's opening, sent behind it, is refused unless the take landed.
+    deps.store.acquireFree(sessionId, token, deps.leaseMs).catch(() => undefined);
+    const task = this.work(sessionId, token, slot, { agent }).then(
+      (outcome) => this.ended(sessionId, slot, outcome),
+      () => this.ended(sessionId, slot, undefined),
+    );
+    this.running.set(sessionId, task);
+    return true;
+  }
+
   /** Lets go of an early take (`takeEarly`) that `ensureRunning` will not be given. */
   letGo(sessionId: string, early: EarlyTake): void {
     void this.dropLease(sessionId, early.token, early.acquired);
@@ -180,6 +203,7 @@ export class SessionTasks {
     sessionId: string,
     token: string,
     slot: Slot,
+    fresh?: FreshSession,
   ): Promise<SessionOutcome | undefined> {
     const { deps, log } = this.options;
     const register = (control: SessionControl | undefined) => {
@@ -188,7 +212,7 @@ export class SessionTasks {
     };
     // After a failure the session is taken again first: it may have moved on meanwhile.
     const workOnce = async (attempt: number): Promise<SessionOutcome | undefined> => {
-      if (attempt === 0) return processSession(deps, sessionId, token, register, slot);
+      if (attempt === 0) return processSession(deps, sessionId, token, register, slot, fresh);
       if (this.closing) return undefined;
       if (!(await deps.store.acquire(sessionId, token, deps.leaseMs))) return undefined;
       return processSession(deps, sessionId, token, register, slot);

@@ -5,7 +5,7 @@
  * private network namespace with loopback only (see `bench/run.ts`), so Restate's server can
  * not phone home; PostgreSQL is reached over its Unix socket. Writes `bench/peers/results.json`.
  *
- * Options: `--rounds N` (3), `--seq N` runs one after another per block (20), `--load N` runs
+ * Options: `--rounds N` (5: a round's ratio varies by a third from one round to the next), `--seq N` runs one after another per block (20), `--load N` runs
  * per throughput block (128) at `--concurrency N` (64), `--kill-runs N` (100), `--kills N` (5),
  * `--kill-spacing MS` between the kill tests' runs (150), `--no-kill` (no orchestrator kill
  * test), `--no-worker-kill` (no tool-worker kill test), `--systems yiem,yiemEverysec,bullmq,restate,dbos`,
@@ -120,7 +120,7 @@ async function settle(before: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const rounds = option("rounds", 3);
+  const rounds = option("rounds", 5);
   const seq = option("seq", 20);
   const load = option("load", 128);
   const concurrency = option("concurrency", 64);

@@ -353,17 +353,14 @@ export class RequestJobs {
     slot: Slot,
     freshAgent?: string,
   ): Promise<void> {
-    let recorded: EnqueueOutcome | undefined;
-    let start: StartSent = { kind: "none" };
-    try {
-      recorded = await this.record(requestId, held, request, () => {
-        if (start.kind === "none") start = this.startBehindRecord(held.sessionId, slot, freshAgent);
-      });
-    } catch {
-      recorded = undefined; // let go while recording (its lock lost, or closing)
-    }
+    const { recorded, sent } = await this.recordWithStart(
+      requestId,
+      held,
+      request,
+      slot,
+      freshAgent,
+    );
     held.letGo = undefined;
-    const sent = start as StartSent;
     const letGo = !recorded || this.held.get(requestId) !== held || held.phase !== "recording";
     // An input that starts no run here lets an early take go again.
     if (
@@ -397,6 +394,29 @@ export class RequestJobs {
       slot,
       sent.kind === "take" ? sent.take : undefined,
     );
+  }
+
+  /**
+   * Records the input (`record`), sending what starts its session's run right behind its
+   * first try (`startBehindRecord`); `recorded` is `undefined` when the job was let go while
+   * recording (its lock lost, or closing).
+   */
+  private async recordWithStart(
+    requestId: string,
+    held: HeldRequest,
+    request: OrderedRequest,
+    slot: Slot,
+    freshAgent: string | undefined,
+  ): Promise<{ recorded: EnqueueOutcome | undefined; sent: StartSent }> {
+    let sent: StartSent = { kind: "none" };
+    const startBehind = () => {
+      if (sent.kind === "none") sent = this.startBehindRecord(held.sessionId, slot, freshAgent);
+    };
+    try {
+      return { recorded: await this.record(requestId, held, request, startBehind), sent };
+    } catch {
+      return { recorded: undefined, sent };
+    }
   }
 
   /**

@@ -7,6 +7,7 @@ import { DEFAULTS } from "../../settings/defaults.js";
 import { parseToolDone } from "../../state/toolDoneMarkers.js";
 import { onAbort } from "../../tools/abortListener.js";
 import { awaitLateResult } from "./lateResults.js";
+import { wakeIfUntaken } from "./queueWake.js";
 
 /** How a tool job ended, as the coordinator sees it (`aborted`: the caller stopped waiting). */
 export type JobEnd =
@@ -22,11 +23,24 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** When a waiter polls the job it waits for: first after `firstPollMs`, then every `pollMs`. */
+/**
+ * When a waiter polls the job it waits for: first after `firstPollMs`, then every `pollMs`;
+ * and when it checks that the job was taken (`takeCheckMs`, before the first poll: see
+ * `wakeIfUntaken`).
+ */
 export interface ResultWaiterTiming {
   firstPollMs: number;
   pollMs: number;
+  /** @defaultValue `TAKE_CHECK_MS` (none when not below `firstPollMs`) */
+  takeCheckMs?: number;
 }
+
+/**
+ * How long after its add a call's job is checked for a take, and its queue marked again if it
+ * waits untaken (`wakeIfUntaken`): a tool worker takes a job within a few milliseconds of its
+ * add when one is free.
+ */
+export const TAKE_CHECK_MS = 50;
 
 /** Options of a `ResultWaiter`. */
 export interface ResultWaiterOptions {
@@ -53,7 +67,9 @@ export interface ResultWaiterOptions {
  * (first after `firstPollMs`, then every `pollMs`), so a lost announcement (the subscriber
  * reconnecting), a job that had already finished before anyone waited (attach after a crash)
  * or a job no Yiem worker ends (failed by BullMQ itself) is still seen: the stored job is the
- * truth, or, once a completed job is removed, its finished marker. Two waits on one job id
+ * truth, or, once a completed job is removed, its finished marker. Before the first poll, a
+ * job not yet taken gets its queue marked again (`wakeIfUntaken`), should its wake-up have
+ * gone to a worker that died or stopped while blocked on the queue. Two waits on one job id
  * share it: both get its end (neither replaces the other).
  */
 export class ResultWaiter {
@@ -170,11 +186,23 @@ export class ResultWaiter {
     this.forget(jobId);
   }
 
-  /** Starts the safety polls of a waiter whose job now exists. */
+  /** Starts the safety polls of a waiter whose job now exists, the take check first. */
   private startPolling(jobId: string): void {
     const waiter = this.waiters.get(jobId);
-    if (waiter && !waiter.timer)
-      waiter.timer = setTimeout(() => this.poll(jobId), this.timing.firstPollMs);
+    if (!waiter || waiter.timer) return;
+    const { firstPollMs, takeCheckMs = TAKE_CHECK_MS } = this.timing;
+    waiter.timer =
+      takeCheckMs < firstPollMs
+        ? setTimeout(() => this.checkTaken(jobId, firstPollMs - takeCheckMs), takeCheckMs)
+        : setTimeout(() => this.poll(jobId), firstPollMs);
+  }
+
+  /** Marks the queue of a job still untaken again (`wakeIfUntaken`); polls `pollInMs` later. */
+  private checkTaken(jobId: string, pollInMs: number): void {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    waiter.timer = setTimeout(() => this.poll(jobId), pollInMs);
+    wakeIfUntaken(this.connection, waiter.queue, jobId).catch(() => undefined); // polled anyway
   }
 
   /** Stops waiting for a job. */

@@ -32,6 +32,11 @@ export function unknownAgent(
   );
 }
 
+/** The agent a request asks for: the one it names, else the coordinator's default, if any. */
+function wantedAgentOf(request: CoordinatorRequest, check: AgentCheck): string | undefined {
+  return request.agent ?? defaultAgentOf(check.known);
+}
+
 /**
  * The agent the request goes to: its session's current agent (the one that started it, or the
  * last one it was handed off to), recorded now for a new session as the request's agent, or,
@@ -51,7 +56,7 @@ export async function claimSessionAgent(
   check: AgentCheck,
   sent?: EarlyAgentClaim,
 ): Promise<string | InvalidCoordinatorJobError> {
-  const wanted = request.agent ?? defaultAgentOf(check.known);
+  const wanted = wantedAgentOf(request, check);
   if (wanted === undefined) return continuedAgent(sessionId, check);
   const owner = await (sent?.owner ?? check.sessions.claim(sessionId, wanted));
   if (request.agent === undefined) return servedOwner(sessionId, owner, check);
@@ -83,7 +88,7 @@ export function claimNewSessionAgent(
   sessionId: string,
   check: AgentCheck,
 ): EarlyAgentClaim | undefined {
-  const wanted = request.agent ?? defaultAgentOf(check.known);
+  const wanted = wantedAgentOf(request, check);
   if (wanted === undefined) return undefined;
   const owner = check.sessions.claim(sessionId, wanted);
   owner.catch(() => undefined); // read by `claimSessionAgent`, or taken back

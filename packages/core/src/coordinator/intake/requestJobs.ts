@@ -182,7 +182,8 @@ export class RequestJobs {
   /**
    * Holds the job when its session belongs to its agent, or it names none (recording the
    * agent for a session that has none); refuses it when the session belongs to another agent.
-   * `sent`: the agent's claim of the session, sent already (used by the first try only).
+   * `sent`: the agent's claim of the session, sent already (used by the first try only); only a
+   * session just made for the request has one, which makes it `fresh` below.
    */
   private async holdForAgent(
     job: Job,
@@ -353,7 +354,7 @@ export class RequestJobs {
     slot: Slot,
     freshAgent?: string,
   ): Promise<void> {
-    const { recorded, sent } = await this.recordWithStart(
+    const { recorded, sent, tries } = await this.recordWithStart(
       requestId,
       held,
       request,
@@ -386,9 +387,10 @@ export class RequestJobs {
       return this.finish(requestId, held, recorded.answer);
     }
     held.phase = "waiting";
-    // A fresh session's task started with the first try of the record: should that try have
-    // failed, the task may have ended before the input landed, and another starts now.
-    if (sent.kind === "task") return this.options.tasks.ensureRunning(held.sessionId);
+    // A fresh session's task started with the first try of the record: when that try failed,
+    // the task may have ended before the input landed, and another starts now.
+    if (sent.kind === "task")
+      return tries > 1 ? this.options.tasks.ensureRunning(held.sessionId) : undefined;
     await this.options.tasks.ensureRunning(
       held.sessionId,
       slot,
@@ -399,7 +401,7 @@ export class RequestJobs {
   /**
    * Records the input (`record`), sending what starts its session's run right behind its
    * first try (`startBehindRecord`); `recorded` is `undefined` when the job was let go while
-   * recording (its lock lost, or closing).
+   * recording (its lock lost, or closing); `tries`: the records sent.
    */
   private async recordWithStart(
     requestId: string,
@@ -407,15 +409,18 @@ export class RequestJobs {
     request: OrderedRequest,
     slot: Slot,
     freshAgent: string | undefined,
-  ): Promise<{ recorded: EnqueueOutcome | undefined; sent: StartSent }> {
+  ): Promise<{ recorded: EnqueueOutcome | undefined; sent: StartSent; tries: number }> {
     let sent: StartSent = { kind: "none" };
+    let tries = 0;
     const startBehind = () => {
+      tries++;
       if (sent.kind === "none") sent = this.startBehindRecord(held.sessionId, slot, freshAgent);
     };
     try {
-      return { recorded: await this.record(requestId, held, request, startBehind), sent };
+      const recorded = await this.record(requestId, held, request, startBehind);
+      return { recorded, sent, tries };
     } catch {
-      return { recorded: undefined, sent };
+      return { recorded: undefined, sent, tries };
     }
   }
 

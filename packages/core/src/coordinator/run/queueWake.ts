@@ -8,8 +8,11 @@ import type { RedisClient } from "../../redis/redisConnection.js";
  * stays connected for the tens of milliseconds the kernel takes to free its memory, and a
  * stopped one (SIGSTOP) for as long as it is stopped, and either may pop the marker of a call
  * added meanwhile; the live workers then sleep until the next add marks the queue, or until
- * their wait for a marker runs out (BullMQ's `drainDelay`, 5 s). Resolves whether it marked;
- * a job already taken, or gone, is left alone. Rejects with Redis's error.
+ * their wait for a marker runs out (BullMQ's `drainDelay`, 5 s). One `HMGET` (its
+ * `processedOn`, and `name`, which every job has); a job already taken, or gone, is left
+ * alone. A job waiting for a free slot of a limited tool's queue (marked only when a slot
+ * frees) gets one wake-up for nothing: one empty take. Resolves whether it marked; rejects
+ * with Redis's error.
  *
  * @example await wakeIfUntaken(connection, toolQueue, "s1.r1.call_1")
  */
@@ -19,11 +22,8 @@ export async function wakeIfUntaken(
   jobId: string,
 ): Promise<boolean> {
   const key = queue.toKey(jobId);
-  const [taken, exists] = await Promise.all([
-    connection.hexists(key, "processedOn"),
-    connection.exists(key),
-  ]);
-  if (taken === 1 || exists === 0) return false;
+  const [processedOn, name] = await connection.hmget(key, "processedOn", "name");
+  if (processedOn !== null || name === null) return false;
   await connection.zadd(queue.keys.marker ?? queue.toKey("marker"), 0, "0");
   return true;
 }

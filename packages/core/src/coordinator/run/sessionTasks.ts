@@ -98,9 +98,14 @@ export class SessionTasks {
       void this.dropLease(sessionId, token, Promise.resolve(true));
       return taken.release();
     }
-    const task = this.work(sessionId, token, taken).then(
-      (outcome) => this.ended(sessionId, taken, outcome),
-      () => this.ended(sessionId, taken, undefined),
+    this.startTask(sessionId, token, taken);
+  }
+
+  /** Works `sessionId` with lease token `token` in `slot` as this coordinator's task for it. */
+  private startTask(sessionId: string, token: string, slot: Slot, fresh?: FreshSession): void {
+    const task = this.work(sessionId, token, slot, fresh).then(
+      (outcome) => this.ended(sessionId, slot, outcome),
+      () => this.ended(sessionId, slot, undefined),
     );
     this.running.set(sessionId, task);
   }
@@ -135,11 +140,7 @@ export class SessionTasks {
     const { deps } = this.options;
     // Not waited for: the run's opening, sent behind it, is refused unless the take landed.
     deps.store.acquireFree(sessionId, token, deps.leaseMs).catch(() => undefined);
-    const task = this.work(sessionId, token, slot, { agent }).then(
-      (outcome) => this.ended(sessionId, slot, outcome),
-      () => this.ended(sessionId, slot, undefined),
-    );
-    this.running.set(sessionId, task);
+    this.startTask(sessionId, token, slot, { agent });
     return true;
   }
 

@@ -238,9 +238,9 @@ const PAIRS: PairScenario[] = [
     pair: "abort after a handoff: the target's running call sees the abort",
     async drive(client, tag) {
       const { sessionId, runId } = await client.send(tag, { agent: "porter" });
-      for (let i = 0; i < 100 && (await client.sessionAgent(sessionId)) !== "sleeper"; i++)
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the sleeper's call started
+      // The sleeper's call runs on a worker once its progress (`{ waiting: true }`) comes.
+      for await (const event of client.events(sessionId, { fromStart: true }))
+        if (event.type === "toolExecUpdate") break;
       await client.abort(sessionId);
       const answer = await client.waitForAnswer(runId, { timeoutMs: 30_000 });
       expect(answer.response.stopReason).toBe("aborted");

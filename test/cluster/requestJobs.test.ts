@@ -78,6 +78,19 @@ describe("the session of a job without sessionId", () => {
     expect(response.content).toEqual([{ type: "text", text: "done: one" }]);
   });
 
+  it("is left alone for a job that names its session, even when its input quotes the word", async () => {
+    const hashOf = (job: Job) => `${cluster.redis.prefix}:bull:coordinator:${job.id}`;
+    const named = await ask({ input: "hi", sessionId: `named-${Date.now()}` });
+    expect(named.answer.sessionId).toMatch(/^named-/);
+    expect(await plain.connection.hget(hashOf(named.job), "yiemSessionId")).toBeNull();
+    // An input that quotes "sessionId" names no session: the job still gets a random one.
+    const quoted = await ask({ input: 'what is a "sessionId"?' });
+    expect(quoted.answer.sessionId).toMatch(UUID_V4);
+    expect(await plain.connection.hget(hashOf(quoted.job), "yiemSessionId")).toBe(
+      quoted.answer.sessionId,
+    );
+  });
+
   it("stays the same when the job is delivered again after its coordinator died", async () => {
     const job = await plain.queue.add("ask", { input: "crash r1" });
     while (crashRequests === 0) await sleep(50); // the run is on the model: the input is recorded

@@ -222,7 +222,7 @@ describe("a request that names no session", () => {
     );
   }
 
-  it("claims its new session with its agent, then records its input and opens its run: two round trips", async () => {
+  it("claims its new session in its take, then its agent, input, lease and run in one round trip", async () => {
     const plain = await openPlainCoordinatorQueue(redis.url, redis.prefix);
     try {
       const monitor = await startRawMonitor(redis.url);
@@ -238,12 +238,14 @@ describe("a request that names no session", () => {
             nameOf(command.args, sessionId) === "set agent"),
       );
       const trips = roundTrips(claims, REPLY_DELAY_MS / 2).map((trip) =>
-        trip.map((command) => (command.args[0]?.toLowerCase() === "set" ? "agent" : "session")),
+        trip.map((command) => (command.args[0]?.toLowerCase() === "set" ? "agent" : "take")),
       );
-      expect(trips).toEqual([["agent", "session"]]);
+      // The take names the field of the job's session; the agent's claim waits for its reply.
+      expect(trips).toEqual([["take"], ["agent"]]);
       expect(await client.sessionAgent(sessionId)).toBe("default");
       // Then the session's commands up to the model call: a new session has nothing to read,
-      // so its run opens in the round trip that records its input and takes its lease.
+      // and its agent is the one just claimed, so its run opens in the round trip that claims
+      // that agent, records its input and takes its lease.
       const modelAt = modelRequests.at(-1)?.at ?? 0;
       const opening = monitor.seen.filter(
         (command) =>
@@ -256,8 +258,8 @@ describe("a request that names no session", () => {
         trip.map((command) => nameOf(command.args, sessionId)),
       );
       expect(openingTrips).toEqual([
-        ["set agent"],
         [
+          "set agent",
           "script(inputs,pendingInputs)",
           "set lease",
           "script(lease,run)",

@@ -36,7 +36,7 @@ import type {
   ShutdownGraceOptions,
 } from "../settings/optionShapes.js";
 import { checkTenants, type Tenants } from "../settings/tenantSettings.js";
-import { RequestSessions } from "../state/requestSessions.js";
+import { REQUEST_SESSION_FIELD, RequestSessions } from "../state/requestSessions.js";
 import { ResponseWaits } from "../state/responseWaits.js";
 import { SessionAgents } from "../state/sessionAgents.js";
 import type { SessionStore } from "../state/sessionStore.js";
@@ -657,6 +657,7 @@ async function startCoordinatorQueueWorker(options: ResolvedOptions, runtime: Pr
     drainDelay: 1, // an idle fetch blocks at most 1 s, so closing is prompt
   });
   worker.takesLean = true; // the queue is plain: no pause, no global concurrency or rate limit
+  worker.claimsOnTake = REQUEST_SESSION_FIELD; // a job naming no session gets one as it is taken
   runtime.logWorkerErrors(worker, "coordinator queue error");
   await worker.waitUntilReady();
   await worker.startStalledCheckTimer();

@@ -24,6 +24,7 @@ import type {
   UserMessage,
 } from "../types/index.js";
 import type { AgentState } from "./agentState.js";
+import { type CallAhead, sendCallAhead } from "./callAhead.js";
 import { assignCallKeys } from "./callKeys.js";
 import { buildStopResponse, buildTerminatedResponse } from "./finalResponses.js";
 import {
@@ -90,6 +91,16 @@ export interface AgentLoopDeps {
    * reserved. Default: every call may be made.
    */
   reserveModelCall?: () => Promise<string | undefined>;
+  /**
+   * Asked at each turn's start, once `drainInput` was called and returned a promise: whether
+   * the model call may be sent before the drain answers (the cluster: a drain is a round trip
+   * to Redis). The call is then built from the transcript as it stands, after the run's
+   * budget and `reserveModelCall`, and its text held back; it is kept when the drain moved
+   * nothing in and the prompt, tools and transcript are unchanged, else aborted (none of its
+   * text announced) and the turn calls the model again (`callAhead.ts`). Never for a run with
+   * a `budget`: a call sent is a call made. Default: never.
+   */
+  callAheadOfDrain?: () => boolean;
 }
 
 /** How a run goes on after a handoff (`AgentLoopDeps.takeHandoff`): the new agent's model call and config. */
@@ -114,9 +125,14 @@ async function append(deps: AgentLoopDeps, message: AgentMessage): Promise<void>
 }
 
 /** Calls the model in a `yiem.llm_call` span; a throwing `llmCall` becomes an error response. */
-function callModel(deps: AgentLoopDeps, request: LlmRequest): Promise<AssistantMessage> {
+function callModel(
+  deps: AgentLoopDeps,
+  request: LlmRequest,
+  signal?: AbortSignal,
+  onTextDelta?: (delta: string) => void,
+): Promise<AssistantMessage> {
   return inSpan("yiem.llm_call", {}, async (span) => {
-    const response = await callModelUntraced(deps, request);
+    const response = await callModelUntraced(deps, request, signal, onTextDelta);
     span.setAttributes({
       "yiem.stop_reason": response.stopReason,
       ...(response.model ? { "gen_ai.response.model": response.model } : {}),
@@ -127,21 +143,25 @@ function callModel(deps: AgentLoopDeps, request: LlmRequest): Promise<AssistantM
   });
 }
 
+/** Streamed answer text goes out as it comes; the `messageEnd` after it carries all of it. */
+function tellTextDelta(deps: AgentLoopDeps): (delta: string) => void {
+  return (delta) => void emitSafely(deps.emit, { type: "messageUpdate", delta });
+}
+
 async function callModelUntraced(
   deps: AgentLoopDeps,
   request: LlmRequest,
+  signal: AbortSignal = deps.signal,
+  onTextDelta: (delta: string) => void = tellTextDelta(deps),
 ): Promise<AssistantMessage> {
-  // Streamed answer text goes out as it comes; the `messageEnd` after it carries all of it.
-  const onTextDelta = (delta: string) =>
-    void emitSafely(deps.emit, { type: "messageUpdate", delta });
   try {
     const tenant = deps.config.tenant;
-    return await deps.llmCall(request, deps.signal, {
+    return await deps.llmCall(request, signal, {
       onTextDelta,
       ...(tenant !== undefined ? { tenant } : {}),
     });
   } catch (err) {
-    if (deps.signal.aborted) return buildStopResponse("aborted", "Run aborted");
+    if (signal.aborted) return buildStopResponse("aborted", "Run aborted");
     return buildStopResponse("error", `llmCall failed: ${describeError(err)}`);
   }
 }
@@ -203,18 +223,80 @@ function budgetReached(deps: AgentLoopDeps): string | undefined {
   return reachedBudget(usage, budget);
 }
 
+/** The request of the turn's model call, or why there is none (a context that cannot fit). */
+function buildRequest(deps: RunDeps): { request: LlmRequest } | { error: string } {
+  const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
+  if (trimmed.kind === "tooLarge") return { error: trimmed.error };
+  return { request: formatWithOutput(deps.output, trimmed.context, deps.formatMsgForLLM) };
+}
+
+/** A call sent ahead of the turn's drain (`AgentLoopDeps.callAheadOfDrain`), or why the turn makes none. */
+type Ahead = { kind: "sent"; call: CallAhead } | { kind: "refused"; reason: string } | undefined;
+
+/**
+ * Sends the turn's model call while its drain (`draining`) is on its way, when the run allows
+ * it: after the budget and the reservation, as a call made after the drain would be.
+ */
+async function sendAheadOfDrain(deps: RunDeps, draining: unknown): Promise<Ahead> {
+  if (!(draining instanceof Promise) || deps.config.budget || !deps.callAheadOfDrain?.())
+    return undefined;
+  // Reserved first: its await lets the drain go out before the request is built.
+  const reached = await deps.reserveModelCall?.();
+  if (reached) return { kind: "refused", reason: reached };
+  const built = buildRequest(deps);
+  if ("error" in built) return undefined;
+  const call = sendCallAhead(deps.state, deps.signal, tellTextDelta(deps), (signal, onTextDelta) =>
+    callModel(deps, built.request, signal, onTextDelta),
+  );
+  return { kind: "sent", call };
+}
+
+/** The drain's messages; a drain that failed drops the call sent ahead of it, and throws. */
+async function awaitDrain(
+  draining: UserMessage[] | Promise<UserMessage[]>,
+  ahead: Ahead,
+): Promise<UserMessage[]> {
+  try {
+    return await draining;
+  } catch (err) {
+    if (ahead?.kind === "sent") ahead.call.drop();
+    throw err;
+  }
+}
+
+/**
+ * The turn's model answer: the call sent ahead when it still fits, else a call made now
+ * (after the budget and a reservation); `{ budget }` when the budget refuses it.
+ */
+async function answerTurn(
+  deps: RunDeps,
+  turn: number,
+  ahead: Ahead,
+  drained: UserMessage[],
+): Promise<AssistantMessage | { budget: string }> {
+  if (ahead?.kind === "refused") return { budget: ahead.reason };
+  if (ahead?.call.fits(deps.state, drained)) {
+    await emitSafely(deps.emit, { type: "turnStart", turn });
+    return ahead.call.keep();
+  }
+  ahead?.call.drop();
+  const reached = budgetReached(deps) ?? (await deps.reserveModelCall?.());
+  if (reached) return { budget: reached };
+  await emitSafely(deps.emit, { type: "turnStart", turn });
+  const built = buildRequest(deps);
+  return "error" in built
+    ? buildStopResponse("error", built.error)
+    : await callModel(deps, built.request);
+}
+
 /** One turn: drain input, call the model, run the tool calls it asked for (lifecycle §6). */
 async function runTurn(deps: RunDeps, turn: number): Promise<TurnOutcome> {
-  for (const message of await deps.drainInput())
-    await emitSafely(deps.emit, { type: "messageEnd", message });
-  const reached = budgetReached(deps) ?? (await deps.reserveModelCall?.());
-  if (reached) return { kind: "done", response: buildBudgetResponse(reached) };
-  await emitSafely(deps.emit, { type: "turnStart", turn });
-  const trimmed = trimContext(deps.prepareContext(deps.state), deps.config.limits?.maxContextBytes);
-  const answer =
-    trimmed.kind === "tooLarge"
-      ? buildStopResponse("error", trimmed.error)
-      : await callModel(deps, formatWithOutput(deps.output, trimmed.context, deps.formatMsgForLLM));
+  const draining = deps.drainInput();
+  const ahead = await sendAheadOfDrain(deps, draining);
+  const drained = await awaitDrain(draining, ahead);
+  for (const message of drained) await emitSafely(deps.emit, { type: "messageEnd", message });
+  const answer = await answerTurn(deps, turn, ahead, drained);
+  if ("budget" in answer) return { kind: "done", response: buildBudgetResponse(answer.budget) };
   const calls = readAnswerCalls(deps, answer);
   const response = toTranscriptAnswer(answer, calls);
   await append(deps, response);

@@ -9,6 +9,8 @@ export interface TakenJob {
   jobId: string;
   /** The job's lock token: the take's for the first job, `<token>/<n>` for the n-th after it. */
   token: string;
+  /** The value the take proposed for its claimed field (`TakeClaim`), if it claimed one. */
+  proposed?: string | undefined;
 }
 
 /** What a lean take answered: BullMQ's reply to its take, and whether jobs still wait. */
@@ -25,6 +27,17 @@ export interface LeanTake {
 }
 
 /**
+ * A field of each job's hash the take claims (`takeJob-8.lua`): a job whose hash lacks it, and
+ * whose data names no `sessionId`, gets the value proposed for it (the n-th job taken, the
+ * n-th value), written with the take; the hash given back holds the field either way.
+ */
+export interface TakeClaim {
+  field: string;
+  /** One new random value per job the take may take, in order. */
+  proposed: string[];
+}
+
+/**
  * Takes the next job of `worker`'s queue for lock token `token` in one Yiem script
  * (`takeJob-8.lua`): what BullMQ's `moveToActive` does on a plain queue (the job to active, its
  * lock, the `active` event, `processedOn`, `pb` = `name`, `ats` + 1, the reply BullMQ's
@@ -33,7 +46,8 @@ export interface LeanTake {
  * same script, each further one locked with its own token (`TakenJob.token`). Resolves
  * `undefined`, having changed nothing, where BullMQ's take must run: a worker with a `limiter`,
  * or an empty `name`, or a queue that is paused, has a global concurrency or rate limit, or a
- * delayed job due (the script finds those).
+ * delayed job due (the script finds those). With `claim`, each job taken claims its field
+ * (`TakeClaim`) in the same script.
  *
  * @example const taken = await takeJobLean(worker, client, token, worker.opts.name);
  */
@@ -43,6 +57,7 @@ export async function takeJobLean(
   token: string,
   name?: string,
   count = 1,
+  claim?: TakeClaim,
 ): Promise<LeanTake | undefined> {
   if (worker.opts.limiter || name === "") return undefined;
   const k = worker.keys;
@@ -54,6 +69,7 @@ export async function takeJobLean(
     worker.opts.lockDuration ?? 30_000,
     name ?? "",
     count,
+    ...(claim ? [claim.field, ...claim.proposed] : []),
   );
   if (typeof reply === "number") {
     if (reply === TakeJobReply.notPlain) return undefined;

@@ -1,5 +1,6 @@
 import { type RedisClient as BullClient, type Job, type Span, Worker } from "bullmq";
-import { type LeanTake, type TakenJob, takeJobLean } from "./leanTake.js";
+import { randomUUID } from "node:crypto";
+import { type LeanTake, type TakeClaim, type TakenJob, takeJobLean } from "./leanTake.js";
 import type { RedisClient } from "./redisConnection.js";
 import { withScripts } from "./scripts.js";
 
@@ -15,6 +16,26 @@ interface TakeInternals {
   drained: boolean;
   /** Sets the rate limit's end and the time to wait for a marker until (BullMQ's reply). */
   updateDelays(limitDelay?: number, delayUntil?: number): void;
+}
+
+/** What a lean take found of the field its worker claims (`SafeTakeWorker.claimsOnTake`). */
+export interface ClaimAtTake {
+  /** The field's value in the job's hash after the take. */
+  value: string;
+  /** Whether this take wrote it (the value it proposed), rather than finding it there. */
+  fresh: boolean;
+}
+
+/** The claims of jobs handed out by lean takes (`claimAtTake`). */
+const claimsAtTake = new WeakMap<Job, ClaimAtTake>();
+
+/**
+ * What the lean take of `job` found of its worker's claimed field (`SafeTakeWorker.claimsOnTake`):
+ * `undefined` when the field is not claimed on take, the take was BullMQ's, or the job's hash
+ * holds no value (it names a session of its own).
+ */
+export function claimAtTake(job: Job): ClaimAtTake | undefined {
+  return claimsAtTake.get(job);
 }
 
 /**
@@ -58,6 +79,12 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
   takesLean = false;
 
   /**
+   * A field of the job's hash each lean take claims with a new random value (`TakeClaim`), read
+   * back with `claimAtTake`: the coordinator queue's session of a job naming none.
+   */
+  claimsOnTake: string | undefined;
+
+  /**
    * What the last take said of the queue: `false` when it left no job waiting, `true` when it
    * left some, `undefined` when BullMQ's take ran (it does not say).
    */
@@ -83,25 +110,47 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
     if (ahead) return this.handOutAhead(ahead);
     return this.guardTake(client, token, async () => {
       const count = this.closing || this.paused ? 1 : this.takeCount();
+      const claim = this.claimOf(count);
       const taken = this.takesLean
-        ? await takeJobLean(this, client, token, name, count)
+        ? await takeJobLean(this, client, token, name, count, claim)
         : undefined;
       this.jobsLeft = taken?.more;
       if (!taken) return super.moveToActive(client, token, name);
       const internals = this as unknown as TakeInternals;
       internals.updateDelays(0, taken.delayUntil);
-      this.keepAhead(client, taken);
+      this.keepAhead(client, taken, claim);
       const job = await this.nextJobFromJobData(taken.jobData, taken.jobId, token);
+      this.noteClaim(job, taken.jobData, claim?.proposed[0]);
       if (job && !this.jobsLeft) this.markDrained(internals);
       return job;
     });
+  }
+
+  /** The claim of a take of up to `count` jobs: a new random value for each. */
+  private claimOf(count: number): TakeClaim | undefined {
+    const field = this.claimsOnTake;
+    if (!field) return undefined;
+    return { field, proposed: Array.from({ length: count }, () => randomUUID()) };
+  }
+
+  /** Records what the take of `job` found of the claimed field (`claimAtTake`). */
+  private noteClaim(
+    job: Job | undefined,
+    jobData: unknown,
+    proposed: string | undefined,
+  ): void {
+    const field = this.claimsOnTake;
+    if (!job || !field || !jobData) return;
+    const value = (jobData as Record<string, unknown>)[field];
+    if (typeof value === "string") claimsAtTake.set(job, { value, fresh: value === proposed });
   }
 
   /**
    * Keeps the further jobs of `taken` to hand out next (`jobsLeft` true while any is kept), or,
    * when the worker is closing or paused by now, hands them back at once.
    */
-  private keepAhead(client: BullClient, taken: LeanTake): void {
+  private keepAhead(client: BullClient, taken: LeanTake, claim?: TakeClaim): void {
+    for (const [n, further] of taken.further.entries()) further.proposed = claim?.proposed[n + 1];
     if (taken.further.length === 0) return;
     if (this.closing || this.paused) {
       void this.handBackTakenAhead(client, taken.further);
@@ -116,6 +165,7 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
   private async handOutAhead(ahead: TakenJob): Promise<Job<DataType, ResultType>> {
     this.jobsLeft = this.takenAhead.length > 0 || this.moreAfterAhead;
     const job = await this.nextJobFromJobData(ahead.jobData, ahead.jobId, ahead.token);
+    this.noteClaim(job, ahead.jobData, ahead.proposed);
     if (!this.jobsLeft) this.markDrained(this as unknown as TakeInternals);
     return job;
   }

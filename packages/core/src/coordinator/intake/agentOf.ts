@@ -70,6 +70,8 @@ export async function claimSessionAgent(
 
 /** The claim of a new session's agent, sent before the session is known to be used. */
 export interface EarlyAgentClaim {
+  /** The agent claimed: what `owner` resolves for a session no request was recorded in yet. */
+  wanted: string;
   /** What `SessionAgents.claim` resolves: the session's agent (the one wanted, for a new session). */
   owner: Promise<string>;
   /** Deletes the claim again: the session was not used (the job had one already). Never throws. */
@@ -93,6 +95,7 @@ export function claimNewSessionAgent(
   const owner = check.sessions.claim(sessionId, wanted);
   owner.catch(() => undefined); // read by `claimSessionAgent`, or taken back
   return {
+    wanted,
     owner,
     takeBack: () =>
       void owner

@@ -15,6 +15,7 @@ import { InvalidCoordinatorJobError } from "../../protocol/errors.js";
 import { classifyBullmqError, JobMovedOnError } from "../../redis/bullmqErrors.js";
 import type { ClusterKeys } from "../../redis/keys.js";
 import { completeJob } from "../../redis/leanCompletion.js";
+import { claimAtTake } from "../../redis/safeTakeWorker.js";
 import { anyError, retryTransient } from "../../redis/retryTransient.js";
 import { inputOrder } from "../../state/inputOrder.js";
 import type { RequestSessions } from "../../state/requestSessions.js";
@@ -158,10 +159,12 @@ export class RequestJobs {
   }
 
   /**
-   * A request naming no session: its session is claimed (`claimSession`) with the agent's
-   * claim of the new session proposed sent beside it (one round trip for both). A job that has
-   * a session already (delivered again) takes that claim back, and its session's agent is
-   * claimed as a named session's is.
+   * A request naming no session. Most often its take claimed its session (`claimAtTake`): a
+   * session the take made goes on at once (`holdFresh`), one it found (the job delivered again)
+   * as a named session. Else (the take was BullMQ's) its session is claimed now
+   * (`claimSession`) with the agent's claim of the new session proposed sent beside it (one
+   * round trip for both); a job that had a session already takes that claim back, and its
+   * session's agent is claimed as a named session's is.
    */
   private async holdInNewSession(
     job: Job,
@@ -169,6 +172,12 @@ export class RequestJobs {
     slot: Slot,
     request: CoordinatorRequest,
   ): Promise<void> {
+    const atTake = claimAtTake(job);
+    if (atTake?.fresh) {
+      const early = claimNewSessionAgent(request, atTake.value, this.options.agents);
+      if (early) return this.holdFresh(job, token, slot, atTake.value, request, early);
+    }
+    if (atTake) return this.holdForAgent(job, token, slot, atTake.value, request);
     const proposed = randomUUID();
     const early = claimNewSessionAgent(request, proposed, this.options.agents);
     const sessionId = await this.claimSession(job, proposed);
@@ -177,6 +186,33 @@ export class RequestJobs {
     if (!sessionId) return slot.release();
     const sent = sessionId === proposed ? early : undefined;
     return this.holdForAgent(job, token, slot, sessionId, request, sent);
+  }
+
+  /**
+   * A request whose session its take made (`claimAtTake`): the claim of its agent goes out now
+   * and is not waited for, since a session nobody knew yet is the wanted agent's, so the
+   * input's record follows it in the same round trip. A claim that failed is sent once more;
+   * one that fails again is logged (the session then gets an agent from its next request).
+   */
+  private holdFresh(
+    job: Job,
+    token: string,
+    slot: Slot,
+    sessionId: string,
+    request: CoordinatorRequest,
+    early: EarlyAgentClaim,
+  ): Promise<void> {
+    const { agents, log } = this.options;
+    early.owner
+      .catch(() => retryTransient(() => agents.sessions.claim(sessionId, early.wanted)))
+      .catch((err: unknown) =>
+        log.warn(
+          { requestId: job.id, sessionId, err: (err as Error).message },
+          "could not record the agent of a new session",
+        ),
+      );
+    const agent = early.wanted;
+    return this.holdUnlessDeferred(job, token, slot, sessionId, { ...request, agent }, true);
   }
 
   /**

@@ -21,6 +21,8 @@ export interface TranscriptHooks {
  * behind them, guarded (`PipelinedTranscript`). An answer without tool calls goes with the
  * run's next write (`DeferredAnswer`: the close's script, most often). Before a batch is appended the features may
  * stop the run (a batch with calls waiting parks it) or store it their own way (a handoff).
+ * After the run's first drain, a turn's model call goes out while its drain is on its way
+ * (`AgentLoopDeps.callAheadOfDrain`).
  */
 export function transcriptWriters(
   hold: SessionHold,
@@ -35,6 +37,8 @@ export function transcriptWriters(
   let opening: UserMessage[] = start.kind === "new" ? [start.message] : [];
   // A new run's first drain was done by the script that opened it (`startRun`).
   let joined = start.kind === "new" ? start.joined : undefined;
+  // The run's first drain sets its limits (tenant, budgets: `onDrained`): no call goes ahead of it.
+  let drainedOnce = false;
   /**
    * Sends a kept-back answer (`DeferredAnswer`) ahead of the write about to go, without
    * waiting (the write goes right behind it, guarded); the returned function, called once
@@ -81,8 +85,12 @@ export function transcriptWriters(
       const moved = [...opening, ...drained.messages];
       opening = []; // the opening message is in the transcript already (startRun put it there)
       state.messages.push(...drained.messages);
+      drainedOnce = true;
       return moved;
     },
+    // A model call may go out while a drain is on its way to Redis, unless written tools are
+    // synced before each call (the sync may change the run's tools).
+    callAheadOfDrain: () => drainedOnce && !deps.syncWrittenTools,
     appendMessages: async (messages: AgentMessage[]) => {
       await behindDeferred(() => transcript.settle());
       const plan = await features.beforeAppend(messages);

@@ -37,6 +37,11 @@
     ARGV[4] the lock's duration, ms
     ARGV[5] the worker's name ('': none)
     ARGV[6] how many jobs to take at most (1 when absent)
+    ARGV[7] optional: a field of the job's hash a take claims (the coordinator queue's session
+            of a job that names none)
+    ARGV[8…] with ARGV[7]: one new random value per job taken, in order: a job whose hash lacks
+            the field and whose data names no `"sessionId"` gets its value, written with
+            `processedOn` (and given back in the hash); any other keeps what it has
 
   Output:
     1 not taken: the queue is not plain (BullMQ's take must run);
@@ -47,9 +52,10 @@
     an empty queue: {0, 0, 0, delayUntil, 0, {}}
 ]]
 local rcall = redis.call
-if #ARGV ~= 5 and #ARGV ~= 6 then
-  return redis.error_reply('takeJob: 5 or 6 arguments expected, got ' .. #ARGV)
+if #ARGV < 5 or #ARGV == 7 then
+  return redis.error_reply('takeJob: 5, 6, or 8 and more arguments expected, got ' .. #ARGV)
 end
+local claimField = ARGV[7]
 local waitKey, activeKey, prioritizedKey = KEYS[1], KEYS[2], KEYS[3]
 local now = ARGV[2]
 
@@ -66,9 +72,21 @@ if nextDelayed[2] then
   delayUntil = score / 0x1000
 end
 
+-- The value of the claimed field to write for the n-th job taken (from 0), given its hash:
+-- nil when it has one already, names a session of its own, or no value was given for it.
+local function claimOf(hash, n)
+  local proposed = claimField and ARGV[8 + n]
+  if not proposed then return nil end
+  for i = 1, #hash, 2 do
+    if hash[i] == claimField then return nil end
+    if hash[i] == 'data' and string.find(hash[i + 1], '"sessionId"', 1, true) then return nil end
+  end
+  return proposed
+end
+
 -- Moves the next waiting job to active, locked with `token`: its hash as written, and its
--- id; nil when none waits.
-local function takeOne(token)
+-- id; nil when none waits. `n`: how many jobs this take took before it.
+local function takeOne(token, n)
   local jobId = rcall('RPOPLPUSH', waitKey, activeKey)
   -- BullMQ's markers in the wait list (deprecated since v5), skipped as BullMQ skips them.
   if jobId and string.sub(jobId, 1, 2) == '0:' then
@@ -91,6 +109,8 @@ local function takeOne(token)
   local hash = rcall('HGETALL', jobKey)
   local written = {processedOn = now, ats = 1}
   if ARGV[5] ~= '' then written.pb = ARGV[5] end
+  local claimed = claimOf(hash, n)
+  if claimed then written[claimField] = claimed end
   for i = 1, #hash, 2 do
     local field = hash[i]
     if field == 'ats' then written.ats = (tonumber(hash[i + 1]) or 0) + 1 end
@@ -118,7 +138,7 @@ local function takeOne(token)
 end
 
 local token = ARGV[3]
-local hash, jobId = takeOne(token)
+local hash, jobId = takeOne(token, 0)
 if not hash then
   rcall('DEL', KEYS[7])
   return {0, 0, 0, delayUntil, 0, {}}
@@ -126,7 +146,7 @@ end
 local further = {}
 local count = token == '0' and 1 or (tonumber(ARGV[6] or '1') or 1)
 for n = 1, count - 1 do
-  local nextHash, nextId = takeOne(token .. '/' .. n)
+  local nextHash, nextId = takeOne(token .. '/' .. n, n)
   if not nextHash then break end
   table.insert(further, nextHash)
   table.insert(further, nextId)

@@ -3,6 +3,7 @@
  * (runs/s and CPU per run of every process of the system), and the kill test.
  */
 import { readFile } from "node:fs/promises";
+import { createRandom } from "../../chaos/random.js";
 import { processCpuMs } from "../sampling/processSampler.js";
 import type { PeerSystem } from "./systems/peerSystem.js";
 import { sleep } from "./systems/peerSystem.js";
@@ -135,6 +136,11 @@ export interface KillOptions {
   /** A run unanswered this long after the last answer is lost. */
   giveUpMs: number;
   effectsFile: string;
+  /**
+   * Seeds the moment of each kill within `spacingMs` after its mark is reached (1 by default):
+   * a kill at a random phase of the runs' cadence, the same ones for every system of a run.
+   */
+  phaseSeed?: number;
 }
 
 /** SIGKILLs `target` of `system` and resolves once its replacement is ready. */
@@ -163,11 +169,23 @@ export async function killTest(
   let started = 0;
   let answered = 0;
   let lastAnswerAt = performance.now();
+  const phase = createRandom(options.phaseSeed ?? 1);
+  let arming = false;
   const maybeKill = () => {
     const previous = done.at(-1);
     const settled = !previous || (previous.replaced && previous.firstAnswerS !== undefined);
-    if (done.length >= kills || pending.size === 0 || !settled) return;
+    if (arming || done.length >= kills || pending.size === 0 || !settled) return;
     if (started < (marks[done.length] as number)) return;
+    // Not at the run start or answer that passed the mark: at a random phase after it, so
+    // which process holds the oldest run in flight is not set by the runs' cadence.
+    arming = true;
+    setTimeout(() => {
+      arming = false;
+      if (pending.size === 0) return; // nothing in flight: the next start or answer arms again
+      fireKill();
+    }, phase.next() * options.spacingMs);
+  };
+  const fireKill = () => {
     const kill: Kill = { at: performance.now(), open: new Set(pending.keys()), replaced: false };
     done.push(kill);
     killTarget(system, options.target).then(

@@ -1,5 +1,5 @@
-import { type RedisClient as BullClient, type Job, type Span, Worker } from "bullmq";
 import { randomUUID } from "node:crypto";
+import { type RedisClient as BullClient, type Job, type Span, Worker } from "bullmq";
 import { type LeanTake, type TakeClaim, type TakenJob, takeJobLean } from "./leanTake.js";
 import type { RedisClient } from "./redisConnection.js";
 import { withScripts } from "./scripts.js";
@@ -134,11 +134,7 @@ export class SafeTakeWorker<DataType, ResultType> extends Worker<DataType, Resul
   }
 
   /** Records what the take of `job` found of the claimed field (`claimAtTake`). */
-  private noteClaim(
-    job: Job | undefined,
-    jobData: unknown,
-    proposed: string | undefined,
-  ): void {
+  private noteClaim(job: Job | undefined, jobData: unknown, proposed: string | undefined): void {
     const field = this.claimsOnTake;
     if (!job || !field || !jobData) return;
     const value = (jobData as Record<string, unknown>)[field];

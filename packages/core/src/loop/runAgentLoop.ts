@@ -266,7 +266,8 @@ async function awaitDrain(
 
 /**
  * The turn's model answer: the call sent ahead when it still fits, else a call made now
- * (after the budget and a reservation); `{ budget }` when the budget refuses it.
+ * (after the budget and a reservation: the dropped call's, if one was sent); `{ budget }` when
+ * the budget refuses it.
  */
 async function answerTurn(
   deps: RunDeps,
@@ -280,7 +281,10 @@ async function answerTurn(
     return ahead.call.keep();
   }
   ahead?.call.drop();
-  const reached = budgetReached(deps) ?? (await deps.reserveModelCall?.());
+  // A dropped call's reservation stands for this one, unless the input drained since brought
+  // the run a budget (its ledger has reserved nothing yet).
+  const reserve = !ahead || deps.config.budget ? deps.reserveModelCall : undefined;
+  const reached = budgetReached(deps) ?? (await reserve?.());
   if (reached) return { budget: reached };
   await emitSafely(deps.emit, { type: "turnStart", turn });
   const built = buildRequest(deps);

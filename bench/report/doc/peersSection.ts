@@ -440,7 +440,7 @@ gave 0 violations; kill → found dead p50 0.4 s, max 0.6 s; coordinator kill �
 resumed 0.4 / 0.5 s, → its first answer 0.7 / 0.7 s; worker kill → its call handed out again
 0.4 / 0.5 s.
 
-The session after it (2026-12-05 from 14:29 UTC; the table is its last run, of 15:22 UTC)
+The session after it (2026-12-05 from 14:29 UTC; the table is its last run, ended 15:28 UTC)
 took two more waits off a run's path. A turn's model call goes out while the turn's drain is
 on its way to Redis (\`loop/callAhead.ts\`): built from the transcript as it stands, its text
 held back, kept when the drain moved nothing in, else aborted unannounced and asked again with
@@ -469,16 +469,16 @@ their calls, so at a kill some of them are past the dead worker already, and non
 other kills (0.5 to 0.6 s). *Kill to every interrupted run answered* is the recovery proper.
 Three runs of the whole bench (5 rounds, 9 kills of 150 runs each), p50 / max unrounded:
 
-| run (UTC) | p50 ÷ BullMQ by hand | CPU ÷ BullMQ by hand | orchestrator kill, first answer: Yiem, Restate, DBOS (s) | tool-worker kill, first answer: Yiem, DBOS, Restate (s) | tool-worker kill, every interrupted run answered: Yiem, DBOS, Restate (s) |
+| run ended (UTC) | p50 ÷ BullMQ by hand | CPU ÷ BullMQ by hand | orchestrator kill, first answer: Yiem, Restate, DBOS (s) | tool-worker kill, first answer: Yiem, DBOS, Restate (s) | tool-worker kill, every interrupted run answered: Yiem, DBOS, Restate (s) |
 | --- | --- | --- | --- | --- | --- |
-| 14:59 (load 3.9 at its start) | 1.26× | 1.36× | 0.541 / 0.663, 0.616 / 0.703, 1.02 / 1.25 | 0.188 / 0.300, 0.115 / 0.628, 0.83 / 0.90 | 0.87 / 1.13, 1.08 / 1.33, 0.97 / 1.03 |
-| 15:12 (load 1.5) | 1.27× | 1.24× | 0.540 / 0.573, 0.631 / 0.738, 1.33 / 1.87 | 0.118 / 0.305, 0.103 / 0.289, 0.78 / 0.90 | 0.91 / 1.08, 0.99 / 1.04, 0.95 / 0.98 |
-| 15:22 (load 0.6), the table | 1.17× | 1.10× | 0.515 / 0.625, 0.574 / 0.660, 1.26 / 1.63 | 0.116 / 0.297, 0.126 / 0.509, 0.85 / 0.98 | 0.83 / 1.05, 1.20 / 1.35, 0.96 / 2.22 |
+| 15:05 (load 3.9 at its start) | 1.26× | 1.36× | 0.541 / 0.663, 0.616 / 0.703, 1.02 / 1.25 | 0.188 / 0.300, 0.115 / 0.628, 0.83 / 0.90 | 0.87 / 1.13, 1.08 / 1.33, 0.97 / 1.03 |
+| 15:18 (load 1.5) | 1.27× | 1.24× | 0.540 / 0.573, 0.631 / 0.738, 1.33 / 1.87 | 0.118 / 0.305, 0.103 / 0.289, 0.78 / 0.90 | 0.91 / 1.08, 0.99 / 1.04, 0.95 / 0.98 |
+| 15:28 (load 0.6), the table | 1.17× | 1.10× | 0.515 / 0.625, 0.574 / 0.660, 1.26 / 1.63 | 0.116 / 0.297, 0.126 / 0.509, 0.85 / 0.98 | 0.83 / 1.05, 1.20 / 1.35, 0.96 / 2.22 |
 
-In the 15:22 run every figure the issue asks for held; in the other two all but the
-tool-worker kill's first answer against DBOS's (its p50 at 14:59; its p50 and max, by 15 and
-16 ms, at 15:12). 0 lost in every test of every system; 0 tools run twice for Yiem, Restate and
-BullMQ by hand, and once one for DBOS (a \`step\` line written twice in the 15:22 tool-worker
+In the 15:28 run every figure the issue asks for held; in the other two all but the
+tool-worker kill's first answer against DBOS's (its p50 at 15:05; its p50 and max, by 15 and
+16 ms, at 15:18). 0 lost in every test of every system; 0 tools run twice for Yiem, Restate and
+BullMQ by hand, and once one for DBOS (a \`step\` line written twice in the 15:28 tool-worker
 kill). Yiem ahead of Restate and DBOS on every happy-path figure in all three. A short chaos
 soak (\`test/faults/chaos.test.ts\`, seed 18) passed twice in a row on this checkout.`;
 

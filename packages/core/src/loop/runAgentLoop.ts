@@ -230,8 +230,15 @@ function buildRequest(deps: RunDeps): { request: LlmRequest } | { error: string 
   return { request: formatWithOutput(deps.output, trimmed.context, deps.formatMsgForLLM) };
 }
 
-/** A call sent ahead of the turn's drain (`AgentLoopDeps.callAheadOfDrain`), or why the turn makes none. */
-type Ahead = { kind: "sent"; call: CallAhead } | { kind: "refused"; reason: string } | undefined;
+/**
+ * A call sent ahead of the turn's drain (`AgentLoopDeps.callAheadOfDrain`); or its call
+ * reserved but not sent (a context that cannot fit); or why the turn makes none.
+ */
+type Ahead =
+  | { kind: "sent"; call: CallAhead }
+  | { kind: "reserved" }
+  | { kind: "refused"; reason: string }
+  | undefined;
 
 /**
  * Sends the turn's model call while its drain (`draining`) is on its way, when the run allows
@@ -244,7 +251,7 @@ async function sendAheadOfDrain(deps: RunDeps, draining: unknown): Promise<Ahead
   const reached = await deps.reserveModelCall?.();
   if (reached) return { kind: "refused", reason: reached };
   const built = buildRequest(deps);
-  if ("error" in built) return undefined;
+  if ("error" in built) return { kind: "reserved" };
   const call = sendCallAhead(deps.state, deps.signal, tellTextDelta(deps), (signal, onTextDelta) =>
     callModel(deps, built.request, signal, onTextDelta),
   );
@@ -266,8 +273,8 @@ async function awaitDrain(
 
 /**
  * The turn's model answer: the call sent ahead when it still fits, else a call made now
- * (after the budget and a reservation: the dropped call's, if one was sent); `{ budget }` when
- * the budget refuses it.
+ * (after the budget and a reservation: the one made ahead, if any); `{ budget }` when the
+ * budget refuses it.
  */
 async function answerTurn(
   deps: RunDeps,
@@ -276,12 +283,12 @@ async function answerTurn(
   drained: UserMessage[],
 ): Promise<AssistantMessage | { budget: string }> {
   if (ahead?.kind === "refused") return { budget: ahead.reason };
-  if (ahead?.call.fits(deps.state, drained)) {
+  if (ahead?.kind === "sent" && ahead.call.fits(deps.state, drained)) {
     await emitSafely(deps.emit, { type: "turnStart", turn });
     return ahead.call.keep();
   }
-  ahead?.call.drop();
-  // A dropped call's reservation stands for this one, unless the input drained since brought
+  if (ahead?.kind === "sent") ahead.call.drop();
+  // The reservation made ahead stands for this call, unless the input drained since brought
   // the run a budget (its ledger has reserved nothing yet).
   const reserve = !ahead || deps.config.budget ? deps.reserveModelCall : undefined;
   const reached = budgetReached(deps) ?? (await reserve?.());

@@ -55,9 +55,9 @@ function userTextsOf(body: { messages?: unknown[] }): string[] {
 
 /**
  * Runs "hello" to its answer: the model asks for `noop` first; the second turn's drain takes
- * `DRAIN_MS` and brings `late` (when given), stamping when it answered.
+ * `DRAIN_MS` and brings `late` (when given; an error fails it), stamping when it answered.
  */
-async function runWithSlowDrain(replies: string[], late?: UserMessage) {
+async function runWithSlowDrain(replies: string[], late?: UserMessage | Error) {
   model = await startScriptedModelServer({
     replies: [
       { kind: "toolCalls", calls: [{ id: "c1", name: "noop", arguments: {} }] },
@@ -90,7 +90,9 @@ async function runWithSlowDrain(replies: string[], late?: UserMessage) {
       }
       await new Promise((resolve) => setTimeout(resolve, DRAIN_MS));
       drainAnsweredAt = Date.now();
-      const moved = drains === 2 && late ? [late] : [];
+      if (drains !== 2 || !late) return [];
+      if (late instanceof Error) throw late;
+      const moved = [late];
       state.messages.push(...moved);
       return moved;
     },
@@ -135,5 +137,15 @@ describe("a model call sent ahead of the drain", () => {
     expect(turnStarts).toHaveLength(2);
     // One reservation a turn: the dropped call's stands for the call made again.
     expect(run.reservations).toBe(2);
+  });
+
+  it("is dropped, its text never told, when the drain fails, and the run ends with the drain's error", async () => {
+    const run = await runWithSlowDrain(["never told"], new Error("lease lost"));
+    expect(run.requests).toHaveLength(2); // the call went out ahead of the drain
+    expect(run.requests[1]?.receivedAt).toBeLessThan(run.drainAnsweredAt);
+    expect(run.response.stopReason).toBe("error");
+    expect(run.response.errorMessage).toContain("lease lost");
+    expect(run.events.filter((e) => e.type === "messageUpdate")).toEqual([]);
+    expect(run.state.messages.map((m) => m.role).join(" ")).toBe("user assistant toolResult");
   });
 });

@@ -5,10 +5,12 @@
  * runs it first).
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { type AddressInfo, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type ClusterProcesses,
+  freePort,
   type ScriptedModelServer,
   startClusterProcesses,
   startProcessSlot,
@@ -25,6 +27,7 @@ let model: ScriptedModelServer;
 let logDir: string;
 let env: Record<string, string>;
 let processes: ClusterProcesses;
+const squatters: Server[] = [];
 
 beforeAll(async () => {
   redis = await startTestRedis();
@@ -55,7 +58,16 @@ afterAll(async () => {
   await model?.close();
   await redis?.stop();
   await rm(logDir, { recursive: true, force: true });
+  for (const server of squatters) server.close();
 });
+
+/** A port a server of this test listens on (closed with the test file). */
+async function listeningPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  squatters.push(server);
+  return (server.address() as AddressInfo).port;
+}
 
 /** The lines of a slot's log file. */
 async function logLines(name: string): Promise<string[]> {
@@ -133,6 +145,40 @@ describe("startClusterProcesses", () => {
     expect(failure).toMatch(/^worker-without \(pid \d+\) did not get ready: .*noSuchTool/);
     const pid = Number(/pid (\d+)/.exec(failure)?.[1]);
     expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+  });
+
+  it("starts a gateway on another port when the one it picked was taken before its bind, and keeps that port", async () => {
+    const taken = await listeningPort();
+    const picks = [taken, await freePort()];
+    const gateway = await startProcessSlot({
+      role: "gateway",
+      name: "gateway-race",
+      env,
+      cwd: repoRoot,
+      pickPort: async () => picks.shift() ?? freePort(),
+    });
+    try {
+      expect(gateway.pids).toHaveLength(2);
+      expect(gateway.url).not.toContain(`:${taken}`);
+      expect((await fetch(`${gateway.url}/v1/openapi.json`)).status).toBe(200);
+    } finally {
+      await gateway.stop(3000);
+    }
+  });
+
+  it("gives up at once on a process that exits without its ready line, with its last words", async () => {
+    const failure = await startProcessSlot({
+      role: "gateway",
+      name: "gateway-taken",
+      env: { ...env, GATEWAY_PORT: String(await listeningPort()) },
+      cwd: repoRoot,
+      readyTimeoutMs: 60_000,
+    }).then(
+      () => "",
+      (err: Error) => err.message,
+    );
+    // The wait ended with the process (not at its 60 s ready timeout), with the process's reason.
+    expect(failure).toMatch(/^gateway-taken \(pid \d+\) did not get ready: .*exited .*is in use/s);
   });
 
   it("closes every process with SIGTERM, a SIGSTOPped one too, and each exits 0", async () => {

@@ -41,6 +41,7 @@ export type {
   TextStep,
   ToolCallsStep,
 } from "./modelScript/types.js";
+export { freePort } from "./ports/freePort.js";
 export { LOG_LEVELS, type LogEntry, logEntries } from "./processes/logLines.js";
 export {
   logMessage,
@@ -58,7 +59,6 @@ export {
   type TestRedisCluster,
 } from "./redis/redisCluster.js";
 export {
-  freePort,
   loopbackServerArgs,
   startTestRedis,
   type TestRedis,

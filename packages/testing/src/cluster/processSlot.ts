@@ -1,11 +1,14 @@
 import { join } from "node:path";
+import { freePort } from "../ports/freePort.js";
 import { logMessage, spawnCommand, type TestProcess } from "../processes/processes.js";
-import { freePort } from "../redis/redisServer.js";
 import { type ClusterLaunch, type ClusterRole, roleCommand, roleEntry } from "./clusterRoles.js";
 import { openSlotLog } from "./slotLog.js";
 
 /** How long a process that never got ready gets between SIGTERM and SIGKILL. */
 const NOT_READY_GRACE_MS = 1000;
+
+/** How many ports a slot's first start tries when the one it picked was taken before its bind. */
+const PICKED_PORT_TRIES = 3;
 
 /** Options of {@link startProcessSlot}. */
 export interface ProcessSlotOptions {
@@ -34,6 +37,11 @@ export interface ProcessSlotOptions {
   readyTimeoutMs?: number;
   /** Tools a coordinator's or worker's ready line must list (it fails otherwise). */
   expectTools?: string[];
+  /**
+   * Picks the HTTP port when `env` gives none (tests of the slot pass one that returns a taken
+   * port first). @defaultValue `freePort`
+   */
+  pickPort?: () => Promise<number>;
 }
 
 /**
@@ -89,8 +97,13 @@ export function createProcessSlot(options: ProcessSlotOptions): ProcessSlot {
     const child = running?.child;
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   };
-  const restart = async () => {
-    if (port === undefined && entry.pickPort) port = String(await freePort());
+  // A port picked here (not given in `env`) may be taken by another test between the pick and
+  // the bind: a first start that finds it in use picks another, up to PICKED_PORT_TRIES.
+  const pickedPort = port === undefined && entry.pickPort;
+  let tries = 0;
+  let wasReady = false;
+  const startOnce = async () => {
+    if (port === undefined && entry.pickPort) port = String(await (options.pickPort ?? freePort)());
     const env = {
       ...options.env,
       ...(port === undefined ? {} : { [entry.portVariable]: port }),
@@ -107,10 +120,21 @@ export function createProcessSlot(options: ProcessSlotOptions): ProcessSlot {
         options.readyTimeoutMs ?? 60_000,
       );
       expectToolsIn(line, options.expectTools ?? [], role);
+      wasReady = true;
+      return "ready" as const;
     } catch (err) {
       await started.stop(NOT_READY_GRACE_MS);
+      tries += 1;
+      const retry = pickedPort && !wasReady && tries < PICKED_PORT_TRIES;
+      if (retry && lostPortRace(started, port, err)) {
+        port = undefined;
+        return "port taken" as const;
+      }
       throw new Error(`${name} (pid ${started.pid}) did not get ready: ${describe(err)}`);
     }
+  };
+  const restart = async () => {
+    while ((await startOnce()) === "port taken") {}
   };
   return {
     name,
@@ -154,6 +178,13 @@ function expectToolsIn(line: string, tools: readonly string[], role: ClusterRole
   if (role === "gateway") return;
   const missing = tools.filter((tool) => !line.includes(`"${tool}"`));
   if (missing.length > 0) throw new Error(`ready without the tools ${missing.join(", ")}: ${line}`);
+}
+
+/** Whether `started` failed because its HTTP `port` was in use (the apps log `port N is in use`). */
+function lostPortRace(started: TestProcess, port: string | undefined, err: unknown): boolean {
+  if (port === undefined) return false;
+  const said = `port ${port} is in use`;
+  return describe(err).includes(said) || started.lines.some((line) => line.includes(said));
 }
 
 function describe(err: unknown): string {

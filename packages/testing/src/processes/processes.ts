@@ -6,7 +6,10 @@ export interface TestProcess {
   pid: number;
   /** Every line written so far (pino JSON for the apps). */
   lines: string[];
-  /** Resolves with the first line (parsed when JSON) that matches. */
+  /**
+   * Resolves with the first line that matches; rejects after `timeoutMs`, or as soon as the
+   * process has exited and closed its output with no such line.
+   */
   waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Sends a signal. */
   signal(signal: NodeJS.Signals): void;
@@ -81,18 +84,21 @@ export function spawnCommand(
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => resolve(code)),
   );
+  // "close" comes once the process exited and its output streams ended: no line comes after.
+  const closed = new Promise<string>((resolve) =>
+    child.once("close", (code, signal) => resolve(signal ?? `code ${code}`)),
+  );
+  const lastLines = () => `Last lines:\n${lines.slice(-10).join("\n")}`;
   const waitForLine = (match: (line: string) => boolean, timeoutMs = 45_000) =>
     new Promise<string>((resolve, reject) => {
       const found = lines.find(match);
       if (found) return resolve(found);
-      const timer = setTimeout(() => {
+      const fail = (why: string) => {
+        clearTimeout(timer);
         listeners.delete(listener);
-        reject(
-          new Error(
-            `${entry}: no matching line within ${timeoutMs} ms. Last lines:\n${lines.slice(-10).join("\n")}`,
-          ),
-        );
-      }, timeoutMs);
+        reject(new Error(`${entry}: ${why}. ${lastLines()}`));
+      };
+      const timer = setTimeout(() => fail(`no matching line within ${timeoutMs} ms`), timeoutMs);
       const listener = (line: string) => {
         if (!match(line)) return;
         clearTimeout(timer);
@@ -100,6 +106,10 @@ export function spawnCommand(
         resolve(line);
       };
       listeners.add(listener);
+      // A process that ended without the line never writes it: say so now, not at the timeout.
+      void closed.then((how) => {
+        if (listeners.has(listener)) fail(`exited (${how}) with no matching line`);
+      });
     });
   return {
     child,

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { freePort, loopbackServerArgs, uniquePrefix } from "./redisServer.js";
+import { freePort } from "../ports/freePort.js";
+import { loopbackServerArgs, uniquePrefix } from "./redisServer.js";
 
 /** How many hash slots a Redis Cluster has. */
 export const CLUSTER_SLOT_COUNT = 16384;

@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis, type RedisOptions } from "ioredis";
+import { freePort } from "../ports/freePort.js";
 
 /** A Redis for one test file: the shared one of `REDIS_URL`, or a private `redis-server`. */
 export interface TestRedis {
@@ -25,41 +25,6 @@ export interface TestRedis {
 /** `redis-server` arguments every test server starts with: `port` on 127.0.0.1, data in `dir`. */
 export function loopbackServerArgs(port: number, dir: string): string[] {
   return ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir];
-}
-
-/**
- * Ports `freePort` picks from: below Linux's default ephemeral range (32768–60999), from which
- * the kernel hands out the local ports of outgoing connections. A port taken from that range
- * could be given to another process's outgoing connection before the process it was picked
- * for binds it (a test that spawns a server on a free port then failed with "port in use").
- */
-const PICKED_PORTS = { from: 20_000, to: 32_767 };
-
-/** Whether `port` can be bound on 127.0.0.1 now (`0`: any port; resolves with the port bound, or 0). */
-function tryBind(port: number): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(0));
-    server.listen(port, "127.0.0.1", () => {
-      const bound = (server.address() as { port: number }).port;
-      server.close(() => resolve(bound));
-    });
-  });
-}
-
-/**
- * A free TCP port on 127.0.0.1, picked at random below the kernel's ephemeral range (see
- * `PICKED_PORTS`); after 50 taken ports, one the kernel chooses.
- */
-export async function freePort(): Promise<number> {
-  for (let tries = 0; tries < 50; tries++) {
-    const port =
-      PICKED_PORTS.from + Math.floor(Math.random() * (PICKED_PORTS.to - PICKED_PORTS.from));
-    if ((await tryBind(port)) === port) return port;
-  }
-  const port = await tryBind(0);
-  if (port === 0) throw new Error("no free TCP port on 127.0.0.1");
-  return port;
 }
 
 async function waitForPing(

@@ -9,9 +9,9 @@
 import { connectRedis } from "@yiem/core";
 import { DURABLE_CONNECTION, EagerWorker } from "@yiem/core/internal";
 import { DelayedError, type Job, type Queue, Worker, type WorkerOptions } from "bullmq";
-import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useBullQueues } from "../support/bullQueues.js";
+import { openMonitor } from "../support/redisConnection.js";
 
 const bull = useBullQueues();
 
@@ -61,7 +61,7 @@ async function takesBeforeFirstStart(kind: WorkerClass): Promise<number> {
   bull.opened.push({ close: async () => own.disconnect() });
   const address = /addr=(\S+)/.exec(String(await own.client("INFO")))?.[1];
   const seen: Array<{ source: string; command: string }> = [];
-  const monitor = await new Redis(bull.redis.url).monitor();
+  const monitor = await openMonitor(bull.redis.url);
   bull.opened.push({ close: async () => monitor.disconnect() });
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
     const command = String(args[0]).toLowerCase();
@@ -140,7 +140,7 @@ describe("EagerWorker", () => {
     const worker = await startWorker(EagerWorker, queue, async (job) => job.data.n, 16);
     (worker as EagerWorker<Data, unknown>).fetchOnFinish = false; // a tool queue without a limit
     const inner: string[][] = [];
-    const monitor = await new Redis(bull.redis.url).monitor();
+    const monitor = await openMonitor(bull.redis.url);
     bull.opened.push({ close: async () => monitor.disconnect() });
     monitor.on("monitor", (_time: string, args: string[], source: string) => {
       const command = String(args[0]).toLowerCase();

@@ -21,9 +21,9 @@ import {
 } from "@yiem/core/internal";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
 import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finalAnswer, toolResultMessage, userMessage } from "../support/messages.js";
+import { openMonitor } from "../support/redisConnection.js";
 
 /**
  * A run's events sent one after another go out together, one script per session, and still
@@ -362,7 +362,7 @@ describe("event batches", () => {
     const worker = new Worker(name, undefined, { ...bull, autorun: false });
     await queue.add("job", {}, { jobId: "first" }); // loads BullMQ's scripts on the connection
     const order: string[] = [];
-    const monitor = await new Redis(server.url).monitor();
+    const monitor = await openMonitor(server.url);
     monitor.on("monitor", (_time: string, args: string[]) => {
       if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
       const sent = args.slice(3).join(" ");
@@ -391,7 +391,7 @@ describe("event batches", () => {
     const queue = new Queue(name, { connection, prefix: keys().bullPrefix });
     await queue.add("warm", {}, { jobId: `warm-${own}` }); // loads BullMQ's scripts
     const order: string[] = [];
-    const monitor = await new Redis(server.url).monitor();
+    const monitor = await openMonitor(server.url);
     monitor.on("monitor", (_time: string, args: string[]) => {
       if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
       const sent = args.slice(3).join(" ");
@@ -420,7 +420,7 @@ describe("event batches", () => {
     const queue = new Queue(name, { connection, prefix: keys().bullPrefix });
     await queue.add("warm", {}, { jobId: "warm" }); // loads BullMQ's scripts, sets the meta
     const order: string[] = [];
-    const monitor = await new Redis(server.url).monitor();
+    const monitor = await openMonitor(server.url);
     monitor.on("monitor", (_time: string, args: string[]) => {
       if (!String(args[0]).toLowerCase().startsWith("eval")) return; // EVAL the first time
       const sent = args.slice(3).join(" ");

@@ -15,9 +15,9 @@ import {
   Worker,
   type WorkerOptions,
 } from "bullmq";
-import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useBullQueues } from "../support/bullQueues.js";
+import { openMonitor } from "../support/redisConnection.js";
 
 const bull = useBullQueues();
 
@@ -52,7 +52,7 @@ async function startWorker(
 /** The commands Redis ran inside each script call sent on `queue`'s keys, in order. */
 async function watchScripts(): Promise<string[][]> {
   const calls: string[][] = [];
-  const monitor = await new Redis(bull.redis.url).monitor();
+  const monitor = await openMonitor(bull.redis.url);
   bull.opened.push({ close: async () => monitor.disconnect() });
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
     const command = String(args[0]).toLowerCase();

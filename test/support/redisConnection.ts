@@ -1,5 +1,6 @@
 import { connectRedis, type RedisClient } from "@yiem/core";
 import { startTestRedis, type TestRedis } from "@yiem/testing";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 
 /** A test file's Redis and one connection to it, opened before its tests and closed after. */
@@ -40,4 +41,14 @@ export function useRedisConnection(): TestRedisConnection {
       return opened(redis);
     },
   };
+}
+
+/**
+ * A connection in `MONITOR` mode to the Redis at `url` (ioredis's `monitor()`); the caller
+ * disconnects it. ioredis monitors on a duplicate of the connection it is called on: that one
+ * is made lazy here and never connects (one left connected outlived its test and, once its
+ * Redis stopped, reconnected for the rest of the fork, with an unhandled error each time).
+ */
+export async function openMonitor(url: string): Promise<Redis> {
+  return new Redis(url, { lazyConnect: true }).monitor();
 }

@@ -77,8 +77,9 @@ How Yiem recovers, which the figures show: with one coordinator, runs started af
 orchestrator kill wait for the replacement to start and for its first run, so *kill to first
 answer* is mostly that start. Runs caught by a kill wait for the failure detector: the dead
 process's heartbeat thread held a sharded subscription to its life's channel, which Redis
-dropped with its sockets, so a coordinator finds it dead once its beats are two late (600 ms
-after its last beat, at the first look after that; before this, when its 1.5 s ttl ran out).
+dropped with its sockets, so a coordinator finds it dead once its beats are a beat and a
+quarter late (375 ms after its last beat, at the first look after that; two beats, 600 ms,
+until 2026-12-05; before that, when its 1.5 s ttl ran out).
 A tool worker kill used to catch every run in flight: Yiem spread a run's two calls over both
 workers (a call each, as the bench's \`step\` logs by pid), so *kill to first answer* was the
 next run's own length (the 300 ms call and some 30 ms, 0.3 / 0.3 s on 2026-12-05 03:36 UTC)
@@ -133,7 +134,7 @@ thread's boot beside the first run (about 150 ms of CPU, mostly Node's own modul
 after the first run gained 25 to 60 ms in one A/B, within the noise, and would delay
 \`coordinator ready\`), and a first run still several times a warm one. A deployment with
 two coordinators does not wait for a start: the other one answers and finds the dead one
-within 850 ms.`;
+within 625 ms.`;
 
 function ratio(value: number): string {
   return Number.isFinite(value) ? `${num(value, 2)}×` : "–";

@@ -295,14 +295,14 @@ export const SETTINGS = {
     parser: wholeNumber,
     default: 1500,
     roles: ["coordinator", "worker"],
-    doc: 'How long a process counts as alive after its last heartbeat (written every fifth of it by a thread of its own, so a busy event loop does not stop it). A coordinator takes over the sessions and jobs of a process silent this long, without waiting for `YIEM_LEASE_MS` or `YIEM_LOCK_MS`, and of one silent for two beats (two fifths of it) whose connection to Redis closed, as at a SIGKILL (docs/RELIABILITY.md, "Failure detector"); `0`: no heartbeat, no detection (the locks and leases alone).',
+    doc: 'How long a process counts as alive after its last heartbeat (written every fifth of it by a thread of its own, so a busy event loop does not stop it). A coordinator takes over the sessions and jobs of a process silent this long, without waiting for `YIEM_LEASE_MS` or `YIEM_LOCK_MS`, and of one silent for a beat and a quarter (a quarter of it) whose connection to Redis closed, as at a SIGKILL (docs/RELIABILITY.md, "Failure detector"); `0`: no heartbeat, no detection (the locks and leases alone).',
   }),
   alivePollMs: setting({
     env: "YIEM_ALIVE_POLL_MS",
     parser: positiveInt,
     default: 250,
     roles: ["coordinator"],
-    doc: "How often a coordinator looks for dead processes: one whose connection closed (a SIGKILL, a crash) is noticed within two fifths of `YIEM_ALIVE_TTL_MS` + this of its last beat, any other within `YIEM_ALIVE_TTL_MS` + this.",
+    doc: "How often a coordinator looks for dead processes: one whose connection closed (a SIGKILL, a crash) is noticed within a quarter of `YIEM_ALIVE_TTL_MS` + this of its last beat, any other within `YIEM_ALIVE_TTL_MS` + this.",
   }),
   limitedLockDurationMs: setting({
     env: "YIEM_LIMITED_LOCK_MS",

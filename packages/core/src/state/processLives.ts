@@ -42,12 +42,15 @@ export function beatEveryMs(ttlMs: number): number {
 }
 
 /**
- * How overdue a watched life's beat is before a look asks whether it is still connected:
- * two beats (a beat skipped while the one before was slow is not yet late). A process whose
- * connections all dropped and came back within that (a reconnect) subscribed again already.
+ * How overdue a watched life's beat is before a look asks whether it is still connected: a
+ * beat and a quarter. A late beat alone never makes a life dead (a live process, however slow
+ * its beats, still holds its subscription); the quarter keeps a beat that is only a little late
+ * from costing a question. A process whose connections all dropped and came back within that
+ * (a reconnect) subscribed again already; one cut off longer is fenced (docs/RELIABILITY.md).
  */
 export function lateAfterMs(ttlMs: number): number {
-  return 2 * beatEveryMs(ttlMs);
+  const beat = beatEveryMs(ttlMs);
+  return beat + Math.ceil(beat / 4);
 }
 
 /**

@@ -100,7 +100,6 @@ export function createProcessSlot(options: ProcessSlotOptions): ProcessSlot {
   // A port picked here (not given in `env`) may be taken by another test between the pick and
   // the bind: a first start that finds it in use picks another, up to PICKED_PORT_TRIES.
   const pickedPort = port === undefined && entry.pickPort;
-  let tries = 0;
   let wasReady = false;
   const startOnce = async () => {
     if (port === undefined && entry.pickPort) port = String(await (options.pickPort ?? freePort)());
@@ -124,8 +123,8 @@ export function createProcessSlot(options: ProcessSlotOptions): ProcessSlot {
       return "ready" as const;
     } catch (err) {
       await started.stop(NOT_READY_GRACE_MS);
-      tries += 1;
-      const retry = pickedPort && !wasReady && tries < PICKED_PORT_TRIES;
+      // Before the first ready, every process of the slot so far was a failed start.
+      const retry = pickedPort && !wasReady && pids.length < PICKED_PORT_TRIES;
       if (retry && lostPortRace(started, port, err)) {
         port = undefined;
         return "port taken" as const;
